@@ -1,0 +1,196 @@
+"""The `hwgen` command."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .config import load_config
+from .errors import HwgenError
+
+
+def _console():
+    from rich.console import Console
+    return Console()
+
+
+# -- config -------------------------------------------------------------------------
+
+def cmd_config_show(args) -> int:
+    cfg = load_config(args.config)
+    layouts = {name: [{"field": f.name, "msb": f.msb, "lsb": f.lsb, "width": f.width,
+                       **({"signed": True} if f.signed else {})} for f in lay.fields]
+               for name, lay in cfg.layouts.items() if name != "STORE"}
+    if args.json:
+        print(json.dumps({"config": cfg.to_dict(), "derived": cfg.derived(), "layouts": layouts}, indent=1))
+        return 0
+    from rich.table import Table
+    con = _console()
+    con.print(f"[bold]VTA configuration {cfg.name}[/bold] ({cfg.source or 'defaults'})  "
+              f"isa {cfg.isa_hash}  build {cfg.build_hash}")
+    t = Table("field", "value", title="fields")
+    for k, v in cfg.to_dict().items():
+        t.add_row(k, str(v))
+    con.print(t)
+    d = cfg.derived()
+    t = Table("buffer", "element bits", "element bytes", "depth", "depth bits", "factor bits", title="buffers")
+    for m in d["depth"]:
+        t.add_row(m, str(d["element_bits"][m]), str(d["element_bytes"][m]), str(d["depth"][m]),
+                  str(d["depth_bits"][m]), str(d["factor_bits"].get(m, "")))
+    con.print(t)
+    con.print("  ".join(f"{k}={d[k]}" for k in ("BATCH", "BLOCK_IN", "BLOCK_OUT", "INP_WIDTH", "WGT_WIDTH",
+                                                 "ACC_WIDTH", "OUT_WIDTH", "UOP_WIDTH")))
+    for name, fields in layouts.items():
+        title = "LOAD / STORE" if name == "LOAD" else name
+        t = Table("field", "bits", "width", title=f"{title} ({cfg.layouts[name].bits} bits)")
+        for f in fields:
+            t.add_row(f["field"] + (" (signed)" if f.get("signed") else ""), f"[{f['msb']}:{f['lsb']}]", str(f["width"]))
+        con.print(t)
+    return 0
+
+
+# -- asm / disasm -------------------------------------------------------------------
+
+def cmd_asm(args) -> int:
+    from .isa import assemble, encode_program
+    cfg = load_config(args.config)
+    src = Path(args.file)
+    insns = assemble(cfg, src.read_text(), source=str(src))
+    out = Path(args.output) if args.output else src.with_suffix(".bin")
+    out.write_bytes(encode_program(cfg, insns))
+    print(f"{len(insns)} instructions -> {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_disasm(args) -> int:
+    from .isa import disassemble
+    from .program import Program
+    path = Path(args.file)
+    if path.suffix == ".vtaprog":
+        prog = Program.load(path)
+        cfg, data = prog.config, prog.insn_bytes
+    else:
+        if not args.config:
+            raise HwgenError("disassembling a raw instruction file needs --config CFG")
+        cfg, data = load_config(args.config), path.read_bytes()
+    sys.stdout.write(disassemble(cfg, data, comments=not args.no_comments))
+    return 0
+
+
+# -- run ----------------------------------------------------------------------------
+
+def cmd_run(args) -> int:
+    import sim
+    from .program import Program
+    prog = Program.load(args.program)
+    if args.config:
+        prog.check_config(load_config(args.config))
+    result = sim.run(prog, args.target)
+    outdir = Path(args.output) if args.output else Path(args.program).with_suffix("")
+    outdir.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, arr in result.outputs.items():
+        np.save(outdir / f"{name}.npy", arr)
+        files[name] = str(outdir / f"{name}.npy")
+    summary = {**result.summary(), "program": str(args.program), "output_files": files}
+    (outdir / "result.json").write_text(json.dumps(summary, indent=1))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    c = result.counters
+    con = _console()
+    con.print(f"[bold]{args.program}[/bold] on {result.target}: {result.instructions} instructions "
+              f"({', '.join(f'{k} {v}' for k, v in c['instructions'].items())}) in {result.wall_seconds:.3f} s")
+    con.print(f"  GEMM uops {c['gemm_uops']}, ALU uops {c['alu_uops']}")
+    con.print("  loaded bytes " + ", ".join(f"{k} {v}" for k, v in c["load_bytes"].items() if v)
+              + f"; stored bytes {c['store_bytes']}")
+    for name, path in files.items():
+        con.print(f"  output {name} {list(result.outputs[name].shape)} {result.outputs[name].dtype} -> {path}")
+    return 0
+
+
+# -- example ------------------------------------------------------------------------
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cmd_example(args) -> int:
+    from .program.reference import REFERENCE
+    if args.name not in REFERENCE:
+        raise HwgenError(f"unknown example {args.name!r}; available: {', '.join(REFERENCE)}")
+    params = {}
+    for item in args.set or []:
+        k, eq, v = item.partition("=")
+        if not eq:
+            raise HwgenError(f"--set expects name=value, got {item!r}")
+        params[k] = _parse_value(v)
+    cfg = load_config(args.config)
+    try:
+        prog = REFERENCE[args.name](cfg, **params)
+    except TypeError as e:
+        raise HwgenError(f"example {args.name}: {e}") from None
+    out = Path(args.output or f"{args.name}.vtaprog")
+    prog.save(out)
+    print(f"{args.name}: {len(prog.insns)} instructions, {prog.dram.size} DRAM bytes -> {out}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hwgen", description="Generate, program and verify VTA accelerators.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    cfgp = sub.add_parser("config", help="inspect configurations")
+    cfgsub = cfgp.add_subparsers(dest="config_command", required=True)
+    show = cfgsub.add_parser("show", help="validate a configuration and print derived values and layouts")
+    show.add_argument("config", help="configuration JSON")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    show.set_defaults(func=cmd_config_show)
+
+    a = sub.add_parser("asm", help="assemble text to a binary instruction stream")
+    a.add_argument("file")
+    a.add_argument("--config", required=True)
+    a.add_argument("-o", "--output", help="output file (default: FILE with .bin)")
+    a.set_defaults(func=cmd_asm)
+
+    d = sub.add_parser("disasm", help="disassemble a binary instruction stream or a .vtaprog")
+    d.add_argument("file")
+    d.add_argument("--config", help="configuration (not needed for a .vtaprog)")
+    d.add_argument("--no-comments", action="store_true", help="omit the instruction-number comments")
+    d.set_defaults(func=cmd_disasm)
+
+    r = sub.add_parser("run", help="run a program on a target")
+    r.add_argument("program", help="a .vtaprog file")
+    r.add_argument("--target", default="fsim", help="fsim")
+    r.add_argument("--config", help="the target's configuration (default: the program's own)")
+    r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=cmd_run)
+
+    e = sub.add_parser("example", help="write one of the reference programs")
+    e.add_argument("name", help="save_load, padded_load, gemm, alu, relu, shift_scale, array_roundtrip, blocked_gemm")
+    e.add_argument("--config", help="configuration JSON (default: the upstream default)")
+    e.add_argument("-o", "--output", help="output .vtaprog")
+    e.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="parameter of the example (JSON value), e.g. --set batch=128")
+    e.set_defaults(func=cmd_example)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except HwgenError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""VTA configuration: load and validate the JSON of SPEC section 1, and derive every
+width, depth and instruction layout from it. Everything else in hwgen reads these
+values; nothing re-derives them."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .isa import layout as L
+from .isa.opcodes import MemType
+
+
+@dataclass(frozen=True)
+class _Spec:
+    kind: type | tuple
+    default: Any
+    doc: str
+    allowed: tuple | None = None  # allowed values, or None
+    lo: int | None = None
+    hi: int | None = None
+    isa: bool = True  # part of the ISA/semantics hash
+
+
+# Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
+# ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
+FIELDS: dict[str, _Spec] = {
+    "TARGET": _Spec(str, "sim", "informational target name", isa=False),
+    "HW_VER": _Spec(str, "0.0.2", "informational hardware version", isa=False),
+    "LOG_INP_WIDTH": _Spec(int, 3, "log2 bits of an input element", allowed=(3,)),
+    "LOG_WGT_WIDTH": _Spec(int, 3, "log2 bits of a weight element", allowed=(3,)),
+    "LOG_ACC_WIDTH": _Spec(int, 5, "log2 bits of an accumulator element", allowed=(5,)),
+    "LOG_BATCH": _Spec(int, 0, "log2 BATCH", lo=0, hi=4),
+    "LOG_BLOCK": _Spec(int, 4, "log2 BLOCK (default of LOG_BLOCK_IN/OUT)", lo=1, hi=7),
+    "LOG_BLOCK_IN": _Spec(int, None, "log2 BLOCK_IN", lo=1, hi=7),
+    "LOG_BLOCK_OUT": _Spec(int, None, "log2 BLOCK_OUT", lo=1, hi=7),
+    "LOG_UOP_BUFF_SIZE": _Spec(int, 15, "log2 bytes of the micro-op buffer", lo=0, hi=24),
+    "LOG_INP_BUFF_SIZE": _Spec(int, 15, "log2 bytes of the input scratchpad", lo=0, hi=28),
+    "LOG_WGT_BUFF_SIZE": _Spec(int, 18, "log2 bytes of the weight scratchpad", lo=0, hi=28),
+    "LOG_ACC_BUFF_SIZE": _Spec(int, 17, "log2 bytes of the accumulator scratchpad", lo=0, hi=28),
+    "LOG_UOP_WIDTH": _Spec(int, 5, "log2 bits of a micro-op", allowed=(5, 6)),
+    "LOG_INP_FACTOR_RESTRICT": _Spec(int, 0, "INP factor field = depth bits - this", lo=0, hi=16),
+    "LOG_WGT_FACTOR_RESTRICT": _Spec(int, 0, "WGT factor field = depth bits - this", lo=0, hi=16),
+    "LOG_ACC_FACTOR_RESTRICT": _Spec(int, 0, "ACC factor field = depth bits - this", lo=0, hi=16),
+    "AXI_DATA_BITS": _Spec(int, 64, "memory bus width", allowed=(64, 128, 256, 512), isa=False),
+    "AXI_MAX_INFLIGHT": _Spec(int, 1, "outstanding AXI read bursts", lo=1, hi=64, isa=False),
+    "ALU_EXT": _Spec(bool, False, "CLP/MOV opcodes and the pad-min LOAD bit"),
+    "FREQ_MHZ": _Spec((int, float), 100, "clock target in MHz", isa=False),
+    # Accepted for older upstream vta_config.json files; must agree with the derived value.
+    "LOG_OUT_WIDTH": _Spec(int, None, "log2 bits of an output element (= LOG_INP_WIDTH)"),
+    "LOG_OUT_BUFF_SIZE": _Spec(int, None, "log2 bytes of the output buffer (derived)"),
+}
+
+_COMPAT = ("LOG_OUT_WIDTH", "LOG_OUT_BUFF_SIZE")
+_BUFFERS = ("UOP", "INP", "WGT", "ACC")
+
+
+def _type_name(kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({int: "integer", float: "number", str: "string", bool: "boolean"}[k] for k in kinds)
+
+
+def _check_type(name: str, value, spec: _Spec) -> None:
+    kinds = spec.kind if isinstance(spec.kind, tuple) else (spec.kind,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        raise ConfigError(name, value, f"must be a JSON {_type_name(spec.kind)} ({spec.doc})",
+                          f"write it as a {_type_name(spec.kind)}, for example {name}: {json.dumps(spec.default if spec.default is not None else 4)}")
+
+
+class VTAConfig:
+    """A validated VTA configuration. Construct with `VTAConfig(dict)` or
+    `load_config(path)`; invalid input raises ConfigError. Attributes are the SPEC's
+    fields (`cfg.LOG_BATCH`) and derived values (`cfg.batch`, `cfg.depth[MemType.ACC]`,
+    `cfg.layouts["GEMM"]`)."""
+
+    def __init__(self, fields: dict | None = None, source: str | None = None):
+        fields = dict(fields or {})
+        self.source = source
+        self._raw = fields
+        for name, value in fields.items():
+            if name not in FIELDS:
+                close = difflib.get_close_matches(name, FIELDS, n=1)
+                fix = f"did you mean {close[0]}?" if close else "remove it"
+                raise ConfigError(name, value, "unknown field", fix + f" (known fields: {', '.join(FIELDS)})")
+            _check_type(name, value, FIELDS[name])
+        values = {n: fields.get(n, s.default) for n, s in FIELDS.items() if n not in _COMPAT}
+        if values["LOG_BLOCK_IN"] is None:
+            values["LOG_BLOCK_IN"] = values["LOG_BLOCK"]
+        if values["LOG_BLOCK_OUT"] is None:
+            values["LOG_BLOCK_OUT"] = values["LOG_BLOCK"]
+        for name, value in values.items():
+            self._check_range(name, value, FIELDS[name])
+        self._values = values
+        for name, value in values.items():
+            setattr(self, name, value)
+        self._derive()
+        self._check_compat(fields)
+        self._check_layouts()
+
+    # -- validation -------------------------------------------------------------------
+    @staticmethod
+    def _check_range(name, value, spec: _Spec) -> None:
+        if spec.allowed is not None and value not in spec.allowed:
+            raise ConfigError(name, value, f"width not allowed: must be one of {list(spec.allowed)}",
+                              f"set {name} to one of {list(spec.allowed)}")
+        if spec.lo is not None and value < spec.lo or spec.hi is not None and value > spec.hi:
+            raise ConfigError(name, value, f"must be between {spec.lo} and {spec.hi}",
+                              f"choose a value in [{spec.lo}, {spec.hi}]")
+        if name == "FREQ_MHZ" and value <= 0:
+            raise ConfigError(name, value, "must be positive", "give the clock target in MHz, e.g. 100")
+
+    def _derive(self) -> None:
+        self.batch = 1 << self.LOG_BATCH
+        self.block_in = 1 << self.LOG_BLOCK_IN
+        self.block_out = 1 << self.LOG_BLOCK_OUT
+        self.inp_bits = 1 << self.LOG_INP_WIDTH
+        self.wgt_bits = 1 << self.LOG_WGT_WIDTH
+        self.acc_bits = 1 << self.LOG_ACC_WIDTH
+        self.out_bits = self.inp_bits
+        self.uop_bits = 1 << self.LOG_UOP_WIDTH
+        # log2 bits of one element of each buffer
+        log_elem = {
+            "UOP": self.LOG_UOP_WIDTH,
+            "INP": self.LOG_BATCH + self.LOG_BLOCK_IN + self.LOG_INP_WIDTH,
+            "WGT": self.LOG_BLOCK_OUT + self.LOG_BLOCK_IN + self.LOG_WGT_WIDTH,
+            "ACC": self.LOG_BATCH + self.LOG_BLOCK_OUT + self.LOG_ACC_WIDTH,
+        }
+        self.log_depth: dict[MemType, int] = {}
+        for buf in _BUFFERS:
+            field = f"LOG_{buf}_BUFF_SIZE"
+            d = getattr(self, field) + 3 - log_elem[buf]
+            if d < 0:
+                raise ConfigError(field, getattr(self, field),
+                                  f"buffer too small for one element: a {buf} element is {1 << log_elem[buf]} bits "
+                                  f"({1 << max(log_elem[buf] - 3, 0)} bytes)",
+                                  f"set {field} to at least {log_elem[buf] - 3}")
+            if d > L.MEMOP_SRAM_BITS:
+                raise ConfigError(field, getattr(self, field),
+                                  f"the {buf} buffer would be {1 << d} elements deep, but sram_base is "
+                                  f"{L.MEMOP_SRAM_BITS} bits",
+                                  f"set {field} to at most {L.MEMOP_SRAM_BITS + log_elem[buf] - 3}")
+            self.log_depth[MemType[buf]] = d
+        self.log_depth[MemType.OUT] = self.log_depth[MemType.ACC]
+        self.depth = {m: 1 << d for m, d in self.log_depth.items()}
+        self.elem_bytes = {
+            MemType.UOP: self.uop_bits // 8,
+            MemType.INP: self.batch * self.block_in * self.inp_bits // 8,
+            MemType.WGT: self.block_out * self.block_in * self.wgt_bits // 8,
+            MemType.ACC: self.batch * self.block_out * self.acc_bits // 8,
+            MemType.OUT: self.batch * self.block_out * self.out_bits // 8,
+            MemType.ACC_8BIT: self.batch * self.block_out,
+        }
+        self.factor_bits = {}
+        for buf in ("INP", "WGT", "ACC"):
+            field = f"LOG_{buf}_FACTOR_RESTRICT"
+            r, d = getattr(self, field), self.log_depth[MemType[buf]]
+            if r >= d:
+                raise ConfigError(field, r, f"factor restriction larger than the {buf} depth bits ({d}): "
+                                  "the factor field would have no bits",
+                                  f"set {field} to at most {d - 1}")
+            self.factor_bits[MemType[buf]] = d - r
+
+    def _check_compat(self, fields: dict) -> None:
+        if "LOG_OUT_WIDTH" in fields and fields["LOG_OUT_WIDTH"] != self.LOG_INP_WIDTH:
+            raise ConfigError("LOG_OUT_WIDTH", fields["LOG_OUT_WIDTH"],
+                              f"outputs have the input width (LOG_INP_WIDTH={self.LOG_INP_WIDTH})",
+                              f"set it to {self.LOG_INP_WIDTH} or remove it")
+        out_size = self.log_depth[MemType.OUT] + self.LOG_BATCH + self.LOG_BLOCK_OUT + self.LOG_INP_WIDTH - 3
+        if "LOG_OUT_BUFF_SIZE" in fields and fields["LOG_OUT_BUFF_SIZE"] != out_size:
+            raise ConfigError("LOG_OUT_BUFF_SIZE", fields["LOG_OUT_BUFF_SIZE"],
+                              f"the output buffer has the accumulator's depth, so it is 2^{out_size} bytes",
+                              f"set it to {out_size} or remove it")
+
+    def _check_layouts(self) -> None:
+        for name, lay in self.layouts.items():
+            limit = self.uop_bits if name == "UOP" else L.INSN_BITS
+            if lay.bits <= limit:
+                continue
+            if name == "UOP":
+                fix = ("set LOG_UOP_WIDTH to 6 (64-bit micro-ops)" if self.LOG_UOP_WIDTH == 5 else
+                       "shrink LOG_ACC_BUFF_SIZE, LOG_INP_BUFF_SIZE or LOG_WGT_BUFF_SIZE")
+                raise ConfigError("LOG_UOP_WIDTH", self.LOG_UOP_WIDTH,
+                                  f"a micro-op needs {lay.bits} bits (dst {lay['dst_idx'].width}, src "
+                                  f"{lay['src_idx'].width}, wgt {lay['wgt_idx'].width}), the limit is {limit}", fix)
+            raise ConfigError(f"instruction {name}", f"{lay.bits} bits",
+                              f"instruction {name} needs {lay.bits} bits, the limit is {limit}",
+                              "raise LOG_ACC_FACTOR_RESTRICT/LOG_INP_FACTOR_RESTRICT/LOG_WGT_FACTOR_RESTRICT "
+                              "or shrink LOG_UOP_BUFF_SIZE")
+
+    # -- derived layouts ---------------------------------------------------------------
+    @cached_property
+    def layouts(self) -> dict[str, L.Layout]:
+        """Instruction formats by opcode name (LOAD and STORE share one), and "UOP"."""
+        d, f = self.log_depth, self.factor_bits
+        mem = L.pack("MEM", L.memory_spec(self.ALU_EXT))
+        uopd = d[MemType.UOP]
+        return {
+            "LOAD": mem,
+            "STORE": mem,
+            "GEMM": L.pack("GEMM", L.gemm_spec(uopd, f[MemType.ACC], f[MemType.INP], f[MemType.WGT])),
+            "FINISH": L.pack("FINISH", L.HEAD),
+            "ALU": L.pack("ALU", L.alu_spec(uopd, f[MemType.ACC])),
+            "UOP": L.pack("UOP", L.uop_spec(d[MemType.ACC], d[MemType.INP], d[MemType.WGT]),
+                          word_bits=self.uop_bits),
+        }
+
+    # -- identity ---------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Every field with defaults filled in (LOG_BLOCK_IN/OUT resolved)."""
+        return dict(self._values)
+
+    def _digest(self, isa_only: bool) -> str:
+        data = {k: v for k, v in self._values.items() if FIELDS[k].isa or not isa_only}
+        if isa_only:
+            data.pop("LOG_BLOCK")  # resolved into LOG_BLOCK_IN/OUT
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    @cached_property
+    def isa_hash(self) -> str:
+        """Identifies everything a program depends on (ISA layout, buffer shapes and
+        semantics); a program runs on any configuration with the same isa_hash."""
+        return self._digest(isa_only=True)
+
+    @cached_property
+    def build_hash(self) -> str:
+        """Identifies a hardware build: every field."""
+        return self._digest(isa_only=False)
+
+    def isa_differences(self, other: "VTAConfig") -> dict[str, tuple]:
+        return {k: (v, other._values[k]) for k, v in self._values.items()
+                if FIELDS[k].isa and k != "LOG_BLOCK" and other._values[k] != v}
+
+    @property
+    def name(self) -> str:
+        """Conventional short name, BATCHxBLOCK_INxBLOCK_OUT."""
+        return f"{self.batch}x{self.block_in}x{self.block_out}"
+
+    def derived(self) -> dict:
+        """Derived quantities as plain JSON-able values."""
+        return {
+            "BATCH": self.batch, "BLOCK_IN": self.block_in, "BLOCK_OUT": self.block_out,
+            "INP_WIDTH": self.inp_bits, "WGT_WIDTH": self.wgt_bits, "ACC_WIDTH": self.acc_bits,
+            "OUT_WIDTH": self.out_bits, "UOP_WIDTH": self.uop_bits,
+            "element_bits": {m.name: 8 * b for m, b in self.elem_bytes.items()},
+            "element_bytes": {m.name: b for m, b in self.elem_bytes.items()},
+            "depth": {m.name: v for m, v in self.depth.items()},
+            "depth_bits": {m.name: v for m, v in self.log_depth.items()},
+            "factor_bits": {m.name: v for m, v in self.factor_bits.items()},
+            "isa_hash": self.isa_hash,
+            "build_hash": self.build_hash,
+        }
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, VTAConfig) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(self.build_hash)
+
+    def __repr__(self) -> str:
+        return f"VTAConfig({self.name}, isa={self.isa_hash})"
+
+    def replace(self, **changes) -> "VTAConfig":
+        """A new configuration from the fields this one was given, with some changed
+        (LOG_BLOCK_IN/OUT follow a changed LOG_BLOCK unless they were given)."""
+        return VTAConfig({**self._raw, **changes})
+
+
+def load_config(path: str | Path | dict | VTAConfig | None = None) -> VTAConfig:
+    """Load a configuration from a JSON file (or pass through a dict/VTAConfig);
+    None gives the default configuration."""
+    if path is None:
+        return VTAConfig()
+    if isinstance(path, VTAConfig):
+        return path
+    if isinstance(path, dict):
+        return VTAConfig(path)
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError("config", str(path), f"cannot read the file ({e.strerror})",
+                          "give the path of a configuration JSON file") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError("config", str(path), f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})",
+                          "fix the JSON syntax") from None
+    if not isinstance(data, dict):
+        raise ConfigError("config", str(path), "must be a JSON object", "write the fields as {\"LOG_BATCH\": 0, ...}")
+    return VTAConfig(data, source=str(path))

@@ -1,0 +1,65 @@
+"""Enumerated values of the ISA (SPEC section 2) and the module each instruction
+belongs to (SPEC section 4)."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Opcode(IntEnum):
+    LOAD = 0
+    STORE = 1
+    GEMM = 2
+    FINISH = 3
+    ALU = 4
+
+
+class MemType(IntEnum):
+    UOP = 0
+    WGT = 1
+    INP = 2
+    ACC = 3
+    OUT = 4
+    ACC_8BIT = 5
+
+
+class AluOp(IntEnum):
+    MIN = 0
+    MAX = 1
+    ADD = 2
+    SHR = 3
+    MUL = 4
+    CLP = 5  # ALU_EXT
+    MOV = 6  # ALU_EXT
+
+
+EXT_ALU_OPS = frozenset({AluOp.CLP, AluOp.MOV})
+
+
+class Module(IntEnum):
+    """The three modules in queue order: prev/next of a module are its neighbours here."""
+    LOAD = 0
+    COMPUTE = 1
+    STORE = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+def module_of(opcode: int, memory_type: int | None = None) -> Module:
+    """Which module executes an instruction: LOAD of INP/WGT goes to load, STORE to
+    store, everything else (LOAD of UOP/ACC/ACC_8BIT, GEMM, ALU, FINISH) to compute."""
+    if opcode == Opcode.STORE:
+        return Module.STORE
+    if opcode == Opcode.LOAD and memory_type in (MemType.INP, MemType.WGT):
+        return Module.LOAD
+    return Module.COMPUTE
+
+
+# Token queues, keyed by (from, to).
+QUEUES = {
+    (Module.LOAD, Module.COMPUTE): "L2C",
+    (Module.COMPUTE, Module.LOAD): "C2L",
+    (Module.COMPUTE, Module.STORE): "C2S",
+    (Module.STORE, Module.COMPUTE): "S2C",
+}

@@ -1,0 +1,275 @@
+"""ProgramBuilder: the runtime API that the compiler and the tests use to write
+programs, in the style of the VTA runtime.
+
+- DRAM regions (inputs, outputs) are allocated aligned to the largest element size,
+  so every region can be addressed in elements of any memory type.
+- `load`/`store` issue 2D transfers with padding and strides.
+- `gemm`/`alu` take a micro-op kernel with up to two loops. With `compress=True` the
+  loops become iter_out/iter_in and factors; otherwise they are unrolled into micro-ops.
+  Kernels are stored once in a DRAM micro-op image and cached in the micro-op buffer:
+  a kernel already resident is not loaded again.
+- `dep_push`/`dep_pop` express dependencies between modules. As in the VTA runtime, a
+  pop is attached to the next instruction of the popping module and a push to the last
+  instruction of the pushing module; a no-op (a LOAD/STORE with x_size 0) is inserted
+  only when there is no such instruction.
+- `finish` synchronises the three modules, appends FINISH, checks the program and
+  returns it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
+from .check import check_program
+from .format import ROLES, Program, Region
+
+_NOOP = {Module.LOAD: (Opcode.LOAD, MemType.INP),
+         Module.COMPUTE: (Opcode.LOAD, MemType.UOP),
+         Module.STORE: (Opcode.STORE, MemType.OUT)}
+UOP_REGION = "uops"
+
+
+def _module(m) -> Module:
+    return m if isinstance(m, Module) else Module[str(m).upper()]
+
+
+class ProgramBuilder:
+    def __init__(self, cfg, name: str = "program"):
+        self.cfg = cfg
+        self.name = name
+        self.insns: list[Instruction] = []
+        self.regions: dict[str, Region] = {}
+        self._data: dict[str, np.ndarray] = {}
+        self._top = 0
+        self._align = max(max(cfg.elem_bytes.values()), 64)
+        self._pending = {m: [0, 0] for m in Module}  # pending pop_prev, pop_next
+        self._last = {m: None for m in Module}        # last instruction index per module
+        # micro-op image (DRAM) and buffer cache
+        self._kernels: dict[bytes, int] = {}          # kernel words -> offset in the image
+        self._uop_words: list[np.ndarray] = []
+        self._uop_size = 0
+        self._uop_fixups: list[tuple[int, int]] = []  # (instruction, image offset)
+        self._resident: dict[bytes, int] = {}         # kernel -> uop buffer slot
+        self._uop_next = 0
+
+    # -- DRAM regions -----------------------------------------------------------------
+    def alloc(self, name: str, shape, dtype, role: str = "input", layout: str = "", data=None) -> Region:
+        """Reserve a DRAM region; `data` (if given) is its initial contents."""
+        if name in self.regions or (name == UOP_REGION and role != "uop"):
+            raise HwgenError(f"region {name!r} already exists; choose another name")
+        if role not in ROLES:
+            raise HwgenError(f"region {name!r}: role {role!r} is not one of {ROLES}")
+        shape = tuple(int(s) for s in shape)
+        r = Region(name, self._top, np.dtype(dtype).name, shape, layout, role)
+        self._top = -(-r.end // self._align) * self._align
+        self.regions[name] = r
+        if data is not None:
+            arr = np.asarray(data)
+            if arr.shape != shape:
+                raise HwgenError(f"region {name!r}: data has shape {arr.shape}, expected {shape}")
+            self._data[name] = arr.astype(r.dtype)
+        return r
+
+    def input(self, name: str, data, layout: str = "") -> Region:
+        data = np.asarray(data)
+        return self.alloc(name, data.shape, data.dtype, "input", layout, data)
+
+    def output(self, name: str, shape, dtype, layout: str = "") -> Region:
+        return self.alloc(name, shape, dtype, "output", layout)
+
+    def _region(self, r: Region | str) -> Region:
+        return self.regions[r] if isinstance(r, str) else r
+
+    def elem_base(self, region: Region | str, mem: MemType) -> int:
+        """Address of `region` in elements of memory type `mem` (dram_base units)."""
+        r = self._region(region)
+        return r.addr // self.cfg.elem_bytes[MemType(mem)]
+
+    # -- instructions -----------------------------------------------------------------
+    def emit(self, insn: Instruction) -> int:
+        """Append an instruction, attaching the pending pops of its module; returns
+        its instruction number."""
+        m = insn.module
+        pp, pn = self._pending[m]
+        if pp:
+            insn.fields["pop_prev"] = 1
+        if pn:
+            insn.fields["pop_next"] = 1
+        self._pending[m] = [0, 0]
+        self.insns.append(insn)
+        self._last[m] = len(self.insns) - 1
+        return self._last[m]
+
+    def _noop(self, m: Module, **flags) -> int:
+        op, mt = _NOOP[m]
+        return self.emit(Instruction(op, memory_type=mt, **flags))
+
+    def load(self, mem: MemType | str, sram_base: int, region: Region | str, offset: int = 0, *,
+             y_size: int = 1, x_size: int, x_stride: int | None = None,
+             pad: tuple[int, int, int, int] = (0, 0, 0, 0), pad_min: bool = False) -> int:
+        """2D load of y_size rows of x_size elements (row stride x_stride, default
+        x_size) from `region` starting `offset` elements in, into the scratchpad at
+        sram_base, with pad = (top, bottom, left, right) elements of padding."""
+        mem = MemType[mem.upper()] if isinstance(mem, str) else MemType(mem)
+        if pad_min and not self.cfg.ALU_EXT:
+            raise HwgenError("pad_min loads need ALU_EXT=true in the configuration")
+        stride = x_size if x_stride is None else x_stride
+        self._check_span(region, mem, offset, y_size, x_size, stride)
+        y0, y1, x0, x1 = pad
+        fields = dict(memory_type=mem, sram_base=sram_base, dram_base=self.elem_base(region, mem) + offset,
+                      y_size=y_size, x_size=x_size, x_stride=stride, y_pad_0=y0, y_pad_1=y1, x_pad_0=x0, x_pad_1=x1)
+        if pad_min:
+            fields["is_pad_min_value"] = 1
+        return self.emit(Instruction(Opcode.LOAD, **fields))
+
+    def store(self, sram_base: int, region: Region | str, offset: int = 0, *,
+              y_size: int = 1, x_size: int, x_stride: int | None = None) -> int:
+        """2D store of OUT entries [sram_base, sram_base + y_size*x_size) to `region`."""
+        stride = x_size if x_stride is None else x_stride
+        self._check_span(region, MemType.OUT, offset, y_size, x_size, stride)
+        return self.emit(Instruction(Opcode.STORE, memory_type=MemType.OUT, sram_base=sram_base,
+                                     dram_base=self.elem_base(region, MemType.OUT) + offset,
+                                     y_size=y_size, x_size=x_size, x_stride=stride))
+
+    def _check_span(self, region, mem, offset, y_size, x_size, stride) -> None:
+        r = self._region(region)
+        E = self.cfg.elem_bytes[mem]
+        if x_size == 0 or y_size == 0:
+            return
+        end = (offset + (y_size - 1) * stride + x_size) * E
+        if offset < 0 or end > r.nbytes:
+            raise HwgenError(f"{mem.name} transfer of {y_size}x{x_size} elements (stride {stride}) at element "
+                             f"offset {offset} reaches byte {end} of region {r.name!r}, which has {r.nbytes} bytes")
+
+    # -- micro-op kernels -------------------------------------------------------------
+    def _kernel(self, uops: np.ndarray, loops: Sequence[tuple], ncols: int, compress: bool):
+        """(words, iters, factors) for a kernel; factors[k] = (out, in) for dst, src, wgt."""
+        loops = [tuple(int(v) for v in lp) + (0,) * (1 + ncols - len(lp)) for lp in loops]
+        if len(loops) > 2:
+            raise HwgenError(f"a micro-op kernel has at most two loops, got {len(loops)}")
+        if any(len(lp) != 1 + ncols for lp in loops):
+            raise HwgenError(f"each loop is (extent, {', '.join(['dst_factor', 'src_factor', 'wgt_factor'][:ncols])})")
+        loops = [(1,) + (0,) * ncols] * (2 - len(loops)) + loops  # pad outer loops
+        (n_out, *f_out), (n_in, *f_in) = loops
+        if not compress:
+            o = np.arange(n_out)[:, None, None, None] * np.array(f_out)
+            i = np.arange(n_in)[None, :, None, None] * np.array(f_in)
+            uops = (uops[None, None, :, :] + o + i).reshape(-1, ncols)
+            n_out = n_in = 1
+            f_out = f_in = [0] * ncols
+        cols = [uops[:, k] for k in range(ncols)] + [np.zeros(len(uops), np.int64)] * (3 - ncols)
+        words = encode_uops(self.cfg, *cols)
+        return words, (n_out, n_in), list(zip(f_out, f_in))
+
+    def _resident_kernel(self, words: np.ndarray) -> tuple[int, int]:
+        """Make a kernel resident in the micro-op buffer; returns (uop_bgn, uop_end)."""
+        key = words.tobytes()
+        n = len(words)
+        depth = self.cfg.depth[MemType.UOP]
+        if n > depth:
+            raise HwgenError(f"a kernel of {n} micro-ops does not fit the {depth}-entry micro-op buffer; "
+                             "use loops (compress=True) or split the computation")
+        if key in self._resident:
+            bgn = self._resident[key]
+            return bgn, bgn + n
+        if self._uop_next + n > depth:  # buffer full: start over, forgetting what was there
+            self._resident.clear()
+            self._uop_next = 0
+        if key not in self._kernels:
+            self._kernels[key] = self._uop_size
+            self._uop_words.append(words)
+            self._uop_size += n
+        bgn = self._uop_next
+        i = self.emit(Instruction(Opcode.LOAD, memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n))
+        self._uop_fixups.append((i, self._kernels[key]))
+        self._resident[key] = bgn
+        self._uop_next += n
+        return bgn, bgn + n
+
+    def gemm(self, uops, loops: Sequence[tuple] = (), *, reset: bool = False, compress: bool = True) -> int:
+        """GEMM over micro-ops (dst, src, wgt) and up to two loops, outer first, each
+        (extent, dst_factor, src_factor, wgt_factor)."""
+        uops = np.asarray(uops, dtype=np.int64).reshape(-1, 3)
+        words, iters, f = self._kernel(uops, loops, 3, compress)
+        bgn, end = self._resident_kernel(words)
+        return self.emit(Instruction(
+            Opcode.GEMM, reset=int(reset), uop_bgn=bgn, uop_end=end, iter_out=iters[0], iter_in=iters[1],
+            dst_factor_out=f[0][0], dst_factor_in=f[0][1], src_factor_out=f[1][0], src_factor_in=f[1][1],
+            wgt_factor_out=f[2][0], wgt_factor_in=f[2][1]))
+
+    def alu(self, op: AluOp | str, uops, loops: Sequence[tuple] = (), *, imm: int | None = None,
+            reset: bool = False, compress: bool = True) -> int:
+        """ALU over micro-ops (dst, src) and up to two loops (extent, dst_factor,
+        src_factor). With `imm`, micro-ops may give dst only: src = dst, which reads
+        the same entry under the SPEC's and upstream's reading of immediates."""
+        op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
+        uops = np.asarray(uops, dtype=np.int64)
+        if uops.ndim == 1 or uops.shape[-1] == 1:
+            if imm is None:
+                raise HwgenError("a vector ALU operation needs (dst, src) micro-ops")
+            uops = np.repeat(uops.reshape(-1, 1), 2, axis=1)
+            loops = [(lp[0], lp[1], lp[1]) if len(lp) == 2 else lp for lp in loops]
+        words, iters, f = self._kernel(uops.reshape(-1, 2), loops, 2, compress)
+        bgn, end = self._resident_kernel(words)
+        fields = dict(reset=int(reset), uop_bgn=bgn, uop_end=end, iter_out=iters[0], iter_in=iters[1],
+                      dst_factor_out=f[0][0], dst_factor_in=f[0][1], src_factor_out=f[1][0],
+                      src_factor_in=f[1][1], alu_opcode=op)
+        if imm is not None:
+            fields.update(use_imm=1, imm=int(imm))
+        return self.emit(Instruction(Opcode.ALU, **fields))
+
+    # -- dependencies -----------------------------------------------------------------
+    def dep_pop(self, src: Module | str, dst: Module | str) -> None:
+        """Module `dst` waits for a token from `src` before its next instruction."""
+        src, dst = _module(src), _module(dst)
+        self._neighbours(src, dst)
+        slot = 0 if src < dst else 1
+        if self._pending[dst][slot]:  # two pops of one queue need two instructions
+            self._noop(dst)
+        self._pending[dst][slot] = 1
+
+    def dep_push(self, src: Module | str, dst: Module | str) -> None:
+        """Module `src` sends a token to `dst` once everything it has issued so far
+        has completed."""
+        src, dst = _module(src), _module(dst)
+        self._neighbours(src, dst)
+        if any(self._pending[src]):
+            self._noop(src)
+        flag = "push_next" if src < dst else "push_prev"
+        last = self._last[src]
+        if last is not None and not self.insns[last].fields.get(flag):
+            self.insns[last].fields[flag] = 1
+        else:
+            self._noop(src, **{flag: 1})
+
+    @staticmethod
+    def _neighbours(a: Module, b: Module) -> None:
+        if abs(a - b) != 1:
+            raise HwgenError(f"{a.label} and {b.label} are not neighbours: tokens flow only between "
+                             "load and compute, and between compute and store")
+
+    # -- finishing --------------------------------------------------------------------
+    def finish(self, meta: dict | None = None) -> Program:
+        """Synchronise all modules, append FINISH, lay out DRAM, check and return the
+        program."""
+        for m in (Module.STORE, Module.LOAD):
+            if self._last[m] is not None or any(self._pending[m]):
+                self.dep_push(m, Module.COMPUTE)
+                self.dep_pop(m, Module.COMPUTE)
+        self.emit(Instruction(Opcode.FINISH))
+        if self._uop_words:
+            uop_region = self.alloc(UOP_REGION, (self._uop_size,), np.dtype(self._uop_words[0].dtype),
+                                    role="uop", layout="micro-op words")
+            self._data[UOP_REGION] = np.concatenate(self._uop_words)
+            base = self.elem_base(uop_region, MemType.UOP)
+            for i, off in self._uop_fixups:
+                self.insns[i].fields["dram_base"] = base + off
+        dram = np.zeros(self._top, dtype=np.uint8)
+        prog = Program(self.cfg, self.insns, dram, dict(self.regions), {"name": self.name, **(meta or {})})
+        for name, arr in self._data.items():
+            prog.write(name, arr)
+        check_program(prog)
+        return prog

@@ -1,0 +1,135 @@
+"""The Program: what every target (fsim, tsim, boards) runs.
+
+A Program holds the instruction stream, the initial DRAM image with named regions
+(inputs, outputs, micro-op images) and the configuration it was built for. DRAM
+addresses in instructions are absolute, so the image starts at byte 0; targets place
+the instruction stream wherever they like (it is not part of the image).
+
+On disk a program is a zip archive (`.vtaprog`, see docs/program-format.md):
+  program.json      format version, configuration, its isa_hash, regions, metadata
+  instructions.bin  the encoded instruction stream (16 bytes each, little-endian)
+  dram.bin          the initial DRAM image
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config import VTAConfig
+from ..errors import HwgenError, ProgramError
+from ..isa import Instruction, decode_program, encode_program
+
+FORMAT = "hwgen-program"
+FORMAT_VERSION = 1
+ROLES = ("input", "output", "uop", "scratch")
+
+
+@dataclass(frozen=True)
+class Region:
+    """A named array in DRAM: `shape` elements of numpy `dtype` (little-endian, C
+    order) at byte `addr`. `layout` says what the axes mean (e.g. the VTA blocking);
+    `role` is input, output, uop or scratch."""
+
+    name: str
+    addr: int
+    dtype: str
+    shape: tuple[int, ...]
+    layout: str = ""
+    role: str = "input"
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.nbytes
+
+
+@dataclass
+class Program:
+    config: VTAConfig
+    insns: list[Instruction]
+    dram: np.ndarray  # uint8, the initial DRAM image
+    regions: dict[str, Region] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    # -- data access ------------------------------------------------------------------
+    def region(self, name: str) -> Region:
+        try:
+            return self.regions[name]
+        except KeyError:
+            raise HwgenError(f"program has no region {name!r}; it has {', '.join(self.regions) or 'none'}") from None
+
+    def read(self, name: str, dram: np.ndarray | None = None) -> np.ndarray:
+        """Region `name` as an array, from `dram` (a target's final image) or the
+        initial image."""
+        r = self.region(name)
+        img = self.dram if dram is None else dram
+        raw = np.asarray(img[r.addr:r.end])
+        return raw.view(np.dtype(r.dtype).newbyteorder("<")).reshape(r.shape).astype(r.dtype)
+
+    def write(self, name: str, data) -> None:
+        """Replace the initial contents of region `name` (shape and dtype must match)."""
+        r = self.region(name)
+        arr = np.asarray(data)
+        if arr.shape != tuple(r.shape):
+            raise HwgenError(f"region {name!r} has shape {r.shape}, got {arr.shape}")
+        self.dram[r.addr:r.end] = np.ascontiguousarray(arr.astype(np.dtype(r.dtype).newbyteorder("<"))).view(np.uint8).ravel()
+
+    def outputs(self, dram: np.ndarray) -> dict[str, np.ndarray]:
+        return {n: self.read(n, dram) for n, r in self.regions.items() if r.role == "output"}
+
+    @property
+    def insn_bytes(self) -> bytes:
+        return encode_program(self.config, self.insns)
+
+    # -- compatibility ----------------------------------------------------------------
+    def check_config(self, cfg: VTAConfig) -> None:
+        """Raise ProgramError unless `cfg` runs this program (same isa_hash)."""
+        if cfg.isa_hash != self.config.isa_hash:
+            diff = ", ".join(f"{k}: program {a} vs target {b}" for k, (a, b) in self.config.isa_differences(cfg).items())
+            raise ProgramError(f"program was built for configuration {self.config.name} (isa {self.config.isa_hash}) "
+                               f"but the target is {cfg.name} (isa {cfg.isa_hash}): {diff}; rebuild the program "
+                               "for the target's configuration")
+
+    # -- disk -------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        meta = {
+            "format": FORMAT, "version": FORMAT_VERSION,
+            "config": self.config.to_dict(), "isa_hash": self.config.isa_hash,
+            "instructions": len(self.insns), "dram_bytes": int(self.dram.size),
+            "regions": [asdict(r) for r in self.regions.values()],
+            "meta": self.meta,
+        }
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            z.writestr("program.json", json.dumps(meta, indent=1))
+            z.writestr("instructions.bin", self.insn_bytes)
+            z.writestr("dram.bin", self.dram.tobytes())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Program":
+        path = Path(path)
+        try:
+            with zipfile.ZipFile(path) as z:
+                meta = json.loads(z.read("program.json"))
+                insn_bytes = z.read("instructions.bin")
+                dram = np.frombuffer(z.read("dram.bin"), dtype=np.uint8).copy()
+        except (OSError, zipfile.BadZipFile, KeyError) as e:
+            raise HwgenError(f"{path}: not a readable hwgen program ({e}); "
+                             "write programs with Program.save or `hwgen` commands") from None
+        if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+            raise HwgenError(f"{path}: format {meta.get('format')!r} version {meta.get('version')!r}, "
+                             f"expected {FORMAT!r} version {FORMAT_VERSION}")
+        cfg = VTAConfig(meta["config"], source=str(path))
+        if cfg.isa_hash != meta["isa_hash"]:
+            raise HwgenError(f"{path}: stored isa_hash {meta['isa_hash']} does not match its configuration "
+                             f"({cfg.isa_hash}); the file was edited or corrupted")
+        regions = {r["name"]: Region(**{**r, "shape": tuple(r["shape"])}) for r in meta["regions"]}
+        return cls(cfg, decode_program(cfg, insn_bytes), dram, regions, meta.get("meta", {}))

@@ -1,0 +1,233 @@
+"""Programs of the SPEC's reference behaviours (section 6), for any configuration.
+
+Each function returns a checked Program whose input regions hold seeded random data;
+the expected outputs are defined by the SPEC and computed by whoever checks a run
+(the tests use plain numpy on the input regions). The same programs run on every
+target.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import AluOp, MemType, Module
+from .builder import ProgramBuilder
+from .format import Program
+
+C, L, S = Module.COMPUTE, Module.LOAD, Module.STORE
+ACC_LAYOUT = "(tiles, BATCH, BLOCK_OUT)"
+
+
+def _acc_tiles(cfg, n: int) -> tuple[int, int, int]:
+    return (n, cfg.batch, cfg.block_out)
+
+
+def elementwise(cfg, name: str, inputs: Sequence[tuple[str, np.ndarray]], ops: Sequence[tuple],
+                meta: dict | None = None) -> Program:
+    """Load each input (int32 tiles as ACC, int8 tiles as ACC_8BIT) side by side into
+    the accumulator, apply `ops` to the first input's tiles, store them as int8.
+    `ops` are (alu_op, imm) for immediates or (alu_op, "vec", j) to combine with input j.
+    Inputs larger than the accumulator are processed in chunks; each chunk's store
+    waits for its ALU work and the next chunk waits for the store (one buffer)."""
+    b = ProgramBuilder(cfg, name)
+    regions = [b.input(n, a, ACC_LAYOUT) for n, a in inputs]
+    tiles = inputs[0][1].shape[0]
+    out = b.output("out", _acc_tiles(cfg, tiles), "int8", ACC_LAYOUT)
+    chunk = min(cfg.depth[MemType.ACC] // len(inputs), tiles)
+    starts = range(0, tiles, chunk)
+    for k, start in enumerate(starts):
+        n = min(chunk, tiles - start)
+        if k:
+            b.dep_pop(S, C)
+        for j, (r, (_, arr)) in enumerate(zip(regions, inputs)):
+            mt = MemType.ACC_8BIT if arr.dtype == np.int8 else MemType.ACC
+            b.load(mt, j * chunk, r, start, x_size=n)
+        for op in ops:
+            if len(op) == 2:
+                b.alu(op[0], np.arange(n), imm=op[1])
+            else:
+                b.alu(op[0], np.stack([np.arange(n), op[2] * chunk + np.arange(n)], axis=1))
+        b.dep_push(C, S)
+        b.dep_pop(C, S)
+        b.store(0, out, start, x_size=n)
+        b.dep_push(S, C)
+    b.dep_pop(S, C)
+    return b.finish(meta)
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def save_load(cfg, tiles: int = 16, seed: int = 0) -> Program:
+    """int32 tiles in [1, 10): LOAD ACC, ALU SHR by 0, STORE; out = input as int8."""
+    x = _rng(seed).integers(1, 10, _acc_tiles(cfg, tiles), dtype=np.int32)
+    return elementwise(cfg, "save_load", [("x", x)], [(AluOp.SHR, 0)])
+
+
+def padded_load(cfg, pad: tuple[int, int, int, int], pad_min: bool = False, rows: int = 3, cols: int = 5,
+                seed: int = 0) -> Program:
+    """A rows x cols block of int32 tiles in [1, 10) loaded into ACC with padding
+    (top, bottom, left, right), then stored whole: zeros in the padding, the data
+    elsewhere. With pad_min the padding is the most negative value, made visible by a
+    MAX with -100 (data is unchanged, padding becomes -100)."""
+    x = _rng(seed).integers(1, 10, (rows, cols, cfg.batch, cfg.block_out), dtype=np.int32)
+    y0, y1, x0, x1 = pad
+    R, Cc = y0 + rows + y1, x0 + cols + x1
+    b = ProgramBuilder(cfg, "padded_load")
+    xr = b.input("x", x, "(rows, cols, BATCH, BLOCK_OUT)")
+    out = b.output("out", (R, Cc, cfg.batch, cfg.block_out), "int8", "(rows, cols, BATCH, BLOCK_OUT)")
+    b.load(MemType.ACC, 0, xr, y_size=rows, x_size=cols, pad=pad, pad_min=pad_min)
+    b.alu(AluOp.MAX if pad_min else AluOp.SHR, np.arange(R * Cc), imm=-100 if pad_min else 0)
+    b.dep_push(C, S)
+    b.dep_pop(C, S)
+    b.store(0, out, x_size=R * Cc)
+    return b.finish({"pad": list(pad), "pad_min": pad_min})
+
+
+def alu(cfg, op: AluOp | str, use_imm: bool, tiles: int = 64, seed: int = 0) -> Program:
+    """64 (8x8) tiles, a and b in [-16, 16), imm in [1, 5): out = int8(a op imm) or
+    int8(a op b). SHL is SHR by a negative immediate (pass op="SHL")."""
+    rng = _rng(seed)
+    a = rng.integers(-16, 16, _acc_tiles(cfg, tiles), dtype=np.int32)
+    bb = rng.integers(-16, 16, _acc_tiles(cfg, tiles), dtype=np.int32)
+    imm = int(rng.integers(1, 5))
+    if isinstance(op, str) and op.upper() == "SHL":
+        op, imm = AluOp.SHR, -imm
+    op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
+    if use_imm:
+        return elementwise(cfg, f"alu_{op.name.lower()}_imm", [("a", a)], [(op, imm)],
+                           {"op": op.name, "imm": imm})
+    return elementwise(cfg, f"alu_{op.name.lower()}_vec", [("a", a), ("b", bb)], [(op, "vec", 1)],
+                       {"op": op.name})
+
+
+def relu(cfg, tiles: int = 64, seed: int = 0) -> Program:
+    """a in [-256, 256): MAX 0 then MIN 127."""
+    a = _rng(seed).integers(-256, 256, _acc_tiles(cfg, tiles), dtype=np.int32)
+    return elementwise(cfg, "relu", [("a", a)], [(AluOp.MAX, 0), (AluOp.MIN, 127)])
+
+
+def shift_scale(cfg, tiles: int = 64, seed: int = 0) -> Program:
+    """(a + shift) >> scale with a in [-1024, 1024), shift in [0, 64), scale in [0, 8)."""
+    rng = _rng(seed)
+    a = rng.integers(-1024, 1024, _acc_tiles(cfg, tiles), dtype=np.int32)
+    shift, scale = int(rng.integers(0, 64)), int(rng.integers(0, 8))
+    return elementwise(cfg, "shift_scale", [("a", a)], [(AluOp.ADD, shift), (AluOp.SHR, scale)],
+                       {"shift": shift, "scale": scale})
+
+
+def array_roundtrip(cfg, rows: int = 100, cols: int = 100, seed: int = 0) -> Program:
+    """int8 (rows, cols, BATCH, BLOCK_OUT) through the device unchanged: ACC_8BIT loads,
+    ALU SHR by 0 (ACC to OUT), stores, in chunks that fit the accumulator."""
+    x = _rng(seed).integers(-128, 128, (rows * cols, cfg.batch, cfg.block_out), dtype=np.int8)
+    return elementwise(cfg, "array_roundtrip", [("x", x)], [(AluOp.SHR, 0)], {"shape": [rows, cols]})
+
+
+@dataclass(frozen=True)
+class GemmTiling:
+    """Tile sizes in blocks: rows of x (to), output blocks (tm), reduction blocks (tn)."""
+    to: int
+    tm: int
+    tn: int
+
+
+def _divisors_desc(n: int) -> list[int]:
+    return [d for d in range(n, 0, -1) if n % d == 0]
+
+
+def choose_gemm_tiling(cfg, o: int, n: int, m: int, threads: int, compress: bool) -> GemmTiling:
+    """Largest tiles (reduction first, then output blocks, then rows) whose `threads`
+    copies fit INP, WGT, ACC and whose micro-op kernels fit the micro-op buffer, with
+    at least `threads` load iterations so that every thread has work."""
+    d = cfg.depth
+    for tn in _divisors_desc(n):
+        for tm in _divisors_desc(m):
+            for to in _divisors_desc(o):
+                kernel = tn if compress else to * tm * tn
+                alu_kernel = 1 if compress else to * tm
+                iterations = (o // to) * (m // tm) * (n // tn)
+                if (iterations >= threads and threads * to * tn <= d[MemType.INP] and threads * tm * tn <= d[MemType.WGT]
+                        and threads * to * tm <= d[MemType.ACC]
+                        and threads * (kernel + alu_kernel) <= d[MemType.UOP]):
+                    return GemmTiling(to, tm, tn)
+    raise HwgenError(f"no tiling of a {o}x{n}x{m}-block GEMM fits configuration {cfg.name} with {threads} threads")
+
+
+def blocked_gemm(cfg, batch: int, in_feat: int, out_feat: int, threads: int = 1, compress: bool = True,
+                 tiling: GemmTiling | None = None, seed: int = 0) -> Program:
+    """out = clip(x @ w.T >> 8, 0, 127) as int8 for x int8 (batch, in_feat) and w int8
+    (out_feat, in_feat), in VTA's blocked layout: x (o, n, BATCH, BLOCK_IN),
+    w (m, n, BLOCK_OUT, BLOCK_IN), out (o, m, BATCH, BLOCK_OUT).
+
+    Tiles are processed in order; load iteration k uses INP/WGT half k % threads and
+    output tile t uses ACC half t % threads, with dependency tokens so that with two
+    threads the loads of one half overlap the GEMM of the other."""
+    B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+    for what, v, blk in (("batch", batch, B), ("in_feat", in_feat, BI), ("out_feat", out_feat, BO)):
+        if v % blk:
+            raise HwgenError(f"{what}={v} must be a multiple of {blk} for configuration {cfg.name}")
+    o, n, m = batch // B, in_feat // BI, out_feat // BO
+    t = tiling or choose_gemm_tiling(cfg, o, n, m, threads, compress)
+    if o % t.to or n % t.tn or m % t.tm:
+        raise HwgenError(f"tiling {t} does not divide the {o}x{n}x{m}-block GEMM")
+    rng = _rng(seed)
+    x = rng.integers(-128, 128, (o, n, B, BI), dtype=np.int8)
+    w = rng.integers(-128, 128, (m, n, BO, BI), dtype=np.int8)
+    b = ProgramBuilder(cfg, "blocked_gemm")
+    xr = b.input("x", x, "(o, n, BATCH, BLOCK_IN)")
+    wr = b.input("w", w, "(m, n, BLOCK_OUT, BLOCK_IN)")
+    out = b.output("out", (o, m, B, BO), "int8", "(o, m, BATCH, BLOCK_OUT)")
+    inp_sz, wgt_sz, acc_sz = t.to * t.tn, t.tm * t.tn, t.to * t.tm
+    k = 0
+    out_tiles = [(ot, mt) for ot in range(o // t.to) for mt in range(m // t.tm)]
+    for ti, (ot, mt) in enumerate(out_tiles):
+        acc0 = (ti % threads) * acc_sz
+        if ti >= threads:
+            b.dep_pop(S, C)  # the store of this ACC half's previous tile is done
+        b.gemm([(acc0, 0, 0)], [(t.to, t.tm, 0, 0), (t.tm, 1, 0, 0)], reset=True, compress=compress)
+        for nt in range(n // t.tn):
+            h = k % threads
+            inp0, wgt0 = h * inp_sz, h * wgt_sz
+            if k >= threads:
+                b.dep_pop(C, L)  # the GEMM that used this half is done
+            b.load(MemType.INP, inp0, xr, ot * t.to * n + nt * t.tn, y_size=t.to, x_size=t.tn, x_stride=n)
+            b.load(MemType.WGT, wgt0, wr, mt * t.tm * n + nt * t.tn, y_size=t.tm, x_size=t.tn, x_stride=n)
+            b.dep_push(L, C)
+            b.dep_pop(L, C)
+            uops = [(acc0, inp0 + j, wgt0 + j) for j in range(t.tn)]
+            b.gemm(uops, [(t.to, t.tm, t.tn, 0), (t.tm, 1, 0, t.tn)], compress=compress)
+            b.dep_push(C, L)
+            k += 1
+        for op, imm in ((AluOp.SHR, 8), (AluOp.MAX, 0), (AluOp.MIN, 127)):
+            b.alu(op, [acc0], [(acc_sz, 1)], imm=imm, compress=compress)
+        b.dep_push(C, S)
+        b.dep_pop(C, S)
+        b.store(acc0, out, ot * t.to * m + mt * t.tm, y_size=t.to, x_size=t.tm, x_stride=m)
+        b.dep_push(S, C)
+    for _ in range(min(threads, k)):
+        b.dep_pop(C, L)
+    for _ in range(min(threads, len(out_tiles))):
+        b.dep_pop(S, C)
+    return b.finish({"tiling": [t.to, t.tm, t.tn], "threads": threads, "compress": compress,
+                     "gemm": [batch, in_feat, out_feat]})
+
+
+def gemm(cfg, threads: int = 1, seed: int = 0) -> Program:
+    """A small GEMM (x: 2 rows of blocks, 4 reduction blocks; w: 4 output blocks)."""
+    return blocked_gemm(cfg, 2 * cfg.batch, 4 * cfg.block_in, 4 * cfg.block_out, threads, seed=seed)
+
+
+REFERENCE = {
+    "save_load": save_load,
+    "padded_load": padded_load,
+    "gemm": gemm,
+    "alu": alu,
+    "relu": relu,
+    "shift_scale": shift_scale,
+    "array_roundtrip": array_roundtrip,
+    "blocked_gemm": blocked_gemm,
+}

@@ -1,0 +1,86 @@
+"""Dependency-token semantics (SPEC section 4): the three modules each run their own
+instructions in stream order; pop_* waits for a token, push_* adds one after the
+instruction completes. `schedule` yields a legal execution order and detects
+deadlock; the checker and fsim share it."""
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence
+
+from ..errors import DeadlockError
+from ..isa import QUEUES, Instruction, Module, Opcode
+
+
+def neighbour_queues(m: Module) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
+    """((pop_prev queue, pop_next queue), (push_prev queue, push_next queue)) of module m;
+    None where the neighbour does not exist."""
+    prev = Module(m - 1) if m > Module.LOAD else None
+    nxt = Module(m + 1) if m < Module.STORE else None
+    pop = (QUEUES[(prev, m)] if prev is not None else None, QUEUES[(nxt, m)] if nxt is not None else None)
+    push = (QUEUES[(m, prev)] if prev is not None else None, QUEUES[(m, nxt)] if nxt is not None else None)
+    return pop, push
+
+
+_Q = {m: neighbour_queues(m) for m in Module}
+
+
+def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None) -> Iterator[int]:
+    """Run the token semantics: yields instruction numbers in a legal execution order
+    (each module runs until it blocks, in the order load, compute, store), calling
+    `execute(i)` before pushing i's tokens. Stops after everything ran, or raises
+    DeadlockError naming each module's blocked instruction. Flags that name a missing
+    neighbour must have been rejected before (see check.check_program)."""
+    queues = {m: [i for i, insn in enumerate(insns) if insn.module == m] for m in Module}
+    heads = {m: 0 for m in Module}
+    tokens = {q: 0 for q in QUEUES.values()}
+    remaining = len(insns)
+    while remaining:
+        progress = False
+        for m in Module:
+            q = queues[m]
+            (pop_prev, pop_next), (push_prev, push_next) = _Q[m]
+            while heads[m] < len(q):
+                i = q[heads[m]]
+                insn = insns[i]
+                pp, pn = insn.pop_prev, insn.pop_next
+                if (pp and tokens[pop_prev] == 0) or (pn and tokens[pop_next] == 0):
+                    break
+                if pp:
+                    tokens[pop_prev] -= 1
+                if pn:
+                    tokens[pop_next] -= 1
+                if execute is not None:
+                    execute(i)
+                if insn.push_prev:
+                    tokens[push_prev] += 1
+                if insn.push_next:
+                    tokens[push_next] += 1
+                heads[m] += 1
+                remaining -= 1
+                progress = True
+                yield i
+        if not progress:
+            raise DeadlockError(_blocked(insns, queues, heads, tokens))
+
+
+def _blocked(insns, queues, heads, tokens) -> dict[str, str]:
+    out = {}
+    for m in Module:
+        q = queues[m]
+        if heads[m] >= len(q):
+            continue
+        i = q[heads[m]]
+        insn = insns[i]
+        (pop_prev, pop_next), _ = _Q[m]
+        waits = [f"{flag} on {qn} (empty)" for flag, qn, want in
+                 (("pop_prev", pop_prev, insn.pop_prev), ("pop_next", pop_next, insn.pop_next))
+                 if want and tokens[qn] == 0]
+        out[m.label] = (f"instruction {i} ({insn.mnemonic}) waits for a token: {', '.join(waits)}; "
+                        f"{len(q) - heads[m]} of its {len(q)} instructions not run")
+    return out
+
+
+def finish_index(insns: Sequence[Instruction]) -> int | None:
+    for i, insn in enumerate(insns):
+        if insn.opcode == Opcode.FINISH:
+            return i
+    return None

@@ -1,0 +1,17 @@
+"""Targets that run hwgen programs: the reference model (fsim)."""
+from .fsim import FSim, run_fsim
+from .result import RunResult
+
+TARGETS = {"fsim": run_fsim}
+
+
+def run(program, target: str = "fsim", **options) -> RunResult:
+    """Run `program` on `target` and return its RunResult."""
+    try:
+        fn = TARGETS[target]
+    except KeyError:
+        raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}") from None
+    return fn(program, **options)
+
+
+__all__ = ["FSim", "RunResult", "run", "run_fsim", "TARGETS"]

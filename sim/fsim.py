@@ -1,0 +1,245 @@
+"""fsim: the bit-accurate reference model of SPEC sections 3 and 4, in numpy.
+
+Not cycle-accurate: each instruction executes atomically, vectorised over all its
+iterations, in an order the dependency tokens allow (hwgen.program.tokens.schedule).
+Within one ALU instruction, a micro-op that reads an accumulator entry written by an
+earlier micro-op of the same instruction sees the new value: the iteration space is
+split into hazard-free segments, each computed in one vectorised step.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hwgen.errors import ProgramError
+from hwgen.isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode, decode_uops, uop_dtype
+from hwgen.program.check import dram_elements, block_shape, check_program, dram_span
+from hwgen.program.tokens import neighbour_queues, schedule
+
+from .result import RunResult
+
+_COUNTED_LOADS = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.ACC_8BIT)
+
+
+class FSim:
+    """Architectural state (scratchpads, DRAM) and the execution of one instruction.
+    Scratchpads start zeroed; `dram` is used in place."""
+
+    def __init__(self, cfg, dram: np.ndarray):
+        self.cfg = cfg
+        self.dram = dram
+        d, B, BI, BO = cfg.depth, cfg.batch, cfg.block_in, cfg.block_out
+        self.uop = np.zeros((3, d[MemType.UOP]), dtype=np.int64)  # dst, src, wgt
+        self.inp = np.zeros((d[MemType.INP], B, BI), dtype=np.int8)
+        self.wgt = np.zeros((d[MemType.WGT], BO, BI), dtype=np.int8)
+        self.acc = np.zeros((d[MemType.ACC], B, BO), dtype=np.int32)
+        self.out = np.zeros((d[MemType.OUT], B, BO), dtype=np.int8)
+        # float32 mirrors for the GEMM: int8 dot products of up to 1024 terms are exact
+        self._inp_f = np.zeros(self.inp.shape, dtype=np.float32)
+        self._wgt_f = np.zeros(self.wgt.shape, dtype=np.float32)
+        self.counters = {
+            "load_bytes": {m.name: 0 for m in _COUNTED_LOADS},
+            "store_bytes": 0,
+            "gemm_uops": 0,
+            "alu_uops": 0,
+            "instructions": {m.label: 0 for m in Module},
+            "token_pushes": {q: 0 for q in QUEUES.values()},
+        }
+
+    # -- dispatch ---------------------------------------------------------------------
+    def execute(self, insn: Instruction, index: int) -> None:
+        self.counters["instructions"][insn.module.label] += 1
+        try:
+            if insn.opcode == Opcode.LOAD:
+                self._load(insn, index)
+            elif insn.opcode == Opcode.STORE:
+                self._store(insn, index)
+            elif insn.opcode == Opcode.GEMM:
+                self._gemm(insn)
+            elif insn.opcode == Opcode.ALU:
+                self._alu(insn)
+        except IndexError as e:  # data-dependent index the static check could not see
+            raise ProgramError(f"index outside a buffer during execution ({e})", index, insn.mnemonic) from None
+        _, (push_prev, push_next) = neighbour_queues(insn.module)
+        if insn.push_prev:
+            self.counters["token_pushes"][push_prev] += 1
+        if insn.push_next:
+            self.counters["token_pushes"][push_next] += 1
+
+    def _span_ok(self, insn, index, elem_bytes) -> None:
+        _, end = dram_span(insn, elem_bytes)
+        if end > self.dram.size:
+            raise ProgramError(f"touches DRAM up to byte {end} but the image has {self.dram.size}", index, insn.mnemonic)
+
+    # -- LOAD / STORE -----------------------------------------------------------------
+    def _load(self, insn: Instruction, index: int) -> None:
+        if insn.x_size == 0:
+            return
+        cfg, mt = self.cfg, MemType(insn.memory_type)
+        E = cfg.elem_bytes[mt]
+        self._span_ok(insn, index, E)
+        raw = dram_elements(self.dram, insn, E)  # (y, x, E) uint8
+        self.counters["load_bytes"][mt.name] += raw.size
+        base = insn.sram_base
+        if mt == MemType.UOP:
+            n = insn.y_size * insn.x_size
+            words = np.ascontiguousarray(raw).view(uop_dtype(cfg)).ravel()
+            self.uop[:, base:base + n] = np.stack(decode_uops(cfg, words))
+            return
+        if mt == MemType.INP:
+            buf, lane, pad_min = self.inp, (cfg.batch, cfg.block_in), -(1 << (cfg.inp_bits - 1))
+            data = np.ascontiguousarray(raw).view(np.int8)
+        elif mt == MemType.WGT:
+            buf, lane, pad_min = self.wgt, (cfg.block_out, cfg.block_in), 0
+            data = np.ascontiguousarray(raw).view(np.int8)
+        else:  # ACC, ACC_8BIT: lanes of the accumulator (ACC_8BIT sign-extends)
+            buf, lane, pad_min = self.acc, (cfg.batch, cfg.block_out), -(1 << (cfg.acc_bits - 1))
+            data = np.ascontiguousarray(raw).view("<i4" if mt == MemType.ACC else np.int8)
+        data = data.reshape(insn.y_size, insn.x_size, *lane)
+        rows, cols = block_shape(insn)
+        if rows == insn.y_size and cols == insn.x_size:
+            block = data
+        else:
+            block = np.full((rows, cols, *lane), pad_min if insn.is_pad_min_value else 0, dtype=buf.dtype)
+            block[insn.y_pad_0:insn.y_pad_0 + insn.y_size, insn.x_pad_0:insn.x_pad_0 + insn.x_size] = data
+        buf[base:base + rows * cols] = block.reshape(rows * cols, *lane)
+        if mt == MemType.INP:
+            self._inp_f[base:base + rows * cols] = buf[base:base + rows * cols]
+        elif mt == MemType.WGT:
+            self._wgt_f[base:base + rows * cols] = buf[base:base + rows * cols]
+
+    def _store(self, insn: Instruction, index: int) -> None:
+        if insn.x_size == 0:
+            return
+        E = self.cfg.elem_bytes[MemType.OUT]
+        self._span_ok(insn, index, E)
+        ys, xs, stride = insn.y_size, insn.x_size, insn.x_stride
+        data = self.out[insn.sram_base:insn.sram_base + ys * xs].reshape(ys, xs, E).view(np.uint8)
+        start = insn.dram_base * E
+        if ys == 1 or stride >= xs:
+            view = np.lib.stride_tricks.as_strided(self.dram[start:], shape=(ys, xs, E),
+                                                   strides=(stride * E, E, 1), writeable=True)
+            view[...] = data
+        else:  # overlapping rows: later rows win, as in program order
+            for y in range(ys):
+                self.dram[start + y * stride * E:start + (y * stride + xs) * E] = data[y].ravel()
+        self.counters["store_bytes"] += data.size
+
+    # -- GEMM / ALU -------------------------------------------------------------------
+    def _indices(self, insn: Instruction, kind: str, row: int) -> np.ndarray:
+        """Flat indices of `kind` over the loops, in execution order (out, in, uop)."""
+        base = self.uop[row, insn.uop_bgn:insn.uop_end]
+        o = np.arange(insn.iter_out, dtype=np.int64) * getattr(insn, f"{kind}_factor_out")
+        i = np.arange(insn.iter_in, dtype=np.int64) * getattr(insn, f"{kind}_factor_in")
+        return (o[:, None, None] + i[None, :, None] + base[None, None, :]).ravel()
+
+    def _writeback(self, a: np.ndarray) -> None:
+        self.out[a] = self.acc[a].astype(np.int8)
+
+    def _gemm(self, insn: Instruction) -> None:
+        a = self._indices(insn, "dst", 0)
+        self.counters["gemm_uops"] += a.size
+        if a.size == 0:
+            return
+        if insn.reset:
+            self.acc[a] = 0
+            self.out[a] = 0
+            return
+        s = self._indices(insn, "src", 1)
+        w = self._indices(insn, "wgt", 2)
+        prod = np.matmul(self._inp_f[s], self._wgt_f[w].transpose(0, 2, 1)).astype(np.int32)
+        # several micro-ops may accumulate into one entry: sum them per destination
+        order = np.argsort(a, kind="stable")
+        sa = a[order]
+        starts = np.flatnonzero(np.concatenate(([True], sa[1:] != sa[:-1])))
+        dst = sa[starts]
+        self.acc[dst] += np.add.reduceat(prod[order], starts, axis=0)
+        self._writeback(dst)
+
+    def _alu(self, insn: Instruction) -> None:
+        a = self._indices(insn, "dst", 0)
+        self.counters["alu_uops"] += a.size
+        if a.size == 0:
+            return
+        if insn.reset:
+            self.acc[a] = 0
+            self.out[a] = 0
+            return
+        s = self._indices(insn, "src", 1)
+        op, use_imm = AluOp(insn.alu_opcode), bool(insn.use_imm)
+        imm = np.int32(insn.imm)
+        bounds = _hazard_free_segments(a, [s] if use_imm else [a, s])
+        for p, q in zip(bounds[:-1], bounds[1:]):
+            aa, ss = a[p:q], s[p:q]
+            if use_imm:
+                x, y = self.acc[ss], imm
+            else:
+                x, y = self.acc[aa], self.acc[ss]
+            r = alu_op(op, x, y, self.cfg.acc_bits)
+            # several writes of one entry in a segment: the last one wins
+            last = len(aa) - 1 - np.unique(aa[::-1], return_index=True)[1]
+            self.acc[aa[last]] = r[last]
+        self._writeback(np.unique(a))
+
+
+def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int) -> np.ndarray:
+    """One ALU operation on int32 lanes (SPEC section 3), wrapping like the hardware."""
+    y = np.broadcast_to(np.asarray(y, dtype=np.int32), x.shape)
+    if op == AluOp.MIN:
+        return np.minimum(x, y)
+    if op == AluOp.MAX:
+        return np.maximum(x, y)
+    if op == AluOp.ADD:
+        return x + y
+    if op == AluOp.MUL:
+        return x.astype(np.int8).astype(np.int32) * y.astype(np.int8).astype(np.int32)
+    if op == AluOp.SHR:
+        nbits = acc_bits.bit_length()  # LOG_ACC_WIDTH + 1
+        n = ((y.astype(np.int64) & ((1 << nbits) - 1)) ^ (1 << (nbits - 1))) - (1 << (nbits - 1))
+        x64 = x.astype(np.int64)
+        return np.where(n >= 0, x64 >> np.maximum(n, 0), x64 << np.maximum(-n, 0)).astype(np.int32)
+    if op == AluOp.CLP:
+        return np.maximum(np.minimum(x, y), -y)
+    if op == AluOp.MOV:
+        return y.copy()
+    raise ValueError(f"ALU opcode {op}")
+
+
+def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:
+    """Boundaries [0, ..., N] splitting the micro-op sequence so that no micro-op reads
+    an entry written by an earlier micro-op of its own segment."""
+    n = a.size
+    pos = np.arange(n, dtype=np.int64)
+    order = np.lexsort((pos, a))
+    keys = a[order] * n + pos[order]  # writes sorted by (entry, position)
+    prev = np.full(n, -1, dtype=np.int64)  # latest earlier write of anything read
+    for r in reads:
+        j = np.searchsorted(keys, r * n + pos, side="left") - 1
+        jj = np.maximum(j, 0)
+        hit = (j >= 0) & (keys[jj] // n == r)
+        prev = np.maximum(prev, np.where(hit, keys[jj] % n, -1))
+    bounds = [0]
+    if prev.max() < 0:
+        return [0, n]
+    p = 0
+    while p < n:
+        later = prev[p + 1:] >= p
+        q = p + 1 + int(np.argmax(later)) if later.any() else n
+        bounds.append(q)
+        p = q
+    return bounds
+
+
+def run_fsim(program, check: bool = True) -> RunResult:
+    """Run `program` on fsim; returns the final DRAM, the output regions and counters.
+    The program is checked first (ProgramError/DeadlockError on a bad program)."""
+    t0 = time.perf_counter()
+    if check:
+        check_program(program)
+    sim = FSim(program.config, program.dram.copy())
+    insns = program.insns
+    for _ in schedule(insns, execute=lambda i: sim.execute(insns[i], i)):
+        pass
+    return RunResult("fsim", len(insns), sim.counters, time.perf_counter() - t0, sim.dram,
+                     program.outputs(sim.dram))
