@@ -206,8 +206,8 @@ class VTAConfig:
             "GEMM": L.pack("GEMM", L.gemm_spec(uopd, f[MemType.ACC], f[MemType.INP], f[MemType.WGT])),
             "FINISH": L.pack("FINISH", L.HEAD),
             "ALU": L.pack("ALU", L.alu_spec(uopd, f[MemType.ACC])),
-            "UOP": L.pack("UOP", L.uop_spec(d[MemType.ACC], d[MemType.INP], d[MemType.WGT]),
-                          word_bits=self.uop_bits),
+            # contiguous from bit 0; checked against the micro-op width in _check_layouts
+            "UOP": L.pack("UOP", L.uop_spec(d[MemType.ACC], d[MemType.INP], d[MemType.WGT])),
         }
 
     # -- identity ---------------------------------------------------------------------

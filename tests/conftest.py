@@ -1,0 +1,28 @@
+from pathlib import Path
+
+import pytest
+
+from hwgen import load_config
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+# The configurations every reference behaviour is checked on.
+MAIN_CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32"]
+
+
+def config(name: str):
+    return load_config(CONFIG_DIR / f"{name}.json")
+
+
+@pytest.fixture(params=MAIN_CONFIGS)
+def cfg(request):
+    return config(request.param)
+
+
+@pytest.fixture
+def default_cfg():
+    return config("default")
+
+
+@pytest.fixture
+def ext_cfg():
+    return config("1x16x16-aluext")

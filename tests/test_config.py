@@ -1,0 +1,120 @@
+import json
+
+import pytest
+
+from hwgen import ConfigError, VTAConfig, load_config
+from hwgen.isa import MemType
+
+from .conftest import CONFIG_DIR
+
+
+def test_default_derived_values_match_spec():
+    c = VTAConfig()
+    assert (c.batch, c.block_in, c.block_out) == (1, 16, 16)
+    assert {m: c.depth[m] for m in (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC)} == {
+        MemType.UOP: 8192, MemType.INP: 2048, MemType.WGT: 1024, MemType.ACC: 2048}
+    assert c.log_depth[MemType.UOP] == 13 and c.log_depth[MemType.WGT] == 10
+    assert c.depth[MemType.OUT] == c.depth[MemType.ACC]
+    assert c.elem_bytes[MemType.INP] == 16 and c.elem_bytes[MemType.WGT] == 256
+    assert c.elem_bytes[MemType.ACC] == 64 and c.elem_bytes[MemType.ACC_8BIT] == 16
+
+
+def test_upstream_file_equals_defaults():
+    assert load_config(CONFIG_DIR / "default.json").isa_hash == VTAConfig().isa_hash
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_shipped_configs_are_valid(path):
+    c = load_config(path)
+    assert c.name in path.stem or path.stem == "default"
+    for name, lay in c.layouts.items():
+        assert lay.bits <= (c.uop_bits if name == "UOP" else 128)
+
+
+def test_non_square_and_batch():
+    c = VTAConfig({"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 5, "LOG_BATCH": 1})
+    assert (c.batch, c.block_in, c.block_out) == (2, 16, 32)
+    # WGT element: 32 x 16 bytes; depth 2^18 / 512
+    assert c.elem_bytes[MemType.WGT] == 512 and c.depth[MemType.WGT] == 512
+    assert c.elem_bytes[MemType.ACC] == 2 * 32 * 4
+
+
+def test_factor_restrict_narrows_fields():
+    c = load_config(CONFIG_DIR / "1x32x32.json")
+    assert c.layouts["GEMM"]["dst_factor_out"].width == c.log_depth[MemType.ACC] - 1
+    assert c.layouts["GEMM"]["wgt_factor_in"].width == c.log_depth[MemType.WGT]
+    assert c.uop_bits == 64
+
+
+def test_isa_hash_ignores_bus_and_target():
+    a = VTAConfig()
+    assert a.isa_hash == VTAConfig({"AXI_DATA_BITS": 512, "TARGET": "tsim", "FREQ_MHZ": 200}).isa_hash
+    assert a.build_hash != VTAConfig({"AXI_DATA_BITS": 512}).build_hash
+    assert a.isa_hash != VTAConfig({"LOG_ACC_BUFF_SIZE": 16}).isa_hash
+    # LOG_BLOCK is only a default: the resolved shape decides
+    assert VTAConfig({"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_BLOCK": 3}).isa_hash == a.isa_hash
+
+
+def test_replace_follows_log_block():
+    assert VTAConfig().replace(LOG_BLOCK=3, LOG_INP_BUFF_SIZE=14, LOG_WGT_BUFF_SIZE=16,
+                               LOG_ACC_BUFF_SIZE=16).block_in == 8
+
+
+# -- every class of invalid input names the field, the value and the fix ----------------
+
+BAD = [
+    # (fields, field named, words in the message)
+    ({"LOG_BATCH_SIZE": 1}, "LOG_BATCH_SIZE", ["unknown field", "LOG_BATCH"]),
+    ({"LOG_BATCH": "1"}, "LOG_BATCH", ["integer"]),
+    ({"LOG_BATCH": 1.0}, "LOG_BATCH", ["integer"]),
+    ({"ALU_EXT": 1}, "ALU_EXT", ["boolean"]),
+    ({"LOG_INP_WIDTH": 2}, "LOG_INP_WIDTH", ["width not allowed", "[3]"]),
+    ({"LOG_ACC_WIDTH": 4}, "LOG_ACC_WIDTH", ["width not allowed"]),
+    ({"LOG_UOP_WIDTH": 4}, "LOG_UOP_WIDTH", ["width not allowed", "[5, 6]"]),
+    ({"LOG_WGT_BUFF_SIZE": 7}, "LOG_WGT_BUFF_SIZE", ["too small for one element", "at least 8"]),
+    ({"LOG_INP_BUFF_SIZE": 22}, "LOG_INP_BUFF_SIZE", ["sram_base", "at most"]),
+    # ACC and INP 4096 deep (12 bits), factor fields 11 bits: GEMM fits, the micro-op does not
+    ({"LOG_ACC_BUFF_SIZE": 18, "LOG_INP_BUFF_SIZE": 16, "LOG_ACC_FACTOR_RESTRICT": 1,
+      "LOG_INP_FACTOR_RESTRICT": 1}, "LOG_UOP_WIDTH", ["micro-op needs 34 bits", "LOG_UOP_WIDTH to 6"]),
+    # 13-bit ACC/INP factors: the second word holds 4x13 + 10 bits, wgt_factor_in moves to bit 128
+    ({"LOG_ACC_BUFF_SIZE": 19, "LOG_INP_BUFF_SIZE": 17, "LOG_UOP_WIDTH": 6}, "instruction GEMM",
+     ["needs 138 bits", "limit is 128", "FACTOR_RESTRICT"]),
+    ({"AXI_DATA_BITS": 32}, "AXI_DATA_BITS", ["[64, 128, 256, 512]"]),
+    ({"AXI_DATA_BITS": 1024}, "AXI_DATA_BITS", ["[64, 128, 256, 512]"]),
+    ({"AXI_MAX_INFLIGHT": 0}, "AXI_MAX_INFLIGHT", ["between 1 and 64"]),
+    ({"LOG_WGT_FACTOR_RESTRICT": 10}, "LOG_WGT_FACTOR_RESTRICT", ["larger than the WGT depth bits (10)", "at most 9"]),
+    ({"LOG_OUT_WIDTH": 4}, "LOG_OUT_WIDTH", ["input width"]),
+    ({"LOG_OUT_BUFF_SIZE": 17}, "LOG_OUT_BUFF_SIZE", ["set it to 15"]),
+    ({"FREQ_MHZ": -5}, "FREQ_MHZ", ["positive"]),
+]
+
+
+@pytest.mark.parametrize("fields,field,words", BAD, ids=[b[1] + ":" + b[2][0] for b in BAD])
+def test_invalid_configuration(fields, field, words):
+    with pytest.raises(ConfigError) as e:
+        VTAConfig(fields)
+    assert e.value.field == field
+    msg = str(e.value)
+    assert msg.startswith(field)
+    for w in words:
+        assert w in msg, msg
+
+
+def test_upstream_legacy_fields_accepted():
+    c = VTAConfig({"LOG_OUT_WIDTH": 3, "LOG_OUT_BUFF_SIZE": 15})
+    assert c.isa_hash == VTAConfig().isa_hash
+
+
+def test_file_errors(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text('{"LOG_BATCH": 0,,}')
+    with pytest.raises(ConfigError, match="not valid JSON .line 1"):
+        load_config(p)
+    p.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="JSON object"):
+        load_config(p)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.json")
+    p.write_text(json.dumps({"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16,
+                             "LOG_ACC_BUFF_SIZE": 16}))
+    assert load_config(p).source == str(p)

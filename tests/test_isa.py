@@ -1,0 +1,168 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hwgen import AsmError, EncodingError, VTAConfig
+from hwgen.isa import (AluOp, Instruction, MemType, Opcode, assemble, decode, decode_program, decode_uops,
+                       disassemble, encode, encode_program, encode_uops)
+
+from .strategies import configs, instructions
+
+# Default positions, transcribed from SPEC section 2: field -> (msb, lsb).
+HEAD = {"opcode": (2, 0), "pop_prev": (3, 3), "pop_next": (4, 4), "push_prev": (5, 5), "push_next": (6, 6)}
+SPEC_MEM = {**HEAD, "memory_type": (9, 7), "sram_base": (25, 10), "dram_base": (57, 26), "y_size": (79, 64),
+            "x_size": (95, 80), "x_stride": (111, 96), "y_pad_0": (115, 112), "y_pad_1": (119, 116),
+            "x_pad_0": (123, 120), "x_pad_1": (127, 124)}
+SPEC_LOOP = {**HEAD, "reset": (7, 7), "uop_bgn": (20, 8), "uop_end": (34, 21), "iter_out": (48, 35),
+             "iter_in": (62, 49), "dst_factor_out": (74, 64), "dst_factor_in": (85, 75),
+             "src_factor_out": (96, 86), "src_factor_in": (107, 97)}
+SPEC_GEMM = {**SPEC_LOOP, "wgt_factor_out": (117, 108), "wgt_factor_in": (127, 118)}
+SPEC_ALU = {**SPEC_LOOP, "alu_opcode": (110, 108), "use_imm": (111, 111), "imm": (127, 112)}
+SPEC_UOP = {"dst_idx": (10, 0), "src_idx": (21, 11), "wgt_idx": (31, 22)}
+
+
+def spec_word(positions: dict, values: dict) -> int:
+    w = 0
+    for name, v in values.items():
+        msb, lsb = positions[name]
+        w |= (v & ((1 << (msb - lsb + 1)) - 1)) << lsb
+    return w
+
+
+def all_ones_but_opcode(positions, opcode):
+    """Each field set to a distinctive value: alternating bits, all within the field."""
+    vals = {}
+    for name, (msb, lsb) in positions.items():
+        width = msb - lsb + 1
+        vals[name] = int(("10" * width)[:width], 2)
+    vals["opcode"] = opcode
+    return vals
+
+
+@pytest.mark.parametrize("opcode,positions", [
+    (Opcode.LOAD, SPEC_MEM), (Opcode.STORE, SPEC_MEM), (Opcode.GEMM, SPEC_GEMM), (Opcode.ALU, SPEC_ALU)])
+def test_default_encoding_is_the_spec_layout(opcode, positions):
+    cfg = VTAConfig()
+    vals = all_ones_but_opcode(positions, int(opcode))
+    if "memory_type" in vals:
+        vals["memory_type"] = int(MemType.ACC_8BIT)
+    if "alu_opcode" in vals:
+        vals["alu_opcode"] = int(AluOp.MUL)
+    if "imm" in vals:
+        vals["imm"] = -21846  # 0b1010101010101010 as a signed 16-bit number
+    fields = {k: v for k, v in vals.items() if k != "opcode"}
+    got = int.from_bytes(encode(cfg, Instruction(opcode, **fields)), "little")
+    assert got == spec_word(positions, vals)
+    # each field alone lands at its SPEC bits
+    for name, (msb, lsb) in positions.items():
+        if name == "opcode":
+            continue
+        one = int.from_bytes(encode(cfg, Instruction(opcode, **{name: 1})), "little")
+        assert one == (1 << lsb) | int(opcode), name
+
+
+def test_default_uop_layout_and_words():
+    cfg = VTAConfig()
+    words = encode_uops(cfg, [5, 2047], [7, 0], [9, 1023])
+    assert words.dtype == np.dtype("<u4")
+    assert int(words[0]) == spec_word(SPEC_UOP, {"dst_idx": 5, "src_idx": 7, "wgt_idx": 9})
+    assert int(words[1]) == spec_word(SPEC_UOP, {"dst_idx": 2047, "src_idx": 0, "wgt_idx": 1023})
+    d, s, w = decode_uops(cfg, words)
+    assert list(d) == [5, 2047] and list(s) == [7, 0] and list(w) == [9, 1023]
+
+
+def test_finish_and_little_endian():
+    cfg = VTAConfig()
+    b = encode(cfg, Instruction(Opcode.FINISH, pop_next=1))
+    assert b == bytes([3 | 1 << 4]) + bytes(15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_encode_decode_round_trip(data):
+    cfg = data.draw(configs())
+    insns = data.draw(st.lists(instructions(cfg), min_size=1, max_size=8))
+    blob = encode_program(cfg, insns)
+    assert len(blob) == 16 * len(insns)
+    assert decode_program(cfg, blob) == insns
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_asm_disasm_round_trip(data):
+    cfg = data.draw(configs())
+    insns = data.draw(st.lists(instructions(cfg), min_size=1, max_size=8))
+    blob = encode_program(cfg, insns)
+    text = disassemble(cfg, blob)
+    assert encode_program(cfg, assemble(cfg, text)) == blob
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_uop_round_trip(data):
+    cfg = data.draw(configs())
+    lay = cfg.layouts["UOP"]
+    n = data.draw(st.integers(1, 20))
+    cols = [data.draw(st.lists(st.integers(0, lay[f].hi), min_size=n, max_size=n))
+            for f in ("dst_idx", "src_idx", "wgt_idx")]
+    words = encode_uops(cfg, *cols)
+    assert words.itemsize * 8 == cfg.uop_bits
+    assert [list(c) for c in decode_uops(cfg, words)] == cols
+
+
+def test_assembly_syntax():
+    cfg = VTAConfig({"ALU_EXT": True})
+    text = """
+    # a comment line
+    LOAD memory_type=INP sram_base=0 dram_base=0x40 y_size=1 x_size=4 x_stride=4 is_pad_min_value=1
+    gemm uop_bgn=0 uop_end=4 iter_out=1 iter_in=1 pop_prev=1   # trailing comment
+    ALU alu_opcode=clp use_imm=1 imm=-3 uop_end=1 iter_out=1 iter_in=1
+    STORE memory_type=4
+    FINISH
+    """
+    insns = assemble(cfg, text)
+    assert [i.opcode for i in insns] == [Opcode.LOAD, Opcode.GEMM, Opcode.ALU, Opcode.STORE, Opcode.FINISH]
+    assert insns[0].dram_base == 64 and insns[0].memory_type == MemType.INP and insns[0].is_pad_min_value == 1
+    assert insns[1].pop_prev == 1 and insns[1].push_next == 0
+    assert insns[2].alu_opcode == AluOp.CLP and insns[2].imm == -3
+    assert insns[3].memory_type == MemType.OUT
+
+
+@pytest.mark.parametrize("text,words", [
+    ("LOAD memory_type=INP sram_base=70000", ["prog.s:2:", "sram_base=70000", "16-bit", "0..65535"]),
+    ("ALU imm=40000", ["prog.s:2:", "imm=40000", "-32768..32767"]),
+    ("GEMM uop_bgn=8192", ["prog.s:2:", "uop_bgn=8192", "13-bit"]),
+    ("JUMP x=1", ["prog.s:2:", "unknown opcode 'JUMP'"]),
+    ("GEMM imm=1", ["prog.s:2:", "GEMM has no field 'imm'"]),
+    ("LOAD memory_type=FOO", ["prog.s:2:", "memory_type='FOO'", "UOP"]),
+    ("LOAD memory_type=7", ["prog.s:2:", "memory_type=7"]),
+    ("LOAD sram_base", ["prog.s:2:", "expected field=value"]),
+    ("LOAD sram_base=1 sram_base=2", ["prog.s:2:", "given twice"]),
+    ("ALU alu_opcode=MOV", ["prog.s:2:", "ALU_EXT"]),
+    ("LOAD is_pad_min_value=1", ["prog.s:2:", "no field 'is_pad_min_value'"]),
+])
+def test_assembly_errors_name_the_line(text, words):
+    with pytest.raises(AsmError) as e:
+        assemble(VTAConfig(), "FINISH\n" + text, source="prog.s")
+    assert e.value.line == 2
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_decode_rejects_what_assembly_cannot_express():
+    cfg = VTAConfig()
+    with pytest.raises(EncodingError, match="opcode 5"):
+        decode(cfg, bytes([5]) + bytes(15))
+    stray = int.from_bytes(encode(cfg, Instruction(Opcode.LOAD)), "little") | (1 << 60)
+    with pytest.raises(EncodingError, match=r"bits \[60\]"):
+        decode(cfg, stray.to_bytes(16, "little"))
+    with pytest.raises(EncodingError, match="instruction 1"):
+        decode_program(cfg, encode(cfg, Instruction(Opcode.FINISH)) + bytes([7]) + bytes(15))
+    with pytest.raises(EncodingError, match="multiple of 16"):
+        decode_program(cfg, bytes(17))
+
+
+def test_uop_out_of_range():
+    with pytest.raises(EncodingError, match="uop 1: src_idx=2048"):
+        encode_uops(VTAConfig(), [0, 0], [0, 2048], [0, 0])
