@@ -1,0 +1,195 @@
+"""Program format, builder and the checks every program passes before it runs."""
+import numpy as np
+import pytest
+
+from hwgen import DeadlockError, HwgenError, ProgramError, VTAConfig
+from hwgen.isa import MemType, Module, Opcode, assemble, format_insn
+from hwgen.program import Program, ProgramBuilder, check_program
+from hwgen.program import reference as ref
+from sim import run
+
+
+def asm_program(text, cfg=None, dram_bytes=1 << 16, uops=None):
+    cfg = cfg or VTAConfig()
+    dram = np.zeros(dram_bytes, dtype=np.uint8)
+    if uops is not None:  # micro-op words at DRAM byte 0
+        w = np.asarray(uops, dtype="<u4")
+        dram[:w.nbytes] = w.view(np.uint8)
+    return Program(cfg, assemble(cfg, text), dram)
+
+
+# -- bad programs: one per class, each naming the instruction -------------------------
+
+BAD = {
+    "pop_prev on load": ("LOAD memory_type=INP x_size=1 y_size=1 x_stride=1 pop_prev=1\nFINISH", 0,
+                         "pop_prev=1 but no module comes before the load module"),
+    "push_next on store": ("STORE memory_type=OUT push_next=1\nFINISH", 0,
+                           "push_next=1 but no module comes after the store module"),
+    "load too large": ("LOAD memory_type=INP sram_base=2042 y_size=2 x_size=4 x_stride=4\nFINISH", 0,
+                       "writes INP entries [2042, 2050)"),
+    "padded load too large": ("LOAD memory_type=ACC sram_base=2000 y_size=4 x_size=4 x_stride=4 y_pad_0=3 "
+                              "x_pad_1=3\nFINISH", 0, "7x7 block at sram_base=2000"),
+    "store too large": ("STORE memory_type=OUT sram_base=2047 y_size=1 x_size=2 x_stride=2\nFINISH", 0,
+                        "reads OUT entries [2047, 2049)"),
+    "dram out of range": ("FINISH\nLOAD memory_type=WGT dram_base=255 y_size=1 x_size=2 x_stride=2", 1,
+                          "touches DRAM bytes [65280, 65792)"),
+    "wgt padding": ("LOAD memory_type=WGT y_size=1 x_size=1 x_stride=1 x_pad_0=1\nFINISH", 0,
+                    "a WGT load cannot pad"),
+    "store not OUT": ("STORE memory_type=ACC y_size=1 x_size=1 x_stride=1\nFINISH", 0, "only OUT can be stored"),
+    "load OUT": ("LOAD memory_type=OUT y_size=1 x_size=1 x_stride=1\nFINISH", 0, "OUT cannot be loaded"),
+    "uop never loaded": ("GEMM uop_bgn=0 uop_end=2 iter_out=1 iter_in=1\nFINISH", 0,
+                         "micro-op slot 0 was never loaded"),
+    "uop_end past buffer": ("GEMM uop_bgn=0 uop_end=9000 iter_out=1 iter_in=1\nFINISH", 0,
+                            "uop_end=9000 is past the micro-op buffer"),
+    "gemm dst out of ACC": ("LOAD memory_type=UOP y_size=1 x_size=1 x_stride=1\n"
+                            "GEMM uop_bgn=0 uop_end=1 iter_out=3 iter_in=2 dst_factor_out=1000 dst_factor_in=50\n"
+                            "FINISH", 1, "dst index reaches 2050"),
+    "gemm wgt out of WGT": ("LOAD memory_type=UOP y_size=1 x_size=1 x_stride=1\n"
+                            "GEMM uop_bgn=0 uop_end=1 iter_out=1 iter_in=3 wgt_factor_in=1000\nFINISH", 1,
+                            "wgt index reaches 2000"),
+    "alu src out of ACC": ("LOAD memory_type=UOP y_size=1 x_size=1 x_stride=1\n"
+                           "ALU uop_bgn=0 uop_end=1 iter_out=3 iter_in=1 src_factor_out=1024\nFINISH", 1,
+                           "src index reaches 2048"),
+    "push never popped": ("LOAD memory_type=INP push_next=1\nFINISH", 0,
+                          "queue L2C: 1 pushes by load but 0 pops by compute"),
+    "pop never pushed": ("LOAD memory_type=INP push_next=1\nGEMM pop_prev=1\nGEMM pop_prev=1\nFINISH", 2,
+                         "queue L2C: 2 pops by compute but only 1 pushes by load"),
+    "compute after finish": ("FINISH\nGEMM", 1, "compute instruction after FINISH"),
+}
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_bad_program(name):
+    text, index, words = BAD[name]
+    with pytest.raises(ProgramError) as e:
+        check_program(asm_program(text, uops=[0]))
+    assert e.value.index == index, str(e.value)
+    assert f"instruction {index} (" in str(e.value)
+    assert words in str(e.value)
+
+
+def test_missing_finish():
+    with pytest.raises(ProgramError, match="no FINISH"):
+        check_program(asm_program("LOAD memory_type=INP"))
+
+
+def test_deadlock_names_each_blocked_module():
+    text = """
+    LOAD memory_type=INP pop_next=1 push_next=1   # waits for compute
+    GEMM pop_prev=1 push_prev=1                   # waits for load
+    FINISH
+    """
+    p = asm_program(text)
+    with pytest.raises(DeadlockError) as e:
+        check_program(p)
+    assert set(e.value.blocked) == {"load", "compute"}
+    assert "instruction 0 (LOAD.INP) waits for a token: pop_next on C2L" in e.value.blocked["load"]
+    assert "instruction 1 (GEMM) waits for a token: pop_prev on L2C" in e.value.blocked["compute"]
+    with pytest.raises(DeadlockError):
+        run(p, check=False)  # fsim detects it on its own too
+
+
+def test_program_for_another_configuration():
+    p = ref.save_load(VTAConfig())
+    p.check_config(VTAConfig({"AXI_DATA_BITS": 512}))  # same ISA: fine
+    with pytest.raises(ProgramError, match="LOG_ACC_BUFF_SIZE: program 17 vs target 16"):
+        p.check_config(VTAConfig({"LOG_ACC_BUFF_SIZE": 16}))
+
+
+def test_save_load_round_trip(tmp_path, cfg):
+    p = ref.blocked_gemm(cfg, 32, 4 * cfg.block_in, 2 * cfg.block_out, threads=2)
+    path = p.save(tmp_path / "g.vtaprog")
+    q = Program.load(path)
+    assert q.config == cfg and q.insns == p.insns and q.meta == p.meta
+    assert q.regions == p.regions
+    np.testing.assert_array_equal(q.dram, p.dram)
+    np.testing.assert_array_equal(run(q).outputs["out"], run(p).outputs["out"])
+
+
+def test_load_rejects_other_files(tmp_path):
+    bad = tmp_path / "x.vtaprog"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(HwgenError, match="not a readable hwgen program"):
+        Program.load(bad)
+
+
+# -- builder ------------------------------------------------------------------------
+
+def test_dependency_flags_and_noops(default_cfg):
+    b = ProgramBuilder(default_cfg)
+    x = b.input("x", np.zeros((4, 1, 16), dtype=np.int8))
+    b.dep_pop("load", "compute")          # nothing pushed yet: pending on compute
+    b.dep_push("load", "compute")         # load has no instruction: a no-op carries the push
+    b.load("INP", 0, x, x_size=4)
+    b.dep_push("load", "compute")         # attached to that load
+    b.dep_pop("load", "compute")          # second pop while one is pending: a compute no-op
+    b.gemm([(0, 0, 0)], reset=True)       # takes the pending pop
+    insns = b.insns
+    text = [format_insn(default_cfg, i) for i in insns]
+    assert text[0] == "LOAD push_next=1 memory_type=INP"
+    assert text[1].startswith("LOAD push_next=1 memory_type=INP") and "x_size=4" in text[1]
+    assert insns[2].mnemonic == "LOAD.UOP" and insns[2].pop_prev == 1 and insns[2].x_size == 0
+    assert insns[3].mnemonic == "LOAD.UOP" and insns[3].x_size == 1   # the kernel
+    assert insns[4].opcode == Opcode.GEMM and insns[4].pop_prev == 0  # the pending pop went to the uop load
+    p = b.finish()
+    assert p.insns[-1].opcode == Opcode.FINISH
+    check_program(p)
+
+
+def test_no_neighbour_dependency_is_refused(default_cfg):
+    with pytest.raises(HwgenError, match="not neighbours"):
+        ProgramBuilder(default_cfg).dep_push("load", "store")
+
+
+def test_uop_kernels_are_cached(default_cfg):
+    b = ProgramBuilder(default_cfg)
+    for _ in range(3):
+        b.alu("ADD", [0, 1, 2], imm=1)
+    b.alu("ADD", [0, 1], imm=1)
+    uop_loads = [i for i in b.insns if i.mnemonic == "LOAD.UOP"]
+    assert len(uop_loads) == 2 and uop_loads[1].sram_base == 3
+    p = b.finish()
+    assert p.regions["uops"].shape == (5,) and p.regions["uops"].role == "uop"
+
+
+def test_uop_buffer_wraps_when_full():
+    cfg = VTAConfig({"LOG_UOP_BUFF_SIZE": 5})  # 8 micro-ops
+    b = ProgramBuilder(cfg)
+    b.alu("ADD", np.arange(6), imm=1)
+    b.alu("ADD", np.arange(1, 6), imm=1)   # does not fit after the first: starts over at 0
+    loads = [i for i in b.insns if i.mnemonic == "LOAD.UOP"]
+    assert [i.sram_base for i in loads] == [0, 0]
+    b.alu("ADD", np.arange(6), imm=1)      # evicted: loaded again
+    assert len([i for i in b.insns if i.mnemonic == "LOAD.UOP"]) == 3
+    with pytest.raises(HwgenError, match="does not fit the 8-entry micro-op buffer"):
+        b.alu("ADD", np.arange(9), imm=1)
+    b.finish()
+
+
+def test_loops_compress_or_unroll_to_the_same_result(cfg):
+    for compress in (True, False):
+        p = ref.blocked_gemm(cfg, 4 * cfg.batch, 2 * cfg.block_in, 2 * cfg.block_out, compress=compress)
+        gemms = [i for i in p.insns if i.opcode == Opcode.GEMM and not i.reset]
+        n_uops = sum(i.uop_end - i.uop_bgn for i in gemms)
+        assert (n_uops == 2) if compress else (n_uops == 4 * 2 * 2)
+        assert run(p).counters["gemm_uops"] == 4 * 2 * 2 + 4 * 2
+
+
+def test_regions_are_aligned_and_transfers_bounded(default_cfg):
+    b = ProgramBuilder(default_cfg)
+    a = b.input("a", np.zeros(3, dtype=np.int8))
+    w = b.input("w", np.zeros((2, 16, 16), dtype=np.int8))
+    assert w.addr % default_cfg.elem_bytes[MemType.WGT] == 0 and w.addr > a.addr
+    with pytest.raises(HwgenError, match="reaches byte 768 of region 'w', which has 512 bytes"):
+        b.load("WGT", 0, w, 1, x_size=2)
+    with pytest.raises(HwgenError, match="already exists"):
+        b.input("a", np.zeros(3))
+    with pytest.raises(HwgenError, match="ALU_EXT"):
+        b.load("INP", 0, a, x_size=0, pad_min=True)
+
+
+def test_finish_synchronises_only_used_modules(default_cfg):
+    b = ProgramBuilder(default_cfg)
+    b.alu("ADD", [0], imm=1)
+    p = b.finish()
+    assert [i.module for i in p.insns] == [Module.COMPUTE] * 3
