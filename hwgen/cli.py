@@ -143,6 +143,7 @@ def cmd_example(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import sim
     p = argparse.ArgumentParser(prog="hwgen", description="Generate, program and verify VTA accelerators.")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -167,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file")
-    r.add_argument("--target", default="fsim", help="fsim")
+    r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS), help="where to run (default fsim)")
     r.add_argument("--config", help="the target's configuration (default: the program's own)")
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     r.add_argument("--json", action="store_true", help="print one JSON object")

@@ -35,9 +35,14 @@ class FSim:
         self.wgt = np.zeros((d[MemType.WGT], BO, BI), dtype=np.int8)
         self.acc = np.zeros((d[MemType.ACC], B, BO), dtype=np.int32)
         self.out = np.zeros((d[MemType.OUT], B, BO), dtype=np.int8)
-        # float32 mirrors for the GEMM: int8 dot products of up to 1024 terms are exact
-        self._inp_f = np.zeros(self.inp.shape, dtype=np.float32)
-        self._wgt_f = np.zeros(self.wgt.shape, dtype=np.float32)
+        # Floating-point mirrors for the GEMM (BLAS-speed batched matmul): exact as long as
+        # every dot product stays below the mantissa (2^24 for float32, 2^53 for float64).
+        bound = (1 << (cfg.inp_bits - 1)) * (1 << (cfg.wgt_bits - 1)) * BI
+        ftype = np.float32 if bound < (1 << 24) else np.float64
+        if bound >= (1 << 53):
+            raise ValueError(f"fsim's GEMM cannot compute {cfg.name} dot products exactly")
+        self._inp_f = np.zeros(self.inp.shape, dtype=ftype)
+        self._wgt_f = np.zeros(self.wgt.shape, dtype=ftype)
         self.counters = {
             "load_bytes": {m.name: 0 for m in _COUNTED_LOADS},
             "store_bytes": 0,

@@ -4,8 +4,11 @@ input regions, written from the SPEC's definitions, never from fsim's output."""
 import numpy as np
 import pytest
 
+from hwgen import load_config
 from hwgen.program import reference as ref
 from sim import run
+
+from .conftest import CONFIG_DIR
 
 PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
 
@@ -116,3 +119,14 @@ def test_blocked_gemm(cfg, shape, compress, threads):
     assert r.counters["gemm_uops"] == o * n * m + resets
     if not compress:
         assert all(i.iter_out == 1 and i.iter_in == 1 for i in p.insns if i.mnemonic == "GEMM")
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_every_shipped_configuration(path):
+    """Blocked GEMM (double-buffered) and an ALU chain on every configuration in configs/."""
+    c = load_config(path)
+    p = ref.blocked_gemm(c, 4 * c.batch, 4 * c.block_in, 4 * c.block_out, threads=2)
+    np.testing.assert_array_equal(run(p).outputs["out"], gemm_reference(p.read("x"), p.read("w")))
+    p = ref.shift_scale(c, seed=11)
+    a = p.read("a").astype(np.int64)
+    np.testing.assert_array_equal(run(p).outputs["out"], ((a + p.meta["shift"]) >> p.meta["scale"]).astype(np.int8))

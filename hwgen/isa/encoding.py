@@ -7,11 +7,12 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import EncodingError
-from .layout import INSN_BITS, Layout
+from .layout import INSN_BITS, Layout, all_field_names
 from .opcodes import EXT_ALU_OPS, AluOp, MemType, Module, Opcode, module_of
 
 INSN_BYTES = INSN_BITS // 8
 _ENUMS = {"memory_type": MemType, "alu_opcode": AluOp}
+FIELD_NAMES = all_field_names()
 
 
 class Instruction:
@@ -25,18 +26,10 @@ class Instruction:
         self.fields = {k: int(v) for k, v in fields.items()}
 
     def __getattr__(self, name: str) -> int:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return self.fields.get(name, 0)
-        except AttributeError:  # during unpickling, before fields exist
-            raise AttributeError(name) from None
-
-    def __getstate__(self):
-        return (self.opcode, self.fields)
-
-    def __setstate__(self, state):
-        self.opcode, self.fields = state
+        # only reached for names that are not attributes: instruction fields read as 0
+        if name not in FIELD_NAMES:
+            raise AttributeError(f"instructions have no field {name!r}")
+        return self.fields.get(name, 0)
 
     @property
     def module(self) -> Module:

@@ -133,3 +133,9 @@ def alu_spec(uopd: int, accf: int) -> list:
 
 def uop_spec(accd: int, inpd: int, wgtd: int) -> list:
     return [("dst_idx", accd), ("src_idx", max(accd, inpd)), ("wgt_idx", wgtd)]
+
+
+def all_field_names() -> frozenset[str]:
+    """Every instruction field name of any configuration (names do not depend on widths)."""
+    specs = memory_spec(True) + gemm_spec(1, 1, 1, 1) + alu_spec(1, 1)
+    return frozenset(entry[0] for entry in specs)
