@@ -12,9 +12,9 @@ from .config import load_config
 from .errors import HwgenError
 
 
-def _console():
+def _console(stderr: bool = False):
     from rich.console import Console
-    return Console()
+    return Console(stderr=stderr)
 
 
 # -- config -------------------------------------------------------------------------
@@ -88,7 +88,11 @@ def cmd_run(args) -> int:
     prog = Program.load(args.program)
     if args.config:
         prog.check_config(load_config(args.config))
-    result = sim.run(prog, args.target)
+    from rich.progress import Progress
+    with Progress(console=_console(stderr=True), transient=True,
+                  disable=args.json or not sys.stderr.isatty()) as bar:
+        task = bar.add_task(f"{args.target}", total=len(prog.insns))
+        result = sim.run(prog, args.target, progress=lambda done, total: bar.update(task, completed=done))
     outdir = Path(args.output) if args.output else Path(args.program).with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
     files = {}

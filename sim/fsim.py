@@ -9,6 +9,7 @@ split into hazard-free segments, each computed in one vectorised step.
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -142,14 +143,19 @@ class FSim:
     def _writeback(self, a: np.ndarray) -> None:
         self.out[a] = self.acc[a].astype(np.int8)
 
-    def _gemm(self, insn: Instruction) -> None:
+    def _destinations(self, insn: Instruction, counter: str) -> np.ndarray | None:
+        """Destination indices of a GEMM/ALU, counted; a reset zeroes them (ACC and OUT)
+        and returns None, as does an instruction with no iterations."""
         a = self._indices(insn, "dst", 0)
-        self.counters["gemm_uops"] += a.size
-        if a.size == 0:
-            return
+        self.counters[counter] += a.size
         if insn.reset:
             self.acc[a] = 0
             self.out[a] = 0
+        return None if a.size == 0 or insn.reset else a
+
+    def _gemm(self, insn: Instruction) -> None:
+        a = self._destinations(insn, "gemm_uops")
+        if a is None:
             return
         s = self._indices(insn, "src", 1)
         w = self._indices(insn, "wgt", 2)
@@ -163,13 +169,8 @@ class FSim:
         self._writeback(dst)
 
     def _alu(self, insn: Instruction) -> None:
-        a = self._indices(insn, "dst", 0)
-        self.counters["alu_uops"] += a.size
-        if a.size == 0:
-            return
-        if insn.reset:
-            self.acc[a] = 0
-            self.out[a] = 0
+        a = self._destinations(insn, "alu_uops")
+        if a is None:
             return
         s = self._indices(insn, "src", 1)
         op, use_imm = AluOp(insn.alu_opcode), bool(insn.use_imm)
@@ -236,15 +237,17 @@ def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:
     return bounds
 
 
-def run_fsim(program, check: bool = True) -> RunResult:
+def run_fsim(program, check: bool = True, progress: Callable[[int, int], None] | None = None) -> RunResult:
     """Run `program` on fsim; returns the final DRAM, the output regions and counters.
-    The program is checked first (ProgramError/DeadlockError on a bad program)."""
+    The program is checked first (ProgramError/DeadlockError on a bad program).
+    `progress(done, total)` is called after each instruction."""
     t0 = time.perf_counter()
     if check:
         check_program(program)
     sim = FSim(program.config, program.dram.copy())
     insns = program.insns
-    for _ in schedule(insns, execute=lambda i: sim.execute(insns[i], i)):
-        pass
+    for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
+        if progress is not None:
+            progress(done, len(insns))
     return RunResult("fsim", len(insns), sim.counters, time.perf_counter() - t0, sim.dram,
                      program.outputs(sim.dram))

@@ -31,7 +31,7 @@ BAD = {
                               "x_pad_1=3\nFINISH", 0, "7x7 block at sram_base=2000"),
     "store too large": ("STORE memory_type=OUT sram_base=2047 y_size=1 x_size=2 x_stride=2\nFINISH", 0,
                         "reads OUT entries [2047, 2049)"),
-    "dram out of range": ("FINISH\nLOAD memory_type=WGT dram_base=255 y_size=1 x_size=2 x_stride=2", 1,
+    "dram out of range": ("LOAD memory_type=WGT dram_base=255 y_size=1 x_size=2 x_stride=2\nFINISH", 0,
                           "touches DRAM bytes [65280, 65792)"),
     "wgt padding": ("LOAD memory_type=WGT y_size=1 x_size=1 x_stride=1 x_pad_0=1\nFINISH", 0,
                     "a WGT load cannot pad"),
@@ -54,7 +54,8 @@ BAD = {
                           "queue L2C: 1 pushes by load but 0 pops by compute"),
     "pop never pushed": ("LOAD memory_type=INP push_next=1\nGEMM pop_prev=1\nGEMM pop_prev=1\nFINISH", 2,
                          "queue L2C: 2 pops by compute but only 1 pushes by load"),
-    "compute after finish": ("FINISH\nGEMM", 1, "compute instruction after FINISH"),
+    "compute after finish": ("FINISH\nGEMM", 1, "instruction after FINISH (instruction 0)"),
+    "store after finish": ("FINISH\nSTORE memory_type=OUT", 1, "instruction after FINISH"),
 }
 
 

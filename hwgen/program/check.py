@@ -3,7 +3,7 @@ Each problem is a ProgramError naming the instruction number and field:
 flags that name a missing neighbour, memory types a module cannot handle, padding
 where none is allowed, scratchpad writes past a buffer, DRAM accesses outside the
 image, micro-op slots never loaded, GEMM/ALU indices outside their buffers,
-unbalanced token queues, a missing FINISH and deadlock."""
+unbalanced token queues, a missing FINISH or anything after it, and deadlock."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,9 +74,9 @@ def check_program(program) -> CheckReport:
                     side = "before" if flag.endswith("prev") else "after"
                     raise err(f"{flag}=1 but no module comes {side} the {m.label} module; clear the flag")
                 (pops if flag.startswith("pop") else pushes)[q].append(i)
-        if fin is not None and i > fin and m == Module.COMPUTE:
-            raise err(f"compute instruction after FINISH (instruction {fin}) would run after the core reports "
-                      "done; move FINISH to the end")
+        if fin is not None and i > fin:
+            raise err(f"instruction after FINISH (instruction {fin}): the core may report done before it runs; "
+                      "end the program with FINISH")
 
         if insn.opcode in (Opcode.LOAD, Opcode.STORE):
             _check_memory(cfg, insn, m, dram_size, err)
