@@ -20,6 +20,7 @@ from hwgen.program.tokens import neighbour_queues, schedule
 
 from .result import RunResult
 
+_GEMM_CHUNK = 4096  # micro-ops per vectorised GEMM step
 _COUNTED_LOADS = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.ACC_8BIT)
 
 
@@ -159,14 +160,17 @@ class FSim:
             return
         s = self._indices(insn, "src", 1)
         w = self._indices(insn, "wgt", 2)
-        prod = np.matmul(self._inp_f[s], self._wgt_f[w].transpose(0, 2, 1)).astype(np.int32)
-        # several micro-ops may accumulate into one entry: sum them per destination
-        order = np.argsort(a, kind="stable")
-        sa = a[order]
-        starts = np.flatnonzero(np.concatenate(([True], sa[1:] != sa[:-1])))
-        dst = sa[starts]
-        self.acc[dst] += np.add.reduceat(prod[order], starts, axis=0)
-        self._writeback(dst)
+        # in cache-sized chunks; sums are associative, so chunking does not change results
+        for c in range(0, a.size, _GEMM_CHUNK):
+            ca, cs, cw = a[c:c + _GEMM_CHUNK], s[c:c + _GEMM_CHUNK], w[c:c + _GEMM_CHUNK]
+            prod = np.matmul(self._inp_f[cs], self._wgt_f[cw].transpose(0, 2, 1)).astype(np.int32)
+            # several micro-ops may accumulate into one entry: sum them per destination
+            order = np.argsort(ca, kind="stable")
+            sa = ca[order]
+            starts = np.flatnonzero(np.concatenate(([True], sa[1:] != sa[:-1])))
+            dst = sa[starts]
+            self.acc[dst] += np.add.reduceat(prod[order], starts, axis=0)
+            self._writeback(dst)
 
     def _alu(self, insn: Instruction) -> None:
         a = self._destinations(insn, "alu_uops")
