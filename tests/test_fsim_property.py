@@ -1,123 +1,24 @@
-"""fsim's vectorised GEMM/ALU against a literal interpreter of SPEC section 3: nested
-Python loops over (o, i, u), one lane at a time, Python integers wrapped by hand. Small
+"""fsim's vectorised GEMM/ALU against the literal interpreter of SPEC section 3. Small
 buffers make indices collide often, so micro-ops read and write each other's entries."""
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from hwgen import VTAConfig
-from hwgen.isa import AluOp, Instruction, MemType, Opcode
 from sim.fsim import FSim
 
-SMALL = [
-    VTAConfig({"LOG_BATCH": 0, "LOG_BLOCK": 1, "LOG_INP_BUFF_SIZE": 5, "LOG_WGT_BUFF_SIZE": 5,
-               "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
-    VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 6,
-               "LOG_WGT_BUFF_SIZE": 6, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
-]
-
-
-def wrap32(v: int) -> int:
-    return ((v + (1 << 31)) % (1 << 32)) - (1 << 31)
-
-
-def sext8(v: int) -> int:
-    return ((v & 0xFF) ^ 0x80) - 0x80
-
-
-def lane_op(op: AluOp, x: int, y: int) -> int:
-    if op == AluOp.MIN:
-        return min(x, y)
-    if op == AluOp.MAX:
-        return max(x, y)
-    if op == AluOp.ADD:
-        return wrap32(x + y)
-    if op == AluOp.MUL:
-        return sext8(x) * sext8(y)
-    if op == AluOp.SHR:
-        n = ((y & 63) ^ 32) - 32
-        return wrap32(x >> n) if n >= 0 else wrap32(x << -n)
-    if op == AluOp.CLP:
-        return max(min(x, y), wrap32(-y))
-    return y  # MOV
-
-
-def interpret(cfg, acc, out, inp, wgt, uops, insn):
-    acc, out = acc.astype(object), out.copy()
-    B, BO, BI = cfg.batch, cfg.block_out, cfg.block_in
-    for o in range(insn.iter_out):
-        for i in range(insn.iter_in):
-            for u in range(insn.uop_bgn, insn.uop_end):
-                d, s, w = (int(v) for v in uops[:, u])
-                a = d + o * insn.dst_factor_out + i * insn.dst_factor_in
-                s = s + o * insn.src_factor_out + i * insn.src_factor_in
-                for b in range(B):
-                    for j in range(BO):
-                        if insn.reset:
-                            acc[a, b, j] = 0
-                        elif insn.opcode == Opcode.GEMM:
-                            w_ = w + o * insn.wgt_factor_out + i * insn.wgt_factor_in
-                            dot = sum(int(inp[s, b, k]) * int(wgt[w_, j, k]) for k in range(BI))
-                            acc[a, b, j] = wrap32(acc[a, b, j] + dot)
-                        else:
-                            if insn.use_imm:
-                                x, y = acc[s, b, j], insn.imm
-                            else:
-                                x, y = acc[a, b, j], acc[s, b, j]
-                            acc[a, b, j] = lane_op(AluOp(insn.alu_opcode), x, y)
-                        out[a, b, j] = sext8(acc[a, b, j])
-    return acc.astype(np.int64), out
-
-
-@st.composite
-def cases(draw):
-    cfg = draw(st.sampled_from(SMALL))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    d = cfg.depth
-    opcode = draw(st.sampled_from([Opcode.GEMM, Opcode.ALU]))
-    n_uops = draw(st.integers(1, 6))
-    it_out, it_in = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    src_depth = d[MemType.INP] if opcode == Opcode.GEMM else d[MemType.ACC]
-
-    def factors(depth):  # out/in factors and a base that keep every index in range
-        fo, fi = draw(st.integers(0, 3)), draw(st.integers(0, 3))
-        top = depth - 1 - (it_out - 1) * fo - (it_in - 1) * fi
-        if top < 0:
-            fo = fi = 0
-            top = depth - 1
-        return fo, fi, rng.integers(0, top + 1, n_uops)
-
-    dfo, dfi, dst = factors(d[MemType.ACC])
-    sfo, sfi, src = factors(src_depth)
-    wfo, wfi, wgt = factors(d[MemType.WGT])
-    fields = dict(uop_bgn=3, uop_end=3 + n_uops, iter_out=it_out, iter_in=it_in, reset=int(draw(st.integers(0, 9)) == 0),
-                  dst_factor_out=dfo, dst_factor_in=dfi, src_factor_out=sfo, src_factor_in=sfi)
-    if opcode == Opcode.GEMM:
-        fields.update(wgt_factor_out=wfo, wgt_factor_in=wfi)
-    else:
-        use_imm = draw(st.booleans())
-        fields.update(alu_opcode=draw(st.sampled_from(list(AluOp))), use_imm=int(use_imm),
-                      imm=draw(st.integers(-40, 40) | st.integers(-(1 << 15), (1 << 15) - 1)))
-    return cfg, seed, dst, src, wgt, Instruction(opcode, **fields)
+from .spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
 
 
 @settings(max_examples=150, deadline=None)
-@given(cases())
+@given(loop_cases())
 def test_vectorised_matches_literal_loops(case):
     cfg, seed, dst, src, wgt, insn = case
-    rng = np.random.default_rng(seed + 1)
+    state = random_state(cfg, seed + 1)
     sim = FSim(cfg, np.zeros(16, dtype=np.uint8))
-    big = rng.integers(-(1 << 31), 1 << 31, sim.acc.shape)
-    small = rng.integers(-300, 300, sim.acc.shape)
-    sim.acc[...] = np.where(rng.random(sim.acc.shape) < 0.3, big, small)
-    sim.out[...] = rng.integers(-128, 128, sim.out.shape)
-    sim.inp[...] = rng.integers(-128, 128, sim.inp.shape)
-    sim.wgt[...] = rng.integers(-128, 128, sim.wgt.shape)
+    for name in ("acc", "out", "inp", "wgt"):
+        getattr(sim, name)[...] = state[name]
     sim._inp_f[...] = sim.inp
     sim._wgt_f[...] = sim.wgt
-    n = len(dst)
-    sim.uop[:, 3:3 + n] = np.stack([dst, src, wgt])
+    sim.uop[:, UOP_BASE:UOP_BASE + len(dst)] = np.stack([dst, src, wgt])
     acc, out = interpret(cfg, sim.acc.copy(), sim.out.copy(), sim.inp, sim.wgt, sim.uop, insn)
     sim.execute(insn, 0)
     np.testing.assert_array_equal(sim.acc, acc)

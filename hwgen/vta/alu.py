@@ -1,0 +1,114 @@
+"""TensorAlu: the vector ALU, pipelined at one micro-op per cycle for immediate and
+two-operand forms (ACC has two read ports).
+
+  S1  (index valid)  read ACC[dst] (port a) and ACC[src] (port b)
+  S2                 register the read data
+  S3                 forward both operands, compute lane by lane, write ACC[dst] and OUT[dst]
+
+Operands (SPEC section 3): with use_imm, x = ACC[src] and y = imm; otherwise
+x = ACC[dst] and y = ACC[src]. Forwarding covers the two writes between S1 and S3.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.layout import ALU_IMM_BITS, ALUOP_BITS
+from ..isa.opcodes import AluOp, MemType
+from .gemm import READ_TO_WRITE, AccWriteSignature, out_lanes, wrap_lanes
+from .hazard import WriteHistory
+from .index_gen import IndexGenerator, loop_layout
+from .layouts import entry_layout
+
+
+def alu_lane(op, x, y, acc_bits: int, ext: bool):
+    """One lane of every ALU operation, selected by `op`; x and y are signed
+    ACC_WIDTH values, the result is truncated to ACC_WIDTH by the caller."""
+    shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
+    n = y[:shift_bits].as_signed()
+    left = (-n)[:shift_bits]                              # 1 .. 2^(shift_bits-1) when n < 0
+    results = {
+        AluOp.MIN: Mux(x < y, x, y),
+        AluOp.MAX: Mux(x > y, x, y),
+        AluOp.ADD: x + y,
+        AluOp.SHR: Mux(n[-1], (x << left)[:acc_bits], x >> n[:shift_bits - 1]),
+        AluOp.MUL: x[:8].as_signed() * y[:8].as_signed(),
+    }
+    if ext:
+        neg_y = (-y)[:acc_bits].as_signed()
+        mn = Mux(x < y, x, y)
+        results[AluOp.CLP] = Mux(mn > neg_y, mn, neg_y)
+        results[AluOp.MOV] = y
+    out = results[AluOp.MIN]
+    for code, value in results.items():
+        out = Mux(op == code, value, out)
+    return out
+
+
+class TensorAlu(wiring.Component):
+    """`start` with `params`, `reset`, `op`, `use_imm` and `imm` runs one ALU
+    instruction; `busy` holds until its last write is done."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        d = cfg.log_depth
+        acc_bits = entry_layout(cfg, MemType.ACC).size
+        port = memory.ReadPort.Signature(addr_width=d[MemType.ACC], shape=acc_bits)
+        super().__init__({
+            "start": In(1),
+            "params": In(loop_layout(cfg)),
+            "reset": In(1),
+            "op": In(ALUOP_BITS),
+            "use_imm": In(1),
+            "imm": In(signed(ALU_IMM_BITS)),
+            "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
+            "acc_a": In(port),
+            "acc_b": In(port),
+            "write": Out(AccWriteSignature(cfg)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.index = idx = IndexGenerator(cfg)
+        wiring.connect(m, wiring.flipped(self.uop), idx.uop)
+        m.d.comb += [idx.start.eq(self.start), idx.params.eq(self.params)]
+        reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
+        imm = Signal(signed(cfg.acc_bits))
+        with m.If(self.start):
+            m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm)]
+
+        acc_layout = entry_layout(cfg, MemType.ACC)
+        dst_bits = len(self.write.addr)
+        # S1
+        m.d.comb += [self.acc_a.addr.eq(idx.dst), self.acc_b.addr.eq(idx.src)]
+        s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
+        m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
+        # S2
+        s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
+        s3_a, s3_b = Signal(acc_layout.size), Signal(acc_layout.size)
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src),
+                     s3_a.eq(self.acc_a.data), s3_b.eq(self.acc_b.data)]
+        # S3
+        hist = WriteHistory(m, READ_TO_WRITE, dst_bits, acc_layout.size)
+        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a))
+        at_src = data.View(acc_layout, hist.forward(s3_src, s3_b))
+        lanes = []
+        for b in range(cfg.batch):
+            for j in range(cfg.block_out):
+                x = Mux(use_imm, at_src[b][j], at_dst[b][j])
+                y = Mux(use_imm, imm, at_src[b][j])
+                lanes.append(alu_lane(op, x, y, cfg.acc_bits, cfg.ALU_EXT))
+        new = Signal(acc_layout)
+        m.d.comb += new.eq(wrap_lanes(cfg, lanes))
+        with m.If(reset):
+            m.d.comb += new.eq(0)
+        m.d.comb += [
+            self.write.en.eq(s3_valid), self.write.addr.eq(s3_dst),
+            self.write.acc.eq(new), self.write.out.eq(out_lanes(cfg, new)),
+            self.busy.eq(idx.busy | s2_valid | s3_valid),
+        ]
+        hist.record(s3_valid, s3_dst, new.as_value())
+        return m

@@ -1,0 +1,124 @@
+"""TensorGemm: the GEMM core, fully pipelined at one micro-op per cycle.
+
+  S1  (index valid)  read INP[src], WGT[wgt], ACC[dst]
+  S2                 BATCH x BLOCK_OUT dot products of BLOCK_IN int8 pairs (adder trees)
+  S3                 ACC[dst] = forwarded ACC[dst] + dot (or 0 on reset); OUT[dst] = low bits
+
+Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same entry
+(see hazard.WriteHistory), so consecutive micro-ops accumulating into one entry are exact.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.opcodes import MemType
+from .hazard import WriteHistory
+from .index_gen import IndexGenerator, loop_layout
+from .layouts import entry_layout
+
+READ_TO_WRITE = 2  # cycles between the ACC read (S1) and the ACC write (S3)
+
+
+def adder_tree(values: list):
+    """Balanced sum of Amaranth values."""
+    while len(values) > 1:
+        values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k] for k in range(0, len(values), 2)]
+    return values[0]
+
+
+def out_lanes(cfg, acc_entry: data.View) -> Cat:
+    """OUT entry from an ACC entry: the low OUT_WIDTH bits of every lane."""
+    return Cat(acc_entry[b][j][:cfg.out_bits] for b in range(cfg.batch) for j in range(cfg.block_out))
+
+
+def fit_signed(v, bits: int):
+    """`v` truncated or sign-extended to `bits`."""
+    v = Value.cast(v)
+    return v[:bits] if len(v) >= bits else Cat(v, v[-1].replicate(bits - len(v)))
+
+
+def wrap_lanes(cfg, lanes) -> Cat:
+    """Pack per-lane signed values ([b][j] order) into an ACC entry, wrapping each to
+    ACC_WIDTH."""
+    return Cat(fit_signed(v, cfg.acc_bits) for v in lanes)
+
+
+class AccWriteSignature(wiring.Signature):
+    """A full-entry write of ACC and OUT at one address."""
+
+    def __init__(self, cfg):
+        d = cfg.log_depth
+        super().__init__({
+            "en": Out(1),
+            "addr": Out(d[MemType.ACC]),
+            "acc": Out(entry_layout(cfg, MemType.ACC).size),
+            "out": Out(entry_layout(cfg, MemType.OUT).size),
+        })
+
+
+class TensorGemm(wiring.Component):
+    """`start` with `params` and `reset` runs one GEMM instruction; `busy` holds until
+    its last write is done."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        d = cfg.log_depth
+        super().__init__({
+            "start": In(1),
+            "params": In(loop_layout(cfg)),
+            "reset": In(1),
+            "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
+            "inp": In(memory.ReadPort.Signature(addr_width=d[MemType.INP], shape=entry_layout(cfg, MemType.INP).size)),
+            "wgt": In(memory.ReadPort.Signature(addr_width=d[MemType.WGT], shape=entry_layout(cfg, MemType.WGT).size)),
+            "acc": In(memory.ReadPort.Signature(addr_width=d[MemType.ACC], shape=entry_layout(cfg, MemType.ACC).size)),
+            "write": Out(AccWriteSignature(cfg)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.index = idx = IndexGenerator(cfg)
+        wiring.connect(m, wiring.flipped(self.uop), idx.uop)
+        m.d.comb += [idx.start.eq(self.start), idx.params.eq(self.params)]
+        reset = Signal()
+        with m.If(self.start):
+            m.d.sync += reset.eq(self.reset)
+
+        # S1: addresses to the scratchpads
+        m.d.comb += [self.inp.addr.eq(idx.src), self.wgt.addr.eq(idx.wgt), self.acc.addr.eq(idx.dst)]
+        s2_valid, s2_dst = Signal(), Signal.like(idx.dst)
+        m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst)]
+
+        # S2: dot products
+        inp = data.View(entry_layout(cfg, MemType.INP), self.inp.data)
+        wgt = data.View(entry_layout(cfg, MemType.WGT), self.wgt.data)
+        acc_layout = entry_layout(cfg, MemType.ACC)
+        s3_valid, s3_dst = Signal(), Signal.like(idx.dst)
+        s3_old = Signal(acc_layout.size)
+        dots = []
+        for b in range(cfg.batch):
+            for j in range(cfg.block_out):
+                dot = Signal(cfg.acc_bits, name=f"dot_{b}_{j}")
+                m.d.sync += dot.eq(adder_tree([inp[b][k] * wgt[j][k] for k in range(cfg.block_in)]))
+                dots.append(dot.as_signed())
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_old.eq(self.acc.data)]
+
+        # S3: accumulate and write
+        hist = WriteHistory(m, READ_TO_WRITE, len(s3_dst), acc_layout.size)
+        old = data.View(acc_layout, hist.forward(s3_dst, s3_old))
+        summed = wrap_lanes(cfg, [old[b][j] + dots[b * cfg.block_out + j]
+                                  for b in range(cfg.batch) for j in range(cfg.block_out)])
+        new = Signal(acc_layout)
+        m.d.comb += new.eq(summed)
+        with m.If(reset):
+            m.d.comb += new.eq(0)
+        m.d.comb += [
+            self.write.en.eq(s3_valid), self.write.addr.eq(s3_dst),
+            self.write.acc.eq(new), self.write.out.eq(out_lanes(cfg, new)),
+            self.busy.eq(idx.busy | s2_valid | s3_valid),
+        ]
+        hist.record(s3_valid, s3_dst, new.as_value())
+        return m

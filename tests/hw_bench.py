@@ -1,0 +1,106 @@
+"""Simulation benches for the compute units: scratchpads preloaded with a state, the
+unit under test driven from an Instruction, and the final contents read back."""
+from __future__ import annotations
+
+import numpy as np
+from amaranth.hdl import Elaboratable, Module
+from amaranth.lib import memory
+from amaranth.sim import Simulator
+
+from hwgen.isa import MemType, Opcode, encode_uops
+from hwgen.vta.alu import TensorAlu
+from hwgen.vta.gemm import TensorGemm
+from hwgen.vta.layouts import entry_layout
+
+LANE_DTYPE = {MemType.INP: "<i1", MemType.WGT: "<i1", MemType.ACC: "<i4", MemType.OUT: "<i1"}
+
+
+def pack(entries: np.ndarray, mem: MemType) -> list[int]:
+    """Scratchpad entries (depth, rows, cols) to memory words, lane 0 in the low bits."""
+    raw = np.ascontiguousarray(entries.astype(LANE_DTYPE[mem])).reshape(len(entries), -1).view(np.uint8)
+    return [int.from_bytes(row.tobytes(), "little") for row in raw]
+
+
+def unpack(words: list[int], mem: MemType, shape: tuple) -> np.ndarray:
+    nbytes = int(np.prod(shape[1:])) * np.dtype(LANE_DTYPE[mem]).itemsize
+    raw = b"".join(w.to_bytes(nbytes, "little") for w in words)
+    return np.frombuffer(raw, dtype=LANE_DTYPE[mem]).reshape(shape)
+
+
+class ComputeBench(Elaboratable):
+    """UOP, INP, WGT, ACC and OUT memories around a TensorGemm or TensorAlu."""
+
+    def __init__(self, cfg, unit_cls, state: dict, uop_words):
+        self.cfg = cfg
+        d = cfg.depth
+        self.unit = unit_cls(cfg)
+        self.mems = {
+            MemType.UOP: memory.Memory(shape=cfg.uop_bits, depth=d[MemType.UOP], init=[int(w) for w in uop_words]),
+            MemType.INP: memory.Memory(shape=entry_layout(cfg, MemType.INP).size, depth=d[MemType.INP],
+                                       init=pack(state["inp"], MemType.INP)),
+            MemType.WGT: memory.Memory(shape=entry_layout(cfg, MemType.WGT).size, depth=d[MemType.WGT],
+                                       init=pack(state["wgt"], MemType.WGT)),
+            MemType.ACC: memory.Memory(shape=entry_layout(cfg, MemType.ACC).size, depth=d[MemType.ACC],
+                                       init=pack(state["acc"], MemType.ACC)),
+            MemType.OUT: memory.Memory(shape=entry_layout(cfg, MemType.OUT).size, depth=d[MemType.OUT],
+                                       init=pack(state["out"], MemType.OUT)),
+        }
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = u = self.unit
+        for mt, mem in self.mems.items():
+            m.submodules[mt.name.lower()] = mem
+        M = self.mems
+        ports = {"uop": M[MemType.UOP].read_port()}
+        if isinstance(u, TensorGemm):
+            ports.update(inp=M[MemType.INP].read_port(), wgt=M[MemType.WGT].read_port(),
+                         acc=M[MemType.ACC].read_port())
+        else:
+            ports.update(acc_a=M[MemType.ACC].read_port(), acc_b=M[MemType.ACC].read_port())
+        for name, port in ports.items():
+            m.d.comb += [port.addr.eq(getattr(u, name).addr), getattr(u, name).data.eq(port.data)]
+        acc_w, out_w = M[MemType.ACC].write_port(), M[MemType.OUT].write_port()
+        m.d.comb += [acc_w.en.eq(u.write.en), acc_w.addr.eq(u.write.addr), acc_w.data.eq(u.write.acc),
+                     out_w.en.eq(u.write.en), out_w.addr.eq(u.write.addr), out_w.data.eq(u.write.out)]
+        return m
+
+
+def run_unit(cfg, insn, state: dict, dst, src, wgt, uop_base: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Run one GEMM/ALU instruction on its unit; returns (ACC, OUT, cycles from start
+    to idle)."""
+    words = np.zeros(cfg.depth[MemType.UOP], dtype=np.uint64)
+    words[uop_base:uop_base + len(dst)] = encode_uops(cfg, dst, src, wgt)
+    bench = ComputeBench(cfg, TensorGemm if insn.opcode == Opcode.GEMM else TensorAlu, state, words)
+    u = bench.unit
+    result = {}
+
+    async def testbench(ctx):
+        p = u.params
+        for name in ("uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out", "dst_factor_in",
+                     "src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in"):
+            ctx.set(getattr(p, name), getattr(insn, name))
+        ctx.set(u.reset, insn.reset)
+        if insn.opcode == Opcode.ALU:
+            ctx.set(u.op, insn.alu_opcode)
+            ctx.set(u.use_imm, insn.use_imm)
+            ctx.set(u.imm, insn.imm)
+        ctx.set(u.start, 1)
+        await ctx.tick()
+        ctx.set(u.start, 0)
+        cycles = 1
+        while ctx.get(u.busy):
+            await ctx.tick()
+            cycles += 1
+        result["cycles"] = cycles
+        d = cfg.depth
+        result["acc"] = unpack([ctx.get(bench.mems[MemType.ACC].data[k]) for k in range(d[MemType.ACC])],
+                               MemType.ACC, (d[MemType.ACC], cfg.batch, cfg.block_out))
+        result["out"] = unpack([ctx.get(bench.mems[MemType.OUT].data[k]) for k in range(d[MemType.ACC])],
+                               MemType.OUT, (d[MemType.ACC], cfg.batch, cfg.block_out))
+
+    sim = Simulator(bench)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return result["acc"], result["out"], result["cycles"]
