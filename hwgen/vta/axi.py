@@ -1,0 +1,47 @@
+"""AXI4 and AXI4-Lite signatures with the standard channel signal names, so that the
+top level can expose them flat (m_axi_awaddr, s_axil_rdata, ...) for cocotbext-axi and
+vendor tools."""
+from __future__ import annotations
+
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+ADDR_BITS = 32
+BURST_INCR = 1
+MAX_BURST_BEATS = 256   # AXI4 INCR bursts
+BOUNDARY_BYTES = 4096   # a burst must not cross a 4 KiB boundary
+
+
+def axi4_master_members(data_bits: int, id_bits: int, addr_bits: int = ADDR_BITS) -> dict:
+    """Members of an AXI4 master, from the master's side."""
+    return {
+        "awid": Out(id_bits), "awaddr": Out(addr_bits), "awlen": Out(8), "awsize": Out(3), "awburst": Out(2),
+        "awvalid": Out(1), "awready": In(1),
+        "wdata": Out(data_bits), "wstrb": Out(data_bits // 8), "wlast": Out(1), "wvalid": Out(1), "wready": In(1),
+        "bid": In(id_bits), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
+        "arid": Out(id_bits), "araddr": Out(addr_bits), "arlen": Out(8), "arsize": Out(3), "arburst": Out(2),
+        "arvalid": Out(1), "arready": In(1),
+        "rid": In(id_bits), "rdata": In(data_bits), "rresp": In(2), "rlast": In(1), "rvalid": In(1), "rready": Out(1),
+    }
+
+
+def axil_slave_members(addr_bits: int, data_bits: int = 32) -> dict:
+    """Members of an AXI4-Lite slave, from the slave's side."""
+    return {
+        "awaddr": In(addr_bits), "awvalid": In(1), "awready": Out(1),
+        "wdata": In(data_bits), "wstrb": In(data_bits // 8), "wvalid": In(1), "wready": Out(1),
+        "bresp": Out(2), "bvalid": Out(1), "bready": In(1),
+        "araddr": In(addr_bits), "arvalid": In(1), "arready": Out(1),
+        "rdata": Out(data_bits), "rresp": Out(2), "rvalid": Out(1), "rready": In(1),
+    }
+
+
+class Axi4Signature(wiring.Signature):
+    def __init__(self, data_bits: int, id_bits: int, addr_bits: int = ADDR_BITS):
+        self.data_bits, self.id_bits, self.addr_bits = data_bits, id_bits, addr_bits
+        super().__init__(axi4_master_members(data_bits, id_bits, addr_bits))
+
+
+class AxiLiteSignature(wiring.Signature):
+    def __init__(self, addr_bits: int, data_bits: int = 32):
+        super().__init__(axil_slave_members(addr_bits, data_bits))

@@ -1,0 +1,123 @@
+"""The memory engine (VME): one AXI4 master shared by the read clients (fetch, load,
+compute) and the write client (store).
+
+Reads: a client sends (addr, len, tag) and receives the burst's beats tagged with its
+own tag. Up to AXI_MAX_INFLIGHT bursts are in flight, each under its own AXI ID (a
+slot); returning beats are routed to the owning client by ID, so responses may come
+back out of order across bursts. Clients are served round-robin.
+Writes: the store client's bursts go straight to AW and W; `ack` pulses for each B.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from .axi import ADDR_BITS, BURST_INCR, Axi4Signature
+
+
+def tag_bits(cfg) -> int:
+    return max(1, ceil_log2(cfg.AXI_MAX_INFLIGHT))
+
+
+def bus_bytes(cfg) -> int:
+    return cfg.AXI_DATA_BITS // 8
+
+
+class ReadClientSignature(wiring.Signature):
+    """A read client, from the client's side: `cmd` requests len+1 beats at byte address
+    addr (bus-aligned) under `tag`; `data` returns them with that tag."""
+
+    def __init__(self, cfg):
+        tb = tag_bits(cfg)
+        super().__init__({
+            "cmd": Out(stream.Signature(data.StructLayout({"addr": ADDR_BITS, "len": 8, "tag": tb}))),
+            "data": In(stream.Signature(data.StructLayout({"data": cfg.AXI_DATA_BITS, "tag": tb, "last": 1}))),
+        })
+
+
+class WriteClientSignature(wiring.Signature):
+    """The write client, from the client's side: `cmd` starts a burst of len+1 beats,
+    `data` carries them (with byte strobes), `ack` pulses when a burst is acknowledged."""
+
+    def __init__(self, cfg):
+        super().__init__({
+            "cmd": Out(stream.Signature(data.StructLayout({"addr": ADDR_BITS, "len": 8}))),
+            "data": Out(stream.Signature(data.StructLayout(
+                {"data": cfg.AXI_DATA_BITS, "strb": cfg.AXI_DATA_BITS // 8, "last": 1}))),
+            "ack": In(1),
+        })
+
+
+class MemoryEngine(wiring.Component):
+    def __init__(self, cfg, n_readers: int):
+        self.cfg = cfg
+        self.n_readers = n_readers
+        super().__init__({
+            "axi": Out(Axi4Signature(cfg.AXI_DATA_BITS, tag_bits(cfg))),
+            "read": In(ReadClientSignature(cfg)).array(n_readers),
+            "write": In(WriteClientSignature(cfg)),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        axi, n = self.axi, self.n_readers
+        slots = cfg.AXI_MAX_INFLIGHT
+        size = ceil_log2(bus_bytes(cfg))
+
+        busy = [Signal(name=f"slot{k}_busy") for k in range(slots)]
+        owner = Array(Signal(range(max(n, 2)), name=f"slot{k}_owner") for k in range(slots))
+        ctag = Array(Signal(tag_bits(cfg), name=f"slot{k}_tag") for k in range(slots))
+
+        # -- AR: one request register, filled round-robin when a slot is free ------------
+        free = Signal(range(max(slots, 2)))
+        free_any = Signal()
+        for k in reversed(range(slots)):
+            with m.If(~busy[k]):
+                m.d.comb += [free.eq(k), free_any.eq(1)]
+        ar_valid = Signal()
+        m.d.comb += [axi.arvalid.eq(ar_valid), axi.arsize.eq(size), axi.arburst.eq(BURST_INCR)]
+        with m.If(axi.arvalid & axi.arready):
+            m.d.sync += ar_valid.eq(0)
+        rr = Signal(range(max(n, 2)))
+        granted = Signal()
+        with m.Switch(rr):
+            for r in range(n):
+                with m.Case(r):
+                    for k, c in enumerate([(r + k) % n for k in range(n)]):
+                        cmd = self.read[c].cmd
+                        with (m.If if k == 0 else m.Elif)(cmd.valid & ~ar_valid & free_any):
+                            m.d.comb += [cmd.ready.eq(1), granted.eq(1)]
+                            m.d.sync += [
+                                ar_valid.eq(1), axi.araddr.eq(cmd.payload.addr), axi.arlen.eq(cmd.payload.len),
+                                axi.arid.eq(free), owner[free].eq(c), ctag[free].eq(cmd.payload.tag),
+                                rr.eq((c + 1) % n),
+                            ]
+        for k in range(slots):
+            with m.If(granted & (free == k)):
+                m.d.sync += busy[k].eq(1)
+
+        # -- R: route each beat to the slot's owner ----------------------------------------
+        own = owner[axi.rid]
+        readies = Array(self.read[c].data.ready for c in range(n))
+        for c in range(n):
+            d = self.read[c].data
+            m.d.comb += [d.valid.eq(axi.rvalid & (own == c)), d.payload.data.eq(axi.rdata),
+                         d.payload.tag.eq(ctag[axi.rid]), d.payload.last.eq(axi.rlast)]
+        m.d.comb += axi.rready.eq(readies[own])
+        for k in range(slots):
+            with m.If(axi.rvalid & axi.rready & axi.rlast & (axi.rid == k)):
+                m.d.sync += busy[k].eq(0)
+
+        # -- write: AW and W straight from the client; B acknowledges ----------------------
+        w = self.write
+        m.d.comb += [
+            axi.awvalid.eq(w.cmd.valid), w.cmd.ready.eq(axi.awready), axi.awaddr.eq(w.cmd.payload.addr),
+            axi.awlen.eq(w.cmd.payload.len), axi.awsize.eq(size), axi.awburst.eq(BURST_INCR), axi.awid.eq(0),
+            axi.wvalid.eq(w.data.valid), w.data.ready.eq(axi.wready), axi.wdata.eq(w.data.payload.data),
+            axi.wstrb.eq(w.data.payload.strb), axi.wlast.eq(w.data.payload.last),
+            axi.bready.eq(1), w.ack.eq(axi.bvalid),
+        ]
+        return m

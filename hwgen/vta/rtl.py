@@ -1,0 +1,25 @@
+"""Verilog output and flat top-level port names."""
+from __future__ import annotations
+
+from amaranth.back import verilog
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Flow
+
+
+def flat_members(prefix: str, members: dict) -> dict:
+    """`members` renamed PREFIX_NAME, for ports that tools bind by name."""
+    return {f"{prefix}_{name}": member for name, member in members.items()}
+
+
+def connect_flat(m: Module, outer, prefix: str, inner, members: dict) -> None:
+    """Wire the flat ports PREFIX_NAME of `outer` to the members of interface `inner`
+    (whose signature has `members`, seen from the same side as `outer`)."""
+    for name, member in members.items():
+        port, sig = getattr(outer, f"{prefix}_{name}"), getattr(inner, name)
+        m.d.comb += port.eq(sig) if member.flow == Flow.Out else sig.eq(port)
+
+
+def to_verilog(component: wiring.Component, name: str) -> str:
+    """Deterministic Verilog (no source locations) of a component."""
+    return verilog.convert(component, name=name, emit_src=False)

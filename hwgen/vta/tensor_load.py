@@ -1,0 +1,243 @@
+"""TensorLoad: executes LOADs of one memory type (INP, WGT, UOP, ACC or ACC_8BIT) into
+its scratchpad (SPEC section 3).
+
+Phases: the padding entries are written first (one per cycle, zero or the lane type's
+most negative value); then each of the y_size rows is read as AXI bursts (bus-aligned,
+at most 256 beats, never across 4 KiB), up to AXI_MAX_INFLIGHT bursts in flight, each
+under a tag whose metadata says where its beats go. Beats may return in any order
+across bursts:
+- wide elements (element wider than the bus): a beat is one slice of one entry and is
+  written at once through a write port with slice granularity;
+- narrow elements: a beat holds several elements, written one per cycle.
+ACC_8BIT elements are sign-extended from int8 to the accumulator's lanes.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from ..isa.layout import MEMOP_SIZE_BITS
+from ..isa.opcodes import MemType
+from .axi import ADDR_BITS, BOUNDARY_BYTES, MAX_BURST_BEATS
+from .gemm import fit_signed
+from .layouts import insn_layout
+from .memory_engine import ReadClientSignature, bus_bytes, tag_bits
+
+DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,
+        MemType.ACC: MemType.ACC, MemType.ACC_8BIT: MemType.ACC}
+
+
+def entry_bits(cfg, mem: MemType) -> int:
+    """Bits of one scratchpad entry of the buffer `mem` loads into."""
+    dest = DEST[mem]
+    return cfg.uop_bits if dest == MemType.UOP else 8 * cfg.elem_bytes[dest]
+
+
+def write_granule(cfg, mem: MemType) -> int:
+    """Bits a load of `mem` writes at once: one bus beat's worth (expanded for ACC_8BIT)
+    of a wide entry, or a whole narrow entry."""
+    eb = cfg.elem_bytes[mem]
+    bits = entry_bits(cfg, mem)
+    return bits if eb <= bus_bytes(cfg) else bits * bus_bytes(cfg) // eb
+
+
+class ScratchWriteSignature(wiring.Signature):
+    def __init__(self, addr_bits: int, data_bits: int, en_bits: int):
+        super().__init__({"en": Out(en_bits), "addr": Out(addr_bits), "data": Out(data_bits)})
+
+
+def pad_value(cfg, mem: MemType, pad_min: bool) -> int:
+    if not pad_min or mem in (MemType.UOP, MemType.WGT):
+        return 0
+    lane = cfg.inp_bits if mem == MemType.INP else cfg.acc_bits
+    bits = entry_bits(cfg, mem)
+    return sum(1 << (k * lane + lane - 1) for k in range(bits // lane))
+
+
+class TensorLoad(wiring.Component):
+    """`start` with `insn` (a LOAD of this unit's memory type) runs it; `busy` holds
+    until every entry is written. `wr.en` has one bit per write granule."""
+
+    def __init__(self, cfg, mem: MemType):
+        self.cfg, self.mem = cfg, MemType(mem)
+        bits = entry_bits(cfg, mem)
+        super().__init__({
+            "start": In(1),
+            "insn": In(insn_layout(cfg, "LOAD")),
+            "busy": Out(1),
+            "vme": Out(ReadClientSignature(cfg)),
+            "wr": Out(ScratchWriteSignature(cfg.log_depth[DEST[mem]], bits, bits // write_granule(cfg, mem))),
+        })
+
+    def _expand(self, raw):
+        """DRAM element bits to scratchpad bits (sign-extends ACC_8BIT lanes)."""
+        if self.mem != MemType.ACC_8BIT:
+            return raw
+        cfg = self.cfg
+        return Cat(fit_signed(raw[8 * k:8 * k + 8].as_signed(), cfg.acc_bits) for k in range(len(raw) // 8))
+
+    def elaborate(self, platform):
+        cfg, mem = self.cfg, self.mem
+        m = Module()
+        BB = bus_bytes(cfg)
+        Eb = cfg.elem_bytes[mem]
+        narrow = Eb <= BB
+        tags = cfg.AXI_MAX_INFLIGHT
+        sram_bits = cfg.log_depth[DEST[mem]]
+        lane_bits = 8 * Eb
+
+        # -- instruction fields, latched at start ------------------------------------------
+        f = Signal(insn_layout(cfg, "LOAD"))
+        pad_min = f.is_pad_min_value if cfg.ALU_EXT else Const(0)
+        cols = Signal(MEMOP_SIZE_BITS + 2)
+        rows = Signal(MEMOP_SIZE_BITS + 2)
+        m.d.comb += [cols.eq(f.x_pad_0 + f.x_size + f.x_pad_1), rows.eq(f.y_pad_0 + f.y_size + f.y_pad_1)]
+
+        # -- tags: metadata of each burst in flight ----------------------------------------
+        beat_bits = MEMOP_SIZE_BITS + 13 + 1  # beats in a row: x_size * Eb / BB
+        tag_busy = [Signal(name=f"tag{k}_busy") for k in range(tags)]
+        meta_sram = Array(Signal(sram_bits + 1, name=f"tag{k}_sram") for k in range(tags))
+        meta_off = Array(Signal(beat_bits, name=f"tag{k}_off") for k in range(tags))
+        meta_lane0 = Array(Signal(max(1, ceil_log2(BB // Eb)) if narrow else 1, name=f"tag{k}_lane0")
+                           for k in range(tags))
+        count = Array(Signal(8, name=f"tag{k}_count") for k in range(tags))
+        outstanding = Signal(range(tags + 1))
+        free = Signal(range(max(tags, 2)))
+        free_any = Signal()
+        for k in reversed(range(tags)):
+            with m.If(~tag_busy[k]):
+                m.d.comb += [free.eq(k), free_any.eq(1)]
+
+        # -- padding and request generation ------------------------------------------------
+        r, c = Signal.like(rows), Signal.like(cols)
+        row_addr = Signal(sram_bits + 1)          # sram index of the current block row
+        y = Signal(MEMOP_SIZE_BITS)
+        row_elem = Signal(ADDR_BITS)              # DRAM element index of the current data row
+        data_sram = Signal(sram_bits + 1)         # sram index of the current data row's first element
+        cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
+        beat_off = Signal(beat_bits)
+        lane0 = Signal.like(meta_lane0[0])
+        issued = Signal()
+        cmd = self.vme.cmd
+
+        with m.FSM() as fsm:
+            with m.State("IDLE"):
+                with m.If(self.start & (self.insn.x_size != 0)):
+                    m.d.sync += [f.eq(self.insn), r.eq(0), c.eq(0), row_addr.eq(self.insn.sram_base), y.eq(0),
+                                 row_elem.eq(self.insn.dram_base),
+                                 data_sram.eq(self.insn.sram_base
+                                              + self.insn.y_pad_0 * (self.insn.x_pad_0 + self.insn.x_size
+                                                                     + self.insn.x_pad_1)
+                                              + self.insn.x_pad_0)]
+                    padded = Cat(self.insn.y_pad_0, self.insn.y_pad_1, self.insn.x_pad_0, self.insn.x_pad_1).any()
+                    m.next = "ROW"
+                    with m.If(padded):
+                        m.next = "PAD"
+            with m.State("PAD"):
+                data_row = (r >= f.y_pad_0) & (r < f.y_pad_0 + f.y_size)
+                in_data = data_row & (c >= f.x_pad_0) & (c < f.x_pad_0 + f.x_size)
+                with m.If(r == rows):
+                    m.next = "ROW"
+                with m.Elif(c == cols):
+                    m.d.sync += [r.eq(r + 1), c.eq(0), row_addr.eq(row_addr + cols)]
+                with m.Elif(in_data):
+                    m.d.sync += c.eq(f.x_pad_0 + f.x_size)
+                with m.Else():
+                    m.d.comb += [self.wr.en.eq(-1), self.wr.addr.eq(row_addr + c),
+                                 self.wr.data.eq(pad_value(cfg, mem, False))]
+                    if pad_value(cfg, mem, True):
+                        with m.If(pad_min):
+                            m.d.comb += self.wr.data.eq(pad_value(cfg, mem, True))
+                    m.d.sync += c.eq(c + 1)
+            with m.State("ROW"):
+                byte_addr = Signal(ADDR_BITS + 1)
+                m.d.comb += byte_addr.eq(row_elem << exact_log2(Eb))
+                with m.If(y == f.y_size):
+                    m.next = "DRAIN"
+                with m.Else():
+                    m.d.sync += [cur.eq(byte_addr & ~(BB - 1)), row_end.eq(byte_addr + (f.x_size << exact_log2(Eb))),
+                                 beat_off.eq(0)]
+                    if narrow and BB > Eb:
+                        m.d.sync += lane0.eq(byte_addr[exact_log2(Eb):exact_log2(BB)])
+                    m.next = "ISSUE"
+            with m.State("ISSUE"):
+                remaining = (row_end - cur + BB - 1) >> exact_log2(BB)
+                to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(BB)
+                beats, cap = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
+                m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
+                             beats.eq(Mux(remaining < cap, remaining, cap))]
+                with m.If(cur >= row_end):
+                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), data_sram.eq(data_sram + cols)]
+                    m.next = "ROW"
+                with m.Else():
+                    m.d.comb += [cmd.valid.eq(free_any), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1),
+                                 cmd.payload.tag.eq(free)]
+                    with m.If(cmd.valid & cmd.ready):
+                        m.d.comb += issued.eq(1)
+                        m.d.sync += [meta_sram[free].eq(data_sram), meta_off[free].eq(beat_off),
+                                     meta_lane0[free].eq(lane0), cur.eq(cur + beats * BB),
+                                     beat_off.eq(beat_off + beats)]
+            with m.State("DRAIN"):
+                with m.If(outstanding == 0):
+                    m.next = "IDLE"
+        for k in range(tags):
+            with m.If(issued & (free == k)):
+                m.d.sync += tag_busy[k].eq(1)
+
+        # -- returning beats ---------------------------------------------------------------
+        beat = self.vme.data
+        t = beat.payload.tag
+        b = Signal(beat_bits)
+        m.d.comb += b.eq(meta_off[t] + count[t])
+        consumed = Signal()
+        if narrow:
+            K = BB // Eb
+            lane = Signal(range(K))
+            e = Signal(range(-K, 1 << beat_bits + exact_log2(K)))
+            m.d.comb += e.eq(b * K + lane - meta_lane0[t])
+            ok = (e >= 0) & (e < f.x_size)
+            element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
+            with m.If(beat.valid):
+                m.d.comb += [self.wr.en.eq(Cat(ok).replicate(len(self.wr.en))),
+                             self.wr.addr.eq(meta_sram[t] + e), self.wr.data.eq(self._expand(element))]
+                m.d.sync += lane.eq(lane + 1)
+                with m.If(lane == K - 1):
+                    m.d.comb += [beat.ready.eq(1)]
+                    m.d.sync += lane.eq(0)
+        else:
+            S = Eb // BB
+            slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
+            m.d.comb += beat.ready.eq(1)
+            with m.If(beat.valid):
+                m.d.comb += [self.wr.en.eq(1 << slice_), self.wr.addr.eq(meta_sram[t] + (b >> exact_log2(S))),
+                             self.wr.data.eq(self._expand(beat.payload.data).replicate(S))]
+        m.d.comb += consumed.eq(beat.valid & beat.ready)
+        with m.If(consumed):
+            m.d.sync += count[t].eq(count[t] + 1)
+            with m.If(beat.payload.last):
+                m.d.sync += count[t].eq(0)
+                for k in range(tags):
+                    with m.If(t == k):
+                        m.d.sync += tag_busy[k].eq(0)
+        release = consumed & beat.payload.last
+        with m.If(issued & ~release):
+            m.d.sync += outstanding.eq(outstanding + 1)
+        with m.Elif(release & ~issued):
+            m.d.sync += outstanding.eq(outstanding - 1)
+        m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+        return m
+
+
+def drive_write_port(m: Module, port, wr, when=None) -> None:
+    """Drive a scratchpad write port from a TensorLoad's `wr` (optionally only while
+    `when`); each `wr.en` bit covers a whole number of the port's granules."""
+    factor = len(port.en) // len(wr.en)
+    stmts = [port.addr.eq(wr.addr), port.data.eq(wr.data),
+             port.en.eq(Cat(bit.replicate(factor) for bit in wr.en))]
+    if when is None:
+        m.d.comb += stmts
+    else:
+        with m.If(when):
+            m.d.comb += stmts

