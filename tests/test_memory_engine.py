@@ -5,7 +5,9 @@ import pytest
 
 from hwgen import VTAConfig
 
-from .rtl.benches import LoadBench
+from hwgen.isa import MemType
+
+from .rtl.benches import LoadBench, StoreBench
 from .rtl.runner import run_cocotb
 
 SMALL_BUFFERS = {"LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 14, "LOG_ACC_BUFF_SIZE": 13, "LOG_UOP_BUFF_SIZE": 10}
@@ -17,3 +19,15 @@ def test_tensor_loads(bus, inflight, stalls, tmp_path):
     cfg = VTAConfig({**SMALL_BUFFERS, "AXI_DATA_BITS": bus, "AXI_MAX_INFLIGHT": inflight, "ALU_EXT": True})
     run_cocotb(LoadBench(cfg), "load_bench", "load_tb",
                {"config": cfg.to_dict(), "seed": bus, "count": 40, "stalls": stalls}, tmp_path)
+
+
+@pytest.mark.parametrize("bus,stalls", [(64, False), (128, True), (512, True)], ids=lambda v: str(v))
+def test_tensor_store(bus, stalls, tmp_path):
+    import random
+    cfg = VTAConfig({**SMALL_BUFFERS, "AXI_DATA_BITS": bus, "AXI_MAX_INFLIGHT": 2})
+    rng = random.Random(bus)
+    eo = cfg.elem_bytes[MemType.OUT]
+    out = [rng.getrandbits(8 * eo) for _ in range(cfg.depth[MemType.OUT])]
+    run_cocotb(StoreBench(cfg, out), "store_bench", "store_tb",
+               {"config": cfg.to_dict(), "seed": bus, "count": 30, "stalls": stalls, "out": [f"{w:x}" for w in out]},
+               tmp_path)

@@ -11,6 +11,7 @@ from hwgen.vta.axi import axi4_master_members
 from hwgen.vta.memory_engine import MemoryEngine, tag_bits
 from hwgen.vta.rtl import connect_flat, flat_members
 from hwgen.vta.tensor_load import DEST, TensorLoad, drive_write_port, entry_bits, write_granule
+from hwgen.vta.tensor_store import TensorStore
 
 LOADS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC, MemType.ACC_8BIT]
 BUFFERS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC]
@@ -58,4 +59,30 @@ class LoadBench(wiring.Component):
         for k, b in enumerate(BUFFERS):
             out = Mux(self.dbg_sel == k, dbg[b].data, out)
         m.d.comb += self.dbg_data.eq(out)
+        return m
+
+
+class StoreBench(wiring.Component):
+    """The memory engine with a TensorStore reading an OUT scratchpad preloaded with
+    `out_init`; `start` runs the STORE in `insn`."""
+
+    def __init__(self, cfg, out_init: list[int]):
+        self.cfg = cfg
+        self._init = out_init
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
+        super().__init__({**flat_members("m_axi", self._axi), "start": In(1), "insn": In(128), "busy": Out(1)})
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.vme = vme = MemoryEngine(cfg, 1)
+        connect_flat(m, self, "m_axi", vme.axi, self._axi)
+        m.submodules.out = out = memory.Memory(shape=8 * cfg.elem_bytes[MemType.OUT], depth=cfg.depth[MemType.OUT],
+                                               init=self._init)
+        m.submodules.store = st = TensorStore(cfg)
+        wiring.connect(m, st.vme, vme.write)
+        m.d.comb += [vme.read[0].cmd.valid.eq(0), vme.read[0].data.ready.eq(0)]
+        rd = out.read_port()
+        m.d.comb += [rd.addr.eq(st.out.addr), st.out.data.eq(rd.data), st.start.eq(self.start),
+                     st.insn.eq(self.insn), self.busy.eq(st.busy)]
         return m

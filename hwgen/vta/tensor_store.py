@@ -1,0 +1,135 @@
+"""TensorStore: executes STOREs, OUT scratchpad to DRAM (SPEC section 3):
+DRAM[dram_base + y*x_stride + x] = OUT[sram_base + y*x_size + x].
+
+Each row goes out as AXI write bursts (bus-aligned, at most 256 beats, never across
+4 KiB). A beat is assembled from the OUT entries it covers, one scratchpad read per
+cycle; byte strobes cover exactly the row's elements, so partial beats leave their
+neighbours untouched. The store has completed when every burst is acknowledged.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..isa.layout import MEMOP_SIZE_BITS
+from ..isa.opcodes import MemType
+from .axi import ADDR_BITS, BOUNDARY_BYTES, MAX_BURST_BEATS
+from .layouts import insn_layout
+from .memory_engine import WriteClientSignature, bus_bytes
+
+
+class TensorStore(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        super().__init__({
+            "start": In(1),
+            "insn": In(insn_layout(cfg, "STORE")),
+            "busy": Out(1),
+            "vme": Out(WriteClientSignature(cfg)),
+            "out": In(memory.ReadPort.Signature(addr_width=cfg.log_depth[MemType.OUT],
+                                                shape=8 * cfg.elem_bytes[MemType.OUT])),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        BB, Eo = bus_bytes(cfg), cfg.elem_bytes[MemType.OUT]
+        narrow = Eo <= BB
+        lanes = BB // Eo if narrow else 1          # OUT entries per beat
+        slices = 1 if narrow else Eo // BB         # beats per OUT entry
+        lane_bytes = Eo if narrow else BB
+        sram_bits = cfg.log_depth[MemType.OUT]
+        beat_bits = MEMOP_SIZE_BITS + 13 + 1
+
+        f = Signal(insn_layout(cfg, "STORE"))
+        y = Signal(MEMOP_SIZE_BITS)
+        row_elem = Signal(ADDR_BITS)
+        row_sram = Signal(sram_bits + 1)
+        cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
+        lane0 = Signal(max(1, exact_log2(lanes)))
+        beat_off = Signal(beat_bits)              # first beat of the current burst, within the row
+        n_beats, beat_i = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
+        lane = Signal(range(lanes + 1))           # lane whose read is issued this cycle
+        got_lane, got_ok, got_valid = Signal(range(max(lanes, 2))), Signal(), Signal()
+        beat_data = Signal(cfg.AXI_DATA_BITS)
+        beat_strb = Signal(BB)
+        outstanding = Signal(16)
+        cmd, wdata = self.vme.cmd, self.vme.data
+
+        # index of the element a lane of the current beat holds (narrow) or its entry (wide)
+        b = beat_off + beat_i
+        e = Signal(range(-lanes, 1 << (beat_bits + exact_log2(lanes) + 1)))
+        if narrow:
+            m.d.comb += e.eq(b * lanes + lane - lane0)
+        else:
+            m.d.comb += e.eq(b >> exact_log2(slices))
+        ok = (e >= 0) & (e < f.x_size)
+        m.d.comb += self.out.addr.eq(row_sram + e)
+
+        # the read issued last cycle lands in the beat register
+        m.d.sync += got_valid.eq(0)
+        with m.If(got_valid):
+            word = self.out.data if narrow else self.out.data.word_select(
+                (b[:exact_log2(slices)] if slices > 1 else Const(0)), 8 * BB)
+            for k in range(lanes):
+                with m.If(got_lane == k):
+                    m.d.sync += [beat_data.word_select(k, 8 * lane_bytes).eq(Mux(got_ok, word, 0)),
+                                 beat_strb.word_select(k, lane_bytes).eq(Mux(got_ok, (1 << lane_bytes) - 1, 0))]
+
+        with m.FSM() as fsm:
+            with m.State("IDLE"):
+                with m.If(self.start & (self.insn.x_size != 0) & (self.insn.y_size != 0)):
+                    m.d.sync += [f.eq(self.insn), y.eq(0), row_elem.eq(self.insn.dram_base),
+                                 row_sram.eq(self.insn.sram_base)]
+                    m.next = "ROW"
+            with m.State("ROW"):
+                byte_addr = Signal(ADDR_BITS + 1)
+                m.d.comb += byte_addr.eq(row_elem << exact_log2(Eo))
+                with m.If(y == f.y_size):
+                    m.next = "ACKS"
+                with m.Else():
+                    m.d.sync += [cur.eq(byte_addr & ~(BB - 1)), row_end.eq(byte_addr + (f.x_size << exact_log2(Eo))),
+                                 beat_off.eq(0)]
+                    if lanes > 1:
+                        m.d.sync += lane0.eq(byte_addr[exact_log2(Eo):exact_log2(BB)])
+                    m.next = "BURST"
+            with m.State("BURST"):
+                remaining = (row_end - cur + BB - 1) >> exact_log2(BB)
+                to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(BB)
+                cap, beats = Signal.like(n_beats), Signal.like(n_beats)
+                m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
+                             beats.eq(Mux(remaining < cap, remaining, cap))]
+                with m.If(cur >= row_end):
+                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), row_sram.eq(row_sram + f.x_size)]
+                    m.next = "ROW"
+                with m.Else():
+                    m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
+                    with m.If(cmd.ready):
+                        m.d.sync += [n_beats.eq(beats), beat_i.eq(0), lane.eq(0)]
+                        m.next = "FILL"
+            with m.State("FILL"):
+                with m.If(lane < lanes):
+                    m.d.sync += [got_valid.eq(1), got_lane.eq(lane), got_ok.eq(ok), lane.eq(lane + 1)]
+                with m.Elif(~got_valid):
+                    m.next = "SEND"
+            with m.State("SEND"):
+                m.d.comb += [wdata.valid.eq(1), wdata.payload.data.eq(beat_data), wdata.payload.strb.eq(beat_strb),
+                             wdata.payload.last.eq(beat_i == n_beats - 1)]
+                with m.If(wdata.ready):
+                    m.d.sync += [beat_i.eq(beat_i + 1), lane.eq(0)]
+                    m.next = "FILL"
+                    with m.If(beat_i == n_beats - 1):
+                        m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
+                        m.next = "BURST"
+            with m.State("ACKS"):
+                with m.If(outstanding == 0):
+                    m.next = "IDLE"
+        sent = cmd.valid & cmd.ready
+        with m.If(sent & ~self.vme.ack):
+            m.d.sync += outstanding.eq(outstanding + 1)
+        with m.Elif(self.vme.ack & ~sent):
+            m.d.sync += outstanding.eq(outstanding - 1)
+        m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+        return m
