@@ -121,3 +121,13 @@ class MemoryEngine(wiring.Component):
             axi.bready.eq(1), w.ack.eq(axi.bvalid),
         ]
         return m
+
+
+def share_read_client(m: Module, port, clients: list, active: list) -> None:
+    """Let several units with read clients use one port; `active[k]` is high while
+    clients[k] may have requests or beats in flight (at most one at a time)."""
+    for client, on in zip(clients, active):
+        m.d.comb += [client.data.payload.eq(port.data.payload), client.data.valid.eq(port.data.valid & on)]
+        with m.If(on):
+            m.d.comb += [port.cmd.valid.eq(client.cmd.valid), port.cmd.payload.eq(client.cmd.payload),
+                         client.cmd.ready.eq(port.cmd.ready), port.data.ready.eq(client.data.ready)]

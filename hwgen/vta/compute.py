@@ -1,0 +1,110 @@
+"""The compute module (SPEC section 4): LOADs of UOP, ACC and ACC_8BIT, GEMM, ALU and
+FINISH, one instruction at a time. The units share the micro-op read port, the two
+accumulator read ports and the accumulator/output write ports; only the unit executing
+the current instruction drives them."""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.opcodes import MemType, Opcode
+from .alu import TensorAlu
+from .gemm import TensorGemm
+from .layouts import entry_layout, insn_layout
+from .memory_engine import ReadClientSignature, share_read_client
+from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
+from .tensor_load import ScratchWriteSignature, TensorLoad, entry_bits, write_granule
+
+LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
+
+
+def acc_granule(cfg) -> int:
+    """Write granularity of the accumulator: the finest of the ACC and ACC_8BIT loads."""
+    return min(write_granule(cfg, MemType.ACC), write_granule(cfg, MemType.ACC_8BIT))
+
+
+def read_port(cfg, mem: MemType) -> memory.ReadPort.Signature:
+    return memory.ReadPort.Signature(addr_width=cfg.log_depth[mem], shape=entry_bits(cfg, mem) if mem != MemType.OUT
+                                     else entry_layout(cfg, MemType.OUT).size)
+
+
+class ComputeModule(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        acc_bits = entry_bits(cfg, MemType.ACC)
+        d = cfg.log_depth
+        super().__init__({
+            "queue": Out(InsnQueueSignature()),
+            "tokens": Out(TokenSignature()),
+            "vme": Out(ReadClientSignature(cfg)),
+            "uop_wr": Out(ScratchWriteSignature(d[MemType.UOP], cfg.uop_bits, 1)),
+            "uop_rd": In(read_port(cfg, MemType.UOP)),
+            "inp_rd": In(read_port(cfg, MemType.INP)),
+            "wgt_rd": In(read_port(cfg, MemType.WGT)),
+            "acc_rd_a": In(read_port(cfg, MemType.ACC)),
+            "acc_rd_b": In(read_port(cfg, MemType.ACC)),
+            "acc_wr": Out(ScratchWriteSignature(d[MemType.ACC], acc_bits, acc_bits // acc_granule(cfg))),
+            "out_wr": Out(ScratchWriteSignature(d[MemType.ACC], entry_layout(cfg, MemType.OUT).size, 1)),
+            "finished": Out(1),
+            "executing": Out(1), "waiting": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        loads = {mt: TensorLoad(cfg, mt) for mt in LOADS}
+        for mt, u in loads.items():
+            m.submodules[f"load_{mt.name.lower()}"] = u
+        m.submodules.gemm = gemm = TensorGemm(cfg)
+        m.submodules.alu = alu = TensorAlu(cfg)
+        busy = gemm.busy | alu.busy
+        for u in loads.values():
+            busy = busy | u.busy
+        seq = Sequencer(m, self.queue, self.tokens, busy)
+        head = data.View(insn_layout(cfg, "FINISH"), seq.insn)
+        mem_insn = data.View(insn_layout(cfg, "LOAD"), seq.insn)
+        g = data.View(insn_layout(cfg, "GEMM"), seq.insn)
+        a = data.View(insn_layout(cfg, "ALU"), seq.insn)
+        is_gemm = head.opcode == Opcode.GEMM
+
+        # -- starting the unit ----------------------------------------------------------------
+        for mt, u in loads.items():
+            m.d.comb += [u.insn.eq(seq.insn),
+                         u.start.eq(seq.start & (head.opcode == Opcode.LOAD) & (mem_insn.memory_type == mt))]
+        loop_fields = ("uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out", "dst_factor_in",
+                       "src_factor_out", "src_factor_in")
+        for f in loop_fields:
+            m.d.comb += [getattr(gemm.params, f).eq(getattr(g, f)), getattr(alu.params, f).eq(getattr(a, f))]
+        m.d.comb += [gemm.params.wgt_factor_out.eq(g.wgt_factor_out), gemm.params.wgt_factor_in.eq(g.wgt_factor_in),
+                     gemm.reset.eq(g.reset), gemm.start.eq(seq.start & is_gemm),
+                     alu.reset.eq(a.reset), alu.op.eq(a.alu_opcode), alu.use_imm.eq(a.use_imm), alu.imm.eq(a.imm),
+                     alu.start.eq(seq.start & (head.opcode == Opcode.ALU)),
+                     self.finished.eq(seq.start & (head.opcode == Opcode.FINISH))]
+
+        # -- memory traffic -------------------------------------------------------------------
+        share_read_client(m, self.vme, [u.vme for u in loads.values()], [u.busy for u in loads.values()])
+        wiring.connect(m, loads[MemType.UOP].wr, wiring.flipped(self.uop_wr))
+        for unit_port, port in ((gemm.uop, self.uop_rd), (alu.uop, self.uop_rd), (gemm.acc, self.acc_rd_a),
+                                (alu.acc_a, self.acc_rd_a), (alu.acc_b, self.acc_rd_b)):
+            m.d.comb += unit_port.data.eq(port.data)
+        m.d.comb += [self.uop_rd.addr.eq(alu.uop.addr), self.acc_rd_a.addr.eq(alu.acc_a.addr),
+                     self.acc_rd_b.addr.eq(alu.acc_b.addr)]
+        with m.If(is_gemm):
+            m.d.comb += [self.uop_rd.addr.eq(gemm.uop.addr), self.acc_rd_a.addr.eq(gemm.acc.addr)]
+        wiring.connect(m, wiring.flipped(self.inp_rd), gemm.inp)
+        wiring.connect(m, wiring.flipped(self.wgt_rd), gemm.wgt)
+
+        acc_wr, out_wr = self.acc_wr, self.out_wr
+        for u in (loads[MemType.ACC], loads[MemType.ACC_8BIT]):
+            factor = len(acc_wr.en) // len(u.wr.en)
+            with m.If(u.busy):
+                m.d.comb += [acc_wr.addr.eq(u.wr.addr), acc_wr.data.eq(u.wr.data),
+                             acc_wr.en.eq(Cat(bit.replicate(factor) for bit in u.wr.en))]
+        for w in (gemm.write, alu.write):
+            with m.If(w.en):
+                m.d.comb += [acc_wr.addr.eq(w.addr), acc_wr.data.eq(w.acc), acc_wr.en.eq(-1),
+                             out_wr.addr.eq(w.addr), out_wr.data.eq(w.out), out_wr.en.eq(1)]
+        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
+                     self.gemm_uop.eq(gemm.write.en), self.alu_uop.eq(alu.write.en)]
+        return m

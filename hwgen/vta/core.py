@@ -1,0 +1,118 @@
+"""The VTA core: fetch, the load/compute/store modules with their instruction queues,
+the four dependency-token queues and the scratchpads (UOP, INP, WGT, ACC, OUT)."""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Shape, Signal
+from amaranth.lib import fifo, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.layout import INSN_BITS
+from ..isa.opcodes import QUEUES, MemType, Module as Unit
+from .compute import ComputeModule, acc_granule
+from .fetch import Fetch
+from .layouts import entry_layout
+from .load import LoadModule
+from .memory_engine import ReadClientSignature, WriteClientSignature
+from .store import StoreModule
+from .tensor_load import entry_bits, write_granule
+
+INSN_QUEUE_DEPTH = 32
+TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
+
+# Event outputs, in the order of hwgen.registers.COUNTERS (the AXI byte counters come
+# from the memory engine).
+CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "gemm_uops", "alu_uops",
+               "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles")
+
+
+def scratchpad(cfg, mem: MemType) -> memory.Memory:
+    bits = entry_bits(cfg, mem) if mem != MemType.OUT else entry_layout(cfg, MemType.OUT).size
+    return memory.Memory(shape=bits, depth=cfg.depth[mem], init=[])
+
+
+class Core(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        super().__init__({
+            "launch": In(1), "insn_count": In(32), "insn_base": In(32),
+            "finished": Out(1),
+            "vme_fetch": Out(ReadClientSignature(cfg)),
+            "vme_load": Out(ReadClientSignature(cfg)),
+            "vme_compute": Out(ReadClientSignature(cfg)),
+            "vme_store": Out(WriteClientSignature(cfg)),
+            "events": Out(len(CORE_EVENTS)),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.fetch = fetch = Fetch(cfg)
+        m.submodules.load = load = LoadModule(cfg)
+        m.submodules.compute = compute = ComputeModule(cfg)
+        m.submodules.store = store = StoreModule(cfg)
+        m.d.comb += [fetch.launch.eq(self.launch), fetch.insn_count.eq(self.insn_count),
+                     fetch.insn_base.eq(self.insn_base), self.finished.eq(compute.finished)]
+        wiring.connect(m, fetch.vme, wiring.flipped(self.vme_fetch))
+        wiring.connect(m, load.vme, wiring.flipped(self.vme_load))
+        wiring.connect(m, compute.vme, wiring.flipped(self.vme_compute))
+        wiring.connect(m, store.vme, wiring.flipped(self.vme_store))
+
+        # -- instruction queues ---------------------------------------------------------------
+        for name, producer, consumer in (("load_q", fetch.load_q, load.queue),
+                                         ("compute_q", fetch.compute_q, compute.queue),
+                                         ("store_q", fetch.store_q, store.queue)):
+            q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH)
+            m.submodules[name] = q
+            m.d.comb += [q.w_data.eq(producer.data), q.w_en.eq(producer.en), producer.rdy.eq(q.w_rdy),
+                         consumer.data.eq(q.r_data), consumer.rdy.eq(q.r_rdy), q.r_en.eq(consumer.en)]
+
+        # -- token queues: one counter each -----------------------------------------------------
+        modules = {Unit.LOAD: load, Unit.COMPUTE: compute, Unit.STORE: store}
+        for (src, dst), name in QUEUES.items():
+            count = Signal(TOKEN_BITS, name=f"tokens_{name}")
+            push_side = "push_next" if src < dst else "push_prev"
+            pop_side = "pop_prev" if src < dst else "pop_next"
+            push = getattr(modules[src].tokens, push_side)
+            pop = getattr(modules[dst].tokens, pop_side)
+            m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(count != 0)
+            with m.If(push & ~pop):
+                m.d.sync += count.eq(count + 1)
+            with m.Elif(pop & ~push):
+                m.d.sync += count.eq(count - 1)
+            with m.If(self.launch):
+                m.d.sync += count.eq(0)
+
+        # -- scratchpads ------------------------------------------------------------------------
+        mems = {}
+        for mt in (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT):
+            mems[mt] = scratchpad(cfg, mt)
+            m.submodules[f"{mt.name.lower()}_mem"] = mems[mt]
+
+        def write(mt, wr, granule=None):
+            bits = Shape.cast(mems[mt].shape).width
+            port = mems[mt].write_port(granularity=granule if granule and granule < bits else None)
+            m.d.comb += [port.addr.eq(wr.addr), port.data.eq(wr.data), port.en.eq(wr.en)]
+
+        def read(mt, user):
+            port = mems[mt].read_port()
+            m.d.comb += [port.addr.eq(user.addr), user.data.eq(port.data)]
+
+        write(MemType.UOP, compute.uop_wr)
+        write(MemType.INP, load.inp_wr, write_granule(cfg, MemType.INP))
+        write(MemType.WGT, load.wgt_wr, write_granule(cfg, MemType.WGT))
+        write(MemType.ACC, compute.acc_wr, acc_granule(cfg))
+        write(MemType.OUT, compute.out_wr)
+        read(MemType.UOP, compute.uop_rd)
+        read(MemType.INP, compute.inp_rd)
+        read(MemType.WGT, compute.wgt_rd)
+        read(MemType.ACC, compute.acc_rd_a)
+        read(MemType.ACC, compute.acc_rd_b)
+        read(MemType.OUT, store.out)
+
+        events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,
+                  "store_busy_cycles": store.executing, "gemm_uops": compute.gemm_uop, "alu_uops": compute.alu_uop,
+                  "load_token_wait_cycles": load.waiting, "compute_token_wait_cycles": compute.waiting,
+                  "store_token_wait_cycles": store.waiting}
+        for k, name in enumerate(CORE_EVENTS):
+            m.d.comb += self.events[k].eq(events[name])
+        return m

@@ -1,0 +1,113 @@
+"""Fetch: reads the instruction stream over AXI and dispatches each instruction to the
+load, compute or store queue (SPEC section 4).
+
+A burst is requested only when the fetch buffer has room for all of it, so fetch never
+holds the shared read data channel while a module queue is full (that would deadlock
+the module waiting for its own data). One burst is in flight at a time, so instructions
+arrive in order. The stream base must be aligned to max(16 bytes, the bus width).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import data, fifo, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..isa.layout import INSN_BITS
+from ..isa.opcodes import MemType, Opcode
+from .axi import BOUNDARY_BYTES, MAX_BURST_BEATS
+from .layouts import insn_layout
+from .memory_engine import ReadClientSignature, bus_bytes
+
+INSN_BYTES = INSN_BITS // 8
+FETCH_BUFFER = 32
+
+
+class InsnQueueWriteSignature(wiring.Signature):
+    """The write side of an instruction queue, from the producer."""
+
+    def __init__(self):
+        super().__init__({"data": Out(INSN_BITS), "en": Out(1), "rdy": In(1)})
+
+
+class Fetch(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        super().__init__({
+            "launch": In(1), "insn_count": In(32), "insn_base": In(32),
+            "vme": Out(ReadClientSignature(cfg)),
+            "load_q": Out(InsnQueueWriteSignature()),
+            "compute_q": Out(InsnQueueWriteSignature()),
+            "store_q": Out(InsnQueueWriteSignature()),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        BB = bus_bytes(cfg)
+        per_beat = max(1, BB // INSN_BYTES)     # instructions in a beat
+        beats_per = max(1, INSN_BYTES // BB)    # beats in an instruction
+        m.submodules.buffer = buf = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=FETCH_BUFFER)
+
+        remaining = Signal(32)
+        addr = Signal(32)
+        inflight = Signal()
+        burst_left = Signal(range(FETCH_BUFFER + 1))
+        with m.If(self.launch):
+            m.d.sync += [remaining.eq(self.insn_count), addr.eq(self.insn_base), inflight.eq(0)]
+
+        # -- requests ---------------------------------------------------------------------
+        space = FETCH_BUFFER - buf.w_level
+        to_boundary = (BOUNDARY_BYTES - addr[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(INSN_BYTES)
+        max_insns = MAX_BURST_BEATS * per_beat // beats_per
+        limit = Signal(range(FETCH_BUFFER + 1))
+        m.d.comb += limit.eq(Mux(space < to_boundary, space, to_boundary))
+        if max_insns < FETCH_BUFFER:
+            with m.If(limit > max_insns):
+                m.d.comb += limit.eq(max_insns)
+        n = Signal(range(FETCH_BUFFER + 1))
+        # bursts after the first start on a beat boundary: whole beats unless it is the last
+        m.d.comb += n.eq(Mux(remaining <= limit, remaining, limit & ~(per_beat - 1)))
+        beats = (n + per_beat - 1) >> exact_log2(per_beat) if per_beat > 1 else n * beats_per
+        cmd = self.vme.cmd
+        m.d.comb += [cmd.valid.eq(~inflight & (n != 0) & ~self.launch), cmd.payload.addr.eq(addr),
+                     cmd.payload.len.eq(beats - 1), cmd.payload.tag.eq(0)]
+        with m.If(cmd.valid & cmd.ready):
+            m.d.sync += [inflight.eq(1), burst_left.eq(n), addr.eq(addr + n * INSN_BYTES), remaining.eq(remaining - n)]
+
+        # -- beats into the buffer ----------------------------------------------------------
+        beat = self.vme.data
+        pushed = Signal()
+        if per_beat > 1:
+            lane = Signal(range(per_beat))
+            with m.If(beat.valid):
+                m.d.comb += [buf.w_data.eq(beat.payload.data.word_select(lane, INSN_BITS)),
+                             buf.w_en.eq(burst_left != 0), pushed.eq(burst_left != 0)]
+                m.d.sync += lane.eq(lane + 1)
+                with m.If(lane == per_beat - 1):
+                    m.d.comb += beat.ready.eq(1)
+                    m.d.sync += lane.eq(0)
+        else:
+            part = Signal(range(max(beats_per, 2)))
+            parts = Signal(INSN_BITS)
+            m.d.comb += beat.ready.eq(1)
+            with m.If(beat.valid):
+                m.d.sync += [parts.word_select(part, 8 * BB).eq(beat.payload.data), part.eq(part + 1)]
+                with m.If(part == beats_per - 1):
+                    m.d.sync += part.eq(0)
+                    m.d.comb += [buf.w_data.eq(parts), pushed.eq(1), buf.w_en.eq(1)]
+                    m.d.comb += buf.w_data.word_select(beats_per - 1, 8 * BB).eq(beat.payload.data)
+        with m.If(pushed):
+            m.d.sync += burst_left.eq(burst_left - 1)
+        with m.If(beat.valid & beat.ready & beat.payload.last):
+            m.d.sync += inflight.eq(0)
+
+        # -- dispatch -------------------------------------------------------------------------
+        insn = data.View(insn_layout(cfg, "LOAD"), buf.r_data)
+        to_store = insn.opcode == Opcode.STORE
+        to_load = (insn.opcode == Opcode.LOAD) & ((insn.memory_type == MemType.INP) | (insn.memory_type == MemType.WGT))
+        for q, sel in ((self.store_q, to_store), (self.load_q, to_load), (self.compute_q, ~to_store & ~to_load)):
+            m.d.comb += q.data.eq(buf.r_data)
+            with m.If(sel):
+                m.d.comb += [q.en.eq(buf.r_rdy), buf.r_en.eq(q.rdy)]
+        return m

@@ -1,0 +1,47 @@
+"""The load module: LOADs of INP and WGT (SPEC section 4), one instruction at a time."""
+from __future__ import annotations
+
+from amaranth.hdl import Module
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.opcodes import MemType
+from .layouts import insn_layout
+from .memory_engine import ReadClientSignature, share_read_client
+from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
+from .tensor_load import ScratchWriteSignature, TensorLoad, entry_bits, write_granule
+
+
+def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
+    bits = entry_bits(cfg, mem)
+    return ScratchWriteSignature(cfg.log_depth[mem], bits, bits // write_granule(cfg, mem))
+
+
+class LoadModule(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        super().__init__({
+            "queue": Out(InsnQueueSignature()),
+            "tokens": Out(TokenSignature()),
+            "vme": Out(ReadClientSignature(cfg)),
+            "inp_wr": Out(write_signature(cfg, MemType.INP)),
+            "wgt_wr": Out(write_signature(cfg, MemType.WGT)),
+            "executing": Out(1), "waiting": Out(1),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        units = {mt: TensorLoad(cfg, mt) for mt in (MemType.INP, MemType.WGT)}
+        for mt, u in units.items():
+            m.submodules[f"load_{mt.name.lower()}"] = u
+        busy = units[MemType.INP].busy | units[MemType.WGT].busy
+        seq = Sequencer(m, self.queue, self.tokens, busy)
+        insn = data.View(insn_layout(cfg, "LOAD"), seq.insn)
+        for mt, u in units.items():
+            m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start & (insn.memory_type == mt))]
+        wiring.connect(m, units[MemType.INP].wr, wiring.flipped(self.inp_wr))
+        wiring.connect(m, units[MemType.WGT].wr, wiring.flipped(self.wgt_wr))
+        share_read_client(m, self.vme, [u.vme for u in units.values()], [u.busy for u in units.values()])
+        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting)]
+        return m

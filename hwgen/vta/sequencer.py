@@ -1,0 +1,62 @@
+"""The instruction sequencer shared by the load, compute and store modules: take the
+next instruction from the module's queue, wait for and pop the dependency tokens it
+names, start the unit that executes it, wait until that unit is idle (its data is
+written), then push the tokens it names (SPEC section 4)."""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.layout import HEAD, INSN_BITS
+from .layouts import flexible
+from ..isa.layout import pack
+
+HEAD_LAYOUT = flexible(pack("HEAD", HEAD), INSN_BITS)
+
+
+class TokenSignature(wiring.Signature):
+    """A module's side of its token queues: `have_*` says a token is waiting, `pop_*`
+    and `push_*` pulse for one cycle."""
+
+    def __init__(self):
+        super().__init__({"have_prev": In(1), "have_next": In(1), "pop_prev": Out(1), "pop_next": Out(1),
+                          "push_prev": Out(1), "push_next": Out(1)})
+
+
+class InsnQueueSignature(wiring.Signature):
+    """The read side of an instruction queue, from the consumer."""
+
+    def __init__(self):
+        super().__init__({"data": In(INSN_BITS), "rdy": In(1), "en": Out(1)})
+
+
+class Sequencer:
+    """Builds the sequencing FSM into `m`. `insn` holds the current instruction from
+    the cycle after it is taken; `start` is high for the one cycle in which the module
+    must start its unit; `busy` is the unit's busy flag. `executing` and `waiting`
+    mark the cycles counted as busy and as waiting for a token."""
+
+    def __init__(self, m: Module, queue, tokens, busy):
+        self.insn = Signal(INSN_BITS)
+        self.start = Signal()
+        self.executing = Signal()
+        self.waiting = Signal()
+        head = data.View(HEAD_LAYOUT, self.insn)
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += queue.en.eq(queue.rdy)
+                with m.If(queue.rdy):
+                    m.d.sync += self.insn.eq(queue.data)
+                    m.next = "TOKENS"
+            with m.State("TOKENS"):
+                ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
+                m.d.comb += self.waiting.eq(~ok)
+                with m.If(ok):
+                    m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next), self.start.eq(1)]
+                    m.next = "EXEC"
+            with m.State("EXEC"):
+                m.d.comb += self.executing.eq(1)
+                with m.If(~busy):
+                    m.d.comb += [tokens.push_prev.eq(head.push_prev), tokens.push_next.eq(head.push_next)]
+                    m.next = "IDLE"

@@ -1,0 +1,44 @@
+"""The top level: clock and reset, the core, the memory engine behind an AXI4 master
+with flat m_axi_* ports and the control registers behind an AXI4-Lite slave with flat
+s_axil_* ports, so cocotbext-axi and vendor tools bind them by name."""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module
+from amaranth.lib import wiring
+
+from ..registers import AXIL_ADDR_BITS, COUNTERS
+from .axi import axi4_master_members, axil_slave_members
+from .control import ControlRegisters
+from .core import CORE_EVENTS, Core
+from .memory_engine import MemoryEngine, bus_bytes, tag_bits
+from .rtl import connect_flat, flat_members
+
+TOP_NAME = "vta"
+
+
+class Shell(wiring.Component):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
+        self._axil = axil_slave_members(AXIL_ADDR_BITS)
+        super().__init__({**flat_members("m_axi", self._axi), **flat_members("s_axil", self._axil)})
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        m.submodules.core = core = Core(cfg)
+        m.submodules.vme = vme = MemoryEngine(cfg, 3)
+        m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": bus_bytes(cfg), "axi_write_bytes": bus_bytes(cfg)})
+        connect_flat(m, self, "m_axi", vme.axi, self._axi)
+        connect_flat(m, self, "s_axil", vcr.axil, self._axil)
+        for k, client in enumerate((core.vme_fetch, core.vme_load, core.vme_compute)):
+            wiring.connect(m, client, vme.read[k])
+        wiring.connect(m, core.vme_store, vme.write)
+        m.d.comb += [core.launch.eq(vcr.launch), core.insn_count.eq(vcr.insn_count),
+                     core.insn_base.eq(vcr.insn_base), vcr.finished.eq(core.finished)]
+        axi = vme.axi
+        events = dict(zip(CORE_EVENTS, core.events))
+        events["axi_read_bytes"] = axi.rvalid & axi.rready
+        events["axi_write_bytes"] = axi.wvalid & axi.wready
+        m.d.comb += vcr.events.eq(Cat(events[name] for name, _ in COUNTERS))
+        return m
