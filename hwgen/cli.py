@@ -116,6 +116,30 @@ def cmd_run(args) -> int:
     return 0
 
 
+# -- build --------------------------------------------------------------------------
+
+def cmd_build(args) -> int:
+    from .vta.build import build
+    cfg = load_config(args.config)
+    con = _console(stderr=True)
+    with con.status("building", spinner="dots") as status:
+        result = build(cfg, args.output, area=args.area, progress=lambda msg: status.update(msg))
+    summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(result.outdir),
+               "files": result.files, "seconds": round(result.seconds, 3)}
+    if args.area:
+        summary["area"] = json.loads((result.outdir / result.files["area"]).read_text())
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        con.print(f"[bold]{cfg.name}[/bold] -> {result.outdir} in {result.seconds:.1f} s: "
+                  + ", ".join(result.files.values()))
+        if args.area:
+            a = summary["area"]
+            con.print(f"  cells {a['cells']}, flip-flop bits {a['flop_bits']}, memory bits {a['memory_bits']}, "
+                      f"multiplier bit-products {a['multiplier_bit_products']}, adder bits {a['adder_bits']}")
+    return 0
+
+
 # -- example ------------------------------------------------------------------------
 
 def _parse_value(text: str):
@@ -177,6 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_run)
+
+    bd = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")
+    bd.add_argument("--config", required=True, help="configuration JSON")
+    bd.add_argument("-o", "--output", required=True, help="output directory")
+    bd.add_argument("--area", action="store_true", help="also write a Yosys cell report (area.json)")
+    bd.add_argument("--json", action="store_true", help="print one JSON object")
+    bd.set_defaults(func=cmd_build)
 
     e = sub.add_parser("example", help="write one of the reference programs")
     e.add_argument("name", help="save_load, padded_load, gemm, alu, relu, shift_scale, array_roundtrip, blocked_gemm")

@@ -2,8 +2,8 @@
 the four dependency-token queues and the scratchpads (UOP, INP, WGT, ACC, OUT)."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Shape, Signal
-from amaranth.lib import fifo, memory, wiring
+from amaranth.hdl import Module, Signal
+from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.layout import INSN_BITS
@@ -12,6 +12,7 @@ from .compute import ComputeModule, acc_granule
 from .fetch import Fetch
 from .layouts import entry_layout
 from .load import LoadModule
+from .scratchpad import Scratchpad
 from .memory_engine import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
 from .tensor_load import entry_bits, write_granule
@@ -23,11 +24,6 @@ TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
 # from the memory engine).
 CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "gemm_uops", "alu_uops",
                "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles")
-
-
-def scratchpad(cfg, mem: MemType) -> memory.Memory:
-    bits = entry_bits(cfg, mem) if mem != MemType.OUT else entry_layout(cfg, MemType.OUT).size
-    return memory.Memory(shape=bits, depth=cfg.depth[mem], init=[])
 
 
 class Core(wiring.Component):
@@ -83,31 +79,19 @@ class Core(wiring.Component):
                 m.d.sync += count.eq(0)
 
         # -- scratchpads ------------------------------------------------------------------------
-        mems = {}
-        for mt in (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT):
-            mems[mt] = scratchpad(cfg, mt)
-            m.submodules[f"{mt.name.lower()}_mem"] = mems[mt]
+        def pad(mt, writer, readers, granule=None):
+            bits = entry_bits(cfg, mt) if mt != MemType.OUT else entry_layout(cfg, MemType.OUT).size
+            sp = Scratchpad(bits, cfg.depth[mt], granule, len(readers))
+            m.submodules[f"{mt.name.lower()}_mem"] = sp
+            wiring.connect(m, writer, sp.wr)
+            for user, port in zip(readers, sp.rd):
+                wiring.connect(m, user, port)
 
-        def write(mt, wr, granule=None):
-            bits = Shape.cast(mems[mt].shape).width
-            port = mems[mt].write_port(granularity=granule if granule and granule < bits else None)
-            m.d.comb += [port.addr.eq(wr.addr), port.data.eq(wr.data), port.en.eq(wr.en)]
-
-        def read(mt, user):
-            port = mems[mt].read_port()
-            m.d.comb += [port.addr.eq(user.addr), user.data.eq(port.data)]
-
-        write(MemType.UOP, compute.uop_wr)
-        write(MemType.INP, load.inp_wr, write_granule(cfg, MemType.INP))
-        write(MemType.WGT, load.wgt_wr, write_granule(cfg, MemType.WGT))
-        write(MemType.ACC, compute.acc_wr, acc_granule(cfg))
-        write(MemType.OUT, compute.out_wr)
-        read(MemType.UOP, compute.uop_rd)
-        read(MemType.INP, compute.inp_rd)
-        read(MemType.WGT, compute.wgt_rd)
-        read(MemType.ACC, compute.acc_rd_a)
-        read(MemType.ACC, compute.acc_rd_b)
-        read(MemType.OUT, store.out)
+        pad(MemType.UOP, compute.uop_wr, [compute.uop_rd])
+        pad(MemType.INP, load.inp_wr, [compute.inp_rd], write_granule(cfg, MemType.INP))
+        pad(MemType.WGT, load.wgt_wr, [compute.wgt_rd], write_granule(cfg, MemType.WGT))
+        pad(MemType.ACC, compute.acc_wr, [compute.acc_rd_a, compute.acc_rd_b], acc_granule(cfg))
+        pad(MemType.OUT, compute.out_wr, [store.out])
 
         events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,
                   "store_busy_cycles": store.executing, "gemm_uops": compute.gemm_uop, "alu_uops": compute.alu_uop,
