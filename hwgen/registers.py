@@ -41,10 +41,23 @@ COUNTERS = [
     ("store_token_wait_cycles", "cycles the store module waits for a dependency token"),
     ("axi_read_bytes", "bytes read on the AXI master (whole beats, instruction fetch included)"),
     ("axi_write_bytes", "bytes written on the AXI master (whole beats)"),
+    ("load_retired", "instructions the load module has completed"),
+    ("compute_retired", "instructions the compute module has completed"),
+    ("store_retired", "instructions the store module has completed"),
 ]
 COUNTER_BASE = 0x24
 for _k, (_name, _doc) in enumerate(COUNTERS):
     REGISTERS.append(Register(_name, COUNTER_BASE + 4 * _k, False, _doc))
+STATUS_BASE = COUNTER_BASE + 4 * len(COUNTERS)
+REGISTERS += [
+    Register("module_state", STATUS_BASE, False,
+             "live state of each module, 2 bits each (load [1:0], compute [3:2], store [5:4]): "
+             "0 idle, 1 waiting for a token, 2 executing"),
+    Register("token_counts", STATUS_BASE + 4, False,
+             "live token counts, 8 bits each (saturated): L2C [7:0], C2L [15:8], C2S [23:16], S2C [31:24]"),
+]
+MODULE_STATES = ("idle", "waiting for a token", "executing")
+TOKEN_QUEUE_ORDER = ("L2C", "C2L", "C2S", "S2C")
 OFFSETS = {r.name: r.offset for r in REGISTERS}
 AXIL_ADDR_BITS = 8
 assert max(OFFSETS.values()) < 1 << AXIL_ADDR_BITS

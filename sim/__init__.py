@@ -1,8 +1,10 @@
-"""Targets that run hwgen programs: the reference model (fsim)."""
+"""Targets that run hwgen programs: the reference model (fsim) and the generated RTL
+under Verilator (tsim)."""
 from .fsim import FSim, run_fsim
 from .result import RunResult
+from .tsim import run_tsim
 
-TARGETS = {"fsim": run_fsim}
+TARGETS = {"fsim": run_fsim, "tsim": run_tsim}
 
 
 def run(program, target: str = "fsim", **options) -> RunResult:
@@ -14,4 +16,4 @@ def run(program, target: str = "fsim", **options) -> RunResult:
     return fn(program, **options)
 
 
-__all__ = ["FSim", "RunResult", "run", "run_fsim", "TARGETS"]
+__all__ = ["FSim", "RunResult", "run", "run_fsim", "run_tsim", "TARGETS"]

@@ -90,6 +90,7 @@ def header(cfg) -> str:
         lines.append(f"#define HWGEN_REG_{r.name.upper()} 0x{r.offset:02X} /* {r.doc} */")
     lines += [f"#define HWGEN_CONTROL_LAUNCH 0x{CONTROL_LAUNCH:X}", f"#define HWGEN_CONTROL_FINISHED 0x{CONTROL_FINISHED:X}",
               f"#define HWGEN_COUNTER_BASE 0x{COUNTER_BASE:02X}", f"#define HWGEN_NUM_COUNTERS {len(COUNTERS)}",
+              f"#define HWGEN_NUM_REGS {max(r.offset for r in REGISTERS) // 4 + 1}",
               "static const char *const HWGEN_COUNTER_NAMES[HWGEN_NUM_COUNTERS] = {",
               *[f'    "{name}",' for name, _ in COUNTERS], "};", "", "#endif", ""]
     return "\n".join(lines)

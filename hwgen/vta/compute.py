@@ -47,7 +47,7 @@ class ComputeModule(wiring.Component):
             "acc_wr": Out(ScratchWriteSignature(d[MemType.ACC], acc_bits, acc_bits // acc_granule(cfg))),
             "out_wr": Out(ScratchWriteSignature(d[MemType.ACC], entry_layout(cfg, MemType.OUT).size, 1)),
             "finished": Out(1),
-            "executing": Out(1), "waiting": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
+            "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2), "gemm_uop": Out(1), "alu_uop": Out(1),
         })
 
     def elaborate(self, platform):
@@ -106,5 +106,6 @@ class ComputeModule(wiring.Component):
                 m.d.comb += [acc_wr.addr.eq(w.addr), acc_wr.data.eq(w.acc), acc_wr.en.eq(-1),
                              out_wr.addr.eq(w.addr), out_wr.data.eq(w.out), out_wr.en.eq(1)]
         m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
+                     self.retired.eq(seq.retired), self.state.eq(seq.state),
                      self.gemm_uop.eq(gemm.write.en), self.alu_uop.eq(alu.write.en)]
         return m

@@ -23,12 +23,15 @@ class ControlRegisters(wiring.Component):
             "launch": Out(1), "insn_count": Out(32), "insn_base": Out(32),
             "finished": In(1),
             "events": In(len(COUNTERS)),
+            "module_state": In(32), "token_counts": In(32),
         })
 
     def elaborate(self, platform):
         m = Module()
         bus = self.axil
-        regs = {r.name: Signal(32, name=r.name) for r in REGISTERS if r.name != "control"}
+        live = {"module_state": self.module_state, "token_counts": self.token_counts}
+        regs = {r.name: Signal(32, name=r.name) for r in REGISTERS if r.name != "control" and r.name not in live}
+        regs.update(live)
         done, running = Signal(), Signal()
         m.d.comb += [self.insn_count.eq(regs["insn_count"]), self.insn_base.eq(regs["insn_base"])]
 

@@ -2,12 +2,13 @@
 the four dependency-token queues and the scratchpads (UOP, INP, WGT, ACC, OUT)."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.layout import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
+from ..registers import TOKEN_QUEUE_ORDER
 from .compute import ComputeModule, acc_granule
 from .fetch import Fetch
 from .layouts import entry_layout
@@ -23,7 +24,8 @@ TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
 # Event outputs, in the order of hwgen.registers.COUNTERS (the AXI byte counters come
 # from the memory engine).
 CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "gemm_uops", "alu_uops",
-               "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles")
+               "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles",
+               "load_retired", "compute_retired", "store_retired")
 
 
 class Core(wiring.Component):
@@ -37,6 +39,7 @@ class Core(wiring.Component):
             "vme_compute": Out(ReadClientSignature(cfg)),
             "vme_store": Out(WriteClientSignature(cfg)),
             "events": Out(len(CORE_EVENTS)),
+            "module_state": Out(32), "token_counts": Out(32),
         })
 
     def elaborate(self, platform):
@@ -64,8 +67,11 @@ class Core(wiring.Component):
 
         # -- token queues: one counter each -----------------------------------------------------
         modules = {Unit.LOAD: load, Unit.COMPUTE: compute, Unit.STORE: store}
+        m.d.comb += self.module_state.eq(Cat(load.state, compute.state, store.state))
         for (src, dst), name in QUEUES.items():
             count = Signal(TOKEN_BITS, name=f"tokens_{name}")
+            k = TOKEN_QUEUE_ORDER.index(name)
+            m.d.comb += self.token_counts[8 * k:8 * k + 8].eq(Mux(count > 255, 255, count))
             push_side = "push_next" if src < dst else "push_prev"
             pop_side = "pop_prev" if src < dst else "pop_next"
             push = getattr(modules[src].tokens, push_side)
@@ -96,7 +102,8 @@ class Core(wiring.Component):
         events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,
                   "store_busy_cycles": store.executing, "gemm_uops": compute.gemm_uop, "alu_uops": compute.alu_uop,
                   "load_token_wait_cycles": load.waiting, "compute_token_wait_cycles": compute.waiting,
-                  "store_token_wait_cycles": store.waiting}
+                  "store_token_wait_cycles": store.waiting, "load_retired": load.retired,
+                  "compute_retired": compute.retired, "store_retired": store.retired}
         for k, name in enumerate(CORE_EVENTS):
             m.d.comb += self.events[k].eq(events[name])
         return m

@@ -26,7 +26,7 @@ class LoadModule(wiring.Component):
             "vme": Out(ReadClientSignature(cfg)),
             "inp_wr": Out(write_signature(cfg, MemType.INP)),
             "wgt_wr": Out(write_signature(cfg, MemType.WGT)),
-            "executing": Out(1), "waiting": Out(1),
+            "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2),
         })
 
     def elaborate(self, platform):
@@ -43,5 +43,6 @@ class LoadModule(wiring.Component):
         wiring.connect(m, units[MemType.INP].wr, wiring.flipped(self.inp_wr))
         wiring.connect(m, units[MemType.WGT].wr, wiring.flipped(self.wgt_wr))
         share_read_client(m, self.vme, [u.vme for u in units.values()], [u.busy for u in units.values()])
-        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting)]
+        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
+                     self.retired.eq(seq.retired), self.state.eq(seq.state)]
         return m

@@ -35,13 +35,16 @@ class Sequencer:
     """Builds the sequencing FSM into `m`. `insn` holds the current instruction from
     the cycle after it is taken; `start` is high for the one cycle in which the module
     must start its unit; `busy` is the unit's busy flag. `executing` and `waiting`
-    mark the cycles counted as busy and as waiting for a token."""
+    mark the cycles counted as busy and as waiting for a token; `retired` pulses when
+    an instruction completes; `state` is 0 idle, 1 tokens, 2 executing."""
 
     def __init__(self, m: Module, queue, tokens, busy):
         self.insn = Signal(INSN_BITS)
         self.start = Signal()
         self.executing = Signal()
         self.waiting = Signal()
+        self.retired = Signal()
+        self.state = Signal(2)
         head = data.View(HEAD_LAYOUT, self.insn)
         with m.FSM():
             with m.State("IDLE"):
@@ -50,13 +53,15 @@ class Sequencer:
                     m.d.sync += self.insn.eq(queue.data)
                     m.next = "TOKENS"
             with m.State("TOKENS"):
+                m.d.comb += self.state.eq(1)
                 ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
                 m.d.comb += self.waiting.eq(~ok)
                 with m.If(ok):
                     m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next), self.start.eq(1)]
                     m.next = "EXEC"
             with m.State("EXEC"):
-                m.d.comb += self.executing.eq(1)
+                m.d.comb += [self.executing.eq(1), self.state.eq(2)]
                 with m.If(~busy):
-                    m.d.comb += [tokens.push_prev.eq(head.push_prev), tokens.push_next.eq(head.push_next)]
+                    m.d.comb += [tokens.push_prev.eq(head.push_prev), tokens.push_next.eq(head.push_next),
+                                 self.retired.eq(1)]
                     m.next = "IDLE"

@@ -35,7 +35,8 @@ class Shell(wiring.Component):
             wiring.connect(m, client, vme.read[k])
         wiring.connect(m, core.vme_store, vme.write)
         m.d.comb += [core.launch.eq(vcr.launch), core.insn_count.eq(vcr.insn_count),
-                     core.insn_base.eq(vcr.insn_base), vcr.finished.eq(core.finished)]
+                     core.insn_base.eq(vcr.insn_base), vcr.finished.eq(core.finished),
+                     vcr.module_state.eq(core.module_state), vcr.token_counts.eq(core.token_counts)]
         axi = vme.axi
         events = dict(zip(CORE_EVENTS, core.events))
         events["axi_read_bytes"] = axi.rvalid & axi.rready

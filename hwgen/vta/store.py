@@ -20,7 +20,7 @@ class StoreModule(wiring.Component):
             "vme": Out(WriteClientSignature(cfg)),
             "out": In(memory.ReadPort.Signature(addr_width=cfg.log_depth[MemType.OUT],
                                                 shape=8 * cfg.elem_bytes[MemType.OUT])),
-            "executing": Out(1), "waiting": Out(1),
+            "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2),
         })
 
     def elaborate(self, platform):
@@ -30,5 +30,6 @@ class StoreModule(wiring.Component):
         m.d.comb += [ts.insn.eq(seq.insn), ts.start.eq(seq.start)]
         wiring.connect(m, ts.vme, wiring.flipped(self.vme))
         wiring.connect(m, wiring.flipped(self.out), ts.out)
-        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting)]
+        m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
+                     self.retired.eq(seq.retired), self.state.eq(seq.state)]
         return m

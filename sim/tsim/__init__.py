@@ -1,0 +1,166 @@
+"""tsim: programs on the generated RTL, simulated by Verilator.
+
+`build_tsim(cfg)` generates the core for a configuration, Verilates it and links it with
+the C++ harness (harness.cpp) into a shared library, cached by a key covering the
+configuration, the generator sources, the harness and the Verilator installation.
+`run_tsim(program)` loads the program's DRAM image and instruction stream into the
+harness's memory and runs it to completion in C++."""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from hwgen.errors import DeadlockError, HwgenError
+from hwgen.isa import Module
+from hwgen.program.check import check_program
+from hwgen.program.tokens import neighbour_queues
+from hwgen.registers import COUNTERS, MODULE_STATES, OFFSETS, TOKEN_QUEUE_ORDER
+
+from ..result import RunResult
+from ..verilator import verilator_env, verilator_root
+
+HERE = Path(__file__).resolve().parent
+HARNESS = HERE / "harness.cpp"
+PACKAGE = HERE.parent.parent / "hwgen"
+INSN_ALIGN = 4096
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("HWGEN_CACHE", Path.home() / ".cache" / "hwgen")) / "tsim"
+
+
+def _generator_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted([*PACKAGE.joinpath("vta").glob("*.py"), *PACKAGE.joinpath("isa").glob("*.py"),
+                        PACKAGE / "config.py", PACKAGE / "registers.py", HARNESS]):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    h.update(str(verilator_root()).encode())
+    return h.hexdigest()[:16]
+
+
+def build_tsim(cfg, progress: Callable[[str], None] | None = None) -> Path:
+    """Path of the tsim library for `cfg`, building it if it is not cached."""
+    from hwgen.vta.build import build
+    step = progress or (lambda _: None)
+    target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}"
+    lib = target / "libtsim.so"
+    if lib.exists():
+        return lib
+    env = verilator_env()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
+    try:
+        step("generating Verilog")
+        files = build(cfg, work / "rtl").files
+        step("Verilating")
+        jobs = str(os.cpu_count() or 1)
+        _run(["verilator", "--cc", str(work / "rtl" / files["lint_waivers"]), str(work / "rtl" / files["verilog"]),
+              "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
+              "--x-initial", "fast", "--noassert", "-CFLAGS", "-fPIC -O2", "--build", "-j", jobs], env)
+        step("linking the harness")
+        root = verilator_root()
+        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
+              f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
+              str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
+              "-o", str(work / "libtsim.so")], env)
+        shutil.rmtree(work / "obj")
+        try:
+            work.rename(target)
+        except OSError:  # built concurrently by someone else
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return lib
+
+
+def _run(cmd: list[str], env: dict) -> None:
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise HwgenError(f"{cmd[0]} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-4000:]}")
+
+
+@lru_cache(maxsize=None)
+def _load(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    lib.tsim_run.restype = ctypes.c_int
+    lib.tsim_run.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32,
+                             ctypes.c_uint32, ctypes.c_double, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
+                             ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
+                             ctypes.c_int]
+    lib.tsim_num_regs.restype = ctypes.c_int
+    return lib
+
+
+def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | None = None, stall: float = 0.0,
+             out_of_order: bool = False, seed: int = 0, max_cycles: int = 50_000_000, check: bool = True,
+             progress: Callable[[int, int], None] | None = None,
+             build_progress: Callable[[str], None] | None = None) -> RunResult:
+    """Run `program` on the RTL of `config` (default: the program's configuration).
+    Memory model: `latency` cycles to the first beat of a read and to a write
+    response, at most `max_outstanding` read bursts accepted (default
+    AXI_MAX_INFLIGHT), each channel stalled with probability `stall` per cycle,
+    read bursts completed in random order with `out_of_order`."""
+    cfg = config or program.config
+    program.check_config(cfg)
+    if check:
+        check_program(program)
+    lib = _load(str(build_tsim(cfg, build_progress)))
+    t0 = time.perf_counter()
+    insn = program.insn_bytes
+    insn_base = -(-program.dram.size // INSN_ALIGN) * INSN_ALIGN
+    size = insn_base + -(-len(insn) // INSN_ALIGN) * INSN_ALIGN + INSN_ALIGN
+    mem = np.zeros(size, dtype=np.uint8)
+    mem[:program.dram.size] = program.dram
+    mem[insn_base:insn_base + len(insn)] = np.frombuffer(insn, dtype=np.uint8)
+    n_regs = lib.tsim_num_regs()
+    regs = (ctypes.c_uint32 * n_regs)()
+    sim_cycles = ctypes.c_uint64()
+    msg = ctypes.create_string_buffer(512)
+    status = lib.tsim_run(mem.ctypes.data, size, insn_base, len(program.insns), latency,
+                          max_outstanding or cfg.AXI_MAX_INFLIGHT, stall, int(out_of_order), seed, max_cycles,
+                          ctypes.byref(sim_cycles), regs, msg, len(msg))
+    values = {name: int(regs[off // 4]) for name, off in OFFSETS.items()}
+    if status == 3:
+        raise HwgenError(f"tsim: {msg.value.decode()}")
+    if status == 2:
+        raise DeadlockError(_blocked(program, values, sim_cycles.value))
+    if progress is not None:
+        progress(len(program.insns), len(program.insns))
+    dram = mem[:program.dram.size].copy()
+    counters = {name: values[name] for name, _ in COUNTERS}
+    counters["simulated_cycles"] = int(sim_cycles.value)
+    return RunResult("tsim", len(program.insns), counters, time.perf_counter() - t0, dram,
+                     program.outputs(dram), cycles=values["cycles"])
+
+
+def _blocked(program, regs: dict, cycles: int) -> dict[str, str]:
+    """Each unfinished module's state at the cycle limit, by instruction number."""
+    tokens = {q: (regs["token_counts"] >> (8 * k)) & 0xFF for k, q in enumerate(TOKEN_QUEUE_ORDER)}
+    out = {}
+    for m in Module:
+        mine = [i for i, insn in enumerate(program.insns) if insn.module == m]
+        retired = regs[f"{m.label}_retired"]
+        if retired >= len(mine):
+            continue
+        state = MODULE_STATES[(regs["module_state"] >> (2 * m)) & 3]
+        i = mine[retired]
+        insn = program.insns[i]
+        (pop_prev, pop_next), _ = neighbour_queues(m)
+        waits = [f"{flag} on {q} ({tokens[q]} tokens)" for flag, q in (("pop_prev", pop_prev), ("pop_next", pop_next))
+                 if getattr(insn, flag)]
+        what = f"waits for a token: {', '.join(waits)}" if state == "waiting for a token" else state
+        out[m.label] = (f"instruction {i} ({insn.mnemonic}) {what} after {cycles} cycles; "
+                        f"{len(mine) - retired} of its {len(mine)} instructions not finished")
+    return out

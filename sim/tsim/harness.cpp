@@ -1,0 +1,292 @@
+// tsim: runs a program on the Verilated VTA core to completion in C++.
+//
+// The harness is an AXI4 slave memory model on the core's m_axi_* ports and an
+// AXI4-Lite host on its s_axil_* ports that follows the control-register protocol:
+// write insn_count and insn_base, launch, poll for FINISH, read every register.
+// The memory model has a configurable read latency, a maximum number of outstanding
+// read bursts, seeded random stalls on every channel and optional out-of-order
+// completion of read bursts (a burst's beats stay in order).
+#include <cstdint>
+#include <cstring>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "verilated.h"
+#include "Vvta.h"
+#include "vta_config.h"
+
+namespace {
+
+constexpr unsigned BUS = HWGEN_AXI_DATA_BYTES;
+
+template <typename T>
+void put(T& port, const uint8_t* src) {
+    T v = 0;
+    std::memcpy(&v, src, sizeof(T) < BUS ? sizeof(T) : BUS);
+    port = v;
+}
+template <std::size_t W>
+void put(VlWide<W>& port, const uint8_t* src) {
+    for (std::size_t i = 0; i < W; i++) {
+        uint32_t w;
+        std::memcpy(&w, src + 4 * i, 4);
+        port[i] = w;
+    }
+}
+template <typename T>
+void get(const T& port, uint8_t* dst) {
+    T v = port;
+    std::memcpy(dst, &v, sizeof(T) < BUS ? sizeof(T) : BUS);
+}
+template <std::size_t W>
+void get(const VlWide<W>& port, uint8_t* dst) {
+    for (std::size_t i = 0; i < W; i++) {
+        uint32_t w = port[i];
+        std::memcpy(dst + 4 * i, &w, 4);
+    }
+}
+
+struct Burst {
+    uint32_t id;
+    uint64_t addr;
+    uint32_t beats;
+    uint32_t done = 0;
+    uint64_t due = 0;  // first cycle a read beat may be returned
+};
+
+struct Params {
+    uint32_t latency;
+    uint32_t max_outstanding;
+    double stall;
+    int out_of_order;
+    uint64_t seed;
+    uint64_t max_cycles;
+};
+
+class Harness {
+  public:
+    Harness(uint8_t* dram, uint64_t size, const Params& p)
+        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext), top_(new Vvta(ctx_.get())) {}
+
+    // Returns 0 when FINISH retired, 2 at the cycle limit, 3 on a bad memory access.
+    int run(uint64_t insn_base, uint32_t insn_count, uint32_t* regs, std::string& msg) {
+        top_->clk = 0;
+        top_->rst = 1;
+        idle_inputs();
+        top_->eval();
+        for (int i = 0; i < 4; i++) tick();
+        top_->rst = 0;
+        write_reg(HWGEN_REG_INSN_COUNT, insn_count);
+        write_reg(HWGEN_REG_INSN_BASE, static_cast<uint32_t>(insn_base));
+        write_reg(HWGEN_REG_CONTROL, HWGEN_CONTROL_LAUNCH);
+        int status = 0;
+        while (!error_) {
+            if (read_reg(HWGEN_REG_CONTROL) & HWGEN_CONTROL_FINISHED) break;
+            if (cycle_ >= p_.max_cycles) {
+                status = 2;
+                break;
+            }
+            for (int i = 0; i < 64 && !error_; i++) tick();
+        }
+        if (error_) {
+            msg = error_msg_;
+            status = 3;
+        }
+        for (int r = 0; r < HWGEN_NUM_REGS; r++) regs[r] = read_reg(4 * r);
+        return status;
+    }
+    uint64_t cycles() const { return cycle_; }
+
+  private:
+    bool chance() { return p_.stall > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p_.stall; }
+
+    void idle_inputs() {
+        top_->m_axi_awready = 0;
+        top_->m_axi_wready = 0;
+        top_->m_axi_bvalid = 0;
+        top_->m_axi_arready = 0;
+        top_->m_axi_rvalid = 0;
+        top_->s_axil_awvalid = 0;
+        top_->s_axil_wvalid = 0;
+        top_->s_axil_bready = 0;
+        top_->s_axil_arvalid = 0;
+        top_->s_axil_rready = 0;
+    }
+
+    bool in_range(uint64_t addr, uint64_t n) {
+        if (addr + n <= size_) return true;
+        if (!error_) {
+            error_ = true;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "access of %llu bytes at 0x%llx is outside the %llu-byte memory",
+                          (unsigned long long)n, (unsigned long long)addr, (unsigned long long)size_);
+            error_msg_ = buf;
+        }
+        return false;
+    }
+
+    // One clock cycle: sample the handshakes, clock, update the memory model, drive
+    // the next cycle's inputs and let the core's combinational logic settle.
+    void tick() {
+        const bool ar = top_->m_axi_arvalid && top_->m_axi_arready;
+        const bool r = top_->m_axi_rvalid && top_->m_axi_rready;
+        const bool aw = top_->m_axi_awvalid && top_->m_axi_awready;
+        const bool w = top_->m_axi_wvalid && top_->m_axi_wready;
+        const bool b = top_->m_axi_bvalid && top_->m_axi_bready;
+        Burst new_read{top_->m_axi_arid, top_->m_axi_araddr, top_->m_axi_arlen + 1u};
+        Burst new_write{top_->m_axi_awid, top_->m_axi_awaddr, top_->m_axi_awlen + 1u};
+        uint8_t wdata[BUS];
+        get(top_->m_axi_wdata, wdata);
+        const uint64_t wstrb = top_->m_axi_wstrb;
+
+        top_->clk = 1;
+        top_->eval();
+        cycle_++;
+
+        if (ar) {
+            new_read.due = cycle_ + p_.latency;
+            reads_.push_back(new_read);
+        }
+        if (r) {
+            Burst& cur = reads_[current_];
+            if (++cur.done == cur.beats) {
+                reads_.erase(reads_.begin() + current_);
+                current_ = -1;
+            }
+        }
+        if (aw) writes_.push_back(new_write);
+        if (w) {
+            Burst& cur = writes_.front();
+            const uint64_t base = cur.addr + uint64_t(cur.done) * BUS;
+            if (in_range(base, BUS))
+                for (unsigned k = 0; k < BUS; k++)
+                    if (wstrb >> k & 1) dram_[base + k] = wdata[k];
+            if (++cur.done == cur.beats) {
+                acks_.push_back(Burst{cur.id, cur.addr, cur.beats, 0, cycle_ + p_.latency});
+                writes_.pop_front();
+            }
+        }
+        if (b) acks_.pop_front();
+
+        // next cycle's inputs
+        top_->m_axi_arready = reads_.size() < p_.max_outstanding && !chance();
+        top_->m_axi_rvalid = 0;
+        if (current_ < 0) pick_read();
+        if (current_ >= 0 && !chance()) {
+            Burst& cur = reads_[current_];
+            uint8_t beat[BUS] = {0};
+            const uint64_t addr = cur.addr + uint64_t(cur.done) * BUS;
+            if (in_range(addr, BUS)) std::memcpy(beat, dram_ + addr, BUS);
+            put(top_->m_axi_rdata, beat);
+            top_->m_axi_rid = cur.id;
+            top_->m_axi_rlast = cur.done + 1 == cur.beats;
+            top_->m_axi_rresp = 0;
+            top_->m_axi_rvalid = 1;
+        }
+        top_->m_axi_awready = writes_.size() < 4 && !chance();
+        top_->m_axi_wready = !writes_.empty() && !chance();
+        top_->m_axi_bvalid = !acks_.empty() && acks_.front().due <= cycle_ && !chance();
+        if (top_->m_axi_bvalid) top_->m_axi_bid = acks_.front().id;
+        top_->m_axi_bresp = 0;
+
+        top_->clk = 0;
+        top_->eval();
+    }
+
+    // The next read burst to return: the oldest due one, or a random due one.
+    void pick_read() {
+        std::vector<int> due;
+        for (int k = 0; k < int(reads_.size()); k++)
+            if (reads_[k].due <= cycle_) due.push_back(k);
+        if (due.empty()) return;
+        if (!p_.out_of_order) {
+            current_ = due.front();
+            return;
+        }
+        // a burst may overtake others only if none of them has the same ID
+        std::vector<int> eligible;
+        for (int k : due) {
+            bool older_same_id = false;
+            for (int j = 0; j < k; j++) older_same_id |= reads_[j].id == reads_[k].id;
+            if (!older_same_id) eligible.push_back(k);
+        }
+        current_ = eligible[std::uniform_int_distribution<size_t>(0, eligible.size() - 1)(rng_)];
+    }
+
+    void write_reg(uint32_t addr, uint32_t data) {
+        top_->s_axil_awaddr = addr;
+        top_->s_axil_wdata = data;
+        top_->s_axil_wstrb = 0xF;
+        top_->s_axil_awvalid = 1;
+        top_->s_axil_wvalid = 1;
+        top_->eval();
+        while (!(top_->s_axil_awready && top_->s_axil_wready)) tick();
+        tick();
+        top_->s_axil_awvalid = 0;
+        top_->s_axil_wvalid = 0;
+        top_->s_axil_bready = 1;
+        top_->eval();
+        while (!top_->s_axil_bvalid) tick();
+        tick();
+        top_->s_axil_bready = 0;
+        top_->eval();
+    }
+
+    uint32_t read_reg(uint32_t addr) {
+        top_->s_axil_araddr = addr;
+        top_->s_axil_arvalid = 1;
+        top_->eval();
+        while (!top_->s_axil_arready) tick();
+        tick();
+        top_->s_axil_arvalid = 0;
+        top_->s_axil_rready = 1;
+        top_->eval();
+        while (!top_->s_axil_rvalid) tick();
+        const uint32_t data = top_->s_axil_rdata;
+        tick();
+        top_->s_axil_rready = 0;
+        top_->eval();
+        return data;
+    }
+
+    uint8_t* dram_;
+    uint64_t size_;
+    Params p_;
+    std::mt19937_64 rng_;
+    std::unique_ptr<VerilatedContext> ctx_;
+    std::unique_ptr<Vvta> top_;
+    std::deque<Burst> reads_;
+    std::deque<Burst> writes_;
+    std::deque<Burst> acks_;
+    int current_ = -1;
+    uint64_t cycle_ = 0;
+    bool error_ = false;
+    std::string error_msg_;
+};
+
+}  // namespace
+
+extern "C" {
+
+const char* tsim_build_hash() { return HWGEN_BUILD_HASH; }
+int tsim_num_regs() { return HWGEN_NUM_REGS; }
+
+int tsim_run(uint8_t* dram, uint64_t dram_bytes, uint64_t insn_base, uint32_t insn_count, uint32_t latency,
+             uint32_t max_outstanding, double stall, int out_of_order, uint64_t seed, uint64_t max_cycles,
+             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len) {
+    Params p{latency, max_outstanding ? max_outstanding : 1, stall, out_of_order, seed, max_cycles};
+    Harness h(dram, dram_bytes, p);
+    std::string text;
+    const int status = h.run(insn_base, insn_count, regs, text);
+    *sim_cycles = h.cycles();
+    if (msg_len > 0) {
+        std::strncpy(msg, text.c_str(), msg_len - 1);
+        msg[msg_len - 1] = 0;
+    }
+    return status;
+}
+}
