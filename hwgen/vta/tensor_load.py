@@ -194,7 +194,7 @@ class TensorLoad(wiring.Component):
         consumed = Signal()
         if narrow:
             K = BB // Eb
-            lane = Signal(range(K))
+            lane = Signal(range(K)) if K > 1 else Const(0)
             e = Signal(range(-K, 1 << beat_bits + exact_log2(K)))
             m.d.comb += e.eq(b * K + lane - meta_lane0[t])
             ok = (e >= 0) & (e < f.x_size)
@@ -202,10 +202,12 @@ class TensorLoad(wiring.Component):
             with m.If(beat.valid):
                 m.d.comb += [self.wr.en.eq(Cat(ok).replicate(len(self.wr.en))),
                              self.wr.addr.eq(meta_sram[t] + e), self.wr.data.eq(self._expand(element))]
-                m.d.sync += lane.eq(lane + 1)
+                if K > 1:
+                    m.d.sync += lane.eq(lane + 1)
                 with m.If(lane == K - 1):
-                    m.d.comb += [beat.ready.eq(1)]
-                    m.d.sync += lane.eq(0)
+                    m.d.comb += beat.ready.eq(1)
+                    if K > 1:
+                        m.d.sync += lane.eq(0)
         else:
             S = Eb // BB
             slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
