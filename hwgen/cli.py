@@ -86,13 +86,22 @@ def cmd_run(args) -> int:
     import sim
     from .program import Program
     prog = Program.load(args.program)
+    options = {}
     if args.config:
-        prog.check_config(load_config(args.config))
+        cfg = load_config(args.config)
+        prog.check_config(cfg)
+        if args.target == "tsim":
+            options["config"] = cfg
+    if args.target == "tsim":
+        options.update(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
+                       max_cycles=args.max_cycles)
     from rich.progress import Progress
     with Progress(console=_console(stderr=True), transient=True,
                   disable=args.json or not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"{args.target}", total=len(prog.insns))
-        result = sim.run(prog, args.target, progress=lambda done, total: bar.update(task, completed=done))
+        if args.target == "tsim":
+            options["build_progress"] = lambda msg: bar.update(task, description=f"tsim: {msg}")
+        result = sim.run(prog, args.target, progress=lambda done, total: bar.update(task, completed=done), **options)
     outdir = Path(args.output) if args.output else Path(args.program).with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
     files = {}
@@ -106,11 +115,17 @@ def cmd_run(args) -> int:
         return 0
     c = result.counters
     con = _console()
+    per_module = c.get("instructions") or {m: c[f"{m}_retired"] for m in ("load", "compute", "store")}
     con.print(f"[bold]{args.program}[/bold] on {result.target}: {result.instructions} instructions "
-              f"({', '.join(f'{k} {v}' for k, v in c['instructions'].items())}) in {result.wall_seconds:.3f} s")
-    con.print(f"  GEMM uops {c['gemm_uops']}, ALU uops {c['alu_uops']}")
-    con.print("  loaded bytes " + ", ".join(f"{k} {v}" for k, v in c["load_bytes"].items() if v)
-              + f"; stored bytes {c['store_bytes']}")
+              f"({', '.join(f'{k} {v}' for k, v in per_module.items())}) in {result.wall_seconds:.3f} s")
+    con.print(f"  GEMM uops {c['gemm_uops']}, ALU uops {c['alu_uops']}"
+              + (f", {result.cycles} cycles" if result.cycles is not None else ""))
+    if "load_bytes" in c:
+        con.print("  loaded bytes " + ", ".join(f"{k} {v}" for k, v in c["load_bytes"].items() if v)
+                  + f"; stored bytes {c['store_bytes']}")
+    else:
+        con.print(f"  AXI bytes read {c['axi_read_bytes']}, written {c['axi_write_bytes']}; busy cycles load "
+                  f"{c['load_busy_cycles']}, compute {c['compute_busy_cycles']}, store {c['store_busy_cycles']}")
     for name, path in files.items():
         con.print(f"  output {name} {list(result.outputs[name].shape)} {result.outputs[name].dtype} -> {path}")
     return 0
@@ -196,10 +211,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file")
-    r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS), help="where to run (default fsim)")
+    r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS),
+                   help="fsim (reference model) or tsim (generated RTL in Verilator); default fsim")
     r.add_argument("--config", help="the target's configuration (default: the program's own)")
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
+    tsim_opts = r.add_argument_group("tsim memory model")
+    tsim_opts.add_argument("--latency", type=int, default=16, help="cycles to a read's first beat and a write response")
+    tsim_opts.add_argument("--stall", type=float, default=0.0, help="probability that a channel stalls in a cycle")
+    tsim_opts.add_argument("--out-of-order", action="store_true", help="complete read bursts in random order")
+    tsim_opts.add_argument("--seed", type=int, default=0, help="seed of the random stalls and orders")
+    tsim_opts.add_argument("--max-cycles", type=int, default=50_000_000, help="stop a run (deadlock) after this many")
     r.set_defaults(func=cmd_run)
 
     bd = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")
