@@ -4,7 +4,7 @@ accumulator read ports and the accumulator/output write ports; only the unit exe
 the current instruction drives them."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -14,7 +14,7 @@ from .gemm import TensorGemm
 from .layouts import entry_layout, insn_layout
 from .memory_engine import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
-from .tensor_load import ScratchWriteSignature, TensorLoad, entry_bits, write_granule
+from .tensor_load import ScratchWriteSignature, TensorLoad, connect_write, entry_bits, write_granule
 
 LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 
@@ -97,10 +97,7 @@ class ComputeModule(wiring.Component):
 
         acc_wr, out_wr = self.acc_wr, self.out_wr
         for u in (loads[MemType.ACC], loads[MemType.ACC_8BIT]):
-            factor = len(acc_wr.en) // len(u.wr.en)
-            with m.If(u.busy):
-                m.d.comb += [acc_wr.addr.eq(u.wr.addr), acc_wr.data.eq(u.wr.data),
-                             acc_wr.en.eq(Cat(bit.replicate(factor) for bit in u.wr.en))]
+            connect_write(m, u.wr, acc_wr, when=u.busy)
         for w in (gemm.write, alu.write):
             with m.If(w.en):
                 m.d.comb += [acc_wr.addr.eq(w.addr), acc_wr.data.eq(w.acc), acc_wr.en.eq(-1),

@@ -16,7 +16,7 @@ from .load import LoadModule
 from .scratchpad import Scratchpad
 from .memory_engine import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
-from .tensor_load import entry_bits, write_granule
+from .tensor_load import entry_bits, write_granule, write_lanes
 
 INSN_QUEUE_DEPTH = 32
 TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
@@ -87,7 +87,8 @@ class Core(wiring.Component):
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writer, readers, granule=None):
             bits = entry_bits(cfg, mt) if mt != MemType.OUT else entry_layout(cfg, MemType.OUT).size
-            sp = Scratchpad(bits, cfg.depth[mt], granule, len(readers))
+            lanes = write_lanes(cfg, mt) if mt != MemType.OUT else 1
+            sp = Scratchpad(bits, cfg.depth[mt], granule, len(readers), lanes)
             m.submodules[f"{mt.name.lower()}_mem"] = sp
             wiring.connect(m, writer, sp.wr)
             for user, port in zip(readers, sp.rd):

@@ -9,12 +9,7 @@ from ..isa.opcodes import MemType
 from .layouts import insn_layout
 from .memory_engine import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
-from .tensor_load import ScratchWriteSignature, TensorLoad, entry_bits, write_granule
-
-
-def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
-    bits = entry_bits(cfg, mem)
-    return ScratchWriteSignature(cfg.log_depth[mem], bits, bits // write_granule(cfg, mem))
+from .tensor_load import TensorLoad, write_signature
 
 
 class LoadModule(wiring.Component):

@@ -1,31 +1,62 @@
-"""A scratchpad: one memory with one write port (with a write granularity) and
-synchronous read ports, as its own module so that its instance path is stable for the
-floorplanner and for SRAM macro mapping."""
+"""A scratchpad: memory with one write port and synchronous read ports, as its own
+module so that its instance path is stable for the floorplanner and for SRAM macro
+mapping.
+
+With `lanes` > 1 the scratchpad is built from `lanes` banks interleaved by the low
+index bits, and one write stores `lanes` consecutive entries (each to its own bank,
+rotated by the start index). A read selects the bank of its index; the latency stays
+one cycle.
+"""
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from .tensor_load import ScratchWriteSignature
 
 
 class Scratchpad(wiring.Component):
-    def __init__(self, bits: int, depth: int, granule: int | None, n_read: int):
-        self.bits, self.depth, self.n_read = bits, depth, n_read
-        self.granule = granule if granule and granule < bits else None
+    def __init__(self, bits: int, depth: int, granule: int | None, n_read: int, lanes: int = 1):
+        self.bits, self.depth, self.n_read, self.lanes = bits, depth, n_read, lanes
+        self.granule = granule if granule and granule < bits and lanes == 1 else None
         addr_bits = (depth - 1).bit_length()
+        en_bits = lanes if lanes > 1 else bits // (self.granule or bits)
         super().__init__({
-            "wr": In(ScratchWriteSignature(addr_bits, bits, bits // (self.granule or bits))),
+            "wr": In(ScratchWriteSignature(addr_bits, bits, en_bits, lanes)),
             "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(n_read),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = memory.Memory(shape=self.bits, depth=self.depth, init=[])
-        w = mem.write_port(granularity=self.granule)
-        m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
-        for rd in self.rd:
-            port = mem.read_port()
-            m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(port.data)]
+        if self.lanes == 1:
+            m.submodules.mem = mem = memory.Memory(shape=self.bits, depth=self.depth, init=[])
+            w = mem.write_port(granularity=self.granule)
+            m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
+            for rd in self.rd:
+                port = mem.read_port()
+                m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(port.data)]
+            return m
+        L, lb = self.lanes, exact_log2(self.lanes)
+        data = Array(self.wr.data.word_select(k, self.bits) for k in range(L))
+        banks = []
+        for j in range(L):
+            bank = memory.Memory(shape=self.bits, depth=self.depth // L, init=[])
+            m.submodules[f"bank{j}"] = bank
+            banks.append(bank)
+            lane = Signal(lb, name=f"bank{j}_lane")
+            m.d.comb += lane.eq(j - self.wr.addr[:lb])
+            w = bank.write_port()
+            m.d.comb += [w.addr.eq((self.wr.addr + lane) >> lb), w.data.eq(data[lane]), w.en.eq(self.wr.en.bit_select(lane, 1))]
+        for r, rd in enumerate(self.rd):
+            which = Signal(lb, name=f"rd{r}_bank")
+            with m.If(rd.en):
+                m.d.sync += which.eq(rd.addr[:lb])
+            outs = []
+            for bank in banks:
+                port = bank.read_port()
+                m.d.comb += [port.addr.eq(rd.addr >> lb), port.en.eq(rd.en)]
+                outs.append(port.data)
+            m.d.comb += rd.data.eq(Array(outs)[which])
         return m

@@ -43,9 +43,22 @@ def write_granule(cfg, mem: MemType) -> int:
     return bits if eb <= bus_bytes(cfg) else bits * bus_bytes(cfg) // eb
 
 
+def write_lanes(cfg, mem: MemType) -> int:
+    """Entries a load of `mem` writes per cycle: INP, when a bus beat holds several
+    entries, writes all of them at once into a banked scratchpad (so large input loads
+    keep up with the bus); the other buffers take one entry per cycle."""
+    eb = cfg.elem_bytes[mem]
+    return bus_bytes(cfg) // eb if mem == MemType.INP and eb < bus_bytes(cfg) else 1
+
+
 class ScratchWriteSignature(wiring.Signature):
-    def __init__(self, addr_bits: int, data_bits: int, en_bits: int):
-        super().__init__({"en": Out(en_bits), "addr": Out(addr_bits), "data": Out(data_bits)})
+    """A scratchpad write: `lanes` consecutive entries from `addr` (lane k at addr+k,
+    `data` lane k in bits [k*entry, (k+1)*entry)), or with one lane, one entry written
+    in `en_bits` granules."""
+
+    def __init__(self, addr_bits: int, entry_bits: int, en_bits: int, lanes: int = 1):
+        assert lanes == 1 or en_bits == lanes
+        super().__init__({"en": Out(en_bits), "addr": Out(addr_bits), "data": Out(entry_bits * lanes)})
 
 
 def pad_value(cfg, mem: MemType, pad_min: bool) -> int:
@@ -56,19 +69,24 @@ def pad_value(cfg, mem: MemType, pad_min: bool) -> int:
     return sum(1 << (k * lane + lane - 1) for k in range(bits // lane))
 
 
+def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
+    bits, lanes = entry_bits(cfg, mem), write_lanes(cfg, mem)
+    return ScratchWriteSignature(cfg.log_depth[DEST[mem]], bits, lanes if lanes > 1 else bits // write_granule(cfg, mem),
+                                 lanes)
+
+
 class TensorLoad(wiring.Component):
     """`start` with `insn` (a LOAD of this unit's memory type) runs it; `busy` holds
     until every entry is written. `wr.en` has one bit per write granule."""
 
     def __init__(self, cfg, mem: MemType):
         self.cfg, self.mem = cfg, MemType(mem)
-        bits = entry_bits(cfg, mem)
         super().__init__({
             "start": In(1),
             "insn": In(insn_layout(cfg, "LOAD")),
             "busy": Out(1),
             "vme": Out(ReadClientSignature(cfg)),
-            "wr": Out(ScratchWriteSignature(cfg.log_depth[DEST[mem]], bits, bits // write_granule(cfg, mem))),
+            "wr": Out(write_signature(cfg, mem)),
         })
 
     def _expand(self, raw):
@@ -145,7 +163,7 @@ class TensorLoad(wiring.Component):
                 with m.Elif(in_data):
                     m.d.sync += c.eq(f.x_pad_0 + f.x_size)
                 with m.Else():
-                    m.d.comb += [self.wr.en.eq(-1), self.wr.addr.eq(row_addr + c),
+                    m.d.comb += [self.wr.en.eq(1 if write_lanes(cfg, mem) > 1 else -1), self.wr.addr.eq(row_addr + c),
                                  self.wr.data.eq(pad_value(cfg, mem, False))]
                     if pad_value(cfg, mem, True):
                         with m.If(pad_min):
@@ -194,20 +212,29 @@ class TensorLoad(wiring.Component):
         consumed = Signal()
         if narrow:
             K = BB // Eb
-            lane = Signal(range(K)) if K > 1 else Const(0)
-            e = Signal(range(-K, 1 << beat_bits + exact_log2(K)))
-            m.d.comb += e.eq(b * K + lane - meta_lane0[t])
-            ok = (e >= 0) & (e < f.x_size)
-            element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
-            with m.If(beat.valid):
-                m.d.comb += [self.wr.en.eq(Cat(ok).replicate(len(self.wr.en))),
-                             self.wr.addr.eq(meta_sram[t] + e), self.wr.data.eq(self._expand(element))]
-                if K > 1:
-                    m.d.sync += lane.eq(lane + 1)
-                with m.If(lane == K - 1):
-                    m.d.comb += beat.ready.eq(1)
+            banked = write_lanes(cfg, mem) == K > 1
+            lane = Signal(range(K)) if K > 1 and not banked else Const(0)
+            first = Signal(range(-K, 1 << beat_bits + exact_log2(K)))  # element of lane 0 (or of `lane`)
+            m.d.comb += first.eq(b * K + lane - meta_lane0[t])
+            if banked:
+                lanes = range(K)
+                oks = [(first + k >= 0) & (first + k < f.x_size) for k in lanes]
+                with m.If(beat.valid):
+                    m.d.comb += [beat.ready.eq(1), self.wr.en.eq(Cat(oks)), self.wr.addr.eq(meta_sram[t] + first),
+                                 self.wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
+                                                     for k in lanes))]
+            else:
+                ok = (first >= 0) & (first < f.x_size)
+                element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
+                with m.If(beat.valid):
+                    m.d.comb += [self.wr.en.eq(Cat(ok).replicate(len(self.wr.en))),
+                                 self.wr.addr.eq(meta_sram[t] + first), self.wr.data.eq(self._expand(element))]
                     if K > 1:
-                        m.d.sync += lane.eq(0)
+                        m.d.sync += lane.eq(lane + 1)
+                    with m.If(lane == K - 1):
+                        m.d.comb += beat.ready.eq(1)
+                        if K > 1:
+                            m.d.sync += lane.eq(0)
         else:
             S = Eb // BB
             slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
@@ -232,12 +259,11 @@ class TensorLoad(wiring.Component):
         return m
 
 
-def drive_write_port(m: Module, port, wr, when=None) -> None:
-    """Drive a scratchpad write port from a TensorLoad's `wr` (optionally only while
-    `when`); each `wr.en` bit covers a whole number of the port's granules."""
-    factor = len(port.en) // len(wr.en)
-    stmts = [port.addr.eq(wr.addr), port.data.eq(wr.data),
-             port.en.eq(Cat(bit.replicate(factor) for bit in wr.en))]
+def connect_write(m: Module, src, dst, when=None) -> None:
+    """Drive a scratchpad's write port `dst` from a TensorLoad's `src` (optionally only
+    while `when`); each `src.en` bit covers a whole number of `dst`'s granules."""
+    factor = len(dst.en) // len(src.en)
+    stmts = [dst.addr.eq(src.addr), dst.data.eq(src.data), dst.en.eq(Cat(bit.replicate(factor) for bit in src.en))]
     if when is None:
         m.d.comb += stmts
     else:

@@ -10,7 +10,8 @@ from hwgen.isa import MemType
 from hwgen.vta.axi import axi4_master_members
 from hwgen.vta.memory_engine import MemoryEngine, tag_bits
 from hwgen.vta.rtl import connect_flat, flat_members
-from hwgen.vta.tensor_load import DEST, TensorLoad, drive_write_port, entry_bits, write_granule
+from hwgen.vta.scratchpad import Scratchpad
+from hwgen.vta.tensor_load import DEST, TensorLoad, connect_write, entry_bits, write_granule, write_lanes
 from hwgen.vta.tensor_store import TensorStore
 
 LOADS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC, MemType.ACC_8BIT]
@@ -20,7 +21,7 @@ BUFFERS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC]
 class LoadBench(wiring.Component):
     """The memory engine with one TensorLoad per loadable memory type. `sel` picks the
     load (index into LOADS) that `start` runs with `insn`; `dbg_sel` (index into
-    BUFFERS) and `dbg_addr` read a scratchpad entry combinationally on `dbg_data`."""
+    BUFFERS) and `dbg_addr` read a scratchpad entry, on `dbg_data` after a clock edge."""
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -37,27 +38,25 @@ class LoadBench(wiring.Component):
         m = Module()
         m.submodules.vme = vme = MemoryEngine(cfg, len(LOADS))
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
-        mems, wports, dbg = {}, {}, {}
+        pads = {}
         for b in BUFFERS:
-            gran = min(write_granule(cfg, mt) for mt in LOADS if DEST[mt] == b)
-            bits = entry_bits(cfg, b)
-            mems[b] = mem = memory.Memory(shape=bits, depth=cfg.depth[b], init=[])
-            m.submodules[f"mem_{b.name.lower()}"] = mem
-            wports[b] = mem.write_port(granularity=gran if gran < bits else None)
-            dbg[b] = mem.read_port(domain="comb")
-            m.d.comb += dbg[b].addr.eq(self.dbg_addr)
+            users = [mt for mt in LOADS if DEST[mt] == b]
+            pads[b] = Scratchpad(entry_bits(cfg, b), cfg.depth[b], min(write_granule(cfg, mt) for mt in users), 1,
+                                 max(write_lanes(cfg, mt) for mt in users))
+            m.submodules[f"mem_{b.name.lower()}"] = pads[b]
+            m.d.comb += pads[b].rd[0].addr.eq(self.dbg_addr)
         busy = 0
         for k, mt in enumerate(LOADS):
             tl = TensorLoad(cfg, mt)
             m.submodules[f"load_{mt.name.lower()}"] = tl
             wiring.connect(m, tl.vme, vme.read[k])
             m.d.comb += [tl.start.eq(self.start & (self.sel == k)), tl.insn.eq(self.insn)]
-            drive_write_port(m, wports[DEST[mt]], tl.wr, when=tl.busy)
+            connect_write(m, tl.wr, pads[DEST[mt]].wr, when=tl.busy)
             busy = busy | tl.busy
         m.d.comb += self.busy.eq(busy)
         out = 0
         for k, b in enumerate(BUFFERS):
-            out = Mux(self.dbg_sel == k, dbg[b].data, out)
+            out = Mux(self.dbg_sel == k, pads[b].rd[0].data, out)
         m.d.comb += self.dbg_data.eq(out)
         return m
 

@@ -89,6 +89,7 @@ async def random_loads(dut):
         dut.dbg_sel.value = BUFFERS.index(dest)
         for k in range(rows * cols):
             dut.dbg_addr.value = f["sram_base"] + k
+            await RisingEdge(dut.clk)
             await ReadOnly()
             got = int(dut.dbg_data.value).to_bytes(len(dut.dbg_data) // 8, "little")[:want.shape[1]]
             assert got == want[k].tobytes(), (f"load {n} {mt.name} {f}: entry {k} (sram {f['sram_base'] + k}) "
