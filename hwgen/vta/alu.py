@@ -16,9 +16,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.layout import ALU_IMM_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
-from .gemm import READ_TO_WRITE, AccWriteSignature, out_lanes, wrap_lanes
+from .gemm import READ_TO_WRITE, AccWriteSignature, write_back
 from .hazard import WriteHistory
-from .index_gen import IndexGenerator, loop_layout
+from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
 
 
@@ -72,9 +72,7 @@ class TensorAlu(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.index = idx = IndexGenerator(cfg)
-        wiring.connect(m, wiring.flipped(self.uop), idx.uop)
-        m.d.comb += [idx.start.eq(self.start), idx.params.eq(self.params)]
+        idx = attach_index_generator(m, self)
         reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
         imm = Signal(signed(cfg.acc_bits))
         with m.If(self.start):
@@ -101,14 +99,5 @@ class TensorAlu(wiring.Component):
                 x = Mux(use_imm, at_src[b][j], at_dst[b][j])
                 y = Mux(use_imm, imm, at_src[b][j])
                 lanes.append(alu_lane(op, x, y, cfg.acc_bits, cfg.ALU_EXT))
-        new = Signal(acc_layout)
-        m.d.comb += new.eq(wrap_lanes(cfg, lanes))
-        with m.If(reset):
-            m.d.comb += new.eq(0)
-        m.d.comb += [
-            self.write.en.eq(s3_valid), self.write.addr.eq(s3_dst),
-            self.write.acc.eq(new), self.write.out.eq(out_lanes(cfg, new)),
-            self.busy.eq(idx.busy | s2_valid | s3_valid),
-        ]
-        hist.record(s3_valid, s3_dst, new.as_value())
+        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
         return m

@@ -3,8 +3,10 @@ top level can expose them flat (m_axi_awaddr, s_axil_rdata, ...) for cocotbext-a
 vendor tools."""
 from __future__ import annotations
 
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 ADDR_BITS = 32
 BURST_INCR = 1
@@ -45,3 +47,14 @@ class Axi4Signature(wiring.Signature):
 class AxiLiteSignature(wiring.Signature):
     def __init__(self, addr_bits: int, data_bits: int = 32):
         super().__init__(axil_slave_members(addr_bits, data_bits))
+
+
+def burst_beats(m: Module, cur, end, bus_bytes: int) -> Signal:
+    """Beats of the next INCR burst from bus-aligned byte address `cur` towards `end`:
+    at most MAX_BURST_BEATS and never across a 4 KiB boundary."""
+    remaining = (end - cur + bus_bytes - 1) >> exact_log2(bus_bytes)
+    to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(bus_bytes)
+    cap, beats = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
+    m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
+                 beats.eq(Mux(remaining < cap, remaining, cap))]
+    return beats

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.opcodes import MemType
 from .hazard import WriteHistory
-from .index_gen import IndexGenerator, loop_layout
+from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
 
 READ_TO_WRITE = 2  # cycles between the ACC read (S1) and the ACC write (S3)
@@ -43,6 +43,20 @@ def wrap_lanes(cfg, lanes) -> Cat:
     """Pack per-lane signed values ([b][j] order) into an ACC entry, wrapping each to
     ACC_WIDTH."""
     return Cat(fit_signed(v, cfg.acc_bits) for v in lanes)
+
+
+def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy) -> None:
+    """The last stage of the GEMM and ALU pipelines: the new ACC entry (the lanes, or
+    zero on reset) and its OUT entry to `unit.write`, recorded for forwarding; `busy`
+    (the earlier stages) or a write in progress keeps the unit busy."""
+    cfg = unit.cfg
+    new = Signal(entry_layout(cfg, MemType.ACC))
+    m.d.comb += new.eq(wrap_lanes(cfg, lanes))
+    with m.If(reset):
+        m.d.comb += new.eq(0)
+    m.d.comb += [unit.write.en.eq(valid), unit.write.addr.eq(dst), unit.write.acc.eq(new),
+                 unit.write.out.eq(out_lanes(cfg, new)), unit.busy.eq(busy | valid)]
+    hist.record(valid, dst, new.as_value())
 
 
 class AccWriteSignature(wiring.Signature):
@@ -80,9 +94,7 @@ class TensorGemm(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.index = idx = IndexGenerator(cfg)
-        wiring.connect(m, wiring.flipped(self.uop), idx.uop)
-        m.d.comb += [idx.start.eq(self.start), idx.params.eq(self.params)]
+        idx = attach_index_generator(m, self)
         reset = Signal()
         with m.If(self.start):
             m.d.sync += reset.eq(self.reset)
@@ -109,16 +121,6 @@ class TensorGemm(wiring.Component):
         # S3: accumulate and write
         hist = WriteHistory(m, READ_TO_WRITE, len(s3_dst), acc_layout.size)
         old = data.View(acc_layout, hist.forward(s3_dst, s3_old))
-        summed = wrap_lanes(cfg, [old[b][j] + dots[b * cfg.block_out + j]
-                                  for b in range(cfg.batch) for j in range(cfg.block_out)])
-        new = Signal(acc_layout)
-        m.d.comb += new.eq(summed)
-        with m.If(reset):
-            m.d.comb += new.eq(0)
-        m.d.comb += [
-            self.write.en.eq(s3_valid), self.write.addr.eq(s3_dst),
-            self.write.acc.eq(new), self.write.out.eq(out_lanes(cfg, new)),
-            self.busy.eq(idx.busy | s2_valid | s3_valid),
-        ]
-        hist.record(s3_valid, s3_dst, new.as_value())
+        lanes = [old[b][j] + dots[b * cfg.block_out + j] for b in range(cfg.batch) for j in range(cfg.block_out)]
+        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
         return m

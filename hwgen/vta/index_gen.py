@@ -106,3 +106,12 @@ class IndexGenerator(wiring.Component):
             self.busy.eq(running | s1_valid),
         ]
         return m
+
+
+def attach_index_generator(m: Module, unit) -> IndexGenerator:
+    """The loop nest of a GEMM/ALU unit: an IndexGenerator on the unit's `uop` port,
+    started by its `start` with its `params`."""
+    m.submodules.index = idx = IndexGenerator(unit.cfg)
+    wiring.connect(m, wiring.flipped(unit.uop), idx.uop)
+    m.d.comb += [idx.start.eq(unit.start), idx.params.eq(unit.params)]
+    return idx

@@ -13,14 +13,14 @@ ACC_8BIT elements are sign-extended from int8 to the accumulator's lanes.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from ..isa.layout import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, BOUNDARY_BYTES, MAX_BURST_BEATS
+from .axi import ADDR_BITS, burst_beats
 from .gemm import fit_signed
 from .layouts import insn_layout
 from .memory_engine import ReadClientSignature, bus_bytes, tag_bits
@@ -181,11 +181,7 @@ class TensorLoad(wiring.Component):
                         m.d.sync += lane0.eq(byte_addr[exact_log2(Eb):exact_log2(BB)])
                     m.next = "ISSUE"
             with m.State("ISSUE"):
-                remaining = (row_end - cur + BB - 1) >> exact_log2(BB)
-                to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(BB)
-                beats, cap = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
-                m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
-                             beats.eq(Mux(remaining < cap, remaining, cap))]
+                beats = burst_beats(m, cur, row_end, BB)
                 with m.If(cur >= row_end):
                     m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), data_sram.eq(data_sram + cols)]
                     m.next = "ROW"

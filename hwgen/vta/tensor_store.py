@@ -15,7 +15,7 @@ from amaranth.utils import exact_log2
 
 from ..isa.layout import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, BOUNDARY_BYTES, MAX_BURST_BEATS
+from .axi import ADDR_BITS, MAX_BURST_BEATS, burst_beats
 from .layouts import insn_layout
 from .memory_engine import WriteClientSignature, bus_bytes
 
@@ -96,11 +96,7 @@ class TensorStore(wiring.Component):
                         m.d.sync += lane0.eq(byte_addr[exact_log2(Eo):exact_log2(BB)])
                     m.next = "BURST"
             with m.State("BURST"):
-                remaining = (row_end - cur + BB - 1) >> exact_log2(BB)
-                to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(BB)
-                cap, beats = Signal.like(n_beats), Signal.like(n_beats)
-                m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
-                             beats.eq(Mux(remaining < cap, remaining, cap))]
+                beats = burst_beats(m, cur, row_end, BB)
                 with m.If(cur >= row_end):
                     m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), row_sram.eq(row_sram + f.x_size)]
                     m.next = "ROW"

@@ -7,13 +7,12 @@ import random
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
-from cocotbext.axi import AxiBus, AxiRam
 
 from hwgen import VTAConfig
 from hwgen.isa import Instruction, MemType, Opcode, encode
 from tests.rtl.benches import BUFFERS, LOADS
+from tests.rtl.common import execute, start
 from hwgen.vta.tensor_load import DEST, entry_bits
 
 DRAM_BYTES = 1 << 20
@@ -46,18 +45,11 @@ async def random_loads(dut):
     case = json.loads(open(os.environ["HWGEN_CASE"]).read())
     cfg = VTAConfig(case["config"])
     rng = random.Random(case["seed"])
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, reset_active_level=True, size=DRAM_BYTES)
+    dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
+    ram = await start(dut, DRAM_BYTES, dram.tobytes())
     if case["stalls"]:
         ram.read_if.r_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
         ram.read_if.ar_channel.set_pause_generator(iter(lambda: rng.random() < 0.2, None))
-    dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
-    ram.write(0, dram.tobytes())
-    dut.rst.value = 1
-    dut.start.value = 0
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
     for n in range(case["count"]):
         mt = rng.choice(LOADS)
         dest = DEST[mt]
@@ -74,17 +66,9 @@ async def random_loads(dut):
         f["sram_base"] = rng.randint(0, cfg.depth[dest] - rows * cols)
         span = (f["y_size"] - 1) * f["x_stride"] + x_size if f["y_size"] else 0
         f["dram_base"] = rng.randint(0, DRAM_BYTES // eb - span - 1)
-        dut.insn.value = int.from_bytes(encode(cfg, Instruction(Opcode.LOAD, **f)), "little")
         dut.sel.value = LOADS.index(mt)
-        dut.start.value = 1
-        await RisingEdge(dut.clk)
-        dut.start.value = 0
-        for _ in range(100_000):
-            await RisingEdge(dut.clk)
-            if not dut.busy.value:
-                break
-        else:
-            raise AssertionError(f"load {n} ({mt.name} {f}) did not finish")
+        await execute(dut, int.from_bytes(encode(cfg, Instruction(Opcode.LOAD, **f)), "little"),
+                      f"load {n} ({mt.name} {f})")
         want = expected_block(cfg, mt, dram, f)
         dut.dbg_sel.value = BUFFERS.index(dest)
         for k in range(rows * cols):

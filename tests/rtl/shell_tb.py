@@ -6,13 +6,12 @@ import os
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from hwgen.program import Program
 from hwgen.registers import CONTROL_FINISHED, CONTROL_LAUNCH, OFFSETS
 from sim import run
+from tests.rtl.common import start
 
 INSN_ALIGN = 4096
 
@@ -20,13 +19,8 @@ INSN_ALIGN = 4096
 @cocotb.test()
 async def programs(dut):
     case = json.loads(open(os.environ["HWGEN_CASE"]).read())
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, reset_active_level=True, size=1 << 22)
     host = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst, reset_active_level=True)
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    ram = await start(dut, 1 << 22)
     for path in case["programs"]:
         prog = Program.load(path)
         insn_base = -(-prog.dram.size // INSN_ALIGN) * INSN_ALIGN

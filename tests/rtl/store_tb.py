@@ -7,12 +7,10 @@ import random
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiBus, AxiRam
 
 from hwgen import VTAConfig
 from hwgen.isa import Instruction, MemType, Opcode, encode
+from tests.rtl.common import execute, start
 
 DRAM_BYTES = 1 << 18
 
@@ -24,34 +22,18 @@ async def random_stores(dut):
     rng = random.Random(case["seed"])
     eo = cfg.elem_bytes[MemType.OUT]
     out = [w.to_bytes(eo, "little") for w in (int(x, 16) for x in case["out"])]
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, reset_active_level=True, size=DRAM_BYTES)
+    dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
+    ram = await start(dut, DRAM_BYTES, dram.tobytes())
     if case["stalls"]:
         ram.write_if.w_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
         ram.write_if.b_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
-    dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
-    ram.write(0, dram.tobytes())
-    dut.rst.value = 1
-    dut.start.value = 0
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
     for n in range(case["count"]):
         x_size = rng.randint(1, 7)
         y_size = rng.randint(1, 3)
         f = dict(memory_type=MemType.OUT, y_size=y_size, x_size=x_size, x_stride=x_size + rng.randint(0, 3),
                  sram_base=rng.randint(0, cfg.depth[MemType.OUT] - y_size * x_size))
         f["dram_base"] = rng.randint(0, DRAM_BYTES // eo - (y_size - 1) * f["x_stride"] - x_size - 1)
-        dut.insn.value = int.from_bytes(encode(cfg, Instruction(Opcode.STORE, **f)), "little")
-        dut.start.value = 1
-        await RisingEdge(dut.clk)
-        dut.start.value = 0
-        for _ in range(100_000):
-            await RisingEdge(dut.clk)
-            if not dut.busy.value:
-                break
-        else:
-            raise AssertionError(f"store {n} ({f}) did not finish")
+        await execute(dut, int.from_bytes(encode(cfg, Instruction(Opcode.STORE, **f)), "little"), f"store {n} ({f})")
         for y in range(y_size):
             for x in range(x_size):
                 a = (f["dram_base"] + y * f["x_stride"] + x) * eo
