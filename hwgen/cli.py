@@ -155,6 +155,36 @@ def cmd_build(args) -> int:
     return 0
 
 
+# -- fuzz ---------------------------------------------------------------------------
+
+def cmd_fuzz(args) -> int:
+    from rich.progress import Progress
+
+    from .fuzz import fuzz, random_config
+    if args.config:
+        configs = [load_config(c) for c in args.config]
+    else:
+        configs = [random_config(args.seed * 1000 + k) for k in range(args.configs)]
+    outdir = Path(args.output)
+    with Progress(console=_console(stderr=True), transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("fuzzing", total=args.count)
+        camp = fuzz(configs, args.count, args.seed, outdir,
+                    progress=lambda done, total, name: bar.update(task, completed=done, description=f"fuzzing {name}"))
+    report = camp.report()
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "report.json").write_text(json.dumps(report, indent=1))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        con = _console()
+        con.print(f"{camp.programs} programs over {len(configs)} configurations ({', '.join(report['configs'])}) "
+                  f"in {camp.seconds:.1f} s: [bold]{len(camp.divergences)} divergences[/bold]")
+        for d in camp.divergences:
+            con.print(f"  {d.get('reproducer', d['program_seed'])}: {d['difference']}")
+        con.print("coverage: " + ", ".join(f"{k} {v}" for k, v in report["coverage"].items()))
+    return 1 if camp.divergences else 0
+
+
 # -- example ------------------------------------------------------------------------
 
 def _parse_value(text: str):
@@ -230,6 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--area", action="store_true", help="also write a Yosys cell report (area.json)")
     bd.add_argument("--json", action="store_true", help="print one JSON object")
     bd.set_defaults(func=cmd_build)
+
+    fz = sub.add_parser("fuzz", help="run random legal programs on fsim and tsim and report divergences")
+    fz.add_argument("--count", type=int, default=100, help="number of programs")
+    fz.add_argument("--seed", type=int, default=0)
+    fz.add_argument("--config", action="append", help="configuration JSON (repeatable; default: random ones)")
+    fz.add_argument("--configs", type=int, default=5, help="how many random configurations without --config")
+    fz.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
+    fz.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    fz.set_defaults(func=cmd_fuzz)
 
     e = sub.add_parser("example", help="write one of the reference programs")
     e.add_argument("name", help="save_load, padded_load, gemm, alu, relu, shift_scale, array_roundtrip, blocked_gemm")

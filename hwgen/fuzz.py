@@ -1,0 +1,282 @@
+"""Random legal programs and differential fuzzing of the RTL (tsim) against fsim.
+
+A random program is a sequence of phases, each run by one module (load, compute or
+store), with random LOADs (strides, padding, pad-min), GEMMs and ALUs (random micro-ops,
+loops, factors, opcodes, immediates, resets, compressed or unrolled) and STOREs, all
+within the buffers. Consecutive phases of different modules are separated by a token
+pair, so every phase starts after all earlier ones are complete: no races by
+construction. Extra tokens are pushed in one phase and popped in a later phase of the
+neighbour, which can never deadlock. Each program lists the features it exercises for
+the coverage report.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import HwgenError
+from .isa import AluOp, MemType, Module
+from .isa.opcodes import EXT_ALU_OPS
+from .program import Program, ProgramBuilder
+
+NEIGHBOURS = {(Module.LOAD, Module.COMPUTE), (Module.COMPUTE, Module.LOAD), (Module.COMPUTE, Module.STORE),
+              (Module.STORE, Module.COMPUTE)}
+REGION_ELEMS = 96   # elements in each input region and in the output region
+
+
+@dataclass
+class Generated:
+    program: Program
+    features: Counter = field(default_factory=Counter)
+
+
+class _Gen:
+    def __init__(self, cfg, rng: np.random.Generator):
+        self.cfg, self.rng = cfg, rng
+        self.b = ProgramBuilder(cfg, "fuzz")
+        self.features: Counter = Counter()
+        B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+        n = REGION_ELEMS
+        self.regions = {
+            MemType.INP: self.b.input("inp", rng.integers(-128, 128, (n, B, BI), dtype=np.int8)),
+            MemType.WGT: self.b.input("wgt", rng.integers(-128, 128, (n, BO, BI), dtype=np.int8)),
+            MemType.ACC: self.b.input("acc", self._acc_values((n, B, BO))),
+            MemType.ACC_8BIT: self.b.input("acc8", rng.integers(-128, 128, (n, B, BO), dtype=np.int8)),
+        }
+        self.out = self.b.output("out", (n, B, BO), "int8")
+        self.pending: list[tuple[Module, Module]] = []   # extra tokens pushed, not yet popped
+
+    def _acc_values(self, shape):
+        r = self.rng
+        small = r.integers(-300, 300, shape)
+        wide = r.integers(-(1 << 31), 1 << 31, shape)
+        return np.where(r.random(shape) < 0.2, wide, small).astype(np.int32)
+
+    def pick(self, options):
+        return options[int(self.rng.integers(len(options)))]
+
+    # -- memory instructions --------------------------------------------------------------
+    def load(self, mem: MemType):
+        r, cfg = self.rng, self.cfg
+        dest = MemType.ACC if mem == MemType.ACC_8BIT else mem
+        pads = (0, 0, 0, 0)
+        if mem != MemType.WGT and r.random() < 0.5:
+            pads = tuple(int(p) for p in r.integers(0, 3, 4))
+        y, x = int(r.integers(1, 4)), int(r.integers(1, 7))
+        stride = x + int(r.integers(0, 4))
+        rows, cols = pads[0] + y + pads[1], pads[2] + x + pads[3]
+        sram = int(r.integers(0, cfg.depth[dest] - rows * cols + 1))
+        span = (y - 1) * stride + x
+        offset = int(r.integers(0, REGION_ELEMS - span + 1))
+        pad_min = bool(cfg.ALU_EXT and any(pads) and r.random() < 0.5)
+        self.b.load(mem, sram, self.regions[mem], offset, y_size=y, x_size=x, x_stride=stride, pad=pads, pad_min=pad_min)
+        self.features[f"load {mem.name}"] += 1
+        self.features[f"padding {_pad_kind(pads)}"] += 1
+        if pad_min:
+            self.features["padding min value"] += 1
+        if stride > x and y > 1:
+            self.features["load strided rows"] += 1
+
+    def store(self):
+        r, cfg = self.rng, self.cfg
+        y, x = int(r.integers(1, 4)), int(r.integers(1, 7))
+        stride = x + int(r.integers(0, 4))
+        sram = int(r.integers(0, cfg.depth[MemType.OUT] - y * x + 1))
+        offset = int(r.integers(0, REGION_ELEMS - ((y - 1) * stride + x) + 1))
+        self.b.store(sram, self.out, offset, y_size=y, x_size=x, x_stride=stride)
+        self.features["store"] += 1
+        if stride > x and y > 1:
+            self.features["store strided rows"] += 1
+
+    # -- GEMM and ALU -----------------------------------------------------------------------
+    def _loops(self, n_kinds: int):
+        r = self.rng
+        n_loops = int(r.integers(0, 3))
+        loops = [(int(r.integers(1, 5)),) + tuple(int(v) for v in r.integers(0, 4, n_kinds)) for _ in range(n_loops)]
+        self.features[f"loops {n_loops}"] += 1
+        if any(0 in lp[1:] for lp in loops):
+            self.features["loop factor zero"] += 1
+        return loops
+
+    def _bases(self, n: int, loops, k: int, depth: int):
+        """Micro-op base indices of kind k whose loop reach stays inside `depth`."""
+        reach = sum((lp[0] - 1) * lp[1 + k] for lp in loops)
+        hi = max(depth - reach, 1)
+        return self.rng.integers(0, hi, n)
+
+    def gemm(self):
+        r, d = self.rng, self.cfg.depth
+        n = int(r.integers(1, 5))
+        loops = self._loops(3)
+        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= depth
+               for k, depth in enumerate((d[MemType.ACC], d[MemType.INP], d[MemType.WGT]))):
+            loops = []
+        uops = np.stack([self._bases(n, loops, k, depth)
+                         for k, depth in enumerate((d[MemType.ACC], d[MemType.INP], d[MemType.WGT]))], axis=1)
+        reset = bool(r.random() < 0.15)
+        compress = bool(r.random() < 0.7)
+        self.b.gemm(uops, loops, reset=reset, compress=compress)
+        self.features["gemm reset" if reset else "gemm"] += 1
+        self.features["compressed" if compress else "unrolled"] += 1
+
+    def alu(self):
+        r, cfg, d = self.rng, self.cfg, self.cfg.depth
+        ops = [op for op in AluOp if cfg.ALU_EXT or op not in EXT_ALU_OPS]
+        op = self.pick(ops)
+        use_imm = bool(r.random() < 0.5)
+        n = int(r.integers(1, 5))
+        loops = self._loops(2)
+        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= d[MemType.ACC] for k in range(2)):
+            loops = []
+        uops = np.stack([self._bases(n, loops, k, d[MemType.ACC]) for k in range(2)], axis=1)
+        imm = None
+        if use_imm:
+            imm = int(r.integers(-40, 41)) if op == AluOp.SHR or r.random() < 0.7 else int(r.integers(-32768, 32768))
+        reset = bool(r.random() < 0.05)
+        self.b.alu(op, uops, loops, imm=imm, reset=reset, compress=bool(r.random() < 0.7))
+        self.features[f"alu {op.name} {'imm' if use_imm else 'vector'}" + (" reset" if reset else "")] += 1
+
+    # -- phases and tokens ------------------------------------------------------------------
+    def phase(self, module: Module):
+        r = self.rng
+        for _ in range(int(r.integers(1, 4))):
+            if module == Module.LOAD:
+                self.load(self.pick([MemType.INP, MemType.WGT]))
+            elif module == Module.STORE:
+                self.store()
+            else:
+                kind = self.pick(["gemm", "gemm", "alu", "alu", "acc", "acc8"])
+                if kind in ("acc", "acc8"):
+                    self.load(MemType.ACC if kind == "acc" else MemType.ACC_8BIT)
+                else:
+                    getattr(self, kind)()
+        # pop extra tokens owed to this module, then maybe owe one to a neighbour
+        for src, dst in list(self.pending):
+            if dst == module and r.random() < 0.7:
+                self.b.dep_pop(src, dst)
+                self.pending.remove((src, dst))
+                self.features[f"extra token {src.label}->{dst.label}"] += 1
+        if r.random() < 0.3:
+            dst = self.pick([d for s, d in NEIGHBOURS if s == module])
+            self.b.dep_push(module, dst)
+            self.pending.append((module, dst))
+
+    def sync(self, src: Module, dst: Module):
+        self.b.dep_push(src, dst)
+        self.b.dep_pop(src, dst)
+        self.features[f"sync {src.label}->{dst.label}"] += 1
+
+    def build(self) -> Generated:
+        r = self.rng
+        prev = None
+        for _ in range(int(r.integers(2, 9))):
+            module = self.pick(list(Module))
+            if prev is not None and module != prev:
+                if {prev, module} == {Module.LOAD, Module.STORE}:  # not neighbours: go through compute
+                    self.sync(prev, Module.COMPUTE)
+                    self.sync(Module.COMPUTE, module)
+                else:
+                    self.sync(prev, module)
+            self.phase(module)
+            prev = module
+        # the tokens still owed are popped at the end by their receivers, each after a sync
+        for src, dst in self.pending:
+            if prev != dst:
+                if {prev, dst} == {Module.LOAD, Module.STORE}:
+                    self.sync(prev, Module.COMPUTE)
+                    prev = Module.COMPUTE
+                if prev != dst:
+                    self.sync(prev, dst)
+                prev = dst
+            self.b.dep_pop(src, dst)
+        return Generated(self.b.finish({"generator": "fuzz"}), self.features)
+
+
+def _pad_kind(pads) -> str:
+    names = [n for n, p in zip(("top", "bottom", "left", "right"), pads) if p]
+    return "none" if not names else names[0] if len(names) == 1 else "several sides"
+
+
+def random_program(cfg, seed: int) -> Generated:
+    """A random legal program for `cfg`, reproducible from `seed`."""
+    return _Gen(cfg, np.random.default_rng(seed)).build()
+
+
+def random_config(seed: int):
+    """A random valid configuration with small buffers (fast to build and simulate)."""
+    from .config import VTAConfig
+    rng = np.random.default_rng(seed)
+    while True:
+        lb, lbi, lbo = int(rng.integers(0, 2)), int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        bus = int(rng.choice([64, 128, 256, 512]))
+        fields = {"LOG_BATCH": lb, "LOG_BLOCK_IN": lbi, "LOG_BLOCK_OUT": lbo, "AXI_DATA_BITS": bus,
+                  "AXI_MAX_INFLIGHT": int(rng.choice([1, 2, 4])), "ALU_EXT": bool(rng.random() < 0.5),
+                  "LOG_UOP_BUFF_SIZE": 9 + int(rng.integers(0, 2)),
+                  "LOG_INP_BUFF_SIZE": lb + lbi + 6, "LOG_WGT_BUFF_SIZE": lbo + lbi + 6,
+                  "LOG_ACC_BUFF_SIZE": lb + lbo + 2 + 7}
+        try:
+            return VTAConfig(fields)
+        except HwgenError:
+            continue
+
+
+@dataclass
+class Campaign:
+    programs: int = 0
+    divergences: list = field(default_factory=list)
+    coverage: Counter = field(default_factory=Counter)
+    configs: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def report(self) -> dict:
+        return {"programs": self.programs, "configs": self.configs, "divergences": self.divergences,
+                "seconds": round(self.seconds, 1), "coverage": dict(sorted(self.coverage.items()))}
+
+
+def compare(want, got) -> str | None:
+    """First difference between two runs' output regions, or None."""
+    for name, expect in want.outputs.items():
+        actual = got.outputs[name]
+        if not np.array_equal(actual, expect):
+            idx = tuple(int(i) for i in np.argwhere(actual != expect)[0])
+            return (f"output {name}{list(idx)}: fsim {expect[idx[:-1]].tolist()} vs tsim {actual[idx[:-1]].tolist()} "
+                    f"(first differing lane {idx[-1]})")
+    return None
+
+
+def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
+         progress: Callable[[int, int, str], None] | None = None) -> Campaign:
+    """Run `count` random programs (spread over `configs`) on fsim and tsim with random
+    memory timing; every divergence is saved under `outdir` as a reproducer (the
+    program and a JSON with the difference and the memory settings)."""
+    from sim import run
+    camp = Campaign(configs=[c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs])
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        cfg = configs[k % len(configs)]
+        pseed = int(rng.integers(1 << 62))
+        gen = random_program(cfg, pseed)
+        memory = {"latency": int(rng.integers(1, 40)), "stall": float(rng.choice([0.0, 0.1, 0.3])),
+                  "out_of_order": bool(rng.random() < 0.5), "seed": int(rng.integers(1 << 31))}
+        camp.coverage.update(gen.features)
+        diff = compare(run(gen.program, "fsim"), run(gen.program, "tsim", check=False, **memory))
+        camp.programs += 1
+        if diff:
+            entry = {"program_seed": pseed, "config": cfg.to_dict(), "memory": memory, "difference": diff}
+            if outdir is not None:
+                outdir.mkdir(parents=True, exist_ok=True)
+                path = gen.program.save(outdir / f"divergence-{k}.vtaprog")
+                (outdir / f"divergence-{k}.json").write_text(json.dumps(entry, indent=1))
+                entry["reproducer"] = str(path)
+            camp.divergences.append(entry)
+        if progress is not None:
+            progress(k + 1, count, cfg.name)
+    camp.seconds = time.perf_counter() - t0
+    return camp
