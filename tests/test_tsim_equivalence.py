@@ -1,6 +1,7 @@
 """Every SPEC section 6 reference behaviour on the generated RTL (tsim) gives output
 bytes identical to fsim's, on the main configurations, on a 512-bit bus with several
-bursts in flight, random stalls and out-of-order read completion, and with ALU_EXT."""
+bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, and on
+1x32x32 with 64-bit micro-ops and restricted factor fields."""
 import numpy as np
 import pytest
 
@@ -16,6 +17,7 @@ CONFIGS = {
     "1x16x32": {},
     "1x16x16-axi512": {"stall": 0.2, "out_of_order": True, "latency": 30},
     "1x16x16-aluext": {"stall": 0.1},
+    "1x32x32": {"stall": 0.1, "out_of_order": True},  # 64-bit micro-ops, restricted factors, 256-bit bus
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]
