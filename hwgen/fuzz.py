@@ -6,7 +6,8 @@ loops, factors, opcodes, immediates, resets, compressed or unrolled) and STOREs,
 within the buffers. Consecutive phases of different modules are separated by a token
 pair, so every phase starts after all earlier ones are complete: no races by
 construction. Extra tokens are pushed in one phase and popped in a later phase of the
-neighbour, which can never deadlock. Each program lists the features it exercises for
+neighbour (at the latest before the next synchronisation on that queue, since tokens
+are indistinguishable), which can never deadlock. Each program lists the features it exercises for
 the coverage report.
 """
 from __future__ import annotations
@@ -168,7 +169,14 @@ class _Gen:
             self.pending.append((module, dst))
 
     def sync(self, src: Module, dst: Module):
+        """`dst` starts after everything `src` issued. Tokens are indistinguishable, so
+        the extra tokens still owed on this queue are popped first: otherwise an old one
+        would let `dst` start early."""
         self.b.dep_push(src, dst)
+        for owed in [p for p in self.pending if p == (src, dst)]:
+            self.b.dep_pop(src, dst)
+            self.pending.remove(owed)
+            self.features[f"extra token {src.label}->{dst.label}"] += 1
         self.b.dep_pop(src, dst)
         self.features[f"sync {src.label}->{dst.label}"] += 1
 
@@ -186,15 +194,18 @@ class _Gen:
             self.phase(module)
             prev = module
         # the tokens still owed are popped at the end by their receivers, each after a sync
-        for src, dst in self.pending:
+        while self.pending:
+            src, dst = self.pending[0]
             if prev != dst:
                 if {prev, dst} == {Module.LOAD, Module.STORE}:
                     self.sync(prev, Module.COMPUTE)
                     prev = Module.COMPUTE
                 if prev != dst:
-                    self.sync(prev, dst)
+                    self.sync(prev, dst)  # pops what dst is owed by prev
                 prev = dst
-            self.b.dep_pop(src, dst)
+            if (src, dst) in self.pending:
+                self.b.dep_pop(src, dst)
+                self.pending.remove((src, dst))
         return Generated(self.b.finish({"generator": "fuzz"}), self.features)
 
 
