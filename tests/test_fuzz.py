@@ -47,7 +47,7 @@ def test_fuzz_finds_a_planted_difference(tmp_path, monkeypatch):
     from hwgen.isa import AluOp
     real = fsim.alu_op
     monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, bits: real(AluOp.MAX if op == AluOp.MIN else op, x, y, bits))
-    camp = fuzz([random_config(2)], 30, 5, tmp_path)
+    camp = fuzz([random_config(2)], 200, 5, tmp_path)
     assert camp.divergences
     d = camp.divergences[0]
     assert "output out" in d["difference"] and (tmp_path / d["reproducer"].split("/")[-1]).exists()
