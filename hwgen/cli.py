@@ -95,6 +95,12 @@ def cmd_run(args) -> int:
     if args.target == "tsim":
         options.update(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
                        max_cycles=args.max_cycles)
+    trace = None
+    if args.trace:
+        from sim.trace import Trace, TraceMode
+        if args.target != "fsim":
+            raise HwgenError(f"--trace: the {args.target} target does not record traces yet; trace on fsim")
+        trace = options["trace"] = Trace(TraceMode.parse(args.trace))
     from rich.progress import Progress
     with Progress(console=_console(stderr=True), transient=True,
                   disable=args.json or not sys.stderr.isatty()) as bar:
@@ -109,6 +115,8 @@ def cmd_run(args) -> int:
         np.save(outdir / f"{name}.npy", arr)
         files[name] = str(outdir / f"{name}.npy")
     summary = {**result.summary(), "program": str(args.program), "output_files": files}
+    if trace is not None:
+        summary["trace"] = str(trace.save(outdir / "trace.jsonl"))
     (outdir / "result.json").write_text(json.dumps(summary, indent=1))
     if args.json:
         print(json.dumps(summary))
@@ -153,6 +161,21 @@ def cmd_build(args) -> int:
             con.print(f"  cells {a['cells']}, flip-flop bits {a['flop_bits']}, memory bits {a['memory_bits']}, "
                       f"multiplier bit-products {a['multiplier_bit_products']}, adder bits {a['adder_bits']}")
     return 0
+
+
+# -- trace --------------------------------------------------------------------------
+
+def cmd_trace_diff(args) -> int:
+    from sim.trace import Trace, first_divergence
+
+    from .program import Program
+    prog = Program.load(args.program) if args.program else None
+    diff = first_divergence(Trace.load(args.expected), Trace.load(args.actual), prog)
+    if diff is None:
+        print("traces agree")
+        return 0
+    print(diff)
+    return 1
 
 
 # -- fuzz ---------------------------------------------------------------------------
@@ -246,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", help="the target's configuration (default: the program's own)")
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
+                   "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")
     tsim_opts = r.add_argument_group("tsim memory model")
     tsim_opts.add_argument("--latency", type=int, default=16, help="cycles to a read's first beat and a write response")
     tsim_opts.add_argument("--stall", type=float, default=0.0, help="probability that a channel stalls in a cycle")
@@ -260,6 +285,14 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--area", action="store_true", help="also write a Yosys cell report (area.json)")
     bd.add_argument("--json", action="store_true", help="print one JSON object")
     bd.set_defaults(func=cmd_build)
+
+    tr = sub.add_parser("trace", help="work with traces")
+    trsub = tr.add_subparsers(dest="trace_command", required=True)
+    td = trsub.add_parser("diff", help="print the first divergence between two traces (exit 1 if they differ)")
+    td.add_argument("expected")
+    td.add_argument("actual")
+    td.add_argument("--program", help="the .vtaprog, to show the instructions around the divergence")
+    td.set_defaults(func=cmd_trace_diff)
 
     fz = sub.add_parser("fuzz", help="run random legal programs on fsim and tsim and report divergences")
     fz.add_argument("--count", type=int, default=100, help="number of programs")

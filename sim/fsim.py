@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from hwgen.errors import ProgramError
-from hwgen.isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode, decode_uops, uop_dtype
+from hwgen.isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode, decode_uops, encode_uops, uop_dtype
 from hwgen.program.check import dram_elements, block_shape, check_program, dram_span
 from hwgen.program.tokens import neighbour_queues, schedule
 
@@ -28,9 +28,10 @@ class FSim:
     """Architectural state (scratchpads, DRAM) and the execution of one instruction.
     Scratchpads start zeroed; `dram` is used in place."""
 
-    def __init__(self, cfg, dram: np.ndarray):
+    def __init__(self, cfg, dram: np.ndarray, trace=None):
         self.cfg = cfg
         self.dram = dram
+        self.trace = trace
         d, B, BI, BO = cfg.depth, cfg.batch, cfg.block_in, cfg.block_out
         self.uop = np.zeros((3, d[MemType.UOP]), dtype=np.int64)  # dst, src, wgt
         self.inp = np.zeros((d[MemType.INP], B, BI), dtype=np.int8)
@@ -73,6 +74,35 @@ class FSim:
             self.counters["token_pushes"][push_prev] += 1
         if insn.push_next:
             self.counters["token_pushes"][push_next] += 1
+        if self.trace is not None:
+            self._record(insn, index, [q for q, flag in ((push_prev, insn.push_prev), (push_next, insn.push_next)) if flag])
+
+    def _record(self, insn: Instruction, index: int, pushed: list[str]) -> None:
+        """Trace events of an executed instruction (see sim.trace)."""
+        t, cfg = self.trace, self.cfg
+        t.retire(insn.module, index, insn.mnemonic)
+        for q in pushed:
+            t.token(q, index)
+        if insn.opcode == Opcode.LOAD and insn.x_size:
+            mt = MemType(insn.memory_type)
+            dest = MemType.ACC if mt == MemType.ACC_8BIT else mt
+            rows, cols = block_shape(insn)
+            idx = np.arange(insn.sram_base, insn.sram_base + rows * cols)
+            if dest == MemType.UOP:
+                values = encode_uops(cfg, *self.uop[:, idx])
+            else:
+                values = {MemType.INP: self.inp, MemType.WGT: self.wgt, MemType.ACC: self.acc}[dest][idx]
+            t.writes(dest, index, idx, values)
+        elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
+            a = np.unique(self._indices(insn, "dst", 0))
+            t.writes(MemType.ACC, index, a, self.acc[a])
+            t.writes(MemType.OUT, index, a, self.out[a])
+        elif insn.opcode == Opcode.STORE and insn.x_size:
+            E = cfg.elem_bytes[MemType.OUT]
+            for y in range(insn.y_size):
+                for x in range(insn.x_size):
+                    addr = (insn.dram_base + y * insn.x_stride + x) * E
+                    t.dram(index, addr, self.dram[addr:addr + E].tobytes())
 
     def _span_ok(self, insn, index, elem_bytes) -> None:
         _, end = dram_span(insn, elem_bytes)
@@ -241,14 +271,18 @@ def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:
     return bounds
 
 
-def run_fsim(program, check: bool = True, progress: Callable[[int, int], None] | None = None) -> RunResult:
+def run_fsim(program, check: bool = True, progress: Callable[[int, int], None] | None = None,
+             trace=None) -> RunResult:
     """Run `program` on fsim; returns the final DRAM, the output regions and counters.
     The program is checked first (ProgramError/DeadlockError on a bad program).
-    `progress(done, total)` is called after each instruction."""
+    `progress(done, total)` is called after each instruction; events are recorded into
+    `trace` (a sim.trace.Trace) when given."""
     t0 = time.perf_counter()
     if check:
         check_program(program)
-    sim = FSim(program.config, program.dram.copy())
+    if trace is not None:
+        trace.target, trace.config = "fsim", program.config.to_dict()
+    sim = FSim(program.config, program.dram.copy(), trace)
     insns = program.insns
     for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
         if progress is not None:

@@ -1,0 +1,201 @@
+"""Traces: what each module did, in a form both targets produce and that can be compared
+even though the modules interleave differently on each target.
+
+A trace is a set of streams, each in program order:
+  retire/<module>   instructions the module completed (number, mnemonic)
+  write/<buffer>    per instruction, the final value of every scratchpad entry it wrote,
+                    by increasing entry index (a unit that writes an entry several
+                    times within one instruction is traced by the last value)
+  token/<queue>     the instruction numbers that pushed a token on the queue
+  dram              per STORE, the bytes it wrote, by address
+A trace mode selects event kinds, buffers and a window of instruction numbers.
+
+File format (JSON Lines): a header {"format": "hwgen-trace", "version": 1, "target",
+"mode", "config"} then one event per line: {"s": stream, "i": instruction number, ...}
+with "op" (mnemonic) for retire, "k" (entry index) and "v" (hex, little-endian entry
+bytes) for writes, "a" (byte address) and "v" (hex bytes) for dram.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hwgen.errors import HwgenError
+from hwgen.isa import MemType, Module, format_insn
+
+FORMAT = "hwgen-trace"
+VERSION = 1
+KINDS = ("retire", "write", "token", "dram")
+BUFFERS = ("UOP", "INP", "WGT", "ACC", "OUT")
+
+
+@dataclass(frozen=True)
+class TraceMode:
+    kinds: frozenset = frozenset(KINDS)
+    buffers: frozenset = frozenset(BUFFERS)
+    window: tuple[int, int] | None = None  # first and last instruction number traced
+
+    @classmethod
+    def parse(cls, text: str) -> "TraceMode":
+        """`all`, or comma-separated kinds (retire, write, token, dram), where `write`
+        may name buffers (`write=ACC+OUT`) and `insns=FIRST-LAST` sets the window."""
+        if text in ("", "all"):
+            return cls()
+        kinds, buffers, window = set(), set(BUFFERS), None
+        for part in text.split(","):
+            name, _, arg = part.partition("=")
+            if name == "insns":
+                first, _, last = arg.partition("-")
+                try:
+                    window = (int(first), int(last))
+                except ValueError:
+                    raise HwgenError(f"trace mode {text!r}: insns=FIRST-LAST expects two numbers, got {arg!r}") from None
+            elif name in KINDS:
+                kinds.add(name)
+                if name == "write" and arg:
+                    buffers = {b.upper() for b in arg.split("+")}
+                    bad = buffers - set(BUFFERS)
+                    if bad:
+                        raise HwgenError(f"trace mode {text!r}: unknown buffer {sorted(bad)}; buffers are {BUFFERS}")
+            else:
+                raise HwgenError(f"trace mode {text!r}: unknown part {name!r}; use {', '.join(KINDS)} or insns=A-B")
+        return cls(frozenset(kinds or KINDS), frozenset(buffers), window)
+
+    def __str__(self) -> str:
+        parts = [k if k != "write" or self.buffers == set(BUFFERS) else "write=" + "+".join(sorted(self.buffers))
+                 for k in KINDS if k in self.kinds]
+        if self.window:
+            parts.append(f"insns={self.window[0]}-{self.window[1]}")
+        return ",".join(parts)
+
+    def wants(self, kind: str, insn: int, buffer: str | None = None) -> bool:
+        if kind not in self.kinds or (buffer is not None and buffer not in self.buffers):
+            return False
+        return self.window is None or self.window[0] <= insn <= self.window[1]
+
+
+@dataclass
+class Trace:
+    mode: TraceMode
+    target: str = ""
+    config: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+
+    # -- recording ------------------------------------------------------------------------
+    def retire(self, module: Module, insn: int, mnemonic: str) -> None:
+        if self.mode.wants("retire", insn):
+            self.events.append({"s": f"retire/{module.label}", "i": insn, "op": mnemonic})
+
+    def writes(self, buffer: MemType, insn: int, index: np.ndarray, entries: np.ndarray) -> None:
+        """Entries `index` of `buffer` as written by instruction `insn` (final values)."""
+        if not self.mode.wants("write", insn, buffer.name):
+            return
+        order = np.argsort(index, kind="stable")
+        raw = np.ascontiguousarray(entries).reshape(len(index), -1).view(np.uint8)
+        for k in order:
+            self.events.append({"s": f"write/{buffer.name}", "i": insn, "k": int(index[k]), "v": raw[k].tobytes().hex()})
+
+    def token(self, queue: str, insn: int) -> None:
+        if self.mode.wants("token", insn):
+            self.events.append({"s": f"token/{queue}", "i": insn})
+
+    def dram(self, insn: int, address: int, data: bytes) -> None:
+        if self.mode.wants("dram", insn):
+            self.events.append({"s": "dram", "i": insn, "a": int(address), "v": data.hex()})
+
+    # -- files ----------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        with path.open("w") as f:
+            f.write(json.dumps({"format": FORMAT, "version": VERSION, "target": self.target, "mode": str(self.mode),
+                                "config": self.config}) + "\n")
+            for e in self.events:
+                f.write(json.dumps(e, separators=(",", ":")) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Trace":
+        lines = Path(path).read_text().splitlines()
+        try:
+            head = json.loads(lines[0])
+        except (IndexError, json.JSONDecodeError):
+            raise HwgenError(f"{path}: not a trace file (no JSON header line)") from None
+        if head.get("format") != FORMAT or head.get("version") != VERSION:
+            raise HwgenError(f"{path}: format {head.get('format')!r} version {head.get('version')!r}, "
+                             f"expected {FORMAT!r} version {VERSION}")
+        return cls(TraceMode.parse(head["mode"]), head.get("target", ""), head.get("config", {}),
+                   [json.loads(line) for line in lines[1:] if line])
+
+    def streams(self) -> dict[str, list]:
+        """Events by stream, each in program order (instruction, then entry index or address)."""
+        out: dict[str, list] = {}
+        for e in self.events:
+            out.setdefault(e["s"], []).append(e)
+        for events in out.values():
+            events.sort(key=lambda e: (e["i"], e.get("k", e.get("a", 0))))
+        return out
+
+
+LANES = {"UOP": None, "INP": np.int8, "WGT": np.int8, "ACC": np.int32, "OUT": np.int8}
+
+
+def _lanes(stream: str, hexbytes: str) -> list:
+    dtype = LANES.get(stream.split("/")[-1])
+    raw = bytes.fromhex(hexbytes)
+    return list(np.frombuffer(raw, dtype=dtype).tolist()) if dtype is not None else [raw.hex()]
+
+
+def first_divergence(expected: Trace, actual: Trace, program=None, context: int = 2) -> str | None:
+    """The first point where two traces differ, stream by stream (streams in a fixed
+    order: retire, write, token, dram), with the disassembled instruction and its
+    neighbours when `program` is given; None when they agree."""
+    a, b = expected.streams(), actual.streams()
+    for stream in sorted(set(a) | set(b), key=lambda s: (KINDS.index(s.split("/")[0]), s)):
+        ea, eb = a.get(stream, []), b.get(stream, [])
+        for n in range(max(len(ea), len(eb))):
+            x = ea[n] if n < len(ea) else None
+            y = eb[n] if n < len(eb) else None
+            if x == y:
+                continue
+            lines = [f"first divergence in stream {stream}, event {n}:"]
+            ref = x or y
+            if x is None or y is None:
+                side = "expected" if x is None else "actual"
+                lines.append(f"  {side} trace ends; the other has {_describe(stream, ref)}")
+            elif (x["i"], x.get("k"), x.get("a")) != (y["i"], y.get("k"), y.get("a")):
+                lines.append(f"  expected {_describe(stream, x)}")
+                lines.append(f"  actual   {_describe(stream, y)}")
+            else:
+                lines.append(f"  instruction {x['i']}" + (f", entry {x['k']}" if "k" in x else "")
+                             + (f", address {x['a']}" if "a" in x else ""))
+                if "v" in x:
+                    lx, ly = _lanes(stream, x["v"]), _lanes(stream, y["v"])
+                    diff = [k for k in range(min(len(lx), len(ly))) if lx[k] != ly[k]]
+                    lines.append(f"  expected lanes {lx}")
+                    lines.append(f"  actual lanes   {ly}")
+                    lines.append(f"  differing lanes {diff}")
+                else:
+                    lines.append(f"  expected {x}\n  actual {y}")
+            if program is not None:
+                i = ref["i"]
+                lines.append("  instructions:")
+                for j in range(max(0, i - context), min(len(program.insns), i + context + 1)):
+                    mark = ">>" if j == i else "  "
+                    insn = program.insns[j]
+                    lines.append(f"  {mark} {j:5d} {insn.module.label:<8} {format_insn(program.config, insn)}")
+            return "\n".join(lines)
+    return None
+
+
+def _describe(stream: str, e: dict) -> str:
+    what = f"instruction {e['i']}"
+    if "op" in e:
+        what += f" ({e['op']})"
+    if "k" in e:
+        what += f", entry {e['k']} = {_lanes(stream, e['v'])}"
+    if "a" in e:
+        what += f", {len(e['v']) // 2} bytes at address {e['a']}"
+    return what

@@ -1,0 +1,66 @@
+"""Traces: modes, files, and the first divergence between two runs."""
+import pytest
+
+from hwgen import HwgenError, load_config
+from hwgen.cli import main
+from hwgen.isa import AluOp
+from hwgen.program import reference as ref
+from sim import run
+from sim.trace import Trace, TraceMode, first_divergence
+
+from .conftest import CONFIG_DIR
+
+
+def traced(prog, mode="all"):
+    t = Trace(TraceMode.parse(mode))
+    run(prog, trace=t)
+    return t
+
+
+def test_modes():
+    m = TraceMode.parse("retire,write=ACC+OUT,insns=3-9")
+    assert m.wants("write", 5, "ACC") and not m.wants("write", 5, "INP") and not m.wants("write", 10, "ACC")
+    assert not m.wants("dram", 5) and TraceMode.parse(str(m)) == m
+    with pytest.raises(HwgenError, match="unknown buffer"):
+        TraceMode.parse("write=ACX")
+    with pytest.raises(HwgenError, match="unknown part"):
+        TraceMode.parse("retire,bogus")
+
+
+def test_streams_follow_program_order_and_round_trip(tmp_path):
+    prog = ref.blocked_gemm(load_config(CONFIG_DIR / "default.json"), 32, 64, 32, threads=2)
+    t = traced(prog)
+    s = t.streams()
+    assert [e["i"] for e in s["retire/compute"]] == sorted(e["i"] for e in s["retire/compute"])
+    assert len(s["dram"]) == 32 * 2          # one event per stored OUT element
+    assert first_divergence(Trace.load(t.save(tmp_path / "a.jsonl")), t) is None
+    window = traced(prog, "write=OUT,insns=0-6").streams()
+    assert set(window) == {"write/OUT"} and all(e["i"] <= 6 for e in window["write/OUT"])
+
+
+def test_divergence_names_instruction_entry_and_lanes(monkeypatch):
+    import sim.fsim as fsim
+    cfg = load_config(CONFIG_DIR / "default.json")
+    prog = ref.blocked_gemm(cfg, 32, 64, 32)
+    good = traced(prog)
+    real = fsim.alu_op
+    monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, bits: real(op, x, y, bits) + (op == AluOp.MAX))
+    bad = traced(prog)
+    report = first_divergence(good, bad, prog)
+    max_insn = next(i for i, insn in enumerate(prog.insns) if insn.mnemonic == "ALU.MAX")
+    assert report.startswith("first divergence in stream write/ACC")
+    assert f"instruction {max_insn}, entry 0" in report
+    assert f">> {max_insn:5d} compute  ALU" in report and "alu_opcode=MAX" in report
+    assert "differing lanes [0, 1, 2" in report
+
+
+def test_cli_trace_and_diff(tmp_path, capsys):
+    prog = ref.relu(load_config(CONFIG_DIR / "default.json"), tiles=8)
+    path = prog.save(tmp_path / "relu.vtaprog")
+    for out in ("a", "b"):
+        assert main(["run", str(path), "--trace", "write,dram", "-o", str(tmp_path / out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["trace", "diff", str(tmp_path / "a" / "trace.jsonl"), str(tmp_path / "b" / "trace.jsonl")]) == 0
+    assert "traces agree" in capsys.readouterr().out
+    assert main(["run", str(path), "--target", "tsim", "--trace", "all"]) == 2
+    assert "does not record traces yet" in capsys.readouterr().err
