@@ -98,8 +98,6 @@ def cmd_run(args) -> int:
     trace = None
     if args.trace:
         from sim.trace import Trace, TraceMode
-        if args.target != "fsim":
-            raise HwgenError(f"--trace: the {args.target} target does not record traces yet; trace on fsim")
         trace = options["trace"] = Trace(TraceMode.parse(args.trace))
     from rich.progress import Progress
     with Progress(console=_console(stderr=True), transient=True,

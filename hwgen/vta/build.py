@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from amaranth.back import rtlil
+from amaranth.hdl import Shape
 from amaranth.lib.wiring import Flow
 
 from .. import __version__
@@ -22,7 +23,9 @@ from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTE
 from .fetch import INSN_BYTES
 from .memory_engine import bus_bytes, tag_bits
 from .rtl import to_verilog
+from .core import TRACED, trace_members
 from .shell import TOP_NAME, Shell
+from .tensor_load import write_lanes
 
 VERILOG = f"{TOP_NAME}.v"
 HEADER = f"{TOP_NAME}_config.h"
@@ -61,7 +64,7 @@ def ports(shell: Shell) -> list[dict]:
     out = [{"name": "clk", "direction": "input", "width": 1}, {"name": "rst", "direction": "input", "width": 1}]
     for name, member in shell.signature.members.items():
         out.append({"name": name, "direction": "output" if member.flow == Flow.Out else "input",
-                    "width": member.shape.width if hasattr(member.shape, "width") else int(member.shape)})
+                    "width": Shape.cast(member.shape).width})
     return out
 
 
@@ -88,6 +91,16 @@ def header(cfg) -> str:
     lines.append("")
     for r in REGISTERS:
         lines.append(f"#define HWGEN_REG_{r.name.upper()} 0x{r.offset:02X} /* {r.doc} */")
+    lines.append("")
+    for mt in TRACED:  # scratchpad write ports of a traced build
+        members = trace_members(cfg)
+        name = mt.name
+        en_bits = Shape.cast(members[f"trace_{name.lower()}_en"].shape).width
+        data_bits = Shape.cast(members[f"trace_{name.lower()}_data"].shape).width
+        lanes = write_lanes(cfg, mt) if mt in (MemType.INP, MemType.WGT) else 1
+        entry = data_bits // lanes // 8
+        lines += [f"#define HWGEN_TRACE_{name}_ENTRY_BYTES {entry}", f"#define HWGEN_TRACE_{name}_LANES {lanes}",
+                  f"#define HWGEN_TRACE_{name}_EN_BITS {en_bits}", f"#define HWGEN_TRACE_{name}_DEPTH {cfg.depth[mt]}"]
     lines += [f"#define HWGEN_CONTROL_LAUNCH 0x{CONTROL_LAUNCH:X}", f"#define HWGEN_CONTROL_FINISHED 0x{CONTROL_FINISHED:X}",
               f"#define HWGEN_COUNTER_BASE 0x{COUNTER_BASE:02X}", f"#define HWGEN_NUM_COUNTERS {len(COUNTERS)}",
               f"#define HWGEN_NUM_REGS {max(r.offset for r in REGISTERS) // 4 + 1}",
@@ -135,15 +148,16 @@ def cell_report(shell: Shell, workdir: Path) -> dict:
             "adder_bits": add_bits, "cells_by_type": dict(sorted(by_type.items()))}
 
 
-def build(cfg, outdir: str | Path, area: bool = False,
+def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False,
           progress: Callable[[str], None] | None = None) -> BuildResult:
-    """Write the design for `cfg` into `outdir`; returns the files and the manifest."""
+    """Write the design for `cfg` into `outdir`; returns the files and the manifest.
+    `trace` adds the trace ports used by simulation monitors."""
     t0 = time.perf_counter()
     step = progress or (lambda _: None)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     step("elaborating and writing Verilog")
-    shell = Shell(cfg)
+    shell = Shell(cfg, trace)
     verilog = to_verilog(shell, TOP_NAME)
     (out / VERILOG).write_text(verilog)
     (out / HEADER).write_text(header(cfg))

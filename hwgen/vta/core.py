@@ -2,7 +2,7 @@
 the four dependency-token queues and the scratchpads (UOP, INP, WGT, ACC, OUT)."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -28,10 +28,35 @@ CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "
                "load_retired", "compute_retired", "store_retired")
 
 
+TRACED = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)
+TRACE_MODULES = ("load", "compute", "store")
+
+
+def trace_members(cfg) -> dict:
+    """Extra outputs of a traced build: every scratchpad write port, the modules'
+    retire pulses and the token pushes (in TOKEN_QUEUE_ORDER)."""
+    from .tensor_load import write_signature
+    members = {"trace_retire": Out(len(TRACE_MODULES)), "trace_push": Out(len(TOKEN_QUEUE_ORDER))}
+    for mt in TRACED:
+        if mt == MemType.OUT:
+            en, addr, data = 1, cfg.log_depth[mt], entry_layout(cfg, MemType.OUT).size
+        elif mt == MemType.ACC:
+            bits = entry_bits(cfg, mt)
+            en, addr, data = bits // acc_granule(cfg), cfg.log_depth[mt], bits
+        else:
+            sig = write_signature(cfg, mt)
+            en, addr, data = (Shape.cast(sig.members[n].shape).width for n in ("en", "addr", "data"))
+        name = mt.name.lower()
+        members.update({f"trace_{name}_en": Out(en), f"trace_{name}_addr": Out(addr), f"trace_{name}_data": Out(data)})
+    return members
+
+
 class Core(wiring.Component):
-    def __init__(self, cfg):
+    def __init__(self, cfg, trace: bool = False):
         self.cfg = cfg
+        self.trace = trace
         super().__init__({
+            **(trace_members(cfg) if trace else {}),
             "launch": In(1), "insn_count": In(32), "insn_base": In(32),
             "finished": Out(1),
             "vme_fetch": Out(ReadClientSignature(cfg)),
@@ -83,6 +108,8 @@ class Core(wiring.Component):
                 m.d.sync += count.eq(count - 1)
             with m.If(self.launch):
                 m.d.sync += count.eq(0)
+            if self.trace:
+                m.d.comb += self.trace_push[k].eq(push)
 
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writer, readers, granule=None):
@@ -91,6 +118,9 @@ class Core(wiring.Component):
             sp = Scratchpad(bits, cfg.depth[mt], granule, len(readers), lanes)
             m.submodules[f"{mt.name.lower()}_mem"] = sp
             wiring.connect(m, writer, sp.wr)
+            if self.trace:
+                name = mt.name.lower()
+                m.d.comb += [getattr(self, f"trace_{name}_{f}").eq(getattr(writer, f)) for f in ("en", "addr", "data")]
             for user, port in zip(readers, sp.rd):
                 wiring.connect(m, user, port)
 
@@ -107,4 +137,6 @@ class Core(wiring.Component):
                   "compute_retired": compute.retired, "store_retired": store.retired}
         for k, name in enumerate(CORE_EVENTS):
             m.d.comb += self.events[k].eq(events[name])
+        if self.trace:
+            m.d.comb += self.trace_retire.eq(Cat(load.retired, compute.retired, store.retired))
         return m

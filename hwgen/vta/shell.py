@@ -9,7 +9,7 @@ from amaranth.lib import wiring
 from ..registers import AXIL_ADDR_BITS, COUNTERS
 from .axi import axi4_master_members, axil_slave_members
 from .control import ControlRegisters
-from .core import CORE_EVENTS, Core
+from .core import CORE_EVENTS, Core, trace_members
 from .memory_engine import MemoryEngine, bus_bytes, tag_bits
 from .rtl import connect_flat, flat_members
 
@@ -17,16 +17,21 @@ TOP_NAME = "vta"
 
 
 class Shell(wiring.Component):
-    def __init__(self, cfg):
+    """With `trace`, the core's trace outputs (see core.trace_members) are top-level
+    ports too, for simulation monitors; synthesis builds leave it off."""
+
+    def __init__(self, cfg, trace: bool = False):
         self.cfg = cfg
+        self.trace = trace
         self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
         self._axil = axil_slave_members(AXIL_ADDR_BITS)
-        super().__init__({**flat_members("m_axi", self._axi), **flat_members("s_axil", self._axil)})
+        self._trace = trace_members(cfg) if trace else {}
+        super().__init__({**flat_members("m_axi", self._axi), **flat_members("s_axil", self._axil), **self._trace})
 
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.core = core = Core(cfg)
+        m.submodules.core = core = Core(cfg, self.trace)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
         m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": bus_bytes(cfg), "axi_write_bytes": bus_bytes(cfg)})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
@@ -42,4 +47,6 @@ class Shell(wiring.Component):
         events["axi_read_bytes"] = axi.rvalid & axi.rready
         events["axi_write_bytes"] = axi.wvalid & axi.wready
         m.d.comb += vcr.events.eq(Cat(events[name] for name, _ in COUNTERS))
+        for name in self._trace:
+            m.d.comb += getattr(self, name).eq(getattr(core, name))
         return m

@@ -49,11 +49,13 @@ def _generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def build_tsim(cfg, progress: Callable[[str], None] | None = None) -> Path:
-    """Path of the tsim library for `cfg`, building it if it is not cached."""
+def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False) -> Path:
+    """Path of the tsim library for `cfg`, building it if it is not cached. The traced
+    variant (trace ports and the harness's monitors) is a separate build, so runs
+    without tracing pay nothing for it."""
     from hwgen.vta.build import build
     step = progress or (lambda _: None)
-    target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}"
+    target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}{'-trace' if trace else ''}"
     lib = target / "libtsim.so"
     if lib.exists():
         return lib
@@ -62,7 +64,7 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None) -> Path:
     work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
         step("generating Verilog")
-        files = build(cfg, work / "rtl").files
+        files = build(cfg, work / "rtl", trace=trace).files
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
         _run(["verilator", "--cc", str(work / "rtl" / files["lint_waivers"]), str(work / "rtl" / files["verilog"]),
@@ -70,7 +72,8 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None) -> Path:
               "--x-initial", "fast", "--noassert", "-CFLAGS", "-fPIC -O2", "--build", "-j", jobs], env)
         step("linking the harness")
         root = verilator_root()
-        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
+        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *(["-DHWGEN_TRACE"] if trace else []),
+              f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
               f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
               str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
               "-o", str(work / "libtsim.so")], env)
@@ -98,7 +101,7 @@ def _load(path: str) -> ctypes.CDLL:
     lib.tsim_run.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32,
                              ctypes.c_uint32, ctypes.c_double, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
                              ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
-                             ctypes.c_int]
+                             ctypes.c_int, ctypes.c_char_p]
     lib.tsim_num_regs.restype = ctypes.c_int
     return lib
 
@@ -106,17 +109,18 @@ def _load(path: str) -> ctypes.CDLL:
 def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | None = None, stall: float = 0.0,
              out_of_order: bool = False, seed: int = 0, max_cycles: int = 50_000_000, check: bool = True,
              progress: Callable[[int, int], None] | None = None,
-             build_progress: Callable[[str], None] | None = None) -> RunResult:
+             build_progress: Callable[[str], None] | None = None, trace=None) -> RunResult:
     """Run `program` on the RTL of `config` (default: the program's configuration).
     Memory model: `latency` cycles to the first beat of a read and to a write
     response, at most `max_outstanding` read bursts accepted (default
     AXI_MAX_INFLIGHT), each channel stalled with probability `stall` per cycle,
-    read bursts completed in random order with `out_of_order`."""
+    read bursts completed in random order with `out_of_order`. Events are recorded
+    into `trace` (a sim.trace.Trace) when given."""
     cfg = config or program.config
     program.check_config(cfg)
     if check:
         check_program(program)
-    lib = _load(str(build_tsim(cfg, build_progress)))
+    lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None)))
     t0 = time.perf_counter()
     insn = program.insn_bytes
     insn_base = -(-program.dram.size // INSN_ALIGN) * INSN_ALIGN
@@ -128,9 +132,15 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
     regs = (ctypes.c_uint32 * n_regs)()
     sim_cycles = ctypes.c_uint64()
     msg = ctypes.create_string_buffer(512)
+    events = tempfile.NamedTemporaryFile(suffix=".events", delete=False) if trace is not None else None
     status = lib.tsim_run(mem.ctypes.data, size, insn_base, len(program.insns), latency,
                           max_outstanding or cfg.AXI_MAX_INFLIGHT, stall, int(out_of_order), seed, max_cycles,
-                          ctypes.byref(sim_cycles), regs, msg, len(msg))
+                          ctypes.byref(sim_cycles), regs, msg, len(msg),
+                          events.name.encode() if events is not None else None)
+    if events is not None:
+        events.close()
+        _read_events(program, Path(events.name), trace)
+        os.unlink(events.name)
     values = {name: int(regs[off // 4]) for name, off in OFFSETS.items()}
     if status == 3:
         raise HwgenError(f"tsim: {msg.value.decode()}")
@@ -143,6 +153,32 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
     counters["simulated_cycles"] = int(sim_cycles.value)
     return RunResult("tsim", len(program.insns), counters, time.perf_counter() - t0, dram,
                      program.outputs(dram), cycles=values["cycles"])
+
+
+def _read_events(program, path: Path, trace) -> None:
+    """The harness's events (by module and retire count) into `trace` (by instruction)."""
+    from hwgen.isa import MemType
+    trace.target, trace.config = "tsim", program.config.to_dict()
+    by_module = {m: [i for i, insn in enumerate(program.insns) if insn.module == m] for m in Module}
+
+    def number(module: str, r: str) -> int:
+        return by_module[Module(int(module))][int(r)]
+    writes: dict[tuple, list] = {}
+    for line in path.read_text().splitlines():
+        kind, *f = line.split()
+        if kind == "R":
+            i = number(*f)
+            trace.retire(Module(int(f[0])), i, program.insns[i].mnemonic)
+        elif kind == "T":
+            trace.token(f[0], number(f[1], f[2]))
+        elif kind == "W":
+            writes.setdefault((f[0], number(f[1], f[2])), []).append((int(f[3]), bytes.fromhex(f[4])))
+        elif kind == "D":
+            trace.dram(number(f[0], f[1]), int(f[2]), bytes.fromhex(f[3]))
+    for (buffer, i), entries in writes.items():
+        index = np.array([k for k, _ in entries])
+        values = np.frombuffer(b"".join(v for _, v in entries), dtype=np.uint8).reshape(len(entries), -1)
+        trace.writes(MemType[buffer], i, index, values)
 
 
 def _blocked(program, regs: dict, cycles: int) -> dict[str, str]:

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,111 @@ void get(const VlWide<W>& port, uint8_t* dst) {
     }
 }
 
+// Any port's bits as little-endian bytes (dst holds at least n bytes, rounded up to 4).
+template <typename T>
+void get_bytes(const T& port, uint8_t* dst, std::size_t n) {
+    T v = port;
+    std::memcpy(dst, &v, sizeof(T) < n ? sizeof(T) : n);
+}
+template <std::size_t W>
+void get_bytes(const VlWide<W>& port, uint8_t* dst, std::size_t) {
+    for (std::size_t i = 0; i < W; i++) {
+        uint32_t w = port[i];
+        std::memcpy(dst + 4 * i, &w, 4);
+    }
+}
+
+#ifdef HWGEN_TRACE
+// Trace monitor: shadow copies of the scratchpads, updated from the write ports; when a
+// module retires an instruction, the final value of every entry it wrote is emitted
+// (and, for a STORE, the bytes it wrote to DRAM). Lines: "R m r", "W buf m r k hex",
+// "T queue m r", "D m r addr hex", where r counts the instructions module m retired.
+struct Shadow {
+    const char* name;
+    int module;
+    unsigned entry, lanes, en_bits;
+    std::vector<uint8_t> mem;
+    std::set<uint32_t> dirty;
+};
+
+class Tracer {
+  public:
+    explicit Tracer(FILE* f) : f_(f) {
+        add("UOP", 1, HWGEN_TRACE_UOP_ENTRY_BYTES, HWGEN_TRACE_UOP_LANES, HWGEN_TRACE_UOP_EN_BITS, HWGEN_TRACE_UOP_DEPTH);
+        add("INP", 0, HWGEN_TRACE_INP_ENTRY_BYTES, HWGEN_TRACE_INP_LANES, HWGEN_TRACE_INP_EN_BITS, HWGEN_TRACE_INP_DEPTH);
+        add("WGT", 0, HWGEN_TRACE_WGT_ENTRY_BYTES, HWGEN_TRACE_WGT_LANES, HWGEN_TRACE_WGT_EN_BITS, HWGEN_TRACE_WGT_DEPTH);
+        add("ACC", 1, HWGEN_TRACE_ACC_ENTRY_BYTES, HWGEN_TRACE_ACC_LANES, HWGEN_TRACE_ACC_EN_BITS, HWGEN_TRACE_ACC_DEPTH);
+        add("OUT", 1, HWGEN_TRACE_OUT_ENTRY_BYTES, HWGEN_TRACE_OUT_LANES, HWGEN_TRACE_OUT_EN_BITS, HWGEN_TRACE_OUT_DEPTH);
+    }
+    // A write port's state this cycle (the write happens at the coming clock edge).
+    template <typename E, typename A, typename D>
+    void write(int b, const E& en_port, const A& addr_port, const D& data_port) {
+        Shadow& s = bufs_[b];
+        uint8_t en[64] = {0};
+        get_bytes(en_port, en, sizeof en);
+        bool any = false;
+        for (unsigned k = 0; k < s.en_bits; k++) any |= en[k / 8] >> (k % 8) & 1;
+        if (!any) return;
+        std::vector<uint8_t> data(s.entry * s.lanes + 64);
+        get_bytes(data_port, data.data(), data.size());
+        const uint32_t addr = addr_port;
+        if (s.lanes > 1) {
+            for (unsigned l = 0; l < s.lanes; l++) {
+                if (!(en[l / 8] >> (l % 8) & 1)) continue;
+                const uint32_t k = (addr + l) % (s.mem.size() / s.entry);
+                std::memcpy(&s.mem[k * s.entry], &data[l * s.entry], s.entry);
+                s.dirty.insert(k);
+            }
+            return;
+        }
+        const unsigned granule = s.entry / s.en_bits;
+        for (unsigned g = 0; g < s.en_bits; g++)
+            if (en[g / 8] >> (g % 8) & 1) std::memcpy(&s.mem[addr * s.entry + g * granule], &data[g * granule], granule);
+        s.dirty.insert(addr);
+    }
+    void dram_write(uint64_t addr) { dram_dirty_.insert(addr); }
+    void push(int queue_index, int module) {
+        static const char* names[] = {"L2C", "C2L", "C2S", "S2C"};
+        std::fprintf(f_, "T %s %d %u\n", names[queue_index], module, retired_[module]);
+    }
+    void retire(int module, const uint8_t* dram) {
+        const uint32_t r = retired_[module]++;
+        std::fprintf(f_, "R %d %u\n", module, r);
+        for (Shadow& s : bufs_) {
+            if (s.module != module) continue;
+            for (uint32_t k : s.dirty) {
+                std::fprintf(f_, "W %s %d %u %u ", s.name, module, r, k);
+                hex(&s.mem[k * s.entry], s.entry);
+            }
+            s.dirty.clear();
+        }
+        if (module == 2) {
+            const uint64_t e = HWGEN_OUT_ELEM_BYTES;
+            std::set<uint64_t> elems;
+            for (uint64_t a : dram_dirty_) elems.insert(a / e * e);
+            for (uint64_t a : elems) {
+                std::fprintf(f_, "D %d %u %llu ", module, r, (unsigned long long)a);
+                hex(dram + a, e);
+            }
+            dram_dirty_.clear();
+        }
+    }
+
+  private:
+    void add(const char* name, int module, unsigned entry, unsigned lanes, unsigned en_bits, unsigned depth) {
+        bufs_.push_back(Shadow{name, module, entry, lanes, en_bits, std::vector<uint8_t>(std::size_t(entry) * depth), {}});
+    }
+    void hex(const uint8_t* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; i++) std::fprintf(f_, "%02x", p[i]);
+        std::fputc('\n', f_);
+    }
+    FILE* f_;
+    std::vector<Shadow> bufs_;
+    std::set<uint64_t> dram_dirty_;
+    uint32_t retired_[3] = {0, 0, 0};
+};
+#endif
+
 struct Burst {
     uint32_t id;
     uint64_t addr;
@@ -69,8 +176,14 @@ struct Params {
 
 class Harness {
   public:
-    Harness(uint8_t* dram, uint64_t size, const Params& p)
-        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext), top_(new Vvta(ctx_.get())) {}
+    Harness(uint8_t* dram, uint64_t size, const Params& p, FILE* trace)
+        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext), top_(new Vvta(ctx_.get())) {
+#ifdef HWGEN_TRACE
+        if (trace) tracer_.reset(new Tracer(trace));
+#else
+        (void)trace;
+#endif
+    }
 
     // Returns 0 when FINISH retired, 2 at the cycle limit, 3 on a bad memory access.
     int run(uint64_t insn_base, uint32_t insn_count, uint32_t* regs, std::string& msg) {
@@ -142,6 +255,9 @@ class Harness {
         uint8_t wdata[BUS];
         get(top_->m_axi_wdata, wdata);
         const uint64_t wstrb = top_->m_axi_wstrb;
+#ifdef HWGEN_TRACE
+        if (tracer_) sample_trace();
+#endif
 
         top_->clk = 1;
         top_->eval();
@@ -164,7 +280,12 @@ class Harness {
             const uint64_t base = cur.addr + uint64_t(cur.done) * BUS;
             if (in_range(base, BUS))
                 for (unsigned k = 0; k < BUS; k++)
-                    if (wstrb >> k & 1) dram_[base + k] = wdata[k];
+                    if (wstrb >> k & 1) {
+                        dram_[base + k] = wdata[k];
+#ifdef HWGEN_TRACE
+                        if (tracer_) tracer_->dram_write(base + k);
+#endif
+                    }
             if (++cur.done == cur.beats) {
                 acks_.push_back(Burst{cur.id, cur.addr, cur.beats, 0, cycle_ + p_.latency});
                 writes_.pop_front();
@@ -196,6 +317,24 @@ class Harness {
         top_->clk = 0;
         top_->eval();
     }
+
+#ifdef HWGEN_TRACE
+    // Writes happen at the coming edge; a module retires after its writes are done and
+    // pushes its tokens in the same cycle.
+    void sample_trace() {
+        Tracer& t = *tracer_;
+        t.write(0, top_->trace_uop_en, top_->trace_uop_addr, top_->trace_uop_data);
+        t.write(1, top_->trace_inp_en, top_->trace_inp_addr, top_->trace_inp_data);
+        t.write(2, top_->trace_wgt_en, top_->trace_wgt_addr, top_->trace_wgt_data);
+        t.write(3, top_->trace_acc_en, top_->trace_acc_addr, top_->trace_acc_data);
+        t.write(4, top_->trace_out_en, top_->trace_out_addr, top_->trace_out_data);
+        static const int pusher[4] = {0, 1, 1, 2};  // L2C, C2L, C2S, S2C
+        for (int q = 0; q < 4; q++)
+            if (top_->trace_push >> q & 1) t.push(q, pusher[q]);
+        for (int mod = 0; mod < 3; mod++)
+            if (top_->trace_retire >> mod & 1) t.retire(mod, dram_);
+    }
+#endif
 
     // The next read burst to return: the oldest due one, or a random due one.
     void pick_read() {
@@ -266,6 +405,9 @@ class Harness {
     uint64_t cycle_ = 0;
     bool error_ = false;
     std::string error_msg_;
+#ifdef HWGEN_TRACE
+    std::unique_ptr<Tracer> tracer_;
+#endif
 };
 
 }  // namespace
@@ -273,13 +415,19 @@ class Harness {
 extern "C" {
 
 const char* tsim_build_hash() { return HWGEN_BUILD_HASH; }
+#ifdef HWGEN_TRACE
+int tsim_traced() { return 1; }
+#else
+int tsim_traced() { return 0; }
+#endif
 int tsim_num_regs() { return HWGEN_NUM_REGS; }
 
 int tsim_run(uint8_t* dram, uint64_t dram_bytes, uint64_t insn_base, uint32_t insn_count, uint32_t latency,
              uint32_t max_outstanding, double stall, int out_of_order, uint64_t seed, uint64_t max_cycles,
-             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len) {
+             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len, const char* trace_path) {
     Params p{latency, max_outstanding ? max_outstanding : 1, stall, out_of_order, seed, max_cycles};
-    Harness h(dram, dram_bytes, p);
+    FILE* trace = trace_path ? std::fopen(trace_path, "w") : nullptr;
+    Harness h(dram, dram_bytes, p, trace);
     std::string text;
     const int status = h.run(insn_base, insn_count, regs, text);
     *sim_cycles = h.cycles();
@@ -287,6 +435,7 @@ int tsim_run(uint8_t* dram, uint64_t dram_bytes, uint64_t insn_base, uint32_t in
         std::strncpy(msg, text.c_str(), msg_len - 1);
         msg[msg_len - 1] = 0;
     }
+    if (trace) std::fclose(trace);
     return status;
 }
 }
