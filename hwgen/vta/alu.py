@@ -50,8 +50,8 @@ class TensorAlu(wiring.Component):
     """`start` with `params`, `reset`, `op`, `use_imm` and `imm` runs one ALU
     instruction; `busy` holds until its last write is done."""
 
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset()):
+        self.cfg, self.bugs = cfg, bugs
         d = cfg.log_depth
         acc_bits = entry_layout(cfg, MemType.ACC).size
         port = memory.ReadPort.Signature(addr_width=d[MemType.ACC], shape=acc_bits)
@@ -77,6 +77,9 @@ class TensorAlu(wiring.Component):
         imm = Signal(signed(cfg.acc_bits))
         with m.If(self.start):
             m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm)]
+            if "alu_opcode_off_by_one" in self.bugs:
+                with m.If(self.op == AluOp.MAX):
+                    m.d.sync += op.eq(AluOp.MAX + 1)
 
         acc_layout = entry_layout(cfg, MemType.ACC)
         dst_bits = len(self.write.addr)

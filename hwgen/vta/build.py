@@ -148,16 +148,17 @@ def cell_report(shell: Shell, workdir: Path) -> dict:
             "adder_bits": add_bits, "cells_by_type": dict(sorted(by_type.items()))}
 
 
-def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False,
+def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs=(),
           progress: Callable[[str], None] | None = None) -> BuildResult:
     """Write the design for `cfg` into `outdir`; returns the files and the manifest.
-    `trace` adds the trace ports used by simulation monitors."""
+    `trace` adds the trace ports used by simulation monitors; `bugs` injects named
+    bugs (hwgen.vta.bugs) and is recorded in the manifest."""
     t0 = time.perf_counter()
     step = progress or (lambda _: None)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     step("elaborating and writing Verilog")
-    shell = Shell(cfg, trace)
+    shell = Shell(cfg, trace, bugs)
     verilog = to_verilog(shell, TOP_NAME)
     (out / VERILOG).write_text(verilog)
     (out / HEADER).write_text(header(cfg))
@@ -168,6 +169,8 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False,
         "config": cfg.to_dict(), "derived": cfg.derived(),
         "ports": ports(shell), "hierarchy": hierarchy(verilog), "files": files,
     }
+    if shell.bugs:
+        manifest["injected_bugs"] = sorted(shell.bugs)
     if area:
         step("counting cells with Yosys for the area report")
         (out / AREA).write_text(json.dumps(cell_report(Shell(cfg), out), indent=1))

@@ -30,8 +30,8 @@ def read_port(cfg, mem: MemType) -> memory.ReadPort.Signature:
 
 
 class ComputeModule(wiring.Component):
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset()):
+        self.cfg, self.bugs = cfg, bugs
         acc_bits = entry_bits(cfg, MemType.ACC)
         d = cfg.log_depth
         super().__init__({
@@ -53,11 +53,11 @@ class ComputeModule(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        loads = {mt: TensorLoad(cfg, mt) for mt in LOADS}
+        loads = {mt: TensorLoad(cfg, mt, self.bugs) for mt in LOADS}
         for mt, u in loads.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
-        m.submodules.gemm = gemm = TensorGemm(cfg)
-        m.submodules.alu = alu = TensorAlu(cfg)
+        m.submodules.gemm = gemm = TensorGemm(cfg, self.bugs)
+        m.submodules.alu = alu = TensorAlu(cfg, self.bugs)
         busy = gemm.busy | alu.busy
         for u in loads.values():
             busy = busy | u.busy

@@ -52,9 +52,9 @@ def trace_members(cfg) -> dict:
 
 
 class Core(wiring.Component):
-    def __init__(self, cfg, trace: bool = False):
+    def __init__(self, cfg, trace: bool = False, bugs=frozenset()):
         self.cfg = cfg
-        self.trace = trace
+        self.trace, self.bugs = trace, bugs
         super().__init__({
             **(trace_members(cfg) if trace else {}),
             "launch": In(1), "insn_count": In(32), "insn_base": In(32),
@@ -71,8 +71,8 @@ class Core(wiring.Component):
         cfg = self.cfg
         m = Module()
         m.submodules.fetch = fetch = Fetch(cfg)
-        m.submodules.load = load = LoadModule(cfg)
-        m.submodules.compute = compute = ComputeModule(cfg)
+        m.submodules.load = load = LoadModule(cfg, self.bugs)
+        m.submodules.compute = compute = ComputeModule(cfg, self.bugs)
         m.submodules.store = store = StoreModule(cfg)
         m.d.comb += [fetch.launch.eq(self.launch), fetch.insn_count.eq(self.insn_count),
                      fetch.insn_base.eq(self.insn_base), self.finished.eq(compute.finished)]

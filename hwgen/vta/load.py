@@ -13,8 +13,8 @@ from .tensor_load import TensorLoad, write_signature
 
 
 class LoadModule(wiring.Component):
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset()):
+        self.cfg, self.bugs = cfg, bugs
         super().__init__({
             "queue": Out(InsnQueueSignature()),
             "tokens": Out(TokenSignature()),
@@ -27,7 +27,7 @@ class LoadModule(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        units = {mt: TensorLoad(cfg, mt) for mt in (MemType.INP, MemType.WGT)}
+        units = {mt: TensorLoad(cfg, mt, self.bugs) for mt in (MemType.INP, MemType.WGT)}
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
         busy = units[MemType.INP].busy | units[MemType.WGT].busy

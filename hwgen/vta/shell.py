@@ -8,6 +8,7 @@ from amaranth.lib import wiring
 
 from ..registers import AXIL_ADDR_BITS, COUNTERS
 from .axi import axi4_master_members, axil_slave_members
+from .bugs import check_bugs
 from .control import ControlRegisters
 from .core import CORE_EVENTS, Core, trace_members
 from .memory_engine import MemoryEngine, bus_bytes, tag_bits
@@ -18,11 +19,12 @@ TOP_NAME = "vta"
 
 class Shell(wiring.Component):
     """With `trace`, the core's trace outputs (see core.trace_members) are top-level
-    ports too, for simulation monitors; synthesis builds leave it off."""
+    ports too, for simulation monitors; synthesis builds leave it off. `bugs` names
+    bugs to inject (see bugs.BUGS), for showing that trace comparison finds them."""
 
-    def __init__(self, cfg, trace: bool = False):
+    def __init__(self, cfg, trace: bool = False, bugs=()):
         self.cfg = cfg
-        self.trace = trace
+        self.trace, self.bugs = trace, check_bugs(bugs)
         self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
         self._axil = axil_slave_members(AXIL_ADDR_BITS)
         self._trace = trace_members(cfg) if trace else {}
@@ -31,7 +33,7 @@ class Shell(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.core = core = Core(cfg, self.trace)
+        m.submodules.core = core = Core(cfg, self.trace, self.bugs)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
         m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": bus_bytes(cfg), "axi_write_bytes": bus_bytes(cfg)})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)

@@ -79,8 +79,8 @@ class TensorLoad(wiring.Component):
     """`start` with `insn` (a LOAD of this unit's memory type) runs it; `busy` holds
     until every entry is written. `wr.en` has one bit per write granule."""
 
-    def __init__(self, cfg, mem: MemType):
-        self.cfg, self.mem = cfg, MemType(mem)
+    def __init__(self, cfg, mem: MemType, bugs=frozenset()):
+        self.cfg, self.mem, self.bugs = cfg, MemType(mem), bugs
         super().__init__({
             "start": In(1),
             "insn": In(insn_layout(cfg, "LOAD")),
@@ -162,6 +162,9 @@ class TensorLoad(wiring.Component):
                     m.d.sync += [r.eq(r + 1), c.eq(0), row_addr.eq(row_addr + cols)]
                 with m.Elif(in_data):
                     m.d.sync += c.eq(f.x_pad_0 + f.x_size)
+                if "load_skips_pad_row" in self.bugs:
+                    with m.Elif((f.y_pad_1 != 0) & (r == rows - 1)):
+                        m.d.sync += c.eq(c + 1)
                 with m.Else():
                     m.d.comb += [self.wr.en.eq(1 if write_lanes(cfg, mem) > 1 else -1), self.wr.addr.eq(row_addr + c),
                                  self.wr.data.eq(pad_value(cfg, mem, False))]

@@ -25,6 +25,7 @@ from hwgen.isa import Module
 from hwgen.program.check import check_program
 from hwgen.program.tokens import neighbour_queues
 from hwgen.registers import COUNTERS, MODULE_STATES, OFFSETS, TOKEN_QUEUE_ORDER
+from hwgen.vta.bugs import check_bugs
 
 from ..result import RunResult
 from ..verilator import verilator_env, verilator_root
@@ -49,13 +50,14 @@ def _generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False) -> Path:
+def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False, bugs=()) -> Path:
     """Path of the tsim library for `cfg`, building it if it is not cached. The traced
     variant (trace ports and the harness's monitors) is a separate build, so runs
-    without tracing pay nothing for it."""
+    without tracing pay nothing for it; so is each set of injected `bugs`."""
     from hwgen.vta.build import build
     step = progress or (lambda _: None)
-    target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}{'-trace' if trace else ''}"
+    variant = ("-trace" if trace else "") + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
+    target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}{variant}"
     lib = target / "libtsim.so"
     if lib.exists():
         return lib
@@ -64,7 +66,7 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
     work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
         step("generating Verilog")
-        files = build(cfg, work / "rtl", trace=trace).files
+        files = build(cfg, work / "rtl", trace=trace, bugs=bugs).files
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
         _run(["verilator", "--cc", str(work / "rtl" / files["lint_waivers"]), str(work / "rtl" / files["verilog"]),
@@ -109,18 +111,19 @@ def _load(path: str) -> ctypes.CDLL:
 def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | None = None, stall: float = 0.0,
              out_of_order: bool = False, seed: int = 0, max_cycles: int = 50_000_000, check: bool = True,
              progress: Callable[[int, int], None] | None = None,
-             build_progress: Callable[[str], None] | None = None, trace=None) -> RunResult:
+             build_progress: Callable[[str], None] | None = None, trace=None, bugs=()) -> RunResult:
     """Run `program` on the RTL of `config` (default: the program's configuration).
     Memory model: `latency` cycles to the first beat of a read and to a write
     response, at most `max_outstanding` read bursts accepted (default
     AXI_MAX_INFLIGHT), each channel stalled with probability `stall` per cycle,
     read bursts completed in random order with `out_of_order`. Events are recorded
-    into `trace` (a sim.trace.Trace) when given."""
+    into `trace` (a sim.trace.Trace) when given; `bugs` runs a build with injected
+    bugs (hwgen.vta.bugs)."""
     cfg = config or program.config
     program.check_config(cfg)
     if check:
         check_program(program)
-    lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None)))
+    lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=bugs)))
     t0 = time.perf_counter()
     insn = program.insn_bytes
     insn_base = -(-program.dram.size // INSN_ALIGN) * INSN_ALIGN

@@ -1,0 +1,19 @@
+"""Named bugs the generator can inject into the RTL, to show that trace comparison
+pinpoints where a design goes wrong. Never used by a normal build."""
+from __future__ import annotations
+
+from ..errors import HwgenError
+
+BUGS = {
+    "alu_opcode_off_by_one": "the ALU executes MAX as the next opcode (ADD)",
+    "gemm_weight_swap_last_lane": "the GEMM's last output lane uses the previous lane's weight row",
+    "load_skips_pad_row": "tensor loads do not write the last row of bottom padding",
+}
+
+
+def check_bugs(bugs) -> frozenset:
+    bugs = frozenset(bugs or ())
+    unknown = bugs - set(BUGS)
+    if unknown:
+        raise HwgenError(f"unknown injected bug {sorted(unknown)}; known: " + ", ".join(BUGS))
+    return bugs
