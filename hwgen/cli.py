@@ -82,9 +82,37 @@ def cmd_disasm(args) -> int:
 
 # -- run ----------------------------------------------------------------------------
 
+def cmd_run_both(args) -> int:
+    """Run on fsim and tsim with traces and print their first divergence."""
+    import sim
+    from sim.trace import Trace, TraceMode, first_divergence
+
+    from .program import Program
+    prog = Program.load(args.program)
+    mode = TraceMode.parse(args.trace or "all")
+    traces = {}
+    for target in ("fsim", "tsim"):
+        traces[target] = Trace(mode)
+        extra = {} if target == "fsim" else dict(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order,
+                                                 seed=args.seed, max_cycles=args.max_cycles)
+        sim.run(prog, target, trace=traces[target], **extra)
+    outdir = Path(args.output) if args.output else Path(args.program).with_suffix("")
+    outdir.mkdir(parents=True, exist_ok=True)
+    for target, t in traces.items():
+        t.save(outdir / f"trace-{target}.jsonl")
+    diff = first_divergence(traces["fsim"], traces["tsim"], prog)
+    if args.json:
+        print(json.dumps({"targets": ["fsim", "tsim"], "mode": str(mode), "agree": diff is None, "divergence": diff}))
+    else:
+        print("fsim and tsim traces agree" if diff is None else diff)
+    return 0 if diff is None else 1
+
+
 def cmd_run(args) -> int:
     import sim
     from .program import Program
+    if args.target == "fsim,tsim":
+        return cmd_run_both(args)
     prog = Program.load(args.program)
     options = {}
     if args.config:
@@ -262,8 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file")
-    r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS),
-                   help="fsim (reference model) or tsim (generated RTL in Verilator); default fsim")
+    r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS) + ["fsim,tsim"],
+                   help="fsim (reference model), tsim (generated RTL in Verilator), or fsim,tsim to run both "
+                        "with traces and print their first divergence; default fsim")
     r.add_argument("--config", help="the target's configuration (default: the program's own)")
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     r.add_argument("--json", action="store_true", help="print one JSON object")

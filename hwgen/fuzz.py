@@ -261,11 +261,22 @@ def compare(want, got) -> str | None:
     return None
 
 
+def trace_diff(program, memory: dict) -> str | None:
+    """The first divergence between fsim's and tsim's traces of `program`."""
+    from sim import run
+    from sim.trace import Trace, TraceMode, first_divergence
+    want, got = Trace(TraceMode()), Trace(TraceMode())
+    run(program, "fsim", trace=want)
+    run(program, "tsim", check=False, trace=got, **memory)
+    return first_divergence(want, got, program)
+
+
 def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
          progress: Callable[[int, int, str], None] | None = None) -> Campaign:
     """Run `count` random programs (spread over `configs`) on fsim and tsim with random
     memory timing; every divergence is saved under `outdir` as a reproducer (the
-    program and a JSON with the difference and the memory settings)."""
+    program and a JSON with the output difference, the first divergence of the two
+    targets' traces and the memory settings)."""
     from sim import run
     camp = Campaign(configs=[c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs])
     t0 = time.perf_counter()
@@ -280,7 +291,8 @@ def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
         diff = compare(run(gen.program, "fsim"), run(gen.program, "tsim", check=False, **memory))
         camp.programs += 1
         if diff:
-            entry = {"program_seed": pseed, "config": cfg.to_dict(), "memory": memory, "difference": diff}
+            entry = {"program_seed": pseed, "config": cfg.to_dict(), "memory": memory, "difference": diff,
+                     "trace_diff": trace_diff(gen.program, memory)}
             if outdir is not None:
                 outdir.mkdir(parents=True, exist_ok=True)
                 path = gen.program.save(outdir / f"divergence-{k}.vtaprog")

@@ -51,6 +51,7 @@ def test_fuzz_finds_a_planted_difference(tmp_path, monkeypatch):
     assert camp.divergences
     d = camp.divergences[0]
     assert "output out" in d["difference"] and (tmp_path / d["reproducer"].split("/")[-1]).exists()
+    assert d["trace_diff"].startswith("first divergence in stream write/ACC")  # the planted MIN bug
 
 
 def test_cli_fuzz(tmp_path, capsys):

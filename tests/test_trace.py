@@ -1,4 +1,6 @@
 """Traces: modes, files, and the first divergence between two runs."""
+import json
+
 import pytest
 
 from hwgen import HwgenError, load_config
@@ -69,6 +71,10 @@ def test_cli_trace_and_diff(tmp_path, capsys):
     assert main(["run", str(path), "--target", "tsim", "--trace", "write,dram", "-o", str(tmp_path / "t")]) == 0
     capsys.readouterr()
     assert main(["trace", "diff", str(tmp_path / "a" / "trace.jsonl"), str(tmp_path / "t" / "trace.jsonl")]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--target", "fsim,tsim", "--stall", "0.3", "--json", "-o", str(tmp_path / "both")]) == 0
+    assert json.loads(capsys.readouterr().out)["agree"] is True
+    assert (tmp_path / "both" / "trace-tsim.jsonl").exists()
 
 
 
