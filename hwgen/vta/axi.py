@@ -49,6 +49,19 @@ class AxiLiteSignature(wiring.Signature):
         super().__init__(axil_slave_members(addr_bits, data_bits))
 
 
+def start_row(m: Module, row_elem, x_size, elem_bytes: int, bus_bytes: int, cur, row_end, beat_off, lane0) -> None:
+    """Set up the bursts of one row of x_size elements starting at element `row_elem`:
+    `cur` is its bus-aligned first byte, `row_end` its end, `beat_off` restarts at 0 and
+    `lane0` (when a beat holds several elements) is the row's first element within the
+    first beat."""
+    byte_addr = Signal(len(cur))
+    m.d.comb += byte_addr.eq(row_elem << exact_log2(elem_bytes))
+    m.d.sync += [cur.eq(byte_addr & ~(bus_bytes - 1)), row_end.eq(byte_addr + (x_size << exact_log2(elem_bytes))),
+                 beat_off.eq(0)]
+    if bus_bytes > elem_bytes:
+        m.d.sync += lane0.eq(byte_addr[exact_log2(elem_bytes):exact_log2(bus_bytes)])
+
+
 def burst_beats(m: Module, cur, end, bus_bytes: int) -> Signal:
     """Beats of the next INCR burst from bus-aligned byte address `cur` towards `end`:
     at most MAX_BURST_BEATS and never across a 4 KiB boundary."""

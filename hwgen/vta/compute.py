@@ -25,8 +25,7 @@ def acc_granule(cfg) -> int:
 
 
 def read_port(cfg, mem: MemType) -> memory.ReadPort.Signature:
-    return memory.ReadPort.Signature(addr_width=cfg.log_depth[mem], shape=entry_bits(cfg, mem) if mem != MemType.OUT
-                                     else entry_layout(cfg, MemType.OUT).size)
+    return memory.ReadPort.Signature(addr_width=cfg.log_depth[mem], shape=entry_bits(cfg, mem))
 
 
 class ComputeModule(wiring.Component):

@@ -20,7 +20,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ..isa.layout import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, burst_beats
+from .axi import ADDR_BITS, burst_beats, start_row
 from .gemm import fit_signed
 from .layouts import insn_layout
 from .memory_engine import ReadClientSignature, bus_bytes, tag_bits
@@ -173,15 +173,10 @@ class TensorLoad(wiring.Component):
                             m.d.comb += self.wr.data.eq(pad_value(cfg, mem, True))
                     m.d.sync += c.eq(c + 1)
             with m.State("ROW"):
-                byte_addr = Signal(ADDR_BITS + 1)
-                m.d.comb += byte_addr.eq(row_elem << exact_log2(Eb))
                 with m.If(y == f.y_size):
                     m.next = "DRAIN"
                 with m.Else():
-                    m.d.sync += [cur.eq(byte_addr & ~(BB - 1)), row_end.eq(byte_addr + (f.x_size << exact_log2(Eb))),
-                                 beat_off.eq(0)]
-                    if narrow and BB > Eb:
-                        m.d.sync += lane0.eq(byte_addr[exact_log2(Eb):exact_log2(BB)])
+                    start_row(m, row_elem, f.x_size, Eb, BB, cur, row_end, beat_off, lane0)
                     m.next = "ISSUE"
             with m.State("ISSUE"):
                 beats = burst_beats(m, cur, row_end, BB)

@@ -15,7 +15,7 @@ from amaranth.utils import exact_log2
 
 from ..isa.layout import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, MAX_BURST_BEATS, burst_beats
+from .axi import ADDR_BITS, MAX_BURST_BEATS, burst_beats, start_row
 from .layouts import insn_layout
 from .memory_engine import WriteClientSignature, bus_bytes
 
@@ -85,15 +85,10 @@ class TensorStore(wiring.Component):
                                  row_sram.eq(self.insn.sram_base)]
                     m.next = "ROW"
             with m.State("ROW"):
-                byte_addr = Signal(ADDR_BITS + 1)
-                m.d.comb += byte_addr.eq(row_elem << exact_log2(Eo))
                 with m.If(y == f.y_size):
                     m.next = "ACKS"
                 with m.Else():
-                    m.d.sync += [cur.eq(byte_addr & ~(BB - 1)), row_end.eq(byte_addr + (f.x_size << exact_log2(Eo))),
-                                 beat_off.eq(0)]
-                    if lanes > 1:
-                        m.d.sync += lane0.eq(byte_addr[exact_log2(Eo):exact_log2(BB)])
+                    start_row(m, row_elem, f.x_size, Eo, BB, cur, row_end, beat_off, lane0)
                     m.next = "BURST"
             with m.State("BURST"):
                 beats = burst_beats(m, cur, row_end, BB)
