@@ -2,7 +2,6 @@
 import json
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from hwgen import load_config

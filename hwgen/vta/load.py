@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Module
 from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from ..isa.opcodes import MemType
 from .layouts import insn_layout

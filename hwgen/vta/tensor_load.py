@@ -14,7 +14,7 @@ ACC_8BIT elements are sign-extended from int8 to the accumulator's lanes.
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -23,7 +23,7 @@ from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, burst_beats, start_row
 from .gemm import fit_signed
 from .layouts import insn_layout
-from .memory_engine import ReadClientSignature, bus_bytes, tag_bits
+from .memory_engine import ReadClientSignature, bus_bytes
 
 DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,
         MemType.ACC: MemType.ACC, MemType.ACC_8BIT: MemType.ACC}
