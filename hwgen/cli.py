@@ -108,6 +108,18 @@ def cmd_run_both(args) -> int:
     return 0 if diff is None else 1
 
 
+def _wave_window(args):
+    from sim.trace import parse_range
+    from sim.tsim import WaveWindow
+    if args.target != "tsim" or not args.waves:
+        raise HwgenError("waveforms come from tsim: give --target tsim and --waves FILE.fst|FILE.vcd "
+                         "(with --wave-cycles and/or --wave-instructions to limit the window)")
+    return WaveWindow(Path(args.waves).resolve(),
+                      cycles=parse_range(args.wave_cycles, "--wave-cycles") if args.wave_cycles else None,
+                      instructions=parse_range(args.wave_instructions, "--wave-instructions")
+                      if args.wave_instructions else None)
+
+
 def cmd_run(args) -> int:
     import sim
     from .program import Program
@@ -123,6 +135,8 @@ def cmd_run(args) -> int:
     if args.target == "tsim":
         options.update(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
                        max_cycles=args.max_cycles)
+    if args.waves or args.wave_cycles or args.wave_instructions:
+        options["waves"] = _wave_window(args)
     trace = None
     if args.trace:
         from sim.trace import Trace, TraceMode
@@ -162,6 +176,10 @@ def cmd_run(args) -> int:
                   f"{c['load_busy_cycles']}, compute {c['compute_busy_cycles']}, store {c['store_busy_cycles']}")
     for name, path in files.items():
         con.print(f"  output {name} {list(result.outputs[name].shape)} {result.outputs[name].dtype} -> {path}")
+    if result.waves is not None:
+        w = result.waves
+        span = f"cycles {w['cycles'][0]}-{w['cycles'][1]}" if w["cycles"] else "no cycles (the window never opened)"
+        con.print(f"  waveform ({w['format'].upper()}, {span}) -> {w['path']}")
     return 0
 
 
@@ -304,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     tsim_opts.add_argument("--out-of-order", action="store_true", help="complete read bursts in random order")
     tsim_opts.add_argument("--seed", type=int, default=0, help="seed of the random stalls and orders")
     tsim_opts.add_argument("--max-cycles", type=int, default=50_000_000, help="stop a run (deadlock) after this many")
+    waves = r.add_argument_group("tsim waveforms (cycle N is the state after the N-th clock edge, at time 10N)")
+    waves.add_argument("--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
+    waves.add_argument("--wave-cycles", metavar="FIRST-LAST", help="only these cycles")
+    waves.add_argument("--wave-instructions", metavar="FIRST-LAST",
+                       help="only from the first of these instructions becoming current to the last retiring")
     r.set_defaults(func=cmd_run)
 
     bd = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")

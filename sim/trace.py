@@ -32,6 +32,15 @@ KINDS = ("retire", "write", "token", "dram")
 BUFFERS = ("UOP", "INP", "WGT", "ACC", "OUT")
 
 
+def parse_range(text: str, what: str) -> tuple[int, int]:
+    """`FIRST-LAST` as two integers; `what` names the option in the error."""
+    first, _, last = text.partition("-")
+    try:
+        return int(first), int(last)
+    except ValueError:
+        raise HwgenError(f"{what} expects two numbers FIRST-LAST, got {text!r}") from None
+
+
 @dataclass(frozen=True)
 class TraceMode:
     kinds: frozenset = frozenset(KINDS)
@@ -48,11 +57,7 @@ class TraceMode:
         for part in text.split(","):
             name, _, arg = part.partition("=")
             if name == "insns":
-                first, _, last = arg.partition("-")
-                try:
-                    window = (int(first), int(last))
-                except ValueError:
-                    raise HwgenError(f"trace mode {text!r}: insns=FIRST-LAST expects two numbers, got {arg!r}") from None
+                window = parse_range(arg, f"trace mode {text!r}: insns")
             elif name in KINDS:
                 kinds.add(name)
                 if name == "write" and arg:

@@ -4,7 +4,8 @@
 the C++ harness (harness.cpp) into a shared library, cached by a key covering the
 configuration, the generator sources, the harness and the Verilator installation.
 `run_tsim(program)` loads the program's DRAM image and instruction stream into the
-harness's memory and runs it to completion in C++."""
+harness's memory and runs it to completion in C++. With `waves`, it also dumps an FST or
+VCD waveform of a window of cycles or instructions (a separately cached build)."""
 from __future__ import annotations
 
 import ctypes
@@ -16,6 +17,7 @@ import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -50,13 +52,79 @@ def _generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False, bugs=()) -> Path:
+WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
+
+
+@dataclass(frozen=True)
+class WaveWindow:
+    """A waveform dump: `path` (.fst or .vcd), limited to the cycles in `cycles`
+    (first, last; inclusive) and/or to the time from the first of the program
+    instructions `instructions` (first, last; inclusive) becoming its module's current
+    instruction until the last of them retires. One cycle is 10 time units."""
+    path: Path
+    cycles: tuple[int, int] | None = None
+    instructions: tuple[int, int] | None = None
+
+    @property
+    def format(self) -> str:
+        fmt = Path(self.path).suffix.lstrip(".").lower()
+        if fmt not in WAVE_FORMATS:
+            raise HwgenError(f"waveform file {self.path}: the name must end in .fst or .vcd (the format)")
+        return fmt
+
+    def struct(self, program) -> "_Waves":
+        for name, window, limit in (("cycles", self.cycles, None), ("instructions", self.instructions,
+                                                                       len(program.insns))):
+            if window is not None and not (0 <= window[0] <= window[1] and (limit is None or window[1] < limit)):
+                bound = f" and below {limit}" if limit is not None else ""
+                raise HwgenError(f"waveform window of {name} {window[0]}-{window[1]}: give FIRST-LAST with "
+                                 f"0 <= FIRST <= LAST{bound}")
+        lo, hi = [-1] * 3, [-1] * 3
+        if self.instructions is not None:
+            first, last = self.instructions
+            for m in Module:
+                local = [k for k, i in enumerate(i for i, insn in enumerate(program.insns) if insn.module == m)
+                         if first <= i <= last]
+                if local:
+                    lo[m], hi[m] = local[0], local[-1]
+        cycles = self.cycles or (0, 2**64 - 1)
+        return _Waves(str(self.path).encode(), cycles[0], cycles[1], (ctypes.c_int64 * 3)(*lo),
+                      (ctypes.c_int64 * 3)(*hi), 0, 0)
+
+
+class _Waves(ctypes.Structure):
+    """harness.cpp's struct Waves."""
+    _fields_ = [("path", ctypes.c_char_p), ("first_cycle", ctypes.c_uint64), ("last_cycle", ctypes.c_uint64),
+                ("lo", ctypes.c_int64 * 3), ("hi", ctypes.c_int64 * 3), ("dumped_first", ctypes.c_uint64),
+                ("dumped_last", ctypes.c_uint64)]
+
+
+@lru_cache(maxsize=None)
+def fst_available() -> bool:
+    """Whether the C++ compiler finds the headers Verilator's FST writer needs."""
+    r = subprocess.run(["g++", "-E", "-x", "c++", "-", "-o", os.devnull], input="#include <lz4.h>\n#include <zlib.h>\n",
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False, bugs=(),
+               waves: str | None = None) -> Path:
     """Path of the tsim library for `cfg`, building it if it is not cached. The traced
     variant (trace ports and the harness's monitors) is a separate build, so runs
-    without tracing pay nothing for it; so is each set of injected `bugs`."""
+    without tracing pay nothing for it; so is each set of injected `bugs` and each
+    waveform format `waves` ("fst" or "vcd"; such builds are traced too, since
+    instruction windows follow the retire pulses)."""
     from hwgen.vta.build import build
     step = progress or (lambda _: None)
-    variant = ("-trace" if trace else "") + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
+    if waves is not None and waves not in WAVE_FORMATS:
+        raise HwgenError(f"waveform format {waves!r}: choose one of {', '.join(WAVE_FORMATS)}")
+    if waves == "fst" and not fst_available():
+        raise HwgenError("FST waveforms need the LZ4 and zlib development headers, which Verilator's FST "
+                         "writer compiles against (Debian: apt-get install liblz4-dev zlib1g-dev); "
+                         "or dump a .vcd instead")
+    trace = trace or waves is not None
+    variant = (("-trace" if trace else "") + (f"-{waves}" if waves else "")
+               + "".join(f"-{b}" for b in sorted(check_bugs(bugs))))
     target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}{variant}"
     lib = target / "libtsim.so"
     if lib.exists():
@@ -71,15 +139,18 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
         jobs = str(os.cpu_count() or 1)
         _run(["verilator", "--cc", str(work / "rtl" / files["lint_waivers"]), str(work / "rtl" / files["verilog"]),
               "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
-              "--x-initial", "fast", "--noassert", "-CFLAGS", "-fPIC -O2", "--build", "-j", jobs], env)
+              "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
+              "--build", "-j", jobs], env)
         step("linking the harness")
         root = verilator_root()
-        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *(["-DHWGEN_TRACE"] if trace else []),
+        defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
+        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
               f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
               f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
-              str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
+              str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread", *(["-llz4", "-lz"] if waves == "fst" else []),
               "-o", str(work / "libtsim.so")], env)
         shutil.rmtree(work / "obj")
+        ctypes.CDLL(str(work / "libtsim.so"))  # never cache a library that does not load
         try:
             work.rename(target)
         except OSError:  # built concurrently by someone else
@@ -103,7 +174,7 @@ def _load(path: str) -> ctypes.CDLL:
     lib.tsim_run.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32,
                              ctypes.c_uint32, ctypes.c_double, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
                              ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
-                             ctypes.c_int, ctypes.c_char_p]
+                             ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(_Waves)]
     lib.tsim_num_regs.restype = ctypes.c_int
     return lib
 
@@ -111,19 +182,26 @@ def _load(path: str) -> ctypes.CDLL:
 def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | None = None, stall: float = 0.0,
              out_of_order: bool = False, seed: int = 0, max_cycles: int = 50_000_000, check: bool = True,
              progress: Callable[[int, int], None] | None = None,
-             build_progress: Callable[[str], None] | None = None, trace=None, bugs=()) -> RunResult:
+             build_progress: Callable[[str], None] | None = None, trace=None, bugs=(),
+             waves: WaveWindow | None = None) -> RunResult:
     """Run `program` on the RTL of `config` (default: the program's configuration).
     Memory model: `latency` cycles to the first beat of a read and to a write
     response, at most `max_outstanding` read bursts accepted (default
     AXI_MAX_INFLIGHT), each channel stalled with probability `stall` per cycle,
     read bursts completed in random order with `out_of_order`. Events are recorded
     into `trace` (a sim.trace.Trace) when given; `bugs` runs a build with injected
-    bugs (hwgen.vta.bugs)."""
+    bugs (hwgen.vta.bugs); `waves` dumps a waveform (the result's `waves` says which
+    cycles it holds)."""
     cfg = config or program.config
     program.check_config(cfg)
     if check:
         check_program(program)
-    lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=bugs)))
+    wave_struct = None
+    if waves is not None:
+        wave_struct = waves.struct(program)
+        Path(waves.path).parent.mkdir(parents=True, exist_ok=True)
+    lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=bugs,
+                               waves=waves.format if waves is not None else None)))
     t0 = time.perf_counter()
     insn = program.insn_bytes
     insn_base = -(-program.dram.size // INSN_ALIGN) * INSN_ALIGN
@@ -139,7 +217,8 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
     status = lib.tsim_run(mem.ctypes.data, size, insn_base, len(program.insns), latency,
                           max_outstanding or cfg.AXI_MAX_INFLIGHT, stall, int(out_of_order), seed, max_cycles,
                           ctypes.byref(sim_cycles), regs, msg, len(msg),
-                          events.name.encode() if events is not None else None)
+                          events.name.encode() if events is not None else None,
+                          ctypes.byref(wave_struct) if wave_struct is not None else None)
     if events is not None:
         events.close()
         _read_events(program, Path(events.name), trace)
@@ -154,8 +233,13 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
     dram = mem[:program.dram.size].copy()
     counters = {name: values[name] for name, _ in COUNTERS}
     counters["simulated_cycles"] = int(sim_cycles.value)
+    dumped = None
+    if wave_struct is not None:
+        dumped = {"path": str(waves.path), "format": waves.format,
+                  "cycles": [wave_struct.dumped_first, wave_struct.dumped_last]
+                  if wave_struct.dumped_last >= wave_struct.dumped_first else None}
     return RunResult("tsim", len(program.insns), counters, time.perf_counter() - t0, dram,
-                     program.outputs(dram), cycles=values["cycles"])
+                     program.outputs(dram), cycles=values["cycles"], waves=dumped)
 
 
 def _read_events(program, path: Path, trace) -> None:

@@ -6,6 +6,11 @@
 // The memory model has a configurable read latency, a maximum number of outstanding
 // read bursts, seeded random stalls on every channel and optional out-of-order
 // completion of read bursts (a burst's beats stay in order).
+//
+// Builds: HWGEN_TRACE adds event monitors on the core's trace ports; HWGEN_WAVES_FST
+// or HWGEN_WAVES_VCD (on a model Verilated with --trace-fst or --trace, and always
+// with HWGEN_TRACE, whose retire pulses delimit instruction windows) add a waveform
+// dump of a window of cycles and/or instructions. One cycle is 10 time units.
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
@@ -20,6 +25,16 @@
 #include "verilated.h"
 #include "Vvta.h"
 #include "vta_config.h"
+#if defined(HWGEN_WAVES_FST)
+#include "verilated_fst_c.h"
+using WaveWriter = VerilatedFstC;
+#elif defined(HWGEN_WAVES_VCD)
+#include "verilated_vcd_c.h"
+using WaveWriter = VerilatedVcdC;
+#endif
+#if defined(HWGEN_WAVES_FST) || defined(HWGEN_WAVES_VCD)
+#define HWGEN_WAVES 1
+#endif
 
 namespace {
 
@@ -165,6 +180,23 @@ struct Burst {
     uint64_t due = 0;  // first cycle a read beat may be returned
 };
 
+// What to dump: cycles in [first_cycle, last_cycle] in which the instruction window
+// is open. Per module, lo/hi are the module-local numbers of the window's first and
+// last instructions (-1: none in the window). The window opens when a module's first
+// window instruction becomes its current one and closes after the cycle in which the
+// last of them retires. Without instructions, only the cycle range applies. The
+// harness returns the dumped cycles in dumped_first/dumped_last (dumped_last <
+// dumped_first when nothing was dumped).
+struct Waves {
+    const char* path;
+    uint64_t first_cycle;
+    uint64_t last_cycle;
+    int64_t lo[3];
+    int64_t hi[3];
+    uint64_t dumped_first;
+    uint64_t dumped_last;
+};
+
 struct Params {
     uint32_t latency;
     uint32_t max_outstanding;
@@ -176,14 +208,38 @@ struct Params {
 
 class Harness {
   public:
-    Harness(uint8_t* dram, uint64_t size, const Params& p, FILE* trace)
-        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext), top_(new Vvta(ctx_.get())) {
+    Harness(uint8_t* dram, uint64_t size, const Params& p, FILE* trace, Waves* waves)
+        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext) {
+#ifdef HWGEN_WAVES
+        // tracing must be enabled before the model is constructed
+        if (waves) ctx_->traceEverOn(true);
+#endif
+        top_.reset(new Vvta(ctx_.get()));
 #ifdef HWGEN_TRACE
         if (trace) tracer_.reset(new Tracer(trace));
 #else
         (void)trace;
 #endif
+#ifdef HWGEN_WAVES
+        if (waves) {
+            waves_ = waves;
+            waves_->dumped_first = 1;
+            waves_->dumped_last = 0;
+            by_insn_ = false;
+            for (int m = 0; m < 3; m++) by_insn_ |= waves->lo[m] >= 0;
+            writer_.reset(new WaveWriter);
+            top_->trace(writer_.get(), 99);
+            writer_->open(waves->path);
+        }
+#else
+        (void)waves;
+#endif
     }
+#ifdef HWGEN_WAVES
+    ~Harness() {
+        if (writer_) writer_->close();
+    }
+#endif
 
     // Returns 0 when FINISH retired, 2 at the cycle limit, 3 on a bad memory access.
     int run(uint64_t insn_base, uint32_t insn_count, uint32_t* regs, std::string& msg) {
@@ -258,10 +314,16 @@ class Harness {
 #ifdef HWGEN_TRACE
         if (tracer_) sample_trace();
 #endif
+#ifdef HWGEN_WAVES
+        if (writer_) update_window();
+#endif
 
         top_->clk = 1;
         top_->eval();
         cycle_++;
+#ifdef HWGEN_WAVES
+        dump(0);
+#endif
 
         if (ar) {
             new_read.due = cycle_ + p_.latency;
@@ -316,7 +378,39 @@ class Harness {
 
         top_->clk = 0;
         top_->eval();
+#ifdef HWGEN_WAVES
+        dump(5);
+#endif
     }
+
+#ifdef HWGEN_WAVES
+    // Called before the clock edge that ends cycle_; retire pulses now take effect at
+    // the edge. The window is open in the cycles after an edge at which a window
+    // instruction is current, up to and including the one after the last retires.
+    void update_window() {
+        if (!by_insn_) {
+            window_open_ = true;
+            return;
+        }
+        bool done = true;
+        for (int m = 0; m < 3; m++) {
+            if (waves_->lo[m] < 0) continue;
+            if (top_->trace_retire >> m & 1) retired_[m]++;
+            opened_ |= int64_t(retired_[m]) >= waves_->lo[m];
+            done &= int64_t(retired_[m]) > waves_->hi[m];
+        }
+        window_open_ = opened_ && !closed_;
+        closed_ |= opened_ && done;
+    }
+
+    // Dump the settled state at an offset within the cycle just clocked.
+    void dump(int offset) {
+        if (!writer_ || !window_open_ || cycle_ < waves_->first_cycle || cycle_ > waves_->last_cycle) return;
+        if (waves_->dumped_last < waves_->dumped_first) waves_->dumped_first = cycle_;
+        waves_->dumped_last = cycle_;
+        writer_->dump(10 * cycle_ + offset);
+    }
+#endif
 
 #ifdef HWGEN_TRACE
     // Writes happen at the coming edge; a module retires after its writes are done and
@@ -408,6 +502,12 @@ class Harness {
 #ifdef HWGEN_TRACE
     std::unique_ptr<Tracer> tracer_;
 #endif
+#ifdef HWGEN_WAVES
+    Waves* waves_ = nullptr;
+    std::unique_ptr<WaveWriter> writer_;
+    bool by_insn_ = false, opened_ = false, closed_ = false, window_open_ = false;
+    uint32_t retired_[3] = {0, 0, 0};
+#endif
 };
 
 }  // namespace
@@ -420,17 +520,25 @@ int tsim_traced() { return 1; }
 #else
 int tsim_traced() { return 0; }
 #endif
+#ifdef HWGEN_WAVES
+int tsim_waves() { return 1; }
+#else
+int tsim_waves() { return 0; }
+#endif
 int tsim_num_regs() { return HWGEN_NUM_REGS; }
 
 int tsim_run(uint8_t* dram, uint64_t dram_bytes, uint64_t insn_base, uint32_t insn_count, uint32_t latency,
              uint32_t max_outstanding, double stall, int out_of_order, uint64_t seed, uint64_t max_cycles,
-             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len, const char* trace_path) {
+             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len, const char* trace_path, Waves* waves) {
     Params p{latency, max_outstanding ? max_outstanding : 1, stall, out_of_order, seed, max_cycles};
     FILE* trace = trace_path ? std::fopen(trace_path, "w") : nullptr;
-    Harness h(dram, dram_bytes, p, trace);
     std::string text;
-    const int status = h.run(insn_base, insn_count, regs, text);
-    *sim_cycles = h.cycles();
+    int status;
+    {
+        Harness h(dram, dram_bytes, p, trace, waves);
+        status = h.run(insn_base, insn_count, regs, text);
+        *sim_cycles = h.cycles();
+    }
     if (msg_len > 0) {
         std::strncpy(msg, text.c_str(), msg_len - 1);
         msg[msg_len - 1] = 0;
