@@ -1,0 +1,233 @@
+"""Lowering of conv2d and dense layers to VTA programs (GEMM on the tensor core).
+
+Follows the schedule described in `tiling` exactly, so that the bytes it moves are
+the ones the tiling search predicted:
+- load module: per GEMM step, the input and weight chunks that are not already in
+  the half of INP/WGT that the previous step used go into the other half; before
+  overwriting a half it waits (compute->load tokens, one per finished step) for the
+  last step that read it;
+- compute module: per accumulator group (alternating ACC halves), bias load, reset,
+  the steps' GEMMs, then the epilogue: ADD bias, SHR, clip (CLP on ALU_EXT when the
+  range is symmetric, MAX/MIN otherwise);
+- store module: the group's output tiles, then a token that frees the ACC half.
+
+Tensors in DRAM are blocked (see `layout`): input (NB, CIB, H, W) INP elements,
+weights (COB, CIB, KH, KW) WGT elements, bias (COB,) ACC elements, output
+(NB, COB, OH, OW) OUT elements."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import AluOp, MemType, Module
+from ..program.builder import ProgramBuilder
+from .kernels import affine_kernel, check_kernel_fits
+from .tiling import ConvShape, Tiling, groups, in_range, tiles
+
+L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
+
+
+@dataclass
+class _Half:
+    """One half of a double-buffered scratchpad: which chunk it holds and the last
+    step that read it."""
+    chunk: object = None
+    last_step: int = -1
+
+
+class DoubleBuffer:
+    """Chunks of one scratchpad in two halves, loaded by the load module under the
+    token protocol above. `place(chunk)` returns (half, needs_load)."""
+
+    def __init__(self, reuse: bool):
+        self.halves = [_Half(), _Half()]
+        self.current = 1
+        self.reuse = reuse
+
+    def place(self, chunk) -> tuple[int, bool]:
+        if self.reuse and self.halves[self.current].chunk == chunk:
+            return self.current, False
+        self.current ^= 1
+        h = self.halves[self.current]
+        h.chunk = chunk
+        return self.current, True
+
+    def used(self, half: int, step: int) -> None:
+        self.halves[half].last_step = step
+
+
+class Pipeline:
+    """The token bookkeeping shared by the layer lowerings: GEMM steps fed by the load
+    module and accumulator groups drained by the store module."""
+
+    def __init__(self, b: ProgramBuilder):
+        self.b = b
+        self.done_popped = 0      # compute->load tokens consumed by the load module
+        self.steps = 0            # steps issued (each pushes one compute->load token)
+        self.groups = 0
+
+    def free(self, last_step: int) -> None:
+        """Load module: wait until step `last_step` has finished."""
+        while self.done_popped <= last_step:
+            self.b.dep_pop(C, L)
+            self.done_popped += 1
+
+    def loaded(self) -> None:
+        """Load module: the current step's chunks are in; compute waits for them."""
+        self.b.dep_push(L, C)
+        self.b.dep_pop(L, C)
+
+    def step_done(self) -> None:
+        self.b.dep_push(C, L)
+        self.steps += 1
+
+    def group_begin(self) -> int:
+        """Compute: the ACC half of the next group (waiting for its previous store)."""
+        if self.groups >= 2:
+            self.b.dep_pop(S, C)
+        self.groups += 1
+        return (self.groups - 1) % 2
+
+    def group_end(self, store) -> None:
+        """Compute hands the group to the store module, which runs `store()`."""
+        self.b.dep_push(C, S)
+        self.b.dep_pop(C, S)
+        store()
+        self.b.dep_push(S, C)
+
+    def drain(self) -> None:
+        self.free(self.steps - 1)
+        for _ in range(min(self.groups, 2)):
+            self.b.dep_pop(S, C)
+
+
+def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int], bias=None) -> None:
+    """ADD bias (bias = (src base, dims of the src index)), SHR and clip over the ACC
+    entries base + dims."""
+    cfg = b.cfg
+    if bias is not None:
+        k = affine_kernel(cfg, "ALU", (base, bias[0]), [(n, f, g) for (n, f), g in zip(dims, bias[1])])
+        b.alu(AluOp.ADD, k.uops, k.loops)
+    imm_ops = []
+    if shift:
+        imm_ops.append((AluOp.SHR, shift))
+    lo, hi = clip
+    if cfg.ALU_EXT and lo == -hi:
+        imm_ops.append((AluOp.CLP, hi))
+    else:
+        imm_ops += [(AluOp.MAX, lo), (AluOp.MIN, hi)]
+    k = affine_kernel(cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
+    for op, imm in imm_ops:
+        b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=imm)
+
+
+def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shift: int, clip: tuple[int, int],
+               name: str = "conv") -> None:
+    """Emit a convolution: regions x (input), w (weights), bias, out (output) of `b`."""
+    cfg = b.cfg
+    kk = s.kh * s.kw
+    tile_size = t.tco * t.th * t.tw
+    slot = t.oc_n * t.h_n * tile_size + t.oc_n * t.tco
+    inp_half = t.tci * ((t.th - 1) * s.sh + s.kh) * ((t.tw - 1) * s.sw + s.kw)
+    wgt_half = t.tco * t.tci * kk
+    d = cfg.depth
+    if 2 * inp_half > d[MemType.INP] or 2 * wgt_half > d[MemType.WGT] or 2 * slot > d[MemType.ACC]:
+        raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
+    p = Pipeline(b)
+    inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
+    h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
+    co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
+    for n in range(s.nb):
+        for hg in groups(h_tiles, t.h_n):
+            for x0, tw_a in w_tiles:
+                xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
+                iw = (tw_a - 1) * s.sw + s.kw
+                for cg in co_groups:
+                    acc0 = p.group_begin() * slot
+                    bias0 = acc0 + t.oc_n * t.h_n * tile_size
+                    co0, co_n = cg[0][0], sum(sz for _, sz in cg)
+                    b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
+                    reset = affine_kernel(cfg, "GEMM", (acc0, 0, 0), [(len(hg) * len(cg) * t.tco * t.th, t.tw, 0, 0),
+                                                                     (t.tw, 1, 0, 0)])
+                    b.gemm(reset.uops, reset.loops, reset=True)
+                    for ci0, ci_n in ci_tiles:
+                        for hi, (y0, th_a) in enumerate(hg):
+                            ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
+                            ih = (th_a - 1) * s.sh + s.kh
+                            for cj, (c0, c_n) in enumerate(cg):
+                                step = p.steps
+                                ih_, inew = inp_buf.place((n, y0, x0, ci0))
+                                wh_, wnew = wgt_buf.place((c0, ci0))
+                                if inew:
+                                    p.free(inp_buf.halves[ih_].last_step)
+                                    for ci in range(ci_n):
+                                        b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
+                                               ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
+                                               y_size=ys[1], x_size=xs[1], x_stride=s.w,
+                                               pad=(ys[2], ys[3], xs[2], xs[3]))
+                                if wnew:
+                                    p.free(wgt_buf.halves[wh_].last_step)
+                                    b.load(MemType.WGT, wh_ * wgt_half, w, (c0 * s.cib + ci0) * kk,
+                                           y_size=c_n, x_size=ci_n * kk, x_stride=s.cib * kk)
+                                inp_buf.used(ih_, step)
+                                wgt_buf.used(wh_, step)
+                                if inew or wnew:
+                                    p.loaded()
+                                tile = acc0 + (hi * t.oc_n + cj) * tile_size
+                                pix = th_a * tw_a
+                                k = affine_kernel(cfg, "GEMM", (tile, ih_ * inp_half, wh_ * wgt_half), [
+                                    (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
+                                    (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
+                                check_kernel_fits(cfg, k, name)
+                                b.gemm(k.uops, k.loops)
+                                p.step_done()
+                    out_tiles = []
+                    for hi, (y0, th_a) in enumerate(hg):
+                        for cj, (c0, c_n) in enumerate(cg):
+                            tile = acc0 + (hi * t.oc_n + cj) * tile_size
+                            pix = th_a * tw_a
+                            epilogue(b, tile, [(c_n, pix), (th_a, tw_a), (tw_a, 1)], shift, clip,
+                                     bias=(bias0 + cg_offset(cg, cj), (1, 0, 0)))
+                            out_tiles.append((tile, y0, th_a, c0, c_n))
+                    p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles))
+    p.drain()
+
+
+def cg_offset(cg, cj: int) -> int:
+    """Bias entry of the cj-th co tile of a group (the group's bias is contiguous)."""
+    return sum(sz for _, sz in cg[:cj])
+
+
+def _store_tiles(b, s: ConvShape, out, n: int, x0: int, tw_a: int, out_tiles) -> None:
+    for tile, y0, th_a, c0, c_n in out_tiles:
+        pix = th_a * tw_a
+        if tw_a == s.ow:   # whole rows: each channel block's tile is contiguous in DRAM
+            b.store(tile, out, ((n * s.cob + c0) * s.oh + y0) * s.ow, y_size=c_n, x_size=pix, x_stride=s.oh * s.ow)
+        else:
+            for c in range(c_n):
+                b.store(tile + c * pix, out, ((n * s.cob + c0 + c) * s.oh + y0) * s.ow + x0,
+                        y_size=th_a, x_size=tw_a, x_stride=s.ow)
+
+
+def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride=(1, 1), pad=(0, 0), shift: int = 0,
+                   clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True, name: str = "conv2d"):
+    """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
+    given or searched tiling; its output region "out" is the blocked output."""
+    from .layout import pack_act, pack_channels, pack_wgt
+    from .tiling import search
+    n, c_in, h, wd = x.shape
+    c_out, c_w, kh, kw = w.shape
+    if c_w != c_in:
+        raise HwgenError(f"{name}: weights have {c_w} input channels, the input has {c_in}")
+    s = ConvShape.of(cfg, n, c_in, c_out, h, wd, kh, kw, stride, pad)
+    t = tiling or search(cfg, s, reuse=reuse, name=name).tiling
+    b = ProgramBuilder(cfg, name)
+    xr = b.input("x", pack_act(x, cfg.batch, cfg.block_in), "(NB, CIB, H, W, BATCH, BLOCK_IN)")
+    wr = b.input("w", pack_wgt(w, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    br = b.input("bias", pack_channels(bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
+    out = b.output("out", (s.nb, s.cob, s.oh, s.ow, cfg.batch, cfg.block_out), "int8",
+                   "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+    lower_conv(b, s, t, xr, wr, br, out, shift, clip, name)
+    return b.finish({"layer": name, "tiling": t.to_dict(), "shape": list(x.shape), "out_channels": c_out})

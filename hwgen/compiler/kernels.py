@@ -1,0 +1,62 @@
+"""Micro-op kernels for affine index patterns.
+
+A GEMM or ALU instruction computes, for up to two loops and a list of micro-ops,
+indices that are affine in the loop counters. Every kernel the compiler needs is an
+affine nest: dimensions (extent, dst factor, src factor[, wgt factor]) over base
+indices. `affine_kernel` turns such a nest into the two loops and the micro-ops that
+need the fewest micro-ops, within the instruction's iteration and factor fields."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import MemType
+
+
+@dataclass(frozen=True)
+class Kernel:
+    uops: np.ndarray            # (n, k) base + unrolled dimensions
+    loops: list[tuple]          # up to two (extent, *factors), outer first
+
+    @property
+    def iterations(self) -> int:
+        return len(self.uops) * int(np.prod([lp[0] for lp in self.loops] or [1]))
+
+
+def field_limits(cfg, opcode: str) -> tuple[int, tuple[int, ...]]:
+    """Largest loop extent and largest factor per index (dst, src[, wgt]) of an opcode."""
+    lay = cfg.layouts[opcode]
+    cols = ("dst", "src", "wgt") if opcode == "GEMM" else ("dst", "src")
+    iters = min(2 ** lay[f].width - 1 for f in ("iter_out", "iter_in"))
+    return iters, tuple(2 ** lay[f"{c}_factor_out"].width - 1 for c in cols)
+
+
+def affine_kernel(cfg, opcode: str, base, dims) -> Kernel:
+    """`base`: index tuple; `dims`: (extent, *factors) outer to inner. Picks the (at
+    most two) dimensions to run as loops so that the fewest micro-ops remain, keeping
+    their order; the others are unrolled into micro-ops in their order."""
+    max_iter, max_factor = field_limits(cfg, opcode)
+    dims = [tuple(int(v) for v in d) for d in dims if d[0] > 1]
+    fits = [k for k, d in enumerate(dims)
+            if d[0] <= max_iter and all(0 <= f <= m for f, m in zip(d[1:], max_factor))]
+    best = ()
+    for r in (2, 1):
+        for pick in combinations(fits, r):
+            if np.prod([dims[k][0] for k in pick]) > np.prod([dims[k][0] for k in best] or [1]):
+                best = pick
+    loops = [dims[k] for k in best]
+    rest = [d for k, d in enumerate(dims) if k not in best]
+    uops = np.array([base], dtype=np.int64)
+    for extent, *f in rest:
+        uops = (uops[:, None, :] + np.arange(extent)[None, :, None] * np.array(f)[None, None, :]).reshape(-1, len(base))
+    return Kernel(uops, loops)
+
+
+def check_kernel_fits(cfg, kernel: Kernel, what: str) -> None:
+    depth = cfg.depth[MemType.UOP]
+    if len(kernel.uops) > depth:
+        raise HwgenError(f"{what}: a kernel of {len(kernel.uops)} micro-ops does not fit the {depth}-entry "
+                         "micro-op buffer; choose smaller tiles")

@@ -1,0 +1,222 @@
+"""Tiling Parameter Search (TPS) for convolutions, with imperfect factorization.
+
+A convolution on VTA (batch blocks NB, channel blocks CIB -> COB, output OH x OW) is
+tiled in four dimensions: output rows `th`, output columns `tw`, output-channel blocks
+`tco` and input-channel blocks `tci`; the batch is walked one block at a time. A tile
+size need not divide its dimension: the last tile is smaller (imperfect factorization),
+so every size from 1 to the whole dimension is a candidate, not only divisors. Two
+virtual-thread choices group tiles that share data: `oc_n` = 2 accumulates two
+output-channel tiles together (they share input chunks), `h_n` = 2 two row tiles (they
+share weight chunks); at most one of them is 2.
+
+The schedule (`steps`) is, per batch block, row-tile group, column tile and
+channel-tile group (an accumulator group, double-buffered in ACC so that its
+epilogue and store overlap the next group):
+    for ci tile: for row tile in group: for co tile in group: GEMM step
+Each step needs an input chunk (rows x columns x tci blocks, halo included) and a
+weight chunk (tco x tci x KH x KW); INP and WGT each hold two chunks (double
+buffering). With `reuse`, a step whose chunk is the one the previous step used loads
+nothing (the reuse-aware thread order (I1,W1),(I1,W2),(I2,W1),(I2,W2)); without it,
+every step loads both (plain virtual threads). `dram_bytes` is the exact traffic of
+this schedule, per buffer, in closed form; `search` minimises it exhaustively under
+the INP, WGT, ACC and micro-op capacity constraints (numpy over all candidates)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import MemType
+from .layout import blocks
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A convolution in VTA blocks. `h`, `w`: input size; `cib`, `cob`: channel blocks;
+    `nb`: batch blocks."""
+    nb: int
+    cib: int
+    cob: int
+    h: int
+    w: int
+    kh: int
+    kw: int
+    sh: int = 1
+    sw: int = 1
+    ph: int = 0
+    pw: int = 0
+
+    @property
+    def oh(self) -> int:
+        return (self.h + 2 * self.ph - self.kh) // self.sh + 1
+
+    @property
+    def ow(self) -> int:
+        return (self.w + 2 * self.pw - self.kw) // self.sw + 1
+
+    @classmethod
+    def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0)):
+        return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
+                   stride[0], stride[1], pad[0], pad[1])
+
+
+@dataclass(frozen=True)
+class Tiling:
+    th: int
+    tw: int
+    tco: int
+    tci: int
+    oc_n: int = 1
+    h_n: int = 1
+    reuse: bool = True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tiles(n: int, t: int) -> list[tuple[int, int]]:
+    """(start, size) of the tiles of a dimension of n in tiles of t (last one smaller)."""
+    return [(s, min(t, n - s)) for s in range(0, n, t)]
+
+
+def groups(items: list, g: int) -> list[list]:
+    return [items[k:k + g] for k in range(0, len(items), g)]
+
+
+def in_range(start: int, size: int, stride: int, k: int, pad: int, n: int) -> tuple[int, int, int, int]:
+    """Input span of `size` outputs from output `start`: (first input index inside the
+    image, count inside, padding before, padding after)."""
+    r0 = start * stride - pad
+    r1 = r0 + (size - 1) * stride + k
+    lo, hi = max(r0, 0), min(r1, n)
+    if hi <= lo:
+        raise HwgenError(f"a tile of {size} outputs at {start} reads only padding: padding {pad} is not smaller "
+                         f"than the kernel {k}")
+    return lo, hi - lo, lo - r0, r1 - hi
+
+
+def candidates(n: int) -> list[int]:
+    """Tile sizes worth trying for a dimension of n: ceil(n / k) for every tile count k
+    (a larger size with the same count only adds padding work)."""
+    return sorted({-(-n // k) for k in range(1, n + 1)})
+
+
+@dataclass(frozen=True)
+class Footprint:
+    inp: int      # entries per INP chunk (one of two)
+    wgt: int      # entries per WGT chunk
+    acc: int      # entries of one ACC group slot (one of two), bias included
+    uops: int     # micro-ops of the largest GEMM kernel
+
+
+def footprint(s: ConvShape, t: Tiling) -> Footprint:
+    ih, iw = (t.th - 1) * s.sh + s.kh, (t.tw - 1) * s.sw + s.kw
+    tile = t.tco * t.th * t.tw
+    ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
+    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, t.oc_n * t.h_n * tile + t.oc_n * t.tco,
+                     int(np.prod(ext[:4])))
+
+
+def capacity(cfg) -> dict[str, int]:
+    """Entries available per chunk/slot: half of INP, WGT and ACC (double buffering);
+    an eighth of the micro-op buffer per kernel, so that the kernels of both buffer
+    halves and the epilogue stay resident."""
+    d = cfg.depth
+    return {"inp": d[MemType.INP] // 2, "wgt": d[MemType.WGT] // 2, "acc": d[MemType.ACC] // 2,
+            "uops": d[MemType.UOP] // 8}
+
+
+def fits(cfg, s: ConvShape, t: Tiling) -> bool:
+    f, c = footprint(s, t), capacity(cfg)
+    return f.inp <= c["inp"] and f.wgt <= c["wgt"] and f.acc <= c["acc"] and f.uops <= c["uops"]
+
+
+def _rows(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int) -> list[int]:
+    return [in_range(st, sz, stride, k, pad, n_in)[1] for st, sz in tiles(n_out, t)]
+
+
+def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
+    """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) loads and OUT stores."""
+    E = cfg.elem_bytes
+    rows = _rows(s.oh, t.th, s.sh, s.kh, s.ph, s.h)
+    cols_sum = sum(_rows(s.ow, t.tw, s.sw, s.kw, s.pw, s.w))
+    co = [sz for _, sz in tiles(s.cob, t.tco)]
+    n_h, n_w, n_co, n_ci = len(rows), -(-s.ow // t.tw), len(co), -(-s.cib // t.tci)
+    hg, cg = groups(rows, t.h_n), groups(co, t.oc_n)
+    kk = s.kh * s.kw
+    if not t.reuse:
+        inp = s.nb * sum(rows) * cols_sum * n_co * s.cib
+        wgt = s.nb * n_h * n_w * s.cob * s.cib * kk
+    else:
+        # an input chunk is shared by the co tiles of a group, and by consecutive groups
+        # when the group has a single chunk that stays the same (one ci tile, one row tile)
+        inp = s.nb * cols_sum * s.cib * sum(sum(g) * (1 if n_ci == 1 and len(g) == 1 else len(cg)) for g in hg)
+        if n_ci == 1 and n_co == 1:
+            wgt = s.cob * s.cib * kk       # one weight chunk for the whole layer
+        else:
+            per_hg = sum(sum(g) if len(g) == 1 else 0 for g in cg), sum(sum(g) for g in cg if len(g) > 1)
+            wgt = s.nb * n_w * (per_hg[0] * len(hg) + per_hg[1] * n_h) * s.cib * kk
+    return {"INP": inp * E[MemType.INP], "WGT": wgt * E[MemType.WGT],
+            "ACC": s.nb * len(hg) * n_w * s.cob * E[MemType.ACC],
+            "OUT": s.nb * s.cob * s.oh * s.ow * E[MemType.OUT]}
+
+
+def load_bytes(cfg, s: ConvShape, t: Tiling) -> int:
+    """The TPS cost: bytes loaded into INP, WGT and ACC."""
+    b = dram_bytes(cfg, s, t)
+    return b["INP"] + b["WGT"] + b["ACC"]
+
+
+def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
+    """A first-order estimate: GEMM micro-op iterations (one per cycle) against bus
+    cycles of the traffic, whichever is larger, plus the epilogue's ALU passes and the
+    per-instruction overhead."""
+    gemm = s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
+    bus = sum(dram_bytes(cfg, s, t).values()) // (cfg.AXI_DATA_BITS // 8)
+    n_steps = s.nb * -(-s.oh // t.th) * -(-s.ow // t.tw) * -(-s.cob // t.tco) * -(-s.cib // t.tci)
+    alu = 5 * s.nb * s.cob * s.oh * s.ow
+    return max(gemm, bus) + alu + 8 * n_steps
+
+
+@dataclass(frozen=True)
+class Choice:
+    tiling: Tiling
+    bytes: dict
+    cycles: int
+    candidates: int
+
+
+def fallback(s: ConvShape) -> Tiling:
+    """The minimal-scratchpad schedule: one output pixel, one block of each channel
+    dimension per step, no threads, no reuse."""
+    return Tiling(1, 1, 1, 1, 1, 1, reuse=False)
+
+
+def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv") -> Choice:
+    """The tiling with the fewest bytes loaded (ties: fewer predicted cycles, then fewer
+    steps) among all candidates that fit the scratchpads."""
+    cap = capacity(cfg)
+    best, n = None, 0
+    ths, tws, tcos, tcis = (candidates(v) for v in (s.oh, s.ow, s.cob, s.cib))
+    for oc_n, h_n in ((1, 1), (2, 1), (1, 2)):
+        for th in ths:
+            for tw in tws:
+                for tci in tcis:
+                    for tco in tcos:
+                        t = Tiling(th, tw, tco, tci, oc_n, h_n, reuse)
+                        f = footprint(s, t)
+                        if f.inp > cap["inp"] or f.acc > cap["acc"] or f.uops > cap["uops"]:
+                            break           # grows with tco
+                        if f.wgt > cap["wgt"]:
+                            break
+                        n += 1
+                        key = (load_bytes(cfg, s, t), predicted_cycles(cfg, s, t))
+                        if best is None or key < best[0]:
+                            best = (key, t)
+    if best is None:
+        raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
+                         "channel block needs more scratchpad); use a configuration with larger buffers")
+    t = best[1]
+    return Choice(t, dram_bytes(cfg, s, t), predicted_cycles(cfg, s, t), n)
