@@ -1,0 +1,105 @@
+"""Lowering of the layers that run on the ALU: max/average/global-average pooling,
+residual add and depthwise conv2d (MUL, as in the configurable-VTA work).
+
+Inputs are loaded as ACC_8BIT (int8 elements of BATCH x BLOCK_OUT lanes, sign-extended
+into the accumulators), so these layers use only the compute and store modules. Work
+is split into tiles of output rows of one batch block and one channel block; tiles
+alternate between the two halves of ACC so that the store of one overlaps the next.
+Tensors in DRAM are blocked by BLOCK_OUT: (NB, CB, H, W) elements."""
+from __future__ import annotations
+
+from ..errors import HwgenError
+from ..isa import AluOp, MemType
+from ..program.builder import ProgramBuilder
+from .conv import Pipeline, epilogue
+from .kernels import affine_kernel
+from .tiling import in_range, tiles
+
+
+def _alu(b, op, base, dims, imm=None, reset=False):
+    """One ALU instruction over an affine nest: dims are (extent, dst factor, src
+    factor); base is (dst, src)."""
+    k = affine_kernel(b.cfg, "ALU", base, dims)
+    if imm is not None or reset:
+        b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=0 if imm is None else imm, reset=reset)
+    else:
+        b.alu(op, k.uops, k.loops)
+
+
+def _rows_per_tile(cfg, name: str, oh: int, entries) -> int:
+    """Most output rows per tile whose ACC footprint `entries(th)` fits half of ACC."""
+    half = cfg.depth[MemType.ACC] // 2
+    for th in range(oh, 0, -1):
+        if entries(th) <= half:
+            return th
+    raise HwgenError(f"{name}: one output row needs {entries(1)} accumulator entries, more than half of the "
+                     f"{cfg.depth[MemType.ACC]}-entry ACC of configuration {cfg.name}")
+
+
+def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, pad: int, x, out,
+                 shift: int = 0, clip=(-128, 127), pad_min: bool = False, weights=None, bias=None,
+                 name: str = "pool") -> None:
+    """Sliding-window layers. `kind`: "max" (reset, ADD of the first window element,
+    MAX of all), "avg" (reset, ADD of all, requantize) or "depthwise" (per tile:
+    window copies into a scratch area, MUL by the weight entries, sum, bias,
+    requantize). shape = (NB, CB, H, W)."""
+    nb, cb, h, w = shape
+    k = kernel
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    iw = (ow - 1) * stride + k
+    kk = k * k
+    dw = kind == "depthwise"
+
+    def entries(th):
+        ih = (th - 1) * stride + k
+        return ih * iw + th * ow * (1 + (kk if dw else 0)) + ((kk + 1) if dw else 0)
+    th_max = _rows_per_tile(b.cfg, name, oh, entries)
+    half = b.cfg.depth[MemType.ACC] // 2
+    xs = in_range(0, ow, stride, k, pad, w)
+    p = Pipeline(b)
+    for n in range(nb):
+        for c in range(cb):
+            for y0, th in tiles(oh, th_max):
+                base = p.group_begin() * half
+                ys = in_range(y0, th, stride, k, pad, h)
+                ih = (th - 1) * stride + k
+                src, dst = base, base + ih * iw
+                b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
+                       x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
+                pix = [(th, ow, stride * iw), (ow, 1, stride)]
+                window = [(k, 0, iw), (k, 0, 1)]
+                _alu(b, AluOp.ADD, (dst, dst), [(th * ow, 1, 1)], reset=True)
+                if kind == "max":
+                    _alu(b, AluOp.ADD, (dst, src), pix)
+                    _alu(b, AluOp.MAX, (dst, src), pix + window)
+                elif kind == "avg":
+                    _alu(b, AluOp.ADD, (dst, src), pix + window)
+                    epilogue(b, dst, [(th * ow, 1)], shift, clip)
+                else:
+                    tmp = dst + th * ow
+                    wgt = tmp + kk * th * ow
+                    b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
+                    b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
+                    scratch = [(k, k * th * ow, iw), (k, th * ow, 1)]
+                    _alu(b, AluOp.ADD, (tmp, tmp), [(kk * th * ow, 1, 1)], reset=True)
+                    _alu(b, AluOp.ADD, (tmp, src), scratch + pix)               # tmp[ky,kx,p] = window value
+                    _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * ow, 1), (th * ow, 1, 0)])
+                    _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * ow), (th * ow, 1, 1)])
+                    epilogue(b, dst, [(th * ow, 1)], shift, clip, bias=(wgt + kk, (0,)))
+                p.group_end(lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow, x_size=th * ow))
+    p.drain()
+
+
+def lower_add(b: ProgramBuilder, count: int, x0, x1, out, shift: int, clip, name: str = "add") -> None:
+    """Residual add of two tensors of `count` elements each."""
+    half = b.cfg.depth[MemType.ACC] // 2
+    chunk = half // 2
+    p = Pipeline(b)
+    for e0, n in tiles(count, chunk):
+        base = p.group_begin() * half
+        b.load(MemType.ACC_8BIT, base, x0, e0, x_size=n)
+        b.load(MemType.ACC_8BIT, base + chunk, x1, e0, x_size=n)
+        _alu(b, AluOp.ADD, (base, base + chunk), [(n, 1, 1)])
+        epilogue(b, base, [(n, 1)], shift, clip)
+        p.group_end(lambda: b.store(base, out, e0, x_size=n))
+    p.drain()

@@ -1,0 +1,271 @@
+"""Layers: shape, reference (semantics), and compilation to a VTA program.
+
+A compiled layer is a Program whose input regions are "in0" (and "in1" for add), in
+the blocked layout given by `input_block(cfg)` (BLOCK_IN for the GEMM layers,
+BLOCK_OUT for the ALU layers), filled by the host before each run, and whose output
+region "out" is blocked by BLOCK_OUT. Weights and biases are part of the program's
+DRAM image. `host_reason` says why a layer must run on the host instead (None: it
+runs on the accelerator)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import HwgenError
+from ..isa import MemType
+from ..program.builder import ProgramBuilder
+from . import semantics as sem
+from .alu_layers import lower_add, lower_window
+from .conv import lower_conv
+from .layout import blocks, pack_channels, pack_depthwise, pack_wgt
+from .tiling import ConvShape, dram_bytes, fallback, predicted_cycles, search, Tiling
+
+
+@dataclass
+class Layer:
+    name: str
+    inputs: tuple[str, ...]
+
+    kind = "layer"
+
+    def attrs(self) -> dict:
+        return {}
+
+    def input_block(self, cfg) -> int:
+        return cfg.block_out
+
+    def host_reason(self, cfg, shapes) -> str | None:
+        return None
+
+    def macs(self, shapes) -> int:
+        """Useful multiply-accumulates (the numerator of MAC utilization)."""
+        return 0
+
+    def _builder(self, cfg, shapes, blk=None):
+        b = ProgramBuilder(cfg, self.name)
+        blk = blk or self.input_block(cfg)
+        regions = []
+        for k, (n, c, h, w) in enumerate(shapes):
+            regions.append(b.alloc(f"in{k}", (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8",
+                                   "input", f"(NB, CB, H, W, BATCH, {blk})"))
+        n, c, h, w = self.out_shape(*shapes)
+        out = b.output("out", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out),
+                       "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+        return b, regions, out
+
+
+@dataclass
+class Conv2d(Layer):
+    """conv2d (also dense: a 1x1 kernel on 1x1 images) with bias and requantization."""
+    weight: np.ndarray = field(repr=False, default=None)
+    bias: np.ndarray = field(repr=False, default=None)
+    stride: int = 1
+    pad: int = 0
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    tiling: Tiling | None = None
+    kind = "conv2d"
+
+    def attrs(self):
+        o, i, kh, kw = self.weight.shape
+        return {"out_channels": o, "kernel": [kh, kw], "stride": self.stride, "pad": self.pad, "shift": self.shift,
+                "clip": list(self.clip)}
+
+    def out_shape(self, x):
+        n, c, h, w = x
+        o, i, kh, kw = self.weight.shape
+        if c != i:
+            raise HwgenError(f"layer {self.name}: weights have {i} input channels, its input has {c}")
+        return (n, o, (h + 2 * self.pad - kh) // self.stride + 1, (w + 2 * self.pad - kw) // self.stride + 1)
+
+    def reference(self, x):
+        return sem.conv2d(x, self.weight, self.bias, (self.stride,) * 2, (self.pad,) * 2, self.shift, self.clip)
+
+    def input_block(self, cfg):
+        return cfg.block_in
+
+    def macs(self, shapes):
+        n, o, oh, ow = self.out_shape(*shapes)
+        return n * o * oh * ow * int(np.prod(self.weight.shape[1:]))
+
+    def conv_shape(self, cfg, x) -> ConvShape:
+        n, c, h, w = x
+        o, _, kh, kw = self.weight.shape
+        return ConvShape.of(cfg, n, c, o, h, w, kh, kw, (self.stride,) * 2, (self.pad,) * 2)
+
+    def host_reason(self, cfg, shapes):
+        c = shapes[0][1]
+        if 2 * c < cfg.block_in:
+            return (f"{c} input channels fill {c}/{cfg.block_in} of the GEMM's input lanes "
+                    "(channel-light layer, run on the host as in VTA)")
+        return None
+
+    def plan(self, cfg, shapes, reuse: bool = True) -> dict:
+        s = self.conv_shape(cfg, shapes[0])
+        choice = search(cfg, s, reuse, self.name) if self.tiling is None else None
+        t = self.tiling or choice.tiling
+        return {"tiling": t, "bytes": dram_bytes(cfg, s, t), "cycles": predicted_cycles(cfg, s, t),
+                "fallback_bytes": dram_bytes(cfg, s, fallback(s))}
+
+    def compile(self, cfg, shapes, reuse: bool = True):
+        plan = self.plan(cfg, shapes, reuse)
+        b, (x,), out = self._builder(cfg, shapes)
+        w = b.input("w", pack_wgt(self.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+        bias = b.input("bias", pack_channels(self.bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
+        lower_conv(b, self.conv_shape(cfg, shapes[0]), plan["tiling"], x, w, bias, out, self.shift, self.clip,
+                   self.name)
+        return b.finish({"layer": self.name, "tiling": plan["tiling"].to_dict()}), plan
+
+
+@dataclass
+class Dense(Conv2d):
+    """Fully connected: x (N, C) as (N, C, 1, 1); weight (O, C)."""
+    kind = "dense"
+
+    def __post_init__(self):
+        if self.weight.ndim == 2:
+            self.weight = self.weight[:, :, None, None]
+
+
+@dataclass
+class _Window(Layer):
+    kernel: int = 1
+    stride: int = 1
+    pad: int = 0
+
+    def attrs(self):
+        return {"kernel": self.kernel, "stride": self.stride, "pad": self.pad}
+
+    def out_shape(self, x):
+        n, c, h, w = x
+        k = self.kernel
+        return (n, c, (h + 2 * self.pad - k) // self.stride + 1, (w + 2 * self.pad - k) // self.stride + 1)
+
+    def _lower(self, cfg, shapes, kind, **kw):
+        b, (x,), out = self._builder(cfg, shapes)
+        n, c, h, w = shapes[0]
+        lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), self.kernel, self.stride,
+                     self.pad, x, out, name=self.name, **kw)
+        return b
+
+
+@dataclass
+class MaxPool(_Window):
+    """Max pooling. Padding needs pad-min loads (ALU_EXT), except when the input is
+    known to be non-negative (after a ReLU), where zero padding is the same."""
+    nonneg_input: bool = False
+    kind = "max_pool"
+
+    def reference(self, x):
+        return sem.max_pool(x, self.kernel, self.stride, self.pad)
+
+    def host_reason(self, cfg, shapes):
+        if self.pad and not cfg.ALU_EXT and not self.nonneg_input:
+            return "padding of a possibly negative input needs pad-min loads (ALU_EXT)"
+        return None
+
+    def compile(self, cfg, shapes, reuse=True):
+        b = self._lower(cfg, shapes, "max", pad_min=bool(self.pad and cfg.ALU_EXT))
+        return b.finish({"layer": self.name}), {}
+
+
+@dataclass
+class AvgPool(_Window):
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "avg_pool"
+
+    def attrs(self):
+        return {**super().attrs(), "shift": self.shift}
+
+    def reference(self, x):
+        return sem.avg_pool(x, self.kernel, self.stride, self.pad, self.shift, self.clip)
+
+    def compile(self, cfg, shapes, reuse=True):
+        b = self._lower(cfg, shapes, "avg", shift=self.shift, clip=self.clip)
+        return b.finish({"layer": self.name}), {}
+
+
+@dataclass
+class GlobalAvgPool(Layer):
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "global_avg_pool"
+
+    def attrs(self):
+        return {"shift": self.shift}
+
+    def out_shape(self, x):
+        return (x[0], x[1], 1, 1)
+
+    def reference(self, x):
+        return sem.global_avg_pool(x, self.shift, self.clip)
+
+    def host_reason(self, cfg, shapes):
+        return None if shapes[0][2] == shapes[0][3] else "the ALU schedule needs a square image"
+
+    def compile(self, cfg, shapes, reuse=True):
+        n, c, h, w = shapes[0]
+        pool = AvgPool(self.name, self.inputs, kernel=h, stride=1, pad=0, shift=self.shift, clip=self.clip)
+        return pool.compile(cfg, shapes)
+
+
+@dataclass
+class DepthwiseConv2d(_Window):
+    """Depthwise conv2d on the ALU (MUL): weight (C, 1, K, K), bias (C,)."""
+    weight: np.ndarray = field(repr=False, default=None)
+    bias: np.ndarray = field(repr=False, default=None)
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "depthwise_conv2d"
+
+    def __post_init__(self):
+        self.kernel = self.weight.shape[2]
+
+    def attrs(self):
+        return {**super().attrs(), "shift": self.shift, "clip": list(self.clip)}
+
+    def reference(self, x):
+        return sem.conv2d(x, self.weight, self.bias, (self.stride,) * 2, (self.pad,) * 2, self.shift, self.clip,
+                          depthwise=True)
+
+    def macs(self, shapes):
+        n, c, oh, ow = self.out_shape(*shapes)
+        return n * c * oh * ow * self.kernel ** 2
+
+    def compile(self, cfg, shapes, reuse=True):
+        b, (x,), out = self._builder(cfg, shapes)
+        n, c, h, w = shapes[0]
+        wr = b.input("w", pack_depthwise(self.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
+        br = b.input("bias", pack_channels(self.bias, cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
+        lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), self.kernel,
+                     self.stride, self.pad, x, out, shift=self.shift, clip=self.clip, weights=wr, bias=br,
+                     name=self.name)
+        return b.finish({"layer": self.name}), {}
+
+
+@dataclass
+class Add(Layer):
+    """Residual add: requantize(a + b)."""
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "add"
+
+    def attrs(self):
+        return {"shift": self.shift, "clip": list(self.clip)}
+
+    def out_shape(self, a, b):
+        if tuple(a) != tuple(b):
+            raise HwgenError(f"layer {self.name}: adds tensors of shapes {a} and {b}; they must be equal")
+        return tuple(a)
+
+    def reference(self, a, b):
+        return sem.add(a, b, self.shift, self.clip)
+
+    def compile(self, cfg, shapes, reuse=True):
+        b, (x0, x1), out = self._builder(cfg, shapes)
+        n, c, h, w = shapes[0]
+        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out, self.shift, self.clip,
+                  self.name)
+        return b.finish({"layer": self.name}), {}
