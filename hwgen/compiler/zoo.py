@@ -1,0 +1,133 @@
+"""Model zoo: ResNet-18/34/50 and MobileNet-v1 1.0 at 224x224, int8, with
+deterministic random weights and power-of-two requantization scales.
+
+Weights are uniform in [-W, W] and biases small; each layer's shift is chosen from
+its fan-in so that, for inputs of roughly the assumed spread, outputs spread over the
+int8 range without saturating everywhere (so that mistakes show in the outputs)."""
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from ..errors import HwgenError
+from . import semantics as sem
+from .graph import Network
+from .layers import Add, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
+
+W = 31                 # weight range
+ACT = 40               # assumed activation spread
+
+
+class _Builder:
+    def __init__(self, name: str, size: int, classes: int):
+        self.net = Network(name, "data", (1, 3, size, size))
+        self.rng = np.random.default_rng(zlib.crc32(name.encode()))
+        self.last = "data"
+        self.channels = 3
+        self.out_channels = {"data": 3}
+        self.classes = classes
+        self.k = 0
+
+    def _name(self, kind):
+        self.k += 1
+        return f"{kind}{self.k}"
+
+    def _params(self, shape, fan_in):
+        w = self.rng.integers(-W, W + 1, shape, dtype=np.int8)
+        # std of a sum of fan_in products ~ sqrt(fan_in) * std(w) * ACT; bring it back to ~ACT
+        shift = max(0, round(math.log2(math.sqrt(fan_in) * W / math.sqrt(3))))
+        bias = self.rng.integers(-(1 << shift), (1 << shift) + 1, shape[0]).astype(np.int32)
+        return w, bias, shift
+
+    def conv(self, c_out, k, stride=1, relu=True, src=None, dw=False):
+        """conv2d (or depthwise with `dw`, keeping the channels) of `src` (default: the
+        last tensor) with padding k // 2."""
+        src = src or self.last
+        c_in = self.out_channels[src]
+        name = self._name("dw" if dw else "conv")
+        if dw:
+            w, b, shift = self._params((c_in, 1, k, k), k * k)
+            layer = DepthwiseConv2d(name, (src,), stride=stride, pad=k // 2, weight=w, bias=b, shift=shift,
+                                    clip=sem.RELU if relu else sem.INT8)
+            c_out = c_in
+        else:
+            w, b, shift = self._params((c_out, c_in, k, k), c_in * k * k)
+            layer = Conv2d(name, (src,), weight=w, bias=b, stride=stride, pad=k // 2, shift=shift,
+                           clip=sem.RELU if relu else sem.INT8)
+        return self._add(layer, c_out)
+
+    def _add(self, layer, c_out):
+        self.net.layers.append(layer)
+        self.out_channels[layer.name] = c_out
+        self.last, self.channels = layer.name, c_out
+        return layer.name
+
+    def add(self, a, b, relu=True):
+        return self._add(Add(self._name("add"), (a, b), shift=1, clip=sem.RELU if relu else sem.INT8), self.out_channels[a])
+
+    def maxpool(self, k, stride, pad, nonneg):
+        return self._add(MaxPool(self._name("pool"), (self.last,), kernel=k, stride=stride, pad=pad,
+                                 nonneg_input=nonneg), self.channels)
+
+    def head(self, spatial):
+        self._add(GlobalAvgPool(self._name("gap"), (self.last,), shift=round(math.log2(spatial * spatial)),
+                                clip=sem.INT8), self.channels)
+        w, b, shift = self._params((self.classes, self.channels), self.channels)
+        self._add(Dense("fc", (self.last,), weight=w, bias=b, shift=shift), self.classes)
+        return self.net
+
+
+def resnet(depth: int, size: int = 224, classes: int = 1000) -> Network:
+    blocks = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3]}[depth]
+    bottleneck = depth >= 50
+    g = _Builder(f"resnet{depth}", size, classes)
+    g.conv(64, 7, 2)
+    g.maxpool(3, 2, 1, nonneg=True)
+    width = 64
+    for stage, n in enumerate(blocks):
+        for i in range(n):
+            stride = 2 if stage > 0 and i == 0 else 1
+            x = g.last
+            c_in = g.channels
+            c_out = width * 4 if bottleneck else width
+            if bottleneck:
+                g.conv(width, 1, 1, src=x)
+                g.conv(width, 3, stride)
+                y = g.conv(c_out, 1, 1, relu=False)
+            else:
+                g.conv(width, 3, stride, src=x)
+                y = g.conv(width, 3, 1, relu=False)
+            short = x
+            if stride != 1 or c_in != c_out:
+                short = g.conv(c_out, 1, stride, relu=False, src=x)
+            g.add(y, short)
+        width *= 2
+    return g.head(size // 32)
+
+
+def mobilenet_v1(size: int = 224, classes: int = 1000) -> Network:
+    g = _Builder("mobilenet_v1", size, classes)
+    g.conv(32, 3, 2)
+    for c_out, stride in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + \
+            [(1024, 2), (1024, 1)]:
+        g.conv(0, 3, stride, dw=True)
+        g.conv(c_out, 1, 1)
+    return g.head(size // 32)
+
+
+ZOO = {"resnet18": lambda **kw: resnet(18, **kw), "resnet34": lambda **kw: resnet(34, **kw),
+       "resnet50": lambda **kw: resnet(50, **kw), "mobilenet_v1": mobilenet_v1}
+
+
+def get(name: str, **kw) -> Network:
+    try:
+        return ZOO[name](**kw)
+    except KeyError:
+        raise HwgenError(f"unknown network {name!r}; the zoo has {', '.join(ZOO)}") from None
+
+
+def sample_input(net: Network, seed: int = 0) -> np.ndarray:
+    """A deterministic int8 input for `net`."""
+    return np.random.default_rng(seed).integers(-ACT, ACT + 1, net.input_shape, dtype=np.int8)
