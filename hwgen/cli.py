@@ -120,9 +120,89 @@ def _wave_window(args):
                       if args.wave_instructions else None)
 
 
+def _progress_bar(args, total: int, what: str):
+    from rich.progress import Progress
+    bar = Progress(console=_console(stderr=True), transient=True, disable=args.json or not sys.stderr.isatty())
+    task = bar.add_task(what, total=total)
+    return bar, lambda done, n, name: bar.update(task, completed=done, description=f"{what}: {name}")
+
+
+# -- networks -----------------------------------------------------------------------
+
+def cmd_compile(args) -> int:
+    from .compiler import zoo
+    from .compiler.graph import Network, compile_network, save_compiled
+    if bool(args.network) == bool(args.model):
+        raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
+    cfg = load_config(args.config)
+    net = zoo.get(args.network) if args.network else Network.load(args.model)
+    bar, step = _progress_bar(args, len(net.layers), "compiling")
+    with bar:
+        compiled = compile_network(net, cfg, reuse=not args.no_reuse, progress=step)
+    out = Path(args.output)
+    save_compiled(out, net, cfg, compiled)
+    reports = [c.report() for c in compiled]
+    if args.json:
+        print(json.dumps({"network": net.name, "config": cfg.name, "output": str(out), "layers": reports}))
+        return 0
+    con = _console()
+    con.print(f"[bold]{net.name}[/bold] for {cfg.name}: {len(compiled)} layers -> {out}")
+    for r in reports:
+        if r["where"] == "host":
+            con.print(f"  {r['name']:<8} {r['kind']:<16} host: {r['reason']}")
+            continue
+        line = f"  {r['name']:<8} {r['kind']:<16} {r['instructions']:6d} insns"
+        if "tiling" in r:
+            t = r["tiling"]
+            b = r["predicted_bytes"]
+            line += (f"  tiling th={t['th']} tw={t['tw']} tco={t['tco']} tci={t['tci']} oc_n={t['oc_n']} h_n={t['h_n']}"
+                     f"  bytes inp {b['INP']} wgt {b['WGT']} acc {b['ACC']} out {b['OUT']}"
+                     f"  ~{r['predicted_cycles']} cycles")
+        con.print(line)
+    return 0
+
+
+def cmd_run_network(args) -> int:
+    import numpy as np
+    from .compiler import zoo
+    from .compiler.graph import load_compiled
+    from .compiler.runtime import Device, run_network
+    net, cfg, compiled = load_compiled(args.program)
+    options = {}
+    if args.target == "tsim":
+        options.update(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
+                       max_cycles=args.max_cycles)
+    x = zoo.sample_input(net, args.input_seed)
+    bar, step = _progress_bar(args, len(compiled), f"{net.name} on {args.target}")
+    with bar:
+        result = run_network(net, cfg, [c for c, _ in compiled], x, Device(args.target, **options), progress=step)
+        expected = net.reference(x)
+    summary = {"target": args.target, "network": net.name, "config": cfg.name,
+               "cycles": result.get("cycles"), "mac_utilization": result.get("mac_utilization"),
+               "dram_bytes": result["dram_bytes"], "matches_reference": bool(np.array_equal(result["output"], expected)),
+               "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        con = _console()
+        vta = [e for e in result["layers"] if e["where"] == "vta"]
+        con.print(f"[bold]{net.name}[/bold] on {args.target} ({cfg.name}): {len(vta)} layers on VTA, "
+                  f"{len(result['layers']) - len(vta)} on the host; output "
+                  + ("[green]matches[/green]" if summary["matches_reference"] else "[red]differs from[/red]")
+                  + " the reference")
+        if summary["cycles"] is not None:
+            con.print(f"  {summary['cycles']} cycles, MAC utilization {summary['mac_utilization']:.1%}")
+        con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
+    return 0 if summary["matches_reference"] else 1
+
+
 def cmd_run(args) -> int:
     import sim
     from .program import Program
+    if Path(args.program).is_dir():
+        if args.target not in ("fsim", "tsim"):
+            raise HwgenError("a compiled network runs on one target: --target fsim or --target tsim")
+        return cmd_run_network(args)
     if args.target == "fsim,tsim":
         return cmd_run_both(args)
     prog = Program.load(args.program)
@@ -307,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_disasm)
 
     r = sub.add_parser("run", help="run a program on a target")
-    r.add_argument("program", help="a .vtaprog file")
+    r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
+    r.add_argument("--input-seed", type=int, default=0, help="seed of a network's sample input")
     r.add_argument("--target", default="fsim", choices=sorted(sim.TARGETS) + ["fsim,tsim"],
                    help="fsim (reference model), tsim (generated RTL in Verilator), or fsim,tsim to run both "
                         "with traces and print their first divergence; default fsim")
@@ -328,6 +409,15 @@ def build_parser() -> argparse.ArgumentParser:
     waves.add_argument("--wave-instructions", metavar="FIRST-LAST",
                        help="only from the first of these instructions becoming current to the last retiring")
     r.set_defaults(func=cmd_run)
+
+    cp = sub.add_parser("compile", help="compile a network to VTA programs, one per layer")
+    cp.add_argument("--network", help="a network of the model zoo: resnet18, resnet34, resnet50, mobilenet_v1")
+    cp.add_argument("--model", help="a model.json (with weights.npz beside it), as written by hwgen compile")
+    cp.add_argument("--config", required=True, help="configuration JSON")
+    cp.add_argument("-o", "--output", required=True, help="output directory")
+    cp.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
+    cp.add_argument("--json", action="store_true", help="print one JSON object")
+    cp.set_defaults(func=cmd_compile)
 
     bd = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")
     bd.add_argument("--config", required=True, help="configuration JSON")

@@ -24,6 +24,8 @@ from .tiling import ConvShape, dram_bytes, fallback, predicted_cycles, search, T
 
 @dataclass
 class Layer:
+    """Layers with a `shift` also have `accumulator(*inputs)`: the int32 values before
+    requantization (used to calibrate the shift)."""
     name: str
     inputs: tuple[str, ...]
 
@@ -79,8 +81,11 @@ class Conv2d(Layer):
             raise HwgenError(f"layer {self.name}: weights have {i} input channels, its input has {c}")
         return (n, o, (h + 2 * self.pad - kh) // self.stride + 1, (w + 2 * self.pad - kw) // self.stride + 1)
 
+    def accumulator(self, x):
+        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias)
+
     def reference(self, x):
-        return sem.conv2d(x, self.weight, self.bias, (self.stride,) * 2, (self.pad,) * 2, self.shift, self.clip)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip)
 
     def input_block(self, cfg):
         return cfg.block_in
@@ -179,6 +184,9 @@ class AvgPool(_Window):
     def attrs(self):
         return {**super().attrs(), "shift": self.shift}
 
+    def accumulator(self, x):
+        return sem.avg_pool(x, self.kernel, self.stride, self.pad, 0, (-2**31, 2**31 - 1))
+
     def reference(self, x):
         return sem.avg_pool(x, self.kernel, self.stride, self.pad, self.shift, self.clip)
 
@@ -198,6 +206,9 @@ class GlobalAvgPool(Layer):
 
     def out_shape(self, x):
         return (x[0], x[1], 1, 1)
+
+    def accumulator(self, x):
+        return np.asarray(x, np.int64).sum(axis=(2, 3), keepdims=True)
 
     def reference(self, x):
         return sem.global_avg_pool(x, self.shift, self.clip)
@@ -226,9 +237,11 @@ class DepthwiseConv2d(_Window):
     def attrs(self):
         return {**super().attrs(), "shift": self.shift, "clip": list(self.clip)}
 
+    def accumulator(self, x):
+        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias, depthwise=True)
+
     def reference(self, x):
-        return sem.conv2d(x, self.weight, self.bias, (self.stride,) * 2, (self.pad,) * 2, self.shift, self.clip,
-                          depthwise=True)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip)
 
     def macs(self, shapes):
         n, c, oh, ow = self.out_shape(*shapes)
@@ -259,6 +272,9 @@ class Add(Layer):
         if tuple(a) != tuple(b):
             raise HwgenError(f"layer {self.name}: adds tensors of shapes {a} and {b}; they must be equal")
         return tuple(a)
+
+    def accumulator(self, a, b):
+        return np.asarray(a, np.int64) + np.asarray(b, np.int64)
 
     def reference(self, a, b):
         return sem.add(a, b, self.shift, self.clip)

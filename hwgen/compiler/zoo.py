@@ -1,9 +1,11 @@
 """Model zoo: ResNet-18/34/50 and MobileNet-v1 1.0 at 224x224, int8, with
 deterministic random weights and power-of-two requantization scales.
 
-Weights are uniform in [-W, W] and biases small; each layer's shift is chosen from
-its fan-in so that, for inputs of roughly the assumed spread, outputs spread over the
-int8 range without saturating everywhere (so that mistakes show in the outputs)."""
+Weights are uniform in [-W, W], biases in [-W^2, W^2]. Each layer's shift is calibrated,
+as post-training quantization with power-of-two scales would, on the network's
+deterministic sample input: the smallest shift that brings the spread of the layer's
+accumulators down to about TARGET, so activations use the int8 range all the way to
+the classifier (and mistakes show in the outputs)."""
 from __future__ import annotations
 
 import math
@@ -17,7 +19,8 @@ from .graph import Network
 from .layers import Add, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
 
 W = 31                 # weight range
-ACT = 40               # assumed activation spread
+ACT = 40               # spread of the sample input
+TARGET = 24            # calibrated spread of the accumulators after the shift
 
 
 class _Builder:
@@ -27,6 +30,7 @@ class _Builder:
         self.last = "data"
         self.channels = 3
         self.out_channels = {"data": 3}
+        self.values = {"data": sample_input(self.net)}
         self.classes = classes
         self.k = 0
 
@@ -34,12 +38,10 @@ class _Builder:
         self.k += 1
         return f"{kind}{self.k}"
 
-    def _params(self, shape, fan_in):
+    def _params(self, shape):
         w = self.rng.integers(-W, W + 1, shape, dtype=np.int8)
-        # std of a sum of fan_in products ~ sqrt(fan_in) * std(w) * ACT; bring it back to ~ACT
-        shift = max(0, round(math.log2(math.sqrt(fan_in) * W / math.sqrt(3))))
-        bias = self.rng.integers(-(1 << shift), (1 << shift) + 1, shape[0]).astype(np.int32)
-        return w, bias, shift
+        bias = self.rng.integers(-W * W, W * W + 1, shape[0]).astype(np.int32)
+        return w, bias
 
     def conv(self, c_out, k, stride=1, relu=True, src=None, dw=False):
         """conv2d (or depthwise with `dw`, keeping the channels) of `src` (default: the
@@ -48,34 +50,38 @@ class _Builder:
         c_in = self.out_channels[src]
         name = self._name("dw" if dw else "conv")
         if dw:
-            w, b, shift = self._params((c_in, 1, k, k), k * k)
-            layer = DepthwiseConv2d(name, (src,), stride=stride, pad=k // 2, weight=w, bias=b, shift=shift,
+            w, b = self._params((c_in, 1, k, k))
+            layer = DepthwiseConv2d(name, (src,), stride=stride, pad=k // 2, weight=w, bias=b,
                                     clip=sem.RELU if relu else sem.INT8)
             c_out = c_in
         else:
-            w, b, shift = self._params((c_out, c_in, k, k), c_in * k * k)
-            layer = Conv2d(name, (src,), weight=w, bias=b, stride=stride, pad=k // 2, shift=shift,
+            w, b = self._params((c_out, c_in, k, k))
+            layer = Conv2d(name, (src,), weight=w, bias=b, stride=stride, pad=k // 2,
                            clip=sem.RELU if relu else sem.INT8)
         return self._add(layer, c_out)
 
     def _add(self, layer, c_out):
+        ins = [self.values[t] for t in layer.inputs]
+        if hasattr(layer, "accumulator"):
+            spread = float(np.std(layer.accumulator(*ins)))
+            layer.shift = max(0, math.ceil(math.log2(max(spread, 1) / TARGET)))
+        self.values[layer.name] = layer.reference(*ins)
         self.net.layers.append(layer)
         self.out_channels[layer.name] = c_out
         self.last, self.channels = layer.name, c_out
         return layer.name
 
     def add(self, a, b, relu=True):
-        return self._add(Add(self._name("add"), (a, b), shift=1, clip=sem.RELU if relu else sem.INT8), self.out_channels[a])
+        return self._add(Add(self._name("add"), (a, b), clip=sem.RELU if relu else sem.INT8), self.out_channels[a])
 
     def maxpool(self, k, stride, pad, nonneg):
         return self._add(MaxPool(self._name("pool"), (self.last,), kernel=k, stride=stride, pad=pad,
                                  nonneg_input=nonneg), self.channels)
 
-    def head(self, spatial):
-        self._add(GlobalAvgPool(self._name("gap"), (self.last,), shift=round(math.log2(spatial * spatial)),
-                                clip=sem.INT8), self.channels)
-        w, b, shift = self._params((self.classes, self.channels), self.channels)
-        self._add(Dense("fc", (self.last,), weight=w, bias=b, shift=shift), self.classes)
+    def head(self):
+        self._add(GlobalAvgPool(self._name("gap"), (self.last,), clip=sem.INT8), self.channels)
+        w, b = self._params((self.classes, self.channels))
+        self._add(Dense("fc", (self.last,), weight=w, bias=b), self.classes)
         return self.net
 
 
@@ -104,7 +110,7 @@ def resnet(depth: int, size: int = 224, classes: int = 1000) -> Network:
                 short = g.conv(c_out, 1, stride, relu=False, src=x)
             g.add(y, short)
         width *= 2
-    return g.head(size // 32)
+    return g.head()
 
 
 def mobilenet_v1(size: int = 224, classes: int = 1000) -> Network:
@@ -114,7 +120,7 @@ def mobilenet_v1(size: int = 224, classes: int = 1000) -> Network:
             [(1024, 2), (1024, 1)]:
         g.conv(0, 3, stride, dw=True)
         g.conv(c_out, 1, 1)
-    return g.head(size // 32)
+    return g.head()
 
 
 ZOO = {"resnet18": lambda **kw: resnet(18, **kw), "resnet34": lambda **kw: resnet(34, **kw),

@@ -1,0 +1,137 @@
+"""ALU layers, dense and networks: bit for bit on fsim against the numpy reference;
+a small network end to end on tsim; the CLI."""
+import json
+
+import numpy as np
+import pytest
+
+from hwgen import load_config
+from hwgen.cli import main
+from hwgen.compiler import semantics as sem
+from hwgen.compiler import zoo
+from hwgen.compiler.graph import Network, compile_network
+from hwgen.compiler.layers import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
+from hwgen.compiler.layout import pack_act, unpack_act
+from hwgen.compiler.runtime import Device, run_network
+from sim import run
+
+from ..conftest import CONFIG_DIR
+
+CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32", "1x16x16-aluext"]
+
+
+def cfg_of(name):
+    return load_config(CONFIG_DIR / f"{name}.json")
+
+
+def run_layer(cfg, layer, shapes, seed=0, nonneg=False):
+    rng = np.random.default_rng(seed)
+    xs = [rng.integers(0 if nonneg else -128, 128, s, dtype=np.int8) for s in shapes]
+    prog, _ = layer.compile(cfg, shapes)
+    for k, x in enumerate(xs):
+        prog.write(f"in{k}", pack_act(x, cfg.batch, layer.input_block(cfg)))
+    out = layer.out_shape(*shapes)
+    got = unpack_act(run(prog, "fsim").outputs["out"], out[0], out[1])
+    assert np.array_equal(got, layer.reference(*xs)), layer
+
+
+def params(seed, shape):
+    rng = np.random.default_rng(seed)
+    return rng.integers(-128, 128, shape, dtype=np.int8), rng.integers(-3000, 3000, shape[0]).astype(np.int32)
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("c,size,k,stride,pad", [(24, 9, 3, 2, 1), (40, 7, 3, 1, 1), (64, 12, 2, 2, 0),
+                                                 (3, 11, 5, 2, 2), (96, 5, 7, 1, 3)])
+def test_pooling_and_depthwise(cfg_name, c, size, k, stride, pad):
+    cfg = cfg_of(cfg_name)
+    shape = [(2, c, size, size + 1)]
+    nonneg = not cfg.ALU_EXT
+    run_layer(cfg, MaxPool("mp", ("x",), kernel=k, stride=stride, pad=pad, nonneg_input=nonneg), shape, nonneg=nonneg)
+    run_layer(cfg, AvgPool("ap", ("x",), kernel=k, stride=stride, pad=pad, shift=3, clip=sem.RELU), shape)
+    w, b = params(c, (c, 1, k, k))
+    run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=7), shape)
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_add_global_pool_dense(cfg_name):
+    cfg = cfg_of(cfg_name)
+    run_layer(cfg, Add("add", ("a", "b"), shift=1, clip=sem.RELU), [(1, 40, 9, 7)] * 2)
+    run_layer(cfg, Add("add", ("a", "b")), [(3, 24, 33, 33)] * 2)       # several ACC tiles
+    run_layer(cfg, GlobalAvgPool("gap", ("x",), shift=5), [(1, 96, 7, 7)])
+    w, b = params(1, (10, 70))
+    run_layer(cfg, Dense("fc", ("x",), weight=w, bias=b, shift=9), [(2, 70, 1, 1)])
+
+
+def test_max_pool_without_pad_min_runs_on_host_unless_input_nonneg():
+    cfg = cfg_of("default")
+    pool = MaxPool("pool", ("x",), kernel=3, stride=2, pad=1)
+    assert "pad-min" in pool.host_reason(cfg, [(1, 16, 8, 8)])
+    assert pool.host_reason(cfg_of("1x16x16-aluext"), [(1, 16, 8, 8)]) is None
+    pool.nonneg_input = True
+    assert pool.host_reason(cfg, [(1, 16, 8, 8)]) is None
+
+
+def small_net() -> Network:
+    """A residual network in miniature: host stem, max pool, a strided basic block with
+    a 1x1 shortcut, depthwise, global pool and classifier."""
+    rng = np.random.default_rng(5)
+
+    def p(shape):
+        return rng.integers(-31, 32, shape, dtype=np.int8), rng.integers(-900, 900, shape[0]).astype(np.int32)
+    net = Network("tiny", "data", (1, 3, 20, 20))
+    w, b = p((24, 3, 3, 3))
+    net.layers.append(Conv2d("stem", ("data",), weight=w, bias=b, stride=1, pad=1, shift=6, clip=sem.RELU))
+    net.layers.append(MaxPool("pool", ("stem",), kernel=3, stride=2, pad=1, nonneg_input=True))
+    w, b = p((40, 24, 3, 3))
+    net.layers.append(Conv2d("c1", ("pool",), weight=w, bias=b, stride=2, pad=1, shift=8, clip=sem.RELU))
+    w, b = p((40, 40, 3, 3))
+    net.layers.append(Conv2d("c2", ("c1",), weight=w, bias=b, stride=1, pad=1, shift=9))
+    w, b = p((40, 24, 1, 1))
+    net.layers.append(Conv2d("short", ("pool",), weight=w, bias=b, stride=2, shift=6))
+    net.layers.append(Add("add", ("c2", "short"), shift=1, clip=sem.RELU))
+    w, b = p((40, 1, 3, 3))
+    net.layers.append(DepthwiseConv2d("dw", ("add",), stride=1, pad=1, weight=w, bias=b, shift=5, clip=sem.RELU))
+    net.layers.append(GlobalAvgPool("gap", ("dw",), shift=5))
+    w, b = p((10, 40))
+    net.layers.append(Dense("fc", ("gap",), weight=w, bias=b, shift=7))
+    return net
+
+
+@pytest.mark.parametrize("cfg_name,target", [("default", "fsim"), ("1x8x8", "fsim"), ("2x16x16", "fsim"),
+                                             ("default", "tsim")])
+def test_small_network(cfg_name, target):
+    cfg = cfg_of(cfg_name)
+    net = small_net()
+    compiled = compile_network(net, cfg)
+    assert [c.where for c in compiled][:2] == ["host", "vta"]
+    x = np.random.default_rng(1).integers(-60, 60, net.input_shape, dtype=np.int8)
+    result = run_network(net, cfg, compiled, x, Device(target))
+    expected = net.reference(x)
+    assert np.array_equal(result["output"], expected) and np.abs(expected).max() > 8
+    if target == "tsim":
+        assert result["cycles"] > 0 and 0 < result["mac_utilization"] < 1
+
+
+def test_model_round_trip_and_cli(tmp_path, capsys):
+    net = small_net()
+    net.save(tmp_path / "model")
+    again = Network.load(tmp_path / "model" / "model.json")
+    x = np.random.default_rng(2).integers(-60, 60, net.input_shape, dtype=np.int8)
+    assert np.array_equal(again.reference(x), net.reference(x))
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config",
+                 str(CONFIG_DIR / "1x8x8.json"), "-o", str(tmp_path / "out"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    conv = next(r for r in report["layers"] if r["name"] == "c2")
+    assert conv["where"] == "vta" and conv["predicted_bytes"]["WGT"] > 0 and "tiling" in conv
+    assert main(["run", str(tmp_path / "out"), "--target", "fsim", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["matches_reference"] is True and summary["target"] == "fsim"
+    assert [e["where"] for e in summary["layers"]][0] == "host" and summary["dram_bytes"] > 0
+
+
+def test_zoo_shapes():
+    for name, classes in (("resnet18", 1000), ("mobilenet_v1", 1000)):
+        net = zoo.get(name)
+        assert net.shapes()[net.output] == (1, classes, 1, 1)
+    assert sum(isinstance(la, Conv2d) for la in zoo.get("resnet50").layers) == 53 + 1   # + the classifier
