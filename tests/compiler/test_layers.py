@@ -135,3 +135,15 @@ def test_zoo_shapes():
         net = zoo.get(name)
         assert net.shapes()[net.output] == (1, classes, 1, 1)
     assert sum(isinstance(la, Conv2d) for la in zoo.get("resnet50").layers) == 53 + 1   # + the classifier
+
+
+def test_resnet18_on_fsim():
+    """The whole ResNet-18 (first convolution on the host) bit for bit on fsim."""
+    cfg = cfg_of("default")
+    net = zoo.get("resnet18")
+    compiled = compile_network(net, cfg)
+    assert [c.layer.name for c in compiled if c.where == "host"] == ["conv1"]
+    x = zoo.sample_input(net)
+    result = run_network(net, cfg, compiled, x, Device("fsim"))
+    expected = net.reference(x)
+    assert np.array_equal(result["output"], expected) and len(np.unique(expected)) > 20

@@ -1,0 +1,144 @@
+"""Compiler benchmarks, printed as figures.
+
+    python benchmarks/compiler_bench.py [--json] [--only tps,reuse,networks] [--configs a,b] [--networks a,b]
+
+tps       DRAM bytes loaded by the tiling search's schedule against the fallback
+          (minimal-scratchpad) schedule on the ResNet-18 convolutions C2-C11 at BLOCK 32
+          (configs/1x32x32.json), as in the configurable-VTA paper's figure 10
+reuse     bytes loaded into INP and WGT by the ResNet convolutions with reuse-aware
+          double buffering against plain virtual threads: on the same (searched) tilings,
+          and with each searching its own best tiling
+networks  networks end to end on tsim: total cycles, MAC utilization, DRAM bytes,
+          bit-exactness and wall time (default: ResNet-18 on 1x16x16, 1x32x32 and
+          1x64x64, MobileNet-v1 on 1x16x16)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from hwgen import load_config
+from hwgen.compiler import zoo
+from hwgen.compiler.graph import compile_network
+from hwgen.compiler.layers import Conv2d
+from hwgen.compiler.runtime import Device, run_network
+from hwgen.compiler.tiling import ConvShape, dram_bytes, fallback, load_bytes, search
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+# The ResNet-18 convolutions of the VTA benchmarks: (size, c_in, c_out, kernel, stride)
+RESNET18_CONVS = {
+    "C2": (56, 64, 64, 3, 1), "C3": (56, 64, 64, 1, 1), "C4": (56, 64, 128, 3, 2), "C5": (56, 64, 128, 1, 2),
+    "C6": (28, 128, 128, 3, 1), "C7": (28, 128, 256, 3, 2), "C8": (28, 128, 256, 1, 2),
+    "C9": (14, 256, 256, 3, 1), "C10": (14, 256, 512, 3, 2), "C11": (14, 256, 512, 1, 2)}
+
+
+def cfg_of(name):
+    return load_config(CONFIGS / f"{name}.json")
+
+
+def tps(config="1x32x32"):
+    cfg = cfg_of(config)
+    rows = []
+    for name, (size, ci, co, k, s) in RESNET18_CONVS.items():
+        shape = ConvShape.of(cfg, 1, ci, co, size, size, k, k, (s, s), (k // 2, k // 2))
+        t0 = time.perf_counter()
+        choice = search(cfg, shape)
+        best, base = load_bytes(cfg, shape, choice.tiling), load_bytes(cfg, shape, fallback(shape))
+        rows.append({"layer": name, "tps_bytes": best, "fallback_bytes": base, "ratio": round(base / best, 1),
+                     "tiling": choice.tiling.to_dict(), "candidates": choice.candidates,
+                     "search_seconds": round(time.perf_counter() - t0, 3)})
+    return {"config": cfg.name, "layers": rows}
+
+
+def reuse(configs=("default", "1x32x32"), networks=("resnet18", "resnet34", "resnet50")):
+    out = []
+    for config in configs:
+        cfg = cfg_of(config)
+        for net_name in networks:
+            net = zoo.get(net_name)
+            shapes = net.shapes()
+            reuse_b = plain_same = plain_best = 0
+            for layer in net.layers:
+                if not isinstance(layer, Conv2d) or layer.host_reason(cfg, [shapes[layer.inputs[0]]]):
+                    continue
+                s = layer.conv_shape(cfg, shapes[layer.inputs[0]])
+                t = search(cfg, s).tiling
+                reuse_b += _inp_wgt(dram_bytes(cfg, s, t))
+                plain_same += _inp_wgt(dram_bytes(cfg, s, replace(t, reuse=False)))
+                plain_best += _inp_wgt(search(cfg, s, reuse=False).bytes)
+            out.append({"config": cfg.name, "network": net_name, "reuse_bytes": reuse_b,
+                        "plain_same_tiling_bytes": plain_same, "plain_best_tiling_bytes": plain_best,
+                        "saved_same_tiling": round(1 - reuse_b / plain_same, 3),
+                        "saved_best_tiling": round(1 - reuse_b / plain_best, 3)})
+    return out
+
+
+def _inp_wgt(b: dict) -> int:
+    return b["INP"] + b["WGT"]
+
+
+def networks(runs):
+    out = []
+    for net_name, config in runs:
+        cfg = cfg_of(config)
+        net = zoo.get(net_name)
+        t0 = time.perf_counter()
+        compiled = compile_network(net, cfg)
+        t1 = time.perf_counter()
+        x = zoo.sample_input(net)
+        r = run_network(net, cfg, compiled, x, Device("tsim"))
+        t2 = time.perf_counter()
+        out.append({"network": net_name, "config": cfg.name, "cycles": r["cycles"],
+                    "mac_utilization": round(r["mac_utilization"], 4), "dram_bytes": r["dram_bytes"],
+                    "matches_reference": bool(np.array_equal(r["output"], net.reference(x))),
+                    "compile_seconds": round(t1 - t0, 1), "run_seconds": round(t2 - t1, 1),
+                    "host_layers": [e["name"] for e in r["layers"] if e["where"] == "host"]})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default="tps,reuse,networks")
+    ap.add_argument("--runs", default="resnet18:default,resnet18:1x32x32,resnet18:1x64x64,mobilenet_v1:default",
+                    help="network:config pairs for the network runs")
+    args = ap.parse_args()
+    parts = args.only.split(",")
+    res = {}
+    if "tps" in parts:
+        res["tps"] = tps()
+        if not args.json:
+            print(f"TPS vs fallback bytes loaded, ResNet-18 convolutions on {res['tps']['config']}:")
+            for r in res["tps"]["layers"]:
+                print(f"  {r['layer']:>4}: {r['tps_bytes']:>12,} vs {r['fallback_bytes']:>14,}  ({r['ratio']}x less; "
+                      f"{r['candidates']} tilings searched in {r['search_seconds']} s)")
+    if "reuse" in parts:
+        res["reuse"] = reuse()
+        if not args.json:
+            print("INP+WGT bytes, reuse-aware double buffering vs plain virtual threads:")
+            for r in res["reuse"]:
+                print(f"  {r['network']:>9} on {r['config']:<8}: {r['reuse_bytes']:>12,}; plain, same tilings "
+                      f"{r['plain_same_tiling_bytes']:>12,} ({r['saved_same_tiling']:.0%} saved); plain, its own "
+                      f"best tilings {r['plain_best_tiling_bytes']:>12,} ({r['saved_best_tiling']:.0%} saved)")
+    if "networks" in parts:
+        runs = [tuple(p.split(":")) for p in args.runs.split(",")]
+        res["networks"] = networks(runs)
+        if not args.json:
+            print("Networks on tsim (layers after the host's):")
+            for r in res["networks"]:
+                print(f"  {r['network']} on {r['config']}: {r['cycles']:,} cycles, MAC utilization "
+                      f"{r['mac_utilization']:.1%}, {r['dram_bytes']:,} DRAM bytes, "
+                      f"{'bit-exact' if r['matches_reference'] else 'MISMATCH'}, compile {r['compile_seconds']} s, "
+                      f"run {r['run_seconds']} s; host: {', '.join(r['host_layers'])}")
+    if args.json:
+        print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
