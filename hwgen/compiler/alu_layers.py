@@ -26,13 +26,18 @@ def _alu(b, op, base, dims, imm=None, reset=False):
         b.alu(op, k.uops, k.loops)
 
 
-def _rows_per_tile(cfg, name: str, oh: int, entries) -> int:
-    """Most output rows per tile whose ACC footprint `entries(th)` fits half of ACC."""
+def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
+    """Output rows and columns per tile: whole rows if one fits half of ACC (the most
+    rows that do), else the most columns of one row; `entries(th, tw)` is the ACC
+    footprint of a tile."""
     half = cfg.depth[MemType.ACC] // 2
     for th in range(oh, 0, -1):
-        if entries(th) <= half:
-            return th
-    raise HwgenError(f"{name}: one output row needs {entries(1)} accumulator entries, more than half of the "
+        if entries(th, ow) <= half:
+            return th, ow
+    for tw in range(ow - 1, 0, -1):
+        if entries(1, tw) <= half:
+            return 1, tw
+    raise HwgenError(f"{name}: one output needs {entries(1, 1)} accumulator entries, more than half of the "
                      f"{cfg.depth[MemType.ACC]}-entry ACC of configuration {cfg.name}")
 
 
@@ -46,47 +51,45 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
     nb, cb, h, w = shape
     k = kernel
     oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
-    iw = (ow - 1) * stride + k
     kk = k * k
     dw = kind == "depthwise"
 
-    def entries(th):
-        ih = (th - 1) * stride + k
-        return ih * iw + th * ow * (1 + (kk if dw else 0)) + ((kk + 1) if dw else 0)
-    th_max = _rows_per_tile(b.cfg, name, oh, entries)
+    def entries(th, tw):
+        return (((th - 1) * stride + k) * ((tw - 1) * stride + k) + th * tw * (1 + (kk if dw else 0))
+                + ((kk + 1) if dw else 0))
+    th_max, tw_max = _tile_shape(b.cfg, name, oh, ow, entries)
     half = b.cfg.depth[MemType.ACC] // 2
-    xs = in_range(0, ow, stride, k, pad, w)
     p = Pipeline(b)
-    for n in range(nb):
-        for c in range(cb):
-            for y0, th in tiles(oh, th_max):
-                base = p.group_begin() * half
-                ys = in_range(y0, th, stride, k, pad, h)
-                ih = (th - 1) * stride + k
-                src, dst = base, base + ih * iw
-                b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
-                       x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
-                pix = [(th, ow, stride * iw), (ow, 1, stride)]
-                window = [(k, 0, iw), (k, 0, 1)]
-                _alu(b, AluOp.ADD, (dst, dst), [(th * ow, 1, 1)], reset=True)
-                if kind == "max":
-                    _alu(b, AluOp.ADD, (dst, src), pix)
-                    _alu(b, AluOp.MAX, (dst, src), pix + window)
-                elif kind == "avg":
-                    _alu(b, AluOp.ADD, (dst, src), pix + window)
-                    epilogue(b, dst, [(th * ow, 1)], shift, clip)
-                else:
-                    tmp = dst + th * ow
-                    wgt = tmp + kk * th * ow
-                    b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
-                    b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
-                    scratch = [(k, k * th * ow, iw), (k, th * ow, 1)]
-                    _alu(b, AluOp.ADD, (tmp, tmp), [(kk * th * ow, 1, 1)], reset=True)
-                    _alu(b, AluOp.ADD, (tmp, src), scratch + pix)               # tmp[ky,kx,p] = window value
-                    _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * ow, 1), (th * ow, 1, 0)])
-                    _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * ow), (th * ow, 1, 1)])
-                    epilogue(b, dst, [(th * ow, 1)], shift, clip, bias=(wgt + kk, (0,)))
-                p.group_end(lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow, x_size=th * ow))
+    for n, c, (y0, th), (x0, tw) in ((n, c, yt, xt) for n in range(nb) for c in range(cb)
+                                     for yt in tiles(oh, th_max) for xt in tiles(ow, tw_max)):
+        base = p.group_begin() * half
+        ys, xs = in_range(y0, th, stride, k, pad, h), in_range(x0, tw, stride, k, pad, w)
+        ih, iw = (th - 1) * stride + k, (tw - 1) * stride + k
+        src, dst = base, base + ih * iw
+        b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
+               x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
+        pix = [(th, tw, stride * iw), (tw, 1, stride)]
+        window = [(k, 0, iw), (k, 0, 1)]
+        _alu(b, AluOp.ADD, (dst, dst), [(th * tw, 1, 1)], reset=True)
+        if kind == "max":
+            _alu(b, AluOp.ADD, (dst, src), pix)
+            _alu(b, AluOp.MAX, (dst, src), pix + window)
+        elif kind == "avg":
+            _alu(b, AluOp.ADD, (dst, src), pix + window)
+            epilogue(b, dst, [(th * tw, 1)], shift, clip)
+        else:
+            tmp = dst + th * tw
+            wgt = tmp + kk * th * tw
+            b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
+            b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
+            scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]
+            _alu(b, AluOp.ADD, (tmp, tmp), [(kk * th * tw, 1, 1)], reset=True)
+            _alu(b, AluOp.ADD, (tmp, src), scratch + pix)               # tmp[ky,kx,p] = window value
+            _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
+            _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
+            epilogue(b, dst, [(th * tw, 1)], shift, clip, bias=(wgt + kk, (0,)))
+        p.group_end(lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw,
+                                    x_stride=ow))
     p.drain()
 
 

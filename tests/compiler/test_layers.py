@@ -63,6 +63,18 @@ def test_add_global_pool_dense(cfg_name):
     run_layer(cfg, Dense("fc", ("x",), weight=w, bias=b, shift=9), [(2, 70, 1, 1)])
 
 
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_wide_images_tile_columns(cfg_name):
+    """A row of a 3x3 depthwise on a 200-wide image needs more than half of ACC, so
+    tiles split rows into columns."""
+    cfg = cfg_of(cfg_name)
+    shape = [(1, 16, 4, 200)]
+    w, b = params(9, (16, 1, 3, 3))
+    run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=1, pad=1, weight=w, bias=b, shift=7), shape)
+    run_layer(cfg, MaxPool("mp", ("x",), kernel=3, stride=2, pad=1, nonneg_input=True), [(1, 16, 5, 700)],
+              nonneg=True)
+
+
 def test_max_pool_without_pad_min_runs_on_host_unless_input_nonneg():
     cfg = cfg_of("default")
     pool = MaxPool("pool", ("x",), kernel=3, stride=2, pad=1)
