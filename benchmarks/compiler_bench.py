@@ -83,7 +83,7 @@ def _inp_wgt(b: dict) -> int:
     return b["INP"] + b["WGT"]
 
 
-def networks(runs):
+def networks(runs, report=None):
     out = []
     for net_name, config in runs:
         cfg = cfg_of(config)
@@ -99,6 +99,8 @@ def networks(runs):
                     "matches_reference": bool(np.array_equal(r["output"], net.reference(x))),
                     "compile_seconds": round(t1 - t0, 1), "run_seconds": round(t2 - t1, 1),
                     "host_layers": [e["name"] for e in r["layers"] if e["where"] == "host"]})
+        if report:
+            report(out[-1])
     return out
 
 
@@ -128,14 +130,14 @@ def main():
                       f"best tilings {r['plain_best_tiling_bytes']:>12,} ({r['saved_best_tiling']:.0%} saved)")
     if "networks" in parts:
         runs = [tuple(p.split(":")) for p in args.runs.split(",")]
-        res["networks"] = networks(runs)
+        def show(r):
+            print(f"  {r['network']} on {r['config']}: {r['cycles']:,} cycles, MAC utilization "
+                  f"{r['mac_utilization']:.1%}, {r['dram_bytes']:,} DRAM bytes, "
+                  f"{'bit-exact' if r['matches_reference'] else 'MISMATCH'}, compile {r['compile_seconds']} s, "
+                  f"run {r['run_seconds']} s; host: {', '.join(r['host_layers'])}", flush=True)
         if not args.json:
-            print("Networks on tsim (layers after the host's):")
-            for r in res["networks"]:
-                print(f"  {r['network']} on {r['config']}: {r['cycles']:,} cycles, MAC utilization "
-                      f"{r['mac_utilization']:.1%}, {r['dram_bytes']:,} DRAM bytes, "
-                      f"{'bit-exact' if r['matches_reference'] else 'MISMATCH'}, compile {r['compile_seconds']} s, "
-                      f"run {r['run_seconds']} s; host: {', '.join(r['host_layers'])}")
+            print("Networks on tsim (layers after the host's):", flush=True)
+        res["networks"] = networks(runs, None if args.json else show)
     if args.json:
         print(json.dumps(res))
 
