@@ -170,14 +170,31 @@ def load_bytes(cfg, s: ConvShape, t: Tiling) -> int:
 
 
 def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
-    """A first-order estimate: GEMM micro-op iterations (one per cycle) against bus
-    cycles of the traffic, whichever is larger, plus the epilogue's ALU passes and the
-    per-instruction overhead."""
+    """A first-order estimate. The compute module runs the GEMM micro-op iterations (one
+    per cycle), the epilogue's ALU passes (reset, bias, shift, clip) and a fixed cost
+    per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
+    overlapped: the first step's loads, and the last group's store."""
+    bus = cfg.AXI_DATA_BITS // 8
+    E = cfg.elem_bytes
+    b = dram_bytes(cfg, s, t)
+    n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
+    n_co, n_ci = -(-s.cob // t.tco), -(-s.cib // t.tci)
+    steps = s.nb * n_h * n_w * n_co * n_ci
+    n_groups = s.nb * -(-n_h // t.h_n) * n_w * -(-n_co // t.oc_n)
     gemm = s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
-    bus = sum(dram_bytes(cfg, s, t).values()) // (cfg.AXI_DATA_BITS // 8)
-    n_steps = s.nb * -(-s.oh // t.th) * -(-s.ow // t.tw) * -(-s.cob // t.tco) * -(-s.cib // t.tci)
-    alu = 5 * s.nb * s.cob * s.oh * s.ow
-    return max(gemm, bus) + alu + 8 * n_steps
+    entries = s.nb * s.cob * s.oh * s.ow
+    alu = n_groups * t.oc_n * t.h_n * t.tco * t.th * t.tw + 5 * entries
+    compute = gemm + alu + STEP_CYCLES * steps
+    memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
+    first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]
+    first_cols = in_range(0, min(t.tw, s.ow), s.sw, s.kw, s.pw, s.w)[1]
+    first = (first_rows * first_cols * min(t.tci, s.cib) * E[MemType.INP]
+             + min(t.tco, s.cob) * min(t.tci, s.cib) * s.kh * s.kw * E[MemType.WGT]) // bus
+    last = t.oc_n * t.h_n * t.tco * t.th * t.tw * E[MemType.OUT] // bus
+    return first + max(compute, memory) + last
+
+
+STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
 
 
 @dataclass(frozen=True)
@@ -194,29 +211,28 @@ def fallback(s: ConvShape) -> Tiling:
     return Tiling(1, 1, 1, 1, 1, 1, reuse=False)
 
 
-def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv") -> Choice:
-    """The tiling with the fewest bytes loaded (ties: fewer predicted cycles, then fewer
-    steps) among all candidates that fit the scratchpads."""
+def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: float = 0.0) -> Choice:
+    """The tiling with the fewest bytes loaded among all candidates that fit the
+    scratchpads (ties: fewer predicted cycles). With `slack` > 0: the fewest predicted
+    cycles among the tilings that load at most (1 + slack) times the fewest bytes."""
     cap = capacity(cfg)
-    best, n = None, 0
+    scored = []
     ths, tws, tcos, tcis = (candidates(v) for v in (s.oh, s.ow, s.cob, s.cib))
     for oc_n, h_n in ((1, 1), (2, 1), (1, 2)):
         for th in ths:
             for tw in tws:
                 for tci in tcis:
-                    for tco in tcos:
+                    for tco in tcos:          # footprints grow with tco
                         t = Tiling(th, tw, tco, tci, oc_n, h_n, reuse)
                         f = footprint(s, t)
-                        if f.inp > cap["inp"] or f.acc > cap["acc"] or f.uops > cap["uops"]:
-                            break           # grows with tco
-                        if f.wgt > cap["wgt"]:
+                        if f.inp > cap["inp"] or f.acc > cap["acc"] or f.uops > cap["uops"] or f.wgt > cap["wgt"]:
                             break
-                        n += 1
-                        key = (load_bytes(cfg, s, t), predicted_cycles(cfg, s, t))
-                        if best is None or key < best[0]:
-                            best = (key, t)
-    if best is None:
+                        scored.append((load_bytes(cfg, s, t), predicted_cycles(cfg, s, t), t))
+    if not scored:
         raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
                          "channel block needs more scratchpad); use a configuration with larger buffers")
-    t = best[1]
-    return Choice(t, dram_bytes(cfg, s, t), predicted_cycles(cfg, s, t), n)
+    least = min(sc[0] for sc in scored)
+    bound = least * (1 + slack)
+    pool = [sc for sc in scored if sc[0] <= bound]
+    _, cycles, t = min(pool, key=(lambda sc: (sc[1], sc[0])) if slack else (lambda sc: (sc[0], sc[1])))
+    return Choice(t, dram_bytes(cfg, s, t), cycles, len(scored))
