@@ -1,0 +1,79 @@
+"""Technology descriptions (JSON): placement site and rows, spacing rules, SRAM macros,
+a wire delay model and the clock target.
+
+    {"name": ..., "site": {"width": um, "height": um}, "macro_spacing": um,
+     "macros": [{"name": ..., "words": N, "bits": N, "width": um, "height": um}, ...],
+     "wire_ps_per_mm": ps, "clock_mhz": MHz, "register_overhead_ps": ps}
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from hwgen.errors import HwgenError
+
+TECHS = Path(__file__).resolve().parent / "techs"
+
+
+@dataclass(frozen=True)
+class SramMacro:
+    name: str
+    words: int
+    bits: int
+    width: float
+    height: float
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+
+@dataclass(frozen=True)
+class Tech:
+    name: str
+    site_width: float
+    row_height: float
+    macro_spacing: float
+    macros: tuple[SramMacro, ...]
+    wire_ps_per_mm: float
+    clock_mhz: float
+    register_overhead_ps: float = 0.0
+    note: str = ""
+
+    def macro(self, name: str) -> SramMacro:
+        for m in self.macros:
+            if m.name == name:
+                return m
+        raise HwgenError(f"tech {self.name}: no macro {name!r}; it has {', '.join(m.name for m in self.macros)}")
+
+    @property
+    def period_ps(self) -> float:
+        return 1e6 / self.clock_mhz
+
+
+def load_tech(path: str | Path) -> Tech:
+    """A tech from a JSON file, or by name from the shipped techs (e.g. "example")."""
+    p = Path(path)
+    if not p.exists() and (TECHS / f"{path}.json").exists():
+        p = TECHS / f"{path}.json"
+    try:
+        d = json.loads(p.read_text())
+    except (OSError, ValueError) as e:
+        raise HwgenError(f"tech {path}: {e}") from None
+    need = ("name", "site", "macro_spacing", "macros", "wire_ps_per_mm", "clock_mhz")
+    missing = [k for k in need if k not in d]
+    if missing:
+        raise HwgenError(f"tech {p}: missing field {missing[0]!r} (needs {', '.join(need)})")
+    macros = []
+    for k, m in enumerate(d["macros"]):
+        try:
+            macros.append(SramMacro(m["name"], int(m["words"]), int(m["bits"]), float(m["width"]), float(m["height"])))
+        except KeyError as e:
+            raise HwgenError(f"tech {p}: macro {k} has no field {e}; each needs name, words, bits, width, height") \
+                from None
+    if not macros:
+        raise HwgenError(f"tech {p}: no SRAM macros")
+    return Tech(d["name"], float(d["site"]["width"]), float(d["site"]["height"]), float(d["macro_spacing"]),
+                tuple(macros), float(d["wire_ps_per_mm"]), float(d["clock_mhz"]),
+                float(d.get("register_overhead_ps", 0.0)), d.get("note", ""))

@@ -1,0 +1,168 @@
+"""The floorplan library: orientations, composition, every check (each with a
+floorplan that violates it), macro mapping against hand-computed cases, and the
+DEF/Tcl/SVG output of a known small design."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from floorplan import Array, Block, Floorplan, Macro, Rect, check, load_tech, macro_array, map_memory
+from floorplan.export import to_def, to_json, to_svg, to_tcl
+from floorplan.geometry import compose, place_rect
+from floorplan.tech import SramMacro, Tech
+from hwgen import HwgenError
+
+TECH = load_tech("example")
+M = TECH.macro("sram_512x64")          # 80 x 60 um
+
+
+def plan(build, design="top"):
+    class P(Floorplan):
+        style = "test"
+        margin = 0.0
+
+        def build(self, cfg, tech):
+            top = Block(design)
+            build(top)
+            return top
+    return P().run(None, TECH)
+
+
+def kinds(impl, hierarchy=None):
+    return sorted(v.kind for v in check(impl, TECH, hierarchy))
+
+
+def test_orientations():
+    assert compose("R90", "R90") == "R180" and compose("R90", "R270") == "R0"
+    assert compose("MX", "MX") == "R0" and compose("MX", "MY") == "R180" and compose("MX", "R90") == "MXR90"
+    # a 10 x 4 frame turned a quarter: 4 x 10, and its lower-left unit square goes to the lower right
+    assert place_rect(Rect(0, 0, 10, 4), 10, 4, 5, 5, "R90") == Rect(5, 5, 9, 15)
+    assert place_rect(Rect(0, 0, 1, 1), 10, 4, 0, 0, "R90") == Rect(3, 0, 4, 1)
+    assert place_rect(Rect(0, 0, 1, 1), 10, 4, 0, 0, "MY") == Rect(9, 0, 10, 1)
+
+
+def test_composition_and_array_flips():
+    def build(top):
+        a = top.add(Array("bank", lambda r, c: Macro(f"m{r}{c}", M), 2, 3, spacing=2, flip_rows="MX"), 0, 0)
+        top.right_of(Macro("solo", M), a, gap=5, align="top")
+    impl = plan(build)
+    bank = impl.find("top.bank")
+    assert (bank.rect.width, bank.rect.height) == (2 * 82 + 80, 62 + 60)
+    assert impl.find("top.bank.m12").orient == "MX" and impl.find("top.bank.m02").orient == "R0"
+    solo = impl.find("top.solo")
+    assert solo.rect.x0 == bank.rect.x1 + 5 and solo.rect.y1 == bank.rect.y1
+    assert kinds(impl) == []
+    # a rotated parent turns and re-orients its children
+    def turned(top):
+        inner = Block("inner")
+        inner.add(Macro("m", M), 0, 0, "MX")
+        top.add(inner, 0, 0, "R180")
+    assert plan(turned).find("top.inner.m").orient == "MY"
+
+
+def test_overlap_and_spacing():
+    def overlap(top):
+        top.add(Macro("a", M), 0, 0)
+        top.add(Macro("b", M), 70, 50)
+    v = check(plan(overlap), TECH)
+    assert [x.kind for x in v] == ["overlap"] and "top.a (0, 0)-(80, 60) overlaps top.b (70, 50)-(150, 110)" in v[0].message
+
+    def close(top):
+        top.add(Macro("a", M), 0, 0)
+        top.add(Macro("b", M), 81, 0)        # 1 um apart, the tech needs 2
+    v = check(plan(close), TECH)
+    assert [x.kind for x in v] == ["spacing"] and "1 um apart" in v[0].message
+    # diagonal neighbours 1 um apart in x but 10 um in y are fine
+    def diagonal(top):
+        top.add(Macro("a", M), 0, 0)
+        top.add(Macro("b", M), 81, 70)
+    assert kinds(plan(diagonal)) == []
+
+
+def test_bounds_die_and_region():
+    def build(top):
+        g = Block("g", width=100, height=100)
+        g.add(Macro("a", M), 30, 50)           # sticks out of g's 100 x 100 and out of the die
+        top.add(g)
+        top.bound("g", Rect(0, 0, 100, 100))
+    impl = plan(build)
+    msgs = [v.message for v in check(impl, TECH)]
+    assert any("top.g.a (30, 50)-(110, 110) is outside the die" in m for m in msgs)
+    assert any("is outside the region (0, 0)-(100, 100) of top.g" in m for m in msgs)
+
+
+def test_duplicates_and_hierarchy():
+    def build(top):
+        top.add(Macro("a", M, inst="mem.sram0"), 0, 0)
+        top.add(Macro("b", M, inst="mem.sram0"), 100, 0)
+        top.add(Block("logic", inst="nowhere", width=10, height=10), 200, 0)
+    impl = plan(build)
+    v = check(impl, TECH, ["top", "top.mem"])
+    assert sorted(x.kind for x in v) == ["duplicate", "hierarchy"]
+    assert "top.nowhere, which is not an instance" in next(x.message for x in v if x.kind == "hierarchy")
+    assert "top/a" in next(x.message for x in v if x.kind == "duplicate")
+
+
+def test_macro_mapping_hand_computed():
+    # 2048 x 1024 bits: sram_2048x128 1 x 8 = 8 x 31500 um^2; sram_1024x256 2 x 4 = 8 x 31900; others larger
+    mm = map_memory(TECH, 1024, 2048)
+    assert (mm.macro.name, mm.rows, mm.cols, mm.area) == ("sram_2048x128", 1, 8, 252000.0)
+    # 100 x 40 bits: sram_256x32 1 x 2 (2400 um^2) beats sram_512x64 1 x 1 (4800)
+    assert (map_memory(TECH, 40, 100).macro.name, map_memory(TECH, 40, 100).count) == ("sram_256x32", 2)
+    # equal area: the tie goes to fewer macros
+    tie = Tech("t", 0.1, 1, 1, (SramMacro("small", 256, 32, 10, 10), SramMacro("big", 512, 64, 20, 20)), 100, 500)
+    assert (map_memory(tie, 64, 512).macro.name, map_memory(tie, 64, 512).count) == ("big", 1)
+    with pytest.raises(HwgenError, match="acc: a memory of 0 x 8 bits"):
+        map_memory(TECH, 8, 0, "acc")
+
+
+def small_design():
+    def build(top):
+        mem = macro_array("mem", map_memory(TECH, 128, 1024), TECH.macro_spacing, inst="buf")
+        p = top.add(mem, 0, 0)
+        top.right_of(Block("ctrl", width=50, height=50), p, gap=10)
+        top.bound("buf", Rect(0, 0, 100, 250))
+    return plan(build, "chip")
+
+
+def test_def_and_tcl_of_a_known_design():
+    impl = small_design()     # 1024 x 128 -> sram_1024x64, 1 row x 2 columns
+    assert to_def(impl) == """VERSION 5.8 ;
+DIVIDERCHAR "/" ;
+BUSBITCHARS "[]" ;
+DESIGN chip ;
+UNITS DISTANCE MICRONS 1000 ;
+DIEAREA ( 0 0 ) ( 222000 110000 ) ;
+
+COMPONENTS 2 ;
+- buf/sram_r0_c0 sram_1024x64 + PLACED ( 0 0 ) N ;
+- buf/sram_r0_c1 sram_1024x64 + PLACED ( 82000 0 ) N ;
+END COMPONENTS
+
+REGIONS 1 ;
+- region_0 ( 0 0 ) ( 100000 250000 ) + TYPE FENCE ;
+END REGIONS
+
+GROUPS 1 ;
+- group_0 buf/* + REGION region_0 ;
+END GROUPS
+
+END DESIGN
+"""
+    tcl = to_tcl(impl)
+    assert "place_macro -macro_name {buf/sram_r0_c1} -location {82 0} -orientation R0" in tcl
+    assert "$region setRegionType EXCLUSIVE" in tcl and "[string match {buf/*} [$inst getName]]" in tcl
+    assert [v.kind for v in check(impl, TECH)] == ["bounds"]          # buf.sram_r0_c1 sticks out of its fence
+
+
+def test_tcl_refuses_quarter_turns_and_svg_is_readable():
+    def build(top):
+        top.add(Macro("m", M), 0, 0, "R90")
+    with pytest.raises(HwgenError, match="orientation R90; OpenROAD's place_macro accepts only"):
+        to_tcl(plan(build))
+    impl = small_design()
+    svg = ET.fromstring(to_svg(impl, check(impl, TECH)))
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "mem" in texts and "ctrl" in texts
+    assert any(r.get("fill") == "red" for r in svg.iter("{http://www.w3.org/2000/svg}rect"))
+    doc = to_json(impl)
+    assert doc["top"]["children"][0]["children"][1]["macro"] == "sram_1024x64"
