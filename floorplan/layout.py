@@ -107,9 +107,10 @@ class Macro(Block):
 
 
 class Array(Block):
-    """rows x cols instances made by `make(row, col)`, at `pitch` (default: the first
-    instance's size plus `spacing`), with `flip_rows`/`flip_cols` orientations applied
-    to odd rows/columns (e.g. "MX" to share power rails between rows)."""
+    """rows x cols instances made by `make(row, col)` (None leaves a position empty), at
+    `pitch` (default: the first instance's size plus `spacing`), with
+    `flip_rows`/`flip_cols` orientations applied to odd rows/columns (e.g. "MX" to share
+    power rails between rows)."""
 
     def __init__(self, name: str, make: Callable[[int, int], Block], rows: int, cols: int,
                  pitch: tuple[float, float] | None = None, spacing: float = 0.0, inst: str | None = None,
@@ -119,6 +120,8 @@ class Array(Block):
         for r in range(rows):
             for c in range(cols):
                 child = make(r, c)
+                if child is None:
+                    continue
                 if pitch is None:
                     w, h = child.size
                     pitch = (w + spacing, h + spacing)

@@ -6,6 +6,7 @@ depth (ceil(depth / words)). The chosen macro minimises the total macro area; ti
 to fewer macros."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hwgen.errors import HwgenError
@@ -28,9 +29,9 @@ class MemoryMap:
     def area(self) -> float:
         return self.count * self.macro.area
 
-    def instance(self, row: int, col: int) -> str:
+    def instance(self, row: int, col: int, prefix: str = "") -> str:
         """Instance name of the macro covering word block `row`, bit slice `col`."""
-        return f"sram_r{row}_c{col}"
+        return f"{prefix}sram_r{row}_c{col}"
 
 
 def map_memory(tech: Tech, width: int, depth: int, name: str = "memory") -> MemoryMap:
@@ -44,8 +45,16 @@ def map_memory(tech: Tech, width: int, depth: int, name: str = "memory") -> Memo
     return best
 
 
-def macro_array(name: str, mm: MemoryMap, spacing: float, inst: str | None = None) -> Array:
-    """The macros of a mapping as an array block: rows of word blocks, columns of bit
-    slices, rows flipped (MX) so that neighbouring rows share their power edge."""
-    return Array(name, lambda r, c: Macro(mm.instance(r, c), mm.macro), mm.rows, mm.cols, spacing=spacing, inst=inst,
-                 flip_rows="MX")
+def macro_array(name: str, mm: MemoryMap, spacing: float, inst: str | None = None, prefix: str = "") -> Array:
+    """The macros of a mapping as a near-square array block (macro k of the logical
+    rows x cols grid, row-major, at physical position k), physical rows flipped (MX)
+    so that neighbouring rows share their power edge; macro instances are named
+    `prefix`sram_r<row>_c<col> after their logical word block and bit slice."""
+    m = mm.macro
+    cols = max(1, min(mm.count, round(math.sqrt(mm.count * (m.height + spacing) / (m.width + spacing)))))
+    rows = -(-mm.count // cols)
+
+    def make(r, c):
+        k = r * cols + c
+        return Macro(mm.instance(k // mm.cols, k % mm.cols, prefix), m) if k < mm.count else None
+    return Array(name, make, rows, cols, pitch=(m.width + spacing, m.height + spacing), inst=inst, flip_rows="MX")

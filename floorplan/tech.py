@@ -3,7 +3,12 @@ a wire delay model and the clock target.
 
     {"name": ..., "site": {"width": um, "height": um}, "macro_spacing": um,
      "macros": [{"name": ..., "words": N, "bits": N, "width": um, "height": um}, ...],
-     "wire_ps_per_mm": ps, "clock_mhz": MHz, "register_overhead_ps": ps}
+     "wire_ps_per_mm": ps, "clock_mhz": MHz, "register_overhead_ps": ps,
+     "logic": {"mac_um2": ..., "alu_lane_um2": ..., "control_um2": ..., "utilization": ...}}
+
+The logic figures size the soft (standard-cell) blocks of a floorplan: an int8 MAC
+with its share of the int32 adder tree, one ALU lane, one control unit, and the
+placement utilization they are spread at.
 """
 from __future__ import annotations
 
@@ -39,7 +44,15 @@ class Tech:
     wire_ps_per_mm: float
     clock_mhz: float
     register_overhead_ps: float = 0.0
+    logic: tuple = ()
     note: str = ""
+
+    def logic_area(self, kind: str, count: int = 1) -> float:
+        """Placed area of `count` units of a logic kind ("mac", "alu_lane", "control")."""
+        d = dict(self.logic)
+        if f"{kind}_um2" not in d:
+            raise HwgenError(f"tech {self.name}: no logic.{kind}_um2, needed to size the soft blocks")
+        return count * d[f"{kind}_um2"] / d.get("utilization", 1.0)
 
     def macro(self, name: str) -> SramMacro:
         for m in self.macros:
@@ -76,4 +89,5 @@ def load_tech(path: str | Path) -> Tech:
         raise HwgenError(f"tech {p}: no SRAM macros")
     return Tech(d["name"], float(d["site"]["width"]), float(d["site"]["height"]), float(d["macro_spacing"]),
                 tuple(macros), float(d["wire_ps_per_mm"]), float(d["clock_mhz"]),
-                float(d.get("register_overhead_ps", 0.0)), d.get("note", ""))
+                float(d.get("register_overhead_ps", 0.0)), tuple(sorted(d.get("logic", {}).items())),
+                d.get("note", ""))

@@ -263,6 +263,50 @@ def cmd_run(args) -> int:
     return 0
 
 
+# -- floorplan ----------------------------------------------------------------------
+
+def cmd_floorplan(args) -> int:
+    import tempfile
+    from floorplan import check, load_tech
+    from floorplan.export import write_all
+    from floorplan.vta import STYLES, wire_report
+    cfg = load_config(args.config)
+    tech = load_tech(args.tech)
+    if args.manifest:
+        manifest = json.loads(Path(args.manifest).read_text())
+    else:
+        from .vta.build import MANIFEST, build
+        with tempfile.TemporaryDirectory() as tmp:
+            if not args.json:
+                _console(stderr=True).print("generating the design to read its instance hierarchy ...")
+            build(cfg, Path(tmp))
+            manifest = json.loads((Path(tmp) / MANIFEST).read_text())
+    if manifest["config"] != cfg.to_dict():
+        raise HwgenError(f"manifest {args.manifest} is of another configuration than {args.config}")
+    impl = STYLES[args.style]().run(cfg, tech)
+    violations = check(impl, tech, manifest["hierarchy"])
+    files = write_all(impl, Path(args.output), violations)
+    wires = wire_report(impl, tech)
+    (Path(args.output) / "wires.json").write_text(json.dumps(wires, indent=1))
+    summary = {"style": args.style, "config": cfg.name, "tech": tech.name, "die_um": [impl.die.width, impl.die.height],
+               "macros": len(impl.macros), "violations": [v.message for v in violations], "files": files,
+               "wires": wires}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        con = _console()
+        con.print(f"[bold]{args.style}[/bold] floorplan of {cfg.name} in {tech.name}: die {impl.die.width:g} x "
+                  f"{impl.die.height:g} um, {len(impl.macros)} SRAM macros -> {args.output}")
+        for v in violations:
+            con.print(f"  [red]{v.kind}[/red]: {v.message}")
+        if tech.note:
+            con.print(f"  tech note: {tech.note}")
+        for w in wires:
+            con.print(f"  {w['from']:>18} -> {w['to']:<20} {w['mm']:7.3f} mm {w['delay_ps']:7.1f} ps "
+                      f"{w['stages']} stage(s)  ({w['what']})")
+    return 1 if violations else 0
+
+
 # -- build --------------------------------------------------------------------------
 
 def cmd_build(args) -> int:
@@ -418,6 +462,15 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
     cp.add_argument("--json", action="store_true", help="print one JSON object")
     cp.set_defaults(func=cmd_compile)
+
+    fp = sub.add_parser("floorplan", help="floorplan a configuration's core: checks, DEF, OpenROAD Tcl, SVG, wires")
+    fp.add_argument("--config", required=True, help="configuration JSON")
+    fp.add_argument("--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
+    fp.add_argument("--style", default="original", choices=["original"], help="floorplan style")
+    fp.add_argument("--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
+    fp.add_argument("-o", "--output", required=True, help="output directory")
+    fp.add_argument("--json", action="store_true", help="print one JSON object")
+    fp.set_defaults(func=cmd_floorplan)
 
     bd = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")
     bd.add_argument("--config", required=True, help="configuration JSON")

@@ -13,10 +13,10 @@ from .compute import ComputeModule, acc_granule
 from .fetch import Fetch
 from .layouts import entry_layout
 from .load import LoadModule
-from .scratchpad import Scratchpad
+from .scratchpad import Scratchpad, scratchpad_shape
 from .memory_engine import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
-from .tensor_load import entry_bits, write_granule, write_lanes
+from .tensor_load import entry_bits, write_granule
 
 INSN_QUEUE_DEPTH = 32
 TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
@@ -113,9 +113,8 @@ class Core(wiring.Component):
 
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writer, readers, granule=None):
-            bits = entry_bits(cfg, mt) if mt != MemType.OUT else entry_layout(cfg, MemType.OUT).size
-            lanes = write_lanes(cfg, mt) if mt != MemType.OUT else 1
-            sp = Scratchpad(bits, cfg.depth[mt], granule, len(readers), lanes)
+            bits, depth, lanes = scratchpad_shape(cfg, mt)
+            sp = Scratchpad(bits, depth, granule, len(readers), lanes)
             m.submodules[f"{mt.name.lower()}_mem"] = sp
             wiring.connect(m, writer, sp.wr)
             if self.trace:

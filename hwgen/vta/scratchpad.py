@@ -14,7 +14,19 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from .tensor_load import ScratchWriteSignature
+from ..isa.opcodes import MemType
+from .layouts import entry_layout
+from .tensor_load import ScratchWriteSignature, entry_bits, write_lanes
+
+# the core's scratchpads and their read ports: (instance name, buffer, read ports)
+SCRATCHPADS = (("uop_mem", MemType.UOP, 1), ("inp_mem", MemType.INP, 1), ("wgt_mem", MemType.WGT, 1),
+               ("acc_mem", MemType.ACC, 2), ("out_mem", MemType.OUT, 1))
+
+
+def scratchpad_shape(cfg, mt: MemType) -> tuple[int, int, int]:
+    """(entry bits, depth, banks) of the scratchpad of buffer `mt`."""
+    bits = entry_bits(cfg, mt) if mt != MemType.OUT else entry_layout(cfg, MemType.OUT).size
+    return bits, cfg.depth[mt], write_lanes(cfg, mt) if mt != MemType.OUT else 1
 
 
 class Scratchpad(wiring.Component):
