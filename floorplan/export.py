@@ -141,11 +141,49 @@ def to_svg(impl: Implementation, violations=(), scale: float | None = None) -> s
     return "\n".join(out) + "\n"
 
 
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))
+
+
+def to_png(impl: Implementation, path: Path, violations=(), width: int = 1600) -> None:
+    """The SVG's picture as a PNG (Pillow): groups, macros, regions, names, violations."""
+    from PIL import Image, ImageDraw, ImageFont
+    d = impl.die
+    scale = width / max(d.width, 1)
+    height = max(int(d.height * scale), 1)
+    img = Image.new("RGB", (width + 1, height + 1), "white")
+    draw = ImageDraw.Draw(img, "RGBA")
+
+    def xy(r):
+        return [r.x0 * scale, height - r.y1 * scale, r.x1 * scale, height - r.y0 * scale]
+    draw.rectangle(xy(d), outline="black", width=2)
+    groups = [o for o in impl.objects if o.depth == 1]
+    colour = {g.name: _rgb(PALETTE[k % len(PALETTE)]) for k, g in enumerate(groups)}
+    for g in groups:
+        draw.rectangle(xy(g.rect), fill=colour[g.name] + (90,), outline=(85, 85, 85))
+    for o in impl.macros:
+        top = next((c for n, c in colour.items() if o.name.startswith(n + "/")), (187, 187, 187))
+        draw.rectangle(xy(o.rect), fill=top + (210,), outline=(51, 51, 51))
+    for b in impl.bounds:
+        draw.rectangle(xy(b.rect), outline=(29, 53, 87), width=2)
+    for g in groups:
+        size = int(max(10, min(28, g.rect.width * scale / max(len(g.block.name), 1) * 1.4)))
+        font = ImageFont.load_default(size=size)
+        cx, cy = g.rect.center
+        draw.text((cx * scale, height - cy * scale), g.block.name, fill="black", font=font, anchor="mm")
+    for v in violations:
+        for r in v.rects:
+            draw.rectangle(xy(r), fill=(255, 0, 0, 60), outline="red", width=3)
+    img.save(path)
+
+
 def write_all(impl: Implementation, directory: Path, violations=()) -> dict[str, str]:
     directory.mkdir(parents=True, exist_ok=True)
-    files = {"json": "floorplan.json", "def": "floorplan.def", "tcl": "floorplan.tcl", "svg": "floorplan.svg"}
+    files = {"json": "floorplan.json", "def": "floorplan.def", "tcl": "floorplan.tcl", "svg": "floorplan.svg",
+             "png": "floorplan.png"}
     (directory / files["json"]).write_text(json.dumps(to_json(impl, violations), indent=1))
     (directory / files["def"]).write_text(to_def(impl))
     (directory / files["tcl"]).write_text(to_tcl(impl))
     (directory / files["svg"]).write_text(to_svg(impl, violations))
+    to_png(impl, directory / files["png"], violations)
     return {k: str(directory / v) for k, v in files.items()}

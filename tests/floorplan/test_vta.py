@@ -57,3 +57,4 @@ def test_paths_match_the_generated_netlist(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["violations"] == [] and out["macros"] == len(impl.macros)
     assert (tmp_path / "fp" / "floorplan.def").read_text().count("+ PLACED") == len(impl.macros)
+    assert (tmp_path / "fp" / "floorplan.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
