@@ -43,9 +43,10 @@ def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
 
 def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, pad: int, x, out,
                  shift: int = 0, clip=(-128, 127), pad_min: bool = False, weights=None, bias=None,
-                 name: str = "pool") -> None:
+                 nonneg: bool = False, name: str = "pool") -> None:
     """Sliding-window layers. `kind`: "max" (reset, ADD of the first window element,
-    MAX of all), "avg" (reset, ADD of all, requantize) or "depthwise" (per tile:
+    MAX of all; with `nonneg` inputs the reset's zero is already below every value, so
+    no ADD), "avg" (reset, ADD of all, requantize) or "depthwise" (per tile:
     window copies into a scratch area, MUL by the weight entries, sum, bias,
     requantize). shape = (NB, CB, H, W)."""
     nb, cb, h, w = shape
@@ -72,7 +73,8 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
         window = [(k, 0, iw), (k, 0, 1)]
         _alu(b, AluOp.ADD, (dst, dst), [(th * tw, 1, 1)], reset=True)
         if kind == "max":
-            _alu(b, AluOp.ADD, (dst, src), pix)
+            if not nonneg:
+                _alu(b, AluOp.ADD, (dst, src), pix)
             _alu(b, AluOp.MAX, (dst, src), pix + window)
         elif kind == "avg":
             _alu(b, AluOp.ADD, (dst, src), pix + window)

@@ -124,12 +124,17 @@ def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, in
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shift: int, clip: tuple[int, int],
-               name: str = "conv") -> None:
-    """Emit a convolution: regions x (input), w (weights), bias, out (output) of `b`."""
+               name: str = "conv", residual=None) -> None:
+    """Emit a convolution: regions x (input), w (weights), bias, out (output) of `b`.
+    `residual` = (region, shift, clip) fuses a residual add: out = requantize(conv
+    output + shortcut) with the shortcut blocked like the output."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
-    slot = t.oc_n * t.h_n * tile_size + t.oc_n * t.tco
+    n_tiles = t.oc_n * t.h_n
+    slot = n_tiles * tile_size * (2 if s.residual else 1) + t.oc_n * t.tco
+    if (residual is not None) != s.residual:
+        raise HwgenError(f"{name}: the shape's residual flag and the residual operand disagree")
     inp_half = t.tci * ((t.th - 1) * s.sh + s.kh) * ((t.tw - 1) * s.sw + s.kw)
     wgt_half = t.tco * t.tci * kk
     d = cfg.depth
@@ -146,7 +151,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 iw = (tw_a - 1) * s.sw + s.kw
                 for cg in co_groups:
                     acc0 = p.group_begin() * slot
-                    bias0 = acc0 + t.oc_n * t.h_n * tile_size
+                    bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
                     co0, co_n = cg[0][0], sum(sz for _, sz in cg)
                     b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
                     reset = affine_kernel(cfg, "GEMM", (acc0, 0, 0), [(len(hg) * len(cg) * t.tco * t.th, t.tw, 0, 0),
@@ -188,8 +193,15 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                         for cj, (c0, c_n) in enumerate(cg):
                             tile = acc0 + (hi * t.oc_n + cj) * tile_size
                             pix = th_a * tw_a
-                            epilogue(b, tile, [(c_n, pix), (th_a, tw_a), (tw_a, 1)], shift, clip,
-                                     bias=(bias0 + cg_offset(cg, cj), (1, 0, 0)))
+                            dims = [(c_n, pix), (th_a, tw_a), (tw_a, 1)]
+                            epilogue(b, tile, dims, shift, clip, bias=(bias0 + cg_offset(cg, cj), (1, 0, 0)))
+                            if residual is not None:
+                                short = tile + n_tiles * tile_size
+                                _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n, lambda sram, off, **kw: b.load(
+                                    MemType.ACC_8BIT, sram - tile + short, residual[0], off, **kw))
+                                k = affine_kernel(cfg, "ALU", (tile, short), [(e, f, f) for e, f in dims])
+                                b.alu(AluOp.ADD, k.uops, k.loops)
+                                epilogue(b, tile, dims, residual[1], residual[2])
                             out_tiles.append((tile, y0, th_a, c0, c_n))
                     p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles))
     p.drain()
@@ -200,15 +212,24 @@ def cg_offset(cg, cj: int) -> int:
     return sum(sz for _, sz in cg[:cj])
 
 
+def _tile_transfers(s: ConvShape, n: int, x0: int, tw_a: int, tile: int, y0: int, th_a: int, c0: int, c_n: int,
+                    transfer) -> None:
+    """The 2D transfers between an output tile in ACC/OUT (channel-block-major, rows of
+    tw_a) and a blocked (NB, COB, OH, OW) tensor: transfer(sram, offset, y_size=,
+    x_size=, x_stride=)."""
+    pix = th_a * tw_a
+    if tw_a == s.ow:   # whole rows: each channel block's tile is contiguous in DRAM
+        transfer(tile, ((n * s.cob + c0) * s.oh + y0) * s.ow, y_size=c_n, x_size=pix, x_stride=s.oh * s.ow)
+    else:
+        for c in range(c_n):
+            transfer(tile + c * pix, ((n * s.cob + c0 + c) * s.oh + y0) * s.ow + x0, y_size=th_a, x_size=tw_a,
+                     x_stride=s.ow)
+
+
 def _store_tiles(b, s: ConvShape, out, n: int, x0: int, tw_a: int, out_tiles) -> None:
     for tile, y0, th_a, c0, c_n in out_tiles:
-        pix = th_a * tw_a
-        if tw_a == s.ow:   # whole rows: each channel block's tile is contiguous in DRAM
-            b.store(tile, out, ((n * s.cob + c0) * s.oh + y0) * s.ow, y_size=c_n, x_size=pix, x_stride=s.oh * s.ow)
-        else:
-            for c in range(c_n):
-                b.store(tile + c * pix, out, ((n * s.cob + c0 + c) * s.oh + y0) * s.ow + x0,
-                        y_size=th_a, x_size=tw_a, x_stride=s.ow)
+        _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n,
+                        lambda sram, off, **kw: b.store(sram, out, off, **kw))
 
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride=(1, 1), pad=(0, 0), shift: int = 0,

@@ -137,10 +137,37 @@ class CompiledLayer:
         return out
 
 
-def compile_network(net: Network, cfg, reuse: bool = True, progress=None) -> list[CompiledLayer]:
+def fuse(net: Network, cfg) -> list:
+    """The network's layers with each residual add fused into the convolution that
+    feeds it, when that convolution runs on the accelerator and nothing else reads its
+    output."""
     shapes = net.shapes()
+    readers: dict[str, int] = {}
+    for layer in net.layers:
+        for t in layer.inputs:
+            readers[t] = readers.get(t, 0) + 1
+    by_name = {la.name: la for la in net.layers}
+    fused, absorbed = {}, set()
+    for layer in net.layers:
+        if not isinstance(layer, L.Add):
+            continue
+        for k, t in enumerate(layer.inputs):
+            conv = by_name.get(t)
+            if (type(conv) is L.Conv2d and readers[t] == 1 and t != net.output and t not in absorbed
+                    and conv.host_reason(cfg, [shapes[conv.inputs[0]]]) is None):
+                short = layer.inputs[1 - k]
+                fused[layer.name] = L.ConvAdd(layer.name, (conv.inputs[0], short), conv=conv, add=layer)
+                absorbed.add(t)
+                break
+    return [fused.get(la.name, la) for la in net.layers if la.name not in absorbed]
+
+
+def compile_network(net: Network, cfg, reuse: bool = True, progress=None, fuse_adds: bool = True) \
+        -> list[CompiledLayer]:
+    shapes = net.shapes()
+    layers = fuse(net, cfg) if fuse_adds else net.layers
     out = []
-    for k, layer in enumerate(net.layers):
+    for k, layer in enumerate(layers):
         ins = [shapes[t] for t in layer.inputs]
         reason = layer.host_reason(cfg, ins)
         c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name])
@@ -148,7 +175,7 @@ def compile_network(net: Network, cfg, reuse: bool = True, progress=None) -> lis
             c.program, c.plan = layer.compile(cfg, ins, reuse)
         out.append(c)
         if progress:
-            progress(k + 1, len(net.layers), layer.name)
+            progress(k + 1, len(layers), layer.name)
     return out
 
 
@@ -162,7 +189,9 @@ def save_compiled(directory: Path, net: Network, cfg, compiled: list[CompiledLay
             name = f"{k:03d}-{c.layer.name}.vtaprog"
             c.program.save(directory / name)
             files[c.layer.name] = name
-    doc = {"network": net.name, "config": cfg.name, "programs": files, "layers": [c.report() for c in compiled]}
+    fused = any(isinstance(c.layer, L.ConvAdd) for c in compiled)
+    doc = {"network": net.name, "config": cfg.name, "fused_adds": fused, "programs": files,
+           "layers": [c.report() for c in compiled]}
     (directory / "network.json").write_text(json.dumps(doc, indent=1))
 
 
@@ -177,7 +206,8 @@ def load_compiled(directory: str | Path):
     doc = json.loads((directory / "network.json").read_text())
     shapes = net.shapes()
     compiled = []
-    for layer, rep in zip(net.layers, doc["layers"]):
+    layers = fuse(net, cfg) if doc.get("fused_adds") else net.layers
+    for layer, rep in zip(layers, doc["layers"]):
         c = CompiledLayer(layer, rep["where"], rep.get("reason"), [shapes[t] for t in layer.inputs],
                           shapes[layer.name])
         if layer.name in doc["programs"]:

@@ -1,7 +1,7 @@
 """Layers: shape, reference (semantics), and compilation to a VTA program.
 
 A compiled layer is a Program whose input regions are "in0" (and "in1" for add), in
-the blocked layout given by `input_block(cfg)` (BLOCK_IN for the GEMM layers,
+the blocked layout given by `input_block(cfg, k)` (BLOCK_IN for the GEMM layers' input,
 BLOCK_OUT for the ALU layers), filled by the host before each run, and whose output
 region "out" is blocked by BLOCK_OUT. Weights and biases are part of the program's
 DRAM image. `host_reason` says why a layer must run on the host instead (None: it
@@ -34,7 +34,8 @@ class Layer:
     def attrs(self) -> dict:
         return {}
 
-    def input_block(self, cfg) -> int:
+    def input_block(self, cfg, k: int = 0) -> int:
+        """Block size of input k's channels in DRAM."""
         return cfg.block_out
 
     def host_reason(self, cfg, shapes) -> str | None:
@@ -44,11 +45,11 @@ class Layer:
         """Useful multiply-accumulates (the numerator of MAC utilization)."""
         return 0
 
-    def _builder(self, cfg, shapes, blk=None):
+    def _builder(self, cfg, shapes):
         b = ProgramBuilder(cfg, self.name)
-        blk = blk or self.input_block(cfg)
         regions = []
         for k, (n, c, h, w) in enumerate(shapes):
+            blk = self.input_block(cfg, k)
             regions.append(b.alloc(f"in{k}", (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8",
                                    "input", f"(NB, CB, H, W, BATCH, {blk})"))
         n, c, h, w = self.out_shape(*shapes)
@@ -87,17 +88,17 @@ class Conv2d(Layer):
     def reference(self, x):
         return sem.requantize(self.accumulator(x), self.shift, self.clip)
 
-    def input_block(self, cfg):
+    def input_block(self, cfg, k: int = 0):
         return cfg.block_in
 
     def macs(self, shapes):
         n, o, oh, ow = self.out_shape(*shapes)
         return n * o * oh * ow * int(np.prod(self.weight.shape[1:]))
 
-    def conv_shape(self, cfg, x) -> ConvShape:
+    def conv_shape(self, cfg, x, residual: bool = False) -> ConvShape:
         n, c, h, w = x
         o, _, kh, kw = self.weight.shape
-        return ConvShape.of(cfg, n, c, o, h, w, kh, kw, (self.stride,) * 2, (self.pad,) * 2)
+        return ConvShape.of(cfg, n, c, o, h, w, kh, kw, (self.stride,) * 2, (self.pad,) * 2, residual)
 
     def host_reason(self, cfg, shapes):
         c = shapes[0][1]
@@ -106,21 +107,26 @@ class Conv2d(Layer):
                     "(channel-light layer, run on the host as in VTA)")
         return None
 
-    def plan(self, cfg, shapes, reuse: bool = True) -> dict:
-        s = self.conv_shape(cfg, shapes[0])
+    def plan(self, cfg, shapes, reuse: bool = True, residual: bool = False) -> dict:
+        s = self.conv_shape(cfg, shapes[0], residual)
         choice = search(cfg, s, reuse, self.name) if self.tiling is None else None
         t = self.tiling or choice.tiling
         return {"tiling": t, "bytes": dram_bytes(cfg, s, t), "cycles": predicted_cycles(cfg, s, t),
                 "fallback_bytes": dram_bytes(cfg, s, fallback(s))}
 
     def compile(self, cfg, shapes, reuse: bool = True):
-        plan = self.plan(cfg, shapes, reuse)
-        b, (x,), out = self._builder(cfg, shapes)
+        return self._compile(self, cfg, shapes, reuse)
+
+    def _compile(self, layer, cfg, shapes, reuse, residual=None):
+        """Compile this convolution as the program of `layer` (itself, or a fused layer
+        whose second input is the shortcut of `residual` = (shift, clip))."""
+        plan = self.plan(cfg, shapes[:1], reuse, residual is not None)
+        b, (x, *short), out = layer._builder(cfg, shapes)
         w = b.input("w", pack_wgt(self.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
         bias = b.input("bias", pack_channels(self.bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
-        lower_conv(b, self.conv_shape(cfg, shapes[0]), plan["tiling"], x, w, bias, out, self.shift, self.clip,
-                   self.name)
-        return b.finish({"layer": self.name, "tiling": plan["tiling"].to_dict()}), plan
+        lower_conv(b, self.conv_shape(cfg, shapes[0], residual is not None), plan["tiling"], x, w, bias, out,
+                   self.shift, self.clip, layer.name, (short[0], *residual) if residual else None)
+        return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
 
 
 @dataclass
@@ -171,7 +177,8 @@ class MaxPool(_Window):
         return None
 
     def compile(self, cfg, shapes, reuse=True):
-        b = self._lower(cfg, shapes, "max", pad_min=bool(self.pad and cfg.ALU_EXT))
+        b = self._lower(cfg, shapes, "max", pad_min=bool(self.pad and cfg.ALU_EXT and not self.nonneg_input),
+                        nonneg=self.nonneg_input)
         return b.finish({"layer": self.name}), {}
 
 
@@ -285,3 +292,34 @@ class Add(Layer):
         lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out, self.shift, self.clip,
                   self.name)
         return b.finish({"layer": self.name}), {}
+
+
+@dataclass
+class ConvAdd(Layer):
+    """A conv2d with the residual add that consumes it fused into its epilogue (made by
+    `graph.fuse`): inputs (conv input, shortcut); the output is the add's. Same
+    results as the two layers, without storing and reloading the conv's output."""
+    conv: Conv2d = None
+    add: Add = None
+    kind = "conv2d+add"
+
+    def input_block(self, cfg, k: int = 0):
+        return cfg.block_in if k == 0 else cfg.block_out
+
+    def out_shape(self, x, short):
+        return self.add.out_shape(self.conv.out_shape(x), short)
+
+    def reference(self, x, short):
+        return self.add.reference(self.conv.reference(x), short)
+
+    def macs(self, shapes):
+        return self.conv.macs(shapes[:1])
+
+    def host_reason(self, cfg, shapes):
+        return self.conv.host_reason(cfg, shapes[:1])
+
+    def plan(self, cfg, shapes, reuse: bool = True):
+        return self.conv.plan(cfg, shapes[:1], reuse, residual=True)
+
+    def compile(self, cfg, shapes, reuse: bool = True):
+        return self.conv._compile(self, cfg, shapes, reuse, residual=(self.add.shift, self.add.clip))

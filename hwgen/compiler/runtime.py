@@ -51,9 +51,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, device: Device, progress=None
             entry.update(reason=c.reason, wall_seconds=round(time.perf_counter() - t, 4))
         else:
             buf = device.allocate(c.program)
-            blk = layer.input_block(cfg)
             for i, v in enumerate(ins):
-                device.copy_in(buf, f"in{i}", pack_act(v, cfg.batch, blk))
+                device.copy_in(buf, f"in{i}", pack_act(v, cfg.batch, layer.input_block(cfg, i)))
             r = device.launch(buf)
             values[layer.name] = unpack_act(device.copy_out(r, "out"), c.out_shape[0], c.out_shape[1])
             cnt = r.counters

@@ -35,7 +35,8 @@ from .layout import blocks
 @dataclass(frozen=True)
 class ConvShape:
     """A convolution in VTA blocks. `h`, `w`: input size; `cib`, `cob`: channel blocks;
-    `nb`: batch blocks."""
+    `nb`: batch blocks; `residual`: a residual add is fused into the epilogue (each
+    output tile's shortcut is loaded next to it in ACC)."""
     nb: int
     cib: int
     cob: int
@@ -47,6 +48,7 @@ class ConvShape:
     sw: int = 1
     ph: int = 0
     pw: int = 0
+    residual: bool = False
 
     @property
     def oh(self) -> int:
@@ -57,9 +59,10 @@ class ConvShape:
         return (self.w + 2 * self.pw - self.kw) // self.sw + 1
 
     @classmethod
-    def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0)):
+    def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0),
+           residual: bool = False):
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
-                   stride[0], stride[1], pad[0], pad[1])
+                   stride[0], stride[1], pad[0], pad[1], residual)
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,8 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
     ih, iw = (t.th - 1) * s.sh + s.kh, (t.tw - 1) * s.sw + s.kw
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
-    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, t.oc_n * t.h_n * tile + t.oc_n * t.tco,
-                     int(np.prod(ext[:4])))
+    tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
+    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, tiles_acc + t.oc_n * t.tco, int(np.prod(ext[:4])))
 
 
 def capacity(cfg) -> dict[str, int]:
@@ -138,7 +141,8 @@ def _rows(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int) -> list[
 
 
 def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
-    """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) loads and OUT stores."""
+    """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) and, with a fused
+    residual, ACC_8BIT (shortcut) loads, and OUT stores."""
     E = cfg.elem_bytes
     rows = _rows(s.oh, t.th, s.sh, s.kh, s.ph, s.h)
     cols_sum = sum(_rows(s.ow, t.tw, s.sw, s.kw, s.pw, s.w))
@@ -158,9 +162,12 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
         else:
             per_hg = sum(sum(g) if len(g) == 1 else 0 for g in cg), sum(sum(g) for g in cg if len(g) > 1)
             wgt = s.nb * n_w * (per_hg[0] * len(hg) + per_hg[1] * n_h) * s.cib * kk
-    return {"INP": inp * E[MemType.INP], "WGT": wgt * E[MemType.WGT],
-            "ACC": s.nb * len(hg) * n_w * s.cob * E[MemType.ACC],
-            "OUT": s.nb * s.cob * s.oh * s.ow * E[MemType.OUT]}
+    out = {"INP": inp * E[MemType.INP], "WGT": wgt * E[MemType.WGT],
+           "ACC": s.nb * len(hg) * n_w * s.cob * E[MemType.ACC],
+           "OUT": s.nb * s.cob * s.oh * s.ow * E[MemType.OUT]}
+    if s.residual:
+        out["ACC_8BIT"] = s.nb * s.cob * s.oh * s.ow * E[MemType.ACC_8BIT]
+    return out
 
 
 def load_bytes(cfg, s: ConvShape, t: Tiling) -> int:
@@ -184,6 +191,8 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
     gemm = s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
     entries = s.nb * s.cob * s.oh * s.ow
     alu = n_groups * t.oc_n * t.h_n * t.tco * t.th * t.tw + 5 * entries
+    if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
+        alu += 4 * entries + b["ACC_8BIT"] // bus
     compute = gemm + alu + STEP_CYCLES * steps
     memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
     first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]

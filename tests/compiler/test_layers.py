@@ -29,7 +29,7 @@ def run_layer(cfg, layer, shapes, seed=0, nonneg=False):
     xs = [rng.integers(0 if nonneg else -128, 128, s, dtype=np.int8) for s in shapes]
     prog, _ = layer.compile(cfg, shapes)
     for k, x in enumerate(xs):
-        prog.write(f"in{k}", pack_act(x, cfg.batch, layer.input_block(cfg)))
+        prog.write(f"in{k}", pack_act(x, cfg.batch, layer.input_block(cfg, k)))
     out = layer.out_shape(*shapes)
     got = unpack_act(run(prog, "fsim").outputs["out"], out[0], out[1])
     assert np.array_equal(got, layer.reference(*xs)), layer
@@ -125,6 +125,30 @@ def test_small_network(cfg_name, target):
         assert result["cycles"] > 0 and 0 < result["mac_utilization"] < 1
 
 
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "1x16x32"])
+def test_fused_residual_add(cfg_name):
+    """The add fused into the conv that feeds it: same output, fewer bytes, and the
+    fused program's traffic is the predicted one (shortcut loads included)."""
+    cfg = cfg_of(cfg_name)
+    net = small_net()
+    x = np.random.default_rng(3).integers(-60, 60, net.input_shape, dtype=np.int8)
+    expected = net.reference(x)
+    runs = {}
+    for fuse in (False, True):
+        compiled = compile_network(net, cfg, fuse_adds=fuse)
+        runs[fuse] = run_network(net, cfg, compiled, x, Device("fsim"))
+        assert np.array_equal(runs[fuse]["output"], expected)
+    fused = next(c for c in compile_network(net, cfg) if c.layer.kind == "conv2d+add")
+    assert fused.layer.inputs == ("c1", "short")
+    prog = fused.program
+    for k, t in enumerate(fused.layer.inputs):
+        prog.write(f"in{k}", pack_act(net.reference(x, keep=True)[t], cfg.batch, fused.layer.input_block(cfg, k)))
+    measured = run(prog, "fsim").counters["load_bytes"]
+    assert {k: v for k, v in fused.plan["bytes"].items() if k != "OUT"} == \
+        {k: measured[k] for k in ("INP", "WGT", "ACC", "ACC_8BIT")}
+    assert runs[True]["dram_bytes"] < runs[False]["dram_bytes"]
+
+
 def test_model_round_trip_and_cli(tmp_path, capsys):
     net = small_net()
     net.save(tmp_path / "model")
@@ -134,8 +158,9 @@ def test_model_round_trip_and_cli(tmp_path, capsys):
     assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config",
                  str(CONFIG_DIR / "1x8x8.json"), "-o", str(tmp_path / "out"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    conv = next(r for r in report["layers"] if r["name"] == "c2")
+    conv = next(r for r in report["layers"] if r["name"] == "c1")
     assert conv["where"] == "vta" and conv["predicted_bytes"]["WGT"] > 0 and "tiling" in conv
+    assert next(r for r in report["layers"] if r["name"] == "add")["kind"] == "conv2d+add"
     assert main(["run", str(tmp_path / "out"), "--target", "fsim", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["matches_reference"] is True and summary["target"] == "fsim"
