@@ -6,8 +6,9 @@
   its region;
 - duplicate: two objects with the same instance path;
 - hierarchy: an instance path that is not in the generated design (the build
-  manifest's hierarchy). A macro stands for a memory inside a module, so its parent
-  path must be a module of the design."""
+  manifest's hierarchy). With the manifest's macro list (a `--memories macro`
+  build) every macro must be one of those instances; without it, a macro stands for
+  part of a memory inside a module, so its parent path must be a module."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +25,13 @@ class Violation:
     rects: tuple[Rect, ...]
 
 
-def check(impl: Implementation, tech, hierarchy: list[str] | None = None) -> list[Violation]:
+def check(impl: Implementation, tech, hierarchy: list[str] | None = None,
+          macros: list[str] | None = None) -> list[Violation]:
     out: list[Violation] = []
-    macros = sorted(impl.macros, key=lambda o: o.rect.x0)
+    by_x = sorted(impl.macros, key=lambda o: o.rect.x0)
     s = tech.macro_spacing
-    for i, a in enumerate(macros):          # sweep: only neighbours within reach on x
-        for b in macros[i + 1:]:
+    for i, a in enumerate(by_x):            # sweep: only neighbours within reach on x
+        for b in by_x[i + 1:]:
             if b.rect.x0 >= a.rect.x1 + s - EPS:
                 break
             dx, dy = a.rect.gaps(b.rect)
@@ -59,9 +61,14 @@ def check(impl: Implementation, tech, hierarchy: list[str] | None = None) -> lis
         else:
             seen[o.path] = o
     if hierarchy is not None:
-        modules = set(hierarchy)
+        modules, instances = set(hierarchy), set(macros or ())
         for o in impl.objects:
             if not o.block.inst:
+                continue
+            if o.is_macro and macros is not None:
+                if o.path not in instances:
+                    out.append(Violation("hierarchy", f"macro {o.name} stands for {o.path}, which is not a macro "
+                                         "instance of the generated design", (o.path,), (o.rect,)))
                 continue
             need = o.path.rsplit(".", 1)[0] if o.is_macro else o.path
             if need not in modules:

@@ -3,7 +3,14 @@
 A memory of `depth` words of `width` bits is tiled with one macro type: columns of
 macros side by side cover the width (ceil(width / bits)), rows of macros cover the
 depth (ceil(depth / words)). The chosen macro minimises the total macro area; ties go
-to fewer macros."""
+to fewer macros. A memory with several read ports gets one copy of the tiling per
+port (the macros have one read port).
+
+Macro port convention (what `hwgen build --memories macro` instantiates and what
+`sram_model` describes for simulation): a synchronous memory with one write and one
+read port, `CLK`, `WE`, `WADDR`, `WDATA`, `WMASK` (per-bit write enable), `RE`,
+`RADDR`, `RDATA`; RDATA is registered on CLK when RE is high and holds otherwise; a
+read of the address being written returns the old word."""
 from __future__ import annotations
 
 import math
@@ -33,28 +40,65 @@ class MemoryMap:
         """Instance name of the macro covering word block `row`, bit slice `col`."""
         return f"{prefix}sram_r{row}_c{col}"
 
+    def instances(self, copies: int = 1) -> list[str]:
+        """All instance names of a memory with `copies` read-port copies, in order."""
+        return [self.instance(r, c, copy_prefix(p, copies)) for p in range(copies) for r in range(self.rows)
+                for c in range(self.cols)]
+
+
+def copy_prefix(port: int, copies: int) -> str:
+    return f"p{port}_" if copies > 1 else ""
+
 
 def map_memory(tech: Tech, width: int, depth: int, name: str = "memory") -> MemoryMap:
     if width <= 0 or depth <= 0:
         raise HwgenError(f"{name}: a memory of {depth} x {width} bits cannot be mapped")
     best = None
     for m in tech.macros:
+        if m.words & (m.words - 1):
+            raise HwgenError(f"tech {tech.name}: macro {m.name} has {m.words} words; macros must have a power of "
+                             "two words (the address splits into macro row and word)")
         mm = MemoryMap(m, -(-depth // m.words), -(-width // m.bits))
         if best is None or (mm.area, mm.count) < (best.area, best.count):
             best = mm
     return best
 
 
-def macro_array(name: str, mm: MemoryMap, spacing: float, inst: str | None = None, prefix: str = "") -> Array:
-    """The macros of a mapping as a near-square array block (macro k of the logical
-    rows x cols grid, row-major, at physical position k), physical rows flipped (MX)
-    so that neighbouring rows share their power edge; macro instances are named
-    `prefix`sram_r<row>_c<col> after their logical word block and bit slice."""
+def macro_array(name: str, mm: MemoryMap, spacing: float, inst: str | None = None, copies: int = 1) -> Array:
+    """The macros of a mapping (`copies` read-port copies of it) as a near-square array
+    block, physical rows flipped (MX) so that neighbouring rows share their power
+    edge; the macros are named as `hwgen build --memories macro` instantiates them
+    (`MemoryMap.instances`)."""
     m = mm.macro
-    cols = max(1, min(mm.count, round(math.sqrt(mm.count * (m.height + spacing) / (m.width + spacing)))))
-    rows = -(-mm.count // cols)
+    names = mm.instances(copies)
+    cols = max(1, min(len(names), round(math.sqrt(len(names) * (m.height + spacing) / (m.width + spacing)))))
+    rows = -(-len(names) // cols)
 
     def make(r, c):
         k = r * cols + c
-        return Macro(mm.instance(k // mm.cols, k % mm.cols, prefix), m) if k < mm.count else None
+        return Macro(names[k], m) if k < len(names) else None
     return Array(name, make, rows, cols, pitch=(m.width + spacing, m.height + spacing), inst=inst, flip_rows="MX")
+
+
+def sram_model(macro: SramMacro) -> str:
+    """A behavioural Verilog model of a macro, following the port convention above."""
+    a = max(1, (macro.words - 1).bit_length())
+    b = macro.bits
+    return f"""// Behavioural model of SRAM macro {macro.name} ({macro.words} x {macro.bits}), for simulation only.
+module {macro.name} (
+    input wire CLK,
+    input wire WE,
+    input wire [{a - 1}:0] WADDR,
+    input wire [{b - 1}:0] WDATA,
+    input wire [{b - 1}:0] WMASK,
+    input wire RE,
+    input wire [{a - 1}:0] RADDR,
+    output reg [{b - 1}:0] RDATA
+);
+    reg [{b - 1}:0] mem [0:{macro.words - 1}];
+    always @(posedge CLK) begin
+        if (RE) RDATA <= mem[RADDR];
+        if (WE) mem[WADDR] <= (mem[WADDR] & ~WMASK) | (WDATA & WMASK);
+    end
+endmodule
+"""

@@ -10,7 +10,7 @@ them:
     [ UOP  ][ control ... ]
 
 Scratchpads are tiled with the tech's SRAM macros (`memories.map_memory`, one array
-per bank for banked scratchpads); soft blocks are sized from the tech's logic area
+per bank for banked scratchpads, one copy per read port); soft blocks are sized from the tech's logic area
 model. Every block carries the instance path of the generated netlist (as listed in
 the build manifest), so the checks can verify it and the DEF/Tcl constraints apply.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from hwgen.isa import MemType
-from hwgen.vta.scratchpad import SCRATCHPADS, scratchpad_shape
+from hwgen.vta.scratchpad import SCRATCHPADS, memory_instances, scratchpad_shape
 
 from .layout import Block, Floorplan
 from .memories import macro_array, map_memory
@@ -34,16 +34,15 @@ def soft(name: str, inst: str, area: float, width: float | None = None) -> Block
 
 
 def scratchpad(cfg, tech, mt: MemType) -> Block:
-    """The macros of a scratchpad; a banked one has an array per bank side by side."""
-    name = next(n for n, m, _ in SCRATCHPADS if m == mt)
+    """The macros of a scratchpad, one array per memory (bank) inside it, with the
+    instance paths `hwgen build --memories macro` gives them."""
+    name, n_read = next((n, r) for n, m, r in SCRATCHPADS if m == mt)
     bits, depth, banks = scratchpad_shape(cfg, mt)
     mm = map_memory(tech, bits, depth // banks, f"{name} of {cfg.name}")
-    if banks == 1:
-        return macro_array(mt.name, mm, tech.macro_spacing, inst=f"core.{name}")
     block = Block(mt.name, f"core.{name}")
     prev = None
-    for k in range(banks):
-        arr = macro_array(f"bank{k}", mm, tech.macro_spacing, inst="", prefix=f"bank{k}_")
+    for mem in memory_instances(banks):
+        arr = macro_array(mem, mm, tech.macro_spacing, inst=mem, copies=n_read)
         prev = block.add(arr) if prev is None else block.right_of(arr, prev, gap=tech.macro_spacing)
     return block
 

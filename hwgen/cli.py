@@ -278,13 +278,16 @@ def cmd_floorplan(args) -> int:
         from .vta.build import MANIFEST, build
         with tempfile.TemporaryDirectory() as tmp:
             if not args.json:
-                _console(stderr=True).print("generating the design to read its instance hierarchy ...")
-            build(cfg, Path(tmp))
+                _console(stderr=True).print("generating the design (macro memories) to read its instance paths ...")
+            build(cfg, Path(tmp), tech=tech)
             manifest = json.loads((Path(tmp) / MANIFEST).read_text())
     if manifest["config"] != cfg.to_dict():
         raise HwgenError(f"manifest {args.manifest} is of another configuration than {args.config}")
+    built_with = manifest.get("memories", {}).get("tech")
+    if built_with is not None and built_with != tech.name:
+        raise HwgenError(f"manifest {args.manifest} was built with the macros of tech {built_with}, not {tech.name}")
     impl = STYLES[args.style]().run(cfg, tech)
-    violations = check(impl, tech, manifest["hierarchy"])
+    violations = check(impl, tech, manifest["hierarchy"], manifest.get("macros"))
     files = write_all(impl, Path(args.output), violations)
     wires = wire_report(impl, tech)
     (Path(args.output) / "wires.json").write_text(json.dumps(wires, indent=1))
@@ -309,14 +312,27 @@ def cmd_floorplan(args) -> int:
 
 # -- build --------------------------------------------------------------------------
 
+def _macro_tech(args):
+    """The tech whose SRAM macros build the scratchpads (--memories macro), or None."""
+    if args.memories == "flop":
+        return None
+    from floorplan import load_tech
+    if not args.tech:
+        raise HwgenError("--memories macro needs --tech TECH (the tech whose SRAM macros to use)")
+    return load_tech(args.tech)
+
+
 def cmd_build(args) -> int:
     from .vta.build import build
     cfg = load_config(args.config)
+    tech = _macro_tech(args)
     con = _console(stderr=True)
     with con.status("building", spinner="dots") as status:
-        result = build(cfg, args.output, area=args.area, progress=lambda msg: status.update(msg))
+        result = build(cfg, args.output, area=args.area, progress=lambda msg: status.update(msg), tech=tech)
     summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(result.outdir),
                "files": result.files, "seconds": round(result.seconds, 3)}
+    if tech is not None:
+        summary["memories"] = result.manifest["memories"]
     if args.area:
         summary["area"] = json.loads((result.outdir / result.files["area"]).read_text())
     if args.json:
@@ -476,6 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--config", required=True, help="configuration JSON")
     bd.add_argument("-o", "--output", required=True, help="output directory")
     bd.add_argument("--area", action="store_true", help="also write a Yosys cell report (area.json)")
+    bd.add_argument("--memories", choices=["flop", "macro"], default="flop",
+                    help="scratchpads as inferred memories (flop) or as SRAM macro instances of --tech (macro), "
+                         "with behavioural models in sram_models.v")
+    bd.add_argument("--tech", help="tech JSON or shipped tech name, for --memories macro")
     bd.add_argument("--json", action="store_true", help="print one JSON object")
     bd.set_defaults(func=cmd_build)
 

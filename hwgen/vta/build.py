@@ -24,6 +24,7 @@ from .fetch import INSN_BYTES
 from .memory_engine import bus_bytes, tag_bits
 from .rtl import to_verilog
 from .core import TRACED, trace_members
+from .scratchpad import SCRATCHPADS, memory_instances, scratchpad_shape
 from .shell import TOP_NAME, Shell
 from .tensor_load import write_lanes
 
@@ -31,6 +32,7 @@ VERILOG = f"{TOP_NAME}.v"
 HEADER = f"{TOP_NAME}_config.h"
 WAIVERS = f"{TOP_NAME}_lint.vlt"
 MANIFEST = "manifest.json"
+SRAM_MODELS = "sram_models.v"
 AREA = "area.json"
 
 # The Verilog is a netlist written by Yosys from Amaranth, whose width and reset
@@ -148,17 +150,35 @@ def cell_report(shell: Shell, workdir: Path) -> dict:
             "adder_bits": add_bits, "cells_by_type": dict(sorted(by_type.items()))}
 
 
+def macro_plan(cfg, tech) -> dict:
+    """For each scratchpad: its SRAM macro tiling per bank (floorplan.memories) and the
+    full instance paths of its macros."""
+    from floorplan.memories import map_memory
+    plan = {}
+    for name, mt, n_read in SCRATCHPADS:
+        bits, depth, banks = scratchpad_shape(cfg, mt)
+        mm = map_memory(tech, bits, depth // banks, f"{name} of {cfg.name}")
+        paths = [f"{TOP_NAME}.core.{name}.{mem}.{inst}" for mem in memory_instances(banks)
+                 for inst in mm.instances(n_read)]
+        plan[name] = {"map": mm, "banks": banks, "copies": n_read, "paths": paths}
+    return plan
+
+
 def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs=(),
-          progress: Callable[[str], None] | None = None) -> BuildResult:
+          progress: Callable[[str], None] | None = None, tech=None) -> BuildResult:
     """Write the design for `cfg` into `outdir`; returns the files and the manifest.
     `trace` adds the trace ports used by simulation monitors; `bugs` injects named
-    bugs (hwgen.vta.bugs) and is recorded in the manifest."""
+    bugs (hwgen.vta.bugs) and is recorded in the manifest. With a `tech`
+    (floorplan.tech.Tech) the scratchpads are built from its SRAM macros (black-box
+    instances; their behavioural models go to sram_models.v) and the manifest lists
+    the mapping and every macro's instance path."""
     t0 = time.perf_counter()
     step = progress or (lambda _: None)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     step("elaborating and writing Verilog")
-    shell = Shell(cfg, trace, bugs)
+    plan = macro_plan(cfg, tech) if tech is not None else None
+    shell = Shell(cfg, trace, bugs, {n: p["map"] for n, p in plan.items()} if plan else None)
     verilog = to_verilog(shell, TOP_NAME)
     (out / VERILOG).write_text(verilog)
     (out / HEADER).write_text(header(cfg))
@@ -171,6 +191,15 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
     }
     if shell.bugs:
         manifest["injected_bugs"] = sorted(shell.bugs)
+    if plan:
+        from floorplan.memories import sram_model
+        macros = {p["map"].macro.name: p["map"].macro for p in plan.values()}
+        (out / SRAM_MODELS).write_text("".join(sram_model(mac) for _, mac in sorted(macros.items())))
+        files["sram_models"] = SRAM_MODELS
+        manifest["memories"] = {"tech": tech.name, "scratchpads": {
+            n: {"macro": p["map"].macro.name, "rows": p["map"].rows, "cols": p["map"].cols, "banks": p["banks"],
+                "copies": p["copies"]} for n, p in plan.items()}}
+        manifest["macros"] = [path for p in plan.values() for path in p["paths"]]
     if area:
         step("counting cells with Yosys for the area report")
         (out / AREA).write_text(json.dumps(cell_report(Shell(cfg), out), indent=1))

@@ -52,9 +52,10 @@ def trace_members(cfg) -> dict:
 
 
 class Core(wiring.Component):
-    def __init__(self, cfg, trace: bool = False, bugs=frozenset()):
+    def __init__(self, cfg, trace: bool = False, bugs=frozenset(), macros=None):
         self.cfg = cfg
         self.trace, self.bugs = trace, bugs
+        self.macros = macros or {}      # scratchpad instance name -> MemoryMap of one bank
         super().__init__({
             **(trace_members(cfg) if trace else {}),
             "launch": In(1), "insn_count": In(32), "insn_base": In(32),
@@ -114,8 +115,9 @@ class Core(wiring.Component):
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writer, readers, granule=None):
             bits, depth, lanes = scratchpad_shape(cfg, mt)
-            sp = Scratchpad(bits, depth, granule, len(readers), lanes)
-            m.submodules[f"{mt.name.lower()}_mem"] = sp
+            name = f"{mt.name.lower()}_mem"
+            sp = Scratchpad(bits, depth, granule, len(readers), lanes, self.macros.get(name))
+            m.submodules[name] = sp
             wiring.connect(m, writer, sp.wr)
             if self.trace:
                 name = mt.name.lower()

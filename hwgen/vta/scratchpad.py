@@ -16,11 +16,17 @@ from amaranth.utils import exact_log2
 
 from ..isa.opcodes import MemType
 from .layouts import entry_layout
+from .macro_memory import MacroMemory
 from .tensor_load import ScratchWriteSignature, entry_bits, write_lanes
 
 # the core's scratchpads and their read ports: (instance name, buffer, read ports)
 SCRATCHPADS = (("uop_mem", MemType.UOP, 1), ("inp_mem", MemType.INP, 1), ("wgt_mem", MemType.WGT, 1),
                ("acc_mem", MemType.ACC, 2), ("out_mem", MemType.OUT, 1))
+
+
+def memory_instances(banks: int) -> list[str]:
+    """Instance names of the memories inside a scratchpad of `banks` banks."""
+    return ["mem"] if banks == 1 else [f"bank{k}" for k in range(banks)]
 
 
 def scratchpad_shape(cfg, mt: MemType) -> tuple[int, int, int]:
@@ -30,8 +36,11 @@ def scratchpad_shape(cfg, mt: MemType) -> tuple[int, int, int]:
 
 
 class Scratchpad(wiring.Component):
-    def __init__(self, bits: int, depth: int, granule: int | None, n_read: int, lanes: int = 1):
-        self.bits, self.depth, self.n_read, self.lanes = bits, depth, n_read, lanes
+    """`macros` (a floorplan.memories.MemoryMap of one bank) builds the memories from
+    SRAM macro instances instead of inferred memories."""
+
+    def __init__(self, bits: int, depth: int, granule: int | None, n_read: int, lanes: int = 1, macros=None):
+        self.bits, self.depth, self.n_read, self.lanes, self.macros = bits, depth, n_read, lanes, macros
         self.granule = granule if granule and granule < bits and lanes == 1 else None
         addr_bits = (depth - 1).bit_length()
         en_bits = lanes if lanes > 1 else bits // (self.granule or bits)
@@ -40,10 +49,15 @@ class Scratchpad(wiring.Component):
             "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(n_read),
         })
 
+    def _memory(self, depth: int):
+        if self.macros is not None:
+            return MacroMemory(self.macros, self.bits, depth)
+        return memory.Memory(shape=self.bits, depth=depth, init=[])
+
     def elaborate(self, platform):
         m = Module()
         if self.lanes == 1:
-            m.submodules.mem = mem = memory.Memory(shape=self.bits, depth=self.depth, init=[])
+            m.submodules[memory_instances(1)[0]] = mem = self._memory(self.depth)
             w = mem.write_port(granularity=self.granule)
             m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
             for rd in self.rd:
@@ -54,8 +68,8 @@ class Scratchpad(wiring.Component):
         data = Array(self.wr.data.word_select(k, self.bits) for k in range(L))
         banks = []
         for j in range(L):
-            bank = memory.Memory(shape=self.bits, depth=self.depth // L, init=[])
-            m.submodules[f"bank{j}"] = bank
+            bank = self._memory(self.depth // L)
+            m.submodules[memory_instances(L)[j]] = bank
             banks.append(bank)
             lane = Signal(lb, name=f"bank{j}_lane")
             m.d.comb += lane.eq(j - self.wr.addr[:lb])

@@ -20,11 +20,13 @@ TOP_NAME = "vta"
 class Shell(wiring.Component):
     """With `trace`, the core's trace outputs (see core.trace_members) are top-level
     ports too, for simulation monitors; synthesis builds leave it off. `bugs` names
-    bugs to inject (see bugs.BUGS), for showing that trace comparison finds them."""
+    bugs to inject (see bugs.BUGS), for showing that trace comparison finds them.
+    `macros` maps scratchpad instance names to the SRAM macro tiling of one bank
+    (floorplan.memories.MemoryMap) to build them from macro instances."""
 
-    def __init__(self, cfg, trace: bool = False, bugs=()):
+    def __init__(self, cfg, trace: bool = False, bugs=(), macros=None):
         self.cfg = cfg
-        self.trace, self.bugs = trace, check_bugs(bugs)
+        self.trace, self.bugs, self.macros = trace, check_bugs(bugs), macros
         self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
         self._axil = axil_slave_members(AXIL_ADDR_BITS)
         self._trace = trace_members(cfg) if trace else {}
@@ -33,7 +35,7 @@ class Shell(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.core = core = Core(cfg, self.trace, self.bugs)
+        m.submodules.core = core = Core(cfg, self.trace, self.bugs, self.macros)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
         m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": bus_bytes(cfg), "axi_write_bytes": bus_bytes(cfg)})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)

@@ -45,7 +45,8 @@ def cache_dir() -> Path:
 def _generator_digest() -> str:
     h = hashlib.sha256()
     for path in sorted([*PACKAGE.joinpath("vta").glob("*.py"), *PACKAGE.joinpath("isa").glob("*.py"),
-                        PACKAGE / "config.py", PACKAGE / "registers.py", HARNESS]):
+                        PACKAGE / "config.py", PACKAGE / "registers.py", HARNESS,
+                        PACKAGE.parent / "floorplan" / "memories.py"]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(str(verilator_root()).encode())
@@ -108,12 +109,13 @@ def fst_available() -> bool:
 
 
 def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False, bugs=(),
-               waves: str | None = None) -> Path:
+               waves: str | None = None, tech=None) -> Path:
     """Path of the tsim library for `cfg`, building it if it is not cached. The traced
     variant (trace ports and the harness's monitors) is a separate build, so runs
     without tracing pay nothing for it; so is each set of injected `bugs` and each
     waveform format `waves` ("fst" or "vcd"; such builds are traced too, since
-    instruction windows follow the retire pulses)."""
+    instruction windows follow the retire pulses), and each `tech` whose SRAM macros
+    (with their behavioural models) make up the scratchpads."""
     from hwgen.vta.build import build
     step = progress or (lambda _: None)
     if waves is not None and waves not in WAVE_FORMATS:
@@ -124,7 +126,8 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
                          "or dump a .vcd instead")
     trace = trace or waves is not None
     variant = (("-trace" if trace else "") + (f"-{waves}" if waves else "")
-               + "".join(f"-{b}" for b in sorted(check_bugs(bugs))))
+               + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
+               + (f"-macros-{tech.name}-{hashlib.sha256(repr(tech).encode()).hexdigest()[:8]}" if tech else ""))
     target = cache_dir() / f"{cfg.name}-{cfg.build_hash}-{_generator_digest()}{variant}"
     lib = target / "libtsim.so"
     if lib.exists():
@@ -134,10 +137,11 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
     work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
         step("generating Verilog")
-        files = build(cfg, work / "rtl", trace=trace, bugs=bugs).files
+        files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech).files
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
-        _run(["verilator", "--cc", str(work / "rtl" / files["lint_waivers"]), str(work / "rtl" / files["verilog"]),
+        sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models") if k in files]
+        _run(["verilator", "--cc", *sources,
               "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
               "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
               "--build", "-j", jobs], env)
@@ -183,7 +187,7 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
              out_of_order: bool = False, seed: int = 0, max_cycles: int = 50_000_000, check: bool = True,
              progress: Callable[[int, int], None] | None = None,
              build_progress: Callable[[str], None] | None = None, trace=None, bugs=(),
-             waves: WaveWindow | None = None) -> RunResult:
+             waves: WaveWindow | None = None, tech=None) -> RunResult:
     """Run `program` on the RTL of `config` (default: the program's configuration).
     Memory model: `latency` cycles to the first beat of a read and to a write
     response, at most `max_outstanding` read bursts accepted (default
@@ -191,7 +195,7 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
     read bursts completed in random order with `out_of_order`. Events are recorded
     into `trace` (a sim.trace.Trace) when given; `bugs` runs a build with injected
     bugs (hwgen.vta.bugs); `waves` dumps a waveform (the result's `waves` says which
-    cycles it holds)."""
+    cycles it holds); `tech` builds the scratchpads from its SRAM macros."""
     cfg = config or program.config
     program.check_config(cfg)
     if check:
@@ -201,7 +205,7 @@ def run_tsim(program, config=None, latency: int = 16, max_outstanding: int | Non
         wave_struct = waves.struct(program)
         Path(waves.path).parent.mkdir(parents=True, exist_ok=True)
     lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=bugs,
-                               waves=waves.format if waves is not None else None)))
+                               waves=waves.format if waves is not None else None, tech=tech)))
     t0 = time.perf_counter()
     insn = program.insn_bytes
     insn_base = -(-program.dram.size // INSN_ALIGN) * INSN_ALIGN

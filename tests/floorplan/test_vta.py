@@ -23,12 +23,12 @@ def test_original_floorplan_is_clean(name):
     cfg = load_config(CONFIG_DIR / f"{name}.json")
     impl = OriginalFloorplan().run(cfg, TECH)
     assert check(impl, TECH) == []
-    # every scratchpad is there with the macros of its mapping, inside its region
-    for inst, mt, _ in SCRATCHPADS:
+    # every scratchpad is there with the macros of its mapping (a copy per read port), inside its region
+    for inst, mt, n_read in SCRATCHPADS:
         bits, depth, banks = scratchpad_shape(cfg, mt)
         mm = map_memory(TECH, bits, depth // banks)
         macros = [o for o in impl.macros if o.path.startswith(f"vta.core.{inst}.")]
-        assert len(macros) == banks * mm.count and all(o.block.macro == mm.macro for o in macros)
+        assert len(macros) == banks * n_read * mm.count and all(o.block.macro == mm.macro for o in macros)
     assert {r["from"] for r in wire_report(impl, TECH)} >= {"vme", "core.acc_mem"}
 
 
@@ -44,11 +44,12 @@ def test_default_mapping_by_hand():
 
 def test_paths_match_the_generated_netlist(tmp_path, capsys):
     cfg = load_config(CONFIG_DIR / "1x8x8.json")
-    build(cfg, tmp_path / "rtl")
+    build(cfg, tmp_path / "rtl", tech=TECH)          # scratchpads as the tech's macros
     manifest = tmp_path / "rtl" / MANIFEST
-    hierarchy = json.loads(manifest.read_text())["hierarchy"]
+    doc = json.loads(manifest.read_text())
+    hierarchy = doc["hierarchy"]
     impl = OriginalFloorplan().run(cfg, TECH)
-    assert check(impl, TECH, hierarchy) == []
+    assert check(impl, TECH, hierarchy, doc["macros"]) == []
     soft_paths = {o.path for o in impl.objects if not o.is_macro and o.block.inst}
     assert soft_paths >= {"vta.core.compute.gemm", "vta.core.compute.alu", "vta.vme", "vta.core.acc_mem"}
     assert soft_paths <= set(hierarchy)

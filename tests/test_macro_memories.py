@@ -1,0 +1,69 @@
+"""Scratchpads built from SRAM macro instances (hwgen build --memories macro): the
+macros are the ones the floorplan places, by instance path, and the RTL with the
+macros' behavioural models still runs every program like fsim."""
+import json
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from floorplan import check, load_tech, map_memory
+from floorplan.vta import OriginalFloorplan
+from hwgen import load_config
+from hwgen.cli import main
+from hwgen.program import reference as ref
+from hwgen.vta.build import MANIFEST, SRAM_MODELS, build
+from hwgen.vta.scratchpad import SCRATCHPADS, scratchpad_shape
+from sim import run
+from sim.tsim import run_tsim
+from sim.verilator import verilator_env
+
+from .conftest import CONFIG_DIR
+
+TECH = load_tech("example")
+
+
+def test_netlist_macros_are_the_floorplans(tmp_path):
+    cfg = load_config(CONFIG_DIR / "1x8x8.json")
+    build(cfg, tmp_path, tech=TECH)
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    verilog = (tmp_path / "vta.v").read_text()
+    # every macro of the mapping is instantiated, with its read-port copies
+    expected = 0
+    for name, mt, n_read in SCRATCHPADS:
+        bits, depth, banks = scratchpad_shape(cfg, mt)
+        mm = map_memory(TECH, bits, depth // banks)
+        assert manifest["memories"]["scratchpads"][name]["macro"] == mm.macro.name
+        expected += banks * n_read * mm.count
+    assert len(manifest["macros"]) == expected
+    assert len(re.findall(r"^\s*sram_\d+x\d+ \S+ \(", verilog, re.M)) == expected
+    models = (tmp_path / SRAM_MODELS).read_text()
+    assert set(re.findall(r"^module (\S+)", models, re.M)) == {s["macro"] for s in
+                                                                manifest["memories"]["scratchpads"].values()}
+    lint = subprocess.run(["verilator", "--lint-only", "-Wall", "vta_lint.vlt", "vta.v", SRAM_MODELS, "--top-module",
+                           "vta"], cwd=tmp_path, capture_output=True, text=True, env=verilator_env())
+    assert lint.returncode == 0 and "%Warning" not in lint.stderr, lint.stderr[:3000]
+    impl = OriginalFloorplan().run(cfg, TECH)
+    assert sorted(o.path for o in impl.macros) == sorted(manifest["macros"])
+    assert check(impl, TECH, manifest["hierarchy"], manifest["macros"]) == []
+    # a macro the netlist does not have is reported
+    impl.macros[0].path += "_spare"
+    assert [v.kind for v in check(impl, TECH, manifest["hierarchy"], manifest["macros"])] == ["hierarchy"]
+
+
+@pytest.mark.parametrize("cfg_name", ["1x8x8", "1x16x16-axi512"])
+def test_tsim_with_macro_memories(cfg_name):
+    """Reference programs on the macro-memory RTL (banked INP on the 512-bit bus),
+    with memory stalls and out-of-order returns, byte-identical to fsim."""
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    programs = [ref.blocked_gemm(cfg, 4 * cfg.batch, 8 * cfg.block_in, 4 * cfg.block_out, threads=2),
+                ref.alu(cfg, "MAX", False), ref.padded_load(cfg, (1, 2, 1, 2)), ref.shift_scale(cfg)]
+    for prog in programs:
+        got = run_tsim(prog, tech=TECH, stall=0.2, out_of_order=True, seed=5)
+        assert np.array_equal(got.dram, run(prog, "fsim").dram), prog.meta["name"]
+
+
+def test_cli_needs_a_tech(tmp_path, capsys):
+    assert main(["build", "--config", str(CONFIG_DIR / "1x8x8.json"), "-o", str(tmp_path), "--memories", "macro"]) == 2
+    assert "--memories macro needs --tech" in capsys.readouterr().err
