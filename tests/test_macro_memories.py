@@ -6,7 +6,6 @@ import re
 import subprocess
 
 import numpy as np
-import pytest
 
 from floorplan import check, load_tech, map_memory
 from floorplan.vta import OriginalFloorplan

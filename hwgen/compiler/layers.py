@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HwgenError
-from ..isa import MemType
 from ..program.builder import ProgramBuilder
 from . import semantics as sem
 from .alu_layers import lower_add, lower_window

@@ -23,7 +23,6 @@ the INP, WGT, ACC and micro-op capacity constraints (numpy over all candidates).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import cached_property
 
 import numpy as np
 
