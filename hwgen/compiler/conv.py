@@ -232,23 +232,15 @@ def _store_tiles(b, s: ConvShape, out, n: int, x0: int, tw_a: int, out_tiles) ->
                         lambda sram, off, **kw: b.store(sram, out, off, **kw))
 
 
-def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride=(1, 1), pad=(0, 0), shift: int = 0,
-                   clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True, name: str = "conv2d"):
+def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,
+                   shift: int = 0, clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True,
+                   name: str = "conv2d"):
     """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
-    given or searched tiling; its output region "out" is the blocked output."""
-    from .layout import pack_act, pack_channels, pack_wgt
-    from .tiling import search
-    n, c_in, h, wd = x.shape
-    c_out, c_w, kh, kw = w.shape
-    if c_w != c_in:
-        raise HwgenError(f"{name}: weights have {c_w} input channels, the input has {c_in}")
-    s = ConvShape.of(cfg, n, c_in, c_out, h, wd, kh, kw, stride, pad)
-    t = tiling or search(cfg, s, reuse=reuse, name=name).tiling
-    b = ProgramBuilder(cfg, name)
-    xr = b.input("x", pack_act(x, cfg.batch, cfg.block_in), "(NB, CIB, H, W, BATCH, BLOCK_IN)")
-    wr = b.input("w", pack_wgt(w, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    br = b.input("bias", pack_channels(bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
-    out = b.output("out", (s.nb, s.cob, s.oh, s.ow, cfg.batch, cfg.block_out), "int8",
-                   "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
-    lower_conv(b, s, t, xr, wr, br, out, shift, clip, name)
-    return b.finish({"layer": name, "tiling": t.to_dict(), "shape": list(x.shape), "out_channels": c_out})
+    given or searched tiling, its input region filled with x; its output region "out"
+    is the blocked output."""
+    from .layers import Conv2d
+    from .layout import pack_act
+    layer = Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=clip, tiling=tiling)
+    prog, _ = layer.compile(cfg, [x.shape], reuse)
+    prog.write("in0", pack_act(x, cfg.batch, layer.input_block(cfg)))
+    return prog

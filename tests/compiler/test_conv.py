@@ -24,7 +24,7 @@ def check(cfg, n, c_in, c_out, h, w, k, stride, pad, tiling=None, shift=7, clip=
     x = rng.integers(-128, 128, (n, c_in, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c_out, c_in, k, k), dtype=np.int8)
     bias = rng.integers(-4000, 4000, c_out).astype(np.int32)
-    prog = conv2d_program(cfg, x, wt, bias, (stride, stride), (pad, pad), shift, clip, tiling)
+    prog = conv2d_program(cfg, x, wt, bias, stride, pad, shift, clip, tiling)
     r = run(prog, "fsim")
     assert np.array_equal(unpack_act(r.outputs["out"], n, c_out),
                           sem.conv2d(x, wt, bias, (stride, stride), (pad, pad), shift, clip))
