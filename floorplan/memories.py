@@ -40,10 +40,16 @@ class MemoryMap:
         """Instance name of the macro covering word block `row`, bit slice `col`."""
         return f"{prefix}sram_r{row}_c{col}"
 
-    def instances(self, copies: int = 1) -> list[str]:
-        """All instance names of a memory with `copies` read-port copies, in order."""
+    def instances(self, copies: int = 1, cols=None) -> list[str]:
+        """Instance names of a memory with `copies` read-port copies, in order: all of
+        them, or those of the bit-slice columns `cols`."""
+        cols = range(self.cols) if cols is None else cols
         return [self.instance(r, c, copy_prefix(p, copies)) for p in range(copies) for r in range(self.rows)
-                for c in range(self.cols)]
+                for c in cols]
+
+    def column_bits(self, col: int, width: int) -> range:
+        """The bits of a `width`-bit word that macro column `col` stores."""
+        return range(col * self.macro.bits, min((col + 1) * self.macro.bits, width))
 
 
 def copy_prefix(port: int, copies: int) -> str:
@@ -64,20 +70,22 @@ def map_memory(tech: Tech, width: int, depth: int, name: str = "memory") -> Memo
     return best
 
 
-def macro_array(name: str, mm: MemoryMap, spacing: float, inst: str | None = None, copies: int = 1) -> Array:
-    """The macros of a mapping (`copies` read-port copies of it) as a near-square array
-    block, physical rows flipped (MX) so that neighbouring rows share their power
-    edge; the macros are named as `hwgen build --memories macro` instantiates them
-    (`MemoryMap.instances`)."""
-    m = mm.macro
-    names = mm.instances(copies)
-    cols = max(1, min(len(names), round(math.sqrt(len(names) * (m.height + spacing) / (m.width + spacing)))))
-    rows = -(-len(names) // cols)
+def macro_array(name: str, macro: SramMacro, insts: list[str], spacing: float, inst: str | None = None,
+                cols: int | None = None) -> Array:
+    """Macros of type `macro` with the instance paths `insts` (relative to the array's
+    own `inst`; e.g. `MemoryMap.instances`, the names `hwgen build --memories macro`
+    gives them) as an array block of `cols` columns (default: near-square), physical
+    rows flipped (MX) so that neighbouring rows share their power edge."""
+    if cols is None:
+        cols = round(math.sqrt(len(insts) * (macro.height + spacing) / (macro.width + spacing)))
+    cols = max(1, min(len(insts), cols))
+    rows = -(-len(insts) // cols)
 
     def make(r, c):
         k = r * cols + c
-        return Macro(names[k], m) if k < len(names) else None
-    return Array(name, make, rows, cols, pitch=(m.width + spacing, m.height + spacing), inst=inst, flip_rows="MX")
+        return Macro(insts[k], macro) if k < len(insts) else None
+    return Array(name, make, rows, cols, pitch=(macro.width + spacing, macro.height + spacing), inst=inst,
+                 flip_rows="MX")
 
 
 def sram_model(macro: SramMacro) -> str:

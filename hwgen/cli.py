@@ -267,9 +267,11 @@ def cmd_run(args) -> int:
 
 def cmd_floorplan(args) -> int:
     import tempfile
+
+    from rich.table import Table
     from floorplan import check, load_tech
     from floorplan.export import write_all
-    from floorplan.vta import STYLES, wire_report
+    from floorplan.vta import STYLES, compare_wires, wire_report
     cfg = load_config(args.config)
     tech = load_tech(args.tech)
     if args.manifest:
@@ -286,28 +288,39 @@ def cmd_floorplan(args) -> int:
     built_with = manifest.get("memories", {}).get("tech")
     if built_with is not None and built_with != tech.name:
         raise HwgenError(f"manifest {args.manifest} was built with the macros of tech {built_with}, not {tech.name}")
-    impl = STYLES[args.style]().run(cfg, tech)
-    violations = check(impl, tech, manifest["hierarchy"], manifest.get("macros"))
-    files = write_all(impl, Path(args.output), violations)
-    wires = wire_report(impl, tech)
-    (Path(args.output) / "wires.json").write_text(json.dumps(wires, indent=1))
-    summary = {"style": args.style, "config": cfg.name, "tech": tech.name, "die_um": [impl.die.width, impl.die.height],
-               "macros": len(impl.macros), "violations": [v.message for v in violations], "files": files,
-               "wires": wires}
+    styles = list(STYLES) if args.style == "all" else [args.style]
+    out = Path(args.output)
+    plans = []
+    for style in styles:
+        impl = STYLES[style]().run(cfg, tech)
+        violations = check(impl, tech, manifest["hierarchy"], manifest.get("macros"))
+        where = out / style if len(styles) > 1 else out
+        files = write_all(impl, where, violations)
+        wires = wire_report(impl, tech)
+        (where / "wires.json").write_text(json.dumps(wires, indent=1))
+        plans.append({"style": style, "die_um": [impl.die.width, impl.die.height], "macros": len(impl.macros),
+                      "violations": [v.message for v in violations], "files": files, "wires": wires})
+    summary = {"config": cfg.name, "tech": tech.name, **plans[0]} if len(plans) == 1 else \
+        {"config": cfg.name, "tech": tech.name, "floorplans": plans, "comparison": compare_wires(cfg, tech, styles)}
     if args.json:
         print(json.dumps(summary))
     else:
         con = _console()
-        con.print(f"[bold]{args.style}[/bold] floorplan of {cfg.name} in {tech.name}: die {impl.die.width:g} x "
-                  f"{impl.die.height:g} um, {len(impl.macros)} SRAM macros -> {args.output}")
-        for v in violations:
-            con.print(f"  [red]{v.kind}[/red]: {v.message}")
+        for p in plans:
+            con.print(f"[bold]{p['style']}[/bold] floorplan of {cfg.name} in {tech.name}: die {p['die_um'][0]:g} x "
+                      f"{p['die_um'][1]:g} um, {p['macros']} SRAM macros -> {Path(p['files']['json']).parent}")
+            for v in p["violations"]:
+                con.print(f"  [red]violation[/red]: {v}")
         if tech.note:
-            con.print(f"  tech note: {tech.note}")
-        for w in wires:
-            con.print(f"  {w['from']:>18} -> {w['to']:<20} {w['mm']:7.3f} mm {w['delay_ps']:7.1f} ps "
-                      f"{w['stages']} stage(s)  ({w['what']})")
-    return 1 if violations else 0
+            con.print(f"tech note: {tech.note}")
+        table = Table(title=f"longest wire per connection: mm / pipeline stages at {tech.clock_mhz:g} MHz")
+        for col in ("from", "to", "what", *styles):
+            table.add_column(col, justify="right" if col in styles else "left")
+        for rows in zip(*(p["wires"] for p in plans)):
+            table.add_row(rows[0]["from"], rows[0]["to"], rows[0]["what"],
+                          *(f"{r['mm']:.3f} / {r['stages']}" for r in rows))
+        con.print(table)
+    return 1 if any(p["violations"] for p in plans) else 0
 
 
 # -- build --------------------------------------------------------------------------
@@ -482,7 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
     fp = sub.add_parser("floorplan", help="floorplan a configuration's core: checks, DEF, OpenROAD Tcl, SVG, wires")
     fp.add_argument("--config", required=True, help="configuration JSON")
     fp.add_argument("--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
-    fp.add_argument("--style", default="original", choices=["original"], help="floorplan style")
+    fp.add_argument("--style", default="original", choices=["original", "acc-tile", "all"],
+                    help="floorplan style; all: every style, each in DIR/STYLE, with their wires compared")
     fp.add_argument("--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
     fp.add_argument("-o", "--output", required=True, help="output directory")
     fp.add_argument("--json", action="store_true", help="print one JSON object")

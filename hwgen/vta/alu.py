@@ -7,6 +7,8 @@ two-operand forms (ACC has two read ports).
 
 Operands (SPEC section 3): with use_imm, x = ACC[src] and y = imm; otherwise
 x = ACC[dst] and y = ACC[src]. Forwarding covers the two writes between S1 and S3.
+The operation of output lane j (for every batch row) is the submodule `lane{j}`, so
+that a floorplan can place it next to its accumulator slice.
 """
 from __future__ import annotations
 
@@ -44,6 +46,32 @@ def alu_lane(op, x, y, acc_bits: int, ext: bool):
     for code, value in results.items():
         out = Mux(op == code, value, out)
     return out
+
+
+class AluLane(wiring.Component):
+    """Output lane j, combinational: `res[b]` = op(x, y) with x, y chosen from
+    `at_dst[b]`, `at_src[b]` and `imm` as the SPEC's operand rule says."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        lanes = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
+        super().__init__({
+            "op": In(ALUOP_BITS),
+            "use_imm": In(1),
+            "imm": In(signed(cfg.acc_bits)),
+            "at_dst": In(lanes),
+            "at_src": In(lanes),
+            "res": Out(lanes),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        for b in range(cfg.batch):
+            x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
+            y = Mux(self.use_imm, self.imm, self.at_src[b])
+            m.d.comb += self.res[b].eq(alu_lane(self.op, x, y, cfg.acc_bits, cfg.ALU_EXT))
+        return m
 
 
 class TensorAlu(wiring.Component):
@@ -96,11 +124,13 @@ class TensorAlu(wiring.Component):
         hist = WriteHistory(m, READ_TO_WRITE, dst_bits, acc_layout.size)
         at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a))
         at_src = data.View(acc_layout, hist.forward(s3_src, s3_b))
-        lanes = []
-        for b in range(cfg.batch):
-            for j in range(cfg.block_out):
-                x = Mux(use_imm, at_src[b][j], at_dst[b][j])
-                y = Mux(use_imm, imm, at_src[b][j])
-                lanes.append(alu_lane(op, x, y, cfg.acc_bits, cfg.ALU_EXT))
+        res = {}
+        for j in range(cfg.block_out):
+            m.submodules[f"lane{j}"] = lane = AluLane(cfg)
+            m.d.comb += [lane.op.eq(op), lane.use_imm.eq(use_imm), lane.imm.eq(imm)]
+            for b in range(cfg.batch):
+                m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
+                res[b, j] = lane.res[b]
+        lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
         write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
         return m

@@ -4,12 +4,16 @@
   S2                 BATCH x BLOCK_OUT dot products of BLOCK_IN int8 pairs (adder trees)
   S3                 ACC[dst] = forwarded ACC[dst] + dot (or 0 on reset); OUT[dst] = low bits
 
+The datapath of output lane j (its dot products for every batch row and their
+accumulation) is the submodule `lane{j}`, so that a floorplan can place each lane
+next to the accumulator and weight slices it uses.
+
 Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same entry
 (see hazard.WriteHistory), so consecutive micro-ops accumulating into one entry are exact.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.hdl import Cat, Module, Signal, Value, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -72,6 +76,30 @@ class AccWriteSignature(wiring.Signature):
         })
 
 
+class GemmLane(wiring.Component):
+    """Output lane j: `dot[b]` = INP row b . `wgt` (weight row j), registered (S2);
+    `acc[b]` = `old[b]` + `dot[b]`, wrapped to ACC_WIDTH (S3, combinational)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        acc = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
+        super().__init__({
+            "inp": In(entry_layout(cfg, MemType.INP)),
+            "wgt": In(entry_layout(cfg, MemType.WGT).elem_shape),
+            "old": In(acc),
+            "acc": Out(acc),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        for b in range(cfg.batch):
+            dot = Signal(signed(cfg.acc_bits), name=f"dot_{b}")
+            m.d.sync += dot.eq(adder_tree([self.inp[b][k] * self.wgt[k] for k in range(cfg.block_in)]))
+            m.d.comb += self.acc[b].eq(fit_signed(self.old[b] + dot, cfg.acc_bits))
+        return m
+
+
 class TensorGemm(wiring.Component):
     """`start` with `params` and `reset` runs one GEMM instruction; `busy` holds until
     its last write is done."""
@@ -104,24 +132,24 @@ class TensorGemm(wiring.Component):
         s2_valid, s2_dst = Signal(), Signal.like(idx.dst)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst)]
 
-        # S2: dot products
-        inp = data.View(entry_layout(cfg, MemType.INP), self.inp.data)
+        # S2 (in the lanes): dot products
         wgt = data.View(entry_layout(cfg, MemType.WGT), self.wgt.data)
         acc_layout = entry_layout(cfg, MemType.ACC)
         s3_valid, s3_dst = Signal(), Signal.like(idx.dst)
         s3_old = Signal(acc_layout.size)
-        dots = []
-        for b in range(cfg.batch):
-            for j in range(cfg.block_out):
-                dot = Signal(cfg.acc_bits, name=f"dot_{b}_{j}")
-                row = j - 1 if "gemm_weight_swap_last_lane" in self.bugs and j == cfg.block_out - 1 and j else j
-                m.d.sync += dot.eq(adder_tree([inp[b][k] * wgt[row][k] for k in range(cfg.block_in)]))
-                dots.append(dot.as_signed())
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_old.eq(self.acc.data)]
 
-        # S3: accumulate and write
+        # S3: accumulate (in the lanes) and write
         hist = WriteHistory(m, READ_TO_WRITE, len(s3_dst), acc_layout.size)
         old = data.View(acc_layout, hist.forward(s3_dst, s3_old))
-        lanes = [old[b][j] + dots[b * cfg.block_out + j] for b in range(cfg.batch) for j in range(cfg.block_out)]
+        sums = {}
+        for j in range(cfg.block_out):
+            m.submodules[f"lane{j}"] = lane = GemmLane(cfg)
+            row = j - 1 if "gemm_weight_swap_last_lane" in self.bugs and j == cfg.block_out - 1 and j else j
+            m.d.comb += [lane.inp.eq(self.inp.data), lane.wgt.eq(wgt[row])]
+            for b in range(cfg.batch):
+                m.d.comb += lane.old[b].eq(old[b][j])
+                sums[b, j] = lane.acc[b]
+        lanes = [sums[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
         write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
         return m

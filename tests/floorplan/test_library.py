@@ -117,7 +117,8 @@ def test_macro_mapping_hand_computed():
 
 def small_design():
     def build(top):
-        mem = macro_array("mem", map_memory(TECH, 128, 1024), TECH.macro_spacing, inst="buf")
+        mm = map_memory(TECH, 128, 1024)
+        mem = macro_array("mem", mm.macro, mm.instances(), TECH.macro_spacing, inst="buf")
         p = top.add(mem, 0, 0)
         top.right_of(Block("ctrl", width=50, height=50), p, gap=10)
         top.bound("buf", Rect(0, 0, 100, 250))
