@@ -47,6 +47,11 @@ def soft(name: str, inst: str, area: float, width: float | None = None) -> Block
     return Block(name, inst, w, area / w)
 
 
+def control_blocks(tech) -> list[Block]:
+    """The control units as soft blocks, named after their instances."""
+    return [soft(inst.split(".")[-1].upper(), inst, tech.logic_area("control")) for inst in CONTROL]
+
+
 def scratchpad_map(cfg, tech, mt: MemType) -> tuple[str, int, int, MemoryMap]:
     """(instance name, read ports, banks, macro mapping of one bank) of a scratchpad."""
     name, n_read = next((n, r) for n, m, r in SCRATCHPADS if m == mt)
@@ -81,8 +86,7 @@ class OriginalFloorplan(Floorplan):
         uop = top.add(pads[MemType.UOP], 0, 0)
         x = uop.rect.x1 + gap
         ctrl = None
-        for inst in CONTROL:
-            b = soft(inst.split(".")[-1].upper(), inst, tech.logic_area("control"))
+        for b in control_blocks(tech):
             ctrl = top.add(b, x, 0) if ctrl is None else top.right_of(b, ctrl, gap=gap)
         y = max(uop.rect.y1, ctrl.rect.y1) + gap
         wgt = top.add(pads[MemType.WGT], 0, y)
@@ -174,9 +178,10 @@ class AccTileFloorplan(Floorplan):
 
     def build(self, cfg, tech) -> Block:
         tiles = lane_tiles(cfg, tech)
-        wgt = scratchpad_map(cfg, tech, MemType.WGT)[3].macro
-        n_wgt = len(slice_array(cfg, tech, MemType.WGT, "WGT", tiles[0].wgt_cols, 0).children)
-        heights = [r * (wgt.height + tech.macro_spacing) - tech.macro_spacing for r in range(1, n_wgt + 1)]
+        _, n_read, banks, mm = scratchpad_map(cfg, tech, MemType.WGT)
+        per_tile = banks * n_read * mm.rows * len(tiles[0].wgt_cols)
+        s = tech.macro_spacing
+        heights = [r * (mm.macro.height + s) - s for r in range(1, per_tile + 1)]
         best = None
         for h in heights:
             top = self.arrange(cfg, tech, [self.tile(cfg, tech, k, t, h) for k, t in enumerate(tiles)])
@@ -199,8 +204,7 @@ class AccTileFloorplan(Floorplan):
                 x = top.add(b, x, y, orient).rect.x1 + gap
 
         row(lower, 0.0, "MX")
-        channel = [soft(inst.split(".")[-1].upper(), inst, tech.logic_area("control")) for inst in CONTROL] + [
-            scratchpad(cfg, tech, mt) for mt in (MemType.INP, MemType.OUT, MemType.UOP)]
+        channel = control_blocks(tech) + [scratchpad(cfg, tech, mt) for mt in (MemType.INP, MemType.OUT, MemType.UOP)]
         y = max((b.size[1] + gap for b in lower), default=0.0)
         x = max(0.0, (max(width(lower), width(upper)) - width(channel)) / 2)
         for b in channel:
