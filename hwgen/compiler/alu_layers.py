@@ -16,14 +16,21 @@ from .kernels import affine_kernel
 from .tiling import in_range, tiles
 
 
-def _alu(b, op, base, dims, imm=None, reset=False):
+def _alu(b, op, base, dims, imm=None):
     """One ALU instruction over an affine nest: dims are (extent, dst factor, src
-    factor); base is (dst, src)."""
+    factor); base is (dst, src). With `imm`, ACC[dst] = op(ACC[src], imm) (SPEC
+    section 3), so ADD with imm 0 copies ACC[src] to ACC[dst]."""
     k = affine_kernel(b.cfg, "ALU", base, dims)
-    if imm is not None or reset:
-        b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=0 if imm is None else imm, reset=reset)
-    else:
-        b.alu(op, k.uops, k.loops)
+    b.alu(op, k.uops, k.loops, imm=imm)
+
+
+def _window(b, op, dst: int, src: int, pix, k: int, iw: int) -> None:
+    """dst[p] = copy of the first element of p's k x k window (src rows of iw), then
+    op with each of the other k*k - 1 elements."""
+    _alu(b, AluOp.ADD, (dst, src), pix, imm=0)
+    if k > 1:
+        _alu(b, op, (dst, src + 1), pix + [(k - 1, 0, 1)])               # rest of the first row
+        _alu(b, op, (dst, src + iw), pix + [(k - 1, 0, iw), (k, 0, 1)])  # the other rows
 
 
 def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
@@ -43,12 +50,12 @@ def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
 
 def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, pad: int, x, out,
                  shift: int = 0, clip=(-128, 127), pad_min: bool = False, weights=None, bias=None,
-                 nonneg: bool = False, name: str = "pool") -> None:
-    """Sliding-window layers. `kind`: "max" (reset, ADD of the first window element,
-    MAX of all; with `nonneg` inputs the reset's zero is already below every value, so
-    no ADD), "avg" (reset, ADD of all, requantize) or "depthwise" (per tile:
-    window copies into a scratch area, MUL by the weight entries, sum, bias,
-    requantize). shape = (NB, CB, H, W)."""
+                 name: str = "pool") -> None:
+    """Sliding-window layers. `kind`: "max" (copy of the first window element, MAX of
+    the others), "avg" (copy of the first, ADD of the others, requantize) or
+    "depthwise" (per tile: window copies into a scratch area, MUL by the weight
+    entries, bias copy, sum, requantize). shape = (NB, CB, H, W). Padding loads as
+    zeros, or as the minimum with `pad_min` (max pool of possibly negative inputs)."""
     nb, cb, h, w = shape
     k = kernel
     oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
@@ -70,14 +77,10 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
         b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
                x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
         pix = [(th, tw, stride * iw), (tw, 1, stride)]
-        window = [(k, 0, iw), (k, 0, 1)]
-        _alu(b, AluOp.ADD, (dst, dst), [(th * tw, 1, 1)], reset=True)
         if kind == "max":
-            if not nonneg:
-                _alu(b, AluOp.ADD, (dst, src), pix)
-            _alu(b, AluOp.MAX, (dst, src), pix + window)
+            _window(b, AluOp.MAX, dst, src, pix, k, iw)
         elif kind == "avg":
-            _alu(b, AluOp.ADD, (dst, src), pix + window)
+            _window(b, AluOp.ADD, dst, src, pix, k, iw)
             epilogue(b, dst, [(th * tw, 1)], shift, clip)
         else:
             tmp = dst + th * tw
@@ -85,11 +88,11 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
             b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
             b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
             scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]
-            _alu(b, AluOp.ADD, (tmp, tmp), [(kk * th * tw, 1, 1)], reset=True)
-            _alu(b, AluOp.ADD, (tmp, src), scratch + pix)               # tmp[ky,kx,p] = window value
+            _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
             _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
+            _alu(b, AluOp.ADD, (dst, wgt + kk), [(th * tw, 1, 0)], imm=0)  # dst = bias
             _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
-            epilogue(b, dst, [(th * tw, 1)], shift, clip, bias=(wgt + kk, (0,)))
+            epilogue(b, dst, [(th * tw, 1)], shift, clip)
         p.group_end(lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw,
                                     x_stride=ow))
     p.drain()

@@ -6,9 +6,11 @@ the ones the tiling search predicted:
   the half of INP/WGT that the previous step used go into the other half; before
   overwriting a half it waits (compute->load tokens, one per finished step) for the
   last step that read it;
-- compute module: per accumulator group (alternating ACC halves), bias load, reset,
-  the steps' GEMMs, then the epilogue: ADD bias, SHR, clip (CLP on ALU_EXT when the
-  range is symmetric, MAX/MIN otherwise);
+- compute module: per accumulator group (alternating ACC halves), bias load, every
+  output entry set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
+  SPEC section 3, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
+  the steps' GEMMs, then the epilogue: SHR, clip (CLP on ALU_EXT when the range is
+  symmetric, MAX/MIN otherwise);
 - store module: the group's output tiles, then a token that frees the ACC half.
 
 Tensors in DRAM are blocked (see `layout`): input (NB, CIB, H, W) INP elements,
@@ -103,13 +105,9 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int], bias=None) -> None:
-    """ADD bias (bias = (src base, dims of the src index)), SHR and clip over the ACC
-    entries base + dims."""
+def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> None:
+    """SHR and clip over the ACC entries base + dims."""
     cfg = b.cfg
-    if bias is not None:
-        k = affine_kernel(cfg, "ALU", (base, bias[0]), [(n, f, g) for (n, f), g in zip(dims, bias[1])])
-        b.alu(AluOp.ADD, k.uops, k.loops)
     imm_ops = []
     if shift:
         imm_ops.append((AluOp.SHR, shift))
@@ -154,9 +152,12 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                     bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
                     co0, co_n = cg[0][0], sum(sz for _, sz in cg)
                     b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
-                    reset = affine_kernel(cfg, "GEMM", (acc0, 0, 0), [(len(hg) * len(cg) * t.tco * t.th, t.tw, 0, 0),
-                                                                     (t.tw, 1, 0, 0)])
-                    b.gemm(reset.uops, reset.loops, reset=True)
+                    for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
+                        for cj, (c0, c_n) in enumerate(cg):
+                            k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size,
+                                                           bias0 + cg_offset(cg, cj)),
+                                              [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
+                            b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
                     for ci0, ci_n in ci_tiles:
                         for hi, (y0, th_a) in enumerate(hg):
                             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
@@ -194,7 +195,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                             tile = acc0 + (hi * t.oc_n + cj) * tile_size
                             pix = th_a * tw_a
                             dims = [(c_n, pix), (th_a, tw_a), (tw_a, 1)]
-                            epilogue(b, tile, dims, shift, clip, bias=(bias0 + cg_offset(cg, cj), (1, 0, 0)))
+                            epilogue(b, tile, dims, shift, clip)
                             if residual is not None:
                                 short = tile + n_tiles * tile_size
                                 _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n, lambda sram, off, **kw: b.load(

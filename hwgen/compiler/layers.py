@@ -176,8 +176,7 @@ class MaxPool(_Window):
         return None
 
     def compile(self, cfg, shapes, reuse=True):
-        b = self._lower(cfg, shapes, "max", pad_min=bool(self.pad and cfg.ALU_EXT and not self.nonneg_input),
-                        nonneg=self.nonneg_input)
+        b = self._lower(cfg, shapes, "max", pad_min=bool(self.pad and cfg.ALU_EXT and not self.nonneg_input))
         return b.finish({"layer": self.name}), {}
 
 

@@ -177,7 +177,7 @@ def load_bytes(cfg, s: ConvShape, t: Tiling) -> int:
 
 def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
     """A first-order estimate. The compute module runs the GEMM micro-op iterations (one
-    per cycle), the epilogue's ALU passes (reset, bias, shift, clip) and a fixed cost
+    per cycle), the ALU passes (bias copy, shift, clip) and a fixed cost
     per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
     overlapped: the first step's loads, and the last group's store."""
     bus = cfg.AXI_DATA_BITS // 8
@@ -186,10 +186,9 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
     n_co, n_ci = -(-s.cob // t.tco), -(-s.cib // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
-    n_groups = s.nb * -(-n_h // t.h_n) * n_w * -(-n_co // t.oc_n)
     gemm = s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
     entries = s.nb * s.cob * s.oh * s.ow
-    alu = n_groups * t.oc_n * t.h_n * t.tco * t.th * t.tw + 5 * entries
+    alu = 4 * entries                # bias copy, SHR, MAX, MIN
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
         alu += 4 * entries + b["ACC_8BIT"] // bus
     compute = gemm + alu + STEP_CYCLES * steps
