@@ -208,6 +208,18 @@ class FSim:
             return
         s = self._indices(insn, "src", 1)
         op, use_imm = AluOp(insn.alu_opcode), bool(insn.use_imm)
+        if not use_imm and op in _REDUCTIONS and not np.isin(s, a).any():
+            # each destination folds its sources in program order; the sources are never
+            # written here and the operation is associative and commutative (ADD wraps
+            # modulo 2^32), so one reduction per destination gives the same result
+            order = np.argsort(a, kind="stable")
+            sa = a[order]
+            starts = np.flatnonzero(np.concatenate(([True], sa[1:] != sa[:-1])))
+            dst = sa[starts]
+            folded = _REDUCTIONS[op].reduceat(self.acc[s[order]], starts, axis=0, dtype=np.int32)
+            self.acc[dst] = alu_op(op, self.acc[dst], folded, self.cfg.acc_bits)
+            self._writeback(dst)
+            return
         imm = np.int32(insn.imm)
         bounds = _hazard_free_segments(a, [s] if use_imm else [a, s])
         for p, q in zip(bounds[:-1], bounds[1:]):
@@ -221,6 +233,9 @@ class FSim:
             last = len(aa) - 1 - np.unique(aa[::-1], return_index=True)[1]
             self.acc[aa[last]] = r[last]
         self._writeback(np.unique(a))
+
+
+_REDUCTIONS = {AluOp.MIN: np.minimum, AluOp.MAX: np.maximum, AluOp.ADD: np.add}
 
 
 def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int) -> np.ndarray:

@@ -71,6 +71,24 @@ def test_alu_repeated_destination_over_loops(cfg):
     assert (out[[0, 3]] == 0).all()  # not written by the ALU: OUT untouched
 
 
+@pytest.mark.parametrize("op", ["MIN", "MAX", "ADD"])
+def test_alu_reductions_into_repeated_destinations(cfg, op):
+    """Windows folded into destinations (as a max pool does): destinations 0-5 each take
+    7 sources from 8-49 over a loop, interleaved, with values near the int32 limits so
+    that ADD wraps; checked against a micro-op by micro-op fold."""
+    rng = np.random.default_rng(7)
+    v = rng.integers(I32_MIN, I32_MAX, (50, cfg.batch, cfg.block_out), dtype=np.int64).astype(np.int32)
+    uops = [(d, 8 + 7 * d) for d in range(6)]
+    prog = _acc_program(cfg, v, lambda b: b.alu(op, uops, [(7, 0, 1)]))
+    expect = v.astype(np.int64)
+    fold = {"MIN": np.minimum, "MAX": np.maximum, "ADD": np.add}[op]
+    for o in range(7):
+        for d, src in uops:
+            expect[d] = fold(expect[d], expect[src + o])
+    expect = ((expect + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    np.testing.assert_array_equal(_sim(cfg, prog).acc[:50], expect)
+
+
 def test_alu_immediate_reads_src(cfg):
     v = np.arange(3 * cfg.batch * cfg.block_out, dtype=np.int32).reshape(3, cfg.batch, cfg.block_out)
     p = _acc_program(cfg, v, lambda b: b.alu("ADD", [(2, 0)], imm=5))  # ACC[2] = ACC[0] + 5 (SPEC reading)
