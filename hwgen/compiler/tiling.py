@@ -19,12 +19,13 @@ buffering). With `reuse`, a step whose chunk is the one the previous step used l
 nothing (the reuse-aware thread order (I1,W1),(I1,W2),(I2,W1),(I2,W2)); without it,
 every step loads both (plain virtual threads). `dram_bytes` is the exact traffic of
 this schedule, per buffer, in closed form; `search` minimises it exhaustively under
-the INP, WGT, ACC and micro-op capacity constraints (numpy over all candidates)."""
+the INP, WGT, ACC and micro-op capacity constraints (the innermost loop, over tco,
+stops at the first size that no longer fits: footprints grow with it)."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
-
-import numpy as np
+from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
 from ..isa import MemType
@@ -49,11 +50,11 @@ class ConvShape:
     pw: int = 0
     residual: bool = False
 
-    @property
+    @cached_property
     def oh(self) -> int:
         return (self.h + 2 * self.ph - self.kh) // self.sh + 1
 
-    @property
+    @cached_property
     def ow(self) -> int:
         return (self.w + 2 * self.pw - self.kw) // self.sw + 1
 
@@ -118,7 +119,7 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
     tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
-    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, tiles_acc + t.oc_n * t.tco, int(np.prod(ext[:4])))
+    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, tiles_acc + t.oc_n * t.tco, math.prod(ext[:4]))
 
 
 def capacity(cfg) -> dict[str, int]:
@@ -135,8 +136,11 @@ def fits(cfg, s: ConvShape, t: Tiling) -> bool:
     return f.inp <= c["inp"] and f.wgt <= c["wgt"] and f.acc <= c["acc"] and f.uops <= c["uops"]
 
 
-def _rows(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int) -> list[int]:
-    return [in_range(st, sz, stride, k, pad, n_in)[1] for st, sz in tiles(n_out, t)]
+@lru_cache(maxsize=4096)
+def _rows(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int) -> tuple[int, ...]:
+    """Input rows (or columns) each output tile of `t` reads; cached, as the search asks
+    for the same few per layer many times."""
+    return tuple(in_range(st, sz, stride, k, pad, n_in)[1] for st, sz in tiles(n_out, t))
 
 
 def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
@@ -169,20 +173,22 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     return out
 
 
-def load_bytes(cfg, s: ConvShape, t: Tiling) -> int:
-    """The TPS cost: bytes loaded into INP, WGT and ACC."""
-    b = dram_bytes(cfg, s, t)
+def load_bytes(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
+    """The TPS cost: bytes loaded into INP, WGT and ACC (`b`: the schedule's
+    dram_bytes, when already known)."""
+    b = dram_bytes(cfg, s, t) if b is None else b
     return b["INP"] + b["WGT"] + b["ACC"]
 
 
-def predicted_cycles(cfg, s: ConvShape, t: Tiling) -> int:
+def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
     """A first-order estimate. The compute module runs the GEMM micro-op iterations (one
     per cycle), the ALU passes (bias copy, shift, clip) and a fixed cost
     per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
-    overlapped: the first step's loads, and the last group's store."""
+    overlapped: the first step's loads, and the last group's store. `b`: the
+    schedule's dram_bytes, when already known."""
     bus = cfg.AXI_DATA_BITS // 8
     E = cfg.elem_bytes
-    b = dram_bytes(cfg, s, t)
+    b = dram_bytes(cfg, s, t) if b is None else b
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
     n_co, n_ci = -(-s.cob // t.tco), -(-s.cib // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
@@ -234,7 +240,8 @@ def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: flo
                         f = footprint(s, t)
                         if f.inp > cap["inp"] or f.acc > cap["acc"] or f.uops > cap["uops"] or f.wgt > cap["wgt"]:
                             break
-                        scored.append((load_bytes(cfg, s, t), predicted_cycles(cfg, s, t), t))
+                        b = dram_bytes(cfg, s, t)
+                        scored.append((load_bytes(cfg, s, t, b), predicted_cycles(cfg, s, t, b), t))
     if not scored:
         raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
                          "channel block needs more scratchpad); use a configuration with larger buffers")
