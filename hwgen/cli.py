@@ -414,6 +414,35 @@ def _parse_value(text: str):
         return text
 
 
+def cmd_cache(args) -> int:
+    from sim.tsim import cache_dir, cached_builds, prune_cache
+    if args.prune or args.clear:
+        removed = prune_cache(everything=args.clear)
+        summary = {"cache": str(cache_dir()), "removed": len(removed), "freed_bytes": sum(b["bytes"] for b in removed),
+                   "kept": len(cached_builds())}
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            _console().print(f"removed {summary['removed']} builds ({summary['freed_bytes'] / 2**20:.0f} MiB) from "
+                             f"{summary['cache']}; {summary['kept']} kept")
+        return 0
+    builds = cached_builds()
+    if args.json:
+        print(json.dumps({"cache": str(cache_dir()), "builds": builds}))
+        return 0
+    from rich.table import Table
+    table = Table("config", "variant", "MiB", "usable", title=f"tsim builds in {cache_dir()}")
+    for b in builds:
+        table.add_row(b["config"] or "-", b["variant"] or "plain", f"{b['bytes'] / 2**20:.1f}",
+                      "yes" if b["current"] else "[red]no[/red]")
+    con = _console()
+    con.print(table)
+    stale = [b for b in builds if not b["current"]]
+    con.print(f"{len(builds)} builds, {sum(b['bytes'] for b in builds) / 2**20:.0f} MiB; {len(stale)} unusable by "
+              f"this generator ({sum(b['bytes'] for b in stale) / 2**20:.0f} MiB): hwgen cache --prune removes them")
+    return 0
+
+
 def cmd_example(args) -> int:
     from .program.reference import REFERENCE
     if args.name not in REFERENCE:
@@ -529,6 +558,13 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
     fz.add_argument("--json", action="store_true", help="print the report as one JSON object")
     fz.set_defaults(func=cmd_fuzz)
+
+    ca = sub.add_parser("cache", help="list the cached tsim builds; prune those of other generator versions")
+    what = ca.add_mutually_exclusive_group()
+    what.add_argument("--prune", action="store_true", help="remove builds this generator cannot use")
+    what.add_argument("--clear", action="store_true", help="remove every build")
+    ca.add_argument("--json", action="store_true", help="print one JSON object")
+    ca.set_defaults(func=cmd_cache)
 
     e = sub.add_parser("example", help="write one of the reference programs")
     e.add_argument("name", help="save_load, padded_load, gemm, alu, relu, shift_scale, array_roundtrip, blocked_gemm")

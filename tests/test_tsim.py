@@ -43,3 +43,26 @@ def test_cli_tsim_json(tmp_path, capsys):
 def test_build_is_cached():
     assert build_tsim(SMALL) == build_tsim(SMALL)
     assert build_tsim(SMALL) != build_tsim(SMALL.replace(AXI_DATA_BITS=128))
+
+
+def test_cache_prune_keeps_the_current_generator(tmp_path, monkeypatch, capsys):
+    import os
+
+    from sim.tsim import _generator_digest, cached_builds
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
+    root = tmp_path / "tsim"
+    now = _generator_digest()
+    names = {"current": f"1x16x16-aluext-{'a' * 16}-{now}-trace", "stale": f"default-{'b' * 16}-{'0' * 16}",
+             "building": "build-abc", "interrupted": "build-old"}
+    for name in names.values():
+        (root / name).mkdir(parents=True)
+        (root / name / "libtsim.so").write_bytes(b"x" * 10)
+    os.utime(root / names["interrupted"], (0, 0))
+    listed = {b["path"].rsplit("/", 1)[1]: b for b in cached_builds()}
+    assert {n: listed[n]["current"] for n in names.values()} == {
+        names["current"]: True, names["stale"]: False, names["building"]: True, names["interrupted"]: False}
+    assert (listed[names["current"]]["config"], listed[names["current"]]["variant"]) == ("1x16x16-aluext", "trace")
+    assert main(["cache", "--prune", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"cache": str(root), "removed": 2, "freed_bytes": 20, "kept": 2}
+    assert sorted(p.name for p in root.iterdir()) == sorted([names["current"], names["building"]])
+    assert main(["cache", "--clear", "--json"]) == 0 and not any(root.iterdir())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -54,6 +55,42 @@ def _generator_digest() -> str:
 
 
 WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
+
+_BUILD_NAME = re.compile(r"^(?P<config>.+)-(?P<build_hash>[0-9a-f]{16})-(?P<generator>[0-9a-f]{16})(?P<variant>(-.+)?)$")
+
+
+def cached_builds() -> list[dict]:
+    """The tsim builds in the cache: path, config name, variant, bytes, and whether
+    they belong to the current generator (builds of other generator versions are
+    never used by this one). Build directories without a name (`build-*`) are
+    builds in progress, or left by an interrupted build when older than an hour."""
+    root = cache_dir()
+    if not root.is_dir():
+        return []
+    current = _generator_digest()
+    out = []
+    for d in sorted(root.iterdir()):
+        if not d.is_dir():
+            continue
+        m = _BUILD_NAME.match(d.name)
+        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+        if m:
+            variant, usable = m["variant"].lstrip("-"), m["generator"] == current
+        else:
+            building = time.time() - d.stat().st_mtime < 3600
+            variant, usable = ("building" if building else "interrupted"), building
+        out.append({"path": str(d), "config": m["config"] if m else None, "variant": variant, "bytes": size,
+                    "current": usable})
+    return out
+
+
+def prune_cache(everything: bool = False) -> list[dict]:
+    """Remove the cached builds that this generator cannot use and interrupted builds
+    (with `everything`: all builds); returns those removed."""
+    gone = [b for b in cached_builds() if everything or not b["current"]]
+    for b in gone:
+        shutil.rmtree(b["path"], ignore_errors=True)
+    return gone
 
 
 @dataclass(frozen=True)
