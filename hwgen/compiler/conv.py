@@ -1,4 +1,6 @@
-"""Lowering of conv2d and dense layers to VTA programs (GEMM on the tensor core).
+"""Lowering of conv2d, dense and depthwise conv2d layers to VTA programs (GEMM on the
+tensor core; depthwise: each output channel block reads its own input block through
+block-diagonal weights).
 
 Follows the schedule described in `tiling` exactly, so that the bytes it moves are
 the ones the tiling search predicted:
@@ -14,7 +16,8 @@ the ones the tiling search predicted:
 - store module: the group's output tiles, then a token that frees the ACC half.
 
 Tensors in DRAM are blocked (see `layout`): input (NB, CIB, H, W) INP elements,
-weights (COB, CIB, KH, KW) WGT elements, bias (COB,) ACC elements, output
+weights (COB, CIB, KH, KW) WGT elements (depthwise: (COB, 1, KH, KW)), bias (COB,) ACC
+elements, output
 (NB, COB, OH, OW) OUT elements."""
 from __future__ import annotations
 
@@ -141,6 +144,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     p = Pipeline(b)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
+    if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
+        raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
     for n in range(s.nb):
         for hg in groups(h_tiles, t.h_n):
@@ -158,7 +163,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                                                            bias0 + cg_offset(cg, cj)),
                                               [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
                             b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
-                    for ci0, ci_n in ci_tiles:
+                    for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles):
                         for hi, (y0, th_a) in enumerate(hg):
                             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
                             ih = (th_a - 1) * s.sh + s.kh
@@ -175,8 +180,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                                                pad=(ys[2], ys[3], xs[2], xs[3]))
                                 if wnew:
                                     p.free(wgt_buf.halves[wh_].last_step)
-                                    b.load(MemType.WGT, wh_ * wgt_half, w, (c0 * s.cib + ci0) * kk,
-                                           y_size=c_n, x_size=ci_n * kk, x_stride=s.cib * kk)
+                                    # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
+                                    w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
+                                    b.load(MemType.WGT, wh_ * wgt_half, w, w_off,
+                                           y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
                                 inp_buf.used(ih_, step)
                                 wgt_buf.used(wh_, step)
                                 if inew or wnew:

@@ -57,6 +57,13 @@ class Layer:
         return b, regions, out
 
 
+def plan_conv(cfg, s: ConvShape, reuse: bool, name: str, tiling: Tiling | None = None) -> dict:
+    """The tiling (searched unless given) of a GEMM convolution and its predictions."""
+    t = tiling or search(cfg, s, reuse, name).tiling
+    return {"tiling": t, "bytes": dram_bytes(cfg, s, t), "cycles": predicted_cycles(cfg, s, t),
+            "fallback_bytes": dram_bytes(cfg, s, fallback(s))}
+
+
 @dataclass
 class Conv2d(Layer):
     """conv2d (also dense: a 1x1 kernel on 1x1 images) with bias and requantization."""
@@ -107,11 +114,7 @@ class Conv2d(Layer):
         return None
 
     def plan(self, cfg, shapes, reuse: bool = True, residual: bool = False) -> dict:
-        s = self.conv_shape(cfg, shapes[0], residual)
-        choice = search(cfg, s, reuse, self.name) if self.tiling is None else None
-        t = self.tiling or choice.tiling
-        return {"tiling": t, "bytes": dram_bytes(cfg, s, t), "cycles": predicted_cycles(cfg, s, t),
-                "fallback_bytes": dram_bytes(cfg, s, fallback(s))}
+        return plan_conv(cfg, self.conv_shape(cfg, shapes[0], residual), reuse, self.name, self.tiling)
 
     def compile(self, cfg, shapes, reuse: bool = True):
         return self._compile(self, cfg, shapes, reuse)
@@ -229,11 +232,17 @@ class GlobalAvgPool(Layer):
 
 @dataclass
 class DepthwiseConv2d(_Window):
-    """Depthwise conv2d on the ALU (MUL): weight (C, 1, K, K), bias (C,)."""
+    """Depthwise conv2d: weight (C, 1, K, K), bias (C,). `engine` "gemm": GEMM
+    micro-ops with block-diagonal weights (needs BLOCK_IN == BLOCK_OUT; K*K micro-ops
+    per output entry, the inputs loaded by the load module, tiled by the search);
+    "alu": MUL and ADD on the ALU as in the VTA paper (window copies, products and sums:
+    3*K*K passes per output entry); "auto": gemm where the configuration allows."""
     weight: np.ndarray = field(repr=False, default=None)
     bias: np.ndarray = field(repr=False, default=None)
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    engine: str = "auto"
+    tiling: Tiling | None = None      # engine gemm: forced instead of searched
     kind = "depthwise_conv2d"
 
     def __post_init__(self):
@@ -252,15 +261,33 @@ class DepthwiseConv2d(_Window):
         n, c, oh, ow = self.out_shape(*shapes)
         return n * c * oh * ow * self.kernel ** 2
 
+    def uses_gemm(self, cfg) -> bool:
+        if self.engine not in ("auto", "gemm", "alu"):
+            raise HwgenError(f"layer {self.name}: engine {self.engine!r}; choose auto, gemm or alu")
+        square = cfg.block_in == cfg.block_out
+        if self.engine == "gemm" and not square:
+            raise HwgenError(f"layer {self.name}: depthwise on the GEMM needs BLOCK_IN == BLOCK_OUT (block-diagonal "
+                             f"weights); {cfg.name} has {cfg.block_in} and {cfg.block_out}: use engine alu")
+        return self.engine == "gemm" or (self.engine == "auto" and square)
+
     def compile(self, cfg, shapes, reuse=True):
         b, (x,), out = self._builder(cfg, shapes)
         n, c, h, w = shapes[0]
-        wr = b.input("w", pack_depthwise(self.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
         br = b.input("bias", pack_channels(self.bias, cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
-        lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), self.kernel,
-                     self.stride, self.pad, x, out, shift=self.shift, clip=self.clip, weights=wr, bias=br,
-                     name=self.name)
-        return b.finish({"layer": self.name}), {}
+        if not self.uses_gemm(cfg):
+            wr = b.input("w", pack_depthwise(self.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
+            lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), self.kernel,
+                         self.stride, self.pad, x, out, shift=self.shift, clip=self.clip, weights=wr, bias=br,
+                         name=self.name)
+            return b.finish({"layer": self.name}), {}
+        s = ConvShape.of(cfg, n, c, c, h, w, self.kernel, self.kernel, (self.stride,) * 2, (self.pad,) * 2,
+                         depthwise=True)
+        plan = plan_conv(cfg, s, reuse, self.name, self.tiling)
+        diag = np.zeros((c, cfg.block_in, self.kernel, self.kernel), np.int8)   # channel j of a block: lane j
+        diag[np.arange(c), np.arange(c) % cfg.block_in] = self.weight[:, 0]
+        wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
+        lower_conv(b, s, plan["tiling"], x, wr, br, out, self.shift, self.clip, self.name)
+        return b.finish({"layer": self.name, "tiling": plan["tiling"].to_dict()}), plan
 
 
 @dataclass

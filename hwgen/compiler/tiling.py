@@ -36,7 +36,9 @@ from .layout import blocks
 class ConvShape:
     """A convolution in VTA blocks. `h`, `w`: input size; `cib`, `cob`: channel blocks;
     `nb`: batch blocks; `residual`: a residual add is fused into the epilogue (each
-    output tile's shortcut is loaded next to it in ACC)."""
+    output tile's shortcut is loaded next to it in ACC); `depthwise`: output block c
+    reads input block c alone, with block-diagonal weights (cib == cob; tiles of one
+    channel block)."""
     nb: int
     cib: int
     cob: int
@@ -49,6 +51,7 @@ class ConvShape:
     ph: int = 0
     pw: int = 0
     residual: bool = False
+    depthwise: bool = False
 
     @cached_property
     def oh(self) -> int:
@@ -58,11 +61,16 @@ class ConvShape:
     def ow(self) -> int:
         return (self.w + 2 * self.pw - self.kw) // self.sw + 1
 
+    @cached_property
+    def cig(self) -> int:
+        """Input channel blocks each output block reads."""
+        return 1 if self.depthwise else self.cib
+
     @classmethod
     def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0),
-           residual: bool = False):
+           residual: bool = False, depthwise: bool = False):
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
-                   stride[0], stride[1], pad[0], pad[1], residual)
+                   stride[0], stride[1], pad[0], pad[1], residual, depthwise)
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,12 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     n_h, n_w, n_co, n_ci = len(rows), -(-s.ow // t.tw), len(co), -(-s.cib // t.tci)
     hg, cg = groups(rows, t.h_n), groups(co, t.oc_n)
     kk = s.kh * s.kw
-    if not t.reuse:
+    if s.depthwise:
+        # every input chunk is used by one step; a weight chunk by the steps of a group,
+        # or by the whole layer when there is one channel block
+        inp = s.nb * sum(rows) * cols_sum * s.cob
+        wgt = kk if t.reuse and s.cob == 1 else s.nb * n_w * (len(hg) if t.reuse else n_h) * s.cob * kk
+    elif not t.reuse:
         inp = s.nb * sum(rows) * cols_sum * n_co * s.cib
         wgt = s.nb * n_h * n_w * s.cob * s.cib * kk
     else:
@@ -190,9 +203,9 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
-    n_co, n_ci = -(-s.cob // t.tco), -(-s.cib // t.tci)
+    n_co, n_ci = -(-s.cob // t.tco), -(-s.cig // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
-    gemm = s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
+    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow
     entries = s.nb * s.cob * s.oh * s.ow
     alu = 4 * entries                # bias copy, SHR, MAX, MIN
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
@@ -231,7 +244,10 @@ def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: flo
     cap = capacity(cfg)
     scored = []
     ths, tws, tcos, tcis = (candidates(v) for v in (s.oh, s.ow, s.cob, s.cib))
-    for oc_n, h_n in ((1, 1), (2, 1), (1, 2)):
+    threads = ((1, 1), (2, 1), (1, 2))
+    if s.depthwise:       # tiles of one channel block
+        tcos, tcis, threads = [1], [1], ((1, 1), (1, 2))
+    for oc_n, h_n in threads:
         for th in ths:
             for tw in tws:
                 for tci in tcis:

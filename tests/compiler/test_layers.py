@@ -5,13 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from hwgen import load_config
+from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler import semantics as sem
 from hwgen.compiler import zoo
 from hwgen.compiler.graph import Network, compile_network
 from hwgen.compiler.layers import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
 from hwgen.compiler.layout import pack_act, unpack_act
+from hwgen.compiler.tiling import Tiling
 from hwgen.compiler.runtime import Device, run_network
 from sim import run
 
@@ -31,8 +32,10 @@ def run_layer(cfg, layer, shapes, seed=0, nonneg=False):
     for k, x in enumerate(xs):
         prog.write(f"in{k}", pack_act(x, cfg.batch, layer.input_block(cfg, k)))
     out = layer.out_shape(*shapes)
-    got = unpack_act(run(prog, "fsim").outputs["out"], out[0], out[1])
+    r = run(prog, "fsim")
+    got = unpack_act(r.outputs["out"], out[0], out[1])
     assert np.array_equal(got, layer.reference(*xs)), layer
+    return r
 
 
 def params(seed, shape):
@@ -50,7 +53,35 @@ def test_pooling_and_depthwise(cfg_name, c, size, k, stride, pad):
     run_layer(cfg, MaxPool("mp", ("x",), kernel=k, stride=stride, pad=pad, nonneg_input=nonneg), shape, nonneg=nonneg)
     run_layer(cfg, AvgPool("ap", ("x",), kernel=k, stride=stride, pad=pad, shift=3, clip=sem.RELU), shape)
     w, b = params(c, (c, 1, k, k))
-    run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=7), shape)
+    for engine in ("alu", "auto"):       # auto: the GEMM where BLOCK_IN == BLOCK_OUT
+        run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=7,
+                                       engine=engine), shape)
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16"])
+@pytest.mark.parametrize("c,size,k,stride,pad,tiling", [
+    (40, 9, 3, 2, 1, None), (16, 7, 3, 1, 1, Tiling(2, 3, 1, 1, 1, 2)),
+    (24, 8, 5, 1, 2, Tiling(3, 8, 1, 1, 1, 1, reuse=False)), (64, 6, 3, 1, 0, Tiling(4, 2, 1, 1, 1, 2, reuse=False)),
+    (8, 10, 3, 2, 1, Tiling(2, 5, 1, 1, 1, 2))])
+def test_depthwise_on_the_gemm_moves_the_predicted_bytes(cfg_name, c, size, k, stride, pad, tiling):
+    cfg = cfg_of(cfg_name)
+    w, b = params(c + 1, (c, 1, k, k))
+    layer = DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=6, clip=sem.RELU,
+                            engine="gemm", tiling=tiling)
+    shape = [(2, c, size, size + 1)]
+    r = run_layer(cfg, layer, shape, seed=c)
+    predicted = layer.compile(cfg, shape)[1]["bytes"]
+    assert {m: r.counters["load_bytes"][m] for m in ("INP", "WGT", "ACC")} == \
+        {m: predicted[m] for m in ("INP", "WGT", "ACC")}
+    assert r.counters["store_bytes"] == predicted["OUT"]
+
+
+def test_depthwise_engine_errors():
+    w, b = params(0, (32, 1, 3, 3))
+    with pytest.raises(HwgenError, match="BLOCK_IN == BLOCK_OUT"):
+        DepthwiseConv2d("dw", ("x",), weight=w, bias=b, engine="gemm").compile(cfg_of("1x16x32"), [(1, 32, 6, 6)])
+    with pytest.raises(HwgenError, match="engine 'mac'"):
+        DepthwiseConv2d("dw", ("x",), weight=w, bias=b, engine="mac").compile(cfg_of("default"), [(1, 32, 6, 6)])
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
