@@ -272,6 +272,8 @@ def cmd_floorplan(args) -> int:
     from floorplan import check, load_tech
     from floorplan.export import write_all
     from floorplan.vta import STYLES, compare_wires, wire_report
+    if args.style != "all" and args.style not in STYLES:
+        raise HwgenError(f"--style {args.style}: choose one of {', '.join(STYLES)} or all")
     cfg = load_config(args.config)
     tech = load_tech(args.tech)
     if args.manifest:
@@ -524,8 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     fp = sub.add_parser("floorplan", help="floorplan a configuration's core: checks, DEF, OpenROAD Tcl, SVG, wires")
     fp.add_argument("--config", required=True, help="configuration JSON")
     fp.add_argument("--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
-    fp.add_argument("--style", default="original", choices=["original", "acc-tile", "all"],
-                    help="floorplan style; all: every style, each in DIR/STYLE, with their wires compared")
+    fp.add_argument("--style", default="original",
+                    help="floorplan style (floorplan.vta.STYLES: original, acc-tile), or all: every style, each in "
+                         "DIR/STYLE, with their wires compared")
     fp.add_argument("--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
     fp.add_argument("-o", "--output", required=True, help="output directory")
     fp.add_argument("--json", action="store_true", help="print one JSON object")

@@ -157,7 +157,6 @@ def test_paths_match_the_generated_netlist(tmp_path, capsys):
     assert set(row) >= {"original", "acc-tile"} and row["acc-tile"]["mm"] < row["original"]["mm"]
 
 
-def test_cli_offers_every_style():
-    from hwgen.cli import build_parser
-    for style in (*STYLES, "all"):
-        assert build_parser().parse_args(["floorplan", "--config", "c", "-o", "d", "--style", style]).style == style
+def test_cli_rejects_an_unknown_style(capsys):
+    assert main(["floorplan", "--config", str(CONFIG_DIR / "default.json"), "--style", "diagonal", "-o", "x"]) == 2
+    assert "--style diagonal: choose one of original, acc-tile or all" in capsys.readouterr().err
