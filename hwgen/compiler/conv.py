@@ -17,8 +17,7 @@ the ones the tiling search predicted:
 
 Tensors in DRAM are blocked (see `layout`): input (NB, CIB, H, W) INP elements,
 weights (COB, CIB, KH, KW) WGT elements (depthwise: (COB, 1, KH, KW)), bias (COB,) ACC
-elements, output
-(NB, COB, OH, OW) OUT elements."""
+elements, output (NB, COB, OH, OW) OUT elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass

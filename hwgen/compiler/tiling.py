@@ -53,6 +53,11 @@ class ConvShape:
     residual: bool = False
     depthwise: bool = False
 
+    def __post_init__(self):
+        if self.depthwise and self.cib != self.cob:
+            raise HwgenError(f"a depthwise convolution has as many input as output channel blocks, not {self.cib} "
+                             f"and {self.cob}")
+
     @cached_property
     def oh(self) -> int:
         return (self.h + 2 * self.ph - self.kh) // self.sh + 1
