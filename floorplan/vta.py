@@ -272,9 +272,9 @@ def wire_report(impl, tech, connections=CONNECTIONS) -> list[dict]:
     return out
 
 
-def compare_wires(cfg, tech, styles=tuple(STYLES)) -> list[dict]:
-    """The wire report of each style side by side: per connection, {style: entry}."""
-    reports = {st: wire_report(STYLES[st]().run(cfg, tech), tech) for st in styles}
+def compare_wires(reports: dict[str, list[dict]]) -> list[dict]:
+    """Wire reports of several styles ({style: wire_report}) side by side: per
+    connection, {style: its mm, delay and stages}."""
     return [{"from": rows[0]["from"], "to": rows[0]["to"], "what": rows[0]["what"],
-             **{st: {k: r[k] for k in ("mm", "delay_ps", "stages")} for st, r in zip(styles, rows)}}
+             **{st: {k: r[k] for k in ("mm", "delay_ps", "stages")} for st, r in zip(reports, rows)}}
             for rows in zip(*reports.values())]

@@ -302,8 +302,11 @@ def cmd_floorplan(args) -> int:
         (where / "wires.json").write_text(json.dumps(wires, indent=1))
         plans.append({"style": style, "die_um": [impl.die.width, impl.die.height], "macros": len(impl.macros),
                       "violations": [v.message for v in violations], "files": files, "wires": wires})
-    summary = {"config": cfg.name, "tech": tech.name, **plans[0]} if len(plans) == 1 else \
-        {"config": cfg.name, "tech": tech.name, "floorplans": plans, "comparison": compare_wires(cfg, tech, styles)}
+    summary = {"config": cfg.name, "tech": tech.name}
+    if len(plans) == 1:
+        summary.update(plans[0])
+    else:
+        summary.update(floorplans=plans, comparison=compare_wires({p["style"]: p["wires"] for p in plans}))
     if args.json:
         print(json.dumps(summary))
     else:
