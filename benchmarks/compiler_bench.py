@@ -4,7 +4,7 @@
 
 tps       DRAM bytes loaded by the tiling search's schedule against the fallback
           (minimal-scratchpad) schedule on the ResNet-18 convolutions C2-C11 at BLOCK 32
-          (configs/1x32x32.json), as in the configurable-VTA paper's figure 10
+          (1x32x32), as in the configurable-VTA paper's figure 10
 reuse     bytes loaded into INP and WGT by the ResNet convolutions with reuse-aware
           double buffering against plain virtual threads: on the same (searched) tilings,
           and with each searching its own best tiling

@@ -1,6 +1,6 @@
 """fsim speed: micro-ops per second on a blocked GEMM and on an ALU program.
 
-    python benchmarks/fsim_speed.py [--config configs/default.json] [--gemm 512] [--json]
+    python benchmarks/fsim_speed.py [--config default] [--gemm 512] [--json]
 
 Prints, per program, the micro-ops executed, the wall time of the run (static check
 included, then execution alone) and micro-ops per second (best of --repeat runs).
@@ -17,7 +17,7 @@ from hwgen import load_config
 from hwgen.isa import AluOp
 from hwgen.program import check_program
 from hwgen.program import reference as ref
-from sim import run
+from sim import FsimOptions, run
 
 
 def measure(prog, kind: str, repeat: int) -> dict:
@@ -26,7 +26,7 @@ def measure(prog, kind: str, repeat: int) -> dict:
         t0 = time.perf_counter()
         check_program(prog)
         t1 = time.perf_counter()
-        r = run(prog, check=False)
+        r = run(prog, "fsim", FsimOptions(check=False))
         t2 = time.perf_counter()
         best_total, best_exec = min(best_total, t2 - t0), min(best_exec, t2 - t1)
     uops = r.counters[f"{kind}_uops"]

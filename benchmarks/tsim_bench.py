@@ -15,7 +15,6 @@ import json
 import os
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -23,10 +22,9 @@ from hwgen import load_config
 from hwgen.isa import MemType
 from hwgen.program import ProgramBuilder
 from hwgen.program import reference as ref
-from sim import run
+from sim import TsimOptions, run
 from sim.tsim import build_tsim
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 def one_instruction(cfg, kind: str, n: int):
@@ -73,7 +71,7 @@ def bench_speed(cfg) -> dict:
 def bench_build() -> dict:
     out = {}
     for name in ("default", "1x32x32"):
-        cfg = load_config(CONFIGS / f"{name}.json")
+        cfg = load_config(name)
         with tempfile.TemporaryDirectory() as tmp:
             old = os.environ.get("HWGEN_CACHE")
             os.environ["HWGEN_CACHE"] = tmp
@@ -97,14 +95,14 @@ def bench_build() -> dict:
 
 def bench_bandwidth() -> dict:
     out = {}
-    base = load_config(CONFIGS / "default.json")
+    base = load_config("default")
     for bus in (64, 128, 256, 512):
         cfg = base.replace(AXI_DATA_BITS=bus, AXI_MAX_INFLIGHT=4)
         n = cfg.depth[MemType.INP]
         b = ProgramBuilder(cfg, "inp_load")
         x = b.input("x", np.ones((n, cfg.batch, cfg.block_in), dtype=np.int8))
         b.load(MemType.INP, 0, x, x_size=n)
-        r = run(b.finish(), "tsim", latency=16)
+        r = run(b.finish(), "tsim", TsimOptions(latency=16))
         nbytes = n * cfg.elem_bytes[MemType.INP]
         per_cycle = nbytes / r.counters["load_busy_cycles"]
         out[f"axi{bus}"] = {"bytes": nbytes, "load_cycles": r.counters["load_busy_cycles"],
@@ -117,7 +115,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", default="ii,speed,build,bandwidth")
     args = ap.parse_args()
-    cfg = load_config(CONFIGS / "default.json")
+    cfg = load_config("default")
     todo = args.only.split(",")
     results = {}
     if "ii" in todo:

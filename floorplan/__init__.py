@@ -1,17 +1,16 @@
 """Floorplanning: placement hierarchies for generated designs, written as Python.
 
-- `geometry`: rectangles and orientations;
-- `tech`: technology descriptions (sites, spacing, SRAM macros, wire delay, clock);
-- `layout`: blocks, macros, arrays, bounds, relative placement, floorplan classes;
+- `rects`: rectangles and orientations;
+- `blocks`: blocks, macros, macro arrays, bounds, relative placement, floorplan classes;
 - `checks`: overlap, spacing, bounds, duplicate-name and hierarchy checks;
-- `memories`: mapping scratchpads onto SRAM macros;
-- `export`: JSON, DEF, OpenROAD Tcl and SVG outputs.
-"""
-from .checks import Violation, check
-from .geometry import Rect
-from .layout import Array, Block, Floorplan, Implementation, Macro
-from .memories import macro_array, map_memory
-from .tech import Tech, load_tech
+- `export`: JSON, DEF, OpenROAD Tcl, SVG and PNG outputs;
+- `vta`: the floorplans of the generated VTA core and their wire reports.
 
-__all__ = ["Array", "Block", "Floorplan", "Implementation", "Macro", "Rect", "Tech", "Violation", "check",
-           "load_tech", "macro_array", "map_memory"]
+Techs (`hwgen.tech`) and the mapping of memories onto SRAM macros (`hwgen.sram`) are
+process data below this package: the generator reads them too.
+"""
+from .blocks import Array, Block, Floorplan, Implementation, Macro, macro_array
+from .checks import Violation, check
+from .rects import Rect
+
+__all__ = ["Array", "Block", "Floorplan", "Implementation", "Macro", "Rect", "Violation", "check", "macro_array"]

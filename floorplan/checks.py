@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .geometry import EPS, Rect
-from .layout import Implementation
+from .rects import EPS, Rect
+from .blocks import Implementation
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from hwgen.errors import HwgenError
 
-from .geometry import DEF_ORIENT
-from .layout import Implementation
+from .rects import DEF_ORIENT
+from .blocks import Implementation
 
 DBU = 1000   # DEF database units per micron
 

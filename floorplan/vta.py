@@ -19,7 +19,7 @@ the middle) enclose a channel with the control units, INP, OUT and UOP:
     [ control ... ][ INP ][ OUT ][ UOP ]
     [ WGT | GEMM/ALU | ACC ] [ tile ] [ tile ] ...
 
-Scratchpads are tiled with the tech's SRAM macros (`memories.map_memory`, one array
+Scratchpads are tiled with the tech's SRAM macros (`hwgen.sram.map_memory`, one array
 per bank for banked scratchpads, one copy per read port); soft blocks are sized from
 the tech's logic area model. Every block carries the instance path of the generated
 netlist (as listed in the build manifest; the GEMM and ALU lanes are its `lane{j}`
@@ -31,12 +31,12 @@ import math
 from dataclasses import dataclass
 
 from hwgen.errors import HwgenError
+from hwgen.geometry import geometry
 from hwgen.isa import MemType
-from hwgen.vta.scratchpad import SCRATCHPADS, memory_instances, scratchpad_shape
+from hwgen.sram import MemoryMap, map_memory
 
-from .geometry import Rect
-from .layout import Block, Floorplan
-from .memories import MemoryMap, macro_array, map_memory
+from .blocks import Block, Floorplan, macro_array
+from .rects import Rect
 
 CONTROL = ("core.fetch", "core.load", "core.compute", "core.store", "vme", "vcr")
 
@@ -52,21 +52,20 @@ def control_blocks(tech) -> list[Block]:
     return [soft(inst.split(".")[-1].upper(), inst, tech.logic_area("control")) for inst in CONTROL]
 
 
-def scratchpad_map(cfg, tech, mt: MemType) -> tuple[str, int, int, MemoryMap]:
-    """(instance name, read ports, banks, macro mapping of one bank) of a scratchpad."""
-    name, n_read = next((n, r) for n, m, r in SCRATCHPADS if m == mt)
-    bits, depth, banks = scratchpad_shape(cfg, mt)
-    return name, n_read, banks, map_memory(tech, bits, depth // banks, f"{name} of {cfg.name}")
+def scratchpad_map(cfg, tech, mt: MemType):
+    """(geometry.Scratchpad, macro mapping of one bank) of a scratchpad."""
+    sp = geometry(cfg).scratchpad(mt)
+    return sp, map_memory(tech, sp.entry_bits, sp.bank_depth, f"{sp.name} of {cfg.name}")
 
 
 def scratchpad(cfg, tech, mt: MemType) -> Block:
     """The macros of a scratchpad, one array per memory (bank) inside it, with the
     instance paths `hwgen build --memories macro` gives them."""
-    name, n_read, banks, mm = scratchpad_map(cfg, tech, mt)
-    block = Block(mt.name, f"core.{name}")
+    sp, mm = scratchpad_map(cfg, tech, mt)
+    block = Block(mt.name, f"core.{sp.name}")
     prev = None
-    for mem in memory_instances(banks):
-        arr = macro_array(mem, mm.macro, mm.instances(n_read), tech.macro_spacing, inst=mem)
+    for mem in sp.memories:
+        arr = macro_array(mem, mm.macro, mm.instances(sp.read_ports), tech.macro_spacing, inst=mem)
         prev = block.add(arr) if prev is None else block.right_of(arr, prev, gap=tech.macro_spacing)
     return block
 
@@ -124,11 +123,11 @@ def lane_tiles(cfg, tech) -> list[LaneTile]:
     lanes such that no ACC or WGT macro column holds lanes of two tiles (a macro
     column stores a bit slice of every entry: ACC lane j of every batch row, WGT
     weight row j). One tile of all lanes when nothing finer aligns."""
-    acc = _column_lanes(scratchpad_map(cfg, tech, MemType.ACC)[3],
+    acc = _column_lanes(scratchpad_map(cfg, tech, MemType.ACC)[1],
                         [(j, (b * cfg.block_out + j) * cfg.acc_bits, (b * cfg.block_out + j + 1) * cfg.acc_bits)
                          for b in range(cfg.batch) for j in range(cfg.block_out)])
     row = cfg.block_in * cfg.wgt_bits
-    wgt = _column_lanes(scratchpad_map(cfg, tech, MemType.WGT)[3],
+    wgt = _column_lanes(scratchpad_map(cfg, tech, MemType.WGT)[1],
                         [(j, j * row, (j + 1) * row) for j in range(cfg.block_out)])
     for size in (n for n in range(1, cfg.block_out + 1) if cfg.block_out % n == 0):
         if all(len({j // size for j in lanes}) == 1 for lanes in acc + wgt):
@@ -142,8 +141,8 @@ def slice_array(cfg, tech, mt: MemType, name: str, cols, height: float) -> Block
     """The macros of columns `cols` of scratchpad `mt` (every bank, every read-port
     copy), named by their full instance paths under the core, in as many rows as fit
     in `height` (at least one)."""
-    inst, n_read, banks, mm = scratchpad_map(cfg, tech, mt)
-    paths = [f"core.{inst}.{mem}.{n}" for mem in memory_instances(banks) for n in mm.instances(n_read, cols)]
+    sp, mm = scratchpad_map(cfg, tech, mt)
+    paths = [f"core.{sp.name}.{mem}.{n}" for mem in sp.memories for n in mm.instances(sp.read_ports, cols)]
     s = tech.macro_spacing
     rows = min(len(paths), max(1, int((height + s) // (mm.macro.height + s))))
     return macro_array(name, mm.macro, paths, s, inst="", cols=-(-len(paths) // rows))
@@ -178,8 +177,8 @@ class AccTileFloorplan(Floorplan):
 
     def build(self, cfg, tech) -> Block:
         tiles = lane_tiles(cfg, tech)
-        _, n_read, banks, mm = scratchpad_map(cfg, tech, MemType.WGT)
-        per_tile = banks * n_read * mm.rows * len(tiles[0].wgt_cols)
+        sp, mm = scratchpad_map(cfg, tech, MemType.WGT)
+        per_tile = sp.banks * sp.read_ports * mm.rows * len(tiles[0].wgt_cols)
         s = tech.macro_spacing
         heights = [r * (mm.macro.height + s) - s for r in range(1, per_tile + 1)]
         best = None
@@ -252,14 +251,15 @@ def pieces(impl, path: str) -> dict:
     return groups
 
 
-def wire_report(impl, tech, connections=CONNECTIONS) -> list[dict]:
+def wire_report(impl, tech, clock_mhz: float, connections=CONNECTIONS) -> list[dict]:
     """Per connection: the longest wire between the leaves (macros, soft blocks) of its
     two ends, as the Manhattan distance between their centres, its delay from the
-    tech's wire model and the pipeline registers it needs to meet the clock (a stage
-    spans the clock period minus the register overhead). An end split over several
+    tech's wire model and the pipeline registers it needs to meet the clock target
+    `clock_mhz` (the configuration's FREQ_MHZ; a stage spans the clock period minus
+    the register overhead). An end split over several
     groups (the tiles) connects group to group when both ends are split alike,
     otherwise to every group."""
-    budget = tech.period_ps - tech.register_overhead_ps
+    budget = 1e6 / clock_mhz - tech.register_overhead_ps
     out = []
     for a, b, what in connections:
         pa, pb = pieces(impl, a), pieces(impl, b)

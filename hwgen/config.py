@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .isa import layout as L
+from .isa import fields as L
 from .isa.opcodes import MemType
 
 
@@ -30,7 +30,8 @@ class _Spec:
 # Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
 # ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
 FIELDS: dict[str, _Spec] = {
-    "TARGET": _Spec(str, "sim", "informational target name", isa=False),
+    "TARGET": _Spec(str, "sim", "what the build is for: sim (simulation and generic RTL)", allowed=("sim",),
+                    isa=False),
     "HW_VER": _Spec(str, "0.0.2", "informational hardware version", isa=False),
     "LOG_INP_WIDTH": _Spec(int, 3, "log2 bits of an input element", allowed=(3,)),
     "LOG_WGT_WIDTH": _Spec(int, 3, "log2 bits of a weight element", allowed=(3,)),
@@ -50,7 +51,7 @@ FIELDS: dict[str, _Spec] = {
     "AXI_DATA_BITS": _Spec(int, 64, "memory bus width", allowed=(64, 128, 256, 512), isa=False),
     "AXI_MAX_INFLIGHT": _Spec(int, 1, "outstanding AXI read bursts", lo=1, hi=64, isa=False),
     "ALU_EXT": _Spec(bool, False, "CLP/MOV opcodes and the pad-min LOAD bit"),
-    "FREQ_MHZ": _Spec((int, float), 100, "clock target in MHz", isa=False),
+    "FREQ_MHZ": _Spec((int, float), 100, "clock target in MHz of builds, floorplans and boards", isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
     "LOG_OUT_WIDTH": _Spec(int, None, "log2 bits of an output element (= LOG_INP_WIDTH)"),
     "LOG_OUT_BUFF_SIZE": _Spec(int, None, "log2 bytes of the output buffer (derived)"),
@@ -106,8 +107,11 @@ class VTAConfig:
     # -- validation -------------------------------------------------------------------
     @staticmethod
     def _check_range(name, value, spec: _Spec) -> None:
+        if name == "TARGET" and value not in spec.allowed:
+            raise ConfigError(name, value, "no board of that name: builds are for simulation and generic RTL "
+                              f"({', '.join(spec.allowed)})", 'set TARGET to "sim" or remove it')
         if spec.allowed is not None and value not in spec.allowed:
-            raise ConfigError(name, value, f"width not allowed: must be one of {list(spec.allowed)}",
+            raise ConfigError(name, value, f"not allowed: must be one of {list(spec.allowed)}",
                               f"set {name} to one of {list(spec.allowed)}")
         if spec.lo is not None and value < spec.lo or spec.hi is not None and value > spec.hi:
             raise ConfigError(name, value, f"must be between {spec.lo} and {spec.hi}",
@@ -271,21 +275,33 @@ class VTAConfig:
         return VTAConfig({**self._raw, **changes})
 
 
+# The shipped configurations, loadable by name (`load_config("1x8x8")`).
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+def shipped_configs() -> list[str]:
+    return sorted(p.stem for p in CONFIGS.glob("*.json"))
+
+
 def load_config(path: str | Path | dict | VTAConfig | None = None) -> VTAConfig:
-    """Load a configuration from a JSON file (or pass through a dict/VTAConfig);
-    None gives the default configuration."""
+    """Load a configuration from a JSON file or by the name of a shipped one
+    (`shipped_configs()`; a file of that name in the working directory wins), or
+    pass through a dict/VTAConfig; None gives the default configuration."""
     if path is None:
         return VTAConfig()
     if isinstance(path, VTAConfig):
         return path
     if isinstance(path, dict):
         return VTAConfig(path)
+    if isinstance(path, str) and not Path(path).exists() and (CONFIGS / f"{path}.json").is_file():
+        path = CONFIGS / f"{path}.json"
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as e:
         raise ConfigError("config", str(path), f"cannot read the file ({e.strerror})",
-                          "give the path of a configuration JSON file") from None
+                          "give the path of a configuration JSON file or the name of a shipped one ("
+                          + ", ".join(shipped_configs()) + ")") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

@@ -8,20 +8,19 @@ split into hazard-free segments, each computed in one vectorised step.
 """
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from hwgen.errors import ProgramError
-from hwgen.isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode, decode_uops, encode_uops, uop_dtype
+from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, decode_uops, encode_uops, uop_dtype
 from hwgen.program.check import dram_elements, block_shape, check_program, dram_span
 from hwgen.program.tokens import neighbour_queues, schedule
 
-from .result import RunResult
+from .target import Session, Target, counters
 
 _GEMM_CHUNK = 4096  # micro-ops per vectorised GEMM step
-_COUNTED_LOADS = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.ACC_8BIT)
 
 
 class FSim:
@@ -46,14 +45,7 @@ class FSim:
             raise ValueError(f"fsim's GEMM cannot compute {cfg.name} dot products exactly")
         self._inp_f = np.zeros(self.inp.shape, dtype=ftype)
         self._wgt_f = np.zeros(self.wgt.shape, dtype=ftype)
-        self.counters = {
-            "load_bytes": {m.name: 0 for m in _COUNTED_LOADS},
-            "store_bytes": 0,
-            "gemm_uops": 0,
-            "alu_uops": 0,
-            "instructions": {m.label: 0 for m in Module},
-            "token_pushes": {q: 0 for q in QUEUES.values()},
-        }
+        self.counters = {"gemm_uops": 0, "alu_uops": 0, "instructions": {m.label: 0 for m in Module}}
 
     # -- dispatch ---------------------------------------------------------------------
     def execute(self, insn: Instruction, index: int) -> None:
@@ -69,12 +61,8 @@ class FSim:
                 self._alu(insn)
         except IndexError as e:  # data-dependent index the static check could not see
             raise ProgramError(f"index outside a buffer during execution ({e})", index, insn.mnemonic) from None
-        _, (push_prev, push_next) = neighbour_queues(insn.module)
-        if insn.push_prev:
-            self.counters["token_pushes"][push_prev] += 1
-        if insn.push_next:
-            self.counters["token_pushes"][push_next] += 1
         if self.trace is not None:
+            _, (push_prev, push_next) = neighbour_queues(insn.module)
             self._record(insn, index, [q for q, flag in ((push_prev, insn.push_prev), (push_next, insn.push_next)) if flag])
 
     def _record(self, insn: Instruction, index: int, pushed: list[str]) -> None:
@@ -117,7 +105,6 @@ class FSim:
         E = cfg.elem_bytes[mt]
         self._span_ok(insn, index, E)
         raw = dram_elements(self.dram, insn, E)  # (y, x, E) uint8
-        self.counters["load_bytes"][mt.name] += raw.size
         base = insn.sram_base
         if mt == MemType.UOP:
             n = insn.y_size * insn.x_size
@@ -161,7 +148,6 @@ class FSim:
         else:  # overlapping rows: later rows win, as in program order
             for y in range(ys):
                 self.dram[start + y * stride * E:start + (y * stride + xs) * E] = data[y].ravel()
-        self.counters["store_bytes"] += data.size
 
     # -- GEMM / ALU -------------------------------------------------------------------
     def _indices(self, insn: Instruction, kind: str, row: int) -> np.ndarray:
@@ -286,21 +272,41 @@ def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:
     return bounds
 
 
-def run_fsim(program, check: bool = True, progress: Callable[[int, int], None] | None = None,
-             trace=None) -> RunResult:
-    """Run `program` on fsim; returns the final DRAM, the output regions and counters.
-    The program is checked first (ProgramError/DeadlockError on a bad program).
-    `progress(done, total)` is called after each instruction; events are recorded into
-    `trace` (a sim.trace.Trace) when given."""
-    t0 = time.perf_counter()
-    if check:
-        check_program(program)
-    if trace is not None:
-        trace.target, trace.config = "fsim", program.config.to_dict()
-    sim = FSim(program.config, program.dram.copy(), trace)
-    insns = program.insns
-    for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
-        if progress is not None:
-            progress(done, len(insns))
-    return RunResult("fsim", len(insns), sim.counters, time.perf_counter() - t0, sim.dram,
-                     program.outputs(sim.dram))
+@dataclass(frozen=True)
+class FsimOptions:
+    """`check`: check the program before running it (docs/semantics.md's rules)."""
+    check: bool = True
+
+
+class FsimSession(Session):
+    def __init__(self, program, options: FsimOptions, trace=None):
+        super().__init__(program)
+        if options.check:
+            check_program(program)
+        if trace is not None:
+            trace.target, trace.config = "fsim", program.config.to_dict()
+        self.sim = FSim(program.config, program.dram.copy(), trace)
+
+    @property
+    def dram(self) -> np.ndarray:
+        return self.sim.dram
+
+    def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        insns, sim = self.program.insns, self.sim
+        for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
+            if progress is not None:
+                progress(done, len(insns))
+        c = sim.counters
+        return counters(self.program, dict(c["instructions"]), c["gemm_uops"], c["alu_uops"])
+
+
+class Fsim(Target):
+    """The reference model: instructions run atomically in an order the dependency
+    tokens allow; bad programs raise ProgramError/DeadlockError before anything runs."""
+    name = "fsim"
+
+    def __init__(self, options: FsimOptions | None = None):
+        self.options = options or FsimOptions()
+
+    def load(self, program, trace=None, build_progress=None) -> FsimSession:
+        return FsimSession(program, self.options, trace)

@@ -1,10 +1,9 @@
-from pathlib import Path
-
 import pytest
 
 from hwgen import load_config
+from hwgen.config import CONFIGS
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = CONFIGS
 # The configurations every reference behaviour is checked on.
 MAIN_CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32"]
 

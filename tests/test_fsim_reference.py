@@ -123,7 +123,7 @@ def test_blocked_gemm(cfg, shape, compress, threads):
 
 @pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.json")), ids=lambda p: p.stem)
 def test_every_shipped_configuration(path):
-    """Blocked GEMM (double-buffered) and an ALU chain on every configuration in configs/."""
+    """Blocked GEMM (double-buffered) and an ALU chain on every shipped configuration."""
     c = load_config(path)
     p = ref.blocked_gemm(c, 4 * c.batch, 4 * c.block_in, 4 * c.block_out, threads=2)
     np.testing.assert_array_equal(run(p).outputs["out"], gemm_reference(p.read("x"), p.read("w")))

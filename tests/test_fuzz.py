@@ -6,7 +6,7 @@ import pytest
 
 from hwgen import load_config
 from hwgen.cli import main
-from hwgen.fuzz import fuzz, random_config, random_program
+from sim.fuzz import fuzz, random_config, random_program
 from hwgen.program import check_program
 from sim import run
 

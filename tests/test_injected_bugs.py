@@ -6,7 +6,7 @@ import pytest
 
 from hwgen import VTAConfig
 from hwgen.program import reference as ref
-from sim import run
+from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
 
 CFG = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
@@ -16,7 +16,7 @@ CFG = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10
 def divergence(prog, bug):
     want, got = Trace(TraceMode()), Trace(TraceMode())
     run(prog, trace=want)
-    run(prog, "tsim", trace=got, bugs=[bug])
+    run(prog, "tsim", TsimOptions(bugs=[bug]), trace=got)
     return first_divergence(want, got, prog)
 
 
@@ -54,4 +54,4 @@ def test_load_skips_pad_row():
 def test_unknown_bug_is_refused():
     from hwgen import HwgenError
     with pytest.raises(HwgenError, match="unknown injected bug"):
-        run(ref.save_load(CFG), "tsim", bugs=["nope"])
+        run(ref.save_load(CFG), "tsim", TsimOptions(bugs=["nope"]))

@@ -7,15 +7,16 @@ import subprocess
 
 import numpy as np
 
-from floorplan import check, load_tech, map_memory
+from floorplan import check
 from floorplan.vta import OriginalFloorplan
 from hwgen import load_config
 from hwgen.cli import main
 from hwgen.program import reference as ref
 from hwgen.vta.build import MANIFEST, SRAM_MODELS, build
-from hwgen.vta.scratchpad import SCRATCHPADS, scratchpad_shape
-from sim import run
-from sim.tsim import run_tsim
+from hwgen.geometry import geometry
+from hwgen.sram import map_memory
+from hwgen.tech import load_tech
+from sim import TsimOptions, run
 from sim.verilator import verilator_env
 
 from .conftest import CONFIG_DIR
@@ -30,9 +31,9 @@ def test_netlist_macros_are_the_floorplans(tmp_path):
     verilog = (tmp_path / "vta.v").read_text()
     # every macro of the mapping is instantiated, with its read-port copies
     expected = 0
-    for name, mt, n_read in SCRATCHPADS:
-        bits, depth, banks = scratchpad_shape(cfg, mt)
-        mm = map_memory(TECH, bits, depth // banks)
+    for sp in geometry(cfg).scratchpads:
+        name, n_read, banks = sp.name, sp.read_ports, sp.banks
+        mm = map_memory(TECH, sp.entry_bits, sp.bank_depth)
         assert manifest["memories"]["scratchpads"][name]["macro"] == mm.macro.name
         expected += banks * n_read * mm.count
     assert len(manifest["macros"]) == expected
@@ -59,7 +60,7 @@ def test_tsim_with_macro_memories():
     programs = [ref.blocked_gemm(cfg, 4 * cfg.batch, 8 * cfg.block_in, 4 * cfg.block_out, threads=2),
                 ref.alu(cfg, "MAX", False), ref.padded_load(cfg, (1, 2, 1, 2)), ref.shift_scale(cfg)]
     for prog in programs:
-        got = run_tsim(prog, tech=TECH, stall=0.2, out_of_order=True, seed=5)
+        got = run(prog, "tsim", TsimOptions(tech=TECH, stall=0.2, out_of_order=True, seed=5))
         assert np.array_equal(got.dram, run(prog, "fsim").dram), prog.meta["name"]
 
 

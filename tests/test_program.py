@@ -6,7 +6,7 @@ from hwgen import DeadlockError, HwgenError, ProgramError, VTAConfig
 from hwgen.isa import MemType, Module, Opcode, assemble, format_insn
 from hwgen.program import Program, ProgramBuilder, check_program
 from hwgen.program import reference as ref
-from sim import run
+from sim import FsimOptions, run
 
 
 def asm_program(text, cfg=None, dram_bytes=1 << 16, uops=None):
@@ -87,7 +87,7 @@ def test_deadlock_names_each_blocked_module():
     assert "instruction 0 (LOAD.INP) waits for a token: pop_next on C2L" in e.value.blocked["load"]
     assert "instruction 1 (GEMM) waits for a token: pop_prev on L2C" in e.value.blocked["compute"]
     with pytest.raises(DeadlockError):
-        run(p, check=False)  # fsim detects it on its own too
+        run(p, "fsim", FsimOptions(check=False))  # fsim detects it on its own too
 
 
 def test_program_for_another_configuration():

@@ -7,7 +7,7 @@ from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.isa import AluOp
 from hwgen.program import reference as ref
-from sim import run
+from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
 
 from .conftest import CONFIG_DIR
@@ -81,13 +81,13 @@ def test_cli_trace_and_diff(tmp_path, capsys):
 def test_tsim_traces_equal_fsim_traces():
     """Both targets record the same events, stream by stream, whatever the memory timing."""
     from hwgen import VTAConfig
-    from hwgen.fuzz import random_program
+    from sim.fuzz import random_program
     cfg = VTAConfig(SMALL)
     programs = [ref.gemm(cfg, threads=2), ref.padded_load(cfg, (1, 1, 1, 1), pad_min=True), ref.alu(cfg, "CLP", True),
                 ref.array_roundtrip(cfg, 10, 10), random_program(cfg, 7).program]
     for prog in programs:
         want = traced(prog)
         got = Trace(TraceMode.parse("all"))
-        run(prog, "tsim", trace=got, stall=0.2, out_of_order=True)
+        run(prog, "tsim", TsimOptions(stall=0.2, out_of_order=True), trace=got)
         assert got.target == "tsim" and len(got.events) == len(want.events)
         assert first_divergence(want, got, prog) is None

@@ -9,7 +9,7 @@ from hwgen.cli import main
 from hwgen.isa import assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
-from sim import run
+from sim import TsimOptions, run
 from sim.tsim import build_tsim
 
 SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
@@ -24,7 +24,7 @@ def test_deadlock_stops_at_the_cycle_limit_with_each_module():
     """
     prog = Program(SMALL, assemble(SMALL, text), np.zeros(4096, dtype=np.uint8))
     with pytest.raises(DeadlockError) as e:
-        run(prog, "tsim", check=False, max_cycles=2000)
+        run(prog, "tsim", TsimOptions(check=False, max_cycles=2000))
     blocked = e.value.blocked
     assert set(blocked) == {"load", "compute"}
     assert blocked["load"].startswith("instruction 0 (LOAD.INP) waits for a token: pop_next on C2L (0 tokens)")
@@ -48,10 +48,10 @@ def test_build_is_cached():
 def test_cache_prune_keeps_the_current_generator(tmp_path, monkeypatch, capsys):
     import os
 
-    from sim.tsim import _generator_digest, cached_builds
+    from sim.tsim.cache import cached_builds, generator_digest
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
     root = tmp_path / "tsim"
-    now = _generator_digest()
+    now = generator_digest()
     names = {"current": f"1x16x16-aluext-{'a' * 16}-{now}-trace", "stale": f"default-{'b' * 16}-{'0' * 16}",
              "building": "build-abc", "interrupted": "build-old"}
     for name in names.values():

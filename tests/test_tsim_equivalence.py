@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hwgen.program import reference as ref
-from sim import run
+from sim import TsimOptions, run
 
 from .conftest import config
 
@@ -52,7 +52,7 @@ def test_reference_behaviours_match_fsim(name):
     failures = []
     for label, prog in programs(cfg):
         want = run(prog, "fsim")
-        got = run(prog, "tsim", **memory)
+        got = run(prog, "tsim", TsimOptions(**memory))
         for region, expect in want.outputs.items():
             if not np.array_equal(got.outputs[region], expect):
                 bad = np.argwhere(got.outputs[region] != expect)[0]

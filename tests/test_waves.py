@@ -12,8 +12,8 @@ from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.isa import Module
 from hwgen.program import reference as ref
-from sim import run
-from sim.tsim import WaveWindow, fst_available, run_tsim
+from sim import TsimOptions, run
+from sim.tsim import WaveWindow, fst_available
 
 from .conftest import CONFIG_DIR
 
@@ -68,7 +68,7 @@ def module_window(prog, first, last):
 
 
 def test_cycle_window_vcd(prog, tmp_path):
-    r = run_tsim(prog, waves=WaveWindow(tmp_path / "w.vcd", cycles=(100, 250)))
+    r = run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "w.vcd", cycles=(100, 250))))
     assert r.waves == {"path": str(tmp_path / "w.vcd"), "format": "vcd", "cycles": [100, 250]}
     times = vcd_times(tmp_path / "w.vcd")
     assert times[0] == 1000 and times[-1] == 2505 and len(times) == 2 * 151
@@ -84,12 +84,12 @@ def test_cycle_window_vcd(prog, tmp_path):
 def test_instruction_window_follows_retire_counters(prog, tmp_path, window):
     n = len(prog.insns)
     first, last = (w % n for w in window)
-    r = run_tsim(prog, waves=WaveWindow(tmp_path / "i.vcd", instructions=(first, last)))
+    r = run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "i.vcd", instructions=(first, last))))
     f, l = r.waves["cycles"]
     times = vcd_times(tmp_path / "i.vcd")
     assert times[0] == 10 * f and times[-1] == 10 * l + 5
     # one cycle more on each side, by a cycle window of the same (deterministic) run
-    wide = run_tsim(prog, waves=WaveWindow(tmp_path / "c.vcd", cycles=(max(f - 1, 0), l + 1)))
+    wide = run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "c.vcd", cycles=(max(f - 1, 0), l + 1))))
     assert wide.cycles == r.cycles
     counts = read_vcd(tmp_path / "c.vcd", set(COUNTERS.values()))
     mods = module_window(prog, first, last)
@@ -107,7 +107,7 @@ def test_instruction_window_follows_retire_counters(prog, tmp_path, window):
 
 @pytest.mark.skipif(not fst_available(), reason="Verilator's FST writer needs the LZ4 headers (liblz4-dev)")
 def test_fst(prog, tmp_path):
-    r = run_tsim(prog, waves=WaveWindow(tmp_path / "w.fst", cycles=(40, 90)))
+    r = run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "w.fst", cycles=(40, 90))))
     head = (tmp_path / "w.fst").read_bytes()[:25]
     # FST header block: type 0, length, start time, end time (big-endian 64-bit)
     assert head[0] == 0 and int.from_bytes(head[9:17], "big") == 400 and int.from_bytes(head[17:25], "big") == 905
@@ -116,11 +116,11 @@ def test_fst(prog, tmp_path):
 
 def test_bad_windows(prog, tmp_path):
     with pytest.raises(HwgenError, match="must end in .fst or .vcd"):
-        run_tsim(prog, waves=WaveWindow(tmp_path / "w.txt", cycles=(0, 5)))
+        run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "w.txt", cycles=(0, 5))))
     with pytest.raises(HwgenError, match=re.escape(f"FIRST <= LAST and below {len(prog.insns)}")):
-        run_tsim(prog, waves=WaveWindow(tmp_path / "w.vcd", instructions=(2, len(prog.insns))))
+        run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "w.vcd", instructions=(2, len(prog.insns)))))
     with pytest.raises(HwgenError, match="waveform window of cycles 9-3"):
-        run_tsim(prog, waves=WaveWindow(tmp_path / "w.vcd", cycles=(9, 3)))
+        run(prog, "tsim", TsimOptions(waves=WaveWindow(tmp_path / "w.vcd", cycles=(9, 3))))
 
 
 def test_cli(prog, tmp_path, capsys):

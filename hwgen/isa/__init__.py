@@ -2,7 +2,7 @@
 from .asm import assemble, disassemble, format_insn, parse_line
 from .encoding import (INSN_BYTES, Instruction, decode, decode_program, decode_uops, encode,
                        encode_program, encode_uops, uop_dtype)
-from .layout import Field, Layout
+from .fields import Field, Layout
 from .opcodes import QUEUES, AluOp, MemType, Module, Opcode, module_of
 
 __all__ = [

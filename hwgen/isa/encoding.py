@@ -7,7 +7,7 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import EncodingError
-from .layout import INSN_BITS, Layout, all_field_names
+from .fields import INSN_BITS, Layout, all_field_names
 from .opcodes import EXT_ALU_OPS, AluOp, MemType, Module, Opcode, module_of
 
 INSN_BYTES = INSN_BITS // 8

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..config import VTAConfig
 from ..errors import HwgenError, ProgramError
-from ..isa import Instruction, decode_program, encode_program
+from ..isa import QUEUES, Instruction, MemType, Opcode, decode_program, encode_program
+from .tokens import neighbour_queues
 
 FORMAT = "hwgen-program"
 FORMAT_VERSION = 1
@@ -73,13 +74,19 @@ class Program:
         raw = np.asarray(img[r.addr:r.end])
         return raw.view(np.dtype(r.dtype).newbyteorder("<")).reshape(r.shape).astype(r.dtype)
 
-    def write(self, name: str, data) -> None:
-        """Replace the initial contents of region `name` (shape and dtype must match)."""
+    def region_bytes(self, name: str, data) -> np.ndarray:
+        """`data` as the bytes of region `name` (its shape must match; values are cast
+        to the region's dtype, little-endian)."""
         r = self.region(name)
         arr = np.asarray(data)
         if arr.shape != tuple(r.shape):
             raise HwgenError(f"region {name!r} has shape {r.shape}, got {arr.shape}")
-        self.dram[r.addr:r.end] = np.ascontiguousarray(arr.astype(np.dtype(r.dtype).newbyteorder("<"))).view(np.uint8).ravel()
+        return np.ascontiguousarray(arr.astype(np.dtype(r.dtype).newbyteorder("<"))).view(np.uint8).ravel()
+
+    def write(self, name: str, data) -> None:
+        """Replace the initial contents of region `name` (shape and dtype must match)."""
+        r = self.region(name)
+        self.dram[r.addr:r.end] = self.region_bytes(name, data)
 
     def outputs(self, dram: np.ndarray) -> dict[str, np.ndarray]:
         return {n: self.read(n, dram) for n, r in self.regions.items() if r.role == "output"}
@@ -87,6 +94,28 @@ class Program:
     @property
     def insn_bytes(self) -> bytes:
         return encode_program(self.config, self.insns)
+
+    def transfers(self) -> tuple[dict[str, int], int, dict[str, int]]:
+        """What the instruction stream moves when it runs: payload bytes loaded per
+        memory type, bytes stored, and tokens pushed per queue (padding and the bus's
+        whole beats not counted)."""
+        cfg = self.config
+        loaded = {m.name: 0 for m in MemType if m != MemType.OUT}
+        stored = 0
+        pushes = {q: 0 for q in QUEUES.values()}
+        for insn in self.insns:
+            if insn.opcode in (Opcode.LOAD, Opcode.STORE):
+                mt = MemType(insn.memory_type)
+                n = insn.y_size * insn.x_size * cfg.elem_bytes[mt]
+                if insn.opcode == Opcode.LOAD:
+                    loaded[mt.name] += n
+                else:
+                    stored += n
+            _, (push_prev, push_next) = neighbour_queues(insn.module)
+            for queue, flag in ((push_prev, insn.push_prev), (push_next, insn.push_next)):
+                if flag:
+                    pushes[queue] += 1
+        return loaded, stored, pushes
 
     # -- compatibility ----------------------------------------------------------------
     def check_config(self, cfg: VTAConfig) -> None:

@@ -16,7 +16,7 @@ from amaranth.hdl import Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.layout import ALU_IMM_BITS, ALUOP_BITS
+from ..isa.fields import ALU_IMM_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .gemm import READ_TO_WRITE, AccWriteSignature, write_back
 from .hazard import WriteHistory

@@ -8,30 +8,26 @@ from amaranth.hdl import Module
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..geometry import geometry
 from ..isa.opcodes import MemType, Opcode
 from .alu import TensorAlu
 from .gemm import TensorGemm
 from .layouts import entry_layout, insn_layout
-from .memory_engine import ReadClientSignature, share_read_client
+from .vme import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
-from .tensor_load import ScratchWriteSignature, TensorLoad, connect_write, entry_bits, write_granule
+from .tensor_load import ScratchWriteSignature, TensorLoad, connect_write
 
 LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 
 
-def acc_granule(cfg) -> int:
-    """Write granularity of the accumulator: the finest of the ACC and ACC_8BIT loads."""
-    return min(write_granule(cfg, MemType.ACC), write_granule(cfg, MemType.ACC_8BIT))
-
-
 def read_port(cfg, mem: MemType) -> memory.ReadPort.Signature:
-    return memory.ReadPort.Signature(addr_width=cfg.log_depth[mem], shape=entry_bits(cfg, mem))
+    return memory.ReadPort.Signature(addr_width=cfg.log_depth[mem], shape=geometry(cfg).entry_bits(mem))
 
 
 class ComputeModule(wiring.Component):
     def __init__(self, cfg, bugs=frozenset()):
         self.cfg, self.bugs = cfg, bugs
-        acc_bits = entry_bits(cfg, MemType.ACC)
+        acc_bits = geometry(cfg).entry_bits(MemType.ACC)
         d = cfg.log_depth
         super().__init__({
             "queue": Out(InsnQueueSignature()),
@@ -43,7 +39,7 @@ class ComputeModule(wiring.Component):
             "wgt_rd": In(read_port(cfg, MemType.WGT)),
             "acc_rd_a": In(read_port(cfg, MemType.ACC)),
             "acc_rd_b": In(read_port(cfg, MemType.ACC)),
-            "acc_wr": Out(ScratchWriteSignature(d[MemType.ACC], acc_bits, acc_bits // acc_granule(cfg))),
+            "acc_wr": Out(ScratchWriteSignature(d[MemType.ACC], acc_bits, acc_bits // geometry(cfg).acc_granule)),
             "out_wr": Out(ScratchWriteSignature(d[MemType.ACC], entry_layout(cfg, MemType.OUT).size, 1)),
             "finished": Out(1),
             "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2), "gemm_uop": Out(1), "alu_uop": Out(1),

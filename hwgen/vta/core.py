@@ -6,17 +6,17 @@ from amaranth.hdl import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.layout import INSN_BITS
+from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
-from .compute import ComputeModule, acc_granule
+from ..geometry import geometry
+from .compute import ComputeModule
 from .fetch import Fetch
-from .layouts import entry_layout
 from .load import LoadModule
-from .scratchpad import Scratchpad, scratchpad_shape
-from .memory_engine import ReadClientSignature, WriteClientSignature
+from .scratchpad import Scratchpad
+from .vme import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
-from .tensor_load import entry_bits, write_granule
+from .tensor_load import write_signature
 
 INSN_QUEUE_DEPTH = 32
 TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
@@ -35,14 +35,14 @@ TRACE_MODULES = ("load", "compute", "store")
 def trace_members(cfg) -> dict:
     """Extra outputs of a traced build: every scratchpad write port, the modules'
     retire pulses and the token pushes (in TOKEN_QUEUE_ORDER)."""
-    from .tensor_load import write_signature
+    g = geometry(cfg)
     members = {"trace_retire": Out(len(TRACE_MODULES)), "trace_push": Out(len(TOKEN_QUEUE_ORDER))}
     for mt in TRACED:
         if mt == MemType.OUT:
-            en, addr, data = 1, cfg.log_depth[mt], entry_layout(cfg, MemType.OUT).size
+            en, addr, data = 1, cfg.log_depth[mt], g.entry_bits(mt)
         elif mt == MemType.ACC:
-            bits = entry_bits(cfg, mt)
-            en, addr, data = bits // acc_granule(cfg), cfg.log_depth[mt], bits
+            bits = g.entry_bits(mt)
+            en, addr, data = bits // g.acc_granule, cfg.log_depth[mt], bits
         else:
             sig = write_signature(cfg, mt)
             en, addr, data = (Shape.cast(sig.members[n].shape).width for n in ("en", "addr", "data"))
@@ -113,11 +113,11 @@ class Core(wiring.Component):
                 m.d.comb += self.trace_push[k].eq(push)
 
         # -- scratchpads ------------------------------------------------------------------------
-        def pad(mt, writer, readers, granule=None):
-            bits, depth, lanes = scratchpad_shape(cfg, mt)
-            name = f"{mt.name.lower()}_mem"
-            sp = Scratchpad(bits, depth, granule, len(readers), lanes, self.macros.get(name))
-            m.submodules[name] = sp
+        def pad(mt, writer, readers):
+            spec = geometry(cfg).scratchpad(mt)
+            assert len(readers) == spec.read_ports
+            sp = Scratchpad(spec, self.macros.get(spec.name))
+            m.submodules[spec.name] = sp
             wiring.connect(m, writer, sp.wr)
             if self.trace:
                 name = mt.name.lower()
@@ -126,9 +126,9 @@ class Core(wiring.Component):
                 wiring.connect(m, user, port)
 
         pad(MemType.UOP, compute.uop_wr, [compute.uop_rd])
-        pad(MemType.INP, load.inp_wr, [compute.inp_rd], write_granule(cfg, MemType.INP))
-        pad(MemType.WGT, load.wgt_wr, [compute.wgt_rd], write_granule(cfg, MemType.WGT))
-        pad(MemType.ACC, compute.acc_wr, [compute.acc_rd_a, compute.acc_rd_b], acc_granule(cfg))
+        pad(MemType.INP, load.inp_wr, [compute.inp_rd])
+        pad(MemType.WGT, load.wgt_wr, [compute.wgt_rd])
+        pad(MemType.ACC, compute.acc_wr, [compute.acc_rd_a, compute.acc_rd_b])
         pad(MemType.OUT, compute.out_wr, [store.out])
 
         events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,

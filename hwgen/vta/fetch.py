@@ -13,13 +13,13 @@ from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..isa.layout import INSN_BITS
+from ..geometry import INSN_BYTES, geometry
+from ..isa.fields import INSN_BITS
 from ..isa.opcodes import MemType, Opcode
 from .axi import BOUNDARY_BYTES, MAX_BURST_BEATS
 from .layouts import insn_layout
-from .memory_engine import ReadClientSignature, bus_bytes
+from .vme import ReadClientSignature
 
-INSN_BYTES = INSN_BITS // 8
 FETCH_BUFFER = 32
 
 
@@ -44,7 +44,7 @@ class Fetch(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        BB = bus_bytes(cfg)
+        BB = geometry(cfg).bus_bytes
         per_beat = max(1, BB // INSN_BYTES)     # instructions in a beat
         beats_per = max(1, INSN_BYTES // BB)    # beats in an instruction
         m.submodules.buffer = buf = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=FETCH_BUFFER)

@@ -13,7 +13,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.layout import LOOP_ITER_BITS
+from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
 from .layouts import uop_layout
 

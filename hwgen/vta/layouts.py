@@ -5,7 +5,7 @@ from __future__ import annotations
 from amaranth.hdl import signed, unsigned
 from amaranth.lib import data
 
-from ..isa.layout import INSN_BITS, Layout
+from ..isa.fields import INSN_BITS, Layout
 from ..isa.opcodes import MemType
 
 

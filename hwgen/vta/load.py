@@ -7,7 +7,7 @@ from amaranth.lib.wiring import Out
 
 from ..isa.opcodes import MemType
 from .layouts import insn_layout
-from .memory_engine import ReadClientSignature, share_read_client
+from .vme import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
 from .tensor_load import TensorLoad, write_signature
 

@@ -3,7 +3,7 @@
 granularity) and synchronous read ports with an enable (one cycle of latency, read of
 the address being written returns the old word).
 
-The macros follow the port convention of `floorplan.memories` and are instantiated as
+The macros follow the port convention of `hwgen.sram` and are instantiated as
 black boxes named as in the memory's `MemoryMap` (one copy of the tiling per read
 port), so that the floorplan's instance paths exist in the netlist; `hwgen build`
 writes their behavioural models for simulation."""
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, ClockSignal, Const, Elaboratable, Instance, Module, Signal
 
-from floorplan.memories import MemoryMap, copy_prefix
+from ..sram import MemoryMap, copy_prefix
 
 
 class _Port:

@@ -14,39 +14,25 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..isa.opcodes import MemType
-from .layouts import entry_layout
 from .macro_memory import MacroMemory
-from .tensor_load import ScratchWriteSignature, entry_bits, write_lanes
-
-# the core's scratchpads and their read ports: (instance name, buffer, read ports)
-SCRATCHPADS = (("uop_mem", MemType.UOP, 1), ("inp_mem", MemType.INP, 1), ("wgt_mem", MemType.WGT, 1),
-               ("acc_mem", MemType.ACC, 2), ("out_mem", MemType.OUT, 1))
-
-
-def memory_instances(banks: int) -> list[str]:
-    """Instance names of the memories inside a scratchpad of `banks` banks."""
-    return ["mem"] if banks == 1 else [f"bank{k}" for k in range(banks)]
-
-
-def scratchpad_shape(cfg, mt: MemType) -> tuple[int, int, int]:
-    """(entry bits, depth, banks) of the scratchpad of buffer `mt`."""
-    bits = entry_bits(cfg, mt) if mt != MemType.OUT else entry_layout(cfg, MemType.OUT).size
-    return bits, cfg.depth[mt], write_lanes(cfg, mt) if mt != MemType.OUT else 1
+from .tensor_load import ScratchWriteSignature
 
 
 class Scratchpad(wiring.Component):
-    """`macros` (a floorplan.memories.MemoryMap of one bank) builds the memories from
-    SRAM macro instances instead of inferred memories."""
+    """The scratchpad `spec` (a hwgen.geometry.Scratchpad). `macros` (a
+    hwgen.sram.MemoryMap of one bank) builds the memories from SRAM macro instances
+    instead of inferred memories."""
 
-    def __init__(self, bits: int, depth: int, granule: int | None, n_read: int, lanes: int = 1, macros=None):
-        self.bits, self.depth, self.n_read, self.lanes, self.macros = bits, depth, n_read, lanes, macros
-        self.granule = granule if granule and granule < bits and lanes == 1 else None
+    def __init__(self, spec, macros=None):
+        self.spec, self.macros = spec, macros
+        bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
+        self.bits, self.depth, self.lanes = bits, depth, lanes
+        self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
         addr_bits = (depth - 1).bit_length()
         en_bits = lanes if lanes > 1 else bits // (self.granule or bits)
         super().__init__({
             "wr": In(ScratchWriteSignature(addr_bits, bits, en_bits, lanes)),
-            "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(n_read),
+            "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(spec.read_ports),
         })
 
     def _memory(self, depth: int):
@@ -57,7 +43,7 @@ class Scratchpad(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         if self.lanes == 1:
-            m.submodules[memory_instances(1)[0]] = mem = self._memory(self.depth)
+            m.submodules[self.spec.memories[0]] = mem = self._memory(self.depth)
             w = mem.write_port(granularity=self.granule)
             m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
             for rd in self.rd:
@@ -69,7 +55,7 @@ class Scratchpad(wiring.Component):
         banks = []
         for j in range(L):
             bank = self._memory(self.depth // L)
-            m.submodules[memory_instances(L)[j]] = bank
+            m.submodules[self.spec.memories[j]] = bank
             banks.append(bank)
             lane = Signal(lb, name=f"bank{j}_lane")
             m.d.comb += lane.eq(j - self.wr.addr[:lb])

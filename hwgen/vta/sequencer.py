@@ -8,9 +8,9 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.layout import HEAD, INSN_BITS
+from ..isa.fields import HEAD, INSN_BITS
 from .layouts import flexible
-from ..isa.layout import pack
+from ..isa.fields import pack
 
 HEAD_LAYOUT = flexible(pack("HEAD", HEAD), INSN_BITS)
 

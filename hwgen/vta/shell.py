@@ -6,12 +6,13 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 
+from ..geometry import geometry
 from ..registers import AXIL_ADDR_BITS, COUNTERS
 from .axi import axi4_master_members, axil_slave_members
 from .bugs import check_bugs
-from .control import ControlRegisters
+from .vcr import ControlRegisters
 from .core import CORE_EVENTS, Core, trace_members
-from .memory_engine import MemoryEngine, bus_bytes, tag_bits
+from .vme import MemoryEngine
 from .rtl import connect_flat, flat_members
 
 TOP_NAME = "vta"
@@ -22,12 +23,12 @@ class Shell(wiring.Component):
     ports too, for simulation monitors; synthesis builds leave it off. `bugs` names
     bugs to inject (see bugs.BUGS), for showing that trace comparison finds them.
     `macros` maps scratchpad instance names to the SRAM macro tiling of one bank
-    (floorplan.memories.MemoryMap) to build them from macro instances."""
+    (hwgen.sram.MemoryMap) to build them from macro instances."""
 
     def __init__(self, cfg, trace: bool = False, bugs=(), macros=None):
         self.cfg = cfg
         self.trace, self.bugs, self.macros = trace, check_bugs(bugs), macros
-        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)
         self._axil = axil_slave_members(AXIL_ADDR_BITS)
         self._trace = trace_members(cfg) if trace else {}
         super().__init__({**flat_members("m_axi", self._axi), **flat_members("s_axil", self._axil), **self._trace})
@@ -37,7 +38,7 @@ class Shell(wiring.Component):
         m = Module()
         m.submodules.core = core = Core(cfg, self.trace, self.bugs, self.macros)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
-        m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": bus_bytes(cfg), "axi_write_bytes": bus_bytes(cfg)})
+        m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": geometry(cfg).bus_bytes, "axi_write_bytes": geometry(cfg).bus_bytes})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
         connect_flat(m, self, "s_axil", vcr.axil, self._axil)
         for k, client in enumerate((core.vme_fetch, core.vme_load, core.vme_compute)):

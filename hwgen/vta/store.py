@@ -6,7 +6,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.opcodes import MemType
-from .memory_engine import WriteClientSignature
+from .vme import WriteClientSignature
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
 from .tensor_store import TensorStore
 

@@ -18,38 +18,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from ..isa.layout import MEMOP_SIZE_BITS
+from ..isa.fields import MEMOP_SIZE_BITS
+from ..geometry import LOAD_DEST, geometry
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, burst_beats, start_row
 from .gemm import fit_signed
 from .layouts import insn_layout
-from .memory_engine import ReadClientSignature, bus_bytes
-
-DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,
-        MemType.ACC: MemType.ACC, MemType.ACC_8BIT: MemType.ACC}
-
-
-def entry_bits(cfg, mem: MemType) -> int:
-    """Bits of one scratchpad entry of the buffer `mem` loads into."""
-    dest = DEST[mem]
-    return cfg.uop_bits if dest == MemType.UOP else 8 * cfg.elem_bytes[dest]
-
-
-def write_granule(cfg, mem: MemType) -> int:
-    """Bits a load of `mem` writes at once: one bus beat's worth (expanded for ACC_8BIT)
-    of a wide entry, or a whole narrow entry."""
-    eb = cfg.elem_bytes[mem]
-    bits = entry_bits(cfg, mem)
-    return bits if eb <= bus_bytes(cfg) else bits * bus_bytes(cfg) // eb
-
-
-def write_lanes(cfg, mem: MemType) -> int:
-    """Entries a load of `mem` writes per cycle: INP, when a bus beat holds several
-    entries, writes all of them at once into a banked scratchpad (so large input loads
-    keep up with the bus); the other buffers take one entry per cycle."""
-    eb = cfg.elem_bytes[mem]
-    return bus_bytes(cfg) // eb if mem == MemType.INP and eb < bus_bytes(cfg) else 1
-
+from .vme import ReadClientSignature
 
 class ScratchWriteSignature(wiring.Signature):
     """A scratchpad write: `lanes` consecutive entries from `addr` (lane k at addr+k,
@@ -65,13 +40,14 @@ def pad_value(cfg, mem: MemType, pad_min: bool) -> int:
     if not pad_min or mem in (MemType.UOP, MemType.WGT):
         return 0
     lane = cfg.inp_bits if mem == MemType.INP else cfg.acc_bits
-    bits = entry_bits(cfg, mem)
+    bits = geometry(cfg).entry_bits(mem)
     return sum(1 << (k * lane + lane - 1) for k in range(bits // lane))
 
 
 def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
-    bits, lanes = entry_bits(cfg, mem), write_lanes(cfg, mem)
-    return ScratchWriteSignature(cfg.log_depth[DEST[mem]], bits, lanes if lanes > 1 else bits // write_granule(cfg, mem),
+    g = geometry(cfg)
+    bits, lanes = g.entry_bits(mem), g.write_lanes(mem)
+    return ScratchWriteSignature(cfg.log_depth[LOAD_DEST[mem]], bits, lanes if lanes > 1 else bits // g.write_granule(mem),
                                  lanes)
 
 
@@ -99,11 +75,11 @@ class TensorLoad(wiring.Component):
     def elaborate(self, platform):
         cfg, mem = self.cfg, self.mem
         m = Module()
-        BB = bus_bytes(cfg)
+        BB = geometry(cfg).bus_bytes
         Eb = cfg.elem_bytes[mem]
         narrow = Eb <= BB
         tags = cfg.AXI_MAX_INFLIGHT
-        sram_bits = cfg.log_depth[DEST[mem]]
+        sram_bits = cfg.log_depth[LOAD_DEST[mem]]
         lane_bits = 8 * Eb
 
         # -- instruction fields, latched at start ------------------------------------------
@@ -166,7 +142,7 @@ class TensorLoad(wiring.Component):
                     with m.Elif((f.y_pad_1 != 0) & (r == rows - 1)):
                         m.d.sync += c.eq(c + 1)
                 with m.Else():
-                    m.d.comb += [self.wr.en.eq(1 if write_lanes(cfg, mem) > 1 else -1), self.wr.addr.eq(row_addr + c),
+                    m.d.comb += [self.wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), self.wr.addr.eq(row_addr + c),
                                  self.wr.data.eq(pad_value(cfg, mem, False))]
                     if pad_value(cfg, mem, True):
                         with m.If(pad_min):
@@ -206,7 +182,7 @@ class TensorLoad(wiring.Component):
         consumed = Signal()
         if narrow:
             K = BB // Eb
-            banked = write_lanes(cfg, mem) == K > 1
+            banked = geometry(cfg).write_lanes(mem) == K > 1
             lane = Signal(range(K)) if K > 1 and not banked else Const(0)
             first = Signal(range(-K, 1 << beat_bits + exact_log2(K)))  # element of lane 0 (or of `lane`)
             m.d.comb += first.eq(b * K + lane - meta_lane0[t])

@@ -13,11 +13,12 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..isa.layout import MEMOP_SIZE_BITS
+from ..geometry import geometry
+from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, MAX_BURST_BEATS, burst_beats, start_row
 from .layouts import insn_layout
-from .memory_engine import WriteClientSignature, bus_bytes
+from .vme import WriteClientSignature
 
 
 class TensorStore(wiring.Component):
@@ -35,7 +36,7 @@ class TensorStore(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        BB, Eo = bus_bytes(cfg), cfg.elem_bytes[MemType.OUT]
+        BB, Eo = geometry(cfg).bus_bytes, cfg.elem_bytes[MemType.OUT]
         narrow = Eo <= BB
         lanes = BB // Eo if narrow else 1          # OUT entries per beat
         slices = 1 if narrow else Eo // BB         # beats per OUT entry

@@ -1,8 +1,10 @@
-// tsim: runs a program on the Verilated VTA core to completion in C++.
+// tsim: the Verilated VTA core with a memory model, driven through its registers.
 //
 // The harness is an AXI4 slave memory model on the core's m_axi_* ports and an
-// AXI4-Lite host on its s_axil_* ports that follows the control-register protocol:
-// write insn_count and insn_base, launch, poll for FINISH, read every register.
+// AXI4-Lite port on its s_axil_* ports through which the host (sim/driver.py, the
+// same code a board driver runs) reads and writes the control registers. Polling a
+// register for a bit runs the clock in C++, so long runs never cross into Python per
+// cycle; the DRAM is the caller's buffer, read and written in place.
 // The memory model has a configurable read latency, a maximum number of outstanding
 // read bursts, seeded random stalls on every channel and optional out-of-order
 // completion of read bursts (a burst's beats stay in order).
@@ -241,34 +243,32 @@ class Harness {
     }
 #endif
 
-    // Returns 0 when FINISH retired, 2 at the cycle limit, 3 on a bad memory access.
-    int run(uint64_t insn_base, uint32_t insn_count, uint32_t* regs, std::string& msg) {
+    // Four cycles of reset with idle inputs.
+    void reset() {
         top_->clk = 0;
         top_->rst = 1;
         idle_inputs();
         top_->eval();
         for (int i = 0; i < 4; i++) tick();
         top_->rst = 0;
-        write_reg(HWGEN_REG_INSN_COUNT, insn_count);
-        write_reg(HWGEN_REG_INSN_BASE, static_cast<uint32_t>(insn_base));
-        write_reg(HWGEN_REG_CONTROL, HWGEN_CONTROL_LAUNCH);
-        int status = 0;
+    }
+
+    // Reads register `addr` every 64 cycles until a bit of `mask` is set (0), the
+    // run's cycle limit is reached (2) or a memory access fails (3); returns 1 once
+    // the cycle count reaches `until`, so that the caller can handle signals and
+    // poll again (the polling cadence is the same as one uninterrupted call).
+    int poll(uint32_t addr, uint32_t mask, uint64_t until) {
         while (!error_) {
-            if (read_reg(HWGEN_REG_CONTROL) & HWGEN_CONTROL_FINISHED) break;
-            if (cycle_ >= p_.max_cycles) {
-                status = 2;
-                break;
-            }
+            if (read_reg(addr) & mask) return 0;
+            if (cycle_ >= p_.max_cycles) return 2;
             for (int i = 0; i < 64 && !error_; i++) tick();
+            if (cycle_ >= until) return error_ ? 3 : 1;
         }
-        if (error_) {
-            msg = error_msg_;
-            status = 3;
-        }
-        for (int r = 0; r < HWGEN_NUM_REGS; r++) regs[r] = read_reg(4 * r);
-        return status;
+        return 3;
     }
     uint64_t cycles() const { return cycle_; }
+    bool error() const { return error_; }
+    const std::string& error_message() const { return error_msg_; }
 
   private:
     bool chance() { return p_.stall > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p_.stall; }
@@ -450,6 +450,7 @@ class Harness {
         current_ = eligible[std::uniform_int_distribution<size_t>(0, eligible.size() - 1)(rng_)];
     }
 
+  public:
     void write_reg(uint32_t addr, uint32_t data) {
         top_->s_axil_awaddr = addr;
         top_->s_axil_wdata = data;
@@ -486,6 +487,7 @@ class Harness {
         return data;
     }
 
+  private:
     uint8_t* dram_;
     uint64_t size_;
     Params p_;
@@ -525,25 +527,43 @@ int tsim_waves() { return 1; }
 #else
 int tsim_waves() { return 0; }
 #endif
-int tsim_num_regs() { return HWGEN_NUM_REGS; }
 
-int tsim_run(uint8_t* dram, uint64_t dram_bytes, uint64_t insn_base, uint32_t insn_count, uint32_t latency,
-             uint32_t max_outstanding, double stall, int out_of_order, uint64_t seed, uint64_t max_cycles,
-             uint64_t* sim_cycles, uint32_t* regs, char* msg, int msg_len, const char* trace_path, Waves* waves) {
+// A simulation: the core, its memory model on the caller's `dram` buffer (used in
+// place until tsim_close), an optional event trace file and waveform window.
+struct Sim {
+    std::unique_ptr<Harness> harness;
+    FILE* trace = nullptr;
+};
+
+void* tsim_open(uint8_t* dram, uint64_t dram_bytes, uint32_t latency, uint32_t max_outstanding, double stall,
+                int out_of_order, uint64_t seed, uint64_t max_cycles, const char* trace_path, Waves* waves) {
     Params p{latency, max_outstanding ? max_outstanding : 1, stall, out_of_order, seed, max_cycles};
-    FILE* trace = trace_path ? std::fopen(trace_path, "w") : nullptr;
-    std::string text;
-    int status;
-    {
-        Harness h(dram, dram_bytes, p, trace, waves);
-        status = h.run(insn_base, insn_count, regs, text);
-        *sim_cycles = h.cycles();
-    }
+    Sim* s = new Sim;
+    s->trace = trace_path ? std::fopen(trace_path, "w") : nullptr;
+    s->harness.reset(new Harness(dram, dram_bytes, p, s->trace, waves));
+    s->harness->reset();
+    return s;
+}
+void tsim_write_reg(void* s, uint32_t addr, uint32_t data) { static_cast<Sim*>(s)->harness->write_reg(addr, data); }
+uint32_t tsim_read_reg(void* s, uint32_t addr) { return static_cast<Sim*>(s)->harness->read_reg(addr); }
+int tsim_poll(void* s, uint32_t addr, uint32_t mask, uint64_t until) {
+    return static_cast<Sim*>(s)->harness->poll(addr, mask, until);
+}
+uint64_t tsim_cycles(void* s) { return static_cast<Sim*>(s)->harness->cycles(); }
+// 1 and the message (truncated to msg_len - 1 bytes) when a memory access failed.
+int tsim_error(void* s, char* msg, int msg_len) {
+    const Harness& h = *static_cast<Sim*>(s)->harness;
     if (msg_len > 0) {
-        std::strncpy(msg, text.c_str(), msg_len - 1);
+        std::strncpy(msg, h.error_message().c_str(), msg_len - 1);
         msg[msg_len - 1] = 0;
     }
-    if (trace) std::fclose(trace);
-    return status;
+    return h.error() ? 1 : 0;
+}
+// Ends the simulation: closes the waveform and trace files.
+void tsim_close(void* s) {
+    Sim* sim = static_cast<Sim*>(s);
+    sim->harness.reset();
+    if (sim->trace) std::fclose(sim->trace);
+    delete sim;
 }
 }

@@ -5,11 +5,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from floorplan import Array, Block, Floorplan, Macro, Rect, check, load_tech, macro_array, map_memory
+from floorplan import Array, Block, Floorplan, Macro, Rect, check, macro_array
 from floorplan.export import to_def, to_json, to_svg, to_tcl
-from floorplan.geometry import compose, place_rect
-from floorplan.tech import SramMacro, Tech
+from floorplan.rects import compose, place_rect
 from hwgen import HwgenError
+from hwgen.sram import map_memory
+from hwgen.tech import SramMacro, Tech, load_tech
 
 TECH = load_tech("example")
 M = TECH.macro("sram_512x64")          # 80 x 60 um
@@ -109,7 +110,7 @@ def test_macro_mapping_hand_computed():
     # 100 x 40 bits: sram_256x32 1 x 2 (2400 um^2) beats sram_512x64 1 x 1 (4800)
     assert (map_memory(TECH, 40, 100).macro.name, map_memory(TECH, 40, 100).count) == ("sram_256x32", 2)
     # equal area: the tie goes to fewer macros
-    tie = Tech("t", 0.1, 1, 1, (SramMacro("small", 256, 32, 10, 10), SramMacro("big", 512, 64, 20, 20)), 100, 500)
+    tie = Tech("t", 0.1, 1, 1, (SramMacro("small", 256, 32, 10, 10), SramMacro("big", 512, 64, 20, 20)), 100)
     assert (map_memory(tie, 64, 512).macro.name, map_memory(tie, 64, 512).count) == ("big", 1)
     with pytest.raises(HwgenError, match="acc: a memory of 0 x 8 bits"):
         map_memory(TECH, 8, 0, "acc")

@@ -6,14 +6,15 @@ import re
 
 import pytest
 
-from floorplan import Block, Floorplan, check, load_tech, map_memory
-from floorplan.tech import SramMacro, Tech
+from floorplan import Block, Floorplan, check
 from floorplan.vta import STYLES, AccTileFloorplan, LaneTile, OriginalFloorplan, lane_tiles, wire_report
 from hwgen import load_config
 from hwgen.cli import main
 from hwgen.isa import MemType
 from hwgen.vta.build import MANIFEST, build
-from hwgen.vta.scratchpad import SCRATCHPADS, scratchpad_shape
+from hwgen.geometry import geometry
+from hwgen.sram import map_memory
+from hwgen.tech import SramMacro, Tech, load_tech
 
 from ..conftest import CONFIG_DIR
 
@@ -27,18 +28,18 @@ def test_original_floorplan_is_clean(name):
     impl = OriginalFloorplan().run(cfg, TECH)
     assert check(impl, TECH) == []
     # every scratchpad is there with the macros of its mapping (a copy per read port), inside its region
-    for inst, mt, n_read in SCRATCHPADS:
-        bits, depth, banks = scratchpad_shape(cfg, mt)
-        mm = map_memory(TECH, bits, depth // banks)
+    for sp in geometry(cfg).scratchpads:
+        inst, mt, n_read, banks = sp.name, sp.buffer, sp.read_ports, sp.banks
+        mm = map_memory(TECH, sp.entry_bits, sp.bank_depth)
         macros = [o for o in impl.macros if o.path.startswith(f"vta.core.{inst}.")]
         assert len(macros) == banks * n_read * mm.count and all(o.block.macro == mm.macro for o in macros)
-    assert {r["from"] for r in wire_report(impl, TECH)} >= {"vme", "core.acc_mem"}
+    assert {r["from"] for r in wire_report(impl, TECH, cfg.FREQ_MHZ)} >= {"vme", "core.acc_mem"}
 
 
 def lanes_of_column(cfg, mt, col, macro_bits):
     """The output lanes with bits in macro column `col`, bit by bit."""
     per_lane = cfg.acc_bits if mt == MemType.ACC else cfg.block_in * cfg.wgt_bits
-    bits, _, _ = scratchpad_shape(cfg, mt)
+    bits = geometry(cfg).entry_bits(mt)
     return {(bit // per_lane) % cfg.block_out for bit in range(col * macro_bits, min((col + 1) * macro_bits, bits))}
 
 
@@ -49,9 +50,9 @@ def test_acc_tile_floorplan_is_clean(name):
     assert check(impl, TECH) == []
     tiles = lane_tiles(cfg, TECH)
     assert sorted(j for t in tiles for j in t.lanes) == list(range(cfg.block_out))
-    for inst, mt, n_read in SCRATCHPADS:
-        bits, depth, banks = scratchpad_shape(cfg, mt)
-        mm = map_memory(TECH, bits, depth // banks)
+    for sp in geometry(cfg).scratchpads:
+        inst, mt, n_read, banks = sp.name, sp.buffer, sp.read_ports, sp.banks
+        mm = map_memory(TECH, sp.entry_bits, sp.bank_depth)
         macros = [o for o in impl.macros if o.path.startswith(f"vta.core.{inst}.")]
         assert len(macros) == len({o.path for o in macros}) == banks * n_read * mm.count
         if mt not in (MemType.ACC, MemType.WGT):
@@ -80,7 +81,7 @@ def test_lane_tiles_by_hand():
     assert tiles("1x64x64") == [LaneTile(range(4 * k, 4 * k + 4), (k,), tuple(range(8 * k, 8 * k + 8)))
                                 for k in range(16)]
     # 96-bit macros hold 3 lanes, and 3 divides no tile size of 16 lanes: one tile of all lanes
-    odd = Tech("odd", 0.1, 1, 1, (SramMacro("m96", 4096, 96, 50, 50),), 100, 500)
+    odd = Tech("odd", 0.1, 1, 1, (SramMacro("m96", 4096, 96, 50, 50),), 100)
     whole = lane_tiles(load_config(CONFIG_DIR / "default.json"), odd)
     assert len(whole) == 1 and whole[0].lanes == range(16)
 
@@ -100,8 +101,8 @@ def test_wire_report_by_hand():
                 top.add(g, 0, gy)
             top.add(Block("C", "c", 10, 10), 0, 2000)
             return top
-    tech = Tech("t", 0.1, 1, 1, (), 1000, 1000, 150)      # 1 ns/mm; 850 ps per stage
-    rows = wire_report(P().run(None, tech), tech, [("a", "b", "x"), ("c", "b", "y")])
+    tech = Tech("t", 0.1, 1, 1, (), 1000, 150)      # 1 ns/mm; 850 ps per stage at 1 GHz
+    rows = wire_report(P().run(None, tech), tech, 1000, [("a", "b", "x"), ("c", "b", "y")])
     assert [(r["mm"], r["delay_ps"], r["stages"]) for r in rows] == [(0.3, 300, 0), (2.1, 2100, 2)]
     assert rows[0]["longest"] == ["chip.a.lane1", "chip.b.lane1"] and rows[1]["longest"] == ["chip.c", "chip.b.lane0"]
 
@@ -111,7 +112,7 @@ def test_acc_tile_shortens_the_datapath():
     shorter, at the price of the memory engine's (which may be pipelined)."""
     for name in ("default", "1x64x64"):
         cfg = load_config(CONFIG_DIR / f"{name}.json")
-        wires = {st: {(r["from"], r["to"]): r["mm"] for r in wire_report(STYLES[st]().run(cfg, TECH), TECH)}
+        wires = {st: {(r["from"], r["to"]): r["mm"] for r in wire_report(STYLES[st]().run(cfg, TECH), TECH, cfg.FREQ_MHZ)}
                  for st in ("original", "acc-tile")}
         for pair in (("core.wgt_mem", "core.compute.gemm"), ("core.acc_mem", "core.compute.gemm"),
                      ("core.acc_mem", "core.compute.alu")):
@@ -121,10 +122,10 @@ def test_acc_tile_shortens_the_datapath():
 def test_default_mapping_by_hand():
     cfg = load_config(CONFIG_DIR / "default.json")
     # ACC: 2048 entries of 16 x 32 bits = 512 bits -> sram_2048x128, 4 side by side
-    acc = map_memory(TECH, *scratchpad_shape(cfg, MemType.ACC)[:2])
+    acc = map_memory(TECH, geometry(cfg).entry_bits(MemType.ACC), cfg.depth[MemType.ACC])
     assert (acc.macro.name, acc.rows, acc.cols) == ("sram_2048x128", 1, 4)
     # WGT: 1024 entries of 16 x 16 x 8 = 2048 bits -> sram_1024x256, 8 side by side
-    wgt = map_memory(TECH, *scratchpad_shape(cfg, MemType.WGT)[:2])
+    wgt = map_memory(TECH, geometry(cfg).entry_bits(MemType.WGT), cfg.depth[MemType.WGT])
     assert (wgt.macro.name, wgt.rows, wgt.cols) == ("sram_1024x256", 1, 8)
 
 

@@ -2,16 +2,19 @@
 ports into their scratchpads."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from amaranth.hdl import Module, Mux
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from hwgen.geometry import LOAD_DEST, geometry
 from hwgen.isa import MemType
 from hwgen.vta.axi import axi4_master_members
-from hwgen.vta.memory_engine import MemoryEngine, tag_bits
 from hwgen.vta.rtl import connect_flat, flat_members
 from hwgen.vta.scratchpad import Scratchpad
-from hwgen.vta.tensor_load import DEST, TensorLoad, connect_write, entry_bits, write_granule, write_lanes
+from hwgen.vta.tensor_load import TensorLoad, connect_write
+from hwgen.vta.vme import MemoryEngine
 from hwgen.vta.tensor_store import TensorStore
 
 LOADS = [MemType.INP, MemType.WGT, MemType.UOP, MemType.ACC, MemType.ACC_8BIT]
@@ -25,8 +28,8 @@ class LoadBench(wiring.Component):
 
     def __init__(self, cfg):
         self.cfg = cfg
-        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
-        widest = max(entry_bits(cfg, b) for b in BUFFERS)
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)
+        widest = max(geometry(cfg).entry_bits(b) for b in BUFFERS)
         super().__init__({
             **flat_members("m_axi", self._axi),
             "start": In(1), "sel": In(3), "insn": In(128), "busy": Out(1),
@@ -40,9 +43,8 @@ class LoadBench(wiring.Component):
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
         pads = {}
         for b in BUFFERS:
-            users = [mt for mt in LOADS if DEST[mt] == b]
-            pads[b] = Scratchpad(entry_bits(cfg, b), cfg.depth[b], min(write_granule(cfg, mt) for mt in users), 1,
-                                 max(write_lanes(cfg, mt) for mt in users))
+            # the core's scratchpad, with one read port for the debug reads
+            pads[b] = Scratchpad(replace(geometry(cfg).scratchpad(b), read_ports=1))
             m.submodules[f"mem_{b.name.lower()}"] = pads[b]
             m.d.comb += pads[b].rd[0].addr.eq(self.dbg_addr)
         busy = 0
@@ -51,7 +53,7 @@ class LoadBench(wiring.Component):
             m.submodules[f"load_{mt.name.lower()}"] = tl
             wiring.connect(m, tl.vme, vme.read[k])
             m.d.comb += [tl.start.eq(self.start & (self.sel == k)), tl.insn.eq(self.insn)]
-            connect_write(m, tl.wr, pads[DEST[mt]].wr, when=tl.busy)
+            connect_write(m, tl.wr, pads[LOAD_DEST[mt]].wr, when=tl.busy)
             busy = busy | tl.busy
         m.d.comb += self.busy.eq(busy)
         out = 0
@@ -68,7 +70,7 @@ class StoreBench(wiring.Component):
     def __init__(self, cfg, out_init: list[int]):
         self.cfg = cfg
         self._init = out_init
-        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, tag_bits(cfg))
+        self._axi = axi4_master_members(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)
         super().__init__({**flat_members("m_axi", self._axi), "start": In(1), "insn": In(128), "busy": Out(1)})
 
     def elaborate(self, platform):

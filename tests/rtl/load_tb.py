@@ -13,7 +13,7 @@ from hwgen import VTAConfig
 from hwgen.isa import Instruction, MemType, Opcode, encode
 from tests.rtl.benches import BUFFERS, LOADS
 from tests.rtl.common import execute, start
-from hwgen.vta.tensor_load import DEST, entry_bits
+from hwgen.geometry import LOAD_DEST, geometry
 
 DRAM_BYTES = 1 << 20
 
@@ -22,7 +22,7 @@ def expected_block(cfg, mt, dram, f):
     """The padded block a LOAD writes, as bytes per scratchpad entry (SPEC section 3)."""
     eb = cfg.elem_bytes[mt]
     rows, cols = f["y_pad_0"] + f["y_size"] + f["y_pad_1"], f["x_pad_0"] + f["x_size"] + f["x_pad_1"]
-    out_bytes = entry_bits(cfg, mt) // 8
+    out_bytes = geometry(cfg).entry_bits(mt) // 8
     if f.get("is_pad_min_value"):
         lane = 1 if mt == MemType.INP else 4
         pad = np.zeros(out_bytes, np.uint8).reshape(-1, lane)
@@ -52,7 +52,7 @@ async def random_loads(dut):
         ram.read_if.ar_channel.set_pause_generator(iter(lambda: rng.random() < 0.2, None))
     for n in range(case["count"]):
         mt = rng.choice(LOADS)
-        dest = DEST[mt]
+        dest = LOAD_DEST[mt]
         eb = cfg.elem_bytes[mt]
         x_size = rng.randint(1, 6)
         f = dict(memory_type=mt, y_size=rng.randint(0 if n % 7 == 3 else 1, 3), x_size=x_size,

@@ -1,4 +1,4 @@
-"""Mapping scratchpads onto the tech's SRAM macros.
+"""Mapping memories onto a tech's SRAM macros, and the macros' simulation models.
 
 A memory of `depth` words of `width` bits is tiled with one macro type: columns of
 macros side by side cover the width (ceil(width / bits)), rows of macros cover the
@@ -13,12 +13,9 @@ read port, `CLK`, `WE`, `WADDR`, `WDATA`, `WMASK` (per-bit write enable), `RE`,
 read of the address being written returns the old word."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from hwgen.errors import HwgenError
-
-from .layout import Array, Macro
+from .errors import HwgenError
 from .tech import SramMacro, Tech
 
 
@@ -68,24 +65,6 @@ def map_memory(tech: Tech, width: int, depth: int, name: str = "memory") -> Memo
         if best is None or (mm.area, mm.count) < (best.area, best.count):
             best = mm
     return best
-
-
-def macro_array(name: str, macro: SramMacro, insts: list[str], spacing: float, inst: str | None = None,
-                cols: int | None = None) -> Array:
-    """Macros of type `macro` with the instance paths `insts` (relative to the array's
-    own `inst`; e.g. `MemoryMap.instances`, the names `hwgen build --memories macro`
-    gives them) as an array block of `cols` columns (default: near-square), physical
-    rows flipped (MX) so that neighbouring rows share their power edge."""
-    if cols is None:
-        cols = round(math.sqrt(len(insts) * (macro.height + spacing) / (macro.width + spacing)))
-    cols = max(1, min(len(insts), cols))
-    rows = -(-len(insts) // cols)
-
-    def make(r, c):
-        k = r * cols + c
-        return Macro(insts[k], macro) if k < len(insts) else None
-    return Array(name, make, rows, cols, pitch=(macro.width + spacing, macro.height + spacing), inst=inst,
-                 flip_rows="MX")
 
 
 def sram_model(macro: SramMacro) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hwgen.errors import HwgenError
+
 # orientation -> 2x2 matrix acting on (x, y); names as in OpenDB/OpenROAD
 ORIENTS = {
     "R0": ((1, 0), (0, 1)), "R90": ((0, -1), (1, 0)), "R180": ((-1, 0), (0, -1)), "R270": ((0, 1), (-1, 0)),
@@ -14,7 +16,6 @@ DEF_ORIENT = {"R0": "N", "R90": "W", "R180": "S", "R270": "E", "MX": "FS", "MY":
 
 def check_orient(orient: str, what: str) -> str:
     if orient not in ORIENTS:
-        from hwgen.errors import HwgenError
         raise HwgenError(f"{what}: orientation {orient!r} is not one of {', '.join(ORIENTS)}")
     return orient
 

@@ -1,9 +1,10 @@
 """Technology descriptions (JSON): placement site and rows, spacing rules, SRAM macros,
-a wire delay model and the clock target.
+a wire delay model and a logic area model. Process data only: the clock target is the
+configuration's FREQ_MHZ.
 
     {"name": ..., "site": {"width": um, "height": um}, "macro_spacing": um,
      "macros": [{"name": ..., "words": N, "bits": N, "width": um, "height": um}, ...],
-     "wire_ps_per_mm": ps, "clock_mhz": MHz, "register_overhead_ps": ps,
+     "wire_ps_per_mm": ps, "register_overhead_ps": ps,
      "logic": {"mac_um2": ..., "alu_lane_um2": ..., "control_um2": ..., "utilization": ...}}
 
 The logic figures size the soft (standard-cell) blocks of a floorplan: an int8 MAC
@@ -16,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwgen.errors import HwgenError
+from .errors import HwgenError
 
 TECHS = Path(__file__).resolve().parent / "techs"
 
@@ -42,7 +43,6 @@ class Tech:
     macro_spacing: float
     macros: tuple[SramMacro, ...]
     wire_ps_per_mm: float
-    clock_mhz: float
     register_overhead_ps: float = 0.0
     logic: tuple = ()
     note: str = ""
@@ -60,10 +60,6 @@ class Tech:
                 return m
         raise HwgenError(f"tech {self.name}: no macro {name!r}; it has {', '.join(m.name for m in self.macros)}")
 
-    @property
-    def period_ps(self) -> float:
-        return 1e6 / self.clock_mhz
-
 
 def load_tech(path: str | Path) -> Tech:
     """A tech from a JSON file, or by name from the shipped techs (e.g. "example")."""
@@ -74,10 +70,18 @@ def load_tech(path: str | Path) -> Tech:
         d = json.loads(p.read_text())
     except (OSError, ValueError) as e:
         raise HwgenError(f"tech {path}: {e}") from None
-    need = ("name", "site", "macro_spacing", "macros", "wire_ps_per_mm", "clock_mhz")
+    need = ("name", "site", "macro_spacing", "macros", "wire_ps_per_mm")
     missing = [k for k in need if k not in d]
     if missing:
         raise HwgenError(f"tech {p}: missing field {missing[0]!r} (needs {', '.join(need)})")
+    if "clock_mhz" in d:
+        raise HwgenError(f"tech {p}: field 'clock_mhz': a tech holds process data only; the clock target is the "
+                         "configuration's FREQ_MHZ: remove clock_mhz from the tech and set FREQ_MHZ in the "
+                         "configuration")
+    unknown = sorted(d.keys() - {*need, "register_overhead_ps", "logic", "note"})
+    if unknown:
+        raise HwgenError(f"tech {p}: unknown field {unknown[0]!r}; the fields are {', '.join(need)}, "
+                         "register_overhead_ps, logic, note")
     macros = []
     for k, m in enumerate(d["macros"]):
         try:
@@ -88,6 +92,6 @@ def load_tech(path: str | Path) -> Tech:
     if not macros:
         raise HwgenError(f"tech {p}: no SRAM macros")
     return Tech(d["name"], float(d["site"]["width"]), float(d["site"]["height"]), float(d["macro_spacing"]),
-                tuple(macros), float(d["wire_ps_per_mm"]), float(d["clock_mhz"]),
+                tuple(macros), float(d["wire_ps_per_mm"]),
                 float(d.get("register_overhead_ps", 0.0)), tuple(sorted(d.get("logic", {}).items())),
                 d.get("note", ""))

@@ -1,4 +1,4 @@
-"""Layout objects and their composition.
+"""Floorplan blocks and their composition.
 
 A floorplan is a Python class whose `build(cfg, tech)` returns the top Block. Blocks
 carry the design instance path they stand for (`inst`, one or more dotted segments of
@@ -11,13 +11,14 @@ flattens it into an Implementation: every object with its absolute rectangle,
 orientation and full instance path."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 from hwgen.errors import HwgenError
+from hwgen.tech import SramMacro
 
-from .geometry import Rect, check_orient, compose, place_rect, swaps
-from .tech import SramMacro
+from .rects import Rect, check_orient, compose, place_rect, swaps
 
 
 @dataclass
@@ -218,3 +219,21 @@ class Floorplan:
         objects, bounds = flatten(top, m, m)
         return Implementation(top.inst or top.name, self.style, Rect(0, 0, w + 2 * m, h + 2 * m), objects, bounds,
                               {"config": getattr(cfg, "name", None), "tech": tech.name})
+
+
+def macro_array(name: str, macro: SramMacro, insts: list[str], spacing: float, inst: str | None = None,
+                cols: int | None = None) -> Array:
+    """Macros of type `macro` with the instance paths `insts` (relative to the array's
+    own `inst`; e.g. `MemoryMap.instances`, the names `hwgen build --memories macro`
+    gives them) as an array block of `cols` columns (default: near-square), physical
+    rows flipped (MX) so that neighbouring rows share their power edge."""
+    if cols is None:
+        cols = round(math.sqrt(len(insts) * (macro.height + spacing) / (macro.width + spacing)))
+    cols = max(1, min(len(insts), cols))
+    rows = -(-len(insts) // cols)
+
+    def make(r, c):
+        k = r * cols + c
+        return Macro(insts[k], macro) if k < len(insts) else None
+    return Array(name, make, rows, cols, pitch=(macro.width + spacing, macro.height + spacing), inst=inst,
+                 flip_rows="MX")

@@ -14,15 +14,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from ..geometry import geometry
 from .axi import ADDR_BITS, BURST_INCR, Axi4Signature
-
-
-def tag_bits(cfg) -> int:
-    return max(1, ceil_log2(cfg.AXI_MAX_INFLIGHT))
-
-
-def bus_bytes(cfg) -> int:
-    return cfg.AXI_DATA_BITS // 8
 
 
 class ReadClientSignature(wiring.Signature):
@@ -30,7 +23,7 @@ class ReadClientSignature(wiring.Signature):
     addr (bus-aligned) under `tag`; `data` returns them with that tag."""
 
     def __init__(self, cfg):
-        tb = tag_bits(cfg)
+        tb = geometry(cfg).tag_bits
         super().__init__({
             "cmd": Out(stream.Signature(data.StructLayout({"addr": ADDR_BITS, "len": 8, "tag": tb}))),
             "data": In(stream.Signature(data.StructLayout({"data": cfg.AXI_DATA_BITS, "tag": tb, "last": 1}))),
@@ -55,7 +48,7 @@ class MemoryEngine(wiring.Component):
         self.cfg = cfg
         self.n_readers = n_readers
         super().__init__({
-            "axi": Out(Axi4Signature(cfg.AXI_DATA_BITS, tag_bits(cfg))),
+            "axi": Out(Axi4Signature(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)),
             "read": In(ReadClientSignature(cfg)).array(n_readers),
             "write": In(WriteClientSignature(cfg)),
         })
@@ -65,11 +58,11 @@ class MemoryEngine(wiring.Component):
         m = Module()
         axi, n = self.axi, self.n_readers
         slots = cfg.AXI_MAX_INFLIGHT
-        size = ceil_log2(bus_bytes(cfg))
+        size = ceil_log2(geometry(cfg).bus_bytes)
 
         busy = [Signal(name=f"slot{k}_busy") for k in range(slots)]
         owner = Array(Signal(range(max(n, 2)), name=f"slot{k}_owner") for k in range(slots))
-        ctag = Array(Signal(tag_bits(cfg), name=f"slot{k}_tag") for k in range(slots))
+        ctag = Array(Signal(geometry(cfg).tag_bits, name=f"slot{k}_tag") for k in range(slots))
 
         # -- AR: one request register, filled round-robin when a slot is free ------------
         free = Signal(range(max(slots, 2)))

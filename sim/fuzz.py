@@ -21,10 +21,15 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import HwgenError
-from .isa import AluOp, MemType, Module
-from .isa.opcodes import EXT_ALU_OPS
-from .program import Program, ProgramBuilder
+from hwgen.config import VTAConfig
+from hwgen.errors import HwgenError
+from hwgen.isa import AluOp, MemType, Module
+from hwgen.isa.opcodes import EXT_ALU_OPS
+from hwgen.program import Program, ProgramBuilder
+
+from .compare import compare_traces
+from .fsim import Fsim
+from .tsim import Tsim, TsimOptions
 
 NEIGHBOURS = {(Module.LOAD, Module.COMPUTE), (Module.COMPUTE, Module.LOAD), (Module.COMPUTE, Module.STORE),
               (Module.STORE, Module.COMPUTE)}
@@ -221,7 +226,6 @@ def random_program(cfg, seed: int) -> Generated:
 
 def random_config(seed: int):
     """A random valid configuration with small buffers (fast to build and simulate)."""
-    from .config import VTAConfig
     rng = np.random.default_rng(seed)
     while True:
         lb, lbi, lbo = int(rng.integers(0, 2)), int(rng.integers(1, 5)), int(rng.integers(1, 5))
@@ -261,23 +265,12 @@ def compare(want, got) -> str | None:
     return None
 
 
-def trace_diff(program, memory: dict) -> str | None:
-    """The first divergence between fsim's and tsim's traces of `program`."""
-    from sim import run
-    from sim.trace import Trace, TraceMode, first_divergence
-    want, got = Trace(TraceMode()), Trace(TraceMode())
-    run(program, "fsim", trace=want)
-    run(program, "tsim", check=False, trace=got, **memory)
-    return first_divergence(want, got, program)
-
-
 def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
          progress: Callable[[int, int, str], None] | None = None) -> Campaign:
     """Run `count` random programs (spread over `configs`) on fsim and tsim with random
     memory timing; every divergence is saved under `outdir` as a reproducer (the
     program and a JSON with the output difference, the first divergence of the two
     targets' traces and the memory settings)."""
-    from sim import run
     camp = Campaign(configs=[c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs])
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -288,11 +281,12 @@ def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
         memory = {"latency": int(rng.integers(1, 40)), "stall": float(rng.choice([0.0, 0.1, 0.3])),
                   "out_of_order": bool(rng.random() < 0.5), "seed": int(rng.integers(1 << 31))}
         camp.coverage.update(gen.features)
-        diff = compare(run(gen.program, "fsim"), run(gen.program, "tsim", check=False, **memory))
+        tsim = TsimOptions(check=False, **memory)
+        diff = compare(Fsim().run(gen.program), Tsim(tsim).run(gen.program))
         camp.programs += 1
         if diff:
             entry = {"program_seed": pseed, "config": cfg.to_dict(), "memory": memory, "difference": diff,
-                     "trace_diff": trace_diff(gen.program, memory)}
+                     "trace_diff": compare_traces(gen.program, tsim)[1]}
             if outdir is not None:
                 outdir.mkdir(parents=True, exist_ok=True)
                 path = gen.program.save(outdir / f"divergence-{k}.vtaprog")

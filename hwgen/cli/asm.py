@@ -1,0 +1,50 @@
+"""`hwgen asm` and `hwgen disasm`: instruction streams between text and binary."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..config import load_config
+from ..errors import HwgenError
+from ..isa import assemble, disassemble, encode_program
+from ..program import Program
+from .common import OK, add_config
+
+
+def register(sub) -> None:
+    a = sub.add_parser("asm", help="assemble text to a binary instruction stream")
+    a.add_argument("file")
+    add_config(a)
+    a.add_argument("-o", "--output", help="output file (default: FILE with .bin)")
+    a.set_defaults(func=asm)
+
+    d = sub.add_parser("disasm", help="disassemble a binary instruction stream or a .vtaprog")
+    d.add_argument("file")
+    add_config(d, required=False, help="configuration (not needed for a .vtaprog)")
+    d.add_argument("--no-comments", action="store_true", help="omit the instruction-number comments")
+    d.set_defaults(func=disasm)
+
+
+def asm(args) -> int:
+    cfg = load_config(args.config)
+    src = Path(args.file)
+    out = Path(args.output) if args.output else src.with_suffix(".bin")
+    if out.resolve() == src.resolve():
+        raise HwgenError(f"{src}: the output would overwrite the source; give -o FILE")
+    insns = assemble(cfg, src.read_text(), source=str(src))
+    out.write_bytes(encode_program(cfg, insns))
+    print(f"{len(insns)} instructions -> {out}", file=sys.stderr)
+    return OK
+
+
+def disasm(args) -> int:
+    path = Path(args.file)
+    if path.suffix == ".vtaprog":
+        prog = Program.load(path)
+        cfg, data = prog.config, prog.insn_bytes
+    else:
+        if not args.config:
+            raise HwgenError("disassembling a raw instruction file needs --config CFG")
+        cfg, data = load_config(args.config), path.read_bytes()
+    sys.stdout.write(disassemble(cfg, data, comments=not args.no_comments))
+    return OK

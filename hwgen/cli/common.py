@@ -1,0 +1,82 @@
+"""What every command shares: option groups defined once (configuration, output
+directory, JSON, tsim memory model, waveforms), the console and progress bars, and
+the exit statuses (0 success, 1 a failed check, 2 bad input, 3 an internal error)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+from ..config import load_config, shipped_configs
+from ..errors import HwgenError
+from ..tech import load_tech
+
+OK, FAILED, BAD_INPUT, INTERNAL = 0, 1, 2, 3
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr)
+
+
+def add_config(p: argparse.ArgumentParser, required: bool = True, help: str | None = None) -> None:
+    p.add_argument("--config", required=required,
+                   help=help or f"configuration JSON, or a shipped one by name ({', '.join(shipped_configs())})")
+
+
+def config(args):
+    """The configuration named by --config (None when it was not given)."""
+    return load_config(args.config) if args.config else None
+
+
+def add_json(p: argparse.ArgumentParser, what: str = "print one JSON object") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def print_json(doc) -> None:
+    print(json.dumps(doc))
+
+
+def add_tech(p: argparse.ArgumentParser, default: str | None, help: str) -> None:
+    p.add_argument("--tech", default=default, help=help)
+
+
+def tech(args):
+    return load_tech(args.tech)
+
+
+def add_memory_model(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("tsim memory model")
+    g.add_argument("--latency", type=int, default=16, help="cycles to a read's first beat and a write response")
+    g.add_argument("--stall", type=float, default=0.0, help="probability that a channel stalls in a cycle")
+    g.add_argument("--out-of-order", action="store_true", help="complete read bursts in random order")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random stalls and orders")
+    g.add_argument("--max-cycles", type=int, default=50_000_000,
+                   help="stop a run after this many cycles (a deadlock, or raise it)")
+
+
+def memory_model(args) -> dict:
+    """The memory-model fields of sim.TsimOptions from add_memory_model's options."""
+    return dict(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
+                max_cycles=args.max_cycles)
+
+
+def progress_bar(args, total: int, what: str):
+    """A progress bar on stderr (off with --json or without a terminal) and a
+    callback step(done, total, name)."""
+    bar = Progress(console=console(stderr=True), transient=True,
+                   disable=getattr(args, "json", False) or not sys.stderr.isatty())
+    task = bar.add_task(what, total=total)
+    return bar, lambda done, n, name: bar.update(task, completed=done, description=f"{what}: {name}")
+
+
+def output_dir(path: str | Path) -> Path:
+    """An output directory: created if missing; an existing file of that name is bad
+    input (checked before any work)."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise HwgenError(f"-o {out}: a file of that name exists; give a directory")
+    return out

@@ -1,0 +1,50 @@
+"""`hwgen fuzz`: differential fuzzing of tsim against fsim."""
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.progress import Progress
+
+from sim.fuzz import fuzz as run_campaign
+from sim.fuzz import random_config
+
+from ..config import load_config
+from .common import FAILED, OK, add_json, console, output_dir, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("fuzz", help="run random legal programs on fsim and tsim and report divergences")
+    p.add_argument("--count", type=int, default=100, help="number of programs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
+    p.add_argument("--configs", type=int, default=5, help="how many random configurations without --config")
+    p.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
+    add_json(p, "print the report as one JSON object")
+    p.set_defaults(func=fuzz)
+
+
+def fuzz(args) -> int:
+    if args.config:
+        configs = [load_config(c) for c in args.config]
+    else:
+        configs = [random_config(args.seed * 1000 + k) for k in range(args.configs)]
+    outdir = output_dir(args.output)
+    with Progress(console=console(stderr=True), transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("fuzzing", total=args.count)
+        camp = run_campaign(configs, args.count, args.seed, outdir,
+                            progress=lambda done, total, name: bar.update(task, completed=done,
+                                                                          description=f"fuzzing {name}"))
+    report = camp.report()
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "report.json").write_text(json.dumps(report, indent=1))
+    if args.json:
+        print_json(report)
+    else:
+        con = console()
+        con.print(f"{camp.programs} programs over {len(configs)} configurations ({', '.join(report['configs'])}) "
+                  f"in {camp.seconds:.1f} s: [bold]{len(camp.divergences)} divergences[/bold]")
+        for d in camp.divergences:
+            con.print(f"  {d.get('reproducer', d['program_seed'])}: {d['difference']}")
+        con.print("coverage: " + ", ".join(f"{k} {v}" for k, v in report["coverage"].items()))
+    return FAILED if camp.divergences else OK

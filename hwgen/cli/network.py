@@ -1,0 +1,76 @@
+"""`hwgen compile` (a network to one program per accelerator layer) and running a
+compiled network (`hwgen run DIR`)."""
+from __future__ import annotations
+
+import sim
+from sim.runtime import verify_network
+
+from ..config import load_config
+from ..compiler import zoo
+from ..compiler.graph import Network, compile_network, load_compiled, save_compiled
+from ..errors import HwgenError
+from .common import FAILED, OK, add_config, add_json, console, memory_model, output_dir, print_json, progress_bar
+
+def register(sub) -> None:
+    p = sub.add_parser("compile", help="compile a network to VTA programs, one per layer")
+    p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
+    p.add_argument("--model", help="a model.json (with weights.npz beside it), as written by hwgen compile")
+    add_config(p)
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
+    add_json(p)
+    p.set_defaults(func=compile_cmd)
+
+def compile_cmd(args) -> int:
+    if bool(args.network) == bool(args.model):
+        raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
+    cfg = load_config(args.config)
+    net = zoo.get(args.network) if args.network else Network.load(args.model)
+    out = output_dir(args.output)
+    bar, step = progress_bar(args, len(net.layers), "compiling")
+    with bar:
+        compiled = compile_network(net, cfg, reuse=not args.no_reuse, progress=step)
+    save_compiled(out, net, cfg, compiled)
+    reports = [c.report() for c in compiled]
+    if args.json:
+        print_json({"network": net.name, "config": cfg.name, "output": str(out), "layers": reports})
+        return OK
+    con = console()
+    con.print(f"[bold]{net.name}[/bold] for {cfg.name}: {len(compiled)} layers -> {out}")
+    for r in reports:
+        if r["where"] == "host":
+            con.print(f"  {r['name']:<8} {r['kind']:<16} host: {r['reason']}")
+            continue
+        line = f"  {r['name']:<8} {r['kind']:<16} {r['instructions']:6d} insns"
+        if "tiling" in r:
+            t = r["tiling"]
+            b = r["predicted_bytes"]
+            line += (f"  tiling th={t['th']} tw={t['tw']} tco={t['tco']} tci={t['tci']} oc_n={t['oc_n']} h_n={t['h_n']}"
+                     f"  bytes inp {b['INP']} wgt {b['WGT']} acc {b['ACC']} out {b['OUT']}"
+                     f"  ~{r['predicted_cycles']} cycles")
+        con.print(line)
+    return OK
+
+def run(args) -> int:
+    """`hwgen run DIR`: a compiled network on one target against its reference."""
+    if args.target not in sim.TARGETS:
+        raise HwgenError("a compiled network runs on one target: --target fsim or --target tsim")
+    net, cfg, compiled = load_compiled(args.program)
+    options = sim.FsimOptions() if args.target == "fsim" else sim.TsimOptions(**memory_model(args))
+    bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
+    with bar:
+        summary = verify_network(net, cfg, [c for c, _ in compiled], sim.target(args.target, options),
+                                 args.input_seed, progress=step)
+    if args.json:
+        print_json(summary)
+    else:
+        con = console()
+        vta = [e for e in summary["layers"] if e["where"] == "vta"]
+        con.print(f"[bold]{net.name}[/bold] on {args.target} ({cfg.name}): {len(vta)} layers on VTA, "
+                  f"{len(summary['layers']) - len(vta)} on the host; output "
+                  + ("[green]matches[/green]" if summary["matches_reference"] else "[red]differs from[/red]")
+                  + " the reference")
+        if summary["cycles"] is not None:
+            con.print(f"  {summary['cycles']} cycles, MAC utilization {summary['mac_utilization']:.1%}")
+        con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
+    return OK if summary["matches_reference"] else FAILED

@@ -1,0 +1,143 @@
+"""`hwgen run` (a program on fsim or tsim, both with their first divergence, or a
+compiled network) and `hwgen trace diff`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import sim
+from sim.compare import compare_traces
+from sim.trace import Trace, TraceMode, first_divergence, parse_range
+from sim.tsim import WaveWindow
+
+from ..errors import HwgenError
+from ..program import Program
+from . import network
+from .common import FAILED, OK, add_config, add_json, add_memory_model, config, console, memory_model, output_dir, \
+    print_json, progress_bar
+
+BOTH = "fsim,tsim"
+
+
+def register(sub) -> None:
+    r = sub.add_parser("run", help="run a program on a target")
+    r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
+    r.add_argument("--input-seed", type=int, default=0, help="seed of a network's sample input")
+    r.add_argument("--target", default="fsim", choices=[*sim.TARGETS, BOTH],
+                   help="fsim (reference model), tsim (generated RTL in Verilator), or fsim,tsim to run both "
+                        "with traces and print their first divergence; default fsim")
+    add_config(r, required=False, help="the target's configuration (default: the program's own)")
+    r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
+    add_json(r)
+    r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
+                   "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")
+    add_memory_model(r)
+    waves = r.add_argument_group("tsim waveforms (cycle N is the state after the N-th clock edge, at time 10N)")
+    waves.add_argument("--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
+    waves.add_argument("--wave-cycles", metavar="FIRST-LAST", help="only these cycles")
+    waves.add_argument("--wave-instructions", metavar="FIRST-LAST",
+                       help="only from the first of these instructions becoming current to the last retiring")
+    r.set_defaults(func=run)
+
+    tr = sub.add_parser("trace", help="work with traces")
+    cmds = tr.add_subparsers(dest="trace_command", required=True)
+    td = cmds.add_parser("diff", help="print the first divergence between two traces (exit 1 if they differ)")
+    td.add_argument("expected")
+    td.add_argument("actual")
+    td.add_argument("--program", help="the .vtaprog, to show the instructions around the divergence")
+    td.set_defaults(func=trace_diff)
+
+
+def _wave_window(args) -> WaveWindow | None:
+    if not (args.waves or args.wave_cycles or args.wave_instructions):
+        return None
+    if args.target != "tsim" or not args.waves:
+        raise HwgenError("waveforms come from tsim: give --target tsim and --waves FILE.fst|FILE.vcd "
+                         "(with --wave-cycles and/or --wave-instructions to limit the window)")
+    return WaveWindow(Path(args.waves).resolve(),
+                      cycles=parse_range(args.wave_cycles, "--wave-cycles") if args.wave_cycles else None,
+                      instructions=parse_range(args.wave_instructions, "--wave-instructions")
+                      if args.wave_instructions else None)
+
+
+def _options(args, prog):
+    """The target's options from the command line (validated before anything runs)."""
+    cfg = config(args)
+    if cfg is not None:
+        prog.check_config(cfg)
+    if args.target == "fsim":
+        return sim.FsimOptions()
+    return sim.TsimOptions(config=cfg, waves=_wave_window(args), **memory_model(args))
+
+
+def run(args) -> int:
+    if Path(args.program).is_dir():
+        return network.run(args)
+    prog = Program.load(args.program)
+    outdir = output_dir(args.output or Path(args.program).with_suffix(""))
+    if args.target == BOTH:
+        return _run_both(args, prog, outdir)
+    options = _options(args, prog)
+    trace = Trace(TraceMode.parse(args.trace)) if args.trace else None
+    bar, step = progress_bar(args, len(prog.insns), args.target)
+    with bar:
+        result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total: step(done, total, ""),
+                         build_progress=lambda msg: step(0, len(prog.insns), msg))
+    outdir.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, arr in result.outputs.items():
+        np.save(outdir / f"{name}.npy", arr)
+        files[name] = str(outdir / f"{name}.npy")
+    summary = {**result.summary(), "program": str(args.program), "output_files": files}
+    if trace is not None:
+        summary["trace"] = str(trace.save(outdir / "trace.jsonl"))
+    (outdir / "result.json").write_text(json.dumps(summary, indent=1))
+    if args.json:
+        print_json(summary)
+        return OK
+    _print_result(args.program, result, files)
+    return OK
+
+
+def _print_result(program, result, files) -> None:
+    c = result.counters
+    con = console()
+    con.print(f"[bold]{program}[/bold] on {result.target}: {result.instructions} instructions "
+              f"({', '.join(f'{k} {v}' for k, v in c['instructions'].items())}) in {result.wall_seconds:.3f} s")
+    con.print(f"  GEMM uops {c['gemm_uops']}, ALU uops {c['alu_uops']}"
+              + (f", {result.cycles} cycles" if result.cycles is not None else ""))
+    con.print("  loaded bytes " + ", ".join(f"{k} {v}" for k, v in c["load_bytes"].items() if v)
+              + f"; stored bytes {c['store_bytes']}")
+    if c["axi_read_bytes"] is not None:
+        con.print(f"  AXI bytes read {c['axi_read_bytes']}, written {c['axi_write_bytes']}; busy cycles load "
+                  f"{c['load_busy_cycles']}, compute {c['compute_busy_cycles']}, store {c['store_busy_cycles']}")
+    for name, path in files.items():
+        con.print(f"  output {name} {list(result.outputs[name].shape)} {result.outputs[name].dtype} -> {path}")
+    if result.waves is not None:
+        w = result.waves
+        span = f"cycles {w['cycles'][0]}-{w['cycles'][1]}" if w["cycles"] else "no cycles (the window never opened)"
+        con.print(f"  waveform ({w['format'].upper()}, {span}) -> {w['path']}")
+
+
+def _run_both(args, prog, outdir: Path) -> int:
+    """Both targets with traces; their first divergence."""
+    mode = TraceMode.parse(args.trace or "all")
+    tsim = sim.TsimOptions(config=config(args), **memory_model(args))
+    traces, diff = compare_traces(prog, tsim, mode)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for target, t in traces.items():
+        t.save(outdir / f"trace-{target}.jsonl")
+    if args.json:
+        print_json({"targets": list(traces), "mode": str(mode), "agree": diff is None, "divergence": diff})
+    else:
+        print("fsim and tsim traces agree" if diff is None else diff)
+    return OK if diff is None else FAILED
+
+
+def trace_diff(args) -> int:
+    prog = Program.load(args.program) if args.program else None
+    diff = first_divergence(Trace.load(args.expected), Trace.load(args.actual), prog)
+    print("traces agree" if diff is None else diff)
+    return OK if diff is None else FAILED

@@ -1,0 +1,104 @@
+"""Geometry of a VTA core: the bus, the instruction stream and the scratchpads, derived
+from a configuration once (docs/configuration.md, "Derived values").
+
+Pure Python, no Amaranth: the RTL generator, the C header, the compiler's cost model,
+the floorplanner and host drivers all read these figures from here, so they cannot
+drift apart. `geometry(cfg)` is cached per configuration."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from .isa.fields import INSN_BITS
+from .isa.opcodes import MemType
+
+INSN_BYTES = INSN_BITS // 8
+
+# The buffer each LOAD memory type writes.
+LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,
+             MemType.ACC: MemType.ACC, MemType.ACC_8BIT: MemType.ACC}
+
+
+@dataclass(frozen=True)
+class Scratchpad:
+    """One on-chip buffer of the core: its instance name in the netlist (`core.NAME`),
+    the buffer it holds, its entry width, depth, banks (consecutive entries spread
+    over `banks` memories so a bus beat writes several at once), read ports and the
+    bits its write port writes at once (`write_granule`; the entry width when writes
+    are whole entries)."""
+    name: str
+    buffer: MemType
+    entry_bits: int
+    depth: int
+    banks: int
+    read_ports: int
+    write_granule: int
+
+    @property
+    def bank_depth(self) -> int:
+        return self.depth // self.banks
+
+    @property
+    def memories(self) -> list[str]:
+        """Instance names of the memories inside the scratchpad, one per bank."""
+        return ["mem"] if self.banks == 1 else [f"bank{k}" for k in range(self.banks)]
+
+
+# Instance name and read ports of each scratchpad; ACC is read by the GEMM/ALU operand
+# path and, separately, by the write-back to OUT.
+_SCRATCHPADS = (("uop_mem", MemType.UOP, 1), ("inp_mem", MemType.INP, 1), ("wgt_mem", MemType.WGT, 1),
+                ("acc_mem", MemType.ACC, 2), ("out_mem", MemType.OUT, 1))
+
+
+class Geometry:
+    """Every bus, instruction and scratchpad figure of the core for one configuration."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.bus_bits = cfg.AXI_DATA_BITS
+        self.bus_bytes = cfg.AXI_DATA_BITS // 8
+        # AXI ID bits: one tag per outstanding read burst
+        self.tag_bits = max(1, (cfg.AXI_MAX_INFLIGHT - 1).bit_length())
+        self.insn_bytes = INSN_BYTES
+        # instruction fetch reads whole beats of whole instructions
+        self.insn_align = max(INSN_BYTES, self.bus_bytes)
+        granule = {MemType.UOP: self.write_granule(MemType.UOP), MemType.INP: self.write_granule(MemType.INP),
+                   MemType.WGT: self.write_granule(MemType.WGT), MemType.ACC: self.acc_granule,
+                   MemType.OUT: self.entry_bits(MemType.OUT)}
+        self.scratchpads = tuple(
+            Scratchpad(name, mt, self.entry_bits(mt), cfg.depth[mt],
+                       self.write_lanes(mt) if mt != MemType.OUT else 1, ports, granule[mt])
+            for name, mt, ports in _SCRATCHPADS)
+
+    def entry_bits(self, mem: MemType) -> int:
+        """Bits of one entry of the buffer a LOAD of `mem` (or the buffer `mem`) writes."""
+        dest = LOAD_DEST.get(mem, mem)
+        return self.cfg.uop_bits if dest == MemType.UOP else 8 * self.cfg.elem_bytes[dest]
+
+    def write_granule(self, mem: MemType) -> int:
+        """Bits a LOAD of `mem` writes at once: one bus beat's worth (expanded for
+        ACC_8BIT) of an entry wider than the bus, or a whole entry."""
+        eb = self.cfg.elem_bytes[mem]
+        bits = self.entry_bits(mem)
+        return bits if eb <= self.bus_bytes else bits * self.bus_bytes // eb
+
+    def write_lanes(self, mem: MemType) -> int:
+        """Entries a LOAD of `mem` writes per cycle: INP, when a bus beat holds several
+        entries, writes all of them at once into a banked scratchpad (so large input
+        loads keep up with the bus); the other buffers take one entry per cycle."""
+        eb = self.cfg.elem_bytes[mem]
+        return self.bus_bytes // eb if mem == MemType.INP and eb < self.bus_bytes else 1
+
+    @property
+    def acc_granule(self) -> int:
+        """Write granule of the accumulator: the finest of the ACC and ACC_8BIT loads."""
+        return min(self.write_granule(MemType.ACC), self.write_granule(MemType.ACC_8BIT))
+
+    def scratchpad(self, buffer: MemType) -> Scratchpad:
+        return next(s for s in self.scratchpads if s.buffer == buffer)
+
+
+@cache
+def geometry(cfg) -> Geometry:
+    """The geometry of `cfg` (a VTAConfig), computed once per configuration."""
+    return Geometry(cfg)

@@ -1,0 +1,92 @@
+"""Building tsim: the core's Verilog for a configuration, Verilated and linked with the
+C++ harness into a shared library, cached (sim/tsim/cache.py)."""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+from hwgen.errors import HwgenError
+from hwgen.vta.bugs import check_bugs
+from hwgen.vta.build import build
+
+from ..verilator import verilator_env, verilator_root
+from .cache import HARNESS, build_dir
+
+WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
+
+
+@cache
+def fst_available() -> bool:
+    """Whether the C++ compiler finds the headers Verilator's FST writer needs."""
+    r = subprocess.run(["g++", "-E", "-x", "c++", "-", "-o", os.devnull], input="#include <lz4.h>\n#include <zlib.h>\n",
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool = False, bugs=(),
+               waves: str | None = None, tech=None) -> Path:
+    """Path of the tsim library for `cfg`, building it if it is not cached. The traced
+    variant (trace ports and the harness's monitors) is a separate build, so runs
+    without tracing pay nothing for it; so is each set of injected `bugs` and each
+    waveform format `waves` ("fst" or "vcd"; such builds are traced too, since
+    instruction windows follow the retire pulses), and each `tech` whose SRAM macros
+    (with their behavioural models) make up the scratchpads."""
+    step = progress or (lambda _: None)
+    if waves is not None and waves not in WAVE_FORMATS:
+        raise HwgenError(f"waveform format {waves!r}: choose one of {', '.join(WAVE_FORMATS)}")
+    if waves == "fst" and not fst_available():
+        raise HwgenError("FST waveforms need the LZ4 and zlib development headers, which Verilator's FST "
+                         "writer compiles against (Debian: apt-get install liblz4-dev zlib1g-dev); "
+                         "or dump a .vcd instead")
+    trace = trace or waves is not None
+    variant = (("-trace" if trace else "") + (f"-{waves}" if waves else "")
+               + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
+               + (f"-macros-{tech.name}-{hashlib.sha256(repr(tech).encode()).hexdigest()[:8]}" if tech else ""))
+    target = build_dir(cfg, variant)
+    lib = target / "libtsim.so"
+    if lib.exists():
+        return lib
+    env = verilator_env()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
+    try:
+        step("generating Verilog")
+        files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech).files
+        step("Verilating")
+        jobs = str(os.cpu_count() or 1)
+        sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models") if k in files]
+        _run(["verilator", "--cc", *sources,
+              "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
+              "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
+              "--build", "-j", jobs], env)
+        step("linking the harness")
+        root = verilator_root()
+        defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
+        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
+              f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
+              f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
+              str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
+              *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / "libtsim.so")], env)
+        shutil.rmtree(work / "obj")
+        ctypes.CDLL(str(work / "libtsim.so"))  # never cache a library that does not load
+        try:
+            work.rename(target)
+        except OSError:  # built concurrently by someone else
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return lib
+
+
+def _run(cmd: list[str], env: dict) -> None:
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise HwgenError(f"{cmd[0]} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-4000:]}")

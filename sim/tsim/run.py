@@ -1,0 +1,300 @@
+"""Running programs on tsim: the generated RTL under Verilator, with the harness's
+memory model, driven through its control registers by the launch protocol of
+sim/driver.py, the code a board driver runs.
+
+The DRAM is a numpy array that the harness reads and writes in place; the program's
+image sits at byte 0 and its instruction stream after it (sim.target.layout)."""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from hwgen.errors import DeadlockError, HwgenError
+from hwgen.isa import MemType, Module
+from hwgen.program.check import check_program
+from hwgen.program.tokens import neighbour_queues
+from hwgen.tech import Tech
+from hwgen.vta.bugs import check_bugs
+
+from ..driver import Mmio, launch, module_states, token_counts
+from ..target import Session, Target, counters, layout
+from .build import WAVE_FORMATS, build_tsim
+
+# Cycles simulated per call into the harness while polling, so that Ctrl-C is seen.
+POLL_CYCLES = 1 << 20
+
+
+@dataclass(frozen=True)
+class WaveWindow:
+    """A waveform dump: `path` (.fst or .vcd), limited to the cycles in `cycles`
+    (first, last; inclusive) and/or to the time from the first of the program
+    instructions `instructions` (first, last; inclusive) becoming its module's current
+    instruction until the last of them retires. One cycle is 10 time units."""
+    path: Path
+    cycles: tuple[int, int] | None = None
+    instructions: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        if self.format not in WAVE_FORMATS:
+            raise HwgenError(f"waveform file {self.path}: the name must end in .fst or .vcd (the format)")
+        if self.cycles is not None and not 0 <= self.cycles[0] <= self.cycles[1]:
+            raise HwgenError(f"waveform window of cycles {self.cycles[0]}-{self.cycles[1]}: give FIRST-LAST with "
+                             "0 <= FIRST <= LAST")
+
+    @property
+    def format(self) -> str:
+        return Path(self.path).suffix.lstrip(".").lower()
+
+    def struct(self, program) -> "_Waves":
+        if self.instructions is not None:
+            first, last = self.instructions
+            if not 0 <= first <= last < len(program.insns):
+                raise HwgenError(f"waveform window of instructions {first}-{last}: give FIRST-LAST with "
+                                 f"0 <= FIRST <= LAST and below {len(program.insns)}")
+        lo, hi = [-1] * 3, [-1] * 3
+        if self.instructions is not None:
+            first, last = self.instructions
+            for m in Module:
+                local = [k for k, i in enumerate(i for i, insn in enumerate(program.insns) if insn.module == m)
+                         if first <= i <= last]
+                if local:
+                    lo[m], hi[m] = local[0], local[-1]
+        cycles = self.cycles or (0, 2**64 - 1)
+        return _Waves(str(self.path).encode(), cycles[0], cycles[1], (ctypes.c_int64 * 3)(*lo),
+                      (ctypes.c_int64 * 3)(*hi), 0, 0)
+
+
+class _Waves(ctypes.Structure):
+    """harness.cpp's struct Waves."""
+    _fields_ = [("path", ctypes.c_char_p), ("first_cycle", ctypes.c_uint64), ("last_cycle", ctypes.c_uint64),
+                ("lo", ctypes.c_int64 * 3), ("hi", ctypes.c_int64 * 3), ("dumped_first", ctypes.c_uint64),
+                ("dumped_last", ctypes.c_uint64)]
+
+
+def _integer(name: str, value, lo: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise HwgenError(f"tsim option {name}={value!r}: must be an integer >= {lo}")
+
+
+@dataclass(frozen=True)
+class TsimOptions:
+    """How tsim runs a program.
+
+    `config`: the hardware's configuration (default: the program's; it must have the
+    program's ISA, e.g. another bus width). Memory model: `latency` cycles to the
+    first beat of a read and to a write response, at most `max_outstanding` read
+    bursts accepted (default AXI_MAX_INFLIGHT), each channel stalled with probability
+    `stall` per cycle (seeded by `seed`), read bursts completed in random order with
+    `out_of_order`. A run that has not finished after `max_cycles` is a deadlock.
+    `check`: check the program first. `bugs`: a build with injected bugs
+    (hwgen.vta.bugs). `waves`: dump a waveform. `tech`: scratchpads built from its
+    SRAM macros (with their behavioural models)."""
+    config: object = None
+    latency: int = 16
+    max_outstanding: int | None = None
+    stall: float = 0.0
+    out_of_order: bool = False
+    seed: int = 0
+    max_cycles: int = 50_000_000
+    check: bool = True
+    bugs: frozenset = field(default_factory=frozenset)
+    waves: WaveWindow | None = None
+    tech: Tech | None = None
+
+    def __post_init__(self):
+        _integer("latency", self.latency, 0)
+        _integer("seed", self.seed, 0)
+        _integer("max_cycles", self.max_cycles, 1)
+        if self.max_outstanding is not None:
+            _integer("max_outstanding", self.max_outstanding, 1)
+        if isinstance(self.stall, bool) or not isinstance(self.stall, (int, float)) \
+                or not (math.isfinite(self.stall) and 0 <= self.stall < 1):
+            raise HwgenError(f"tsim option stall={self.stall!r}: must be a probability in [0, 1)")
+        object.__setattr__(self, "bugs", check_bugs(self.bugs))
+
+
+@cache
+def _load(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    lib.tsim_open.restype = ctypes.c_void_p
+    lib.tsim_open.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_double,
+                              ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p, ctypes.POINTER(_Waves)]
+    lib.tsim_write_reg.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+    lib.tsim_read_reg.restype = ctypes.c_uint32
+    lib.tsim_read_reg.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+    lib.tsim_poll.restype = ctypes.c_int
+    lib.tsim_poll.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64]
+    lib.tsim_cycles.restype = ctypes.c_uint64
+    lib.tsim_cycles.argtypes = [ctypes.c_void_p]
+    lib.tsim_error.restype = ctypes.c_int
+    lib.tsim_error.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    lib.tsim_close.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+class TsimMmio(Mmio):
+    """The simulated core's AXI4-Lite registers. Each access takes the clock cycles
+    the handshake takes; `poll` runs the clock until the bit is set or the run's
+    cycle limit passes. A failed memory access of the core raises HwgenError."""
+
+    def __init__(self, lib: ctypes.CDLL, handle):
+        self.lib, self.handle = lib, handle
+        self.limit_reached = False
+
+    def read(self, offset: int) -> int:
+        value = self.lib.tsim_read_reg(self.handle, offset)
+        self._check()
+        return value
+
+    def write(self, offset: int, value: int) -> None:
+        self.lib.tsim_write_reg(self.handle, offset, value)
+        self._check()
+
+    def poll(self, offset: int, mask: int) -> bool:
+        while True:
+            until = self.lib.tsim_cycles(self.handle) + POLL_CYCLES
+            status = self.lib.tsim_poll(self.handle, offset, mask, until)
+            if status != 1:
+                break
+        self._check()
+        self.limit_reached = status == 2
+        return status == 0
+
+    @property
+    def cycles(self) -> int:
+        """Cycles simulated since reset."""
+        return self.lib.tsim_cycles(self.handle)
+
+    def _check(self) -> None:
+        msg = ctypes.create_string_buffer(512)
+        if self.lib.tsim_error(self.handle, msg, len(msg)):
+            raise HwgenError(f"tsim: {msg.value.decode()}")
+
+
+class TsimSession(Session):
+    def __init__(self, program, options: TsimOptions, trace=None, build_progress=None):
+        super().__init__(program)
+        cfg = options.config or program.config
+        program.check_config(cfg)
+        if options.check:
+            check_program(program)
+        self.options, self.trace = options, trace
+        self._waves = options.waves.struct(program) if options.waves is not None else None
+        if options.waves is not None:
+            Path(options.waves.path).parent.mkdir(parents=True, exist_ok=True)
+        lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=options.bugs,
+                                   waves=options.waves.format if options.waves is not None else None,
+                                   tech=options.tech)))
+        self.layout = layout(program)
+        self.memory = np.zeros(self.layout.size, dtype=np.uint8)
+        self.memory[:program.dram.size] = program.dram
+        insn = np.frombuffer(program.insn_bytes, dtype=np.uint8)
+        self.memory[self.layout.insn_base:self.layout.insn_base + insn.size] = insn
+        self._events = tempfile.NamedTemporaryFile(suffix=".events", delete=False) if trace is not None else None
+        if self._events is not None:
+            self._events.close()
+        self.handle = lib.tsim_open(self.memory.ctypes.data, self.memory.size, options.latency,
+                                    options.max_outstanding or cfg.AXI_MAX_INFLIGHT, options.stall,
+                                    int(options.out_of_order), options.seed, options.max_cycles,
+                                    self._events.name.encode() if self._events is not None else None,
+                                    ctypes.byref(self._waves) if self._waves is not None else None)
+        self.mmio = TsimMmio(lib, self.handle)
+
+    @property
+    def dram(self) -> np.ndarray:
+        return self.memory[:self.program.dram.size]
+
+    def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        n = len(self.program.insns)
+        finished, regs = launch(self.mmio, self.layout.insn_base, n)
+        if not finished:
+            blocked = _blocked(self.program, regs, self.mmio.cycles)
+            if "executing" in module_states(regs).values():
+                raise HwgenError(f"tsim: the run did not finish within max_cycles={self.options.max_cycles} while "
+                                 "still executing; raise the limit (--max-cycles). State:\n"
+                                 + "\n".join(f"  {m}: {why}" for m, why in blocked.items()))
+            raise DeadlockError(blocked)
+        if progress is not None:
+            progress(n, n)
+        self.cycles = regs["cycles"]
+        timing = {**regs, "simulated_cycles": self.mmio.cycles}
+        retired = {m.label: regs[f"{m.label}_retired"] for m in Module}
+        return counters(self.program, retired, regs["gemm_uops"], regs["alu_uops"], timing)
+
+    def close(self) -> None:
+        if self.handle is None:
+            return
+        self.mmio.lib.tsim_close(self.handle)
+        self.handle = None
+        if self._waves is not None:
+            w = self._waves
+            self.waves = {"path": str(self.options.waves.path), "format": self.options.waves.format,
+                          "cycles": [w.dumped_first, w.dumped_last] if w.dumped_last >= w.dumped_first else None}
+        if self._events is not None:
+            _read_events(self.program, Path(self._events.name), self.trace)
+            os.unlink(self._events.name)
+
+
+class Tsim(Target):
+    """The generated RTL of the program's (or `options.config`'s) configuration."""
+    name = "tsim"
+
+    def __init__(self, options: TsimOptions | None = None):
+        self.options = options or TsimOptions()
+
+    def load(self, program, trace=None, build_progress=None) -> TsimSession:
+        return TsimSession(program, self.options, trace, build_progress)
+
+
+def _read_events(program, path: Path, trace) -> None:
+    """The harness's events (by module and retire count) into `trace` (by instruction)."""
+    trace.target, trace.config = "tsim", program.config.to_dict()
+    by_module = {m: [i for i, insn in enumerate(program.insns) if insn.module == m] for m in Module}
+
+    def number(module: str, r: str) -> int:
+        return by_module[Module(int(module))][int(r)]
+    writes: dict[tuple, list] = {}
+    for line in path.read_text().splitlines():
+        kind, *f = line.split()
+        if kind == "R":
+            i = number(*f)
+            trace.retire(Module(int(f[0])), i, program.insns[i].mnemonic)
+        elif kind == "T":
+            trace.token(f[0], number(f[1], f[2]))
+        elif kind == "W":
+            writes.setdefault((f[0], number(f[1], f[2])), []).append((int(f[3]), bytes.fromhex(f[4])))
+        elif kind == "D":
+            trace.dram(number(f[0], f[1]), int(f[2]), bytes.fromhex(f[3]))
+    for (buffer, i), entries in writes.items():
+        index = np.array([k for k, _ in entries])
+        values = np.frombuffer(b"".join(v for _, v in entries), dtype=np.uint8).reshape(len(entries), -1)
+        trace.writes(MemType[buffer], i, index, values)
+
+
+def _blocked(program, regs: dict, cycles: int) -> dict[str, str]:
+    """Each unfinished module's state at the cycle limit, by instruction number."""
+    tokens, states = token_counts(regs), module_states(regs)
+    out = {}
+    for m in Module:
+        mine = [i for i, insn in enumerate(program.insns) if insn.module == m]
+        retired = regs[f"{m.label}_retired"]
+        if retired >= len(mine):
+            continue
+        state = states[m.label]
+        i = mine[retired]
+        insn = program.insns[i]
+        (pop_prev, pop_next), _ = neighbour_queues(m)
+        waits = [f"{flag} on {q} ({tokens[q]} tokens)" for flag, q in (("pop_prev", pop_prev), ("pop_next", pop_next))
+                 if getattr(insn, flag)]
+        what = f"waits for a token: {', '.join(waits)}" if state == "waiting for a token" else state
+        out[m.label] = (f"instruction {i} ({insn.mnemonic}) {what} after {cycles} cycles; "
+                        f"{len(mine) - retired} of its {len(mine)} instructions not finished")
+    return out
