@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .isa.fields import INSN_BITS
+from .isa.fields import INSN_BYTES
 from .isa.opcodes import MemType
-
-INSN_BYTES = INSN_BITS // 8
 
 # The buffer each LOAD memory type writes.
 LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,

@@ -147,5 +147,6 @@ class Target(ABC):
             t0 = time.perf_counter()
             cnt = s.launch(progress)
             dram = s.dram.copy()
-            return RunResult(self.name, len(program.insns), cnt, time.perf_counter() - t0, dram,
-                             program.outputs(dram), cycles=s.cycles, waves=s.waves)
+        # closed: the trace and the waveform are complete
+        return RunResult(self.name, len(program.insns), cnt, time.perf_counter() - t0, dram, program.outputs(dram),
+                         cycles=s.cycles, waves=s.waves)

@@ -7,10 +7,9 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import EncodingError
-from .fields import INSN_BITS, Layout, all_field_names
+from .fields import INSN_BITS, INSN_BYTES, Layout, all_field_names
 from .opcodes import EXT_ALU_OPS, AluOp, MemType, Module, Opcode, module_of
 
-INSN_BYTES = INSN_BITS // 8
 _ENUMS = {"memory_type": MemType, "alu_opcode": AluOp}
 FIELD_NAMES = all_field_names()
 

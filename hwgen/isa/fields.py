@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 WORD_BITS = 64
 INSN_BITS = 128
+INSN_BYTES = INSN_BITS // 8
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..geometry import INSN_BYTES, geometry
-from ..isa.fields import INSN_BITS
+from ..geometry import geometry
+from ..isa.fields import INSN_BITS, INSN_BYTES
 from ..isa.opcodes import MemType, Opcode
 from .axi import BOUNDARY_BYTES, MAX_BURST_BEATS
 from .layouts import insn_layout

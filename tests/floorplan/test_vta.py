@@ -16,7 +16,7 @@ from hwgen.geometry import geometry
 from hwgen.sram import map_memory
 from hwgen.tech import SramMacro, Tech, load_tech
 
-from ..conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 TECH = load_tech("example")
 CONFIGS = sorted(p.stem for p in CONFIG_DIR.glob("*.json"))

@@ -11,8 +11,8 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from hwgen import VTAConfig
 from hwgen.isa import Instruction, MemType, Opcode, encode
-from tests.rtl.benches import BUFFERS, LOADS
-from tests.rtl.common import execute, start
+from tests.support.rtl.benches import BUFFERS, LOADS
+from tests.support.rtl.common import execute, start
 from hwgen.geometry import LOAD_DEST, geometry
 
 DRAM_BYTES = 1 << 20

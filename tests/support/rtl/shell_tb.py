@@ -11,7 +11,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from hwgen.program import Program
 from hwgen.registers import CONTROL_FINISHED, CONTROL_LAUNCH, OFFSETS
 from sim import run
-from tests.rtl.common import start
+from tests.support.rtl.common import start
 
 INSN_ALIGN = 4096
 

@@ -10,7 +10,7 @@ from hwgen.program import reference as ref
 from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 SMALL = {"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
          "LOG_UOP_BUFF_SIZE": 10, "AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 2, "ALU_EXT": True}

@@ -8,7 +8,7 @@ import pytest
 from hwgen.program import reference as ref
 from sim import TsimOptions, run
 
-from .conftest import config
+from tests.conftest import config
 
 CONFIGS = {
     "default": {},

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 
 from hwgen.isa import MemType
 
-from .hw_bench import run_unit
-from .spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
+from tests.support.hw_bench import run_unit
+from tests.support.spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
 
 
 @settings(max_examples=25, deadline=None)
@@ -35,7 +35,7 @@ def test_initiation_interval_is_one():
     """N micro-ops take N cycles plus a constant pipeline latency (GEMM, ALU with an
     immediate and with two operands)."""
     from hwgen.isa import AluOp, Opcode
-    from .spec_interpreter import SMALL
+    from tests.support.spec_interpreter import SMALL
     cfg = SMALL[0]
     for opcode, alu in ((Opcode.GEMM, {}), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}),
                         (Opcode.ALU, {"alu_opcode": AluOp.ADD})):

@@ -7,8 +7,8 @@ from hwgen import VTAConfig
 
 from hwgen.isa import MemType
 
-from .rtl.benches import LoadBench, StoreBench
-from .rtl.runner import run_cocotb
+from tests.support.rtl.benches import LoadBench, StoreBench
+from tests.support.rtl.runner import run_cocotb
 
 SMALL_BUFFERS = {"LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 14, "LOG_ACC_BUFF_SIZE": 13, "LOG_UOP_BUFF_SIZE": 10}
 

@@ -8,7 +8,7 @@ import pytest
 from hwgen.cli import main
 from hwgen.program import Program
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 DEFAULT = str(CONFIG_DIR / "default.json")
 

@@ -8,7 +8,7 @@ from hwgen import load_config
 from hwgen.program import reference as ref
 from sim import run
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
 

@@ -7,9 +7,12 @@ import json
 import os
 from pathlib import Path
 
-from hwgen.vta.rtl import to_verilog
+from cocotb_tools.runner import get_results, get_runner
 
-ROOT = Path(__file__).resolve().parents[2]
+from hwgen.vta.rtl import to_verilog
+from sim.verilator import verilator_env
+
+ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / "build" / "cocotb"
 HERE = Path(__file__).resolve().parent
 
@@ -18,9 +21,6 @@ def run_cocotb(component, toplevel: str, test_module: str, case: dict, tmp_path:
     """Run `test_module` (a module in this folder) against `component`; `case` reaches
     the test as JSON in the file named by HWGEN_CASE. Fails the calling test when a
     cocotb test fails."""
-    from cocotb_tools.runner import get_results, get_runner
-
-    from sim.verilator import verilator_env
     os.environ.update(verilator_env())
     text = to_verilog(component, toplevel)
     build = CACHE / f"{toplevel}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"

@@ -6,7 +6,7 @@ from hwgen import VTAConfig
 from hwgen.program import reference as ref
 from hwgen.vta.shell import TOP_NAME, Shell
 
-from .rtl.runner import run_cocotb
+from tests.support.rtl.runner import run_cocotb
 
 SMALL = {"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
          "LOG_UOP_BUFF_SIZE": 10}

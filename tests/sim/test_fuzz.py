@@ -10,7 +10,7 @@ from sim.fuzz import fuzz, random_config, random_program
 from hwgen.program import check_program
 from sim import run
 
-from .conftest import CONFIG_DIR, MAIN_CONFIGS
+from tests.conftest import CONFIG_DIR, MAIN_CONFIGS
 
 
 @pytest.mark.parametrize("name", MAIN_CONFIGS + ["1x16x16-aluext"])

@@ -7,7 +7,7 @@ from hwgen import AsmError, EncodingError, VTAConfig
 from hwgen.isa import (AluOp, Instruction, MemType, Opcode, assemble, decode, decode_program, decode_uops,
                        disassemble, encode, encode_program, encode_uops)
 
-from .strategies import configs, instructions
+from tests.support.strategies import configs, instructions
 
 # Default positions, transcribed from SPEC section 2: field -> (msb, lsb).
 HEAD = {"opcode": (2, 0), "pop_prev": (3, 3), "pop_next": (4, 4), "push_prev": (5, 5), "push_next": (6, 6)}

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 
 from sim.fsim import FSim
 
-from .spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
+from tests.support.spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
 
 
 @settings(max_examples=150, deadline=None)

@@ -9,7 +9,7 @@ from hwgen.cli import main
 from hwgen.registers import OFFSETS
 from sim.verilator import verilator_env
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 SMALL = {"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
          "LOG_UOP_BUFF_SIZE": 10}

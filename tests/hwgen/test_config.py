@@ -5,7 +5,7 @@ import pytest
 from hwgen import ConfigError, VTAConfig, load_config
 from hwgen.isa import MemType
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 
 def test_default_derived_values_match_spec():

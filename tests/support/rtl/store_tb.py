@@ -10,7 +10,7 @@ import numpy as np
 
 from hwgen import VTAConfig
 from hwgen.isa import Instruction, MemType, Opcode, encode
-from tests.rtl.common import execute, start
+from tests.support.rtl.common import execute, start
 
 DRAM_BYTES = 1 << 18
 

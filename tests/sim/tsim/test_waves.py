@@ -15,7 +15,7 @@ from hwgen.program import reference as ref
 from sim import TsimOptions, run
 from sim.tsim import WaveWindow, fst_available
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 COUNTERS = {m: f"TOP.vta.vcr.{m.label}_retired" for m in Module}
 

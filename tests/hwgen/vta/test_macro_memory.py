@@ -19,7 +19,7 @@ from hwgen.tech import load_tech
 from sim import TsimOptions, run
 from sim.verilator import verilator_env
 
-from .conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 TECH = load_tech("example")
 
