@@ -1,4 +1,4 @@
-"""VTA configuration: load and validate the JSON of SPEC section 1, and derive every
+"""VTA configuration: load and validate the JSON of docs/configuration.md, and derive every
 width, depth and instruction layout from it. Everything else in hwgen reads these
 values; nothing re-derives them."""
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _check_type(name: str, value, spec: _Spec) -> None:
 
 class VTAConfig:
     """A validated VTA configuration. Construct with `VTAConfig(dict)` or
-    `load_config(path)`; invalid input raises ConfigError. Attributes are the SPEC's
+    `load_config(path)`; invalid input raises ConfigError. Attributes are the configuration's
     fields (`cfg.LOG_BATCH`) and derived values (`cfg.batch`, `cfg.depth[MemType.ACC]`,
     `cfg.layouts["GEMM"]`)."""
 

@@ -1,4 +1,4 @@
-"""Control registers of the core (SPEC section 5): 32-bit registers on an AXI4-Lite
+"""Control registers of the core (docs/registers.md): 32-bit registers on an AXI4-Lite
 slave. The generator, the simulation harness (through its generated header) and the
 host drivers all read this table."""
 from __future__ import annotations

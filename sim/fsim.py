@@ -1,4 +1,4 @@
-"""fsim: the bit-accurate reference model of SPEC sections 3 and 4, in numpy.
+"""fsim: the bit-accurate reference model of docs/semantics.md, in numpy.
 
 Not cycle-accurate: each instruction executes atomically, vectorised over all its
 iterations, in an order the dependency tokens allow (hwgen.program.tokens.schedule).
@@ -225,7 +225,7 @@ _REDUCTIONS = {AluOp.MIN: np.minimum, AluOp.MAX: np.maximum, AluOp.ADD: np.add}
 
 
 def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int) -> np.ndarray:
-    """One ALU operation on int32 lanes (SPEC section 3), wrapping like the hardware."""
+    """One ALU operation on int32 lanes (docs/semantics.md), wrapping like the hardware."""
     y = np.broadcast_to(np.asarray(y, dtype=np.int32), x.shape)
     if op == AluOp.MIN:
         return np.minimum(x, y)

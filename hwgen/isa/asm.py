@@ -1,5 +1,5 @@
 """Text assembly: one instruction per line, `OPCODE field=value ...`, `#` comments.
-Field names are the SPEC's; memory types, ALU opcodes and opcodes may be written by
+Field names are those of docs/isa.md; memory types, ALU opcodes and opcodes may be written by
 name; omitted fields are 0. `disassemble` output re-assembles to the same bytes."""
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ FIELD_NAMES = all_field_names()
 
 
 class Instruction:
-    """One instruction: an opcode and its fields by the SPEC's names. Fields not given
+    """One instruction: an opcode and its fields by the names of docs/isa.md. Fields not given
     are 0. Values are plain integers (enumerated fields may be given as enums)."""
 
     __slots__ = ("opcode", "fields")

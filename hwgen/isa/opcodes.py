@@ -1,5 +1,5 @@
-"""Enumerated values of the ISA (SPEC section 2) and the module each instruction
-belongs to (SPEC section 4)."""
+"""Enumerated values of the ISA (docs/isa.md) and the module each instruction
+belongs to (docs/semantics.md, "Modules and tokens")."""
 from __future__ import annotations
 
 from enum import IntEnum

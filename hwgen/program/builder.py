@@ -204,7 +204,7 @@ class ProgramBuilder:
             reset: bool = False, compress: bool = True) -> int:
         """ALU over micro-ops (dst, src) and up to two loops (extent, dst_factor,
         src_factor). With `imm`, micro-ops may give dst only: src = dst, which reads
-        the same entry under the SPEC's and upstream's reading of immediates."""
+        the same entry under the project's (docs/semantics.md) and upstream's reading of immediates."""
         op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
         uops = np.asarray(uops, dtype=np.int64)
         if uops.ndim == 1 or uops.shape[-1] == 1:

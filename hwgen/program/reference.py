@@ -1,7 +1,7 @@
-"""Programs of the SPEC's reference behaviours (section 6), for any configuration.
+"""Programs of the reference behaviours of docs/semantics.md, for any configuration.
 
 Each function returns a checked Program whose input regions hold seeded random data;
-the expected outputs are defined by the SPEC and computed by whoever checks a run
+the expected outputs are defined by docs/semantics.md and computed by whoever checks a run
 (the tests use plain numpy on the input regions). The same programs run on every
 target.
 """

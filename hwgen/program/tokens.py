@@ -1,4 +1,4 @@
-"""Dependency-token semantics (SPEC section 4): the three modules each run their own
+"""Dependency-token semantics (docs/semantics.md, "Modules and tokens"): the three modules each run their own
 instructions in stream order; pop_* waits for a token, push_* adds one after the
 instruction completes. `schedule` yields a legal execution order and detects
 deadlock; the checker and fsim share it."""

@@ -5,7 +5,7 @@ two-operand forms (ACC has two read ports).
   S2                 register the read data
   S3                 forward both operands, compute lane by lane, write ACC[dst] and OUT[dst]
 
-Operands (SPEC section 3): with use_imm, x = ACC[src] and y = imm; otherwise
+Operands (docs/semantics.md): with use_imm, x = ACC[src] and y = imm; otherwise
 x = ACC[dst] and y = ACC[src]. Forwarding covers the two writes between S1 and S3.
 The operation of output lane j (for every batch row) is the submodule `lane{j}`, so
 that a floorplan can place it next to its accumulator slice.
@@ -50,7 +50,7 @@ def alu_lane(op, x, y, acc_bits: int, ext: bool):
 
 class AluLane(wiring.Component):
     """Output lane j, combinational: `res[b]` = op(x, y) with x, y chosen from
-    `at_dst[b]`, `at_src[b]` and `imm` as the SPEC's operand rule says."""
+    `at_dst[b]`, `at_src[b]` and `imm` as the operand rule of docs/semantics.md says."""
 
     def __init__(self, cfg):
         self.cfg = cfg

@@ -1,4 +1,4 @@
-"""The compute module (SPEC section 4): LOADs of UOP, ACC and ACC_8BIT, GEMM, ALU and
+"""The compute module (docs/semantics.md, "Modules and tokens"): LOADs of UOP, ACC and ACC_8BIT, GEMM, ALU and
 FINISH, one instruction at a time. The units share the micro-op read port, the two
 accumulator read ports and the accumulator/output write ports; only the unit executing
 the current instruction drives them."""

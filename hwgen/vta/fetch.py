@@ -1,5 +1,5 @@
 """Fetch: reads the instruction stream over AXI and dispatches each instruction to the
-load, compute or store queue (SPEC section 4).
+load, compute or store queue (docs/semantics.md, "Modules and tokens").
 
 A burst is requested only when the fetch buffer has room for all of it, so fetch never
 holds the shared read data channel while a module queue is full (that would deadlock

@@ -1,4 +1,4 @@
-"""Index generation for GEMM and ALU: the loop nest of SPEC section 3.
+"""Index generation for GEMM and ALU: the loop nest of docs/semantics.md.
 
 for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)

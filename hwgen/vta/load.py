@@ -1,4 +1,4 @@
-"""The load module: LOADs of INP and WGT (SPEC section 4), one instruction at a time."""
+"""The load module: LOADs of INP and WGT (docs/semantics.md, "Modules and tokens"), one instruction at a time."""
 from __future__ import annotations
 
 from amaranth.hdl import Module

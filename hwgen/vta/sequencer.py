@@ -1,7 +1,7 @@
 """The instruction sequencer shared by the load, compute and store modules: take the
 next instruction from the module's queue, wait for and pop the dependency tokens it
 names, start the unit that executes it, wait until that unit is idle (its data is
-written), then push the tokens it names (SPEC section 4)."""
+written), then push the tokens it names (docs/semantics.md, "Modules and tokens")."""
 from __future__ import annotations
 
 from amaranth.hdl import Module, Signal

@@ -1,4 +1,4 @@
-"""The store module: STOREs of OUT (SPEC section 4), one instruction at a time."""
+"""The store module: STOREs of OUT (docs/semantics.md, "Modules and tokens"), one instruction at a time."""
 from __future__ import annotations
 
 from amaranth.hdl import Module

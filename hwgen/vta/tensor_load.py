@@ -1,5 +1,5 @@
 """TensorLoad: executes LOADs of one memory type (INP, WGT, UOP, ACC or ACC_8BIT) into
-its scratchpad (SPEC section 3).
+its scratchpad (docs/semantics.md).
 
 Phases: the padding entries are written first (one per cycle, zero or the lane type's
 most negative value); then each of the y_size rows is read as AXI bursts (bus-aligned,

@@ -1,4 +1,4 @@
-"""TensorStore: executes STOREs, OUT scratchpad to DRAM (SPEC section 3):
+"""TensorStore: executes STOREs, OUT scratchpad to DRAM (docs/semantics.md):
 DRAM[dram_base + y*x_stride + x] = OUT[sram_base + y*x_size + x].
 
 Each row goes out as AXI write bursts (bus-aligned, at most 256 beats, never across

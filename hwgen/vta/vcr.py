@@ -1,4 +1,4 @@
-"""Control registers (VCR): the AXI4-Lite slave of SPEC section 5, laid out by
+"""Control registers (VCR): the AXI4-Lite slave of docs/registers.md, laid out by
 hwgen.registers. Writing 1 to bit 0 of `control` launches a run (clearing the cycle
 counter, the performance counters and the finished bit); bit 1 of `control` reads 1
 once FINISH has retired. Counters count the cycles in which their event input is high,

@@ -9,7 +9,7 @@ from hwgen.isa import (AluOp, Instruction, MemType, Opcode, assemble, decode, de
 
 from tests.support.strategies import configs, instructions
 
-# Default positions, transcribed from SPEC section 2: field -> (msb, lsb).
+# Default positions, transcribed from docs/isa.md: field -> (msb, lsb).
 HEAD = {"opcode": (2, 0), "pop_prev": (3, 3), "pop_next": (4, 4), "push_prev": (5, 5), "push_next": (6, 6)}
 SPEC_MEM = {**HEAD, "memory_type": (9, 7), "sram_base": (25, 10), "dram_base": (57, 26), "y_size": (79, 64),
             "x_size": (95, 80), "x_stride": (111, 96), "y_pad_0": (115, 112), "y_pad_1": (119, 116),
@@ -54,7 +54,7 @@ def test_default_encoding_is_the_spec_layout(opcode, positions):
     fields = {k: v for k, v in vals.items() if k != "opcode"}
     got = int.from_bytes(encode(cfg, Instruction(opcode, **fields)), "little")
     assert got == spec_word(positions, vals)
-    # each field alone lands at its SPEC bits
+    # each field alone lands at its documented bits
     for name, (msb, lsb) in positions.items():
         if name == "opcode":
             continue

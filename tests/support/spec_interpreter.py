@@ -1,4 +1,4 @@
-"""A literal interpreter of SPEC section 3's GEMM/ALU loops: nested Python loops over
+"""A literal interpreter of docs/semantics.md's GEMM/ALU loops: nested Python loops over
 (o, i, u), one lane at a time, Python integers wrapped by hand. The independent
 reference for fsim's vectorised model and for the generated GEMM/ALU hardware."""
 import numpy as np

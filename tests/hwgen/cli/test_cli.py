@@ -5,6 +5,7 @@ import sys
 import numpy as np
 import pytest
 
+from hwgen import __version__
 from hwgen.cli import main
 from hwgen.program import Program
 
@@ -94,3 +95,39 @@ def test_console_script_installed():
     r = subprocess.run([sys.executable, "-m", "hwgen.cli", "config", "show", DEFAULT, "--json"],
                        capture_output=True, text=True, check=True)
     assert json.loads(r.stdout)["derived"]["BLOCK_IN"] == 16
+
+
+def test_version_and_configs_by_name(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"hwgen {__version__}"
+    assert main(["config", "show", "1x8x8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["derived"]["BLOCK_OUT"] == 8
+    assert main(["config", "show", "no-such-config"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-config" in err and "1x8x8" in err          # the fix lists the shipped names
+
+
+@pytest.mark.parametrize("option,value,words", [
+    ("--stall", "1.5", "stall=1.5"), ("--latency", "-1", "latency=-1"), ("--max-cycles", "-5", "max_cycles=-5"),
+])
+def test_tsim_options_are_checked_before_anything_runs(tmp_path, capsys, option, value, words):
+    prog = tmp_path / "s.vtaprog"
+    assert main(["example", "save_load", "--config", "1x8x8", "-o", str(prog)]) == 0
+    assert main(["run", str(prog), "--target", "tsim", option, value]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_asm_refuses_to_overwrite_its_source(tmp_path, capsys):
+    src = tmp_path / "p.bin"
+    src.write_text("FINISH\n")
+    assert main(["asm", str(src), "--config", "default"]) == 2
+    assert "overwrite the source" in capsys.readouterr().err and src.read_text() == "FINISH\n"
+
+
+def test_an_output_directory_that_is_a_file_is_bad_input(tmp_path, capsys):
+    prog = tmp_path / "s.vtaprog"
+    assert main(["example", "save_load", "-o", str(prog)]) == 0
+    (tmp_path / "taken").write_text("x")
+    assert main(["run", str(prog), "-o", str(tmp_path / "taken")]) == 2
+    assert "a file of that name exists" in capsys.readouterr().err

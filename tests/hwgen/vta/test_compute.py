@@ -1,4 +1,4 @@
-"""The GEMM and ALU units in Amaranth's simulator against the literal SPEC interpreter:
+"""The GEMM and ALU units in Amaranth's simulator against the literal interpreter of docs/semantics.md:
 random instructions whose micro-ops collide on accumulator entries, so the forwarding
 that keeps one micro-op per cycle exact is exercised."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""fsim's vectorised GEMM/ALU against the literal interpreter of SPEC section 3. Small
+"""fsim's vectorised GEMM/ALU against the literal interpreter of docs/semantics.md. Small
 buffers make indices collide often, so micro-ops read and write each other's entries."""
 import numpy as np
 from hypothesis import given, settings

@@ -1,6 +1,6 @@
-"""SPEC section 6 reference behaviours on fsim, each on the default, 1x8x8, BATCH=2
+"""The reference behaviours of docs/semantics.md on fsim, each on the default, 1x8x8, BATCH=2
 and 1x16x32 configurations. Expected values are numpy integer math on the programs'
-input regions, written from the SPEC's definitions, never from fsim's output."""
+input regions, written from the definitions of docs/semantics.md, never from fsim's output."""
 import numpy as np
 import pytest
 

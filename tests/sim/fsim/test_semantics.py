@@ -1,5 +1,5 @@
 """Instruction semantics on fsim against hand-computed vectors and plain sequential
-Python loops (SPEC section 3)."""
+Python loops (docs/semantics.md)."""
 import numpy as np
 import pytest
 
@@ -91,7 +91,7 @@ def test_alu_reductions_into_repeated_destinations(cfg, op):
 
 def test_alu_immediate_reads_src(cfg):
     v = np.arange(3 * cfg.batch * cfg.block_out, dtype=np.int32).reshape(3, cfg.batch, cfg.block_out)
-    p = _acc_program(cfg, v, lambda b: b.alu("ADD", [(2, 0)], imm=5))  # ACC[2] = ACC[0] + 5 (SPEC reading)
+    p = _acc_program(cfg, v, lambda b: b.alu("ADD", [(2, 0)], imm=5))  # ACC[2] = ACC[0] + 5 (docs/semantics.md's reading)
     out = run(p).outputs["out"]
     np.testing.assert_array_equal(out[2], (v[0] + 5).astype(np.int8))
     assert (out[:2] == 0).all()  # only ACC[2] was written

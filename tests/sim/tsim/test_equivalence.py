@@ -1,4 +1,4 @@
-"""Every SPEC section 6 reference behaviour on the generated RTL (tsim) gives output
+"""Every reference behaviour of docs/semantics.md on the generated RTL (tsim) gives output
 bytes identical to fsim's, on the main configurations, on a 512-bit bus with several
 bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, and on
 1x32x32 with 64-bit micro-ops and restricted factor fields."""

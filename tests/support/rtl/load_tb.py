@@ -19,7 +19,7 @@ DRAM_BYTES = 1 << 20
 
 
 def expected_block(cfg, mt, dram, f):
-    """The padded block a LOAD writes, as bytes per scratchpad entry (SPEC section 3)."""
+    """The padded block a LOAD writes, as bytes per scratchpad entry (docs/semantics.md)."""
     eb = cfg.elem_bytes[mt]
     rows, cols = f["y_pad_0"] + f["y_size"] + f["y_pad_1"], f["x_pad_0"] + f["x_size"] + f["x_pad_1"]
     out_bytes = geometry(cfg).entry_bits(mt) // 8

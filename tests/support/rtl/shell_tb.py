@@ -1,5 +1,5 @@
 """cocotb test of the whole core at its AXI shell: the program's DRAM image in
-cocotbext-axi's AxiRam, the host protocol of SPEC section 5 through AxiLiteMaster,
+cocotbext-axi's AxiRam, the host protocol of docs/registers.md through AxiLiteMaster,
 and every output region compared with fsim's."""
 import json
 import os
