@@ -18,18 +18,18 @@ import argparse
 import json
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
 from hwgen import load_config
-from hwgen.compiler import zoo
-from hwgen.compiler.graph import compile_network
-from hwgen.compiler.layers import Conv2d
-from hwgen.compiler.runtime import Device, run_network
+from hwgen.compiler.driver import compile_network
+from hwgen.compiler.frontends import zoo
+from hwgen.compiler.ir import Conv2d
+from hwgen.compiler.mapping import conv_shape, host_reason
 from hwgen.compiler.tiling import ConvShape, dram_bytes, fallback, load_bytes, search
+from sim import Tsim
+from sim.runtime import run_network
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 # The ResNet-18 convolutions of the VTA benchmarks: (size, c_in, c_out, kernel, stride)
 RESNET18_CONVS = {
@@ -38,12 +38,8 @@ RESNET18_CONVS = {
     "C9": (14, 256, 256, 3, 1), "C10": (14, 256, 512, 3, 2), "C11": (14, 256, 512, 1, 2)}
 
 
-def cfg_of(name):
-    return load_config(CONFIGS / f"{name}.json")
-
-
 def tps(config="1x32x32"):
-    cfg = cfg_of(config)
+    cfg = load_config(config)
     rows = []
     for name, (size, ci, co, k, s) in RESNET18_CONVS.items():
         shape = ConvShape.of(cfg, 1, ci, co, size, size, k, k, (s, s), (k // 2, k // 2))
@@ -59,15 +55,15 @@ def tps(config="1x32x32"):
 def reuse(configs=("default", "1x32x32"), networks=("resnet18", "resnet34", "resnet50")):
     out = []
     for config in configs:
-        cfg = cfg_of(config)
+        cfg = load_config(config)
         for net_name in networks:
             net = zoo.get(net_name)
             shapes = net.shapes()
             reuse_b = plain_same = plain_best = 0
             for layer in net.layers:
-                if not isinstance(layer, Conv2d) or layer.host_reason(cfg, [shapes[layer.inputs[0]]]):
+                if not isinstance(layer, Conv2d) or host_reason(layer, cfg, [shapes[layer.inputs[0]]]):
                     continue
-                s = layer.conv_shape(cfg, shapes[layer.inputs[0]])
+                s = conv_shape(cfg, layer, shapes[layer.inputs[0]])
                 t = search(cfg, s).tiling
                 reuse_b += _inp_wgt(dram_bytes(cfg, s, t))
                 plain_same += _inp_wgt(dram_bytes(cfg, s, replace(t, reuse=False)))
@@ -86,13 +82,13 @@ def _inp_wgt(b: dict) -> int:
 def networks(runs, report=None):
     out = []
     for net_name, config in runs:
-        cfg = cfg_of(config)
+        cfg = load_config(config)
         net = zoo.get(net_name)
         t0 = time.perf_counter()
         compiled = compile_network(net, cfg)
         t1 = time.perf_counter()
         x = zoo.sample_input(net)
-        r = run_network(net, cfg, compiled, x, Device("tsim"))
+        r = run_network(net, cfg, compiled, x, Tsim())
         t2 = time.perf_counter()
         out.append({"network": net_name, "config": cfg.name, "cycles": r["cycles"],
                     "mac_utilization": round(r["mac_utilization"], 4), "dram_bytes": r["dram_bytes"],

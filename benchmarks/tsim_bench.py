@@ -26,7 +26,6 @@ from sim import TsimOptions, run
 from sim.tsim import build_tsim
 
 
-
 def one_instruction(cfg, kind: str, n: int):
     """A program whose only variable part is one GEMM/ALU instruction of n iterations."""
     b = ProgramBuilder(cfg, f"{kind}{n}")

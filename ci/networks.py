@@ -1,4 +1,4 @@
-"""Network regression: every zoo network compiled for every example configuration and
+"""Network regression: every zoo network compiled for every shipped configuration and
 run on a target, output compared bit for bit with the numpy semantics.
 
     python ci/networks.py [--networks resnet18,resnet50,mobilenet_v1] [--configs a,b] [--target fsim|tsim]
@@ -12,46 +12,42 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-
+import sim
 from hwgen import HwgenError, load_config
-from hwgen.compiler import zoo
-from hwgen.compiler.graph import compile_network
-from hwgen.compiler.runtime import Device, run_network
-
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+from hwgen.compiler.driver import compile_network
+from hwgen.compiler.frontends import zoo
+from hwgen.config import shipped_configs
+from sim.runtime import verify_network
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--networks", default="resnet18,resnet50,mobilenet_v1")
-    ap.add_argument("--configs", default=",".join(p.stem for p in sorted(CONFIGS.glob("*.json"))))
-    ap.add_argument("--target", default="fsim", choices=["fsim", "tsim"])
+    ap.add_argument("--configs", default=",".join(shipped_configs()))
+    ap.add_argument("--target", default="fsim", choices=list(sim.TARGETS))
     args = ap.parse_args()
+    target = sim.target(args.target)
     failures = 0
     for name in args.networks.split(","):
         net = zoo.get(name)
-        x = zoo.sample_input(net)
-        expected = net.reference(x)
         for config in args.configs.split(","):
-            cfg = load_config(CONFIGS / f"{config}.json")
+            cfg = load_config(config)
             t0 = time.perf_counter()
             try:
                 compiled = compile_network(net, cfg)
                 t1 = time.perf_counter()
-                r = run_network(net, cfg, compiled, x, Device(args.target))
+                r = verify_network(net, cfg, compiled, target)
             except HwgenError as e:
                 failures += 1
                 print(f"{name:13} {config:16} FAILED: {e}", flush=True)
                 continue
-            ok = np.array_equal(r["output"], expected)
-            failures += not ok
+            failures += not r["matches_reference"]
             host = [e["name"] for e in r["layers"] if e["where"] == "host"]
-            cycles = f", {r['cycles']:,} cycles" if "cycles" in r else ""
-            print(f"{name:13} {config:16} {'bit-exact' if ok else 'MISMATCH'}  compile {t1 - t0:5.1f} s, "
-                  f"run {time.perf_counter() - t1:5.1f} s{cycles}; on the host: {', '.join(host)}", flush=True)
+            cycles = f", {r['cycles']:,} cycles" if r["cycles"] is not None else ""
+            print(f"{name:13} {config:16} {'bit-exact' if r['matches_reference'] else 'MISMATCH'}  compile "
+                  f"{t1 - t0:5.1f} s, run {time.perf_counter() - t1:5.1f} s{cycles}; on the host: {', '.join(host)}",
+                  flush=True)
     return 1 if failures else 0
 
 

@@ -45,6 +45,10 @@ class FSim:
             raise ValueError(f"fsim's GEMM cannot compute {cfg.name} dot products exactly")
         self._inp_f = np.zeros(self.inp.shape, dtype=ftype)
         self._wgt_f = np.zeros(self.wgt.shape, dtype=ftype)
+        self.clear_counters()
+
+    def clear_counters(self) -> None:
+        """Counters count from here, as the core's do from a launch."""
         self.counters = {"gemm_uops": 0, "alu_uops": 0, "instructions": {m.label: 0 for m in Module}}
 
     # -- dispatch ---------------------------------------------------------------------
@@ -293,6 +297,7 @@ class FsimSession(Session):
 
     def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
         insns, sim = self.program.insns, self.sim
+        sim.clear_counters()
         for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
             if progress is not None:
                 progress(done, len(insns))

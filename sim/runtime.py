@@ -7,8 +7,7 @@ import time
 
 import numpy as np
 
-from hwgen.compiler import zoo
-from hwgen.compiler.layout import pack_act, unpack_act
+from hwgen.compiler.frontends import zoo
 
 from .target import Target
 
@@ -32,10 +31,10 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             t = time.perf_counter()
             with target.load(c.program) as session:
                 for i, v in enumerate(ins):
-                    session.write(f"in{i}", pack_act(v, cfg.batch, layer.input_block(cfg, i)))
+                    session.write(f"in{i}", c.pack_input(cfg, i, v))
                 cnt = session.launch()
                 out, cycles = session.read("out"), session.cycles
-            values[layer.name] = unpack_act(out, c.out_shape[0], c.out_shape[1])
+            values[layer.name] = c.unpack_output(out)
             loaded, stored = sum(cnt["load_bytes"].values()), cnt["store_bytes"]
             entry.update(instructions=len(c.program.insns), bytes=int(loaded + stored), load_bytes=int(loaded),
                          store_bytes=int(stored), wall_seconds=round(time.perf_counter() - t, 4))

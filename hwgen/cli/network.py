@@ -6,8 +6,10 @@ import sim
 from sim.runtime import verify_network
 
 from ..config import load_config
-from ..compiler import zoo
-from ..compiler.graph import Network, compile_network, load_compiled, save_compiled
+from ..compiler.driver import compile_network, load_compiled, save_compiled
+from ..compiler.frontends import zoo
+from ..compiler.ir import Network
+from ..compiler.mapping import ENGINES, MappingOptions
 from ..errors import HwgenError
 from .common import FAILED, OK, add_config, add_json, console, memory_model, output_dir, print_json, progress_bar
 
@@ -18,6 +20,9 @@ def register(sub) -> None:
     add_config(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
+    p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
+                   help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "
+                        "on the ALU, or auto: the GEMM where the configuration allows")
     add_json(p)
     p.set_defaults(func=compile_cmd)
 
@@ -26,10 +31,11 @@ def compile_cmd(args) -> int:
         raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
     cfg = load_config(args.config)
     net = zoo.get(args.network) if args.network else Network.load(args.model)
+    options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine)
     out = output_dir(args.output)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
-        compiled = compile_network(net, cfg, reuse=not args.no_reuse, progress=step)
+        compiled = compile_network(net, cfg, options, progress=step)
     save_compiled(out, net, cfg, compiled)
     reports = [c.report() for c in compiled]
     if args.json:

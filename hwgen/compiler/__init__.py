@@ -1,13 +1,15 @@
-"""The compiler: DNN layers and networks to VTA programs.
+"""The compiler: DNN networks to VTA programs, in stages (each imports only the ones
+before it):
 
-- `semantics`: the integer semantics of every layer and their numpy reference;
-- `layout`: host-side packing of NCHW tensors into VTA's blocked layouts;
-- `tiling`: Tiling Parameter Search with imperfect factorization, and its cost models;
-- `kernels`: micro-op kernels for affine index patterns;
-- `conv`: conv2d/dense (and fused residual adds) on the GEMM core with reuse-aware
-  double buffering;
-- `alu_layers`: pooling, residual add and depthwise conv on the ALU;
-- `layers`, `graph`: layer objects, networks, their files and their compilation;
-- `zoo`: ResNet-18/34/50 and MobileNet-v1 with deterministic weights;
-- `runtime`: running a compiled network layer by layer on a target.
+1. `ir` (with `semantics`): the network IR, layers with shapes, attributes and integer
+   semantics; nothing accelerator-specific;
+2. `frontends`: networks into the IR (the model zoo; model files);
+3. `mapping` (with `tiling`): where each layer runs, fusion, engines, the tiling
+   search with its byte and cycle models (`MappingOptions` holds forced choices);
+4. `lowering`: mapped layers to programs (packing, micro-op kernels, GEMM and ALU
+   schedules);
+5. `driver`: a whole network through mapping and lowering, and the files of a
+   compiled network.
+
+Running a compiled network on a target is `sim.runtime`.
 """

@@ -28,8 +28,13 @@ from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
+from ..geometry import geometry
 from ..isa import MemType
-from .layout import blocks
+
+
+def blocks(n: int, blk: int) -> int:
+    """Blocks of `blk` that hold `n` (the last one padded)."""
+    return -(-n // blk)
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
     overlapped: the first step's loads, and the last group's store. `b`: the
     schedule's dram_bytes, when already known."""
-    bus = cfg.AXI_DATA_BITS // 8
+    bus = geometry(cfg).bus_bytes
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)

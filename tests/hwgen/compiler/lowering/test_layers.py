@@ -8,15 +8,16 @@ import pytest
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler import semantics as sem
-from hwgen.compiler import zoo
-from hwgen.compiler.graph import Network, compile_network
-from hwgen.compiler.layers import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
-from hwgen.compiler.layout import pack_act, unpack_act
+from hwgen.compiler.driver import compile_network
+from hwgen.compiler.frontends import zoo
+from hwgen.compiler.ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
+from hwgen.compiler.lowering.layers import lower_layer
+from hwgen.compiler.lowering.packing import pack_act, unpack_act
+from hwgen.compiler.mapping import MappingOptions, host_reason, input_block
 from hwgen.compiler.tiling import Tiling
-from hwgen.compiler.runtime import Device, run_network
-from sim import run
-
-from ..conftest import CONFIG_DIR
+from sim import Fsim, Tsim, run
+from sim.runtime import run_network
+from tests.conftest import CONFIG_DIR
 
 CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32", "1x16x16-aluext"]
 
@@ -25,12 +26,12 @@ def cfg_of(name):
     return load_config(CONFIG_DIR / f"{name}.json")
 
 
-def run_layer(cfg, layer, shapes, seed=0, nonneg=False):
+def run_layer(cfg, layer, shapes, seed=0, nonneg=False, options=None):
     rng = np.random.default_rng(seed)
     xs = [rng.integers(0 if nonneg else -128, 128, s, dtype=np.int8) for s in shapes]
-    prog, _ = layer.compile(cfg, shapes)
+    prog, _ = lower_layer(layer, cfg, shapes, options)
     for k, x in enumerate(xs):
-        prog.write(f"in{k}", pack_act(x, cfg.batch, layer.input_block(cfg, k)))
+        prog.write(f"in{k}", pack_act(x, cfg.batch, input_block(layer, cfg, k)))
     out = layer.out_shape(*shapes)
     r = run(prog, "fsim")
     got = unpack_act(r.outputs["out"], out[0], out[1])
@@ -54,8 +55,8 @@ def test_pooling_and_depthwise(cfg_name, c, size, k, stride, pad):
     run_layer(cfg, AvgPool("ap", ("x",), kernel=k, stride=stride, pad=pad, shift=3, clip=sem.RELU), shape)
     w, b = params(c, (c, 1, k, k))
     for engine in ("alu", "auto"):       # auto: the GEMM where BLOCK_IN == BLOCK_OUT
-        run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=7,
-                                       engine=engine), shape)
+        run_layer(cfg, DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=7), shape,
+                  options=MappingOptions(depthwise=engine))
 
 
 @pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16"])
@@ -66,11 +67,11 @@ def test_pooling_and_depthwise(cfg_name, c, size, k, stride, pad):
 def test_depthwise_on_the_gemm_moves_the_predicted_bytes(cfg_name, c, size, k, stride, pad, tiling):
     cfg = cfg_of(cfg_name)
     w, b = params(c + 1, (c, 1, k, k))
-    layer = DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=6, clip=sem.RELU,
-                            engine="gemm", tiling=tiling)
+    layer = DepthwiseConv2d("dw", ("x",), stride=stride, pad=pad, weight=w, bias=b, shift=6, clip=sem.RELU)
+    options = MappingOptions(depthwise="gemm", tilings={"dw": tiling} if tiling else {})
     shape = [(2, c, size, size + 1)]
-    r = run_layer(cfg, layer, shape, seed=c)
-    predicted = layer.compile(cfg, shape)[1]["bytes"]
+    r = run_layer(cfg, layer, shape, seed=c, options=options)
+    predicted = lower_layer(layer, cfg, shape, options)[1]["bytes"]
     assert {m: r.counters["load_bytes"][m] for m in ("INP", "WGT", "ACC")} == \
         {m: predicted[m] for m in ("INP", "WGT", "ACC")}
     assert r.counters["store_bytes"] == predicted["OUT"]
@@ -79,9 +80,10 @@ def test_depthwise_on_the_gemm_moves_the_predicted_bytes(cfg_name, c, size, k, s
 def test_depthwise_engine_errors():
     w, b = params(0, (32, 1, 3, 3))
     with pytest.raises(HwgenError, match="BLOCK_IN == BLOCK_OUT"):
-        DepthwiseConv2d("dw", ("x",), weight=w, bias=b, engine="gemm").compile(cfg_of("1x16x32"), [(1, 32, 6, 6)])
+        lower_layer(DepthwiseConv2d("dw", ("x",), weight=w, bias=b), cfg_of("1x16x32"), [(1, 32, 6, 6)],
+                    MappingOptions(depthwise="gemm"))
     with pytest.raises(HwgenError, match="engine 'mac'"):
-        DepthwiseConv2d("dw", ("x",), weight=w, bias=b, engine="mac").compile(cfg_of("default"), [(1, 32, 6, 6)])
+        MappingOptions(depthwise="mac")
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
@@ -109,10 +111,10 @@ def test_wide_images_tile_columns(cfg_name):
 def test_max_pool_without_pad_min_runs_on_host_unless_input_nonneg():
     cfg = cfg_of("default")
     pool = MaxPool("pool", ("x",), kernel=3, stride=2, pad=1)
-    assert "pad-min" in pool.host_reason(cfg, [(1, 16, 8, 8)])
-    assert pool.host_reason(cfg_of("1x16x16-aluext"), [(1, 16, 8, 8)]) is None
+    assert "pad-min" in host_reason(pool, cfg, [(1, 16, 8, 8)])
+    assert host_reason(pool, cfg_of("1x16x16-aluext"), [(1, 16, 8, 8)]) is None
     pool.nonneg_input = True
-    assert pool.host_reason(cfg, [(1, 16, 8, 8)]) is None
+    assert host_reason(pool, cfg, [(1, 16, 8, 8)]) is None
 
 
 def small_net() -> Network:
@@ -149,7 +151,7 @@ def test_small_network(cfg_name, target):
     compiled = compile_network(net, cfg)
     assert [c.where for c in compiled][:2] == ["host", "vta"]
     x = np.random.default_rng(1).integers(-60, 60, net.input_shape, dtype=np.int8)
-    result = run_network(net, cfg, compiled, x, Device(target))
+    result = run_network(net, cfg, compiled, x, Fsim() if target == "fsim" else Tsim())
     expected = net.reference(x)
     assert np.array_equal(result["output"], expected) and np.abs(expected).max() > 8
     if target == "tsim":
@@ -167,13 +169,13 @@ def test_fused_residual_add(cfg_name):
     runs = {}
     for fuse in (False, True):
         compiled = compile_network(net, cfg, fuse_adds=fuse)
-        runs[fuse] = run_network(net, cfg, compiled, x, Device("fsim"))
+        runs[fuse] = run_network(net, cfg, compiled, x, Fsim())
         assert np.array_equal(runs[fuse]["output"], expected)
     fused = next(c for c in compile_network(net, cfg) if c.layer.kind == "conv2d+add")
     assert fused.layer.inputs == ("c1", "short")
     prog = fused.program
     for k, t in enumerate(fused.layer.inputs):
-        prog.write(f"in{k}", pack_act(net.reference(x, keep=True)[t], cfg.batch, fused.layer.input_block(cfg, k)))
+        prog.write(f"in{k}", fused.pack_input(cfg, k, net.reference(x, keep=True)[t]))
     measured = run(prog, "fsim").counters["load_bytes"]
     assert {k: v for k, v in fused.plan["bytes"].items() if k != "OUT"} == \
         {k: measured[k] for k in ("INP", "WGT", "ACC", "ACC_8BIT")}
@@ -212,6 +214,6 @@ def test_resnet18_on_fsim():
     compiled = compile_network(net, cfg)
     assert [c.layer.name for c in compiled if c.where == "host"] == ["conv1"]
     x = zoo.sample_input(net)
-    result = run_network(net, cfg, compiled, x, Device("fsim"))
+    result = run_network(net, cfg, compiled, x, Fsim())
     expected = net.reference(x)
     assert np.array_equal(result["output"], expected) and len(np.unique(expected)) > 20

@@ -5,12 +5,12 @@ import pytest
 
 from hwgen import HwgenError, load_config
 from hwgen.compiler import semantics as sem
-from hwgen.compiler.conv import conv2d_program
-from hwgen.compiler.layout import unpack_act
+from hwgen.compiler.lowering.layers import conv2d_program
+from hwgen.compiler.lowering.packing import unpack_act
 from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, fallback, fits, load_bytes, search
 from sim import run
 
-from ..conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR
 
 CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32", "1x32x32"]
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def blocks(n: int, blk: int) -> int:
-    return -(-n // blk)
+from ..tiling import blocks
 
 
 def _pad_to(a: np.ndarray, axis: int, blk: int) -> np.ndarray:

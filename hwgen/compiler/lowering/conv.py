@@ -10,12 +10,12 @@ the ones the tiling search predicted:
   last step that read it;
 - compute module: per accumulator group (alternating ACC halves), bias load, every
   output entry set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
-  SPEC section 3, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
+  docs/semantics.md, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
   the steps' GEMMs, then the epilogue: SHR, clip (CLP on ALU_EXT when the range is
   symmetric, MAX/MIN otherwise);
 - store module: the group's output tiles, then a token that frees the ACC half.
 
-Tensors in DRAM are blocked (see `layout`): input (NB, CIB, H, W) INP elements,
+Tensors in DRAM are blocked (see `packing`): input (NB, CIB, H, W) INP elements,
 weights (COB, CIB, KH, KW) WGT elements (depthwise: (COB, 1, KH, KW)), bias (COB,) ACC
 elements, output (NB, COB, OH, OW) OUT elements."""
 from __future__ import annotations
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import HwgenError
-from ..isa import AluOp, MemType, Module
-from ..program.builder import ProgramBuilder
+from ...errors import HwgenError
+from ...isa import AluOp, MemType, Module
+from ...program.builder import ProgramBuilder
+from ..tiling import ConvShape, Tiling, groups, in_range, tiles
 from .kernels import affine_kernel, check_kernel_fits
-from .tiling import ConvShape, Tiling, groups, in_range, tiles
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
 
@@ -237,17 +237,3 @@ def _store_tiles(b, s: ConvShape, out, n: int, x0: int, tw_a: int, out_tiles) ->
     for tile, y0, th_a, c0, c_n in out_tiles:
         _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n,
                         lambda sram, off, **kw: b.store(sram, out, off, **kw))
-
-
-def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,
-                   shift: int = 0, clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True,
-                   name: str = "conv2d"):
-    """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
-    given or searched tiling, its input region filled with x; its output region "out"
-    is the blocked output."""
-    from .layers import Conv2d
-    from .layout import pack_act
-    layer = Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=clip, tiling=tiling)
-    prog, _ = layer.compile(cfg, [x.shape], reuse)
-    prog.write("in0", pack_act(x, cfg.batch, layer.input_block(cfg)))
-    return prog

@@ -13,10 +13,9 @@ import zlib
 
 import numpy as np
 
-from ..errors import HwgenError
-from . import semantics as sem
-from .graph import Network
-from .layers import Add, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool
+from ...errors import HwgenError
+from .. import semantics as sem
+from ..ir import Add, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
 
 W = 31                 # weight range
 ACT = 40               # spread of the sample input

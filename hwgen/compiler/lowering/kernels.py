@@ -12,8 +12,8 @@ from itertools import combinations
 
 import numpy as np
 
-from ..errors import HwgenError
-from ..isa import MemType
+from ...errors import HwgenError
+from ...isa import MemType
 
 
 @dataclass(frozen=True)

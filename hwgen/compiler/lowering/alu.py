@@ -8,18 +8,18 @@ alternate between the two halves of ACC so that the store of one overlaps the ne
 Tensors in DRAM are blocked by BLOCK_OUT: (NB, CB, H, W) elements."""
 from __future__ import annotations
 
-from ..errors import HwgenError
-from ..isa import AluOp, MemType
-from ..program.builder import ProgramBuilder
+from ...errors import HwgenError
+from ...isa import AluOp, MemType
+from ...program.builder import ProgramBuilder
+from ..tiling import in_range, tiles
 from .conv import Pipeline, epilogue
 from .kernels import affine_kernel
-from .tiling import in_range, tiles
 
 
 def _alu(b, op, base, dims, imm=None):
     """One ALU instruction over an affine nest: dims are (extent, dst factor, src
-    factor); base is (dst, src). With `imm`, ACC[dst] = op(ACC[src], imm) (SPEC
-    section 3), so ADD with imm 0 copies ACC[src] to ACC[dst]."""
+    factor); base is (dst, src). With `imm`, ACC[dst] = op(ACC[src], imm)
+    (docs/semantics.md), so ADD with imm 0 copies ACC[src] to ACC[dst]."""
     k = affine_kernel(b.cfg, "ALU", base, dims)
     b.alu(op, k.uops, k.loops, imm=imm)
 

@@ -1,0 +1,113 @@
+"""The compiler's driver: a network through mapping and lowering to one program per
+accelerator layer, and the files of a compiled network.
+
+A compiled network is a directory: network.json (graph, shapes, placement, report),
+config.json, one .vtaprog per accelerator layer, and model.json + weights.npz (the
+network, for the host layers and the reference)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config import load_config
+from ..errors import HwgenError
+from ..program import Program
+from . import ir
+from .lowering.layers import lower_layer
+from .lowering.packing import pack_act, unpack_act
+from .mapping import MappingOptions, fuse, host_reason, input_block
+
+
+@dataclass
+class CompiledLayer:
+    """A layer as compiled: where it runs (and why on the host), its shapes, and on the
+    accelerator its program and plan."""
+    layer: object
+    where: str                      # "vta" or "host"
+    reason: str | None
+    in_shapes: list
+    out_shape: tuple
+    program: object = None
+    plan: dict = field(default_factory=dict)
+
+    def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
+        """NCHW input k in the blocked layout of the program's region "in{k}"."""
+        return pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
+
+    def unpack_output(self, out: np.ndarray) -> np.ndarray:
+        """The program's output region "out" as an NCHW tensor."""
+        return unpack_act(out, self.out_shape[0], self.out_shape[1])
+
+    def report(self) -> dict:
+        out = {"name": self.layer.name, "kind": self.layer.kind, "where": self.where, "inputs": list(self.layer.inputs),
+               "out_shape": list(self.out_shape), "macs": self.layer.macs(self.in_shapes)}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.program is not None:
+            out["instructions"] = len(self.program.insns)
+        if self.plan:
+            out["tiling"] = self.plan["tiling"].to_dict()
+            out["predicted_bytes"] = self.plan["bytes"]
+            out["predicted_cycles"] = self.plan["cycles"]
+            out["fallback_bytes"] = self.plan["fallback_bytes"]
+        return out
+
+
+def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None, progress=None,
+                    fuse_adds: bool = True) -> list[CompiledLayer]:
+    """Map and lower every layer of `net` for `cfg` (residual adds fused unless
+    `fuse_adds` is off); `progress(done, total, name)` after each layer."""
+    options = options or MappingOptions()
+    shapes = net.shapes()
+    layers = fuse(net, cfg) if fuse_adds else net.layers
+    out = []
+    for k, layer in enumerate(layers):
+        ins = [shapes[t] for t in layer.inputs]
+        reason = host_reason(layer, cfg, ins)
+        c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name])
+        if not reason:
+            c.program, c.plan = lower_layer(layer, cfg, ins, options)
+        out.append(c)
+        if progress:
+            progress(k + 1, len(layers), layer.name)
+    return out
+
+
+def save_compiled(directory: Path, net: ir.Network, cfg, compiled: list[CompiledLayer]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    net.save(directory)
+    (directory / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+    files = {}
+    for k, c in enumerate(compiled):
+        if c.program is not None:
+            name = f"{k:03d}-{c.layer.name}.vtaprog"
+            c.program.save(directory / name)
+            files[c.layer.name] = name
+    fused = any(isinstance(c.layer, ir.ConvAdd) for c in compiled)
+    doc = {"network": net.name, "config": cfg.name, "fused_adds": fused, "programs": files,
+           "layers": [c.report() for c in compiled]}
+    (directory / "network.json").write_text(json.dumps(doc, indent=1))
+
+
+def load_compiled(directory: str | Path):
+    """(network, configuration, [(CompiledLayer, its report)]) of a compiled network."""
+    directory = Path(directory)
+    if not (directory / "network.json").exists():
+        raise HwgenError(f"{directory} is not a compiled network (no network.json); make one with hwgen compile")
+    net = ir.Network.load(directory)
+    cfg = load_config(directory / "config.json")
+    doc = json.loads((directory / "network.json").read_text())
+    shapes = net.shapes()
+    compiled = []
+    layers = fuse(net, cfg) if doc.get("fused_adds") else net.layers
+    for layer, rep in zip(layers, doc["layers"]):
+        c = CompiledLayer(layer, rep["where"], rep.get("reason"), [shapes[t] for t in layer.inputs],
+                          shapes[layer.name])
+        if layer.name in doc["programs"]:
+            c.program = Program.load(directory / doc["programs"][layer.name])
+        c.plan = {}
+        compiled.append((c, rep))
+    return net, cfg, compiled

@@ -1,0 +1,312 @@
+"""The network IR: layers over named tensors and the graph of a network.
+
+A layer has a name, the tensors it reads (`inputs`), its attributes, its output shape,
+its number of useful multiply-accumulates and its integer semantics
+(`reference`; layers with a shift also give the int32 `accumulator` before
+requantization, used to calibrate the shift), as docs/layers.md defines them. Nothing
+here knows about an accelerator: where a layer runs, how it is tiled and what program
+it becomes are decided by `mapping` and `lowering`.
+
+A Network has one input tensor and layers in topological order; each layer's output
+tensor has the layer's name. On disk: model.json (graph and attributes) and
+weights.npz (every layer's parameters)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import HwgenError
+from . import semantics as sem
+
+
+@dataclass
+class Layer:
+    """Layers with a `shift` also have `accumulator(*inputs)`: the int32 values before
+    requantization (used to calibrate the shift)."""
+    name: str
+    inputs: tuple[str, ...]
+
+    kind = "layer"
+
+    def attrs(self) -> dict:
+        return {}
+
+    def macs(self, shapes) -> int:
+        """Useful multiply-accumulates (the numerator of MAC utilization)."""
+        return 0
+
+
+@dataclass
+class Conv2d(Layer):
+    """conv2d (also dense: a 1x1 kernel on 1x1 images) with bias and requantization."""
+    weight: np.ndarray = field(repr=False, default=None)
+    bias: np.ndarray = field(repr=False, default=None)
+    stride: int = 1
+    pad: int = 0
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "conv2d"
+
+    def attrs(self):
+        o, i, kh, kw = self.weight.shape
+        return {"out_channels": o, "kernel": [kh, kw], "stride": self.stride, "pad": self.pad, "shift": self.shift,
+                "clip": list(self.clip)}
+
+    def out_shape(self, x):
+        n, c, h, w = x
+        o, i, kh, kw = self.weight.shape
+        if c != i:
+            raise HwgenError(f"layer {self.name}: weights have {i} input channels, its input has {c}")
+        return (n, o, (h + 2 * self.pad - kh) // self.stride + 1, (w + 2 * self.pad - kw) // self.stride + 1)
+
+    def accumulator(self, x):
+        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias)
+
+    def reference(self, x):
+        return sem.requantize(self.accumulator(x), self.shift, self.clip)
+
+    def macs(self, shapes):
+        n, o, oh, ow = self.out_shape(*shapes)
+        return n * o * oh * ow * int(np.prod(self.weight.shape[1:]))
+
+
+@dataclass
+class Dense(Conv2d):
+    """Fully connected: x (N, C) as (N, C, 1, 1); weight (O, C)."""
+    kind = "dense"
+
+    def __post_init__(self):
+        if self.weight.ndim == 2:
+            self.weight = self.weight[:, :, None, None]
+
+
+@dataclass
+class _Window(Layer):
+    kernel: int = 1
+    stride: int = 1
+    pad: int = 0
+
+    def attrs(self):
+        return {"kernel": self.kernel, "stride": self.stride, "pad": self.pad}
+
+    def out_shape(self, x):
+        n, c, h, w = x
+        k = self.kernel
+        return (n, c, (h + 2 * self.pad - k) // self.stride + 1, (w + 2 * self.pad - k) // self.stride + 1)
+
+
+@dataclass
+class MaxPool(_Window):
+    """Max pooling. Padding needs pad-min loads (ALU_EXT), except when the input is
+    known to be non-negative (after a ReLU), where zero padding is the same."""
+    nonneg_input: bool = False
+    kind = "max_pool"
+
+    def reference(self, x):
+        return sem.max_pool(x, self.kernel, self.stride, self.pad)
+
+
+@dataclass
+class AvgPool(_Window):
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "avg_pool"
+
+    def attrs(self):
+        return {**super().attrs(), "shift": self.shift}
+
+    def accumulator(self, x):
+        return sem.avg_pool(x, self.kernel, self.stride, self.pad, 0, (-2**31, 2**31 - 1))
+
+    def reference(self, x):
+        return sem.avg_pool(x, self.kernel, self.stride, self.pad, self.shift, self.clip)
+
+
+@dataclass
+class GlobalAvgPool(Layer):
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "global_avg_pool"
+
+    def attrs(self):
+        return {"shift": self.shift}
+
+    def out_shape(self, x):
+        return (x[0], x[1], 1, 1)
+
+    def accumulator(self, x):
+        return np.asarray(x, np.int64).sum(axis=(2, 3), keepdims=True)
+
+    def reference(self, x):
+        return sem.global_avg_pool(x, self.shift, self.clip)
+
+
+
+@dataclass
+class DepthwiseConv2d(_Window):
+    """Depthwise conv2d: weight (C, 1, K, K), bias (C,), requantized."""
+    weight: np.ndarray = field(repr=False, default=None)
+    bias: np.ndarray = field(repr=False, default=None)
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "depthwise_conv2d"
+
+    def __post_init__(self):
+        self.kernel = self.weight.shape[2]
+
+    def attrs(self):
+        return {**super().attrs(), "shift": self.shift, "clip": list(self.clip)}
+
+    def accumulator(self, x):
+        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias, depthwise=True)
+
+    def reference(self, x):
+        return sem.requantize(self.accumulator(x), self.shift, self.clip)
+
+    def macs(self, shapes):
+        n, c, oh, ow = self.out_shape(*shapes)
+        return n * c * oh * ow * self.kernel ** 2
+
+
+@dataclass
+class Add(Layer):
+    """Residual add: requantize(a + b)."""
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    kind = "add"
+
+    def attrs(self):
+        return {"shift": self.shift, "clip": list(self.clip)}
+
+    def out_shape(self, a, b):
+        if tuple(a) != tuple(b):
+            raise HwgenError(f"layer {self.name}: adds tensors of shapes {a} and {b}; they must be equal")
+        return tuple(a)
+
+    def accumulator(self, a, b):
+        return np.asarray(a, np.int64) + np.asarray(b, np.int64)
+
+    def reference(self, a, b):
+        return sem.add(a, b, self.shift, self.clip)
+
+
+@dataclass
+class ConvAdd(Layer):
+    """A conv2d and the residual add that consumes it, as one layer (made by
+    `mapping.fuse`): inputs (conv input, shortcut); the output is the add's. Same
+    results as the two layers."""
+    conv: Conv2d = None
+    add: Add = None
+    kind = "conv2d+add"
+
+    def out_shape(self, x, short):
+        return self.add.out_shape(self.conv.out_shape(x), short)
+
+    def reference(self, x, short):
+        return self.add.reference(self.conv.reference(x), short)
+
+    def macs(self, shapes):
+        return self.conv.macs(shapes[:1])
+
+
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add)}
+PARAMS = ("weight", "bias")
+
+
+@dataclass
+class Network:
+    """A graph of layers in topological order over named tensors, one input."""
+    name: str
+    input_name: str
+    input_shape: tuple[int, int, int, int]
+    layers: list = field(default_factory=list)
+
+    @property
+    def output(self) -> str:
+        return self.layers[-1].name
+
+    def shapes(self) -> dict[str, tuple]:
+        """Shape of every tensor, checking that each layer's inputs exist before it."""
+        shapes = {self.input_name: tuple(self.input_shape)}
+        for layer in self.layers:
+            missing = [t for t in layer.inputs if t not in shapes]
+            if missing:
+                raise HwgenError(f"layer {layer.name}: input {missing[0]!r} is not produced by an earlier layer")
+            if layer.name in shapes:
+                raise HwgenError(f"layer {layer.name}: the name is used twice")
+            shapes[layer.name] = layer.out_shape(*(shapes[t] for t in layer.inputs))
+        return shapes
+
+    def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
+        """The semantics of the whole network on input x (NCHW int8)."""
+        values = {self.input_name: x}
+        for layer in self.layers:
+            values[layer.name] = layer.reference(*(values[t] for t in layer.inputs))
+        return values if keep else values[self.output]
+
+    def macs(self) -> int:
+        shapes = self.shapes()
+        return sum(layer.macs([shapes[t] for t in layer.inputs]) for layer in self.layers)
+
+    # -- files ---------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"name": self.name, "input": {"name": self.input_name, "shape": list(self.input_shape)},
+                "layers": [{"name": la.name, "kind": la.kind, "inputs": list(la.inputs), **_attrs_json(la)}
+                           for la in self.layers]}
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "model.json").write_text(json.dumps(self.to_json(), indent=1))
+        np.savez_compressed(directory / "weights.npz", **{f"{la.name}.{p}": getattr(la, p) for la in self.layers
+                                                          for p in PARAMS if getattr(la, p, None) is not None})
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Network":
+        """From model.json (with weights.npz beside it) or a directory holding them."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "model.json"
+        try:
+            doc = json.loads(path.read_text())
+            weights = np.load(path.parent / "weights.npz")
+        except (OSError, ValueError) as e:
+            raise HwgenError(f"model {path}: {e}") from None
+        net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]))
+        for d in doc["layers"]:
+            kind = d.pop("kind")
+            if kind not in KINDS:
+                raise HwgenError(f"model {path}: layer {d.get('name')!r} has unknown kind {kind!r}; "
+                                 f"known: {', '.join(KINDS)}")
+            d["inputs"] = tuple(d["inputs"])
+            for p in PARAMS:
+                if f"{d['name']}.{p}" in weights:
+                    d[p] = weights[f"{d['name']}.{p}"]
+            for k in ("clip",):
+                if k in d:
+                    d[k] = tuple(d[k])
+            known = {f.name for f in dataclasses.fields(KINDS[kind])}
+            unknown = sorted(d.keys() - known)
+            if unknown:
+                raise HwgenError(f"model {path}: layer {d['name']!r} ({kind}) has no attribute {unknown[0]!r}; its "
+                                 f"attributes are {', '.join(sorted(known - {'name', 'inputs'}))} (how a layer is "
+                                 "mapped, e.g. a depthwise engine or a tiling, is a compile option)")
+            net.layers.append(KINDS[kind](**d))
+        net.shapes()
+        return net
+
+
+def _attrs_json(layer) -> dict:
+    """The constructor arguments of a layer other than its name, inputs and arrays."""
+    out = {}
+    for f in dataclasses.fields(layer):
+        if f.name in ("name", "inputs", *PARAMS):
+            continue
+        v = getattr(layer, f.name)
+        out[f.name] = list(v) if isinstance(v, tuple) else v
+    if isinstance(layer, DepthwiseConv2d):
+        out.pop("kernel", None)
+    return out

@@ -1,0 +1,114 @@
+"""One layer to one VTA program.
+
+The program's input regions are "in0" (and "in1" for add and for the shortcut of a
+fused convolution), blocked by `mapping.input_block` and filled by the host before
+each run; its output region "out" is blocked by BLOCK_OUT. Weights and biases are
+part of the program's DRAM image. `lower_layer` returns the program and the
+convolution plan it follows (empty for ALU layers)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import HwgenError
+from ...program.builder import ProgramBuilder
+from .. import ir
+from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
+from ..tiling import Tiling, blocks
+from .alu import lower_add, lower_window
+from .conv import lower_conv
+from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
+
+
+def _builder(layer, cfg, shapes):
+    """A builder with the layer's blocked input regions and output region."""
+    b = ProgramBuilder(cfg, layer.name)
+    regions = []
+    for k, (n, c, h, w) in enumerate(shapes):
+        blk = input_block(layer, cfg, k)
+        regions.append(b.alloc(f"in{k}", (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8",
+                               "input", f"(NB, CB, H, W, BATCH, {blk})"))
+    n, c, h, w = layer.out_shape(*shapes)
+    out = b.output("out", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out),
+                   "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+    return b, regions, out
+
+
+def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, residual=None):
+    """`conv` as the program of `layer` (itself, or a fused layer whose second input is
+    the shortcut added with `residual` = (shift, clip))."""
+    s = conv_shape(cfg, conv, shapes[0], residual is not None)
+    plan = plan_conv(cfg, s, options.reuse, layer.name, options.tilings.get(layer.name))
+    b, (x, *short), out = _builder(layer, cfg, shapes)
+    w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    bias = b.input("bias", pack_channels(conv.bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
+    lower_conv(b, s, plan["tiling"], x, w, bias, out, conv.shift, conv.clip, layer.name,
+               (short[0], *residual) if residual else None)
+    return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
+
+
+def _window(layer, cfg, shapes, kind, kernel, **kw):
+    b, (x,), out = _builder(layer, cfg, shapes)
+    n, c, h, w = shapes[0]
+    lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), kernel, layer.stride, layer.pad, x,
+                 out, name=layer.name, **kw)
+    return b.finish({"layer": layer.name}), {}
+
+
+def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
+    b, (x,), out = _builder(layer, cfg, shapes)
+    n, c, h, w = shapes[0]
+    br = b.input("bias", pack_channels(layer.bias, cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
+    if not depthwise_on_gemm(layer, cfg, options.depthwise):
+        wr = b.input("w", pack_depthwise(layer.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
+        lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernel,
+                     layer.stride, layer.pad, x, out, shift=layer.shift, clip=layer.clip, weights=wr, bias=br,
+                     name=layer.name)
+        return b.finish({"layer": layer.name}), {}
+    s = conv_shape(cfg, layer, shapes[0])
+    plan = plan_conv(cfg, s, options.reuse, layer.name, options.tilings.get(layer.name))
+    diag = np.zeros((c, cfg.block_in, layer.kernel, layer.kernel), np.int8)   # channel j of a block: lane j
+    diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
+    wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    lower_conv(b, s, plan["tiling"], x, wr, br, out, layer.shift, layer.clip, layer.name)
+    return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
+
+
+def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
+    """The program of `layer` on input shapes `shapes`, and its plan."""
+    options = options or MappingOptions()
+    if isinstance(layer, ir.ConvAdd):
+        return _conv(layer, layer.conv, cfg, shapes, options, residual=(layer.add.shift, layer.add.clip))
+    if isinstance(layer, ir.Conv2d):
+        return _conv(layer, layer, cfg, shapes, options)
+    if isinstance(layer, ir.DepthwiseConv2d):
+        return _depthwise(layer, cfg, shapes, options)
+    if isinstance(layer, ir.MaxPool):
+        return _window(layer, cfg, shapes, "max", layer.kernel,
+                       pad_min=bool(layer.pad and cfg.ALU_EXT and not layer.nonneg_input))
+    if isinstance(layer, ir.AvgPool):
+        return _window(layer, cfg, shapes, "avg", layer.kernel, shift=layer.shift, clip=layer.clip)
+    if isinstance(layer, ir.GlobalAvgPool):
+        # an average pool with the whole image as its window
+        pool = ir.AvgPool(layer.name, layer.inputs, kernel=shapes[0][2], stride=1, pad=0, shift=layer.shift,
+                          clip=layer.clip)
+        return _window(pool, cfg, shapes, "avg", pool.kernel, shift=pool.shift, clip=pool.clip)
+    if isinstance(layer, ir.Add):
+        b, (x0, x1), out = _builder(layer, cfg, shapes)
+        n, c, h, w = shapes[0]
+        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out, layer.shift, layer.clip,
+                  layer.name)
+        return b.finish({"layer": layer.name}), {}
+    raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")
+
+
+def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,
+                   shift: int = 0, clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True,
+                   name: str = "conv2d"):
+    """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
+    given or searched tiling, its input region filled with x; its output region "out"
+    is the blocked output."""
+    layer = ir.Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=clip)
+    options = MappingOptions(reuse=reuse, tilings={name: tiling} if tiling else {})
+    prog, _ = lower_layer(layer, cfg, [x.shape], options)
+    prog.write("in0", pack_act(x, cfg.batch, input_block(layer, cfg)))
+    return prog

@@ -1,0 +1,44 @@
+"""The core's geometry against hand-computed figures, and the foundations (and the
+floorplanner) importable without Amaranth."""
+import subprocess
+import sys
+
+import pytest
+
+from hwgen import load_config
+from hwgen.geometry import geometry
+from hwgen.isa import MemType
+
+
+def test_default_by_hand():
+    g = geometry(load_config("default"))
+    assert (g.bus_bytes, g.tag_bits, g.insn_bytes, g.insn_align) == (8, 1, 16, 16)
+    # INP entry: 16 int8 lanes = 128 bits, wider than the 64-bit bus: written a beat (64 bits) at a time
+    assert (g.entry_bits(MemType.INP), g.write_granule(MemType.INP), g.write_lanes(MemType.INP)) == (128, 64, 1)
+    # ACC entry: 16 int32 = 512 bits; ACC beats carry 64 bits, ACC_8BIT beats 8 lanes = 256 bits of the entry
+    assert (g.write_granule(MemType.ACC), g.write_granule(MemType.ACC_8BIT), g.acc_granule) == (64, 256, 64)
+    acc = g.scratchpad(MemType.ACC)
+    assert (acc.name, acc.entry_bits, acc.depth, acc.banks, acc.read_ports, acc.write_granule) == \
+        ("acc_mem", 512, 2048, 1, 2, 64)
+    assert g.scratchpad(MemType.OUT).entry_bits == 128 and g.scratchpad(MemType.UOP).entry_bits == 32
+
+
+def test_wide_bus_by_hand():
+    g = geometry(load_config("1x16x16-axi512"))
+    assert (g.bus_bytes, g.insn_align) == (64, 64)
+    # a 512-bit beat holds four 128-bit INP entries, written at once into four banks
+    inp = g.scratchpad(MemType.INP)
+    assert (inp.banks, inp.bank_depth, inp.memories) == (4, inp.depth // 4, ["bank0", "bank1", "bank2", "bank3"])
+    assert g.write_granule(MemType.INP) == 128 and g.acc_granule == 512
+
+
+@pytest.mark.parametrize("inflight,bits", [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3), (64, 6)])
+def test_axi_id_bits(inflight, bits):
+    assert geometry(load_config("default").replace(AXI_MAX_INFLIGHT=inflight)).tag_bits == bits
+
+
+def test_foundations_and_floorplanner_need_no_amaranth():
+    code = ("import sys, hwgen.config, hwgen.geometry, hwgen.isa, hwgen.registers, hwgen.tech, hwgen.sram, "
+            "hwgen.program, floorplan.vta; print(sorted(m for m in sys.modules if m.startswith('amaranth')))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
