@@ -21,6 +21,7 @@ from hwgen.errors import DeadlockError, HwgenError
 from hwgen.isa import MemType, Module
 from hwgen.program.check import check_program
 from hwgen.program.tokens import neighbour_queues
+from hwgen.registers import OFFSETS
 from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
@@ -28,8 +29,9 @@ from ..driver import Mmio, launch, module_states, token_counts
 from ..target import Session, Target, counters, layout
 from .build import WAVE_FORMATS, build_tsim
 
-# Cycles simulated per call into the harness while polling, so that Ctrl-C is seen.
-POLL_CYCLES = 1 << 20
+# Cycles simulated per call into the harness while polling (about half a second), so
+# that Ctrl-C is seen promptly.
+POLL_CYCLES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ class TsimMmio(Mmio):
     def __init__(self, lib: ctypes.CDLL, handle):
         self.lib, self.handle = lib, handle
         self.limit_reached = False
+        self.waiting: Callable[[], None] | None = None   # called between polling slices
 
     def read(self, offset: int) -> int:
         value = self.lib.tsim_read_reg(self.handle, offset)
@@ -164,6 +167,8 @@ class TsimMmio(Mmio):
             status = self.lib.tsim_poll(self.handle, offset, mask, until)
             if status != 1:
                 break
+            if self.waiting is not None:
+                self.waiting()
         self._check()
         self.limit_reached = status == 2
         return status == 0
@@ -214,6 +219,10 @@ class TsimSession(Session):
 
     def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
         n = len(self.program.insns)
+        if progress is not None:
+            # retired instructions, read between polling slices (a few register reads
+            # every POLL_CYCLES cycles; the core's own cycle count is unaffected)
+            self.mmio.waiting = lambda: progress(sum(self.mmio.read(OFFSETS[f"{m.label}_retired"]) for m in Module), n)
         finished, regs = launch(self.mmio, self.layout.insn_base, n)
         if not finished:
             blocked = _blocked(self.program, regs, self.mmio.cycles)
