@@ -89,7 +89,7 @@ class OriginalFloorplan(Floorplan):
             ctrl = top.add(b, x, 0) if ctrl is None else top.right_of(b, ctrl, gap=gap)
         y = max(uop.rect.y1, ctrl.rect.y1) + gap
         wgt = top.add(pads[MemType.WGT], 0, y)
-        inp = top.above(pads[MemType.INP], wgt, gap=gap)
+        top.above(pads[MemType.INP], wgt, gap=gap)
         col = max(left_w, uop.rect.x1) + gap
         alu_p = top.add(alu, col, y)
         gemm_p = top.above(gemm, alu_p, gap=gap)

@@ -29,7 +29,7 @@ def test_original_floorplan_is_clean(name):
     assert check(impl, TECH) == []
     # every scratchpad is there with the macros of its mapping (a copy per read port), inside its region
     for sp in geometry(cfg).scratchpads:
-        inst, mt, n_read, banks = sp.name, sp.buffer, sp.read_ports, sp.banks
+        inst, n_read, banks = sp.name, sp.read_ports, sp.banks
         mm = map_memory(TECH, sp.entry_bits, sp.bank_depth)
         macros = [o for o in impl.macros if o.path.startswith(f"vta.core.{inst}.")]
         assert len(macros) == banks * n_read * mm.count and all(o.block.macro == mm.macro for o in macros)

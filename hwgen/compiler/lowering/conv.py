@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...errors import HwgenError
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
