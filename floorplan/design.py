@@ -25,10 +25,10 @@ def design_manifest(cfg, tech, manifest: str | Path | None = None,
             if progress is not None:
                 progress("generating the design (macro memories) to read its instance paths")
             return build(cfg, Path(tmp), tech=tech).manifest
-    try:
-        doc = json.loads(Path(manifest).read_text())
-    except (OSError, ValueError) as e:
-        raise HwgenError(f"manifest {manifest}: {e}") from None
+    doc = read_json(manifest, "manifest")
+    if not isinstance(doc, dict) or "hierarchy" not in doc:
+        raise HwgenError(f"manifest {manifest}: not a build manifest (no hierarchy); give the manifest.json "
+                         "that hwgen build --memories macro writes")
     if doc.get("config") != cfg.to_dict():
         raise HwgenError(f"manifest {manifest} is of another configuration than {cfg.name}; build this one with "
                          "hwgen build --memories macro")
@@ -48,6 +48,11 @@ def floorplan_design(cfg, tech, styles: list[str], outdir: str | Path, manifest:
     if unknown or not styles:
         raise HwgenError(f"floorplan style {unknown[0] if unknown else '(none)'!r}: choose among "
                          f"{', '.join(STYLES)}")
+    period_ps = 1e6 / cfg.FREQ_MHZ
+    if period_ps <= tech.register_overhead_ps:
+        raise HwgenError(f"FREQ_MHZ={cfg.FREQ_MHZ:g}: its clock period ({period_ps:g} ps) leaves no time for a wire "
+                         f"after tech {tech.name}'s register_overhead_ps ({tech.register_overhead_ps:g} ps); lower "
+                         f"FREQ_MHZ below {1e6 / tech.register_overhead_ps:g}")
     out = Path(outdir)
     plans = []
     for style in styles:

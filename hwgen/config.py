@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .files import read_json
 from .isa import fields as L
 from .isa.opcodes import MemType
 
@@ -296,17 +297,11 @@ def load_config(path: str | Path | dict | VTAConfig | None = None) -> VTAConfig:
     if isinstance(path, str) and not Path(path).exists() and (CONFIGS / f"{path}.json").is_file():
         path = CONFIGS / f"{path}.json"
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConfigError("config", str(path), f"cannot read the file ({e.strerror})",
+    if not path.exists():
+        raise ConfigError("config", str(path), "no such file",
                           "give the path of a configuration JSON file or the name of a shipped one ("
-                          + ", ".join(shipped_configs()) + ")") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError("config", str(path), f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})",
-                          "fix the JSON syntax") from None
+                          + ", ".join(shipped_configs()) + ")")
+    data = read_json(path, "configuration")
     if not isinstance(data, dict):
         raise ConfigError("config", str(path), "must be a JSON object", "write the fields as {\"LOG_BATCH\": 0, ...}")
     return VTAConfig(data, source=str(path))

@@ -13,11 +13,11 @@ placement utilization they are spread at.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import HwgenError
+from .files import json_fields, read_json
 
 TECHS = Path(__file__).resolve().parent / "techs"
 
@@ -61,36 +61,52 @@ class Tech:
         raise HwgenError(f"tech {self.name}: no macro {name!r}; it has {', '.join(m.name for m in self.macros)}")
 
 
+TECH_FIELDS = {"name": str, "site": dict, "macro_spacing": float, "macros": list, "wire_ps_per_mm": float}
+TECH_OPTIONAL = {"register_overhead_ps": float, "logic": dict, "note": str}
+SITE_FIELDS = {"width": float, "height": float}
+MACRO_FIELDS = {"name": str, "words": int, "bits": int, "width": float, "height": float}
+LOGIC_FIELDS = {"mac_um2": float, "alu_lane_um2": float, "control_um2": float, "utilization": float}
+
+
 def load_tech(path: str | Path) -> Tech:
-    """A tech from a JSON file, or by name from the shipped techs (e.g. "example")."""
+    """A tech from a JSON file, or by name from the shipped techs (e.g. "example").
+    Every field is checked (types, and sizes, spacings and delays positive or, for
+    the register overhead and spacing, not negative; utilization in (0, 1]) before any
+    floorplan is made."""
     p = Path(path)
     if not p.exists() and (TECHS / f"{path}.json").exists():
         p = TECHS / f"{path}.json"
-    try:
-        d = json.loads(p.read_text())
-    except (OSError, ValueError) as e:
-        raise HwgenError(f"tech {path}: {e}") from None
-    need = ("name", "site", "macro_spacing", "macros", "wire_ps_per_mm")
-    missing = [k for k in need if k not in d]
-    if missing:
-        raise HwgenError(f"tech {p}: missing field {missing[0]!r} (needs {', '.join(need)})")
-    if "clock_mhz" in d:
+    d = read_json(p, "tech")
+    if isinstance(d, dict) and "clock_mhz" in d:
         raise HwgenError(f"tech {p}: field 'clock_mhz': a tech holds process data only; the clock target is the "
                          "configuration's FREQ_MHZ: remove clock_mhz from the tech and set FREQ_MHZ in the "
                          "configuration")
-    unknown = sorted(d.keys() - {*need, "register_overhead_ps", "logic", "note"})
-    if unknown:
-        raise HwgenError(f"tech {p}: unknown field {unknown[0]!r}; the fields are {', '.join(need)}, "
-                         "register_overhead_ps, logic, note")
+    json_fields(d, f"tech {p}", TECH_FIELDS, TECH_OPTIONAL)
+    json_fields(d["site"], f"tech {p}: site", SITE_FIELDS)
+    json_fields(d.get("logic", {}), f"tech {p}: logic", {}, LOGIC_FIELDS)
+
+    def check(where: str, value, lo: float = 0.0, strict: bool = True, hi: float | None = None) -> float:
+        bad = value <= lo if strict else value < lo
+        if bad or (hi is not None and value > hi):
+            limit = f"above {lo:g}" if strict else f"at least {lo:g}"
+            raise HwgenError(f"tech {p}: {where} = {value!r}: must be {limit}" + (f" and at most {hi:g}" if hi else ""))
+        return float(value)
+
+    for name in ("width", "height"):
+        check(f"site.{name}", d["site"][name])
+    check("macro_spacing", d["macro_spacing"], strict=False)
+    check("wire_ps_per_mm", d["wire_ps_per_mm"])
+    check("register_overhead_ps", d.get("register_overhead_ps", 0.0), strict=False)
+    for name, value in d.get("logic", {}).items():
+        check(f"logic.{name}", value, hi=1.0 if name == "utilization" else None)
     macros = []
     for k, m in enumerate(d["macros"]):
-        try:
-            macros.append(SramMacro(m["name"], int(m["words"]), int(m["bits"]), float(m["width"]), float(m["height"])))
-        except KeyError as e:
-            raise HwgenError(f"tech {p}: macro {k} has no field {e}; each needs name, words, bits, width, height") \
-                from None
+        json_fields(m, f"tech {p}: macros[{k}]", MACRO_FIELDS)
+        for name in ("words", "bits", "width", "height"):
+            check(f"macros[{k}].{name}", m[name])
+        macros.append(SramMacro(m["name"], m["words"], m["bits"], float(m["width"]), float(m["height"])))
     if not macros:
-        raise HwgenError(f"tech {p}: no SRAM macros")
+        raise HwgenError(f"tech {p}: no SRAM macros; list at least one under \"macros\"")
     return Tech(d["name"], float(d["site"]["width"]), float(d["site"]["height"]), float(d["macro_spacing"]),
                 tuple(macros), float(d["wire_ps_per_mm"]),
                 float(d.get("register_overhead_ps", 0.0)), tuple(sorted(d.get("logic", {}).items())),

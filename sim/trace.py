@@ -24,11 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from hwgen.errors import HwgenError
+from hwgen.files import json_fields, parse_json, read_text, replacing
 from hwgen.isa import MemType, Module, format_insn
 
 FORMAT = "hwgen-trace"
 VERSION = 1
 KINDS = ("retire", "write", "token", "dram")
+# Fields of an event besides its stream "s" and instruction "i".
+EVENT_FIELDS = {"op": str, "k": int, "v": str, "a": int}
 BUFFERS = ("UOP", "INP", "WGT", "ACC", "OUT")
 
 
@@ -114,7 +117,7 @@ class Trace:
     # -- files ----------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         path = Path(path)
-        with path.open("w") as f:
+        with replacing(path) as tmp, tmp.open("w") as f:
             f.write(json.dumps({"format": FORMAT, "version": VERSION, "target": self.target, "mode": str(self.mode),
                                 "config": self.config}) + "\n")
             for e in self.events:
@@ -123,16 +126,26 @@ class Trace:
 
     @classmethod
     def load(cls, path: str | Path) -> "Trace":
-        lines = Path(path).read_text().splitlines()
-        try:
-            head = json.loads(lines[0])
-        except (IndexError, json.JSONDecodeError):
-            raise HwgenError(f"{path}: not a trace file (no JSON header line)") from None
-        if head.get("format") != FORMAT or head.get("version") != VERSION:
-            raise HwgenError(f"{path}: format {head.get('format')!r} version {head.get('version')!r}, "
+        lines = read_text(path, "trace").splitlines()
+        if not lines:
+            raise HwgenError(f"trace {path}: empty; not a trace file (no JSON header line)")
+        head = parse_json(lines[0], f"trace {path}: line 1")
+        if not isinstance(head, dict) or head.get("format") != FORMAT or head.get("version") != VERSION:
+            found = (head.get("format"), head.get("version")) if isinstance(head, dict) else (None, None)
+            raise HwgenError(f"trace {path}: format {found[0]!r} version {found[1]!r}, "
                              f"expected {FORMAT!r} version {VERSION}")
-        return cls(TraceMode.parse(head["mode"]), head.get("target", ""), head.get("config", {}),
-                   [json.loads(line) for line in lines[1:] if line])
+        json_fields(head, f"trace {path}: line 1", {"format": str, "version": int, "mode": str},
+                    {"target": str, "config": dict})
+        events = []
+        for k, line in enumerate(lines[1:], start=2):
+            if line:
+                e = json_fields(parse_json(line, f"trace {path}: line {k}"), f"trace {path}: line {k}",
+                                {"s": str, "i": int}, EVENT_FIELDS)
+                if e["s"].split("/")[0] not in KINDS:
+                    raise HwgenError(f"trace {path}: line {k}: unknown stream {e['s']!r} "
+                                     f"(streams are {', '.join(KINDS)}, some with /NAME)")
+                events.append(e)
+        return cls(TraceMode.parse(head["mode"]), head.get("target", ""), head.get("config", {}), events)
 
     def streams(self) -> dict[str, list]:
         """Events by stream, each in program order (instruction, then entry index or address)."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..config import load_config
 from ..errors import HwgenError
+from ..files import replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
 from .common import OK, add_config
@@ -32,7 +33,8 @@ def asm(args) -> int:
     if out.resolve() == src.resolve():
         raise HwgenError(f"{src}: the output would overwrite the source; give -o FILE")
     insns = assemble(cfg, src.read_text(), source=str(src))
-    out.write_bytes(encode_program(cfg, insns))
+    with replacing(out) as tmp:
+        tmp.write_bytes(encode_program(cfg, insns))
     print(f"{len(insns)} instructions -> {out}", file=sys.stderr)
     return OK
 

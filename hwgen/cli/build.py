@@ -5,6 +5,7 @@ import json
 
 from ..config import load_config
 from ..errors import HwgenError
+from ..files import staged
 from ..tech import load_tech
 from ..vta.build import build as build_core
 from .common import OK, add_config, add_json, console, output_dir, print_json
@@ -31,17 +32,18 @@ def build(args) -> int:
     out = output_dir(args.output)
     con = console(stderr=True)
     with con.status("building", spinner="dots") as status:
-        result = build_core(cfg, out, area=args.area, progress=lambda msg: status.update(msg), tech=tech)
-    summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(result.outdir),
+        with staged(out, inputs=[args.config]) as stage:
+            result = build_core(cfg, stage.path, area=args.area, progress=lambda msg: status.update(msg), tech=tech)
+    summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(out),
                "files": result.files, "seconds": round(result.seconds, 3)}
     if tech is not None:
         summary["memories"] = result.manifest["memories"]
     if args.area:
-        summary["area"] = json.loads((result.outdir / result.files["area"]).read_text())
+        summary["area"] = json.loads((out / result.files["area"]).read_text())
     if args.json:
         print_json(summary)
         return OK
-    con.print(f"[bold]{cfg.name}[/bold] -> {result.outdir} in {result.seconds:.1f} s: " + ", ".join(result.files.values()))
+    con.print(f"[bold]{cfg.name}[/bold] -> {out} in {result.seconds:.1f} s: " + ", ".join(result.files.values()))
     if args.area:
         a = summary["area"]
         con.print(f"  cells {a['cells']}, flip-flop bits {a['flop_bits']}, memory bits {a['memory_bits']}, "

@@ -9,10 +9,10 @@ from .common import OK, add_json, console, print_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("cache", help="list the cached tsim builds; prune those of other generator versions")
+    p = sub.add_parser("cache", help="list the cached tsim builds and their state; prune stale, corrupt and interrupted ones")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--prune", action="store_true", help="remove builds this generator cannot use")
-    what.add_argument("--clear", action="store_true", help="remove every build")
+    what.add_argument("--prune", action="store_true", help="remove the builds this generator cannot use")
+    what.add_argument("--clear", action="store_true", help="remove every build not in progress")
     add_json(p)
     p.set_defaults(func=cache)
 
@@ -32,13 +32,14 @@ def cache(args) -> int:
     if args.json:
         print_json({"cache": str(cache_dir()), "builds": builds})
         return OK
-    table = Table("config", "variant", "MiB", "usable", title=f"tsim builds in {cache_dir()}")
+    table = Table("config", "variant", "MiB", "state", title=f"tsim builds in {cache_dir()}")
     for b in builds:
         table.add_row(b["config"] or "-", b["variant"] or "plain", f"{b['bytes'] / 2**20:.1f}",
-                      "yes" if b["current"] else "[red]no[/red]")
+                      b["state"] if b["state"] in ("ok", "building") else f"[red]{b['state']}[/red]")
     con = console()
     con.print(table)
-    stale = [b for b in builds if not b["current"]]
-    con.print(f"{len(builds)} builds, {sum(b['bytes'] for b in builds) / 2**20:.0f} MiB; {len(stale)} unusable by "
-              f"this generator ({sum(b['bytes'] for b in stale) / 2**20:.0f} MiB): hwgen cache --prune removes them")
+    unusable = [b for b in builds if b["state"] not in ("ok", "building")]
+    con.print(f"{len(builds)} builds, {sum(b['bytes'] for b in builds) / 2**20:.0f} MiB; {len(unusable)} unusable "
+              f"(stale, corrupt or interrupted: {sum(b['bytes'] for b in unusable) / 2**20:.0f} MiB): "
+              "hwgen cache --prune removes them")
     return OK

@@ -1,10 +1,12 @@
 """What every command shares: option groups defined once (configuration, output
 directory, JSON, tsim memory model, waveforms), the console and progress bars, and
-the exit statuses (0 success, 1 a failed check, 2 bad input, 3 an internal error)."""
+the exit statuses (0 success, 1 a failed check, 2 bad input, 3 an internal error,
+130 interrupted)."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from ..config import load_config, shipped_configs
 from ..errors import HwgenError
 from ..tech import load_tech
 
-OK, FAILED, BAD_INPUT, INTERNAL = 0, 1, 2, 3
+OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def console(stderr: bool = False) -> Console:
@@ -74,9 +76,14 @@ def progress_bar(args, total: int, what: str):
 
 
 def output_dir(path: str | Path) -> Path:
-    """An output directory: created if missing; an existing file of that name is bad
-    input (checked before any work)."""
+    """An output directory, checked before any work: an existing file of that name,
+    or a place that cannot be written, is bad input. Commands write into it through
+    `staged`, so it is only ever changed by complete outputs."""
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise HwgenError(f"-o {out}: a file of that name exists; give a directory")
+    parent = next((p for p in (out, *out.parents) if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise HwgenError(f"-o {out}: {parent} cannot be written; give a directory in a writable place")
     return out
+

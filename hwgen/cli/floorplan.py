@@ -10,6 +10,7 @@ from floorplan.vta import STYLES
 
 from ..config import load_config
 from ..errors import HwgenError
+from ..files import staged
 from ..tech import load_tech
 from .common import FAILED, OK, add_config, add_json, console, output_dir, print_json
 
@@ -36,7 +37,8 @@ def floorplan(args) -> int:
     styles = list(STYLES) if args.style == "all" else [args.style]
     status = None if args.json else (lambda msg: console(stderr=True).print(msg + " ..."))
     manifest = design_manifest(cfg, tech, args.manifest, status)
-    summary = floorplan_design(cfg, tech, styles, out, manifest)
+    with staged(out, inputs=[args.config, args.tech, *([args.manifest] if args.manifest else [])]) as stage:
+        summary = stage.final(floorplan_design(cfg, tech, styles, stage.path, manifest))
     plans = summary.get("floorplans", [summary])
     if args.json:
         print_json(summary)

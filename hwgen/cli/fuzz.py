@@ -10,6 +10,7 @@ from sim.fuzz import fuzz as run_campaign
 from sim.fuzz import random_config
 
 from ..config import load_config
+from ..files import staged
 from .common import FAILED, OK, add_json, console, output_dir, print_json
 
 
@@ -32,12 +33,13 @@ def fuzz(args) -> int:
     outdir = output_dir(args.output)
     with Progress(console=console(stderr=True), transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("fuzzing", total=args.count)
-        camp = run_campaign(configs, args.count, args.seed, outdir,
-                            progress=lambda done, total, name: bar.update(task, completed=done,
-                                                                          description=f"fuzzing {name}"))
-    report = camp.report()
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "report.json").write_text(json.dumps(report, indent=1))
+        with staged(outdir) as stage:
+            camp = run_campaign(configs, args.count, args.seed, stage.path,
+                                progress=lambda done, total, name: bar.update(task, completed=done,
+                                                                              description=f"fuzzing {name}"))
+            camp.divergences = stage.final(camp.divergences)
+            report = camp.report()
+            (stage.path / "report.json").write_text(json.dumps(report, indent=1))
     if args.json:
         print_json(report)
     else:

@@ -2,6 +2,8 @@
 compiled network (`hwgen run DIR`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import sim
 from sim.runtime import verify_network
 
@@ -11,6 +13,7 @@ from ..compiler.frontends import zoo
 from ..compiler.ir import Network
 from ..compiler.mapping import ENGINES, MappingOptions
 from ..errors import HwgenError
+from ..files import staged
 from .common import FAILED, OK, add_config, add_json, console, memory_model, output_dir, print_json, progress_bar
 
 def register(sub) -> None:
@@ -36,7 +39,10 @@ def compile_cmd(args) -> int:
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step)
-    save_compiled(out, net, cfg, compiled)
+    model = [Path(args.model), Path(args.model) / "model.json", Path(args.model).parent / "weights.npz",
+             Path(args.model) / "weights.npz"] if args.model else []
+    with staged(out, inputs=model) as stage:
+        save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
     if args.json:
         print_json({"network": net.name, "config": cfg.name, "output": str(out), "layers": reports})

@@ -13,6 +13,7 @@ from sim.trace import Trace, TraceMode, first_divergence, parse_range
 from sim.tsim import WaveWindow
 
 from ..errors import HwgenError
+from ..files import staged
 from ..program import Program
 from . import network
 from .common import FAILED, OK, add_config, add_json, add_memory_model, config, console, memory_model, output_dir, \
@@ -85,15 +86,15 @@ def run(args) -> int:
     with bar:
         result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total: step(done, total, ""),
                          build_progress=lambda msg: step(0, len(prog.insns), msg))
-    outdir.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for name, arr in result.outputs.items():
-        np.save(outdir / f"{name}.npy", arr)
-        files[name] = str(outdir / f"{name}.npy")
-    summary = {**result.summary(), "program": str(args.program), "output_files": files}
-    if trace is not None:
-        summary["trace"] = str(trace.save(outdir / "trace.jsonl"))
-    (outdir / "result.json").write_text(json.dumps(summary, indent=1))
+    with staged(outdir, inputs=[args.program]) as out:
+        files = {}
+        for name, arr in result.outputs.items():
+            np.save(out.path / f"{name}.npy", arr)
+            files[name] = str(outdir / f"{name}.npy")
+        summary = {**result.summary(), "program": str(args.program), "output_files": files}
+        if trace is not None:
+            summary["trace"] = str(out.final(trace.save(out.path / "trace.jsonl")))
+        (out.path / "result.json").write_text(json.dumps(summary, indent=1))
     if args.json:
         print_json(summary)
         return OK
@@ -126,9 +127,9 @@ def _run_both(args, prog, outdir: Path) -> int:
     mode = TraceMode.parse(args.trace or "all")
     tsim = sim.TsimOptions(config=config(args), **memory_model(args))
     traces, diff = compare_traces(prog, tsim, mode)
-    outdir.mkdir(parents=True, exist_ok=True)
-    for target, t in traces.items():
-        t.save(outdir / f"trace-{target}.jsonl")
+    with staged(outdir, inputs=[args.program]) as out:
+        for target, t in traces.items():
+            t.save(out.path / f"trace-{target}.jsonl")
     if args.json:
         print_json({"targets": list(traces), "mode": str(mode), "agree": diff is None, "divergence": diff})
     else:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import HwgenError
+from ..files import json_fields, read_json
 from . import semantics as sem
 
 
@@ -31,9 +33,32 @@ class Layer:
     inputs: tuple[str, ...]
 
     kind = "layer"
+    arity = 1
 
     def attrs(self) -> dict:
         return {}
+
+    def check(self) -> None:
+        """Raise HwgenError, naming the layer and the attribute, unless every attribute
+        is within docs/layers.md's ranges (shift 0..31, clip within int8, stride and
+        kernel at least 1, pad at least 0, int8 weights and int32 biases of the kind's
+        shapes)."""
+        if not isinstance(self.name, str) or not self.name:
+            raise HwgenError(f"layer {self.name!r}: the name must be a non-empty string")
+        if len(self.inputs) != self.arity or not all(isinstance(t, str) for t in self.inputs):
+            raise HwgenError(f"layer {self.name}: a {self.kind} layer reads {self.arity} tensor(s) by name; "
+                             f"inputs is {list(self.inputs)}")
+        for attr, lo, hi in (("shift", 0, 31), ("stride", 1, None), ("pad", 0, None), ("kernel", 1, None)):
+            if hasattr(self, attr):
+                _integer(self, attr, getattr(self, attr), lo, hi)
+        clip = getattr(self, "clip", sem.INT8)
+        if not (isinstance(clip, (tuple, list)) and len(clip) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in clip)
+                and sem.INT8[0] <= clip[0] <= clip[1] <= sem.INT8[1]):
+            raise HwgenError(f"layer {self.name}: clip {clip!r} must be [lo, hi] with "
+                             f"{sem.INT8[0]} <= lo <= hi <= {sem.INT8[1]}")
+        if not isinstance(getattr(self, "nonneg_input", False), bool):
+            raise HwgenError(f"layer {self.name}: nonneg_input must be true or false")
 
     def macs(self, shapes) -> int:
         """Useful multiply-accumulates (the numerator of MAC utilization)."""
@@ -50,6 +75,17 @@ class Conv2d(Layer):
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
     kind = "conv2d"
+
+    def check(self):
+        super().check()
+        _array(self, "weight", np.int8, 4)
+        _array(self, "bias", np.int32, 1)
+        o, i, kh, kw = self.weight.shape
+        if self.bias.shape != (o,):
+            raise HwgenError(f"layer {self.name}: bias has shape {self.bias.shape}; it needs one value per output "
+                             f"channel, ({o},)")
+        if min(o, i, kh, kw) < 1:
+            raise HwgenError(f"layer {self.name}: weight shape {self.weight.shape} has an empty dimension")
 
     def attrs(self):
         o, i, kh, kw = self.weight.shape
@@ -80,7 +116,7 @@ class Dense(Conv2d):
     kind = "dense"
 
     def __post_init__(self):
-        if self.weight.ndim == 2:
+        if isinstance(self.weight, np.ndarray) and self.weight.ndim == 2:
             self.weight = self.weight[:, :, None, None]
 
 
@@ -156,7 +192,19 @@ class DepthwiseConv2d(_Window):
     kind = "depthwise_conv2d"
 
     def __post_init__(self):
-        self.kernel = self.weight.shape[2]
+        if isinstance(self.weight, np.ndarray) and self.weight.ndim == 4:
+            self.kernel = self.weight.shape[2]
+
+    def check(self):
+        super().check()
+        _array(self, "weight", np.int8, 4)
+        _array(self, "bias", np.int32, 1)
+        c, one, kh, kw = self.weight.shape
+        if one != 1 or kh != kw or min(c, kh) < 1:
+            raise HwgenError(f"layer {self.name}: depthwise weight shape {self.weight.shape}; it must be (C, 1, K, K)")
+        if self.bias.shape != (c,):
+            raise HwgenError(f"layer {self.name}: bias has shape {self.bias.shape}; it needs one value per channel, "
+                             f"({c},)")
 
     def attrs(self):
         return {**super().attrs(), "shift": self.shift, "clip": list(self.clip)}
@@ -178,6 +226,7 @@ class Add(Layer):
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
     kind = "add"
+    arity = 2
 
     def attrs(self):
         return {"shift": self.shift, "clip": list(self.clip)}
@@ -202,6 +251,7 @@ class ConvAdd(Layer):
     conv: Conv2d = None
     add: Add = None
     kind = "conv2d+add"
+    arity = 2
 
     def out_shape(self, x, short):
         return self.add.out_shape(self.conv.out_shape(x), short)
@@ -231,14 +281,25 @@ class Network:
 
     def shapes(self) -> dict[str, tuple]:
         """Shape of every tensor, checking that each layer's inputs exist before it."""
-        shapes = {self.input_name: tuple(self.input_shape)}
+        shape = tuple(self.input_shape)
+        if len(shape) != 4 or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape):
+            raise HwgenError(f"network {self.name}: input shape {list(shape)} must be four positive integers (NCHW)")
+        if not self.layers:
+            raise HwgenError(f"network {self.name}: no layers; a network needs at least one")
+        shapes = {self.input_name: shape}
         for layer in self.layers:
+            layer.check()
             missing = [t for t in layer.inputs if t not in shapes]
             if missing:
                 raise HwgenError(f"layer {layer.name}: input {missing[0]!r} is not produced by an earlier layer")
             if layer.name in shapes:
                 raise HwgenError(f"layer {layer.name}: the name is used twice")
-            shapes[layer.name] = layer.out_shape(*(shapes[t] for t in layer.inputs))
+            out = layer.out_shape(*(shapes[t] for t in layer.inputs))
+            if min(out) < 1:
+                raise HwgenError(f"layer {layer.name}: output shape {list(out)} from input "
+                                 f"{list(shapes[layer.inputs[0]])}: the window is larger than the padded input; "
+                                 "use a smaller kernel or more padding")
+            shapes[layer.name] = out
         return shapes
 
     def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
@@ -270,13 +331,20 @@ class Network:
         path = Path(path)
         if path.is_dir():
             path = path / "model.json"
+        where = f"model {path}"
+        doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list})
+        json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
-            doc = json.loads(path.read_text())
-            weights = np.load(path.parent / "weights.npz")
-        except (OSError, ValueError) as e:
-            raise HwgenError(f"model {path}: {e}") from None
+            with np.load(path.parent / "weights.npz") as npz:
+                weights = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError, zipfile.BadZipFile) as e:
+            raise HwgenError(f"weights {path.parent / 'weights.npz'}: {e}") from None
         net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]))
-        for d in doc["layers"]:
+        for k, d in enumerate(doc["layers"]):
+            if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("kind"), str) \
+                    or not isinstance(d.get("inputs"), list):
+                raise HwgenError(f"{where}: layers[{k}] needs at least name and kind (strings) and inputs (a list "
+                                 "of tensor names)")
             kind = d.pop("kind")
             if kind not in KINDS:
                 raise HwgenError(f"model {path}: layer {d.get('name')!r} has unknown kind {kind!r}; "
@@ -285,9 +353,8 @@ class Network:
             for p in PARAMS:
                 if f"{d['name']}.{p}" in weights:
                     d[p] = weights[f"{d['name']}.{p}"]
-            for k in ("clip",):
-                if k in d:
-                    d[k] = tuple(d[k])
+            if isinstance(d.get("clip"), list):
+                d["clip"] = tuple(d["clip"])
             known = {f.name for f in dataclasses.fields(KINDS[kind])}
             unknown = sorted(d.keys() - known)
             if unknown:
@@ -295,8 +362,29 @@ class Network:
                                  f"attributes are {', '.join(sorted(known - {'name', 'inputs'}))} (how a layer is "
                                  "mapped, e.g. a depthwise engine or a tiling, is a compile option)")
             net.layers.append(KINDS[kind](**d))
+        unused = sorted(weights.keys() - {f"{la.name}.{p}" for la in net.layers for p in PARAMS})
+        if unused:
+            raise HwgenError(f"weights {path.parent / 'weights.npz'}: array {unused[0]!r} belongs to no layer's "
+                             "weight or bias; remove it or fix its layer's name")
         net.shapes()
         return net
+
+
+def _integer(layer, attr: str, value, lo: int, hi: int | None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < lo or (hi is not None and value > hi):
+        limit = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
+        raise HwgenError(f"layer {layer.name}: {attr} = {value!r}; it must be an integer, {limit}")
+
+
+def _array(layer, attr: str, dtype, ndim: int) -> None:
+    a = getattr(layer, attr)
+    if not isinstance(a, np.ndarray):
+        raise HwgenError(f"layer {layer.name}: no {attr} (weights.npz needs an array {layer.name}.{attr})")
+    if a.dtype != dtype:
+        raise HwgenError(f"layer {layer.name}: {attr} has dtype {a.dtype}; it must be {np.dtype(dtype).name} "
+                         "(quantize the model first)")
+    if a.ndim != ndim:
+        raise HwgenError(f"layer {layer.name}: {attr} has shape {a.shape}; it must have {ndim} dimension(s)")
 
 
 def _attrs_json(layer) -> dict:

@@ -21,11 +21,18 @@ import numpy as np
 
 from ..config import VTAConfig
 from ..errors import HwgenError, ProgramError
-from ..isa import QUEUES, Instruction, MemType, Opcode, decode_program, encode_program
+from ..files import json_fields, parse_json, replacing
+from ..isa import INSN_BYTES, QUEUES, Instruction, MemType, Opcode, decode_program, encode_program
 from .tokens import neighbour_queues
 
 FORMAT = "hwgen-program"
 FORMAT_VERSION = 1
+PROGRAM_FIELDS = {"format": str, "version": int, "config": dict, "isa_hash": str, "instructions": int,
+                  "dram_bytes": int, "regions": list}
+REGION_FIELDS = {"name": str, "addr": int, "dtype": str, "shape": list}
+ROLES = ("input", "output", "uop", "scratch")
+# Element types a region may have: numpy's integer types (little-endian in DRAM).
+DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 ROLES = ("input", "output", "uop", "scratch")
 
 
@@ -58,6 +65,23 @@ class Program:
     dram: np.ndarray  # uint8, the initial DRAM image
     regions: dict[str, Region] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        """Every region must name itself, have an integer dtype and a role, and lie
+        inside the DRAM image (docs/program-format.md)."""
+        for name, r in self.regions.items():
+            where = f"program region {name!r}"
+            if r.name != name:
+                raise HwgenError(f"{where}: the region calls itself {r.name!r}")
+            if r.dtype not in DTYPES:
+                raise HwgenError(f"{where}: dtype {r.dtype!r}; use one of {', '.join(DTYPES)}")
+            if r.role not in ROLES:
+                raise HwgenError(f"{where}: role {r.role!r}; use one of {', '.join(ROLES)}")
+            if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in r.shape):
+                raise HwgenError(f"{where}: shape {list(r.shape)} must be a list of non-negative integers")
+            if r.addr < 0 or r.end > self.dram.size:
+                raise HwgenError(f"{where}: bytes {r.addr}..{r.end} lie outside the DRAM image of {self.dram.size} "
+                                 "bytes; fix its addr or shape")
 
     # -- data access ------------------------------------------------------------------
     def region(self, name: str) -> Region:
@@ -136,7 +160,7 @@ class Program:
             "regions": [asdict(r) for r in self.regions.values()],
             "meta": self.meta,
         }
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        with replacing(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
             z.writestr("program.json", json.dumps(meta, indent=1))
             z.writestr("instructions.bin", self.insn_bytes)
             z.writestr("dram.bin", self.dram.tobytes())
@@ -147,18 +171,35 @@ class Program:
         path = Path(path)
         try:
             with zipfile.ZipFile(path) as z:
-                meta = json.loads(z.read("program.json"))
+                raw = z.read("program.json")
                 insn_bytes = z.read("instructions.bin")
                 dram = np.frombuffer(z.read("dram.bin"), dtype=np.uint8).copy()
-        except (OSError, zipfile.BadZipFile, KeyError) as e:
+        except IsADirectoryError:
+            raise HwgenError(f"{path}: is a directory; give a .vtaprog file (or a directory made by "
+                             "hwgen compile to hwgen run)") from None
+        except (OSError, zipfile.BadZipFile, KeyError, zipfile.LargeZipFile) as e:
             raise HwgenError(f"{path}: not a readable hwgen program ({e}); "
                              "write programs with Program.save or `hwgen` commands") from None
-        if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
-            raise HwgenError(f"{path}: format {meta.get('format')!r} version {meta.get('version')!r}, "
+        where = f"{path}: program.json"
+        meta = json_fields(parse_json(raw, where), where, PROGRAM_FIELDS, {"meta": dict})
+        if meta["format"] != FORMAT or meta["version"] != FORMAT_VERSION:
+            raise HwgenError(f"{path}: format {meta['format']!r} version {meta['version']!r}, "
                              f"expected {FORMAT!r} version {FORMAT_VERSION}")
-        cfg = VTAConfig(meta["config"], source=str(path))
+        cfg = VTAConfig(meta["config"], source=where)
         if cfg.isa_hash != meta["isa_hash"]:
             raise HwgenError(f"{path}: stored isa_hash {meta['isa_hash']} does not match its configuration "
                              f"({cfg.isa_hash}); the file was edited or corrupted")
-        regions = {r["name"]: Region(**{**r, "shape": tuple(r["shape"])}) for r in meta["regions"]}
-        return cls(cfg, decode_program(cfg, insn_bytes), dram, regions, meta.get("meta", {}))
+        for name, size, unit, member in (("instructions", len(insn_bytes), INSN_BYTES, "instructions.bin"),
+                                         ("dram_bytes", dram.size, 1, "dram.bin")):
+            if meta[name] * unit != size:
+                raise HwgenError(f"{where}: {name} is {meta[name]} but {member} has {size} bytes; the file was "
+                                 "edited or corrupted")
+        regions = {}
+        for k, r in enumerate(meta["regions"]):
+            json_fields(r, f"{where}: regions[{k}]", REGION_FIELDS, {"layout": str, "role": str})
+            regions[r["name"]] = Region(**{**r, "shape": tuple(r["shape"])})
+        try:
+            insns = decode_program(cfg, insn_bytes)
+        except HwgenError as e:
+            raise HwgenError(f"{path}: instructions.bin: {e}") from None
+        return cls(cfg, insns, dram, regions, meta.get("meta", {}))

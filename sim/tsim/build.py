@@ -7,7 +7,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Callable
@@ -17,7 +17,7 @@ from hwgen.vta.bugs import check_bugs
 from hwgen.vta.build import build
 
 from ..verilator import verilator_env, verilator_root
-from .cache import HARNESS, build_dir
+from .cache import HARNESS, LIBRARY, build_dir, entry_lock, problem, publish, work_dir
 
 WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
 
@@ -50,12 +50,27 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
                + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
                + (f"-macros-{tech.name}-{hashlib.sha256(repr(tech).encode()).hexdigest()[:8]}" if tech else ""))
     target = build_dir(cfg, variant)
-    lib = target / "libtsim.so"
-    if lib.exists():
+    lib = target / LIBRARY
+    if target.is_dir() and problem(target) is None:
         return lib
+    with entry_lock(target, waiting=lambda: step("waiting for another process building this configuration")):
+        if target.is_dir():
+            why = problem(target)
+            if why is None:
+                return lib
+            (progress or _warn)(f"the cached build {target} is corrupt ({why}); rebuilding it")
+            shutil.rmtree(target)
+        _build(cfg, work_dir(target), target, step, trace, bugs, waves, tech)
+    return lib
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | None, tech) -> None:
+    """Build in `work` and publish it as `target`; `work` is removed whatever happens."""
     env = verilator_env()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
         step("generating Verilog")
         files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech).files
@@ -73,17 +88,12 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
               f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
               f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
               str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
-              *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / "libtsim.so")], env)
+              *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / LIBRARY)], env)
         shutil.rmtree(work / "obj")
-        ctypes.CDLL(str(work / "libtsim.so"))  # never cache a library that does not load
-        try:
-            work.rename(target)
-        except OSError:  # built concurrently by someone else
-            shutil.rmtree(work, ignore_errors=True)
+        ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
+        publish(work, target)
     finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
-    return lib
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(cmd: list[str], env: dict) -> None:

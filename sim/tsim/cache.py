@@ -2,22 +2,37 @@
 directory per build named CONFIG-BUILDHASH-GENERATOR[-VARIANT]. The generator digest
 covers every source the simulator is made from (the generator, the configuration and
 geometry, the register map, SRAM macro models, the harness and the Verilator
-installation), so a changed generator never uses an old build."""
+installation), so a changed generator never uses an old build.
+
+An entry is built under an exclusive lock of its name (`.locks/NAME.lock`, so
+concurrent first builds of one configuration build once) in a directory
+`build-NAME-*`, and published by renaming that directory once it holds the library and
+`entry.json` (the library's size and SHA-256). Loading verifies the record, so a
+truncated or altered library is reported and rebuilt instead of crashing the
+process; a `build-*` directory whose lock nobody holds was left by an interrupted
+build."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
-import time
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Callable, Iterator
 
 from ..verilator import verilator_root
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
+LIBRARY = "libtsim.so"
+ENTRY = "entry.json"
 _HWGEN = Path(__file__).resolve().parents[2] / "hwgen"
 _BUILD_NAME = re.compile(r"^(?P<config>.+)-(?P<build_hash>[0-9a-f]{16})-(?P<generator>[0-9a-f]{16})(?P<variant>(-.+)?)$")
+_WORK_PREFIX = "build-"
+_LOCKS = ".locks"
 
 
 def cache_dir() -> Path:
@@ -41,35 +56,122 @@ def build_dir(cfg, variant: str) -> Path:
     return cache_dir() / f"{cfg.name}-{cfg.build_hash}-{generator_digest()}{variant}"
 
 
+def _lock_path(name: str) -> Path:
+    return cache_dir() / _LOCKS / f"{name}.lock"
+
+
+@contextmanager
+def entry_lock(entry: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the exclusive lock of cache entry `entry` (across processes); `waiting`
+    is called once if another process holds it. The lock goes with the process, so
+    a killed build never leaves it taken."""
+    path = _lock_path(entry.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def _locked(name: str) -> bool:
+    """Whether some process holds the lock of entry `name` now."""
+    path = _lock_path(name)
+    if not path.exists():
+        return False
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+def work_dir(entry: Path) -> Path:
+    """A fresh directory to build `entry` in (hold its lock); directories left there by
+    interrupted builds of the same entry are removed first."""
+    for stale in entry.parent.glob(f"{_WORK_PREFIX}{entry.name}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    work = entry.parent / f"{_WORK_PREFIX}{entry.name}-{os.getpid()}"
+    work.mkdir(parents=True)
+    return work
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def publish(work: Path, entry: Path) -> None:
+    """Record the library built in `work` and move `work` to `entry` in one rename
+    (hold the entry's lock; `entry` must not exist)."""
+    lib = work / LIBRARY
+    (work / ENTRY).write_text(json.dumps({"library": LIBRARY, "bytes": lib.stat().st_size, "sha256": _sha256(lib)}))
+    work.rename(entry)
+
+
+def problem(entry: Path) -> str | None:
+    """What is wrong with published entry `entry`, or None if its library is the one
+    its record describes."""
+    lib = entry / LIBRARY
+    try:
+        record = json.loads((entry / ENTRY).read_text())
+        size, digest = record["bytes"], record["sha256"]
+    except FileNotFoundError:
+        return "no record of a completed build (entry.json)"
+    except (ValueError, KeyError, TypeError):
+        return "its record (entry.json) is unreadable"
+    if not lib.is_file():
+        return f"{LIBRARY} is missing"
+    if lib.stat().st_size != size:
+        return f"{LIBRARY} has {lib.stat().st_size} bytes, the build recorded {size}"
+    if _sha256(lib) != digest:
+        return f"{LIBRARY} differs from the library the build recorded (SHA-256)"
+    return None
+
+
 def cached_builds() -> list[dict]:
-    """The tsim builds in the cache: path, config name, variant, bytes, and whether
-    they belong to the current generator (builds of other generator versions are
-    never used by this one). Build directories without a name (`build-*`) are
-    builds in progress, or left by an interrupted build when older than an hour."""
+    """The tsim builds in the cache: path, config name, variant, bytes, `state` and
+    whether this generator uses it (`current`). State: "ok"; "stale" (another
+    generator version); "corrupt: WHY" (fails verification; rebuilt when next used);
+    "building" (a build in progress); "interrupted" (a build directory nobody is
+    working in)."""
     root = cache_dir()
     if not root.is_dir():
         return []
     current = generator_digest()
     out = []
     for d in sorted(root.iterdir()):
-        if not d.is_dir():
+        if not d.is_dir() or d.name == _LOCKS:
             continue
-        m = _BUILD_NAME.match(d.name)
         size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
-        if m:
-            variant, usable = m["variant"].lstrip("-"), m["generator"] == current
+        m = _BUILD_NAME.match(d.name)
+        if d.name.startswith(_WORK_PREFIX) or not m:
+            target = d.name[len(_WORK_PREFIX):].rsplit("-", 1)[0]
+            state = "building" if _locked(target) else "interrupted"
+            m = _BUILD_NAME.match(target)
+            variant = m["variant"].lstrip("-") if m else None
         else:
-            building = time.time() - d.stat().st_mtime < 3600
-            variant, usable = ("building" if building else "interrupted"), building
+            variant = m["variant"].lstrip("-")
+            why = None if m["generator"] != current else problem(d)
+            state = "stale" if m["generator"] != current else "ok" if why is None else f"corrupt: {why}"
         out.append({"path": str(d), "config": m["config"] if m else None, "variant": variant, "bytes": size,
-                    "current": usable})
+                    "state": state, "current": state == "ok"})
     return out
 
 
 def prune_cache(everything: bool = False) -> list[dict]:
-    """Remove the cached builds that this generator cannot use and interrupted builds
-    (with `everything`: all builds); returns those removed."""
-    gone = [b for b in cached_builds() if everything or not b["current"]]
+    """Remove the builds this generator cannot use: stale, corrupt and interrupted
+    ones (with `everything`: every build not in progress); returns those removed."""
+    gone = [b for b in cached_builds()
+            if b["state"] != "building" and (everything or b["state"] != "ok")]
     for b in gone:
         shutil.rmtree(b["path"], ignore_errors=True)
     return gone

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from hwgen import ConfigError, VTAConfig, load_config
+from hwgen.errors import HwgenError
 from hwgen.isa import MemType
 
 from tests.conftest import CONFIG_DIR
@@ -109,12 +110,20 @@ def test_upstream_legacy_fields_accepted():
 def test_file_errors(tmp_path):
     p = tmp_path / "c.json"
     p.write_text('{"LOG_BATCH": 0,,}')
-    with pytest.raises(ConfigError, match="not valid JSON .line 1"):
+    with pytest.raises(HwgenError, match="line 1, column 17: not valid JSON"):
         load_config(p)
+    for bad, why in [(b'{"FREQ_MHZ": NaN}', "NaN is not a JSON number"),
+                     (b'{"LOG_BATCH": 0, "LOG_BATCH": 1}', "'LOG_BATCH' appears twice"),
+                     (b'{"HW_VER": "\xff"}', "line 1: not UTF-8 text")]:
+        p.write_bytes(bad)
+        with pytest.raises(HwgenError, match=why):
+            load_config(p)
+    with pytest.raises(HwgenError, match="is a directory"):
+        load_config(tmp_path)
     p.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="JSON object"):
         load_config(p)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="no such file.*shipped one"):
         load_config(tmp_path / "missing.json")
     p.write_text(json.dumps({"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16,
                              "LOG_ACC_BUFF_SIZE": 16}))

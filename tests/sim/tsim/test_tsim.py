@@ -1,5 +1,9 @@
 """tsim specifics: deadlock reports at the cycle limit, the CLI, the cache."""
 import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -10,7 +14,9 @@ from hwgen.isa import assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
 from sim import TsimOptions, run
-from sim.tsim import build_tsim
+from sim.tsim import build as tsim_build
+from sim.tsim import build_tsim, cache
+from sim.tsim.cache import build_dir
 
 SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
                    "LOG_UOP_BUFF_SIZE": 10})
@@ -45,24 +51,104 @@ def test_build_is_cached():
     assert build_tsim(SMALL) != build_tsim(SMALL.replace(AXI_DATA_BITS=128))
 
 
-def test_cache_prune_keeps_the_current_generator(tmp_path, monkeypatch, capsys):
-    import os
+def _entry(root, name, record=True):
+    """A published-looking cache entry with a 10-byte library."""
+    d = root / name
+    d.mkdir(parents=True)
+    (d / cache.LIBRARY).write_bytes(b"x" * 10)
+    if record:
+        cache.publish(d, root / (name + ".tmp"))
+        (root / (name + ".tmp")).rename(d)
 
-    from sim.tsim.cache import cached_builds, generator_digest
+
+def _hold_lock(name: str):
+    """A process holding the cache lock of entry `name` until it is killed."""
+    code = ("import sys, time; from pathlib import Path; from sim.tsim.cache import entry_lock, cache_dir\n"
+            f"with entry_lock(cache_dir() / {name!r}):\n    print('locked', flush=True); time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_cache_states_and_prune(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
     root = tmp_path / "tsim"
-    now = generator_digest()
-    names = {"current": f"1x16x16-aluext-{'a' * 16}-{now}-trace", "stale": f"default-{'b' * 16}-{'0' * 16}",
-             "building": "build-abc", "interrupted": "build-old"}
-    for name in names.values():
-        (root / name).mkdir(parents=True)
-        (root / name / "libtsim.so").write_bytes(b"x" * 10)
-    os.utime(root / names["interrupted"], (0, 0))
-    listed = {b["path"].rsplit("/", 1)[1]: b for b in cached_builds()}
-    assert {n: listed[n]["current"] for n in names.values()} == {
-        names["current"]: True, names["stale"]: False, names["building"]: True, names["interrupted"]: False}
-    assert (listed[names["current"]]["config"], listed[names["current"]]["variant"]) == ("1x16x16-aluext", "trace")
-    assert main(["cache", "--prune", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"cache": str(root), "removed": 2, "freed_bytes": 20, "kept": 2}
-    assert sorted(p.name for p in root.iterdir()) == sorted([names["current"], names["building"]])
-    assert main(["cache", "--clear", "--json"]) == 0 and not any(root.iterdir())
+    now = cache.generator_digest()
+    current, stale = f"1x16x16-aluext-{'a' * 16}-{now}-trace", f"default-{'b' * 16}-{'0' * 16}"
+    unrecorded, truncated = f"1x8x8-{'c' * 16}-{now}", f"2x16x16-{'d' * 16}-{now}"
+    building, interrupted = f"build-1x8x8-{'e' * 16}-{now}-123", f"build-1x8x8-{'f' * 16}-{now}-456"
+    for name in (current, stale, truncated):
+        _entry(root, name)
+    _entry(root, unrecorded, record=False)
+    (root / truncated / cache.LIBRARY).write_bytes(b"x" * 5)
+    for name in (building, interrupted):
+        _entry(root, name, record=False)
+    holder = _hold_lock(f"1x8x8-{'e' * 16}-{now}")
+    try:
+        states = {b["path"].rsplit("/", 1)[1]: b["state"] for b in cache.cached_builds()}
+        assert states == {current: "ok", stale: "stale", building: "building", interrupted: "interrupted",
+                          unrecorded: "corrupt: no record of a completed build (entry.json)",
+                          truncated: "corrupt: libtsim.so has 5 bytes, the build recorded 10"}
+        listed = {b["path"].rsplit("/", 1)[1]: b for b in cache.cached_builds()}
+        assert (listed[current]["config"], listed[current]["variant"]) == ("1x16x16-aluext", "trace")
+        assert main(["cache", "--prune", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == {"cache": str(root), "removed": 4, "freed_bytes": 3 * 10 + 5
+                                                       + 2 * len((root / current / cache.ENTRY).read_bytes()),
+                                                       "kept": 2}
+        assert sorted(p.name for p in root.iterdir() if p.name != ".locks") == sorted([current, building])
+        assert main(["cache", "--clear", "--json"]) == 0
+        assert [p.name for p in root.iterdir() if p.name != ".locks"] == [building]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [b["state"] for b in cache.cached_builds()] == ["interrupted"]
+
+
+def _fake_builds(monkeypatch, tmp_path, seconds=0.0):
+    """Replace the Verilator build by one that takes `seconds` and writes a small
+    library; returns the list of builds made."""
+    made = []
+
+    def fake(cfg, work, target, step, *rest):
+        made.append(target.name)
+        time.sleep(seconds)
+        (work / cache.LIBRARY).write_bytes(b"library of " + target.name.encode())
+        cache.publish(work, target)
+
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
+    monkeypatch.setattr(tsim_build, "_build", fake)
+    return made
+
+
+def test_concurrent_first_builds_build_once(tmp_path, monkeypatch):
+    made = _fake_builds(monkeypatch, tmp_path, seconds=0.5)
+    waits = []
+    with ThreadPoolExecutor(4) as pool:
+        libs = list(pool.map(lambda _: build_tsim(SMALL, progress=waits.append), range(4)))
+    assert len(set(libs)) == 1 and len(made) == 1
+    assert waits.count("waiting for another process building this configuration") == 3
+
+
+def test_corrupt_entry_is_reported_and_rebuilt(tmp_path, monkeypatch, capsys):
+    made = _fake_builds(monkeypatch, tmp_path)
+    lib = build_tsim(SMALL)
+    content = lib.read_bytes()
+    lib.write_bytes(content[:-3])          # a truncated library would crash the process when loaded
+    assert build_tsim(SMALL) == lib and len(made) == 2 and lib.read_bytes() == content
+    assert "is corrupt (libtsim.so has" in capsys.readouterr().err
+    lib.write_bytes(content.replace(b"library", b"LIBRARY"))
+    notes = []
+    build_tsim(SMALL, progress=notes.append)
+    assert len(made) == 3 and any("differs from the library the build recorded" in n for n in notes)
+
+
+def test_interrupted_build_leaves_nothing_usable(tmp_path, monkeypatch):
+    made = _fake_builds(monkeypatch, tmp_path)
+    target = build_dir(SMALL, "")
+    (tmp_path / "tsim").mkdir()
+    left = tmp_path / "tsim" / f"build-{target.name}-99"      # what a killed build leaves
+    left.mkdir()
+    assert [b["state"] for b in cache.cached_builds()] == ["interrupted"]
+    build_tsim(SMALL)
+    assert made == [target.name] and not left.exists()
+    assert [b["state"] for b in cache.cached_builds()] == ["ok"]

@@ -1,0 +1,148 @@
+"""Reading inputs and writing outputs. Inputs are read strictly (UTF-8, JSON without
+NaN or duplicate keys), with errors that name the file and the line. Outputs are never
+half-written: a file or a directory is made under a temporary name next to its
+destination and moved into place only when it is complete, so an error or an
+interrupt leaves the destination as it was."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .errors import HwgenError
+
+
+@contextmanager
+def replacing(path: str | Path) -> Iterator[Path]:
+    """A temporary path in `path`'s directory to write to; renamed over `path` when
+    the block completes, removed if it raises."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class Staging:
+    """The staging directory of an output directory: write into `path`; report paths
+    with `final`, which maps staged paths (in strings, lists and dicts) to where they
+    will be once the outputs are moved into place."""
+
+    def __init__(self, path: Path, out: Path):
+        self.path, self.out = path, out
+
+    def final(self, doc):
+        if isinstance(doc, dict):
+            return {k: self.final(v) for k, v in doc.items()}
+        if isinstance(doc, (list, tuple)):
+            return [self.final(v) for v in doc]
+        if isinstance(doc, (str, Path)) and str(doc).startswith(str(self.path)):
+            moved = str(self.out) + str(doc)[len(str(self.path)):]
+            return Path(moved) if isinstance(doc, Path) else moved
+        return doc
+
+
+@contextmanager
+def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Staging]:
+    """Build the contents of output directory `out` in a hidden sibling directory.
+    When the block completes they are moved into `out` (created if missing; files of
+    the same names replaced); a file that would replace one of `inputs` is refused
+    (HwgenError) and nothing is moved. If the block raises, nothing of it remains."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        yield Staging(stage, out)
+        files = sorted(p.relative_to(stage) for p in stage.rglob("*") if not p.is_dir())
+        protected = {Path(p).resolve() for p in inputs}
+        for rel in files:
+            if (out / rel).resolve() in protected:
+                raise HwgenError(f"-o {out}: writing {rel} there would overwrite the input {out / rel}; "
+                                 "choose another output directory")
+        if not out.exists():
+            stage.rename(out)
+            return
+        for rel in files:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / rel, out / rel)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The UTF-8 text of `what` file `path`; an unreadable or non-UTF-8 file is an
+    error naming it."""
+    path = Path(path)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except IsADirectoryError:
+        raise HwgenError(f"{what} {path}: is a directory; give a file") from None
+    except OSError as e:
+        raise HwgenError(f"{what} {path}: cannot read the file ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise HwgenError(f"{what} {path}: line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); "
+                         "save the file as UTF-8") from None
+
+
+def parse_json(text: str | bytes, where: str):
+    """The JSON value of `text`, strictly: NaN and Infinity (which are not JSON) and
+    duplicate object keys are errors; every error names `where` and the line."""
+    def constant(name):
+        raise ValueError(f"{name} is not a JSON number; write a finite number")
+
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise ValueError(f"the key {dup!r} appears twice in one object; keep one")
+        return dict(pairs)
+    try:
+        return json.loads(text, parse_constant=constant, object_pairs_hook=unique)
+    except json.JSONDecodeError as e:
+        raise HwgenError(f"{where}: line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError:
+        raise HwgenError(f"{where}: not UTF-8 text; save the file as UTF-8") from None
+    except ValueError as e:
+        raise HwgenError(f"{where}: {e}") from None
+
+
+def read_json(path: str | Path, what: str):
+    """The JSON value of `what` file `path` (read_text, then parse_json)."""
+    return parse_json(read_text(path, what), f"{what} {path}")
+
+
+_JSON_TYPE = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+              dict: "an object"}
+
+
+def json_fields(doc, where: str, required: dict[str, type], optional: dict[str, type] | None = None) -> dict:
+    """Check that `doc` is a JSON object with every `required` field and no fields
+    but those and the `optional` ones, each of its type (int excludes booleans; float
+    accepts integers). Errors name `where` and the field. Returns `doc`."""
+    optional = optional or {}
+    if not isinstance(doc, dict):
+        raise HwgenError(f"{where}: expected a JSON object, found {type(doc).__name__}")
+    for name in doc:
+        if name not in required and name not in optional:
+            raise HwgenError(f"{where}: unknown field {name!r} (known: {', '.join([*required, *optional])})")
+    for name, kind in {**required, **optional}.items():
+        if name not in doc:
+            if name in required:
+                raise HwgenError(f"{where}: missing field {name!r}")
+            continue
+        value = doc[name]
+        ok = (isinstance(value, (int, float)) if kind is float else isinstance(value, kind)) \
+            and not (isinstance(value, bool) and kind is not bool)
+        if not ok:
+            raise HwgenError(f"{where}: field {name!r} must be {_JSON_TYPE[kind]}, found {json.dumps(value)[:60]}")
+    return doc

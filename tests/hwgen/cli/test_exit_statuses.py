@@ -1,0 +1,104 @@
+"""Exit statuses of the command line (0 success, 1 a failed check, 2 bad input, 3 an
+internal error, 130 interrupted), interrupts of long simulations, and outputs that
+are complete or absent, never half-written."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hwgen.cli.config as config_cmd
+from hwgen import VTAConfig
+from hwgen.cli import main
+from hwgen.compiler.ir import Conv2d, Network
+from hwgen.isa import assemble
+from hwgen.program import Program
+from hwgen.program import reference as ref
+from sim.tsim import build_tsim
+
+SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
+                   "LOG_UOP_BUFF_SIZE": 10})
+
+
+def test_internal_error_is_status_3_with_the_traceback_in_a_file(monkeypatch, capsys):
+    def broken(name):
+        return 1 / 0
+    monkeypatch.setattr(config_cmd, "load_config", broken)
+    assert main(["config", "show", "default"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("internal error: ZeroDivisionError: division by zero")
+    report = Path(err.split("the traceback is in ")[1].split(";")[0])
+    text = report.read_text()
+    assert "command: hwgen config show default" in text and "Traceback" in text and "1 / 0" in text
+    report.unlink()
+
+
+def test_bad_input_is_status_2_without_traceback(tmp_path, capsys):
+    bad = tmp_path / "cfg.json"
+    bad.write_bytes(b'{"LOG_BLOCK": 4, "HW_VER": "\xff"}')
+    assert main(["config", "show", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and str(bad) in err
+
+
+def _long_program(path: Path) -> Path:
+    """A program that runs for minutes on tsim: one GEMM of 16383 x 16383 micro-ops."""
+    text = """
+    LOAD memory_type=UOP sram_base=0 dram_base=0 y_size=1 x_size=1 x_stride=1
+    GEMM uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383
+    FINISH
+    """
+    return Program(SMALL, assemble(SMALL, text), np.zeros(4096, dtype=np.uint8)).save(path)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_tsim_run_stops_promptly_when_interrupted(tmp_path, sig):
+    build_tsim(SMALL)                      # the run starts simulating at once
+    prog = _long_program(tmp_path / "long.vtaprog")
+    proc = subprocess.Popen([sys.executable, "-m", "hwgen.cli", "run", str(prog), "--target", "tsim",
+                             "-o", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[3])
+    time.sleep(4)
+    assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    waited = time.monotonic() - sent
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    # the harness returns to Python every 2^18 cycles, well under a second
+    print(f"stopped {waited:.2f} s after the signal")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.vtaprog"]
+
+
+def test_outputs_are_replaced_whole(tmp_path, capsys):
+    prog = ref.relu(SMALL, tiles=4).save(tmp_path / "relu.vtaprog")
+    out = tmp_path / "out"
+    assert main(["run", str(prog), "-o", str(out)]) == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(first) == {"out.npy", "result.json"}
+    assert main(["run", str(prog), "-o", str(out), "--trace", "all"]) == 0
+    assert {p.name for p in out.iterdir()} == {"out.npy", "result.json", "trace.jsonl"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_no_command_overwrites_its_input(tmp_path, capsys):
+    src = tmp_path / "p.s"
+    src.write_text("FINISH\n")
+    assert main(["asm", str(src), "--config", "default", "-o", str(src)]) == 2
+    assert src.read_text() == "FINISH\n"
+    rng = np.random.default_rng(0)
+    net = Network("one", "data", (1, 16, 8, 8))
+    net.layers.append(Conv2d("c", ("data",), weight=rng.integers(-8, 8, (16, 16, 3, 3), dtype=np.int8),
+                             bias=np.zeros(16, np.int32), stride=1, pad=1, shift=4))
+    net.save(tmp_path / "model")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()}
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config", "default",
+                 "-o", str(tmp_path / "model")]) == 2
+    assert "would overwrite the input" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []

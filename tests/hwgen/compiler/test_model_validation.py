@@ -1,0 +1,91 @@
+"""Model files and layers are validated before compiling: every bad attribute, array
+or graph is an error that names the layer (or file) and the rule."""
+import json
+
+import numpy as np
+import pytest
+
+from hwgen.cli import main
+from hwgen.compiler.ir import Network
+from hwgen.errors import HwgenError
+
+
+def _model(tmp_path, layer_json=None, arrays=None, doc=None):
+    """A one-convolution model with `layer_json` merged into its layer and `arrays`
+    into its weights."""
+    rng = np.random.default_rng(0)
+    layer = {"name": "c", "kind": "conv2d", "inputs": ["data"], "stride": 1, "pad": 1, "shift": 4, "clip": [-128, 127]}
+    layer.update(layer_json or {})
+    doc = doc or {"name": "one", "input": {"name": "data", "shape": [1, 16, 8, 8]}, "layers": [layer]}
+    weights = {"c.weight": rng.integers(-8, 8, (16, 16, 3, 3), dtype=np.int8), "c.bias": np.zeros(16, np.int32)}
+    weights.update(arrays or {})
+    (tmp_path / "model.json").write_text(json.dumps(doc))
+    np.savez(tmp_path / "weights.npz", **{k: v for k, v in weights.items() if v is not None})
+    return tmp_path / "model.json"
+
+
+BAD_LAYERS = [
+    ({"shift": 40}, "shift = 40; it must be an integer, 0..31"),
+    ({"shift": -1}, "shift = -1"),
+    ({"shift": 2.5}, "shift = 2.5"),
+    ({"shift": True}, "shift = True"),
+    ({"stride": 0}, "stride = 0; it must be an integer, at least 1"),
+    ({"pad": -1}, "pad = -1; it must be an integer, at least 0"),
+    ({"pad": 0, "stride": 1}, None),
+    ({"clip": [0, 200]}, "clip"),
+    ({"clip": [5, 1]}, "clip"),
+    ({"clip": 7}, "clip"),
+    ({"inputs": ["data", "data"]}, "reads 1 tensor"),
+    ({"inputs": ["nowhere"]}, "input 'nowhere' is not produced"),
+    ({"kind": "softmax"}, "unknown kind 'softmax'"),
+    ({"groups": 2}, "has no attribute 'groups'"),
+]
+
+
+@pytest.mark.parametrize("layer,message", BAD_LAYERS, ids=[json.dumps(b[0]) for b in BAD_LAYERS])
+def test_bad_layer_attributes(tmp_path, layer, message):
+    path = _model(tmp_path, layer)
+    if message is None:
+        Network.load(path)
+        return
+    with pytest.raises(HwgenError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        Network.load(path)
+
+
+BAD_ARRAYS = [
+    ({"c.weight": np.ones((16, 16, 3, 3), np.float32)}, "weight has dtype float32; it must be int8"),
+    ({"c.weight": np.full((16, 16, 3, 3), 300, np.int16)}, "weight has dtype int16; it must be int8"),
+    ({"c.weight": np.ones((16, 16, 3), np.int8)}, r"weight has shape \(16, 16, 3\)"),
+    ({"c.weight": np.ones((16, 8, 3, 3), np.int8)}, "weights have 8 input channels, its input has 16"),
+    ({"c.bias": np.zeros(15, np.int32)}, r"bias has shape \(15,\)"),
+    ({"c.bias": np.zeros(16, np.int64)}, "bias has dtype int64; it must be int32"),
+    ({"c.bias": None}, "no bias"),
+    ({"x.weight": np.zeros(3, np.int8)}, "array 'x.weight' belongs to no layer"),
+]
+
+
+@pytest.mark.parametrize("arrays,message", BAD_ARRAYS, ids=[str(k) for k in range(len(BAD_ARRAYS))])
+def test_bad_weights(tmp_path, arrays, message):
+    with pytest.raises(HwgenError, match=message):
+        Network.load(_model(tmp_path, arrays=arrays))
+
+
+def test_bad_graphs(tmp_path):
+    base = {"name": "one", "input": {"name": "data", "shape": [1, 16, 8, 8]}}
+    for doc, message in [({**base, "layers": []}, "no layers"),
+                         ({**base, "input": {"name": "data", "shape": [1, 16, 8]}, "layers": []}, "input shape"),
+                         ({"name": "one", "layers": []}, "missing field 'input'"),
+                         ({**base, "layers": [{"kind": "conv2d"}]}, r"layers\[0\] needs at least name"),
+                         ({**base, "layers": [{"name": "c", "kind": "max_pool", "inputs": ["data"], "kernel": 11}]},
+                          "window is larger than the padded input")]:
+        path = _model(tmp_path, doc=doc, arrays={"c.weight": None, "c.bias": None})
+        with pytest.raises(HwgenError, match=message):
+            Network.load(path)
+
+
+def test_compile_rejects_before_any_work(tmp_path, capsys):
+    path = _model(tmp_path, {"shift": 40})
+    assert main(["compile", "--model", str(path), "--config", "default", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "layer c: shift = 40" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,72 @@
+"""Strict reading and whole-or-nothing writing (hwgen/files.py)."""
+import pytest
+
+from hwgen.errors import HwgenError
+from hwgen.files import json_fields, parse_json, read_text, replacing, staged
+
+
+def test_replacing_leaves_the_old_file_when_interrupted(tmp_path):
+    path = tmp_path / "out.bin"
+    path.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        with replacing(path) as tmp:
+            tmp.write_bytes(b"half")
+            raise KeyboardInterrupt
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+    with replacing(path) as tmp:
+        tmp.write_bytes(b"new")
+    assert path.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_staged_directory(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        with staged(out) as st:
+            (st.path / "a").write_text("1")
+            raise RuntimeError
+    assert list(tmp_path.iterdir()) == []
+    with staged(out) as st:
+        (st.path / "sub").mkdir()
+        (st.path / "sub" / "a").write_text("1")
+        assert st.final({"files": [str(st.path / "sub" / "a"), "other"]}) == {"files": [str(out / "sub" / "a"), "other"]}
+    assert (out / "sub" / "a").read_text() == "1"
+    (out / "keep").write_text("k")
+    with staged(out) as st:
+        (st.path / "sub").mkdir()
+        (st.path / "sub" / "a").write_text("2")
+    assert (out / "sub" / "a").read_text() == "2" and (out / "keep").read_text() == "k"
+    with pytest.raises(HwgenError, match="would overwrite the input"):
+        with staged(out, inputs=[out / "keep"]) as st:
+            (st.path / "keep").write_text("x")
+            (st.path / "other").write_text("x")
+    assert (out / "keep").read_text() == "k" and not (out / "other").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ('{"a": NaN}', "NaN is not a JSON number"),
+    ('{"a": Infinity}', "Infinity is not a JSON number"),
+    ('{"a": 1, "a": 2}', "the key 'a' appears twice"),
+    ('{"a": 1,\n "b": }', "line 2, column 7: not valid JSON"),
+])
+def test_strict_json(text, message):
+    with pytest.raises(HwgenError, match=f"where: {message}"):
+        parse_json(text, "where")
+
+
+def test_read_text_names_the_line_of_a_bad_byte(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(b"ok\nok\n\xfe")
+    with pytest.raises(HwgenError, match="line 3: not UTF-8 text .byte 0xfe."):
+        read_text(p, "thing")
+
+
+def test_json_fields():
+    spec = {"n": int, "x": float, "s": str}
+    assert json_fields({"n": 1, "x": 2, "s": ""}, "w", spec)
+    for doc, message in [([], "expected a JSON object"), ({"n": 1, "x": 2}, "missing field 's'"),
+                         ({"n": True, "x": 2, "s": ""}, "'n' must be an integer, found true"),
+                         ({"n": 1, "x": "2", "s": ""}, "'x' must be a number"),
+                         ({"n": 1, "x": 2, "s": "", "t": 0}, "unknown field 't'")]:
+        with pytest.raises(HwgenError, match=message):
+            json_fields(doc, "w", spec)
