@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -117,8 +118,8 @@ class VTAConfig:
         if spec.lo is not None and value < spec.lo or spec.hi is not None and value > spec.hi:
             raise ConfigError(name, value, f"must be between {spec.lo} and {spec.hi}",
                               f"choose a value in [{spec.lo}, {spec.hi}]")
-        if name == "FREQ_MHZ" and value <= 0:
-            raise ConfigError(name, value, "must be positive", "give the clock target in MHz, e.g. 100")
+        if name == "FREQ_MHZ" and not (math.isfinite(value) and value > 0):
+            raise ConfigError(name, value, "must be a positive, finite number", "give the clock target in MHz, e.g. 100")
 
     def _derive(self) -> None:
         self.batch = 1 << self.LOG_BATCH
@@ -140,11 +141,11 @@ class VTAConfig:
         for buf in _BUFFERS:
             field = f"LOG_{buf}_BUFF_SIZE"
             d = getattr(self, field) + 3 - log_elem[buf]
-            if d < 0:
+            if d < 1:
                 raise ConfigError(field, getattr(self, field),
-                                  f"buffer too small for one element: a {buf} element is {1 << log_elem[buf]} bits "
-                                  f"({1 << max(log_elem[buf] - 3, 0)} bytes)",
-                                  f"set {field} to at least {log_elem[buf] - 3}")
+                                  f"the {buf} buffer must hold at least two elements (its index fields need a bit); "
+                                  f"a {buf} element is {1 << log_elem[buf]} bits ({1 << max(log_elem[buf] - 3, 0)} "
+                                  "bytes)", f"set {field} to at least {log_elem[buf] - 2}")
             if d > L.MEMOP_SRAM_BITS:
                 raise ConfigError(field, getattr(self, field),
                                   f"the {buf} buffer would be {1 << d} elements deep, but sram_base is "

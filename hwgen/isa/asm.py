@@ -31,6 +31,8 @@ def parse_line(cfg, text: str, line: int = 1, source: str = "<asm>") -> Instruct
             raise AsmError(line, f"expected field=value, got {tok!r}", source)
         if name in fields:
             raise AsmError(line, f"field {name} given twice", source)
+        if name == "opcode":
+            raise AsmError(line, f"the opcode is the line's first word ({head}), not a field; remove {tok}", source)
         enum = _SYMBOLS.get(name)
         try:
             if enum is not None and value.upper() in enum.__members__:

@@ -73,7 +73,10 @@ BAD = [
     ({"LOG_ACC_WIDTH": 4}, "LOG_ACC_WIDTH", ["not allowed"]),
     ({"LOG_UOP_WIDTH": 4}, "LOG_UOP_WIDTH", ["not allowed", "[5, 6]"]),
     ({"TARGET": "pynq"}, "TARGET", ["no board", '"sim"']),
-    ({"LOG_WGT_BUFF_SIZE": 7}, "LOG_WGT_BUFF_SIZE", ["too small for one element", "at least 8"]),
+    ({"LOG_WGT_BUFF_SIZE": 7}, "LOG_WGT_BUFF_SIZE", ["at least two elements", "at least 9"]),
+    ({"LOG_WGT_BUFF_SIZE": 8}, "LOG_WGT_BUFF_SIZE", ["at least two elements", "at least 9"]),
+    ({"LOG_UOP_BUFF_SIZE": 2}, "LOG_UOP_BUFF_SIZE", ["at least two elements", "at least 3"]),
+    ({"LOG_INP_BUFF_SIZE": 4}, "LOG_INP_BUFF_SIZE", ["at least two elements", "at least 5"]),
     ({"LOG_INP_BUFF_SIZE": 22}, "LOG_INP_BUFF_SIZE", ["sram_base", "at most"]),
     # ACC and INP 4096 deep (12 bits), factor fields 11 bits: GEMM fits, the micro-op does not
     ({"LOG_ACC_BUFF_SIZE": 18, "LOG_INP_BUFF_SIZE": 16, "LOG_ACC_FACTOR_RESTRICT": 1,
@@ -88,6 +91,9 @@ BAD = [
     ({"LOG_OUT_WIDTH": 4}, "LOG_OUT_WIDTH", ["input width"]),
     ({"LOG_OUT_BUFF_SIZE": 17}, "LOG_OUT_BUFF_SIZE", ["set it to 15"]),
     ({"FREQ_MHZ": -5}, "FREQ_MHZ", ["positive"]),
+    ({"FREQ_MHZ": 0}, "FREQ_MHZ", ["positive"]),
+    ({"FREQ_MHZ": float("nan")}, "FREQ_MHZ", ["finite"]),
+    ({"FREQ_MHZ": float("inf")}, "FREQ_MHZ", ["finite"]),
 ]
 
 
@@ -128,3 +134,20 @@ def test_file_errors(tmp_path):
     p.write_text(json.dumps({"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16,
                              "LOG_ACC_BUFF_SIZE": 16}))
     assert load_config(p).source == str(p)
+
+
+@pytest.mark.parametrize("buf,elem_log_bytes", [("UOP", 2), ("INP", 4), ("WGT", 8), ("ACC", 6)])
+def test_buffer_size_bounds_are_exact(buf, elem_log_bytes):
+    """The smallest and largest accepted sizes of each buffer (default element
+    sizes): two elements, and 2^16 elements (what sram_base reaches); one more or
+    less is rejected."""
+    field = f"LOG_{buf}_BUFF_SIZE"
+    extra = {"LOG_UOP_WIDTH": 6} if buf != "UOP" else {}   # wide buffers need 64-bit micro-ops
+    restrict = {f"LOG_{b}_FACTOR_RESTRICT": 8 for b in ("INP", "WGT", "ACC")}
+    assert VTAConfig({field: elem_log_bytes + 1}).depth[MemType[buf]] == 2
+    with pytest.raises(ConfigError, match="at least two elements"):
+        VTAConfig({field: elem_log_bytes})
+    if buf != "UOP":
+        assert VTAConfig({field: elem_log_bytes + 16, **extra, **restrict}).depth[MemType[buf]] == 2 ** 16
+    with pytest.raises(ConfigError, match="sram_base is 16 bits"):
+        VTAConfig({field: elem_log_bytes + 17, **extra, **restrict})

@@ -141,6 +141,10 @@ def test_assembly_syntax():
     ("LOAD sram_base=1 sram_base=2", ["prog.s:2:", "given twice"]),
     ("ALU alu_opcode=MOV", ["prog.s:2:", "ALU_EXT"]),
     ("LOAD is_pad_min_value=1", ["prog.s:2:", "no field 'is_pad_min_value'"]),
+    ("LOAD opcode=1", ["prog.s:2:", "the opcode is the line's first word (LOAD)", "remove opcode=1"]),
+    ("LOAD y_size=-1", ["prog.s:2:", "y_size=-1"]),
+    ("LOAD y_size=0x1_0000", ["prog.s:2:", "y_size=65536"]),
+    ("LOAD y_size=08", ["prog.s:2:", "y_size='08' is not a valid value"]),
 ])
 def test_assembly_errors_name_the_line(text, words):
     with pytest.raises(AsmError) as e:
