@@ -1,7 +1,18 @@
+import os
+
 import pytest
+from hypothesis import settings
 
 from hwgen import load_config
 from hwgen.config import CONFIGS
+
+# Property tests draw the same examples on every run of the default suite, so a
+# failure in CI reproduces; ci/properties.sh runs them with fresh random draws and
+# twenty times as many examples (HWGEN_HYPOTHESIS=random; see
+# tests.support.strategies.examples).
+settings.register_profile("default", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("random", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HWGEN_HYPOTHESIS", "default"))
 
 CONFIG_DIR = CONFIGS
 # The configurations every reference behaviour is checked on.

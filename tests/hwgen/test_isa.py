@@ -7,7 +7,7 @@ from hwgen import AsmError, EncodingError, VTAConfig
 from hwgen.isa import (AluOp, Instruction, MemType, Opcode, assemble, decode, decode_program, decode_uops,
                        disassemble, encode, encode_program, encode_uops)
 
-from tests.support.strategies import configs, instructions
+from tests.support.strategies import configs, examples, instructions
 
 # Default positions, transcribed from docs/isa.md: field -> (msb, lsb).
 HEAD = {"opcode": (2, 0), "pop_prev": (3, 3), "pop_next": (4, 4), "push_prev": (5, 5), "push_next": (6, 6)}
@@ -78,7 +78,7 @@ def test_finish_and_little_endian():
     assert b == bytes([3 | 1 << 4]) + bytes(15)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.data())
 def test_encode_decode_round_trip(data):
     cfg = data.draw(configs())
@@ -88,7 +88,7 @@ def test_encode_decode_round_trip(data):
     assert decode_program(cfg, blob) == insns
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.data())
 def test_asm_disasm_round_trip(data):
     cfg = data.draw(configs())
@@ -98,7 +98,7 @@ def test_asm_disasm_round_trip(data):
     assert encode_program(cfg, assemble(cfg, text)) == blob
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.data())
 def test_uop_round_trip(data):
     cfg = data.draw(configs())

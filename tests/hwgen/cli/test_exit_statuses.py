@@ -1,7 +1,6 @@
 """Exit statuses of the command line (0 success, 1 a failed check, 2 bad input, 3 an
 internal error, 130 interrupted), interrupts of long simulations, and outputs that
 are complete or absent, never half-written."""
-import os
 import signal
 import subprocess
 import sys

@@ -8,9 +8,10 @@ from hwgen.isa import MemType
 
 from tests.support.hw_bench import run_unit
 from tests.support.spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
+from tests.support.strategies import examples
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(loop_cases())
 def test_unit_matches_spec(case):
     cfg, seed, dst, src, wgt, insn = case

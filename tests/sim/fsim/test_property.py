@@ -6,9 +6,10 @@ from hypothesis import given, settings
 from sim.fsim import FSim
 
 from tests.support.spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
+from tests.support.strategies import examples
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(loop_cases())
 def test_vectorised_matches_literal_loops(case):
     cfg, seed, dst, src, wgt, insn = case
