@@ -149,9 +149,14 @@ def capacity(cfg) -> dict[str, int]:
             "uops": d[MemType.UOP] // 8}
 
 
+def within(f: Footprint, cap: dict[str, int]) -> bool:
+    """Whether footprint `f` fits capacity `cap` (the one test the search and the
+    lowering share)."""
+    return f.inp <= cap["inp"] and f.wgt <= cap["wgt"] and f.acc <= cap["acc"] and f.uops <= cap["uops"]
+
+
 def fits(cfg, s: ConvShape, t: Tiling) -> bool:
-    f, c = footprint(s, t), capacity(cfg)
-    return f.inp <= c["inp"] and f.wgt <= c["wgt"] and f.acc <= c["acc"] and f.uops <= c["uops"]
+    return within(footprint(s, t), capacity(cfg))
 
 
 @lru_cache(maxsize=4096)
@@ -263,8 +268,7 @@ def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: flo
                 for tci in tcis:
                     for tco in tcos:          # footprints grow with tco
                         t = Tiling(th, tw, tco, tci, oc_n, h_n, reuse)
-                        f = footprint(s, t)
-                        if f.inp > cap["inp"] or f.acc > cap["acc"] or f.uops > cap["uops"] or f.wgt > cap["wgt"]:
+                        if not within(footprint(s, t), cap):
                             break
                         b = dram_bytes(cfg, s, t)
                         scored.append((load_bytes(cfg, s, t, b), predicted_cycles(cfg, s, t, b), t))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ...errors import HwgenError
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
-from ..tiling import ConvShape, Tiling, groups, in_range, tiles
+from ..tiling import ConvShape, Tiling, fits, footprint, groups, in_range, tiles
 from .kernels import affine_kernel, check_kernel_fits
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
@@ -130,14 +130,13 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
     n_tiles = t.oc_n * t.h_n
-    slot = n_tiles * tile_size * (2 if s.residual else 1) + t.oc_n * t.tco
     if (residual is not None) != s.residual:
         raise HwgenError(f"{name}: the shape's residual flag and the residual operand disagree")
-    inp_half = t.tci * ((t.th - 1) * s.sh + s.kh) * ((t.tw - 1) * s.sw + s.kw)
-    wgt_half = t.tco * t.tci * kk
-    d = cfg.depth
-    if 2 * inp_half > d[MemType.INP] or 2 * wgt_half > d[MemType.WGT] or 2 * slot > d[MemType.ACC]:
+    if not fits(cfg, s, t):
         raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
+    # each buffer is used as two halves (chunks, ACC group slots) of the footprint's size
+    f = footprint(s, t)
+    inp_half, wgt_half, slot = f.inp, f.wgt, f.acc
     p = Pipeline(b)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)

@@ -1,16 +1,22 @@
 """conv2d lowering on fsim, bit for bit against the numpy reference, and the tiling
 search's byte predictions against the bytes the programs really move."""
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hwgen import HwgenError, load_config
+from hwgen import HwgenError, VTAConfig, load_config
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
-from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, fallback, fits, load_bytes, search
+from hwgen.compiler.tiling import (ConvShape, Tiling, capacity, dram_bytes, fallback, fits, footprint,
+                                   load_bytes, search)
 from sim import run
 
 from tests.conftest import CONFIG_DIR
+from tests.support.strategies import examples
 
 CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32", "1x32x32"]
 
@@ -97,3 +103,66 @@ def test_errors_name_the_layer():
     with pytest.raises(HwgenError, match="conv8: tiling .* does not fit"):
         conv2d_program(small, np.zeros((1, 16, 9, 9), np.int8), np.zeros((16, 16, 3, 3), np.int8),
                        np.zeros(16, np.int32), tiling=Tiling(7, 7, 2, 1), name="conv8")
+
+
+TINY = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 7, "LOG_WGT_BUFF_SIZE": 8, "LOG_ACC_BUFF_SIZE": 8,
+                  "LOG_UOP_BUFF_SIZE": 8})   # 32 INP, 16 WGT, 16 ACC entries, 64 micro-ops: capacity binds
+
+
+@settings(max_examples=examples(60))
+@given(data=st.data())
+def test_capacity_check_and_lowering_agree(data):
+    """Any tiling the capacity check accepts lowers to a program that stays inside
+    every scratchpad (the static checker) and computes the reference; any it rejects,
+    the lowering rejects."""
+    k = data.draw(st.sampled_from([1, 3]))
+    stride, pad = data.draw(st.integers(1, 2)), data.draw(st.integers(0, k // 2))
+    c_in, c_out = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12))
+    h, w = data.draw(st.integers(k, 7)), data.draw(st.integers(k, 7))
+    s = ConvShape.of(TINY, 1, c_in, c_out, h, w, k, k, (stride, stride), (pad, pad))
+    oc_n, h_n = data.draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
+    t = Tiling(data.draw(st.integers(1, s.oh)), data.draw(st.integers(1, s.ow)), data.draw(st.integers(1, s.cob)),
+               data.draw(st.integers(1, s.cib)), oc_n, h_n, reuse=data.draw(st.booleans()))
+    if not fits(TINY, s, t):
+        with pytest.raises(HwgenError, match="does not fit"):
+            conv2d_program(TINY, np.zeros((1, c_in, h, w), np.int8), np.zeros((c_out, c_in, k, k), np.int8),
+                           np.zeros(c_out, np.int32), stride, pad, 0, sem.INT8, t)
+        return
+    check(TINY, 1, c_in, c_out, h, w, k, stride, pad, tiling=t)
+
+
+def _binding(resource: str, log_size: int) -> VTAConfig:
+    """1x4x4 with every buffer large except `resource`'s, of 2^log_size bytes."""
+    sizes = {"inp": 12, "wgt": 12, "acc": 12, "uops": 12, resource: log_size}
+    return VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": sizes["inp"], "LOG_WGT_BUFF_SIZE": sizes["wgt"],
+                      "LOG_ACC_BUFF_SIZE": sizes["acc"], "LOG_UOP_BUFF_SIZE": sizes["uops"]})
+
+
+# (resource, log2 bytes of its buffer, its capacity by hand: half of INP (4-byte
+# entries), WGT and ACC (16-byte entries), an eighth of the micro-ops (4 bytes))
+BINDING = [("inp", 6, 8), ("wgt", 8, 8), ("acc", 8, 8), ("uops", 8, 8)]
+
+
+@pytest.mark.parametrize("resource,log_size,cap", BINDING, ids=[b[0] for b in BINDING])
+def test_capacity_bounds_are_exact(resource, log_size, cap):
+    """A tiling whose footprint in one scratchpad is exactly its capacity fits and
+    computes the reference; one a single entry over it does not fit."""
+    cfg = _binding(resource, log_size)
+    assert capacity(cfg)[resource] == cap
+    found: dict = {}
+    for k, stride, c_in, c_out, h in itertools.product([1, 3], [1, 2], [4, 8, 16], [4, 8, 16], [4, 7]):
+        s = ConvShape.of(cfg, 1, c_in, c_out, h, h, k, k, (stride, stride), (k // 2, k // 2))
+        for th, tw, tco, tci in itertools.product(*(range(1, n + 1) for n in (s.oh, s.ow, s.cob, s.cib))):
+            t = Tiling(th, tw, tco, tci)
+            f, caps = footprint(s, t), capacity(cfg)
+            over = getattr(f, resource) - cap
+            others = all(getattr(f, r) <= caps[r] for r in caps if r != resource)
+            if over in (0, 1) and others and over not in found:
+                found[over] = (k, stride, c_in, c_out, h, t, s)
+        if len(found) == 2:
+            break
+    assert set(found) == {0, 1}
+    for over, (k, stride, c_in, c_out, h, t, s) in sorted(found.items()):
+        assert fits(cfg, s, t) == (over == 0), (over, t)
+        if over == 0:
+            check(cfg, 1, c_in, c_out, h, h, k, stride, k // 2, tiling=t)
