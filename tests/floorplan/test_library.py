@@ -1,6 +1,7 @@
 """The floorplan library: orientations, composition, every check (each with a
 floorplan that violates it), macro mapping against hand-computed cases, and the
 DEF/Tcl/SVG output of a known small design."""
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -72,6 +73,19 @@ def test_overlap_and_spacing():
         top.add(Macro("b", M), 81, 0)        # 1 um apart, the tech needs 2
     v = check(plan(close), TECH)
     assert [x.kind for x in v] == ["spacing"] and "1 um apart" in v[0].message
+    # abutting macros (a shared edge, or only a shared corner) do not overlap: their
+    # interiors are disjoint; they break the spacing rule, 0 um apart
+    for bx, by in [(80, 0), (0, 60), (80, 60), (80, -60)]:
+        def touching(top, bx=bx, by=by):
+            top.add(Macro("a", M), 0, 60)
+            top.add(Macro("b", M), bx, 60 + by)
+        v = check(plan(touching), TECH)
+        assert [x.kind for x in v] == ["spacing"] and "0 um apart" in v[0].message, (bx, by)
+    # the smallest overlap, one unit of the database grid (1 nm), is one
+    def barely(top):
+        top.add(Macro("a", M), 0, 0)
+        top.add(Macro("b", M), 79.999, 59.999)
+    assert kinds(plan(barely)) == ["overlap"]
     # diagonal neighbours 1 um apart in x but 10 um in y are fine
     def diagonal(top):
         top.add(Macro("a", M), 0, 0)
@@ -126,30 +140,44 @@ def small_design():
     return plan(build, "chip")
 
 
+def _read_def(text: str) -> dict:
+    """The header, COMPONENTS, REGIONS and GROUPS of a DEF file; section counts checked."""
+    out: dict = {"components": [], "regions": [], "groups": []}
+    out["design"] = re.search(r"^DESIGN (\S+) ;$", text, re.M)[1]
+    out["units"] = int(re.search(r"^UNITS DISTANCE MICRONS (\d+) ;$", text, re.M)[1])
+    die = re.search(r"^DIEAREA \( (\d+) (\d+) \) \( (\d+) (\d+) \) ;$", text, re.M)
+    out["diearea"] = [(int(die[1]), int(die[2])), (int(die[3]), int(die[4]))]
+    for section, pattern, key in [
+            ("COMPONENTS", r"^- (\S+) (\S+) \+ PLACED \( (-?\d+) (-?\d+) \) (\S+) ;$", "components"),
+            ("REGIONS", r"^- (\S+) \( (\d+) (\d+) \) \( (\d+) (\d+) \) \+ TYPE (\S+) ;$", "regions"),
+            ("GROUPS", r"^- (\S+) (\S+) \+ REGION (\S+) ;$", "groups")]:
+        body = re.search(rf"^{section} (\d+) ;\n(.*?)^END {section}$", text, re.M | re.S)
+        rows = [re.match(pattern, line) for line in body[2].splitlines()]
+        assert all(rows) and len(rows) == int(body[1]), section
+        for m in rows:
+            g = m.groups()
+            if key == "components":
+                out[key].append((g[0], g[1], int(g[2]), int(g[3]), g[4]))
+            elif key == "regions":
+                out[key].append((g[0], (int(g[1]), int(g[2])), (int(g[3]), int(g[4])), g[5]))
+            else:
+                out[key].append(g)
+    assert text.rstrip().endswith("END DESIGN")
+    return out
+
+
 def test_def_and_tcl_of_a_known_design():
     impl = small_design()     # 1024 x 128 -> sram_1024x64, 1 row x 2 columns
-    assert to_def(impl) == """VERSION 5.8 ;
-DIVIDERCHAR "/" ;
-BUSBITCHARS "[]" ;
-DESIGN chip ;
-UNITS DISTANCE MICRONS 1000 ;
-DIEAREA ( 0 0 ) ( 222000 110000 ) ;
-
-COMPONENTS 2 ;
-- buf/sram_r0_c0 sram_1024x64 + PLACED ( 0 0 ) N ;
-- buf/sram_r0_c1 sram_1024x64 + PLACED ( 82000 0 ) N ;
-END COMPONENTS
-
-REGIONS 1 ;
-- region_0 ( 0 0 ) ( 100000 250000 ) + TYPE FENCE ;
-END REGIONS
-
-GROUPS 1 ;
-- group_0 buf/* + REGION region_0 ;
-END GROUPS
-
-END DESIGN
-"""
+    # read back with a reader of the DEF statements written (LEF/DEF 5.8 syntax),
+    # compared with the hand-computed placement: two 80 x 60 um macros 2 um apart,
+    # in database units of 1 nm
+    d = _read_def(to_def(impl))
+    assert d["design"] == "chip" and d["units"] == 1000
+    assert d["diearea"] == [(0, 0), (222000, 110000)]
+    assert d["components"] == [("buf/sram_r0_c0", "sram_1024x64", 0, 0, "N"),
+                               ("buf/sram_r0_c1", "sram_1024x64", 82000, 0, "N")]
+    assert d["regions"] == [("region_0", (0, 0), (100000, 250000), "FENCE")]
+    assert d["groups"] == [("group_0", "buf/*", "region_0")]
     tcl = to_tcl(impl)
     assert "place_macro -macro_name {buf/sram_r0_c1} -location {82 0} -orientation R0" in tcl
     assert "$region setRegionType EXCLUSIVE" in tcl and "[string match {buf/*} [$inst getName]]" in tcl
