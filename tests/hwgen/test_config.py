@@ -151,3 +151,32 @@ def test_buffer_size_bounds_are_exact(buf, elem_log_bytes):
         assert VTAConfig({field: elem_log_bytes + 16, **extra, **restrict}).depth[MemType[buf]] == 2 ** 16
     with pytest.raises(ConfigError, match="sram_base is 16 bits"):
         VTAConfig({field: elem_log_bytes + 17, **extra, **restrict})
+
+
+# The ranges of docs/configuration.md, written out by hand.
+RANGES = {"LOG_BATCH": (0, 4), "LOG_BLOCK": (1, 7), "LOG_BLOCK_IN": (1, 7), "LOG_BLOCK_OUT": (1, 7),
+          "LOG_UOP_BUFF_SIZE": (0, 24), "LOG_INP_BUFF_SIZE": (0, 28), "LOG_WGT_BUFF_SIZE": (0, 28),
+          "LOG_ACC_BUFF_SIZE": (0, 28), "LOG_INP_FACTOR_RESTRICT": (0, 16), "LOG_WGT_FACTOR_RESTRICT": (0, 16),
+          "LOG_ACC_FACTOR_RESTRICT": (0, 16), "AXI_MAX_INFLIGHT": (1, 64)}
+
+
+@pytest.mark.parametrize("field", sorted(RANGES))
+def test_range_bounds_are_exact(field):
+    """Each end of each documented range passes the range rule and one beyond fails
+    it (other rules may still reject the value in a whole configuration)."""
+    lo, hi = RANGES[field]
+    for value in (lo, hi):
+        try:
+            VTAConfig({field: value})
+        except ConfigError as e:
+            assert "must be between" not in str(e), (field, value, str(e))
+    for value in (lo - 1, hi + 1):
+        with pytest.raises(ConfigError, match=f"must be between {lo} and {hi}"):
+            VTAConfig({field: value})
+
+
+def test_freq_mhz_any_positive_number():
+    assert VTAConfig({"FREQ_MHZ": 0.5}).FREQ_MHZ == 0.5 and VTAConfig({"FREQ_MHZ": 1}).FREQ_MHZ == 1
+    for bad in (0, -0.5):
+        with pytest.raises(ConfigError, match="positive"):
+            VTAConfig({"FREQ_MHZ": bad})

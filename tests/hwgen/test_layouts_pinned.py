@@ -6,7 +6,7 @@ each is checked through the encoder: a field set to all ones sets exactly its bi
 import numpy as np
 import pytest
 
-from hwgen import VTAConfig
+from hwgen import EncodingError, VTAConfig
 from hwgen.isa import Instruction, Opcode, encode
 from hwgen.isa.encoding import encode_uops
 
@@ -55,6 +55,11 @@ def test_layout_is_the_specified_one(name, opcode):
         for v in values:
             word = int.from_bytes(encode(cfg, Instruction(opcode, **{field: -1 if field == "imm" else v})), "little")
             assert word ^ int(opcode) == v << lsb, (field, v)
+        # and not one bit more: the next value up does not fit
+        too_big = 1 << (width - 1) if field == "imm" else 1 << width
+        if field not in ENUM_VALUES or field == "imm":
+            with pytest.raises(EncodingError, match=field):
+                encode(cfg, Instruction(opcode, **{field: too_big}))
 
 
 def test_micro_op_layouts():
