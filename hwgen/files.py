@@ -21,8 +21,11 @@ def replacing(path: str | Path) -> Iterator[Path]:
     """A temporary path in `path`'s directory to write to; renamed over `path` when
     the block completes, removed if it raises."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as e:
+        raise HwgenError(f"{path}: cannot write there ({e}); choose another place") from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -58,8 +61,11 @@ def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Stagi
     the same names replaced); a file that would replace one of `inputs` is refused
     (HwgenError) and nothing is moved. If the block raises, nothing of it remains."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    except OSError as e:
+        raise HwgenError(f"{out}: cannot write there ({e}); choose another place") from None
     try:
         yield Staging(stage, out)
         files = sorted(p.relative_to(stage) for p in stage.rglob("*") if not p.is_dir())
@@ -78,25 +84,33 @@ def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Stagi
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def read_text(path: str | Path, what: str) -> str:
-    """The UTF-8 text of `what` file `path`; an unreadable or non-UTF-8 file is an
-    error naming it."""
+def read_bytes(path: str | Path, what: str) -> bytes:
+    """The contents of `what` file `path`; an unreadable file is an error naming it."""
     path = Path(path)
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes()
     except IsADirectoryError:
         raise HwgenError(f"{what} {path}: is a directory; give a file") from None
     except OSError as e:
         raise HwgenError(f"{what} {path}: cannot read the file ({e.strerror})") from None
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The UTF-8 text of `what` file `path`; an unreadable or non-UTF-8 file is an
+    error naming it."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        line = data[:e.start].count(b"\n") + 1
         raise HwgenError(f"{what} {path}: line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); "
                          "save the file as UTF-8") from None
 
 
-def parse_json(text: str | bytes, where: str):
+def parse_json(text: str | bytes, where: str, first_line: int = 1):
     """The JSON value of `text`, strictly: NaN and Infinity (which are not JSON) and
-    duplicate object keys are errors; every error names `where` and the line."""
+    duplicate object keys are errors; every error names `where` and the line (`text`
+    starting at line `first_line` of its file)."""
     def constant(name):
         raise ValueError(f"{name} is not a JSON number; write a finite number")
 
@@ -109,7 +123,8 @@ def parse_json(text: str | bytes, where: str):
     try:
         return json.loads(text, parse_constant=constant, object_pairs_hook=unique)
     except json.JSONDecodeError as e:
-        raise HwgenError(f"{where}: line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})") from None
+        raise HwgenError(f"{where}: line {e.lineno + first_line - 1}, column {e.colno}: not valid JSON ({e.msg})") \
+            from None
     except UnicodeDecodeError:
         raise HwgenError(f"{where}: not UTF-8 text; save the file as UTF-8") from None
     except ValueError as e:

@@ -129,7 +129,7 @@ class Trace:
         lines = read_text(path, "trace").splitlines()
         if not lines:
             raise HwgenError(f"trace {path}: empty; not a trace file (no JSON header line)")
-        head = parse_json(lines[0], f"trace {path}: line 1")
+        head = parse_json(lines[0], f"trace {path}")
         if not isinstance(head, dict) or head.get("format") != FORMAT or head.get("version") != VERSION:
             found = (head.get("format"), head.get("version")) if isinstance(head, dict) else (None, None)
             raise HwgenError(f"trace {path}: format {found[0]!r} version {found[1]!r}, "
@@ -139,7 +139,7 @@ class Trace:
         events = []
         for k, line in enumerate(lines[1:], start=2):
             if line:
-                e = json_fields(parse_json(line, f"trace {path}: line {k}"), f"trace {path}: line {k}",
+                e = json_fields(parse_json(line, f"trace {path}", first_line=k), f"trace {path}: line {k}",
                                 {"s": str, "i": int}, EVENT_FIELDS)
                 if e["s"].split("/")[0] not in KINDS:
                     raise HwgenError(f"trace {path}: line {k}: unknown stream {e['s']!r} "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..config import load_config
 from ..errors import HwgenError
-from ..files import replacing
+from ..files import read_bytes, read_text, replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
 from .common import OK, add_config
@@ -32,7 +32,7 @@ def asm(args) -> int:
     out = Path(args.output) if args.output else src.with_suffix(".bin")
     if out.resolve() == src.resolve():
         raise HwgenError(f"{src}: the output would overwrite the source; give -o FILE")
-    insns = assemble(cfg, src.read_text(), source=str(src))
+    insns = assemble(cfg, read_text(src, "assembly"), source=str(src))
     with replacing(out) as tmp:
         tmp.write_bytes(encode_program(cfg, insns))
     print(f"{len(insns)} instructions -> {out}", file=sys.stderr)
@@ -47,6 +47,10 @@ def disasm(args) -> int:
     else:
         if not args.config:
             raise HwgenError("disassembling a raw instruction file needs --config CFG")
-        cfg, data = load_config(args.config), path.read_bytes()
-    sys.stdout.write(disassemble(cfg, data, comments=not args.no_comments))
+        cfg, data = load_config(args.config), read_bytes(path, "instruction stream")
+    try:
+        text = disassemble(cfg, data, comments=not args.no_comments)
+    except HwgenError as e:
+        raise HwgenError(f"{path}: {e}") from None
+    sys.stdout.write(text)
     return OK

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+import tempfile
 from pathlib import Path
 
 from rich.console import Console
@@ -18,6 +18,19 @@ from ..errors import HwgenError
 from ..tech import load_tech
 
 OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def at_least(lo: int):
+    """An argparse type: an integer >= lo (anything else is a usage error, status 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"{value} is below {lo}; give an integer >= {lo}")
+        return value
+    return parse
 
 
 def console(stderr: bool = False) -> Console:
@@ -83,7 +96,12 @@ def output_dir(path: str | Path) -> Path:
     if out.exists() and not out.is_dir():
         raise HwgenError(f"-o {out}: a file of that name exists; give a directory")
     parent = next((p for p in (out, *out.parents) if p.exists()), Path("."))
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise HwgenError(f"-o {out}: {parent} cannot be written; give a directory in a writable place")
+    try:
+        if not parent.is_dir():
+            raise NotADirectoryError(f"{parent} is not a directory")
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as e:
+        raise HwgenError(f"-o {out}: cannot write there ({e}); give a directory in a writable place") from None
     return out
 

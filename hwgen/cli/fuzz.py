@@ -11,15 +11,15 @@ from sim.fuzz import random_config
 
 from ..config import load_config
 from ..files import staged
-from .common import FAILED, OK, add_json, console, output_dir, print_json
+from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("fuzz", help="run random legal programs on fsim and tsim and report divergences")
-    p.add_argument("--count", type=int, default=100, help="number of programs")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--count", type=at_least(1), default=100, help="number of programs")
+    p.add_argument("--seed", type=at_least(0), default=0)
     p.add_argument("--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
-    p.add_argument("--configs", type=int, default=5, help="how many random configurations without --config")
+    p.add_argument("--configs", type=at_least(1), default=5, help="how many random configurations without --config")
     p.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
     add_json(p, "print the report as one JSON object")
     p.set_defaults(func=fuzz)

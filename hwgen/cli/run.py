@@ -16,7 +16,7 @@ from ..errors import HwgenError
 from ..files import staged
 from ..program import Program
 from . import network
-from .common import FAILED, OK, add_config, add_json, add_memory_model, config, console, memory_model, output_dir, \
+from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, memory_model, output_dir, \
     print_json, progress_bar
 
 BOTH = "fsim,tsim"
@@ -25,7 +25,7 @@ BOTH = "fsim,tsim"
 def register(sub) -> None:
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
-    r.add_argument("--input-seed", type=int, default=0, help="seed of a network's sample input")
+    r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
     r.add_argument("--target", default="fsim", choices=[*sim.TARGETS, BOTH],
                    help="fsim (reference model), tsim (generated RTL in Verilator), or fsim,tsim to run both "
                         "with traces and print their first divergence; default fsim")

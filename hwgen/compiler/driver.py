@@ -14,6 +14,7 @@ import numpy as np
 
 from ..config import load_config
 from ..errors import HwgenError
+from ..files import json_fields, read_json
 from ..program import Program
 from . import ir
 from .lowering.layers import lower_layer
@@ -99,10 +100,22 @@ def load_compiled(directory: str | Path):
         raise HwgenError(f"{directory} is not a compiled network (no network.json); make one with hwgen compile")
     net = ir.Network.load(directory)
     cfg = load_config(directory / "config.json")
-    doc = json.loads((directory / "network.json").read_text())
+    where = f"compiled network {directory / 'network.json'}"
+    doc = json_fields(read_json(directory / "network.json", "compiled network"), where,
+                      {"network": str, "config": str, "fused_adds": bool, "programs": dict, "layers": list})
     shapes = net.shapes()
     compiled = []
-    layers = fuse(net, cfg) if doc.get("fused_adds") else net.layers
+    layers = fuse(net, cfg) if doc["fused_adds"] else net.layers
+    if len(layers) != len(doc["layers"]):
+        raise HwgenError(f"{where}: {len(doc['layers'])} layer reports for {len(layers)} layers; compile the "
+                         "network again")
+    for k, rep in enumerate(doc["layers"]):
+        if not isinstance(rep, dict) or rep.get("where") not in ("vta", "host"):
+            raise HwgenError(f"{where}: layers[{k}] must be an object whose \"where\" is \"vta\" or \"host\"")
+    for name, file in doc["programs"].items():
+        if not isinstance(file, str) or not (directory / file).is_file():
+            raise HwgenError(f"{where}: the program of layer {name}, {file!r}, is not in {directory}; compile the "
+                             "network again")
     for layer, rep in zip(layers, doc["layers"]):
         c = CompiledLayer(layer, rep["where"], rep.get("reason"), [shapes[t] for t in layer.inputs],
                           shapes[layer.name])
