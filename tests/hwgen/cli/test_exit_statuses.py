@@ -1,10 +1,12 @@
 """Exit statuses of the command line (0 success, 1 a failed check, 2 bad input, 3 an
 internal error, 130 interrupted), interrupts of long simulations, and outputs that
 are complete or absent, never half-written."""
+import json
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ from hwgen.compiler.ir import Conv2d, Network
 from hwgen.isa import assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
+from hwgen.tech import TECHS
 from sim.tsim import build_tsim
 
 SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
@@ -101,3 +104,48 @@ def test_no_command_overwrites_its_input(tmp_path, capsys):
     assert "would overwrite the input" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def _program_with_region(path: Path, **region) -> Path:
+    """relu on SMALL with its output region changed."""
+    prog = ref.relu(SMALL, tiles=4).save(path)
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(members["program.json"])
+    out = next(r for r in meta["regions"] if r["role"] == "output")
+    out.update(region)
+    members["program.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in members.items():
+            z.writestr(n, data)
+    return prog
+
+
+def test_each_class_of_bad_input_is_named_before_any_work(tmp_path, capsys):
+    """One example of each class of bad input: exit 2, the thing named, nothing run
+    or written."""
+    (tmp_path / "cfg.json").write_text('{"LOG_UOP_BUFF_SIZE": 2}')
+    (tmp_path / "p.bin").write_bytes(bytes(16))
+    (tmp_path / "tech.json").write_text(json.dumps({**json.loads((TECHS / "example.json").read_text()),
+                                                    "wire_ps_per_mm": -200}))
+    prog = ref.relu(SMALL, tiles=4).save(tmp_path / "relu.vtaprog")
+    past = _program_with_region(tmp_path / "past.vtaprog", addr=10**6)
+    (tmp_path / "file").write_text("")
+    cases = [
+        (["config", "show", str(tmp_path / "cfg.json")], "LOG_UOP_BUFF_SIZE=2: the UOP buffer must hold at least two"),
+        (["asm", str(tmp_path / "p.bin"), "--config", "default"], "the output would overwrite the source"),
+        (["run", str(past)], "lie outside the DRAM image"),
+        (["run", str(prog), "--target", "tsim", "--stall", "1.5"], "stall=1.5: must be a probability"),
+        (["run", str(prog), "--target", "tsim", "--latency", "-1"], "latency=-1"),
+        (["run", str(prog), "--target", "tsim", "--max-cycles", "-5"], "max_cycles=-5"),
+        (["run", str(prog), "-o", str(tmp_path / "file")], "a file of that name exists"),
+        (["floorplan", "--config", "1x8x8", "--tech", str(tmp_path / "tech.json"), "-o", str(tmp_path / "fp")],
+         "wire_ps_per_mm = -200: must be above 0"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
+    assert (tmp_path / "p.bin").read_bytes() == bytes(16)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.json", "file", "p.bin", "past.vtaprog",
+                                                          "relu.vtaprog", "tech.json"]
