@@ -149,3 +149,20 @@ def test_each_class_of_bad_input_is_named_before_any_work(tmp_path, capsys):
     assert (tmp_path / "p.bin").read_bytes() == bytes(16)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.json", "file", "p.bin", "past.vtaprog",
                                                           "relu.vtaprog", "tech.json"]
+
+
+def test_example_parameters_checked(tmp_path, capsys):
+    out = str(tmp_path / "e.vtaprog")
+    for argv, message in [(["relu", "--set", "tiles=0"], "tiles=0: must be between 1 and 65536"),
+                          (["relu", "--set", "tiles=1.5"], "tiles=1.5: must be an integer"),
+                          (["relu", "--set", "seed=-1"], "seed=-1: must be between 0"),
+                          (["relu", "--set", "depth=3"], "no parameter 'depth'; its parameters are tiles, seed"),
+                          (["alu", "--set", "op=FOO", "--set", "use_imm=true"], 'op="FOO": must be one of MIN'),
+                          (["alu", "--set", "op=MIN"], "needs --set use_imm=..."),
+                          (["padded_load", "--set", "pad=[1,2,3]"], "must be four paddings")]:
+        assert main(["example", *argv, "-o", out]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
+    assert not (tmp_path / "e.vtaprog").exists()
+    assert main(["example", "padded_load", "--set", "pad=[1,0,2,0]", "-o", out]) == 0
+    assert Program.load(out).meta["pad"] == [1, 0, 2, 0]
