@@ -9,7 +9,6 @@ split into hazard-free segments, each computed in one vectorised step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, decode_uops, 
 from hwgen.program.check import dram_elements, block_shape, check_program, dram_span
 from hwgen.program.tokens import neighbour_queues, schedule
 
-from .target import Session, Target, counters
+from .target import Progress, Session, Target, counters
 
 _GEMM_CHUNK = 4096  # micro-ops per vectorised GEMM step
 
@@ -295,12 +294,12 @@ class FsimSession(Session):
     def dram(self) -> np.ndarray:
         return self.sim.dram
 
-    def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
+    def launch(self, progress: Progress | None = None) -> dict:
         insns, sim = self.program.insns, self.sim
         sim.clear_counters()
         for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
             if progress is not None:
-                progress(done, len(insns))
+                progress(done, len(insns), None)
         c = sim.counters
         return counters(self.program, dict(c["instructions"]), c["gemm_uops"], c["alu_uops"])
 

@@ -38,6 +38,9 @@ COUNTERS = ("instructions", "gemm_uops", "alu_uops", "load_bytes", "store_bytes"
 # host allocator would; the core needs only geometry.insn_align.
 PAGE = 4096
 
+# progress(retired instructions, instructions, cycles simulated or None)
+Progress = Callable[[int, int, int | None], None]
+
 
 def counters(program, instructions: dict[str, int], gemm_uops: int, alu_uops: int,
              timing: dict[str, int] | None = None) -> dict:
@@ -115,9 +118,10 @@ class Session(ABC):
         return self.program.read(region, self.dram)
 
     @abstractmethod
-    def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
+    def launch(self, progress: Progress | None = None) -> dict:
         """Run the instruction stream to FINISH; returns the counters (`COUNTERS`).
-        `progress(done, total)` reports retired instructions where the target can."""
+        `progress(done, total, cycles)` reports retired instructions and, on a
+        simulator of the hardware, the cycles simulated so far (None otherwise)."""
 
     def close(self) -> None:
         """Release the target's resources (files, simulator state)."""
@@ -139,7 +143,7 @@ class Target(ABC):
         events are recorded into `trace` (a sim.trace.Trace) when given. Checks the
         program first (ProgramError with the instruction number)."""
 
-    def run(self, program, trace=None, progress: Callable[[int, int], None] | None = None,
+    def run(self, program, trace=None, progress: Progress | None = None,
             build_progress: Callable[[str], None] | None = None) -> RunResult:
         """Load, launch and read back every output region. `wall_seconds` counts the
         launch and the read-back (not building a simulator)."""

@@ -73,6 +73,10 @@ def _options(args, prog):
     return sim.TsimOptions(config=cfg, waves=_wave_window(args), **memory_model(args))
 
 
+def _cycles(cycles: int | None) -> str:
+    return "" if cycles is None else f"{cycles / 1e6:.1f} M cycles"
+
+
 def run(args) -> int:
     if Path(args.program).is_dir():
         return network.run(args)
@@ -84,7 +88,7 @@ def run(args) -> int:
     trace = Trace(TraceMode.parse(args.trace)) if args.trace else None
     bar, step = progress_bar(args, len(prog.insns), args.target)
     with bar:
-        result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total: step(done, total, ""),
+        result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
                          build_progress=lambda msg: step(0, len(prog.insns), msg))
     with staged(outdir, inputs=[args.program]) as out:
         files = {}

@@ -26,7 +26,7 @@ from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
 from ..driver import Mmio, launch, module_states, token_counts
-from ..target import Session, Target, counters, layout
+from ..target import Progress, Session, Target, counters, layout
 from .build import WAVE_FORMATS, build_tsim
 
 # Cycles simulated per call into the harness while polling (about half a second), so
@@ -217,12 +217,13 @@ class TsimSession(Session):
     def dram(self) -> np.ndarray:
         return self.memory[:self.program.dram.size]
 
-    def launch(self, progress: Callable[[int, int], None] | None = None) -> dict:
+    def launch(self, progress: Progress | None = None) -> dict:
         n = len(self.program.insns)
         if progress is not None:
             # retired instructions, read between polling slices (a few register reads
             # every POLL_CYCLES cycles; the core's own cycle count is unaffected)
-            self.mmio.waiting = lambda: progress(sum(self.mmio.read(OFFSETS[f"{m.label}_retired"]) for m in Module), n)
+            self.mmio.waiting = lambda: progress(sum(self.mmio.read(OFFSETS[f"{m.label}_retired"]) for m in Module), n,
+                                                 self.mmio.cycles)
         finished, regs = launch(self.mmio, self.layout.insn_base, n)
         if not finished:
             blocked = _blocked(self.program, regs, self.mmio.cycles)
@@ -232,7 +233,7 @@ class TsimSession(Session):
                                  + "\n".join(f"  {m}: {why}" for m, why in blocked.items()))
             raise DeadlockError(blocked)
         if progress is not None:
-            progress(n, n)
+            progress(n, n, self.mmio.cycles)
         self.cycles = regs["cycles"]
         timing = {**regs, "simulated_cycles": self.mmio.cycles}
         retired = {m.label: regs[f"{m.label}_retired"] for m in Module}

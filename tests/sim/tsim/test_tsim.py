@@ -15,6 +15,7 @@ from hwgen.program import Program
 from hwgen.program import reference as ref
 from sim import TsimOptions, run
 from sim.tsim import build as tsim_build
+from sim.tsim import run as tsim_run
 from sim.tsim import build_tsim, cache
 from sim.tsim.cache import build_dir
 
@@ -152,3 +153,18 @@ def test_interrupted_build_leaves_nothing_usable(tmp_path, monkeypatch):
     build_tsim(SMALL)
     assert made == [target.name] and not left.exists()
     assert [b["state"] for b in cache.cached_builds()] == ["ok"]
+
+
+def test_progress_reports_instructions_and_cycles(monkeypatch):
+    """Between polling slices a tsim run reports retired instructions and cycles; the
+    last report is the whole program. Slices of 64 cycles make a short run report
+    many times."""
+    monkeypatch.setattr(tsim_run, "POLL_CYCLES", 64)
+    prog = ref.relu(SMALL, tiles=64)
+    seen = []
+    result = run(prog, "tsim", progress=lambda done, total, cycles: seen.append((done, total, cycles)))
+    assert len(seen) > 5 and seen[-1] == (len(prog.insns), len(prog.insns), result.counters["simulated_cycles"])
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen) and [s[2] for s in seen] == sorted(s[2] for s in seen)
+    fsim_seen = []
+    run(prog, "fsim", progress=lambda done, total, cycles: fsim_seen.append((done, cycles)))
+    assert fsim_seen[-1] == (len(prog.insns), None)
