@@ -2,6 +2,7 @@
 internal error, 130 interrupted), interrupts of long simulations, and outputs that
 are complete or absent, never half-written."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -166,3 +167,22 @@ def test_example_parameters_checked(tmp_path, capsys):
     assert not (tmp_path / "e.vtaprog").exists()
     assert main(["example", "padded_load", "--set", "pad=[1,0,2,0]", "-o", out]) == 0
     assert Program.load(out).meta["pad"] == [1, 0, 2, 0]
+
+
+def test_build_interrupted_by_sigterm_leaves_nothing(tmp_path):
+    """SIGTERM while tsim is being built: exit 130, the build directory removed, the
+    cache empty and its lock free."""
+    prog = ref.relu(SMALL, tiles=4).save(tmp_path / "relu.vtaprog")
+    cache = tmp_path / "cache"
+    proc = subprocess.Popen([sys.executable, "-m", "hwgen.cli", "run", str(prog), "--target", "tsim",
+                             "-o", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HWGEN_CACHE": str(cache)}, cwd=Path(__file__).resolve().parents[3])
+    deadline = time.monotonic() + 120
+    while not list((cache / "tsim").glob("build-*")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert [p.name for p in (cache / "tsim").iterdir()] == [".locks"]
+    assert not (tmp_path / "out").exists()
