@@ -42,3 +42,34 @@ def test_foundations_and_floorplanner_need_no_amaranth():
             "hwgen.program, floorplan.vta; print(sorted(m for m in sys.modules if m.startswith('amaranth')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+# Every scratchpad by hand: (name, entry bits, depth, banks, read ports, write granule).
+# Entry widths and depths from the element sizes; a LOAD writes an entry wider than a
+# bus beat one beat at a time (the granule), INP entries narrower than a beat go to
+# beat/entry banks; ACC's granule is the finer of its ACC and ACC_8BIT beats.
+BY_HAND = {
+    ("default", 64): [("uop_mem", 32, 8192, 1, 1, 32), ("inp_mem", 128, 2048, 1, 1, 64),
+                      ("wgt_mem", 2048, 1024, 1, 1, 64), ("acc_mem", 512, 2048, 1, 2, 64),
+                      ("out_mem", 128, 2048, 1, 1, 128)],
+    ("default", 512): [("uop_mem", 32, 8192, 1, 1, 32), ("inp_mem", 128, 2048, 4, 1, 128),
+                       ("wgt_mem", 2048, 1024, 1, 1, 512), ("acc_mem", 512, 2048, 1, 2, 512),
+                       ("out_mem", 128, 2048, 1, 1, 128)],
+    ("1x8x8", 64): [("uop_mem", 32, 8192, 1, 1, 32), ("inp_mem", 64, 2048, 1, 1, 64),
+                    ("wgt_mem", 512, 1024, 1, 1, 64), ("acc_mem", 256, 2048, 1, 2, 64),
+                    ("out_mem", 64, 2048, 1, 1, 64)],
+    ("1x8x8", 256): [("uop_mem", 32, 8192, 1, 1, 32), ("inp_mem", 64, 2048, 4, 1, 64),
+                     ("wgt_mem", 512, 1024, 1, 1, 256), ("acc_mem", 256, 2048, 1, 2, 256),
+                     ("out_mem", 64, 2048, 1, 1, 64)],
+    ("2x16x16", 128): [("uop_mem", 32, 8192, 1, 1, 32), ("inp_mem", 256, 1024, 1, 1, 128),
+                       ("wgt_mem", 2048, 1024, 1, 1, 128), ("acc_mem", 1024, 1024, 1, 2, 128),
+                       ("out_mem", 256, 1024, 1, 1, 256)],
+}
+
+
+@pytest.mark.parametrize("name,bus", sorted(BY_HAND))
+def test_every_scratchpad_by_hand(name, bus):
+    g = geometry(load_config(name).replace(AXI_DATA_BITS=bus))
+    assert [(s.name, s.entry_bits, s.depth, s.banks, s.read_ports, s.write_granule) for s in g.scratchpads] == \
+        BY_HAND[name, bus]
+    assert (g.bus_bits, g.bus_bytes, g.insn_align) == (bus, bus // 8, max(16, bus // 8))
