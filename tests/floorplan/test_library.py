@@ -117,6 +117,29 @@ def test_duplicates_and_hierarchy():
     assert "top/a" in next(x.message for x in v if x.kind == "duplicate")
 
 
+def test_macro_list_of_a_macro_build():
+    """With the manifest's macro list, each macro must be one of its instances (the
+    parent module alone is not enough)."""
+    def build(top):
+        top.add(Macro("a", M, inst="mem.sram0"), 0, 0)
+        top.add(Macro("b", M, inst="mem.sram9"), 100, 0)
+    v = check(plan(build), TECH, ["top", "top.mem"], ["top.mem.sram0", "top.mem.sram1"])
+    assert [(x.kind, x.objects) for x in v] == [("hierarchy", ("top.mem.sram9",))]
+    assert "top.mem.sram9, which is not a macro instance" in v[0].message
+    # the same macros against the hierarchy only: both parents exist
+    assert check(plan(build), TECH, ["top", "top.mem"]) == []
+
+
+def test_spacing_bound_is_exact():
+    """The tech's 2 um macro spacing: 2 um apart is legal, 1.999 um is not, in either
+    direction and whichever macro comes first."""
+    for dx, dy, ok in [(2, 0, True), (1.999, 0, False), (0, 2, True), (0, 1.999, False)]:
+        def build(top, dx=dx, dy=dy):
+            top.add(Macro("b", M), 0 if dx == 0 else 80 + dx, 0 if dy == 0 else 60 + dy)
+            top.add(Macro("a", M), 0, 0)
+        assert kinds(plan(build)) == ([] if ok else ["spacing"]), (dx, dy)
+
+
 def test_macro_mapping_hand_computed():
     # 2048 x 1024 bits: sram_2048x128 1 x 8 = 8 x 31500 um^2; sram_1024x256 2 x 4 = 8 x 31900; others larger
     mm = map_memory(TECH, 1024, 2048)
