@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from hwgen.errors import HwgenError
+from hwgen.files import read_json
 from hwgen.vta.build import build
 
 from .checks import check

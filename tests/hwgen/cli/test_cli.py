@@ -83,7 +83,7 @@ def test_run_on_other_configuration_is_an_error(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,words", [
     (["example", "nope"], "unknown example 'nope'"),
-    (["example", "relu", "--set", "bogus=1"], "unexpected keyword argument 'bogus'"),
+    (["example", "relu", "--set", "bogus=1"], "no parameter 'bogus'; its parameters are tiles, seed"),
     (["disasm", "x.bin"], "needs --config"),
 ])
 def test_usage_errors(args, words, capsys):
