@@ -27,9 +27,13 @@ def design_manifest(cfg, tech, manifest: str | Path | None = None,
                 progress("generating the design (macro memories) to read its instance paths")
             return build(cfg, Path(tmp), tech=tech).manifest
     doc = read_json(manifest, "manifest")
-    if not isinstance(doc, dict) or "hierarchy" not in doc:
-        raise HwgenError(f"manifest {manifest}: not a build manifest (no hierarchy); give the manifest.json "
-                         "that hwgen build --memories macro writes")
+    if not isinstance(doc, dict) or not isinstance(doc.get("hierarchy"), list) \
+            or not all(isinstance(h, str) for h in doc["hierarchy"]):
+        raise HwgenError(f"manifest {manifest}: not a build manifest (no list of hierarchy paths); give the "
+                         "manifest.json that hwgen build --memories macro writes")
+    if not isinstance(doc.get("macros"), list) or not all(isinstance(m, str) for m in doc["macros"]):
+        raise HwgenError(f"manifest {manifest}: a build without SRAM macros (no macro list); floorplan against "
+                         "the manifest of hwgen build --memories macro --tech TECH")
     if doc.get("config") != cfg.to_dict():
         raise HwgenError(f"manifest {manifest} is of another configuration than {cfg.name}; build this one with "
                          "hwgen build --memories macro")

@@ -118,7 +118,7 @@ class VTAConfig:
         if spec.lo is not None and value < spec.lo or spec.hi is not None and value > spec.hi:
             raise ConfigError(name, value, f"must be between {spec.lo} and {spec.hi}",
                               f"choose a value in [{spec.lo}, {spec.hi}]")
-        if name == "FREQ_MHZ" and not (math.isfinite(value) and value > 0):
+        if name == "FREQ_MHZ" and not (value > 0 and _finite(value)):
             raise ConfigError(name, value, "must be a positive, finite number", "give the clock target in MHz, e.g. 100")
 
     def _derive(self) -> None:
@@ -283,6 +283,13 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 
 def shipped_configs() -> list[str]:
     return sorted(p.stem for p in CONFIGS.glob("*.json"))
+
+
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:      # an integer beyond the float range
+        return False
 
 
 def load_config(path: str | Path | dict | VTAConfig | None = None) -> VTAConfig:

@@ -21,6 +21,8 @@ def replacing(path: str | Path) -> Iterator[Path]:
     """A temporary path in `path`'s directory to write to; renamed over `path` when
     the block completes, removed if it raises."""
     path = Path(path)
+    if path.is_dir():
+        raise HwgenError(f"{path}: is a directory; give the name of the file to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)

@@ -105,6 +105,10 @@ def load_tech(path: str | Path) -> Tech:
         for name in ("words", "bits", "width", "height"):
             check(f"macros[{k}].{name}", m[name])
         macros.append(SramMacro(m["name"], m["words"], m["bits"], float(m["width"]), float(m["height"])))
+    names = [m.name for m in macros]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise HwgenError(f"tech {p}: two macros are named {dup!r}; give each its own name")
     if not macros:
         raise HwgenError(f"tech {p}: no SRAM macros; list at least one under \"macros\"")
     return Tech(d["name"], float(d["site"]["width"]), float(d["site"]["height"]), float(d["macro_spacing"]),

@@ -35,13 +35,24 @@ EVENT_FIELDS = {"op": str, "k": int, "v": str, "a": int}
 BUFFERS = ("UOP", "INP", "WGT", "ACC", "OUT")
 
 
+def _is_hex(text: str) -> bool:
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        return False
+    return text.isascii() and len(text) % 2 == 0
+
+
 def parse_range(text: str, what: str) -> tuple[int, int]:
     """`FIRST-LAST` as two integers; `what` names the option in the error."""
     first, _, last = text.partition("-")
     try:
-        return int(first), int(last)
+        lo, hi = int(first), int(last)
     except ValueError:
         raise HwgenError(f"{what} expects two numbers FIRST-LAST, got {text!r}") from None
+    if not 0 <= lo <= hi:
+        raise HwgenError(f"{what}: {text!r} must be FIRST-LAST with 0 <= FIRST <= LAST")
+    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,9 @@ class Trace:
             if line:
                 e = json_fields(parse_json(line, f"trace {path}", first_line=k), f"trace {path}: line {k}",
                                 {"s": str, "i": int}, EVENT_FIELDS)
+                if "v" in e and not _is_hex(e["v"]):
+                    raise HwgenError(f"trace {path}: line {k}: value {e['v'][:20]!r} is not an even number of hex "
+                                     "digits")
                 if e["s"].split("/")[0] not in KINDS:
                     raise HwgenError(f"trace {path}: line {k}: unknown stream {e['s']!r} "
                                      f"(streams are {', '.join(KINDS)}, some with /NAME)")
@@ -169,7 +183,14 @@ def _lanes(stream: str, hexbytes: str) -> list:
 def first_divergence(expected: Trace, actual: Trace, program=None, context: int = 2) -> str | None:
     """The first point where two traces differ, stream by stream (streams in a fixed
     order: retire, write, token, dram), with the disassembled instruction and its
-    neighbours when `program` is given; None when they agree."""
+    neighbours when `program` is given; None when they agree. Traces of different
+    configurations, or recorded in different modes, cannot be compared (HwgenError)."""
+    if expected.config and actual.config and expected.config != actual.config:
+        raise HwgenError("the traces were recorded on different configurations; compare traces of one program "
+                         "on one configuration")
+    if expected.mode != actual.mode:
+        raise HwgenError(f"the traces were recorded in different modes ({expected.mode} and {actual.mode}); "
+                         "record both with the same --trace")
     a, b = expected.streams(), actual.streams()
     for stream in sorted(set(a) | set(b), key=lambda s: (KINDS.index(s.split("/")[0]), s)):
         ea, eb = a.get(stream, []), b.get(stream, [])

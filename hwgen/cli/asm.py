@@ -9,7 +9,7 @@ from ..errors import HwgenError
 from ..files import read_bytes, read_text, replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
-from .common import OK, add_config
+from .common import OK, add_config, refuse_inputs
 
 
 def register(sub) -> None:
@@ -32,6 +32,7 @@ def asm(args) -> int:
     out = Path(args.output) if args.output else src.with_suffix(".bin")
     if out.resolve() == src.resolve():
         raise HwgenError(f"{src}: the output would overwrite the source; give -o FILE")
+    refuse_inputs(out, [args.config])
     insns = assemble(cfg, read_text(src, "assembly"), source=str(src))
     with replacing(out) as tmp:
         tmp.write_bytes(encode_program(cfg, insns))
@@ -43,6 +44,8 @@ def disasm(args) -> int:
     path = Path(args.file)
     if path.suffix == ".vtaprog":
         prog = Program.load(path)
+        if args.config:
+            prog.check_config(load_config(args.config))
         cfg, data = prog.config, prog.insn_bytes
     else:
         if not args.config:

@@ -28,6 +28,9 @@ def build(args) -> int:
     cfg = load_config(args.config)
     if args.memories == "macro" and not args.tech:
         raise HwgenError("--memories macro needs --tech TECH (the tech whose SRAM macros to use)")
+    if args.tech and args.memories != "macro":
+        raise HwgenError(f"--tech {args.tech}: a tech is used only with --memories macro (flop memories are "
+                         "inferred); add --memories macro or drop --tech")
     tech = load_tech(args.tech) if args.memories == "macro" else None
     out = output_dir(args.output)
     con = console(stderr=True)

@@ -64,19 +64,28 @@ def tech(args):
 
 
 def add_memory_model(p: argparse.ArgumentParser) -> None:
+    """tsim's memory-model options; their defaults are sim.TsimOptions' (16 cycles, no
+    stalls, in order, seed 0, 50 M cycles)."""
     g = p.add_argument_group("tsim memory model")
-    g.add_argument("--latency", type=int, default=16, help="cycles to a read's first beat and a write response")
-    g.add_argument("--stall", type=float, default=0.0, help="probability that a channel stalls in a cycle")
-    g.add_argument("--out-of-order", action="store_true", help="complete read bursts in random order")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random stalls and orders")
-    g.add_argument("--max-cycles", type=int, default=50_000_000,
-                   help="stop a run after this many cycles (a deadlock, or raise it)")
+    g.add_argument("--latency", type=int, help="cycles to a read's first beat and a write response")
+    g.add_argument("--stall", type=float, help="probability that a channel stalls in a cycle")
+    g.add_argument("--out-of-order", action="store_true", default=None, help="complete read bursts in random order")
+    g.add_argument("--seed", type=int, help="seed of the random stalls and orders")
+    g.add_argument("--max-cycles", type=int, help="stop a run after this many cycles (a deadlock, or raise it)")
 
 
-def memory_model(args) -> dict:
-    """The memory-model fields of sim.TsimOptions from add_memory_model's options."""
-    return dict(latency=args.latency, stall=args.stall, out_of_order=args.out_of_order, seed=args.seed,
-                max_cycles=args.max_cycles)
+_MEMORY_MODEL = ("latency", "stall", "out_of_order", "seed", "max_cycles")
+
+
+def memory_model(args, target: str) -> dict:
+    """The memory-model fields of sim.TsimOptions given on the command line; on any
+    target but tsim, giving one is a usage error (it would be ignored)."""
+    given = {k: getattr(args, k) for k in _MEMORY_MODEL if getattr(args, k) is not None}
+    if given and target == "fsim":
+        names = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise HwgenError(f"{names}: the memory model is tsim's; fsim has no timing (use --target tsim, or drop "
+                         "the option)")
+    return given
 
 
 def progress_bar(args, total: int, what: str):
@@ -86,6 +95,14 @@ def progress_bar(args, total: int, what: str):
                    disable=getattr(args, "json", False) or not sys.stderr.isatty())
     task = bar.add_task(what, total=total)
     return bar, lambda done, n, name: bar.update(task, completed=done, description=f"{what}: {name}")
+
+
+def refuse_inputs(out: Path, inputs) -> None:
+    """Bad input if output file `out` is one of `inputs` (paths, or names that are
+    not files, such as a shipped configuration's)."""
+    for p in inputs:
+        if p is not None and Path(p).exists() and Path(p).resolve() == Path(out).resolve():
+            raise HwgenError(f"-o {out}: that is an input of this command; choose another output file")
 
 
 def output_dir(path: str | Path) -> Path:

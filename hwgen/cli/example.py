@@ -10,7 +10,7 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..isa import AluOp
 from ..program.reference import REFERENCE
-from .common import OK, add_config
+from .common import OK, add_config, refuse_inputs
 
 
 def register(sub) -> None:
@@ -79,6 +79,7 @@ def example(args) -> int:
     out = Path(args.output or f"{args.name}.vtaprog")
     if out.is_dir():
         raise HwgenError(f"-o {out}: is a directory; give the name of the .vtaprog to write")
+    refuse_inputs(out, [args.config])
     cfg = load_config(args.config)
     try:
         prog = REFERENCE[args.name](cfg, **params)

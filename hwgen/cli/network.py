@@ -41,7 +41,7 @@ def compile_cmd(args) -> int:
         compiled = compile_network(net, cfg, options, progress=step)
     model = [Path(args.model), Path(args.model) / "model.json", Path(args.model).parent / "weights.npz",
              Path(args.model) / "weights.npz"] if args.model else []
-    with staged(out, inputs=model) as stage:
+    with staged(out, inputs=[*model, args.config]) as stage:
         save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
     if args.json:
@@ -67,8 +67,15 @@ def run(args) -> int:
     """`hwgen run DIR`: a compiled network on one target against its reference."""
     if args.target not in sim.TARGETS:
         raise HwgenError("a compiled network runs on one target: --target fsim or --target tsim")
+    ignored = [o for o, v in (("--trace", args.trace), ("-o", args.output), ("--waves", args.waves),
+                              ("--wave-cycles", args.wave_cycles), ("--wave-instructions", args.wave_instructions))
+               if v is not None]
+    if ignored:
+        raise HwgenError(f"{', '.join(ignored)}: not available for a compiled network (a directory); run one of "
+                         "its layer programs (.vtaprog) for traces, waveforms and output files")
+    model = memory_model(args, args.target)
     net, cfg, compiled = load_compiled(args.program)
-    options = sim.FsimOptions() if args.target == "fsim" else sim.TsimOptions(**memory_model(args))
+    options = sim.FsimOptions() if args.target == "fsim" else sim.TsimOptions(**model)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
         summary = verify_network(net, cfg, [c for c, _ in compiled], sim.target(args.target, options),

@@ -68,9 +68,18 @@ def _options(args, prog):
     cfg = config(args)
     if cfg is not None:
         prog.check_config(cfg)
+    model, waves = memory_model(args, args.target), _wave_window(args)
     if args.target == "fsim":
         return sim.FsimOptions()
-    return sim.TsimOptions(config=cfg, waves=_wave_window(args), **memory_model(args))
+    return sim.TsimOptions(config=cfg, waves=waves, **model)
+
+
+def _trace_mode(text: str, prog) -> TraceMode:
+    mode = TraceMode.parse(text)
+    if mode.window is not None and mode.window[1] >= len(prog.insns):
+        raise HwgenError(f"--trace {text}: the window ends past the program's last instruction "
+                         f"({len(prog.insns) - 1})")
+    return mode
 
 
 def _cycles(cycles: int | None) -> str:
@@ -85,7 +94,7 @@ def run(args) -> int:
     if args.target == BOTH:
         return _run_both(args, prog, outdir)
     options = _options(args, prog)
-    trace = Trace(TraceMode.parse(args.trace)) if args.trace else None
+    trace = Trace(_trace_mode(args.trace, prog)) if args.trace else None
     bar, step = progress_bar(args, len(prog.insns), args.target)
     with bar:
         result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
@@ -128,8 +137,9 @@ def _print_result(program, result, files) -> None:
 
 def _run_both(args, prog, outdir: Path) -> int:
     """Both targets with traces; their first divergence."""
-    mode = TraceMode.parse(args.trace or "all")
-    tsim = sim.TsimOptions(config=config(args), **memory_model(args))
+    _wave_window(args)          # waveforms need --target tsim alone
+    mode = _trace_mode(args.trace or "all", prog)
+    tsim = sim.TsimOptions(config=config(args), **memory_model(args, "tsim"))
     traces, diff = compare_traces(prog, tsim, mode)
     with staged(outdir, inputs=[args.program]) as out:
         for target, t in traces.items():

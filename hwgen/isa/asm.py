@@ -11,6 +11,8 @@ _SYMBOLS = {"memory_type": MemType, "alu_opcode": AluOp}
 
 
 def _parse_int(text: str) -> int:
+    if not text.isascii():     # int() would accept other scripts' digits
+        raise ValueError(text)
     return int(text, 0)
 
 

@@ -13,6 +13,7 @@ On disk a program is a zip archive (`.vtaprog`, see docs/program-format.md):
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,9 +32,9 @@ PROGRAM_FIELDS = {"format": str, "version": int, "config": dict, "isa_hash": str
                   "dram_bytes": int, "regions": list}
 REGION_FIELDS = {"name": str, "addr": int, "dtype": str, "shape": list}
 ROLES = ("input", "output", "uop", "scratch")
+REGION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # Element types a region may have: numpy's integer types (little-endian in DRAM).
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
-ROLES = ("input", "output", "uop", "scratch")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ class Program:
             where = f"program region {name!r}"
             if r.name != name:
                 raise HwgenError(f"{where}: the region calls itself {r.name!r}")
+            if not REGION_NAME.fullmatch(name) or ".." in name:
+                raise HwgenError(f"{where}: a region name is letters, digits, '_', '-' and '.' (it names output "
+                                 "files); rename it")
             if r.dtype not in DTYPES:
                 raise HwgenError(f"{where}: dtype {r.dtype!r}; use one of {', '.join(DTYPES)}")
             if r.role not in ROLES:
@@ -82,6 +86,11 @@ class Program:
             if r.addr < 0 or r.end > self.dram.size:
                 raise HwgenError(f"{where}: bytes {r.addr}..{r.end} lie outside the DRAM image of {self.dram.size} "
                                  "bytes; fix its addr or shape")
+        spans = sorted((r.addr, r.end, r.name) for r in self.regions.values() if r.nbytes)
+        for (a0, a1, a), (b0, b1, b) in zip(spans, spans[1:]):
+            if b0 < a1:
+                raise HwgenError(f"program regions {a!r} (bytes {a0}..{a1}) and {b!r} (bytes {b0}..{b1}) overlap; "
+                                 "each region needs its own bytes")
 
     # -- data access ------------------------------------------------------------------
     def region(self, name: str) -> Region:
@@ -197,6 +206,8 @@ class Program:
         regions = {}
         for k, r in enumerate(meta["regions"]):
             json_fields(r, f"{where}: regions[{k}]", REGION_FIELDS, {"layout": str, "role": str})
+            if r["name"] in regions:
+                raise HwgenError(f"{where}: regions[{k}]: a second region named {r['name']!r}")
             regions[r["name"]] = Region(**{**r, "shape": tuple(r["shape"])})
         try:
             insns = decode_program(cfg, insn_bytes)
