@@ -33,9 +33,9 @@ def compile_cmd(args) -> int:
     if bool(args.network) == bool(args.model):
         raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
     cfg = load_config(args.config)
+    out = output_dir(args.output)
     net = zoo.get(args.network) if args.network else Network.load(args.model)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine)
-    out = output_dir(args.output)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step)
