@@ -109,21 +109,29 @@ def read_text(path: str | Path, what: str) -> str:
                          "save the file as UTF-8") from None
 
 
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number; write a finite number")
+
+
+def _unique_keys(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"the key {dup!r} appears twice in one object; keep one")
+    return d
+
+
+# One strict decoder for every file (made once: traces parse a document per line).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+
+
 def parse_json(text: str | bytes, where: str, first_line: int = 1):
     """The JSON value of `text`, strictly: NaN and Infinity (which are not JSON) and
     duplicate object keys are errors; every error names `where` and the line (`text`
     starting at line `first_line` of its file)."""
-    def constant(name):
-        raise ValueError(f"{name} is not a JSON number; write a finite number")
-
-    def unique(pairs):
-        keys = [k for k, _ in pairs]
-        dup = next((k for k in keys if keys.count(k) > 1), None)
-        if dup is not None:
-            raise ValueError(f"the key {dup!r} appears twice in one object; keep one")
-        return dict(pairs)
     try:
-        return json.loads(text, parse_constant=constant, object_pairs_hook=unique)
+        return _DECODER.decode(text.decode("utf-8") if isinstance(text, bytes) else text)
     except json.JSONDecodeError as e:
         raise HwgenError(f"{where}: line {e.lineno + first_line - 1}, column {e.colno}: not valid JSON ({e.msg})") \
             from None
@@ -149,17 +157,14 @@ def json_fields(doc, where: str, required: dict[str, type], optional: dict[str, 
     optional = optional or {}
     if not isinstance(doc, dict):
         raise HwgenError(f"{where}: expected a JSON object, found {type(doc).__name__}")
-    for name in doc:
-        if name not in required and name not in optional:
+    for name, value in doc.items():
+        kind = required.get(name) or optional.get(name)
+        if kind is None:
             raise HwgenError(f"{where}: unknown field {name!r} (known: {', '.join([*required, *optional])})")
-    for name, kind in {**required, **optional}.items():
-        if name not in doc:
-            if name in required:
-                raise HwgenError(f"{where}: missing field {name!r}")
-            continue
-        value = doc[name]
-        ok = (isinstance(value, (int, float)) if kind is float else isinstance(value, kind)) \
-            and not (isinstance(value, bool) and kind is not bool)
-        if not ok:
+        if not (isinstance(value, (int, float)) if kind is float else isinstance(value, kind)) \
+                or (isinstance(value, bool) and kind is not bool):
             raise HwgenError(f"{where}: field {name!r} must be {_JSON_TYPE[kind]}, found {json.dumps(value)[:60]}")
+    missing = [name for name in required if name not in doc]
+    if missing:
+        raise HwgenError(f"{where}: missing field {missing[0]!r}")
     return doc

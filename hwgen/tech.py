@@ -85,12 +85,11 @@ def load_tech(path: str | Path) -> Tech:
     json_fields(d["site"], f"tech {p}: site", SITE_FIELDS)
     json_fields(d.get("logic", {}), f"tech {p}: logic", {}, LOGIC_FIELDS)
 
-    def check(where: str, value, lo: float = 0.0, strict: bool = True, hi: float | None = None) -> float:
-        bad = value <= lo if strict else value < lo
-        if bad or (hi is not None and value > hi):
-            limit = f"above {lo:g}" if strict else f"at least {lo:g}"
+    def check(where: str, value, strict: bool = True, hi: float | None = None) -> None:
+        """`value` above 0 (`strict`) or at least 0, and at most `hi`."""
+        if (value <= 0 if strict else value < 0) or (hi is not None and value > hi):
+            limit = "above 0" if strict else "at least 0"
             raise HwgenError(f"tech {p}: {where} = {value!r}: must be {limit}" + (f" and at most {hi:g}" if hi else ""))
-        return float(value)
 
     for name in ("width", "height"):
         check(f"site.{name}", d["site"][name])

@@ -39,9 +39,10 @@ def compile_cmd(args) -> int:
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step)
-    model = [Path(args.model), Path(args.model) / "model.json", Path(args.model).parent / "weights.npz",
-             Path(args.model) / "weights.npz"] if args.model else []
-    with staged(out, inputs=[*model, args.config]) as stage:
+    model = Path(args.model or ".")
+    model = model / "model.json" if model.is_dir() else model        # as Network.load finds it
+    inputs = [model, model.parent / "weights.npz"] if args.model else []
+    with staged(out, inputs=[*inputs, args.config]) as stage:
         save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
     if args.json:

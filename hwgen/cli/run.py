@@ -16,8 +16,8 @@ from ..errors import HwgenError
 from ..files import staged
 from ..program import Program
 from . import network
-from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, memory_model, output_dir, \
-    print_json, progress_bar
+from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, memory_model, \
+    output_dir, print_json, progress_bar
 
 BOTH = "fsim,tsim"
 
@@ -97,7 +97,8 @@ def run(args) -> int:
     trace = Trace(_trace_mode(args.trace, prog)) if args.trace else None
     bar, step = progress_bar(args, len(prog.insns), args.target)
     with bar:
-        result = sim.run(prog, args.target, options, trace=trace, progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
+        result = sim.run(prog, args.target, options, trace=trace,
+                         progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
                          build_progress=lambda msg: step(0, len(prog.insns), msg))
     with staged(outdir, inputs=[args.program]) as out:
         files = {}

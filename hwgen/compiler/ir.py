@@ -48,7 +48,7 @@ class Layer:
         if len(self.inputs) != self.arity or not all(isinstance(t, str) for t in self.inputs):
             raise HwgenError(f"layer {self.name}: a {self.kind} layer reads {self.arity} tensor(s) by name; "
                              f"inputs is {list(self.inputs)}")
-        for attr, lo, hi in (("shift", 0, 31), ("stride", 1, None), ("pad", 0, None), ("kernel", 1, None)):
+        for attr, lo, hi in (("shift", 0, sem.MAX_SHIFT), ("stride", 1, None), ("pad", 0, None), ("kernel", 1, None)):
             if hasattr(self, attr):
                 _integer(self, attr, getattr(self, attr), lo, hi)
         clip = getattr(self, "clip", sem.INT8)

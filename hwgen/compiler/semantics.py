@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 INT8 = (-128, 127)
+# Requantization shifts an int32 accumulator: at most 31 places.
+MAX_SHIFT = 31
 RELU = (0, 127)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ...errors import HwgenError
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
-from ..tiling import ConvShape, Tiling, fits, footprint, groups, in_range, tiles
+from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, tiles, within
 from .kernels import affine_kernel, check_kernel_fits
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
@@ -132,10 +132,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     n_tiles = t.oc_n * t.h_n
     if (residual is not None) != s.residual:
         raise HwgenError(f"{name}: the shape's residual flag and the residual operand disagree")
-    if not fits(cfg, s, t):
-        raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
     # each buffer is used as two halves (chunks, ACC group slots) of the footprint's size
     f = footprint(s, t)
+    if not within(f, capacity(cfg)):
+        raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
     inp_half, wgt_half, slot = f.inp, f.wgt, f.acc
     p = Pipeline(b)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
