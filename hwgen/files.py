@@ -5,6 +5,7 @@ destination and moved into place only when it is complete, so an error or an
 interrupt leaves the destination as it was."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -84,6 +85,15 @@ def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Stagi
             os.replace(stage / rel, out / rel)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def sha256(path: str | Path) -> str:
+    """The SHA-256 of file `path`'s contents, as hex; read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_bytes(path: str | Path, what: str) -> bytes:

@@ -287,7 +287,7 @@ class FsimSession(Session):
         if options.check:
             check_program(program)
         if trace is not None:
-            trace.target, trace.config = "fsim", program.config.to_dict()
+            trace.recording("fsim", program)
         self.sim = FSim(program.config, program.dram.copy(), trace)
 
     @property

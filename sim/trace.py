@@ -11,12 +11,14 @@ A trace is a set of streams, each in program order:
 A trace mode selects event kinds, buffers and a window of instruction numbers.
 
 File format (JSON Lines): a header {"format": "hwgen-trace", "version": 1, "target",
-"mode", "config"} then one event per line: {"s": stream, "i": instruction number, ...}
+"mode", "config", "program" (SHA-256 of the instruction stream, 16 hex digits)}
+then one event per line: {"s": stream, "i": instruction number, ...}
 with "op" (mnemonic) for retire, "k" (entry index) and "v" (hex, little-endian entry
 bytes) for writes, "a" (byte address) and "v" (hex bytes) for dram.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +103,12 @@ class Trace:
     mode: TraceMode
     target: str = ""
     config: dict = field(default_factory=dict)
+    program: str = ""
     events: list = field(default_factory=list)
+
+    def recording(self, target: str, program) -> None:
+        """Mark the trace as `target`'s run of `program`."""
+        self.target, self.config, self.program = target, program.config.to_dict(), program_digest(program)
 
     # -- recording ------------------------------------------------------------------------
     def retire(self, module: Module, insn: int, mnemonic: str) -> None:
@@ -130,7 +137,7 @@ class Trace:
         path = Path(path)
         with replacing(path) as tmp, tmp.open("w") as f:
             f.write(json.dumps({"format": FORMAT, "version": VERSION, "target": self.target, "mode": str(self.mode),
-                                "config": self.config}) + "\n")
+                                "config": self.config, "program": self.program}) + "\n")
             for e in self.events:
                 f.write(json.dumps(e, separators=(",", ":")) + "\n")
         return path
@@ -146,7 +153,7 @@ class Trace:
             raise HwgenError(f"trace {path}: format {found[0]!r} version {found[1]!r}, "
                              f"expected {FORMAT!r} version {VERSION}")
         json_fields(head, f"trace {path}: line 1", {"format": str, "version": int, "mode": str},
-                    {"target": str, "config": dict})
+                    {"target": str, "config": dict, "program": str})
         events = []
         for k, line in enumerate(lines[1:], start=2):
             if line:
@@ -159,7 +166,8 @@ class Trace:
                     raise HwgenError(f"trace {path}: line {k}: unknown stream {e['s']!r} "
                                      f"(streams are {', '.join(KINDS)}, some with /NAME)")
                 events.append(e)
-        return cls(TraceMode.parse(head["mode"]), head.get("target", ""), head.get("config", {}), events)
+        return cls(TraceMode.parse(head["mode"]), head.get("target", ""), head.get("config", {}),
+                   head.get("program", ""), events)
 
     def streams(self) -> dict[str, list]:
         """Events by stream, each in program order (instruction, then entry index or address)."""
@@ -180,14 +188,28 @@ def _lanes(stream: str, hexbytes: str) -> list:
     return list(np.frombuffer(raw, dtype=dtype).tolist()) if dtype is not None else [raw.hex()]
 
 
+def program_digest(program) -> str:
+    """What identifies a program's instruction stream in a trace."""
+    return hashlib.sha256(program.insn_bytes).hexdigest()[:16]
+
+
 def first_divergence(expected: Trace, actual: Trace, program=None, context: int = 2) -> str | None:
     """The first point where two traces differ, stream by stream (streams in a fixed
     order: retire, write, token, dram), with the disassembled instruction and its
     neighbours when `program` is given; None when they agree. Traces of different
-    configurations, or recorded in different modes, cannot be compared (HwgenError)."""
+    configurations or programs, or recorded in different modes, cannot be compared, and
+    `program` must be the one that was run (HwgenError)."""
     if expected.config and actual.config and expected.config != actual.config:
         raise HwgenError("the traces were recorded on different configurations; compare traces of one program "
                          "on one configuration")
+    if expected.program and actual.program and expected.program != actual.program:
+        raise HwgenError("the traces were recorded running different programs (instruction streams "
+                         f"{expected.program} and {actual.program}); compare traces of one program")
+    if program is not None:
+        for t in (expected, actual):
+            if t.program and t.program != program_digest(program):
+                raise HwgenError(f"--program: its instruction stream ({program_digest(program)}) is not the one the "
+                                 f"traces were recorded with ({t.program}); give the program that was run")
     if expected.mode != actual.mode:
         raise HwgenError(f"the traces were recorded in different modes ({expected.mode} and {actual.mode}); "
                          "record both with the same --trace")

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..config import load_config
 from ..errors import HwgenError
-from ..files import json_fields, read_json
+from ..files import json_fields, read_json, sha256
 from ..program import Program
 from . import ir
 from .lowering.layers import lower_layer
@@ -88,9 +88,27 @@ def save_compiled(directory: Path, net: ir.Network, cfg, compiled: list[Compiled
             c.program.save(directory / name)
             files[c.layer.name] = name
     fused = any(isinstance(c.layer, ir.ConvAdd) for c in compiled)
+    digests = {name: sha256(directory / name) for name in ("model.json", "weights.npz", "config.json", *files.values())}
     doc = {"network": net.name, "config": cfg.name, "fused_adds": fused, "programs": files,
-           "layers": [c.report() for c in compiled]}
+           "sha256": digests, "layers": [c.report() for c in compiled]}
     (directory / "network.json").write_text(json.dumps(doc, indent=1))
+
+
+def _check_digests(directory: Path, digests: dict, where: str) -> None:
+    """Every file the compiler wrote is still the one it wrote: a model, weights,
+    configuration or program edited afterwards would make the run compare against
+    something else than what was compiled."""
+    for name in ("model.json", "weights.npz", "config.json"):
+        if name not in digests:
+            raise HwgenError(f"{where}: \"sha256\" has no digest of {name}; compile the network again")
+    for name, digest in digests.items():
+        path = directory / name
+        if not isinstance(name, str) or "/" in name or not path.is_file():
+            raise HwgenError(f"{where}: \"sha256\" names {name!r}, which is not a file of {directory}; compile "
+                             "the network again")
+        if sha256(path) != digest:
+            raise HwgenError(f"{path} changed after it was compiled (its SHA-256 differs from {where}); compile "
+                             "the network again from the edited model, or restore the file")
 
 
 def load_compiled(directory: str | Path):
@@ -98,11 +116,13 @@ def load_compiled(directory: str | Path):
     directory = Path(directory)
     if not (directory / "network.json").exists():
         raise HwgenError(f"{directory} is not a compiled network (no network.json); make one with hwgen compile")
-    net = ir.Network.load(directory)
-    cfg = load_config(directory / "config.json")
     where = f"compiled network {directory / 'network.json'}"
     doc = json_fields(read_json(directory / "network.json", "compiled network"), where,
-                      {"network": str, "config": str, "fused_adds": bool, "programs": dict, "layers": list})
+                      {"network": str, "config": str, "fused_adds": bool, "programs": dict, "sha256": dict,
+                       "layers": list})
+    _check_digests(directory, doc["sha256"], where)
+    net = ir.Network.load(directory)
+    cfg = load_config(directory / "config.json")
     shapes = net.shapes()
     compiled = []
     layers = fuse(net, cfg) if doc["fused_adds"] else net.layers
@@ -113,7 +133,7 @@ def load_compiled(directory: str | Path):
         if not isinstance(rep, dict) or rep.get("where") not in ("vta", "host"):
             raise HwgenError(f"{where}: layers[{k}] must be an object whose \"where\" is \"vta\" or \"host\"")
     for name, file in doc["programs"].items():
-        if not isinstance(file, str) or not (directory / file).is_file():
+        if not isinstance(file, str) or not (directory / file).is_file() or file not in doc["sha256"]:
             raise HwgenError(f"{where}: the program of layer {name}, {file!r}, is not in {directory}; compile the "
                              "network again")
     for layer, rep in zip(layers, doc["layers"]):

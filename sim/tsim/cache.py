@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Callable, Iterator
 
+from hwgen.files import sha256
+
 from ..verilator import verilator_root
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
@@ -101,19 +103,11 @@ def work_dir(entry: Path) -> Path:
     return work
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def publish(work: Path, entry: Path) -> None:
     """Record the library built in `work` and move `work` to `entry` in one rename
     (hold the entry's lock; `entry` must not exist)."""
     lib = work / LIBRARY
-    (work / ENTRY).write_text(json.dumps({"library": LIBRARY, "bytes": lib.stat().st_size, "sha256": _sha256(lib)}))
+    (work / ENTRY).write_text(json.dumps({"library": LIBRARY, "bytes": lib.stat().st_size, "sha256": sha256(lib)}))
     work.rename(entry)
 
 
@@ -132,7 +126,7 @@ def problem(entry: Path) -> str | None:
         return f"{LIBRARY} is missing"
     if lib.stat().st_size != size:
         return f"{LIBRARY} has {lib.stat().st_size} bytes, the build recorded {size}"
-    if _sha256(lib) != digest:
+    if sha256(lib) != digest:
         return f"{LIBRARY} differs from the library the build recorded (SHA-256)"
     return None
 

@@ -266,7 +266,7 @@ class Tsim(Target):
 
 def _read_events(program, path: Path, trace) -> None:
     """The harness's events (by module and retire count) into `trace` (by instruction)."""
-    trace.target, trace.config = "tsim", program.config.to_dict()
+    trace.recording("tsim", program)
     by_module = {m: [i for i, insn in enumerate(program.insns) if insn.module == m] for m in Module}
 
     def number(module: str, r: str) -> int:

@@ -77,6 +77,25 @@ def test_cli_trace_and_diff(tmp_path, capsys):
     assert (tmp_path / "both" / "trace-tsim.jsonl").exists()
 
 
+def test_traces_name_the_program_they_ran(tmp_path, capsys):
+    """A trace records its program's instruction stream: a diff against another
+    program's trace, or shown with another program, is refused (exit 2)."""
+    from hwgen import VTAConfig
+    cfg = VTAConfig(SMALL)
+    relu = ref.relu(cfg, tiles=8).save(tmp_path / "relu.vtaprog")
+    other = ref.relu(cfg, tiles=4).save(tmp_path / "other.vtaprog")
+    for prog, out in ((relu, "a"), (relu, "b"), (other, "c")):
+        assert main(["run", str(prog), "--trace", "write", "-o", str(tmp_path / out), "--json"]) == 0
+    a, b, c = (str(tmp_path / out / "trace.jsonl") for out in "abc")
+    capsys.readouterr()
+    assert main(["trace", "diff", a, b, "--program", str(relu)]) == 0
+    assert main(["trace", "diff", a, c]) == 2
+    assert "running different programs" in capsys.readouterr().err
+    assert main(["trace", "diff", a, b, "--program", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "--program: its instruction stream" in err and "Traceback" not in err
+
+
 
 def test_tsim_traces_equal_fsim_traces():
     """Both targets record the same events, stream by stream, whatever the memory timing."""

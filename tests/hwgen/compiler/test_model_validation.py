@@ -89,3 +89,27 @@ def test_compile_rejects_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "layer c: shift = 40" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_compiled_network_refuses_files_edited_after_compiling(tmp_path, capsys):
+    """A compiled directory records each file's SHA-256: an edited model, weights,
+    configuration or program is named (exit 2) instead of running and "differing"."""
+    path = _model(tmp_path)
+    out = tmp_path / "out"
+    assert main(["compile", "--model", str(path), "--config", "default", "-o", str(out), "--json"]) == 0
+    assert main(["run", str(out), "--json"]) == 0
+    capsys.readouterr()
+    program = next(out.glob("*.vtaprog"))
+    for name in ("model.json", "weights.npz", "config.json", program.name):
+        original = (out / name).read_bytes()
+        (out / name).write_bytes(original.replace(b'"shift": 4', b'"shift": 5') if name == "model.json"
+                                 else original + b"\n")
+        assert main(["run", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"{out / name} changed after it was compiled" in err and "Traceback" not in err
+        (out / name).write_bytes(original)
+    doc = json.loads((out / "network.json").read_text())
+    del doc["sha256"][program.name]
+    (out / "network.json").write_text(json.dumps(doc))
+    assert main(["run", str(out)]) == 2
+    assert f"the program of layer c, {program.name!r}" in capsys.readouterr().err
