@@ -29,6 +29,18 @@ class _Spec:
     isa: bool = True  # part of the ISA/semantics hash
 
 
+# FPGA families (hwgen.devices describes them) and those whose multipliers take two
+# int8 products sharing an operand at once: the DSP48E1's 25x18 multiplier. Cyclone V
+# and ECP5 blocks already split into 9x9 products, which packing would waste.
+FPGA_FAMILIES = ("xc7", "cyclonev", "ecp5")
+PACKED_DSP_FAMILIES = ("xc7",)
+# GEMM pipeline stages of an FPGA build: its multipliers' operands and products
+# registered (docs/fpga.md, "Timing").
+FPGA_GEMM_PIPELINE = 2
+# Families whose SoC memory ports are AXI3 (bursts of at most 16 beats): the Zynq-7000's
+# HP/ACP ports and the Cyclone V's FPGA-to-HPS bridge.
+AXI3_FAMILIES = ("xc7", "cyclonev")
+
 # Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
 # ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
 FIELDS: dict[str, _Spec] = {
@@ -52,8 +64,19 @@ FIELDS: dict[str, _Spec] = {
     "LOG_ACC_FACTOR_RESTRICT": _Spec(int, 0, "ACC factor field = depth bits - this", lo=0, hi=16),
     "AXI_DATA_BITS": _Spec(int, 64, "memory bus width", allowed=(64, 128, 256, 512), isa=False),
     "AXI_MAX_INFLIGHT": _Spec(int, 1, "outstanding AXI read bursts", lo=1, hi=64, isa=False),
+    "AXI_MAX_BURST": _Spec(int, None, "beats of the longest AXI burst (16 on AXI3 ports, up to 256 on AXI4)",
+                           allowed=(1, 2, 4, 8, 16, 32, 64, 128, 256), isa=False),
     "ALU_EXT": _Spec(bool, False, "CLP/MOV opcodes and the pad-min LOAD bit"),
     "FREQ_MHZ": _Spec((int, float), 100, "clock target in MHz of builds, floorplans and boards", isa=False),
+    # Microarchitecture options (docs/configuration.md, "FPGA builds"): they change
+    # resources and cycles, never results. Not given, they follow FPGA.
+    "FPGA": _Spec(str, "none", "the FPGA family the RTL is generated for, or none (generic RTL)",
+                  allowed=("none", *FPGA_FAMILIES), isa=False),
+    "ACC_READ_PORTS": _Spec(int, None, "accumulator read ports: 2, or 1 (two-operand ALU micro-ops every other "
+                            "cycle, no second copy of ACC)", allowed=(1, 2), isa=False),
+    "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),
+    "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
+                           "products, 3 also the middle of the adder trees", lo=0, hi=3, isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
     "LOG_OUT_WIDTH": _Spec(int, None, "log2 bits of an output element (= LOG_INP_WIDTH)"),
     "LOG_OUT_BUFF_SIZE": _Spec(int, None, "log2 bytes of the output buffer (derived)"),
@@ -97,6 +120,15 @@ class VTAConfig:
             values["LOG_BLOCK_IN"] = values["LOG_BLOCK"]
         if values["LOG_BLOCK_OUT"] is None:
             values["LOG_BLOCK_OUT"] = values["LOG_BLOCK"]
+        fpga = values["FPGA"]
+        if values["ACC_READ_PORTS"] is None:
+            values["ACC_READ_PORTS"] = 2 if fpga == "none" else 1
+        if values["DSP_PACKING"] is None:
+            values["DSP_PACKING"] = fpga in PACKED_DSP_FAMILIES
+        if values["GEMM_PIPELINE"] is None:
+            values["GEMM_PIPELINE"] = 0 if fpga == "none" else FPGA_GEMM_PIPELINE
+        if values["AXI_MAX_BURST"] is None:
+            values["AXI_MAX_BURST"] = 16 if fpga in AXI3_FAMILIES else 256
         for name, value in values.items():
             self._check_range(name, value, FIELDS[name])
         self._values = values
@@ -162,6 +194,10 @@ class VTAConfig:
             MemType.OUT: self.batch * self.block_out * self.out_bits // 8,
             MemType.ACC_8BIT: self.batch * self.block_out,
         }
+        if self.AXI_MAX_BURST * self.AXI_DATA_BITS < L.INSN_BITS:
+            raise ConfigError("AXI_MAX_BURST", self.AXI_MAX_BURST,
+                              f"an instruction ({L.INSN_BITS} bits) must fit one burst of the {self.AXI_DATA_BITS}-bit bus",
+                              f"set AXI_MAX_BURST to at least {L.INSN_BITS // self.AXI_DATA_BITS}")
         self.factor_bits = {}
         for buf in ("INP", "WGT", "ACC"):
             field = f"LOG_{buf}_FACTOR_RESTRICT"

@@ -45,3 +45,9 @@ class DeadlockError(ProgramError):
         self.blocked = blocked
         lines = "\n".join(f"  {m}: {why}" for m, why in blocked.items())
         super().__init__("deadlock: no module can make progress\n" + lines)
+
+
+class ToolError(RuntimeError):
+    """An external tool (Yosys, nextpnr) failed on a design hwgen generated: not the
+    user's input, so the command reports it as an internal error, quoting the tool's
+    log."""

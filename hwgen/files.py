@@ -5,6 +5,7 @@ destination and moved into place only when it is complete, so an error or an
 interrupt leaves the destination as it was."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -12,7 +13,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .errors import HwgenError
 
@@ -85,6 +86,40 @@ def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Stagi
             os.replace(stage / rel, out / rel)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def cache_root() -> Path:
+    """Where builds and syntheses are cached: `$HWGEN_CACHE`, default ~/.cache/hwgen."""
+    return Path(os.environ.get("HWGEN_CACHE", Path.home() / ".cache" / "hwgen"))
+
+
+@contextmanager
+def exclusive(lock: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the exclusive lock of file `lock` (created if missing) across processes;
+    `waiting` is called once if another process holds it. The lock goes with the
+    process, so a killed holder never leaves it taken."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def held(lock: Path) -> bool:
+    """Whether some process holds lock file `lock` now."""
+    if not lock.exists():
+        return False
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
 
 
 def sha256(path: str | Path) -> str:

@@ -42,10 +42,9 @@ class Scratchpad:
         return ["mem"] if self.banks == 1 else [f"bank{k}" for k in range(self.banks)]
 
 
-# Instance name and read ports of each scratchpad; ACC is read by the GEMM/ALU operand
-# path and, separately, by the write-back to OUT.
-_SCRATCHPADS = (("uop_mem", MemType.UOP, 1), ("inp_mem", MemType.INP, 1), ("wgt_mem", MemType.WGT, 1),
-                ("acc_mem", MemType.ACC, 2), ("out_mem", MemType.OUT, 1))
+# Instance name of each scratchpad.
+_SCRATCHPADS = (("uop_mem", MemType.UOP), ("inp_mem", MemType.INP), ("wgt_mem", MemType.WGT),
+                ("acc_mem", MemType.ACC), ("out_mem", MemType.OUT))
 
 
 class Geometry:
@@ -55,6 +54,7 @@ class Geometry:
         self.cfg = cfg
         self.bus_bits = cfg.AXI_DATA_BITS
         self.bus_bytes = cfg.AXI_DATA_BITS // 8
+        self.max_burst = cfg.AXI_MAX_BURST          # beats
         # AXI ID bits: one tag per outstanding read burst
         self.tag_bits = max(1, (cfg.AXI_MAX_INFLIGHT - 1).bit_length())
         self.insn_bytes = INSN_BYTES
@@ -63,10 +63,13 @@ class Geometry:
         granule = {MemType.UOP: self.write_granule(MemType.UOP), MemType.INP: self.write_granule(MemType.INP),
                    MemType.WGT: self.write_granule(MemType.WGT), MemType.ACC: self.acc_granule,
                    MemType.OUT: self.entry_bits(MemType.OUT)}
+        # ACC has a second read port, for the ALU's second operand, unless the
+        # configuration trades it for two-cycle two-operand ALU micro-ops.
+        ports = {MemType.ACC: cfg.ACC_READ_PORTS}
         self.scratchpads = tuple(
             Scratchpad(name, mt, self.entry_bits(mt), cfg.depth[mt],
-                       self.write_lanes(mt) if mt != MemType.OUT else 1, ports, granule[mt])
-            for name, mt, ports in _SCRATCHPADS)
+                       self.write_lanes(mt) if mt != MemType.OUT else 1, ports.get(mt, 1), granule[mt])
+            for name, mt in _SCRATCHPADS)
 
     def entry_bits(self, mem: MemType) -> int:
         """Bits of one entry of the buffer a LOAD of `mem` (or the buffer `mem`) writes."""

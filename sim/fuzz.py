@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from hwgen.config import VTAConfig
+from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.errors import HwgenError
 from hwgen.isa import AluOp, MemType, Module
 from hwgen.isa.opcodes import EXT_ALU_OPS
@@ -234,7 +234,11 @@ def random_config(seed: int):
                   "AXI_MAX_INFLIGHT": int(rng.choice([1, 2, 4])), "ALU_EXT": bool(rng.random() < 0.5),
                   "LOG_UOP_BUFF_SIZE": 9 + int(rng.integers(0, 2)),
                   "LOG_INP_BUFF_SIZE": lb + lbi + 6, "LOG_WGT_BUFF_SIZE": lbo + lbi + 6,
-                  "LOG_ACC_BUFF_SIZE": lb + lbo + 2 + 7}
+                  "LOG_ACC_BUFF_SIZE": lb + lbo + 2 + 7,
+                  # the microarchitecture options, independently of the family they default from
+                  "FPGA": str(rng.choice(["none", *FPGA_FAMILIES])), "ACC_READ_PORTS": int(rng.choice([1, 2])),
+                  "DSP_PACKING": bool(rng.random() < 0.5), "GEMM_PIPELINE": int(rng.integers(0, 4)),
+                  "AXI_MAX_BURST": int(rng.choice([2, 16, 256]))}
         try:
             return VTAConfig(fields)
         except HwgenError:

@@ -20,7 +20,10 @@ MAIN_CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32"]
 
 
 def config(name: str):
-    return load_config(CONFIG_DIR / f"{name}.json")
+    """A shipped configuration by name; NAME+FAMILY is it built for an FPGA family."""
+    name, _, fpga = name.partition("+")
+    cfg = load_config(CONFIG_DIR / f"{name}.json")
+    return cfg.replace(FPGA=fpga) if fpga else cfg
 
 
 @pytest.fixture(params=MAIN_CONFIGS)

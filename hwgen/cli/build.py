@@ -1,54 +1,170 @@
-"""`hwgen build`: the Verilog of a core, its manifest, C header and lint waivers."""
+"""`hwgen build`: the Verilog of a core, its manifest, C header and lint waivers; for
+an FPGA family, its synthesis with Yosys and the fit against a device."""
 from __future__ import annotations
 
 import json
+import shutil
+import time
 
 from ..config import load_config
+from ..devices import DEFAULT_DEVICE, FAMILIES, Fit, bram_lower_bound, device, devices_of, family, placeable
 from ..errors import HwgenError
 from ..files import staged
+from ..fpga import place_and_route, synthesize
 from ..tech import load_tech
-from ..vta.build import build as build_core
-from .common import OK, add_config, add_json, console, output_dir, print_json
+from ..vta.build import AREA, build as build_core
+from ..vta.shell import TOP_NAME
+from .common import FAILED, OK, add_config, add_json, at_least, console, output_dir, print_json
+
+SYNTH_LOG = "synth.log"
+PNR = "pnr.json"
+PNR_LOG = "pnr.log"
+
+
+def _percent(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 100:
+        raise ValueError(text)
+    return value
 
 
 def register(sub) -> None:
-    p = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header")
+    p = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header; synthesize it "
+                                     "for an FPGA family and check its fit")
     add_config(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
-    p.add_argument("--area", action="store_true", help="also write a Yosys cell report (area.json)")
+    p.add_argument("--area", action="store_true", help="also write a Yosys cell report of the generic RTL "
+                                                       "(area.json; for an FPGA family use --synth)")
     p.add_argument("--memories", choices=["flop", "macro"], default="flop",
                    help="scratchpads as inferred memories (flop) or as SRAM macro instances of --tech (macro), "
                         "with behavioural models in sram_models.v")
     p.add_argument("--tech", help="tech JSON or shipped tech name, for --memories macro")
+    fpga = p.add_argument_group("FPGA")
+    fpga.add_argument("--fpga", choices=list(FAMILIES), help="the FPGA family to build for")
+    fpga.add_argument("--synth", action="store_true",
+                      help="synthesize with Yosys for --fpga (cached), write area.json with the mapped resources and "
+                           "check the fit against --device; exit 1 if it does not fit")
+    fpga.add_argument("--device", help="the device to fit (" + ", ".join(f"{d} for {f}" for f, d in
+                                                                    DEFAULT_DEVICE.items()) + " by default)")
+    fpga.add_argument("--pnr", action="store_true",
+                      help="also place and route out of context with nextpnr (ECP5) and report Fmax against "
+                           "FREQ_MHZ and the critical path (pnr.json); exit 1 if timing is missed")
+    fpga.add_argument("--seed", type=at_least(1), default=1, help="nextpnr's placement seed (default 1)")
+    fpga.add_argument("--headroom", type=_percent, default=10.0, metavar="PERCENT",
+                      help="percent of every resource kept free for the rest of the design (a board shell); "
+                           "default 10")
     add_json(p)
     p.set_defaults(func=build)
 
 
-def build(args) -> int:
+def _checked(args):
+    """The configuration, tech, family and device of the command line, every
+    combination checked before any work."""
     cfg = load_config(args.config)
     if args.memories == "macro" and not args.tech:
         raise HwgenError("--memories macro needs --tech TECH (the tech whose SRAM macros to use)")
     if args.tech and args.memories != "macro":
         raise HwgenError(f"--tech {args.tech}: a tech is used only with --memories macro (flop memories are "
                          "inferred); add --memories macro or drop --tech")
+    if (args.fpga or cfg.FPGA != "none") and args.memories == "macro":
+        raise HwgenError("--memories macro instantiates ASIC SRAM macros; an FPGA build infers block RAMs: drop "
+                         "--memories macro or --fpga")
+    if args.area and (args.fpga or cfg.FPGA != "none"):
+        raise HwgenError("--area is the cell report of the generic RTL; for an FPGA family use --synth")
+    if args.fpga and cfg.FPGA not in ("none", args.fpga):
+        raise HwgenError(f"--fpga {args.fpga}: the configuration {args.config} is for {cfg.FPGA} (its FPGA field); "
+                         f"give --fpga {cfg.FPGA} or change the field")
+    if args.fpga:
+        cfg = cfg.replace(FPGA=args.fpga)
+    if (args.synth or args.device) and cfg.FPGA == "none":
+        raise HwgenError(f"--synth and --device need --fpga FAMILY ({', '.join(FAMILIES)}) or a configuration whose "
+                         "FPGA field names one")
+    fam = family(cfg.FPGA) if cfg.FPGA != "none" else None
+    dev = None
+    if args.synth:
+        dev = device(args.device or DEFAULT_DEVICE[fam.name])
+        if dev.family is not fam:
+            raise HwgenError(f"--device {dev.name} is a device of the {dev.family.title} family, not of "
+                             f"{fam.title} (--fpga {fam.name}); give --fpga {dev.family.name} or a {fam.name} device "
+                             f"({', '.join(devices_of(fam))})")
+    elif args.device:
+        raise HwgenError("--device is the device --synth checks the fit against; add --synth")
+    if args.pnr and not args.synth:
+        raise HwgenError("--pnr places the synthesized netlist; add --synth")
+    if args.pnr and not dev.nextpnr:
+        raise HwgenError(f"--pnr: the open place-and-route flow supports ECP5 devices; {dev.name} is "
+                         f"{fam.title} (use --fpga ecp5)")
     tech = load_tech(args.tech) if args.memories == "macro" else None
+    return cfg, tech, fam, dev
+
+
+def build(args) -> int:
+    cfg, tech, fam, dev = _checked(args)
     out = output_dir(args.output)
     con = console(stderr=True)
+    t0 = time.perf_counter()
     with con.status("building", spinner="dots") as status:
+        def step(msg: str) -> None:
+            status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
         with staged(out, inputs=[args.config]) as stage:
-            result = build_core(cfg, stage.path, area=args.area, progress=lambda msg: status.update(msg), tech=tech)
-    summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(out),
-               "files": result.files, "seconds": round(result.seconds, 3)}
+            result = build_core(cfg, stage.path, area=args.area, progress=step, tech=tech)
+            if args.synth:
+                step(f"synthesizing for {fam.title} with Yosys")
+                syn = synthesize(stage.path / result.files["verilog"], TOP_NAME, fam, f"{cfg.name}-{cfg.build_hash}",
+                                 netlist=placeable(fam), step=step)
+                fit = Fit(dev, syn.resources, args.headroom / 100)
+                area = {"family": fam.name, "device": dev.name, "part": dev.part, "units": fam.units,
+                        "resources": syn.resources, "headroom_percent": args.headroom, "fit": fit.rows(),
+                        "fits": not fit.over(), "bram_lower_bound": bram_lower_bound(cfg, fam),
+                        "cells": syn.cells, "yosys": syn.yosys, "synthesis_seconds": syn.seconds,
+                        "cached": syn.cached}
+                (stage.path / AREA).write_text(json.dumps(area, indent=1))
+                shutil.copyfile(syn.log, stage.path / SYNTH_LOG)
+                result.files.update(area=AREA, synth_log=SYNTH_LOG)
+                if args.pnr:
+                    step(f"placing and routing on {dev.name} at {cfg.FREQ_MHZ:g} MHz with nextpnr")
+                    pr = place_and_route(syn, dev, cfg.FREQ_MHZ, args.seed, step=step)
+                    (stage.path / PNR).write_text(json.dumps({**pr.to_json(), "cached": pr.cached}, indent=1))
+                    shutil.copyfile(pr.log, stage.path / PNR_LOG)
+                    result.files.update(pnr=PNR, pnr_log=PNR_LOG)
+    seconds = time.perf_counter() - t0
+    summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(out), "fpga": cfg.FPGA,
+               "files": result.files, "seconds": round(seconds, 3)}
     if tech is not None:
         summary["memories"] = result.manifest["memories"]
-    if args.area:
-        summary["area"] = json.loads((out / result.files["area"]).read_text())
+    if args.area or args.synth:
+        summary["area"] = json.loads((out / AREA).read_text())
+    problems = fit.problems(cfg) if args.synth else []
+    if args.pnr:
+        summary["pnr"] = json.loads((out / PNR).read_text())
+        if pr.fmax_mhz < cfg.FREQ_MHZ:
+            start, end = pr.endpoints()
+            problems.append(f"timing: Fmax {pr.fmax_mhz} MHz is below FREQ_MHZ {cfg.FREQ_MHZ:g}; the critical path "
+                            f"runs from {start} to {end} ({pr.logic_ns:.1f} ns logic, {pr.routing_ns:.1f} ns "
+                            "routing)")
     if args.json:
-        print_json(summary)
-        return OK
-    con.print(f"[bold]{cfg.name}[/bold] -> {out} in {result.seconds:.1f} s: " + ", ".join(result.files.values()))
+        print_json({**summary, "problems": problems})
+        return FAILED if problems else OK
+    con = console()
+    con.print(f"[bold]{cfg.name}[/bold] -> {out} in {seconds:.1f} s: " + ", ".join(result.files.values()))
     if args.area:
         a = summary["area"]
         con.print(f"  cells {a['cells']}, flip-flop bits {a['flop_bits']}, memory bits {a['memory_bits']}, "
                   f"multiplier bit-products {a['multiplier_bit_products']}, adder bits {a['adder_bits']}")
-    return OK
+    if args.synth:
+        a = summary["area"]
+        how = "cached" if a["cached"] else f"{a['synthesis_seconds']:.0f} s"
+        con.print(f"  {fam.title} synthesis (Yosys {a['yosys']}, {how}) on {dev.name}, {args.headroom:g} % headroom:")
+        for row in a["fit"]:
+            mark = "ok" if row["fits"] else "[red]OVER[/red]"
+            con.print(f"    {row['unit']:<10} {row['used']:>7} of {row['capacity']:>7} ({row['percent']:5.1f} %), "
+                      f"budget {row['budget']:>7}  {mark}")
+        con.print(f"    block RAM lower bound of the scratchpads: {a['bram_lower_bound']} {fam.units['bram']}")
+    if args.pnr:
+        how = "cached" if pr.cached else f"{pr.seconds:.0f} s"
+        start, end = pr.endpoints()
+        con.print(f"  nextpnr on {dev.name} ({how}): Fmax {pr.fmax_mhz} MHz, target {cfg.FREQ_MHZ:g} MHz; critical "
+                  f"path {start} -> {end}: {pr.logic_ns:.1f} ns logic + {pr.routing_ns:.1f} ns routing")
+    for text in problems:
+        con.print(f"[red]{'does not fit' if not text.startswith('timing') else 'timing missed'}:[/red] {text}")
+    return FAILED if problems else OK

@@ -224,7 +224,8 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     entries = s.nb * s.cob * s.oh * s.ow
     alu = 4 * entries                # bias copy, SHR, MAX, MIN
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        alu += 4 * entries + b["ACC_8BIT"] // bus
+        add = 2 if cfg.ACC_READ_PORTS == 1 else 1      # a two-operand ADD on a one-port ACC
+        alu += (3 + add) * entries + b["ACC_8BIT"] // bus
     compute = gemm + alu + STEP_CYCLES * steps
     memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
     first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]

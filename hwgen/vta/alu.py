@@ -1,9 +1,13 @@
-"""TensorAlu: the vector ALU, pipelined at one micro-op per cycle for immediate and
-two-operand forms (ACC has two read ports).
+"""TensorAlu: the vector ALU, pipelined at one micro-op per cycle.
 
-  S1  (index valid)  read ACC[dst] (port a) and ACC[src] (port b)
+  S1  (index valid)  read ACC[dst] (port 0) and ACC[src] (port 1)
   S2                 register the read data
   S3                 forward both operands, compute lane by lane, write ACC[dst] and OUT[dst]
+
+With one accumulator read port (ACC_READ_PORTS = 1) S1 reads x's entry (ACC[src] with
+an immediate, else ACC[dst]); a two-operand micro-op reads ACC[src] in S2, on the
+cycle the half-rate index generator leaves free, and S3 takes it straight from the
+port. Two-operand micro-ops then issue every other cycle; immediate ones every cycle.
 
 Operands (docs/semantics.md): with use_imm, x = ACC[src] and y = imm; otherwise
 x = ACC[dst] and y = ACC[src]. Forwarding covers the two writes between S1 and S3.
@@ -91,8 +95,7 @@ class TensorAlu(wiring.Component):
             "use_imm": In(1),
             "imm": In(signed(ALU_IMM_BITS)),
             "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
-            "acc_a": In(port),
-            "acc_b": In(port),
+            "acc": In(port).array(cfg.ACC_READ_PORTS),
             "write": Out(AccWriteSignature(cfg)),
             "busy": Out(1),
         })
@@ -111,19 +114,28 @@ class TensorAlu(wiring.Component):
 
         acc_layout = entry_layout(cfg, MemType.ACC)
         dst_bits = len(self.write.addr)
+        one_port = cfg.ACC_READ_PORTS == 1
+        m.d.comb += idx.half.eq(~self.use_imm if one_port else 0)
         # S1
-        m.d.comb += [self.acc_a.addr.eq(idx.dst), self.acc_b.addr.eq(idx.src)]
         s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
+        if one_port:
+            m.d.comb += self.acc[0].addr.eq(Mux(s2_valid & ~use_imm, s2_src, Mux(use_imm, idx.src, idx.dst)))
+        else:
+            m.d.comb += [self.acc[0].addr.eq(idx.dst), self.acc[1].addr.eq(idx.src)]
         # S2
         s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
-        s3_a, s3_b = Signal(acc_layout.size), Signal(acc_layout.size)
-        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src),
-                     s3_a.eq(self.acc_a.data), s3_b.eq(self.acc_b.data)]
+        s3_a = Signal(acc_layout.size)
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
+        if one_port:
+            second = Mux(use_imm, s3_a, self.acc[0].data)
+        else:
+            second = Signal(acc_layout.size)
+            m.d.sync += second.eq(self.acc[1].data)
         # S3
         hist = WriteHistory(m, READ_TO_WRITE, dst_bits, acc_layout.size)
         at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a))
-        at_src = data.View(acc_layout, hist.forward(s3_src, s3_b))
+        at_src = data.View(acc_layout, hist.forward(s3_src, second))
         res = {}
         for j in range(cfg.block_out):
             m.submodules[f"lane{j}"] = lane = AluLane(cfg)

@@ -10,7 +10,6 @@ from amaranth.utils import exact_log2
 
 ADDR_BITS = 32
 BURST_INCR = 1
-MAX_BURST_BEATS = 256   # AXI4 INCR bursts
 BOUNDARY_BYTES = 4096   # a burst must not cross a 4 KiB boundary
 
 
@@ -62,12 +61,12 @@ def start_row(m: Module, row_elem, x_size, elem_bytes: int, bus_bytes: int, cur,
         m.d.sync += lane0.eq(byte_addr[exact_log2(elem_bytes):exact_log2(bus_bytes)])
 
 
-def burst_beats(m: Module, cur, end, bus_bytes: int) -> Signal:
+def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int) -> Signal:
     """Beats of the next INCR burst from bus-aligned byte address `cur` towards `end`:
-    at most MAX_BURST_BEATS and never across a 4 KiB boundary."""
+    at most `max_beats` and never across a 4 KiB boundary."""
     remaining = (end - cur + bus_bytes - 1) >> exact_log2(bus_bytes)
     to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(bus_bytes)
-    cap, beats = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
-    m.d.comb += [cap.eq(Mux(to_boundary < MAX_BURST_BEATS, to_boundary, MAX_BURST_BEATS)),
+    cap, beats = Signal(range(max_beats + 1)), Signal(range(max_beats + 1))
+    m.d.comb += [cap.eq(Mux(to_boundary < max_beats, to_boundary, max_beats)),
                  beats.eq(Mux(remaining < cap, remaining, cap))]
     return beats

@@ -8,6 +8,7 @@ BUGS = {
     "alu_opcode_off_by_one": "the ALU executes MAX as the next opcode (ADD)",
     "gemm_weight_swap_last_lane": "the GEMM's last output lane uses the previous lane's weight row",
     "load_skips_pad_row": "tensor loads do not write the last row of bottom padding",
+    "load_ignores_max_burst": "tensor loads issue AXI4-length bursts (256 beats) whatever AXI_MAX_BURST says",
 }
 
 

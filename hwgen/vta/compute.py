@@ -1,7 +1,7 @@
 """The compute module (docs/semantics.md, "Modules and tokens"): LOADs of UOP, ACC and ACC_8BIT, GEMM, ALU and
-FINISH, one instruction at a time. The units share the micro-op read port, the two
-accumulator read ports and the accumulator/output write ports; only the unit executing
-the current instruction drives them."""
+FINISH, one instruction at a time. The units share the micro-op read port, the
+accumulator read ports (ACC_READ_PORTS) and the accumulator/output write ports; only
+the unit executing the current instruction drives them."""
 from __future__ import annotations
 
 from amaranth.hdl import Module
@@ -37,8 +37,7 @@ class ComputeModule(wiring.Component):
             "uop_rd": In(read_port(cfg, MemType.UOP)),
             "inp_rd": In(read_port(cfg, MemType.INP)),
             "wgt_rd": In(read_port(cfg, MemType.WGT)),
-            "acc_rd_a": In(read_port(cfg, MemType.ACC)),
-            "acc_rd_b": In(read_port(cfg, MemType.ACC)),
+            "acc_rd": In(read_port(cfg, MemType.ACC)).array(cfg.ACC_READ_PORTS),
             "acc_wr": Out(ScratchWriteSignature(d[MemType.ACC], acc_bits, acc_bits // geometry(cfg).acc_granule)),
             "out_wr": Out(ScratchWriteSignature(d[MemType.ACC], entry_layout(cfg, MemType.OUT).size, 1)),
             "finished": Out(1),
@@ -80,13 +79,12 @@ class ComputeModule(wiring.Component):
         # -- memory traffic -------------------------------------------------------------------
         share_read_client(m, self.vme, [u.vme for u in loads.values()], [u.busy for u in loads.values()])
         wiring.connect(m, loads[MemType.UOP].wr, wiring.flipped(self.uop_wr))
-        for unit_port, port in ((gemm.uop, self.uop_rd), (alu.uop, self.uop_rd), (gemm.acc, self.acc_rd_a),
-                                (alu.acc_a, self.acc_rd_a), (alu.acc_b, self.acc_rd_b)):
+        for unit_port, port in ((gemm.uop, self.uop_rd), (alu.uop, self.uop_rd), (gemm.acc, self.acc_rd[0]),
+                                *zip(alu.acc, self.acc_rd)):
             m.d.comb += unit_port.data.eq(port.data)
-        m.d.comb += [self.uop_rd.addr.eq(alu.uop.addr), self.acc_rd_a.addr.eq(alu.acc_a.addr),
-                     self.acc_rd_b.addr.eq(alu.acc_b.addr)]
+        m.d.comb += [self.uop_rd.addr.eq(alu.uop.addr), *(p.addr.eq(a.addr) for p, a in zip(self.acc_rd, alu.acc))]
         with m.If(is_gemm):
-            m.d.comb += [self.uop_rd.addr.eq(gemm.uop.addr), self.acc_rd_a.addr.eq(gemm.acc.addr)]
+            m.d.comb += [self.uop_rd.addr.eq(gemm.uop.addr), self.acc_rd[0].addr.eq(gemm.acc.addr)]
         wiring.connect(m, wiring.flipped(self.inp_rd), gemm.inp)
         wiring.connect(m, wiring.flipped(self.wgt_rd), gemm.wgt)
 

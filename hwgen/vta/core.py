@@ -116,7 +116,7 @@ class Core(wiring.Component):
         def pad(mt, writer, readers):
             spec = geometry(cfg).scratchpad(mt)
             assert len(readers) == spec.read_ports
-            sp = Scratchpad(spec, self.macros.get(spec.name))
+            sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none")
             m.submodules[spec.name] = sp
             wiring.connect(m, writer, sp.wr)
             if self.trace:
@@ -128,7 +128,7 @@ class Core(wiring.Component):
         pad(MemType.UOP, compute.uop_wr, [compute.uop_rd])
         pad(MemType.INP, load.inp_wr, [compute.inp_rd])
         pad(MemType.WGT, load.wgt_wr, [compute.wgt_rd])
-        pad(MemType.ACC, compute.acc_wr, [compute.acc_rd_a, compute.acc_rd_b])
+        pad(MemType.ACC, compute.acc_wr, list(compute.acc_rd))
         pad(MemType.OUT, compute.out_wr, [store.out])
 
         events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,

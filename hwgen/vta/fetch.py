@@ -16,7 +16,7 @@ from amaranth.utils import exact_log2
 from ..geometry import geometry
 from ..isa.fields import INSN_BITS, INSN_BYTES
 from ..isa.opcodes import MemType, Opcode
-from .axi import BOUNDARY_BYTES, MAX_BURST_BEATS
+from .axi import BOUNDARY_BYTES
 from .layouts import insn_layout
 from .vme import ReadClientSignature
 
@@ -59,12 +59,11 @@ class Fetch(wiring.Component):
         # -- requests ---------------------------------------------------------------------
         space = FETCH_BUFFER - buf.w_level
         to_boundary = (BOUNDARY_BYTES - addr[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(INSN_BYTES)
-        max_insns = MAX_BURST_BEATS * per_beat // beats_per
+        max_insns = geometry(cfg).max_burst * per_beat // beats_per
+        room = Signal(range(FETCH_BUFFER + 1))
         limit = Signal(range(FETCH_BUFFER + 1))
-        m.d.comb += limit.eq(Mux(space < to_boundary, space, to_boundary))
-        if max_insns < FETCH_BUFFER:
-            with m.If(limit > max_insns):
-                m.d.comb += limit.eq(max_insns)
+        m.d.comb += [room.eq(Mux(space < to_boundary, space, to_boundary)),
+                     limit.eq(Mux(room > max_insns, max_insns, room) if max_insns < FETCH_BUFFER else room)]
         n = Signal(range(FETCH_BUFFER + 1))
         # bursts after the first start on a beat boundary: whole beats unless it is the last
         m.d.comb += n.eq(Mux(remaining <= limit, remaining, limit & ~(per_beat - 1)))

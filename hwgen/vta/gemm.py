@@ -4,9 +4,18 @@
   S2                 BATCH x BLOCK_OUT dot products of BLOCK_IN int8 pairs (adder trees)
   S3                 ACC[dst] = forwarded ACC[dst] + dot (or 0 on reset); OUT[dst] = low bits
 
+GEMM_PIPELINE adds register stages to S2 (docs/fpga.md): 1 registers the multipliers'
+operands (the scratchpads' outputs), 2 also the products, 3 also the middle level of
+the adder trees. ACC is then read as many cycles after S1, so forwarding is unchanged.
+
 The datapath of output lane j (its dot products for every batch row and their
 accumulation) is the submodule `lane{j}`, so that a floorplan can place each lane
 next to the accumulator and weight slices it uses.
+
+With DSP_PACKING the products of lanes 2p and 2p+1 come from `pack{p}`: one 25x8-bit
+multiplier per input element and batch row computes x * (w_hi * 2^16 + w_lo), whose
+low 16 bits are x * w_lo exactly (|x * w_lo| <= 2^14) and whose upper bits plus bit 15
+are x * w_hi; lane 2p sums the low parts, lane 2p+1 the upper parts and the bits 15.
 
 Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same entry
 (see hazard.WriteHistory), so consecutive micro-ops accumulating into one entry are exact.
@@ -25,11 +34,23 @@ from .layouts import entry_layout
 READ_TO_WRITE = 2  # cycles between the ACC read (S1) and the ACC write (S3)
 
 
-def adder_tree(values: list):
-    """Balanced sum of Amaranth values."""
+def adder_tree(values: list, m: Module | None = None, register_level: int | None = None, name: str = "sum"):
+    """Balanced sum of Amaranth values; with `m` and `register_level`, the partial
+    sums of that level of the tree are registered (one pipeline stage)."""
+    level = 0
     while len(values) > 1:
+        if level == register_level:
+            values = [registered(m, v, f"{name}_l{level}_{k}") for k, v in enumerate(values)]
         values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k] for k in range(0, len(values), 2)]
+        level += 1
     return values[0]
+
+
+def registered(m: Module, value, name: str):
+    """`value` one cycle later."""
+    r = Signal.like(Value.cast(value), name=name)
+    m.d.sync += r.eq(value)
+    return r
 
 
 def out_lanes(cfg, acc_entry: data.View) -> Cat:
@@ -76,26 +97,91 @@ class AccWriteSignature(wiring.Signature):
         })
 
 
-class GemmLane(wiring.Component):
-    """Output lane j: `dot[b]` = INP row b . `wgt` (weight row j), registered (S2);
-    `acc[b]` = `old[b]` + `dot[b]`, wrapped to ACC_WIDTH (S3, combinational)."""
+PACK_SHIFT = 16     # the high weight's place in a packed multiplier operand
+
+
+def _terms_layout(cfg, bits: int) -> data.ArrayLayout:
+    return data.ArrayLayout(data.ArrayLayout(signed(bits), cfg.block_in), cfg.batch)
+
+
+class PackedProducts(wiring.Component):
+    """The products of output lanes 2p (`w_lo`) and 2p+1 (`w_hi`) with every input
+    element, one multiplier per pair: `lo[b][k]` = x * w_lo; `hi[b][k]` + `carry[b][k]`
+    = x * w_hi, where x = INP row b element k. GEMM_PIPELINE 1 registers the
+    multipliers' operands, 2 also their products."""
 
     def __init__(self, cfg):
         self.cfg = cfg
-        acc = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
+        row = entry_layout(cfg, MemType.WGT).elem_shape
         super().__init__({
             "inp": In(entry_layout(cfg, MemType.INP)),
-            "wgt": In(entry_layout(cfg, MemType.WGT).elem_shape),
-            "old": In(acc),
-            "acc": Out(acc),
+            "w_lo": In(row), "w_hi": In(row),
+            "lo": Out(_terms_layout(cfg, PACK_SHIFT)),
+            "hi": Out(_terms_layout(cfg, 2 * cfg.inp_bits + 1)),
+            "carry": Out(data.ArrayLayout(cfg.block_in, cfg.batch)),
         })
 
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
+        stages = cfg.GEMM_PIPELINE
+        for k in range(cfg.block_in):
+            lo, hi = self.w_lo[k], self.w_hi[k]
+            # w_hi * 2^16 + w_lo without a wide adder: w_lo sign-extended to 16 bits, and
+            # above it w_hi less the borrow of a negative w_lo (9 bits: -129..127).
+            packed = Signal(signed(PACK_SHIFT + cfg.wgt_bits + 1), name=f"w_{k}")
+            m.d.comb += packed.eq(Cat(fit_signed(lo, PACK_SHIFT), (hi - lo[-1])[:cfg.wgt_bits + 1]))
+            if stages >= 1:
+                packed = registered(m, packed, f"w_{k}_r")
+            for b in range(cfg.batch):
+                x = registered(m, self.inp[b][k], f"x_{b}_{k}_r") if stages >= 1 else self.inp[b][k]
+                p = Signal(signed(len(packed) + cfg.inp_bits), name=f"p_{b}_{k}")
+                m.d.comb += p.eq(packed * x)
+                if stages >= 2:
+                    p = registered(m, p, f"p_{b}_{k}_r")
+                m.d.comb += [self.lo[b][k].eq(p[:PACK_SHIFT]),
+                             self.hi[b][k].eq(p[PACK_SHIFT:]),
+                             self.carry[b][k].eq(p[PACK_SHIFT - 1])]
+        return m
+
+
+class GemmLane(wiring.Component):
+    """Output lane j: `dot[b]` = INP row b . `wgt` (weight row j), registered (S2);
+    `acc[b]` = `old[b]` + `dot[b]`, wrapped to ACC_WIDTH (S3, combinational). With
+    `term_bits` the lane sums given products instead (`terms[b][k]`, plus with
+    `carries` the count of `carry[b]`'s set bits) from a PackedProducts."""
+
+    def __init__(self, cfg, term_bits: int | None = None, carries: bool = False):
+        self.cfg, self.packed, self.carries = cfg, term_bits is not None, carries
+        acc = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
+        if self.packed:
+            inputs = {"terms": In(_terms_layout(cfg, term_bits))}
+            if carries:
+                inputs["carry"] = In(data.ArrayLayout(cfg.block_in, cfg.batch))
+        else:
+            inputs = {"inp": In(entry_layout(cfg, MemType.INP)), "wgt": In(entry_layout(cfg, MemType.WGT).elem_shape)}
+        super().__init__({**inputs, "old": In(acc), "acc": Out(acc)})
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        m = Module()
+        stages = cfg.GEMM_PIPELINE
+        wgt = [registered(m, self.wgt[k], f"w_{k}_r") if stages >= 1 else self.wgt[k]
+               for k in range(cfg.block_in)] if not self.packed else None
         for b in range(cfg.batch):
+            if self.packed:
+                products = [self.terms[b][k] for k in range(cfg.block_in)]
+                if self.carries:
+                    products += [self.carry[b][k] for k in range(cfg.block_in)]
+            else:
+                products = []
+                for k in range(cfg.block_in):
+                    x = registered(m, self.inp[b][k], f"x_{b}_{k}_r") if stages >= 1 else self.inp[b][k]
+                    product = x * wgt[k]
+                    products.append(registered(m, product, f"p_{b}_{k}_r") if stages >= 2 else product)
             dot = Signal(signed(cfg.acc_bits), name=f"dot_{b}")
-            m.d.sync += dot.eq(adder_tree([self.inp[b][k] * self.wgt[k] for k in range(cfg.block_in)]))
+            middle = (len(products) - 1).bit_length() // 2 if stages >= 3 else None
+            m.d.sync += dot.eq(adder_tree(products, m, middle, f"sum_{b}"))
             m.d.comb += self.acc[b].eq(fit_signed(self.old[b] + dot, cfg.acc_bits))
         return m
 
@@ -127,10 +213,17 @@ class TensorGemm(wiring.Component):
         with m.If(self.start):
             m.d.sync += reset.eq(self.reset)
 
-        # S1: addresses to the scratchpads
-        m.d.comb += [self.inp.addr.eq(idx.src), self.wgt.addr.eq(idx.wgt), self.acc.addr.eq(idx.dst)]
+        # S1: addresses to INP and WGT. The GEMM_PIPELINE extra stages delay the dot
+        # products; ACC is read as many cycles later, so that the old entry arrives with
+        # them and the read-to-write distance, hence forwarding, stays the same.
+        m.d.comb += [self.inp.addr.eq(idx.src), self.wgt.addr.eq(idx.wgt)]
+        valid, dst, in_flight = idx.valid, idx.dst, idx.busy
+        for k in range(cfg.GEMM_PIPELINE):
+            valid, dst = registered(m, valid, f"e{k}_valid"), registered(m, dst, f"e{k}_dst")
+            in_flight = in_flight | valid
+        m.d.comb += self.acc.addr.eq(dst)
         s2_valid, s2_dst = Signal(), Signal.like(idx.dst)
-        m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst)]
+        m.d.sync += [s2_valid.eq(valid), s2_dst.eq(dst)]
 
         # S2 (in the lanes): dot products
         wgt = data.View(entry_layout(cfg, MemType.WGT), self.wgt.data)
@@ -143,13 +236,25 @@ class TensorGemm(wiring.Component):
         hist = WriteHistory(m, READ_TO_WRITE, len(s3_dst), acc_layout.size)
         old = data.View(acc_layout, hist.forward(s3_dst, s3_old))
         sums = {}
+        rows = list(range(cfg.block_out))
+        if "gemm_weight_swap_last_lane" in self.bugs:
+            rows[-1] = rows[-2]
         for j in range(cfg.block_out):
-            m.submodules[f"lane{j}"] = lane = GemmLane(cfg)
-            row = j - 1 if "gemm_weight_swap_last_lane" in self.bugs and j == cfg.block_out - 1 and j else j
-            m.d.comb += [lane.inp.eq(self.inp.data), lane.wgt.eq(wgt[row])]
+            if cfg.DSP_PACKING:
+                if j % 2 == 0:
+                    m.submodules[f"pack{j // 2}"] = pack = PackedProducts(cfg)
+                    m.d.comb += [pack.inp.eq(self.inp.data), pack.w_lo.eq(wgt[rows[j]]), pack.w_hi.eq(wgt[rows[j + 1]])]
+                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.lo[0][0]))
+                    m.d.comb += lane.terms.eq(pack.lo)
+                else:
+                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.hi[0][0]), carries=True)
+                    m.d.comb += [lane.terms.eq(pack.hi), lane.carry.eq(pack.carry)]
+            else:
+                m.submodules[f"lane{j}"] = lane = GemmLane(cfg)
+                m.d.comb += [lane.inp.eq(self.inp.data), lane.wgt.eq(wgt[rows[j]])]
             for b in range(cfg.batch):
                 m.d.comb += lane.old[b].eq(old[b][j])
                 sums[b, j] = lane.acc[b]
         lanes = [sums[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
-        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
+        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight | s2_valid)
         return m

@@ -4,7 +4,8 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle. Products with the loop counters are kept as running sums, so there are no
+next cycle. Started with `half`, the nest advances every other cycle, leaving a free
+cycle after each triple (the ALU's second operand read on a one-port accumulator). Products with the loop counters are kept as running sums, so there are no
 multipliers. Indices wrap at their width: out-of-range programs are undefined.
 """
 from __future__ import annotations
@@ -44,6 +45,7 @@ class IndexGenerator(wiring.Component):
         super().__init__({
             "start": In(1),
             "params": In(loop_layout(cfg)),
+            "half": In(1),
             "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
             "valid": Out(1),
             "last": Out(1),
@@ -70,9 +72,13 @@ class IndexGenerator(wiring.Component):
         last_u = u + 1 == p.uop_end
         last_i = i + 1 == p.iter_in
         last_o = o + 1 == p.iter_out
+        # at half rate, `phase` alternates so that every other cycle advances
+        half, phase = Signal(), Signal()
+        advance = running & (~half | ~phase)
+        m.d.sync += phase.eq(half & running & ~phase)
         m.d.comb += self.uop.addr.eq(u)
-        m.d.sync += s1_valid.eq(running)
-        with m.If(running):
+        m.d.sync += s1_valid.eq(advance)
+        with m.If(advance):
             m.d.sync += s1_last.eq(last_u & last_i & last_o)
             for k in kinds:
                 m.d.sync += s1_off[k].eq(off_out[k] + off_in[k])
@@ -90,7 +96,8 @@ class IndexGenerator(wiring.Component):
                     with m.If(last_o):
                         m.d.sync += running.eq(0)
         with m.If(self.start):
-            m.d.sync += [p.eq(self.params), u.eq(self.params.uop_bgn), i.eq(0), o.eq(0)]
+            m.d.sync += [p.eq(self.params), u.eq(self.params.uop_bgn), i.eq(0), o.eq(0), half.eq(self.half),
+                         phase.eq(0)]
             m.d.sync += [off_out[k].eq(0) for k in kinds] + [off_in[k].eq(0) for k in kinds]
             empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
                      | (self.params.uop_end <= self.params.uop_bgn))

@@ -6,10 +6,16 @@ With `lanes` > 1 the scratchpad is built from `lanes` banks interleaved by the l
 index bits, and one write stores `lanes` consecutive entries (each to its own bank,
 rotated by the start index). A read selects the bank of its index; the latency stays
 one cycle.
+
+With `split`, an entry written in parts (its write granule narrower than the entry)
+is stored as one memory per part (`mem_g{k}`) with its own write enable. The
+behaviour is the same; FPGA tools then map each part to block RAMs in their dense
+modes, where a memory with byte enables would take one of the narrow modes (four
+times the M10K blocks on Cyclone V).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -23,8 +29,8 @@ class Scratchpad(wiring.Component):
     hwgen.sram.MemoryMap of one bank) builds the memories from SRAM macro instances
     instead of inferred memories."""
 
-    def __init__(self, spec, macros=None):
-        self.spec, self.macros = spec, macros
+    def __init__(self, spec, macros=None, split: bool = False):
+        self.spec, self.macros, self.split = spec, macros, split
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
@@ -42,6 +48,20 @@ class Scratchpad(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        if self.lanes == 1 and self.split and self.granule is not None:
+            mems = []
+            for k in range(self.bits // self.granule):
+                mem = memory.Memory(shape=self.granule, depth=self.depth, init=[])
+                m.submodules[f"{self.spec.memories[0]}_g{k}"] = mem
+                w = mem.write_port()
+                m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data.word_select(k, self.granule)),
+                             w.en.eq(self.wr.en[k])]
+                mems.append(mem)
+            for rd in self.rd:
+                ports = [mem.read_port() for mem in mems]
+                m.d.comb += [*(p.addr.eq(rd.addr) for p in ports), *(p.en.eq(rd.en) for p in ports),
+                             rd.data.eq(Cat(p.data for p in ports))]
+            return m
         if self.lanes == 1:
             m.submodules[self.spec.memories[0]] = mem = self._memory(self.depth)
             w = mem.write_port(granularity=self.granule)

@@ -3,7 +3,7 @@ its scratchpad (docs/semantics.md).
 
 Phases: the padding entries are written first (one per cycle, zero or the lane type's
 most negative value); then each of the y_size rows is read as AXI bursts (bus-aligned,
-at most 256 beats, never across 4 KiB), up to AXI_MAX_INFLIGHT bursts in flight, each
+at most AXI_MAX_BURST beats, never across 4 KiB), up to AXI_MAX_INFLIGHT bursts in flight, each
 under a tag whose metadata says where its beats go. Beats may return in any order
 across bursts:
 - wide elements (element wider than the bus): a beat is one slice of one entry and is
@@ -155,7 +155,7 @@ class TensorLoad(wiring.Component):
                     start_row(m, row_elem, f.x_size, Eb, BB, cur, row_end, beat_off, lane0)
                     m.next = "ISSUE"
             with m.State("ISSUE"):
-                beats = burst_beats(m, cur, row_end, BB)
+                beats = burst_beats(m, cur, row_end, BB, 256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst)
                 with m.If(cur >= row_end):
                     m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), data_sram.eq(data_sram + cols)]
                     m.next = "ROW"

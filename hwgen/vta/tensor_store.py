@@ -1,7 +1,7 @@
 """TensorStore: executes STOREs, OUT scratchpad to DRAM (docs/semantics.md):
 DRAM[dram_base + y*x_stride + x] = OUT[sram_base + y*x_size + x].
 
-Each row goes out as AXI write bursts (bus-aligned, at most 256 beats, never across
+Each row goes out as AXI write bursts (bus-aligned, at most AXI_MAX_BURST beats, never across
 4 KiB). A beat is assembled from the OUT entries it covers, one scratchpad read per
 cycle; byte strobes cover exactly the row's elements, so partial beats leave their
 neighbours untouched. The store has completed when every burst is acknowledged.
@@ -16,7 +16,7 @@ from amaranth.utils import exact_log2
 from ..geometry import geometry
 from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, MAX_BURST_BEATS, burst_beats, start_row
+from .axi import ADDR_BITS, burst_beats, start_row
 from .layouts import insn_layout
 from .vme import WriteClientSignature
 
@@ -51,7 +51,7 @@ class TensorStore(wiring.Component):
         cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
         lane0 = Signal(max(1, exact_log2(lanes)))
         beat_off = Signal(beat_bits)              # first beat of the current burst, within the row
-        n_beats, beat_i = Signal(range(MAX_BURST_BEATS + 1)), Signal(range(MAX_BURST_BEATS + 1))
+        n_beats, beat_i = Signal(range(geometry(cfg).max_burst + 1)), Signal(range(geometry(cfg).max_burst + 1))
         lane = Signal(range(lanes + 1))           # lane whose read is issued this cycle
         got_lane, got_ok, got_valid = Signal(range(max(lanes, 2))), Signal(), Signal()
         beat_data = Signal(cfg.AXI_DATA_BITS)
@@ -92,7 +92,7 @@ class TensorStore(wiring.Component):
                     start_row(m, row_elem, f.x_size, Eo, BB, cur, row_end, beat_off, lane0)
                     m.next = "BURST"
             with m.State("BURST"):
-                beats = burst_beats(m, cur, row_end, BB)
+                beats = burst_beats(m, cur, row_end, BB, geometry(cfg).max_burst)
                 with m.If(cur >= row_end):
                     m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), row_sram.eq(row_sram + f.x_size)]
                     m.next = "ROW"

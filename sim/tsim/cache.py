@@ -13,7 +13,6 @@ process; a `build-*` directory whose lock nobody holds was left by an interrupte
 build."""
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -24,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Callable, Iterator
 
-from hwgen.files import sha256
+from hwgen.files import cache_root, exclusive, held, sha256
 
 from ..verilator import verilator_root
 
@@ -38,7 +37,7 @@ _LOCKS = ".locks"
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("HWGEN_CACHE", Path.home() / ".cache" / "hwgen")) / "tsim"
+    return cache_root() / "tsim"
 
 
 @cache
@@ -64,33 +63,14 @@ def _lock_path(name: str) -> Path:
 
 @contextmanager
 def entry_lock(entry: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the exclusive lock of cache entry `entry` (across processes); `waiting`
-    is called once if another process holds it. The lock goes with the process, so
-    a killed build never leaves it taken."""
-    path = _lock_path(entry.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting is not None:
-                waiting()
-            fcntl.flock(f, fcntl.LOCK_EX)
+    """Hold the exclusive lock of cache entry `entry` (see hwgen.files.exclusive)."""
+    with exclusive(_lock_path(entry.name), waiting):
         yield
 
 
 def _locked(name: str) -> bool:
     """Whether some process holds the lock of entry `name` now."""
-    path = _lock_path(name)
-    if not path.exists():
-        return False
-    with open(path, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(f, fcntl.LOCK_UN)
-        return False
+    return held(_lock_path(name))
 
 
 def work_dir(entry: Path) -> Path:

@@ -286,16 +286,36 @@ class Harness {
         top_->s_axil_rready = 0;
     }
 
+    // Stop the run with the first protocol or memory error (later ones are consequences).
+    void fail(const char* message) {
+        if (error_) return;
+        error_ = true;
+        error_msg_ = message;
+    }
+
     bool in_range(uint64_t addr, uint64_t n) {
         if (addr + n <= size_) return true;
-        if (!error_) {
-            error_ = true;
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "access of %llu bytes at 0x%llx is outside the %llu-byte memory",
-                          (unsigned long long)n, (unsigned long long)addr, (unsigned long long)size_);
-            error_msg_ = buf;
-        }
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "access of %llu bytes at 0x%llx is outside the %llu-byte memory",
+                      (unsigned long long)n, (unsigned long long)addr, (unsigned long long)size_);
+        fail(buf);
         return false;
+    }
+
+    // A burst the AXI port would refuse: longer than the configuration's maximum
+    // (AXI3 ports take 16 beats), or crossing a 4 KiB boundary.
+    void check_burst(const char* kind, const Burst& burst) {
+        char buf[160];
+        const uint64_t last = burst.addr + uint64_t(burst.beats) * BUS - 1;
+        if (burst.beats > HWGEN_AXI_MAX_BURST)
+            std::snprintf(buf, sizeof buf, "%s burst of %u beats at 0x%llx is longer than AXI_MAX_BURST (%d)", kind,
+                          burst.beats, (unsigned long long)burst.addr, HWGEN_AXI_MAX_BURST);
+        else if ((burst.addr >> 12) != (last >> 12))
+            std::snprintf(buf, sizeof buf, "%s burst of %u beats at 0x%llx crosses a 4 KiB boundary", kind,
+                          burst.beats, (unsigned long long)burst.addr);
+        else
+            return;
+        fail(buf);
     }
 
     // One clock cycle: sample the handshakes, clock, update the memory model, drive
@@ -326,6 +346,7 @@ class Harness {
 #endif
 
         if (ar) {
+            check_burst("read", new_read);
             new_read.due = cycle_ + p_.latency;
             reads_.push_back(new_read);
         }
@@ -336,7 +357,10 @@ class Harness {
                 current_ = -1;
             }
         }
-        if (aw) writes_.push_back(new_write);
+        if (aw) {
+            check_burst("write", new_write);
+            writes_.push_back(new_write);
+        }
         if (w) {
             Burst& cur = writes_.front();
             const uint64_t base = cur.addr + uint64_t(cur.done) * BUS;

@@ -52,14 +52,14 @@ class ComputeBench(Elaboratable):
         for mt, mem in self.mems.items():
             m.submodules[mt.name.lower()] = mem
         M = self.mems
-        ports = {"uop": M[MemType.UOP].read_port()}
+        ports = [(u.uop, M[MemType.UOP].read_port())]
         if isinstance(u, TensorGemm):
-            ports.update(inp=M[MemType.INP].read_port(), wgt=M[MemType.WGT].read_port(),
-                         acc=M[MemType.ACC].read_port())
+            ports += [(u.inp, M[MemType.INP].read_port()), (u.wgt, M[MemType.WGT].read_port()),
+                      (u.acc, M[MemType.ACC].read_port())]
         else:
-            ports.update(acc_a=M[MemType.ACC].read_port(), acc_b=M[MemType.ACC].read_port())
-        for name, port in ports.items():
-            m.d.comb += [port.addr.eq(getattr(u, name).addr), getattr(u, name).data.eq(port.data)]
+            ports += [(a, M[MemType.ACC].read_port()) for a in u.acc]
+        for unit_port, port in ports:
+            m.d.comb += [port.addr.eq(unit_port.addr), unit_port.data.eq(port.data)]
         acc_w, out_w = M[MemType.ACC].write_port(), M[MemType.OUT].write_port()
         m.d.comb += [acc_w.en.eq(u.write.en), acc_w.addr.eq(u.write.addr), acc_w.data.eq(u.write.acc),
                      out_w.en.eq(u.write.en), out_w.addr.eq(u.write.addr), out_w.data.eq(u.write.out)]

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from hwgen import VTAConfig
 from hwgen.isa import AluOp, Instruction, MemType, Opcode
+from hwgen.isa.opcodes import EXT_ALU_OPS
 
 UOP_BASE = 3  # micro-op slot of a case's first micro-op
 
@@ -84,6 +85,12 @@ SMALL = [
                "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 6, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
+    # the FPGA options: one accumulator read port, two products per multiplier, GEMM stages
+    VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
+               "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
+               "ACC_READ_PORTS": 1, "DSP_PACKING": True, "GEMM_PIPELINE": 3}),
+    VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 3, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 7,
+               "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1}),
 ]
 
 
@@ -117,6 +124,7 @@ def loop_cases(draw, configs=None):
         fields.update(wgt_factor_out=wfo, wgt_factor_in=wfi)
     else:
         use_imm = draw(st.booleans())
-        fields.update(alu_opcode=draw(st.sampled_from(list(AluOp))), use_imm=int(use_imm),
+        ops = [op for op in AluOp if cfg.ALU_EXT or op not in EXT_ALU_OPS]
+        fields.update(alu_opcode=draw(st.sampled_from(ops)), use_imm=int(use_imm),
                       imm=draw(st.integers(-40, 40) | st.integers(-(1 << 15), (1 << 15) - 1)))
     return cfg, seed, dst, src, wgt, Instruction(opcode, **fields)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from hwgen import VTAConfig
+from hwgen import HwgenError, VTAConfig
 from hwgen.program import reference as ref
 from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
@@ -55,3 +55,14 @@ def test_unknown_bug_is_refused():
     from hwgen import HwgenError
     with pytest.raises(HwgenError, match="unknown injected bug"):
         run(ref.save_load(CFG), "tsim", TsimOptions(bugs=["nope"]))
+
+
+def test_load_ignores_max_burst():
+    """The memory model refuses a burst longer than AXI_MAX_BURST, naming it."""
+    cfg = VTAConfig({**CFG.to_dict(), "AXI_MAX_BURST": 16})
+    prog = ref.array_roundtrip(cfg, 10, 10)       # rows of 25 beats
+    got, want = run(prog, "tsim").outputs, run(prog).outputs
+    assert all((got[k] == v).all() for k, v in want.items())
+    with pytest.raises(HwgenError, match=r"tsim: read burst of \d+ beats at 0x[0-9a-f]+ is longer than "
+                                          r"AXI_MAX_BURST \(16\)"):
+        run(prog, "tsim", TsimOptions(bugs=["load_ignores_max_burst"]))

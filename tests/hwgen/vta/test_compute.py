@@ -2,19 +2,22 @@
 random instructions whose micro-ops collide on accumulator entries, so the forwarding
 that keeps one micro-op per cycle exact is exercised."""
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import given, settings, strategies as st
 
 from hwgen.isa import MemType
 
 from tests.support.hw_bench import run_unit
-from tests.support.spec_interpreter import UOP_BASE, interpret, loop_cases, random_state
+from tests.support.spec_interpreter import SMALL, UOP_BASE, interpret, loop_cases, random_state
 from tests.support.strategies import examples
 
 
-@settings(max_examples=examples(25))
-@given(loop_cases())
-def test_unit_matches_spec(case):
-    cfg, seed, dst, src, wgt, insn = case
+@pytest.mark.parametrize("config", range(len(SMALL)))
+@settings(max_examples=examples(12))
+@given(data=st.data())
+def test_unit_matches_spec(config, data):
+    """Each unit-test configuration: generic, and with the FPGA options."""
+    cfg, seed, dst, src, wgt, insn = data.draw(loop_cases([SMALL[config]]))
     state = random_state(cfg, seed + 1)
     uops = np.zeros((3, cfg.depth[MemType.UOP]), dtype=np.int64)
     uops[:, UOP_BASE:UOP_BASE + len(dst)] = np.stack([dst, src, wgt])
@@ -32,13 +35,26 @@ def _cycles(cfg, opcode, n, **alu):
     return run_unit(cfg, insn, state, idx, idx, idx, 0)[2]
 
 
-def test_initiation_interval_is_one():
+@pytest.mark.parametrize("config", [0, 3])
+def test_initiation_interval_is_one(config):
     """N micro-ops take N cycles plus a constant pipeline latency (GEMM, ALU with an
-    immediate and with two operands)."""
+    immediate and with two operands), with and without GEMM pipeline stages."""
     from hwgen.isa import AluOp, Opcode
-    from tests.support.spec_interpreter import SMALL
-    cfg = SMALL[0]
+    cfg = SMALL[config]
     for opcode, alu in ((Opcode.GEMM, {}), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}),
                         (Opcode.ALU, {"alu_opcode": AluOp.ADD})):
         c = [_cycles(cfg, opcode, n, **alu) for n in (4, 8, 16)]
         assert c[1] - c[0] == 4 and c[2] - c[1] == 8, (opcode, alu, c)
+
+
+def test_one_port_accumulator_halves_only_two_operand_alu():
+    """With one ACC read port a two-operand ALU micro-op takes two cycles; GEMM and
+    immediate ALU micro-ops keep one per cycle."""
+    from hwgen.isa import AluOp, Opcode
+    cfg = SMALL[2]
+    assert cfg.ACC_READ_PORTS == 1
+    for opcode, alu, ii in ((Opcode.GEMM, {}, 1), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}, 1),
+                            (Opcode.ALU, {"alu_opcode": AluOp.ADD}, 2)):
+        c = [_cycles(cfg, opcode, n, **alu) for n in (4, 8, 16)]
+        assert c[1] - c[0] == 4 * ii and c[2] - c[1] == 8 * ii, (opcode, alu, c)
+

@@ -1,7 +1,8 @@
 """Every reference behaviour of docs/semantics.md on the generated RTL (tsim) gives output
 bytes identical to fsim's, on the main configurations, on a 512-bit bus with several
 bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, and on
-1x32x32 with 64-bit micro-ops and restricted factor fields."""
+1x32x32 with 64-bit micro-ops and restricted factor fields, and as built for FPGA
+families (one accumulator read port, split scratchpads, packed multipliers)."""
 import numpy as np
 import pytest
 
@@ -18,6 +19,9 @@ CONFIGS = {
     "1x16x16-axi512": {"stall": 0.2, "out_of_order": True, "latency": 30},
     "1x16x16-aluext": {"stall": 0.1},
     "1x32x32": {"stall": 0.1, "out_of_order": True},  # 64-bit micro-ops, restricted factors, 256-bit bus
+    # FPGA builds: one ACC read port and split scratchpads; packed multipliers on xc7
+    "default+xc7": {"stall": 0.1},
+    "2x16x16+cyclonev": {"out_of_order": True},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]

@@ -46,7 +46,7 @@ async def random_loads(dut):
     cfg = VTAConfig(case["config"])
     rng = random.Random(case["seed"])
     dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
-    ram = await start(dut, DRAM_BYTES, dram.tobytes())
+    ram = await start(dut, DRAM_BYTES, dram.tobytes(), cfg)
     if case["stalls"]:
         ram.read_if.r_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
         ram.read_if.ar_channel.set_pause_generator(iter(lambda: rng.random() < 0.2, None))

@@ -23,7 +23,7 @@ async def random_stores(dut):
     eo = cfg.elem_bytes[MemType.OUT]
     out = [w.to_bytes(eo, "little") for w in (int(x, 16) for x in case["out"])]
     dram = np.frombuffer(rng.randbytes(DRAM_BYTES), dtype=np.uint8).copy()
-    ram = await start(dut, DRAM_BYTES, dram.tobytes())
+    ram = await start(dut, DRAM_BYTES, dram.tobytes(), cfg)
     if case["stalls"]:
         ram.write_if.w_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
         ram.write_if.b_channel.set_pause_generator(iter(lambda: rng.random() < 0.3, None))

@@ -1,0 +1,67 @@
+"""FPGA resources of the shipped configurations, synthesized with Yosys for each family,
+and their fit on the family's board device (10 % headroom). Syntheses are cached
+(`$HWGEN_CACHE/synth`), so a repeated run prints at once.
+
+    python benchmarks/fpga_resources.py [--configs default,1x8x8] [--families xc7,cyclonev,ecp5]
+                                        [--generic] [--json]
+
+--generic also synthesizes the generic RTL (FPGA "none": two ACC read ports, no packing,
+unsplit scratchpads), the figures before the FPGA options.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hwgen.config import load_config, shipped_configs
+from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, Fit, bram_lower_bound
+from hwgen.fpga import synthesize
+from hwgen.vta.build import build
+from hwgen.vta.shell import TOP_NAME
+
+
+def measure(cfg, fam, generic: bool) -> dict:
+    built = cfg if generic else cfg.replace(FPGA=fam.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = build(built, tmp)
+        t0 = time.perf_counter()
+        syn = synthesize(Path(tmp) / result.files["verilog"], TOP_NAME, fam, f"{built.name}-{built.build_hash}",
+                         step=lambda msg: print(f"  {cfg.name} {fam.name}: {msg}", end="\r", file=sys.stderr))
+        seconds = time.perf_counter() - t0
+    fit = Fit(DEVICES[DEFAULT_DEVICE[fam.name]], syn.resources, 0.10)
+    return {"config": cfg.name, "family": fam.name, "rtl": "generic" if generic else "fpga",
+            "device": fit.device.name, **syn.resources, "bram_lower_bound": bram_lower_bound(cfg, fam),
+            "fits": not fit.over(), "percent": {r["resource"]: r["percent"] for r in fit.rows()},
+            "synthesis_seconds": syn.seconds, "cached": syn.cached, "seconds": round(seconds, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--configs", default=",".join(shipped_configs()))
+    p.add_argument("--families", default=",".join(FAMILIES))
+    p.add_argument("--generic", action="store_true")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    rows = []
+    for name in args.configs.split(","):
+        cfg = load_config(name)
+        for fam in (FAMILIES[f] for f in args.families.split(",")):
+            for generic in ((True, False) if args.generic else (False,)):
+                row = measure(cfg, fam, generic)
+                rows.append(row)
+                if not args.json:
+                    u = fam.units
+                    print(f"{name:<16} {fam.name:<9} {row['rtl']:<8} {row['lut']:>7} {u['lut']:<5} {row['ff']:>7} FF "
+                          f"{row['bram']:>5} {u['bram']:<7} (bound {row['bram_lower_bound']:>4}) {row['dsp']:>4} "
+                          f"{u['dsp']:<11} {'fits' if row['fits'] else 'OVER'} {row['device']}"
+                          f"  [{row['synthesis_seconds']:.0f} s{' cached' if row['cached'] else ''}]")
+    if args.json:
+        print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""FPGA families and devices: the one table of device capacities, and how each
+family's mapped cells count against them (docs/fpga.md).
+
+Every family's resources are reported under the same four keys, in the family's own
+unit:
+
+    lut   xc7: LUT6 sites (logic, LUTRAM and shift registers); cyclonev: ALMs,
+          estimated from the mapped LUTs before packing; ecp5: LUT4 sites (logic,
+          both halves of each carry cell, and distributed RAM)
+    ff    flip-flops
+    bram  block RAMs: RAMB36 (two RAMB18 count as one), M10K, DP16KD
+    dsp   multiplier blocks: DSP48E1, variable-precision DSP blocks (three 9x9,
+          two 18x18 or one 27x27 each), MULT18X18D
+
+Pure Python: synthesis, fit reports, board builds and design-space sweeps read it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .config import PACKED_DSP_FAMILIES
+from .errors import HwgenError
+from .geometry import geometry
+
+RESOURCES = ("lut", "ff", "bram", "dsp")
+
+
+@dataclass(frozen=True)
+class Family:
+    """An FPGA family: Yosys's synthesis command for it, the unit of each resource,
+    the bits one block RAM holds in its power-of-two-wide modes (`bram_bits`; the
+    scratchpads' entries are multiples of 8 bits), and how its mapped cells count per
+    resource (`weights[resource][cell type]`; cell types not listed count towards
+    none)."""
+    name: str
+    title: str
+    synth: str
+    units: dict
+    bram_bits: int
+    weights: dict
+
+    def resources(self, cells: dict[str, int]) -> dict[str, int]:
+        """Resource use of a netlist with `cells` (cell type -> count); counts are
+        rounded up to whole sites and blocks."""
+        if self.name == "cyclonev":
+            return _cyclonev_resources(cells)
+        return {r: math.ceil(sum(w * cells.get(t, 0) for t, w in self.weights[r].items())) for r in RESOURCES}
+
+
+def _cyclonev_resources(cells: dict[str, int]) -> dict[str, int]:
+    # An ALM holds one 6-input LUT or two smaller ones, two arithmetic cells, or a
+    # twentieth of a memory LAB (32 x 20 bits as 20 MLAB cells over 10 ALMs). A DSP
+    # block does three 9x9, two 18x18 or one 27x27 products.
+    small = sum(cells.get(f"MISTRAL_ALUT{k}", 0) for k in (2, 3, 4, 5)) + cells.get("MISTRAL_NOT", 0)
+    alm = (cells.get("MISTRAL_ALUT6", 0) + small / 2 + cells.get("MISTRAL_ALUT_ARITH", 0) / 2
+           + cells.get("MISTRAL_MLAB", 0) / 2)
+    dsp = (math.ceil(cells.get("MISTRAL_MUL9X9", 0) / 3) + math.ceil(cells.get("MISTRAL_MUL18X18", 0) / 2)
+           + cells.get("MISTRAL_MUL27X27", 0))
+    return {"lut": math.ceil(alm), "ff": cells.get("MISTRAL_FF", 0), "bram": cells.get("MISTRAL_M10K", 0), "dsp": dsp}
+
+
+_XC7_LUTS = {**{f"LUT{k}": 1 for k in range(1, 7)}, "RAM32M": 4, "RAM64M": 4, "RAM32X1D": 2, "RAM64X1D": 2,
+             "RAM128X1D": 4, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "SRL16E": 1,
+             "SRLC32E": 1}
+
+FAMILIES = {f.name: f for f in (
+    Family("xc7", "Xilinx 7-series", "synth_xilinx -family xc7 -flatten -noiopad -noclkbuf",
+           {"lut": "LUT", "ff": "FF", "bram": "RAMB36", "dsp": "DSP48E1"}, 32768,
+           {"lut": _XC7_LUTS, "ff": {t: 1 for t in ("FDRE", "FDSE", "FDCE", "FDPE")},
+            "bram": {"RAMB36E1": 1, "RAMB18E1": 0.5}, "dsp": {"DSP48E1": 1}}),
+    Family("cyclonev", "Intel Cyclone V", "synth_intel_alm -family cyclonev -noiopad -noclkbuf",
+           {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, {}),
+    # A distributed RAM (DPR16X4) takes two slices in RAM mode and one for its write
+    # port: six LUT4 sites.
+    Family("ecp5", "Lattice ECP5", "synth_ecp5",
+           {"lut": "LUT4", "ff": "FF", "bram": "DP16KD", "dsp": "MULT18X18D"}, 16384,
+           {"lut": {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}, "ff": {"TRELLIS_FF": 1},
+            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}),
+)}
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device: its part number, capacity per resource (the family's units), the
+    boards that carry it, and nextpnr's arguments selecting it where the open
+    place-and-route flow supports it."""
+    name: str
+    family: Family
+    part: str
+    capacity: dict
+    boards: tuple = ()
+    nextpnr: tuple = ()
+
+
+DEVICES = {d.name: d for d in (
+    Device("xc7z020", FAMILIES["xc7"], "xc7z020clg400-1",
+           {"lut": 53200, "ff": 106400, "bram": 140, "dsp": 220}, ("pynq-z1", "pynq-z2")),
+    Device("5cseba6", FAMILIES["cyclonev"], "5CSEBA6U23I7",
+           {"lut": 41910, "ff": 166036, "bram": 553, "dsp": 112}, ("de10-nano",)),
+    Device("lfe5u-85f", FAMILIES["ecp5"], "LFE5U-85F-6BG381C",
+           {"lut": 83640, "ff": 83640, "bram": 208, "dsp": 156},
+           nextpnr=("--85k", "--package", "CABGA381", "--speed", "6")),
+)}
+
+DEFAULT_DEVICE = {"xc7": "xc7z020", "cyclonev": "5cseba6", "ecp5": "lfe5u-85f"}
+
+
+def placeable(fam: Family) -> bool:
+    """Whether the open place-and-route flow supports a device of `fam`."""
+    return any(d.nextpnr for d in DEVICES.values() if d.family is fam)
+
+
+def devices_of(fam: Family) -> list[str]:
+    return [d.name for d in DEVICES.values() if d.family is fam]
+
+
+def bram_lower_bound(cfg, fam: Family) -> int:
+    """The fewest block RAMs of `fam` that hold every scratchpad of `cfg` once: its
+    bits over the bits of a block."""
+    return math.ceil(sum(sp.entry_bits * sp.depth for sp in geometry(cfg).scratchpads) / fam.bram_bits)
+
+
+def family(name: str) -> Family:
+    if name not in FAMILIES:
+        raise HwgenError(f"unknown FPGA family {name!r}; known: {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def device(name: str) -> Device:
+    key = name.lower()
+    if key not in DEVICES:
+        raise HwgenError(f"unknown device {name!r}; known: {', '.join(DEVICES)}")
+    return DEVICES[key]
+
+
+# Which configuration fields shrink each resource, and how.
+_FIELDS = {
+    "dsp": "the multipliers are BATCH x BLOCK_IN x BLOCK_OUT: lower LOG_BATCH, LOG_BLOCK_IN or LOG_BLOCK_OUT",
+    "lut": "logic grows with BATCH x BLOCK_IN x BLOCK_OUT and with AXI_DATA_BITS: lower LOG_BLOCK_IN, "
+           "LOG_BLOCK_OUT, LOG_BATCH or AXI_DATA_BITS",
+    "ff": "registers grow with BATCH x BLOCK_IN x BLOCK_OUT and with AXI_DATA_BITS: lower LOG_BLOCK_IN, "
+          "LOG_BLOCK_OUT, LOG_BATCH or AXI_DATA_BITS",
+}
+
+
+def shrink_hint(resource: str, cfg, fam: Family) -> str:
+    """What in configuration `cfg` to change to use less of `resource` of `fam`."""
+    if resource == "dsp" and fam.name in PACKED_DSP_FAMILIES and not cfg.DSP_PACKING:
+        return "set DSP_PACKING to true (two products per multiplier), or " + _FIELDS[resource].split(": ", 1)[1]
+    if resource != "bram":
+        return _FIELDS[resource]
+    pads = sorted(geometry(cfg).scratchpads, key=lambda s: -s.entry_bits * s.depth * s.read_ports)
+    parts = []
+    for sp in pads:
+        kib = sp.entry_bits * sp.depth // 8 // 1024
+        copies = (f" stored {sp.read_ports} times for its read ports (ACC_READ_PORTS 1 stores it once)"
+                  if sp.read_ports > 1 else "")
+        field = "ACC" if sp.buffer.name == "OUT" else sp.buffer.name     # OUT has ACC's depth
+        parts.append(f"{sp.buffer.name} {kib} KiB{copies} (LOG_{field}_BUFF_SIZE "
+                     f"{getattr(cfg, f'LOG_{field}_BUFF_SIZE')})")
+    return "the scratchpads hold " + ", ".join(parts) + "; lowering a LOG_*_BUFF_SIZE by one halves that buffer"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Resource use against a device's capacity less a headroom (a fraction kept free
+    for the rest of the design, such as a board shell)."""
+    device: Device
+    used: dict
+    headroom: float
+
+    def budget(self, resource: str) -> int:
+        return math.floor(self.device.capacity[resource] * (1 - self.headroom))
+
+    def over(self) -> list[str]:
+        return [r for r in RESOURCES if self.used[r] > self.budget(r)]
+
+    def rows(self) -> list[dict]:
+        return [{"resource": r, "unit": self.device.family.units[r], "used": self.used[r],
+                 "capacity": self.device.capacity[r], "budget": self.budget(r),
+                 "percent": round(100 * self.used[r] / self.device.capacity[r], 1), "fits": r not in self.over()}
+                for r in RESOURCES]
+
+    def problems(self, cfg) -> list[str]:
+        """One message per resource over budget, naming it and what to change."""
+        out = []
+        for r in self.over():
+            unit = self.device.family.units[r]
+            out.append(f"{self.used[r]} {unit} used, the budget on {self.device.name} is {self.budget(r)} "
+                       f"({self.device.capacity[r]} less {self.headroom:.0%} headroom); "
+                       f"{shrink_hint(r, cfg, self.device.family)}")
+        return out

@@ -1,0 +1,7 @@
+"""FPGA flows with open tools: synthesis with Yosys for a family (hwgen.devices), and
+place and route with nextpnr. Independent of what the design is: callers give
+Verilog and its top module."""
+from .pnr import PlaceRoute, place_and_route
+from .synth import Synthesis, synthesize
+
+__all__ = ["PlaceRoute", "Synthesis", "place_and_route", "synthesize"]

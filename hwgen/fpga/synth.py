@@ -1,0 +1,126 @@
+"""Synthesis for an FPGA family with Yosys (`synth_xilinx`, `synth_intel_alm`,
+`synth_ecp5`), out of context (no I/O buffers): the mapped cells and the resources
+they use (hwgen.devices).
+
+Results are cached in `$HWGEN_CACHE/synth`, one directory per synthesis, keyed by the
+SHA-256 of the Verilog, the top module, the family's script and the Yosys version, so
+the same design is synthesized once. An entry is made under a lock of its name in a
+work directory and published by one rename once `report.json` is written; the
+netlist's SHA-256 is recorded and checked when the netlist is used."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..devices import Family
+from ..errors import HwgenError
+from ..files import cache_root, exclusive, sha256
+from . import tools
+
+REPORT = "report.json"
+NETLIST = "netlist.json"   # the mapped netlist, for place and route (ECP5)
+LOG = "yosys.log"
+_STAT = "stat.json"
+
+
+@dataclass
+class Synthesis:
+    """What Yosys made of a design for `family`: mapped cell counts, the resources
+    they use (hwgen.devices units) and where the entry is cached."""
+    family: str
+    top: str
+    cells: dict
+    resources: dict
+    seconds: float
+    yosys: str
+    entry: str
+    netlist_sha256: str | None = None
+    cached: bool = False
+
+    @property
+    def log(self) -> Path:
+        return Path(self.entry) / LOG
+
+    def netlist(self) -> Path:
+        """The mapped JSON netlist, verified against the digest recorded with it."""
+        path = Path(self.entry) / NETLIST
+        if self.netlist_sha256 is None or not path.is_file() or sha256(path) != self.netlist_sha256:
+            raise HwgenError(f"the cached netlist {path} is missing or altered; remove {self.entry} and "
+                             "synthesize again")
+        return path
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "cached"}
+
+
+def script(family: Family, top: str, source: str, netlist: bool) -> str:
+    lines = [f"read_verilog {source}", f"{family.synth} -top {top}", f"tee -q -o {_STAT} stat -json"]
+    if netlist:
+        lines.append(f"write_json {NETLIST}")
+    return "\n".join(lines) + "\n"
+
+
+def _key(verilog: bytes, family: Family, top: str, netlist: bool) -> str:
+    h = hashlib.sha256()
+    for part in (verilog, script(family, top, "design.v", netlist).encode(), tools.version("yosys").encode()):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:16]
+
+
+def synth_cache() -> Path:
+    return cache_root() / "synth"
+
+
+def _load(entry: Path) -> Synthesis | None:
+    try:
+        doc = json.loads((entry / REPORT).read_text())
+        return Synthesis(**doc, cached=True)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: bool = False,
+               step: Callable[[str], None] | None = None) -> Synthesis:
+    """Synthesize the Verilog file `verilog` (top module `top`) for `family`, or
+    return the cached result. `label` (e.g. CONFIG-BUILDHASH) names the cache entry
+    for people; `netlist` keeps the mapped netlist for place and route; `step` gets
+    progress messages."""
+    step = step or (lambda _: None)
+    source = verilog.read_bytes()
+    entry = synth_cache() / f"{label}-{family.name}-{_key(source, family, top, netlist)}"
+    found = _load(entry)
+    if found is not None:
+        return found
+    with exclusive(synth_cache() / ".locks" / f"{entry.name}.lock",
+                   waiting=lambda: step("waiting for another process synthesizing the same design")):
+        found = _load(entry)        # made while we waited
+        if found is not None:
+            return found
+        shutil.rmtree(entry, ignore_errors=True)      # an entry without its report is incomplete
+        work = entry.parent / f".work-{entry.name}-{os.getpid()}"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        try:
+            (work / "design.v").write_bytes(source)
+            (work / "synth.ys").write_text(script(family, top, "design.v", netlist))
+            t0 = time.perf_counter()
+            tools.run("yosys", ["-s", "synth.ys"], work, work / LOG, step=lambda p: step(f"Yosys: {p}"))
+            seconds = time.perf_counter() - t0
+            stat = json.loads((work / _STAT).read_text())
+            cells = {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
+            result = Synthesis(family.name, top, dict(sorted(cells.items())), family.resources(cells),
+                               round(seconds, 1), tools.version("yosys"), str(entry),
+                               sha256(work / NETLIST) if netlist else None)
+            (work / "design.v").unlink()
+            (work / _STAT).unlink()
+            (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
+            work.rename(entry)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return result

@@ -1,0 +1,67 @@
+"""Synthesis with Yosys through `hwgen build --fpga ... --synth`: on a small
+configuration, the report follows Yosys's own cell counts by the family's rules, the
+multipliers are the ones the configuration asks for, a repeated synthesis comes from
+the cache, and a fit that fails exits 1 naming the resource. Bad combinations of
+options are refused before any work."""
+import json
+
+import pytest
+
+from hwgen.cli import main
+from hwgen.devices import FAMILIES
+
+TINY = {"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 7, "LOG_WGT_BUFF_SIZE": 8, "LOG_ACC_BUFF_SIZE": 9,
+        "LOG_UOP_BUFF_SIZE": 8}
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY))
+    return path
+
+
+def test_synthesis_report_cache_and_fit(tiny, tmp_path, capsys):
+    out = tmp_path / "xc7"
+    assert main(["build", "--config", str(tiny), "--fpga", "xc7", "--synth", "-o", str(out), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    area = json.loads((out / "area.json").read_text())
+    assert first["area"] == area and not area["cached"] and area["fits"]
+    assert area["resources"] == FAMILIES["xc7"].resources(area["cells"])
+    # 1x4x4 with DSP_PACKING: 16 GEMM products in 8 multipliers, and the ALU's MUL, one per lane
+    assert area["cells"]["DSP48E1"] == 4 * 4 // 2 + 4
+    assert (out / "synth.log").read_text().count("Executing SYNTH_XILINX pass") == 1
+    assert json.loads((out / "manifest.json").read_text())["config"]["FPGA"] == "xc7"
+
+    # the same design again: from the cache; a headroom that leaves almost nothing fails the fit
+    code = main(["build", "--config", str(tiny), "--fpga", "xc7", "--synth", "--headroom", "99.9",
+                 "-o", str(tmp_path / "again")])
+    text = capsys.readouterr().out
+    assert code == 1 and "cached" in text and "does not fit" in text and "budget on xc7z020 is 53 " in text
+    again = json.loads((tmp_path / "again" / "area.json").read_text())
+    assert again["cached"] and again["cells"] == area["cells"] and not again["fits"]
+
+
+def test_bad_option_combinations_before_any_work(tiny, tmp_path, capsys):
+    cfv = tmp_path / "cv.json"
+    cfv.write_text(json.dumps({**TINY, "FPGA": "cyclonev"}))
+    out = str(tmp_path / "out")
+    cases = [
+        ([str(tiny), "--synth"], "--synth and --device need --fpga FAMILY"),
+        ([str(tiny), "--fpga", "xc7", "--synth", "--device", "5cseba6"],
+         "--device 5cseba6 is a device of the Intel Cyclone V family, not of Xilinx 7-series"),
+        ([str(tiny), "--fpga", "xc7", "--synth", "--device", "xc7z010"], "unknown device 'xc7z010'"),
+        ([str(tiny), "--fpga", "xc7", "--device", "xc7z020"], "add --synth"),
+        ([str(tiny), "--fpga", "ecp5", "--area"], "for an FPGA family use --synth"),
+        ([str(tiny), "--fpga", "xc7", "--memories", "macro", "--tech", "example"], "an FPGA build infers block RAMs"),
+        ([str(cfv), "--fpga", "xc7"], f"the configuration {cfv} is for cyclonev (its FPGA field)"),
+    ]
+    for argv, message in cases:
+        assert main(["build", "--config", *argv, "-o", out]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
+    with pytest.raises(SystemExit) as usage:
+        main(["build", "--config", str(tiny), "--fpga", "xc7", "--synth", "--headroom", "100", "-o", out])
+    assert usage.value.code == 2 and "--headroom: invalid" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()

@@ -1,0 +1,65 @@
+"""The device table and how mapped cells count against it, on hand-computed cell lists."""
+import pytest
+
+from hwgen import HwgenError, load_config
+from hwgen.config import FPGA_FAMILIES, PACKED_DSP_FAMILIES
+from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, Fit, bram_lower_bound, device, family
+
+
+def test_one_list_of_families():
+    assert tuple(FAMILIES) == FPGA_FAMILIES and set(PACKED_DSP_FAMILIES) <= set(FAMILIES)
+    assert {DEVICES[d].family.name for d in DEFAULT_DEVICE.values()} == set(FAMILIES)
+    assert device("XC7Z020") is DEVICES["xc7z020"]
+    with pytest.raises(HwgenError, match="unknown device 'xc7z010'; known: xc7z020, 5cseba6, lfe5u-85f"):
+        device("xc7z010")
+    with pytest.raises(HwgenError, match="unknown FPGA family"):
+        family("virtex")
+
+
+def test_capacities_of_the_board_devices():
+    assert DEVICES["xc7z020"].capacity == {"lut": 53200, "ff": 106400, "bram": 140, "dsp": 220}
+    assert DEVICES["5cseba6"].capacity == {"lut": 41910, "ff": 166036, "bram": 553, "dsp": 112}
+    assert DEVICES["lfe5u-85f"].capacity == {"lut": 83640, "ff": 83640, "bram": 208, "dsp": 156}
+
+
+@pytest.mark.parametrize("fam, cells, expect", [
+    # LUT sites: 10 + 4 (RAM32M) + 2 (RAM64X1D) + 1 (SRL16E); RAMB18 = half a RAMB36, rounded up
+    ("xc7", {"LUT2": 4, "LUT6": 6, "RAM32M": 1, "RAM64X1D": 1, "SRL16E": 1, "CARRY4": 9, "FDRE": 7, "FDSE": 1,
+             "RAMB36E1": 3, "RAMB18E1": 3, "DSP48E1": 5, "BUFG": 1},
+     {"lut": 17, "ff": 8, "bram": 5, "dsp": 5}),
+    # ALMs: 3 (ALUT6) + 5/2 (small LUTs and NOT) + 3/2 (arithmetic) + 1/2 (MLAB) = 7.5 -> 8;
+    # DSP blocks: 7 9x9 -> 3, 3 18x18 -> 2, 1 27x27 -> 1
+    ("cyclonev", {"MISTRAL_ALUT6": 3, "MISTRAL_ALUT2": 2, "MISTRAL_ALUT5": 2, "MISTRAL_NOT": 1,
+                  "MISTRAL_ALUT_ARITH": 3, "MISTRAL_MLAB": 1, "MISTRAL_FF": 11, "MISTRAL_M10K": 4,
+                  "MISTRAL_MUL9X9": 7, "MISTRAL_MUL18X18": 3, "MISTRAL_MUL27X27": 1},
+     {"lut": 8, "ff": 11, "bram": 4, "dsp": 6}),
+    # LUT4 sites: 5 + 2 * 3 (CCU2C) + 6 (DPR16X4); PFUMX/L6MUX21 use no LUT
+    ("ecp5", {"LUT4": 5, "CCU2C": 3, "TRELLIS_DPR16X4": 1, "PFUMX": 4, "L6MUX21": 2, "TRELLIS_FF": 9,
+              "DP16KD": 2, "MULT18X18D": 3},
+     {"lut": 17, "ff": 9, "bram": 2, "dsp": 3}),
+])
+def test_cells_count_per_family_rule(fam, cells, expect):
+    assert FAMILIES[fam].resources(cells) == expect
+
+
+def test_fit_names_each_resource_over_budget_and_the_fix():
+    cfg = load_config("default")
+    fit = Fit(DEVICES["xc7z020"], {"lut": 47880, "ff": 1, "bram": 127, "dsp": 199}, 0.1)
+    assert [r["budget"] for r in fit.rows()] == [47880, 95760, 126, 198]
+    assert fit.over() == ["bram", "dsp"]
+    bram, dsp = fit.problems(cfg)
+    assert bram.startswith("127 RAMB36 used, the budget on xc7z020 is 126 (140 less 10% headroom)")
+    assert "WGT 256 KiB (LOG_WGT_BUFF_SIZE 18), ACC 128 KiB stored 2 times" in bram
+    assert "ACC_READ_PORTS 1 stores it once" in bram and "OUT 32 KiB (LOG_ACC_BUFF_SIZE 17)" in bram
+    assert "set DSP_PACKING to true" in dsp and "LOG_BLOCK_IN" in dsp
+    packed = load_config("default").replace(FPGA="xc7")
+    assert "DSP_PACKING" not in Fit(DEVICES["xc7z020"], {"lut": 0, "ff": 0, "bram": 0, "dsp": 221}, 0).problems(packed)[0]
+    assert Fit(DEVICES["xc7z020"], {"lut": 53200, "ff": 0, "bram": 140, "dsp": 220}, 0).over() == []
+
+
+def test_block_ram_lower_bound():
+    # default: UOP 256 Kbit, INP 256 Kbit, WGT 2 Mbit, ACC 1 Mbit, OUT 256 Kbit = 3,932,160 bits
+    cfg = load_config("default")
+    assert bram_lower_bound(cfg, FAMILIES["xc7"]) == 120
+    assert bram_lower_bound(cfg, FAMILIES["cyclonev"]) == 480
+    assert bram_lower_bound(cfg, FAMILIES["ecp5"]) == 240
