@@ -75,6 +75,8 @@ FIELDS: dict[str, _Spec] = {
     "ACC_READ_PORTS": _Spec(int, None, "accumulator read ports: 2, or 1 (two-operand ALU micro-ops every other "
                             "cycle, no second copy of ACC)", allowed=(1, 2), isa=False),
     "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),
+    "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
+                                "computed (forwarded meanwhile)", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
                            "products, 3 also the middle of the adder trees", lo=0, hi=3, isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
@@ -125,6 +127,8 @@ class VTAConfig:
             values["ACC_READ_PORTS"] = 2 if fpga == "none" else 1
         if values["DSP_PACKING"] is None:
             values["DSP_PACKING"] = fpga in PACKED_DSP_FAMILIES
+        if values["ACC_WRITE_REGISTER"] is None:
+            values["ACC_WRITE_REGISTER"] = fpga != "none"
         if values["GEMM_PIPELINE"] is None:
             values["GEMM_PIPELINE"] = 0 if fpga == "none" else FPGA_GEMM_PIPELINE
         if values["AXI_MAX_BURST"] is None:

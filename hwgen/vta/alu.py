@@ -6,8 +6,9 @@
 
 With one accumulator read port (ACC_READ_PORTS = 1) S1 reads x's entry (ACC[src] with
 an immediate, else ACC[dst]); a two-operand micro-op reads ACC[src] in S2, on the
-cycle the half-rate index generator leaves free, and S3 takes it straight from the
-port. Two-operand micro-ops then issue every other cycle; immediate ones every cycle.
+cycle the half-rate index generator leaves free; both read values are registered and
+the operation happens a cycle later (S4). Two-operand micro-ops then issue every other
+cycle; immediate ones every cycle.
 
 Operands (docs/semantics.md): with use_imm, x = ACC[src] and y = imm; otherwise
 x = ACC[dst] and y = ACC[src]. Forwarding covers the two writes between S1 and S3.
@@ -22,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.fields import ALU_IMM_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
-from .gemm import READ_TO_WRITE, AccWriteSignature, write_back
+from .gemm import READ_TO_USE, AccWriteSignature, history_depth, registered, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
@@ -127,13 +128,21 @@ class TensorAlu(wiring.Component):
         s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         s3_a = Signal(acc_layout.size)
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
+        read_to_use, in_flight = READ_TO_USE, idx.busy | s2_valid
         if one_port:
-            second = Mux(use_imm, s3_a, self.acc[0].data)
+            # the second read (S2) arrives a cycle later; registered, like the first, so
+            # that no memory output feeds the ALU directly
+            second = registered(m, self.acc[0].data, "second")
+            s3_valid, s3_dst, s3_src, s3_a = (registered(m, v, f"s4_{n}") for v, n in
+                                              ((s3_valid, "valid"), (s3_dst, "dst"), (s3_src, "src"), (s3_a, "a")))
+            second = Mux(use_imm, s3_a, second)
+            read_to_use += 1
+            in_flight = in_flight | s3_valid
         else:
             second = Signal(acc_layout.size)
             m.d.sync += second.eq(self.acc[1].data)
-        # S3
-        hist = WriteHistory(m, READ_TO_WRITE, dst_bits, acc_layout.size)
+        # S3 (S4 with one port)
+        hist = WriteHistory(m, history_depth(cfg, read_to_use), dst_bits, acc_layout.size)
         at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a))
         at_src = data.View(acc_layout, hist.forward(s3_src, second))
         res = {}
@@ -144,5 +153,5 @@ class TensorAlu(wiring.Component):
                 m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
                 res[b, j] = lane.res[b]
         lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
-        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, idx.busy | s2_valid)
+        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight)
         return m

@@ -31,7 +31,7 @@ from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
 
-READ_TO_WRITE = 2  # cycles between the ACC read (S1) and the ACC write (S3)
+READ_TO_USE = 2  # cycles between the ACC read (S1) and the stage that uses and writes it (S3)
 
 
 def adder_tree(values: list, m: Module | None = None, register_level: int | None = None, name: str = "sum"):
@@ -73,15 +73,27 @@ def wrap_lanes(cfg, lanes) -> Cat:
 def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy) -> None:
     """The last stage of the GEMM and ALU pipelines: the new ACC entry (the lanes, or
     zero on reset) and its OUT entry to `unit.write`, recorded for forwarding; `busy`
-    (the earlier stages) or a write in progress keeps the unit busy."""
+    (the earlier stages) or a write in progress keeps the unit busy. With
+    ACC_WRITE_REGISTER the write happens the cycle after (see `history_depth`)."""
     cfg = unit.cfg
     new = Signal(entry_layout(cfg, MemType.ACC))
     m.d.comb += new.eq(wrap_lanes(cfg, lanes))
     with m.If(reset):
         m.d.comb += new.eq(0)
-    m.d.comb += [unit.write.en.eq(valid), unit.write.addr.eq(dst), unit.write.acc.eq(new),
-                 unit.write.out.eq(out_lanes(cfg, new)), unit.busy.eq(busy | valid)]
+    en, addr, acc, out = valid, dst, new.as_value(), out_lanes(cfg, new)
+    if cfg.ACC_WRITE_REGISTER:
+        en, addr, acc, out = (registered(m, v, f"wb_{n}") for v, n in ((en, "en"), (addr, "addr"), (acc, "acc"),
+                                                                       (out, "out")))
+    m.d.comb += [unit.write.en.eq(en), unit.write.addr.eq(addr), unit.write.acc.eq(acc), unit.write.out.eq(out),
+                 unit.busy.eq(busy | valid | en)]
     hist.record(valid, dst, new.as_value())
+
+
+def history_depth(cfg, read_to_use: int) -> int:
+    """Writes to forward at the stage that uses an entry read `read_to_use` cycles
+    earlier: those made since the read, and with ACC_WRITE_REGISTER also the one
+    computed the cycle before the read (written as the read happens)."""
+    return read_to_use + (1 if cfg.ACC_WRITE_REGISTER else 0)
 
 
 class AccWriteSignature(wiring.Signature):
@@ -233,7 +245,7 @@ class TensorGemm(wiring.Component):
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_old.eq(self.acc.data)]
 
         # S3: accumulate (in the lanes) and write
-        hist = WriteHistory(m, READ_TO_WRITE, len(s3_dst), acc_layout.size)
+        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE), len(s3_dst), acc_layout.size)
         old = data.View(acc_layout, hist.forward(s3_dst, s3_old))
         sums = {}
         rows = list(range(cfg.block_out))

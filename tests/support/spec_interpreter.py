@@ -85,12 +85,14 @@ SMALL = [
                "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 6, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
-    # the FPGA options: one accumulator read port, two products per multiplier, GEMM stages
+    # the FPGA options: one accumulator read port, two products per multiplier, GEMM stages,
+    # registered write-back
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
-               "ACC_READ_PORTS": 1, "DSP_PACKING": True, "GEMM_PIPELINE": 3}),
+               "ACC_READ_PORTS": 1, "DSP_PACKING": True, "GEMM_PIPELINE": 3, "ACC_WRITE_REGISTER": True}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 3, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 7,
-               "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1}),
+               "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1,
+               "ACC_WRITE_REGISTER": True}),
 ]
 
 

@@ -58,3 +58,27 @@ def test_one_port_accumulator_halves_only_two_operand_alu():
         c = [_cycles(cfg, opcode, n, **alu) for n in (4, 8, 16)]
         assert c[1] - c[0] == 4 * ii and c[2] - c[1] == 8 * ii, (opcode, alu, c)
 
+
+
+@pytest.mark.parametrize("config", range(len(SMALL)))
+def test_every_forwarding_distance(config):
+    """Micro-ops whose destinations repeat every k = 1..6 micro-ops (a result used
+    again k micro-ops later, so every forwarding distance and the first beyond them)
+    for GEMM, immediate and two-operand ALU: exact on every configuration."""
+    from hwgen.isa import AluOp, Instruction, Opcode
+    cfg = SMALL[config]
+    n = 12
+    for opcode, alu in ((Opcode.GEMM, {}), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}),
+                        (Opcode.ALU, {"alu_opcode": AluOp.ADD})):
+        for k in range(1, 7):
+            state = random_state(cfg, k)
+            dst = np.arange(n) % k
+            src = (np.arange(n) + 1) % k if opcode == Opcode.ALU else np.zeros(n, int)
+            wgt = np.zeros(n, int)
+            insn = Instruction(opcode, uop_bgn=UOP_BASE, uop_end=UOP_BASE + n, iter_out=1, iter_in=1, **alu)
+            uops = np.zeros((3, cfg.depth[MemType.UOP]), dtype=np.int64)
+            uops[:, UOP_BASE:UOP_BASE + n] = np.stack([dst, src, wgt])
+            acc, out = interpret(cfg, state["acc"], state["out"], state["inp"], state["wgt"], uops, insn)
+            got_acc, got_out, _ = run_unit(cfg, insn, state, dst, src, wgt, UOP_BASE)
+            np.testing.assert_array_equal(got_acc, acc, err_msg=f"{opcode.name} {alu} every {k}")
+            np.testing.assert_array_equal(got_out, out)
