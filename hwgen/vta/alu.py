@@ -129,10 +129,12 @@ class TensorAlu(wiring.Component):
         s3_a = Signal(acc_layout.size)
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
         read_to_use, in_flight = READ_TO_USE, idx.busy | s2_valid
+        next_dst, next_src = s2_dst, s2_src          # what the use stage's addresses hold next cycle
         if one_port:
             # the second read (S2) arrives a cycle later; registered, like the first, so
             # that no memory output feeds the ALU directly
             second = registered(m, self.acc[0].data, "second")
+            next_dst, next_src = s3_dst, s3_src
             s3_valid, s3_dst, s3_src, s3_a = (registered(m, v, f"s4_{n}") for v, n in
                                               ((s3_valid, "valid"), (s3_dst, "dst"), (s3_src, "src"), (s3_a, "a")))
             second = Mux(use_imm, s3_a, second)
@@ -143,8 +145,8 @@ class TensorAlu(wiring.Component):
             m.d.sync += second.eq(self.acc[1].data)
         # S3 (S4 with one port)
         hist = WriteHistory(m, history_depth(cfg, read_to_use), dst_bits, acc_layout.size)
-        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a))
-        at_src = data.View(acc_layout, hist.forward(s3_src, second))
+        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a, addr_next=next_dst))
+        at_src = data.View(acc_layout, hist.forward(s3_src, second, addr_next=next_src))
         res = {}
         for j in range(cfg.block_out):
             m.submodules[f"lane{j}"] = lane = AluLane(cfg)

@@ -12,12 +12,14 @@ from amaranth.hdl import Module, Mux, Signal, Value
 
 class WriteHistory:
     def __init__(self, m: Module, depth: int, addr_bits: int, data_bits: int, name: str = "hist"):
-        self._m = m
+        self._m, self._name = m, name
         self.entries = [(Signal(name=f"{name}{k}_valid"), Signal(addr_bits, name=f"{name}{k}_addr"),
                          Signal(data_bits, name=f"{name}{k}_data")) for k in range(depth)]
+        self._early = []     # (registered match flags, the address they are compared with next cycle)
 
     def record(self, valid: Value, addr: Value, data: Value) -> None:
-        """Shift in this cycle's write (valid=0 when there is none)."""
+        """Shift in this cycle's write (valid=0 when there is none). Call once, after
+        every `forward`."""
         m = self._m
         newest = (valid, addr, data)
         for k in range(len(self.entries) - 1, 0, -1):
@@ -25,9 +27,24 @@ class WriteHistory:
                 m.d.sync += dst.eq(src)
         for dst, src in zip(self.entries[0], newest):
             m.d.sync += dst.eq(src)
+        # entry k next cycle is entry k-1 now (the newest write for k = 0)
+        upcoming = [newest[:2], *(e[:2] for e in self.entries[:-1])]
+        for flags, addr_next in self._early:
+            for flag, (v, a) in zip(flags, upcoming):
+                m.d.sync += flag.eq(v & (a == addr_next))
 
-    def forward(self, addr: Value, mem_data: Value) -> Value:
+    def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None) -> Value:
+        """The newest recorded write to `addr`, else `mem_data`. With `addr_next` (what
+        `addr`, a register, holds next cycle) the address comparisons are made a
+        cycle early and registered, so only the data multiplexers remain in this
+        cycle's path."""
+        if addr_next is None:
+            flags = [valid & (a == addr) for valid, a, _ in self.entries]
+        else:
+            n = len(self._early)
+            flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
+            self._early.append((flags, addr_next))
         result = mem_data
-        for valid, a, d in reversed(self.entries):  # oldest first, so the newest wins
-            result = Mux(valid & (a == addr), d, result)
+        for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
+            result = Mux(flag, d, result)
         return result

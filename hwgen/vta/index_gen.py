@@ -4,7 +4,7 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle. Started with `half`, the nest advances every other cycle, leaving a free
+next cycle (the one after with INDEX_REGISTER). Started with `half`, the nest advances every other cycle, leaving a free
 cycle after each triple (the ALU's second operand read on a one-port accumulator). Products with the loop counters are kept as running sums, so there are no
 multipliers. Indices wrap at their width: out-of-range programs are undefined.
 """
@@ -104,15 +104,21 @@ class IndexGenerator(wiring.Component):
             m.d.sync += running.eq(~empty)
 
         uop = data.View(self._uop_layout, self.uop.data)
-        m.d.comb += [
-            self.valid.eq(s1_valid),
-            self.last.eq(s1_valid & s1_last),
-            self.dst.eq(uop.dst_idx + s1_off["dst"]),
-            self.src.eq(uop.src_idx + s1_off["src"]),
-            self.wgt.eq(uop.wgt_idx + s1_off["wgt"]),
-            self.busy.eq(running | s1_valid),
-        ]
+        triple = {"valid": s1_valid, "last": s1_valid & s1_last, "dst": uop.dst_idx + s1_off["dst"],
+                  "src": uop.src_idx + s1_off["src"], "wgt": uop.wgt_idx + s1_off["wgt"]}
+        busy = running | s1_valid
+        if self.cfg.INDEX_REGISTER:
+            # the micro-op memory's output and the offset adders end here, not in the
+            # scratchpads' address inputs
+            triple = {k: self._registered(m, k, v) for k, v in triple.items()}
+            busy = busy | triple["valid"]
+        m.d.comb += [getattr(self, k).eq(v) for k, v in triple.items()] + [self.busy.eq(busy)]
         return m
+
+    def _registered(self, m: Module, name: str, value):
+        r = Signal(len(getattr(self, name)), name=f"{name}_r")
+        m.d.sync += r.eq(value)
+        return r
 
 
 def attach_index_generator(m: Module, unit) -> IndexGenerator:
