@@ -79,6 +79,8 @@ FIELDS: dict[str, _Spec] = {
                                 "computed (forwarded meanwhile)", isa=False),
     "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op index triple registered before it addresses the "
                             "scratchpads", isa=False),
+    "VME_CMD_BUFFER": _Spec(bool, None, "each memory-engine read client's request held in a register before "
+                            "arbitration", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
                            "products, 3 also the middle of the adder trees", lo=0, hi=3, isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
@@ -133,6 +135,8 @@ class VTAConfig:
             values["ACC_WRITE_REGISTER"] = fpga != "none"
         if values["INDEX_REGISTER"] is None:
             values["INDEX_REGISTER"] = fpga != "none"
+        if values["VME_CMD_BUFFER"] is None:
+            values["VME_CMD_BUFFER"] = fpga != "none"
         if values["GEMM_PIPELINE"] is None:
             values["GEMM_PIPELINE"] = 0 if fpga == "none" else FPGA_GEMM_PIPELINE
         if values["AXI_MAX_BURST"] is None:

@@ -74,18 +74,35 @@ class MemoryEngine(wiring.Component):
         m.d.comb += [axi.arvalid.eq(ar_valid), axi.arsize.eq(size), axi.arburst.eq(BURST_INCR)]
         with m.If(axi.arvalid & axi.arready):
             m.d.sync += ar_valid.eq(0)
+        # each client's command as (valid, payload, taken): straight from the client, or
+        # with VME_CMD_BUFFER from a register, so that no client's request logic and the
+        # arbitration form one combinational path
+        cmds = []
+        for c in range(n):
+            cmd = self.read[c].cmd
+            if cfg.VME_CMD_BUFFER:
+                full, payload, take = Signal(name=f"cmd{c}_full"), Signal.like(cmd.payload, name=f"cmd{c}"), \
+                    Signal(name=f"cmd{c}_take")
+                m.d.comb += cmd.ready.eq(~full)
+                with m.If(cmd.valid & ~full):
+                    m.d.sync += [full.eq(1), payload.eq(cmd.payload)]
+                with m.If(take):
+                    m.d.sync += full.eq(0)
+                cmds.append((full, payload, take))
+            else:
+                cmds.append((cmd.valid, cmd.payload, cmd.ready))
         rr = Signal(range(max(n, 2)))
         granted = Signal()
         with m.Switch(rr):
             for r in range(n):
                 with m.Case(r):
                     for k, c in enumerate([(r + k) % n for k in range(n)]):
-                        cmd = self.read[c].cmd
-                        with (m.If if k == 0 else m.Elif)(cmd.valid & ~ar_valid & free_any):
-                            m.d.comb += [cmd.ready.eq(1), granted.eq(1)]
+                        valid, payload, taken = cmds[c]
+                        with (m.If if k == 0 else m.Elif)(valid & ~ar_valid & free_any):
+                            m.d.comb += [taken.eq(1), granted.eq(1)]
                             m.d.sync += [
-                                ar_valid.eq(1), axi.araddr.eq(cmd.payload.addr), axi.arlen.eq(cmd.payload.len),
-                                axi.arid.eq(free), owner[free].eq(c), ctag[free].eq(cmd.payload.tag),
+                                ar_valid.eq(1), axi.araddr.eq(payload.addr), axi.arlen.eq(payload.len),
+                                axi.arid.eq(free), owner[free].eq(c), ctag[free].eq(payload.tag),
                                 rr.eq((c + 1) % n),
                             ]
         for k in range(slots):

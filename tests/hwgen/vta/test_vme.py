@@ -13,12 +13,14 @@ from tests.support.rtl.runner import run_cocotb
 SMALL_BUFFERS = {"LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 14, "LOG_ACC_BUFF_SIZE": 13, "LOG_UOP_BUFF_SIZE": 10}
 
 
-@pytest.mark.parametrize("bus,inflight,stalls,burst", [(64, 1, False, 256), (128, 2, True, 16), (256, 4, True, 256),
-                                                      (512, 8, True, 1), (64, 2, True, 2)], ids=lambda v: str(v))
-def test_tensor_loads(bus, inflight, stalls, burst, tmp_path):
-    """Every burst within AXI_MAX_BURST (checked on the bus) and the 4 KiB rule."""
+@pytest.mark.parametrize("bus,inflight,stalls,burst,buffer", [(64, 1, False, 256, False), (128, 2, True, 16, True),
+                                                             (256, 4, True, 256, False), (512, 8, True, 1, True),
+                                                             (64, 2, True, 2, False)], ids=lambda v: str(v))
+def test_tensor_loads(bus, inflight, stalls, burst, buffer, tmp_path):
+    """Every burst within AXI_MAX_BURST (checked on the bus) and the 4 KiB rule; with
+    and without registered requests (VME_CMD_BUFFER)."""
     cfg = VTAConfig({**SMALL_BUFFERS, "AXI_DATA_BITS": bus, "AXI_MAX_INFLIGHT": inflight, "ALU_EXT": True,
-                     "AXI_MAX_BURST": burst})
+                     "AXI_MAX_BURST": burst, "VME_CMD_BUFFER": buffer})
     run_cocotb(LoadBench(cfg), "load_bench", "load_tb",
                {"config": cfg.to_dict(), "seed": bus, "count": 40, "stalls": stalls}, tmp_path)
 
