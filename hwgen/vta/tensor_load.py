@@ -120,15 +120,15 @@ class TensorLoad(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start & (self.insn.x_size != 0)):
                     m.d.sync += [f.eq(self.insn), r.eq(0), c.eq(0), row_addr.eq(self.insn.sram_base), y.eq(0),
-                                 row_elem.eq(self.insn.dram_base),
-                                 data_sram.eq(self.insn.sram_base
-                                              + self.insn.y_pad_0 * (self.insn.x_pad_0 + self.insn.x_size
-                                                                     + self.insn.x_pad_1)
-                                              + self.insn.x_pad_0)]
-                    padded = Cat(self.insn.y_pad_0, self.insn.y_pad_1, self.insn.x_pad_0, self.insn.x_pad_1).any()
-                    m.next = "ROW"
-                    with m.If(padded):
-                        m.next = "PAD"
+                                 row_elem.eq(self.insn.dram_base)]
+                    m.next = "SETUP"
+            with m.State("SETUP"):
+                # the first data row's SRAM index, from the registered instruction: its
+                # product is not in one path with the sequencer's instruction register
+                m.d.sync += data_sram.eq(f.sram_base + f.y_pad_0 * cols + f.x_pad_0)
+                m.next = "ROW"
+                with m.If(Cat(f.y_pad_0, f.y_pad_1, f.x_pad_0, f.x_pad_1).any()):
+                    m.next = "PAD"
             with m.State("PAD"):
                 data_row = (r >= f.y_pad_0) & (r < f.y_pad_0 + f.y_size)
                 in_data = data_row & (c >= f.x_pad_0) & (c < f.x_pad_0 + f.x_size)
