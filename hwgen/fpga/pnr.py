@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass
@@ -17,8 +16,9 @@ from typing import Callable
 
 from ..devices import Device
 from ..errors import HwgenError, ToolError
-from ..files import cache_root, exclusive
+from ..files import cache_root
 from . import tools
+from .cache import cached
 from .synth import Synthesis
 
 REPORT = "report.json"
@@ -96,35 +96,22 @@ def place_and_route(syn: Synthesis, device: Device, target_mhz: float, seed: int
     key = hashlib.sha256(json.dumps([syn.netlist_sha256, device.name, target_mhz, seed,
                                      tools.version("nextpnr-ecp5")]).encode()).hexdigest()[:16]
     entry = pnr_cache() / f"{Path(syn.entry).name}-{device.name}-{key}"
-    found = _load(entry)
-    if found is not None:
-        return found
-    with exclusive(pnr_cache() / ".locks" / f"{entry.name}.lock",
-                   waiting=lambda: step("waiting for another process placing the same design")):
-        found = _load(entry)
-        if found is not None:
-            return found
-        shutil.rmtree(entry, ignore_errors=True)
-        work = entry.parent / f".work-{entry.name}-{os.getpid()}"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        try:
-            shutil.copyfile(netlist, work / "netlist.json")
-            argv = [*device.nextpnr, "--json", "netlist.json", "--out-of-context", "--freq", f"{target_mhz:g}",
-                    "--seed", str(seed), "--timing-allow-fail", "--report", _RAW]
-            t0 = time.perf_counter()
-            tools.run("nextpnr-ecp5", argv, work, work / LOG,
-                      lines=lambda line: step(f"nextpnr: {line[6:80]}") if line.startswith("Info: ") else None)
-            seconds = time.perf_counter() - t0
-            fmax, steps, logic, routing, util = _summary(json.loads((work / _RAW).read_text()))
-            result = PlaceRoute(device.name, target_mhz, fmax, steps, logic, routing, util, round(seconds, 1),
-                                tools.version("nextpnr-ecp5"), seed, str(entry))
-            (work / "netlist.json").unlink()
-            (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
-            work.rename(entry)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return result
+    def make(work: Path) -> PlaceRoute:
+        shutil.copyfile(netlist, work / "netlist.json")
+        argv = [*device.nextpnr, "--json", "netlist.json", "--out-of-context", "--freq", f"{target_mhz:g}",
+                "--seed", str(seed), "--timing-allow-fail", "--report", _RAW]
+        t0 = time.perf_counter()
+        tools.run("nextpnr-ecp5", argv, work, work / LOG,
+                  lines=lambda line: step(f"nextpnr: {line[6:80]}") if line.startswith("Info: ") else None)
+        seconds = time.perf_counter() - t0
+        fmax, steps, logic, routing, util = _summary(json.loads((work / _RAW).read_text()))
+        result = PlaceRoute(device.name, target_mhz, fmax, steps, logic, routing, util, round(seconds, 1),
+                            tools.version("nextpnr-ecp5"), seed, str(entry))
+        (work / "netlist.json").unlink()
+        (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
+        return result
+
+    return cached(entry, _load, make, lambda: step("waiting for another process placing the same design"))
 
 
 def _load(entry: Path) -> PlaceRoute | None:

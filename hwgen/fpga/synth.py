@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,8 +18,9 @@ from typing import Callable
 
 from ..devices import Family
 from ..errors import HwgenError
-from ..files import cache_root, exclusive, sha256
+from ..files import cache_root, sha256
 from . import tools
+from .cache import cached
 
 REPORT = "report.json"
 NETLIST = "netlist.json"   # the mapped netlist, for place and route (ECP5)
@@ -94,33 +93,20 @@ def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: boo
     step = step or (lambda _: None)
     source = verilog.read_bytes()
     entry = synth_cache() / f"{label}-{family.name}-{_key(source, family, top, netlist)}"
-    found = _load(entry)
-    if found is not None:
-        return found
-    with exclusive(synth_cache() / ".locks" / f"{entry.name}.lock",
-                   waiting=lambda: step("waiting for another process synthesizing the same design")):
-        found = _load(entry)        # made while we waited
-        if found is not None:
-            return found
-        shutil.rmtree(entry, ignore_errors=True)      # an entry without its report is incomplete
-        work = entry.parent / f".work-{entry.name}-{os.getpid()}"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        try:
-            (work / "design.v").write_bytes(source)
-            (work / "synth.ys").write_text(script(family, top, "design.v", netlist))
-            t0 = time.perf_counter()
-            tools.run("yosys", ["-s", "synth.ys"], work, work / LOG, step=lambda p: step(f"Yosys: {p}"))
-            seconds = time.perf_counter() - t0
-            stat = json.loads((work / _STAT).read_text())
-            cells = {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
-            result = Synthesis(family.name, top, dict(sorted(cells.items())), family.resources(cells),
-                               round(seconds, 1), tools.version("yosys"), str(entry),
-                               sha256(work / NETLIST) if netlist else None)
-            (work / "design.v").unlink()
-            (work / _STAT).unlink()
-            (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
-            work.rename(entry)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return result
+    def make(work: Path) -> Synthesis:
+        (work / "design.v").write_bytes(source)
+        (work / "synth.ys").write_text(script(family, top, "design.v", netlist))
+        t0 = time.perf_counter()
+        tools.run("yosys", ["-s", "synth.ys"], work, work / LOG, step=lambda p: step(f"Yosys: {p}"))
+        seconds = time.perf_counter() - t0
+        stat = json.loads((work / _STAT).read_text())
+        cells = {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
+        result = Synthesis(family.name, top, dict(sorted(cells.items())), family.resources(cells),
+                           round(seconds, 1), tools.version("yosys"), str(entry),
+                           sha256(work / NETLIST) if netlist else None)
+        (work / "design.v").unlink()
+        (work / _STAT).unlink()
+        (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
+        return result
+
+    return cached(entry, _load, make, lambda: step("waiting for another process synthesizing the same design"))
