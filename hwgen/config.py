@@ -77,10 +77,14 @@ FIELDS: dict[str, _Spec] = {
     "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),
     "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
                                 "computed (forwarded meanwhile)", isa=False),
-    "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op index triple registered before it addresses the "
-                            "scratchpads", isa=False),
-    "VME_CMD_BUFFER": _Spec(bool, None, "each memory-engine read client's request held in a register before "
-                            "arbitration", isa=False),
+    "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op memory's output registered before its indices "
+                            "address the scratchpads", isa=False),
+    "VME_REGISTERS": _Spec(bool, None, "the memory engine's read requests registered before arbitration and its "
+                           "read beats before they reach the clients", isa=False),
+    "ALU_OP_REGISTER": _Spec(bool, None, "the ALU's forwarded operands registered before the operation (every "
+                             "ALU micro-op every other cycle)", isa=False),
+    "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
+                                 "cycle ahead in registers", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
                            "products, 3 also the middle of the adder trees", lo=0, hi=3, isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
@@ -135,8 +139,12 @@ class VTAConfig:
             values["ACC_WRITE_REGISTER"] = fpga != "none"
         if values["INDEX_REGISTER"] is None:
             values["INDEX_REGISTER"] = fpga != "none"
-        if values["VME_CMD_BUFFER"] is None:
-            values["VME_CMD_BUFFER"] = fpga != "none"
+        if values["VME_REGISTERS"] is None:
+            values["VME_REGISTERS"] = fpga != "none"
+        if values["ALU_OP_REGISTER"] is None:
+            values["ALU_OP_REGISTER"] = fpga != "none"
+        if values["BURST_PLAN_REGISTER"] is None:
+            values["BURST_PLAN_REGISTER"] = fpga != "none"
         if values["GEMM_PIPELINE"] is None:
             values["GEMM_PIPELINE"] = 0 if fpga == "none" else FPGA_GEMM_PIPELINE
         if values["AXI_MAX_BURST"] is None:

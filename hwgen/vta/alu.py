@@ -4,6 +4,10 @@
   S2                 register the read data
   S3                 forward both operands, compute lane by lane, write ACC[dst] and OUT[dst]
 
+With ALU_OP_REGISTER the forwarded operands are registered and the operation is a
+stage of its own; every micro-op then issues every other cycle, so that each result
+is recorded for forwarding before the next micro-op takes its operands.
+
 With one accumulator read port (ACC_READ_PORTS = 1) S1 reads x's entry (ACC[src] with
 an immediate, else ACC[dst]); a two-operand micro-op reads ACC[src] in S2, on the
 cycle the half-rate index generator leaves free; both read values are registered and
@@ -23,39 +27,51 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.fields import ALU_IMM_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
-from .gemm import READ_TO_USE, AccWriteSignature, history_depth, registered, write_back
+from .gemm import READ_TO_USE, AccWriteSignature, fit_signed, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
+from .rtl import registered
 
 
-def alu_lane(op, x, y, acc_bits: int, ext: bool):
+def alu_lane(m: Module, op, x, y, acc_bits: int, ext: bool, stage: bool, name: str):
     """One lane of every ALU operation, selected by `op`; x and y are signed
-    ACC_WIDTH values, the result is truncated to ACC_WIDTH by the caller."""
+    ACC_WIDTH values, the result is truncated to ACC_WIDTH by the caller. With `stage`
+    the operands and what the operations share (x < y, -y, the shift's direction and
+    amounts, the selected operation) are registered first: the result comes a cycle
+    later, from shallow logic (comparisons side by side, one AND-OR selection)."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
-    left = (-n)[:shift_bits]                              # 1 .. 2^(shift_bits-1) when n < 0
+    prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(), "lt": x < y,
+            "left": (-n)[:shift_bits],                    # 1 .. 2^(shift_bits-1) when n < 0
+            "right": n[:shift_bits - 1], "shl": n[-1]}
+    codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
+    sel = {code: op == code for code in codes}
+    if stage:
+        prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
+        sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
+    x, y, neg_y, lt = prep["x"], prep["y"], prep["neg_y"], prep["lt"]
     results = {
-        AluOp.MIN: Mux(x < y, x, y),
-        AluOp.MAX: Mux(x > y, x, y),
+        AluOp.MIN: Mux(lt, x, y),
+        AluOp.MAX: Mux(lt, y, x),
         AluOp.ADD: x + y,
-        AluOp.SHR: Mux(n[-1], (x << left)[:acc_bits], x >> n[:shift_bits - 1]),
+        AluOp.SHR: Mux(prep["shl"], (x << prep["left"])[:acc_bits], x >> prep["right"]),
         AluOp.MUL: x[:8].as_signed() * y[:8].as_signed(),
     }
     if ext:
-        neg_y = (-y)[:acc_bits].as_signed()
-        mn = Mux(x < y, x, y)
-        results[AluOp.CLP] = Mux(mn > neg_y, mn, neg_y)
+        # max(min(x, y), -y) with both comparisons against -y made side by side
+        results[AluOp.CLP] = Mux(lt, Mux(x > neg_y, x, neg_y), Mux(y > neg_y, y, neg_y))
         results[AluOp.MOV] = y
-    out = results[AluOp.MIN]
-    for code, value in results.items():
-        out = Mux(op == code, value, out)
+    out = 0
+    for code, value in results.items():             # one-hot: a balanced AND-OR, not a chain
+        out = out | (fit_signed(value, acc_bits) & sel[code].replicate(acc_bits))
     return out
 
 
 class AluLane(wiring.Component):
-    """Output lane j, combinational: `res[b]` = op(x, y) with x, y chosen from
-    `at_dst[b]`, `at_src[b]` and `imm` as the operand rule of docs/semantics.md says."""
+    """Output lane j: `res[b]` = op(x, y) with x, y chosen from `at_dst[b]`,
+    `at_src[b]` and `imm` as the operand rule of docs/semantics.md says;
+    combinational, or with ALU_OP_REGISTER a cycle later."""
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -75,7 +91,8 @@ class AluLane(wiring.Component):
         for b in range(cfg.batch):
             x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
             y = Mux(self.use_imm, self.imm, self.at_src[b])
-            m.d.comb += self.res[b].eq(alu_lane(self.op, x, y, cfg.acc_bits, cfg.ALU_EXT))
+            m.d.comb += self.res[b].eq(alu_lane(m, self.op, x, y, cfg.acc_bits, cfg.ALU_EXT, cfg.ALU_OP_REGISTER,
+                                                f"b{b}"))
         return m
 
 
@@ -116,7 +133,9 @@ class TensorAlu(wiring.Component):
         acc_layout = entry_layout(cfg, MemType.ACC)
         dst_bits = len(self.write.addr)
         one_port = cfg.ACC_READ_PORTS == 1
-        m.d.comb += idx.half.eq(~self.use_imm if one_port else 0)
+        # a two-stage operation (ALU_OP_REGISTER) leaves a cycle between micro-ops, so a
+        # result is recorded for forwarding before the next micro-op's operands are taken
+        m.d.comb += idx.half.eq(1 if cfg.ALU_OP_REGISTER else ~self.use_imm if one_port else 0)
         # S1
         s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
@@ -147,6 +166,10 @@ class TensorAlu(wiring.Component):
         hist = WriteHistory(m, history_depth(cfg, read_to_use), dst_bits, acc_layout.size)
         at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a, addr_next=next_dst))
         at_src = data.View(acc_layout, hist.forward(s3_src, second, addr_next=next_src))
+        valid, dst = s3_valid, s3_dst
+        if cfg.ALU_OP_REGISTER:                      # the lanes register their operands
+            valid, dst = registered(m, valid, "op_valid"), registered(m, dst, "op_dst")
+            in_flight = in_flight | s3_valid
         res = {}
         for j in range(cfg.block_out):
             m.submodules[f"lane{j}"] = lane = AluLane(cfg)
@@ -155,5 +178,5 @@ class TensorAlu(wiring.Component):
                 m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
                 res[b, j] = lane.res[b]
         lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
-        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight)
+        write_back(m, self, lanes, reset, valid, dst, hist, in_flight)
         return m

@@ -3,10 +3,12 @@ top level can expose them flat (m_axi_awaddr, s_axil_rdata, ...) for cocotbext-a
 vendor tools."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
+
+from ..geometry import geometry
 
 ADDR_BITS = 32
 BURST_INCR = 1
@@ -64,9 +66,26 @@ def start_row(m: Module, row_elem, x_size, elem_bytes: int, bus_bytes: int, cur,
 def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int) -> Signal:
     """Beats of the next INCR burst from bus-aligned byte address `cur` towards `end`:
     at most `max_beats` and never across a 4 KiB boundary."""
-    remaining = (end - cur + bus_bytes - 1) >> exact_log2(bus_bytes)
+    remaining = Signal(len(end) + 1)
+    m.d.comb += remaining.eq((end - cur + bus_bytes - 1) >> exact_log2(bus_bytes))
     to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(bus_bytes)
     cap, beats = Signal(range(max_beats + 1)), Signal(range(max_beats + 1))
+    # `remaining < cap` as a short comparison and a test of the high bits, not a
+    # comparison as wide as the address
+    short = remaining[len(cap):] == 0
     m.d.comb += [cap.eq(Mux(to_boundary < max_beats, to_boundary, max_beats)),
-                 beats.eq(Mux(remaining < cap, remaining, cap))]
+                 beats.eq(Mux(short & (remaining[:len(cap)] < cap), remaining, cap))]
     return beats
+
+
+def plan_bursts(m: Module, cfg, cur, end, max_beats: int) -> tuple[Value, Value, list]:
+    """The next burst from `cur` towards `end` (`burst_beats`) and whether the row is
+    done (`cur` >= `end`). With BURST_PLAN_REGISTER both are registers, loaded in the
+    caller's planning state (the returned statements), so that they are not one path
+    with the request and the address update; else they are combinational and the
+    statements are empty."""
+    beats, done = burst_beats(m, cur, end, geometry(cfg).bus_bytes, max_beats), cur >= end
+    if not cfg.BURST_PLAN_REGISTER:
+        return beats, done, []
+    beats_r, done_r = Signal.like(beats, name="plan_beats"), Signal(name="plan_done")
+    return beats_r, done_r, [beats_r.eq(beats), done_r.eq(done)]

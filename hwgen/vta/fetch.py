@@ -8,7 +8,7 @@ arrive in order. The stream base must be aligned to max(16 bytes, the bus width)
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -57,19 +57,42 @@ class Fetch(wiring.Component):
             m.d.sync += [remaining.eq(self.insn_count), addr.eq(self.insn_base), inflight.eq(0)]
 
         # -- requests ---------------------------------------------------------------------
-        space = FETCH_BUFFER - buf.w_level
+        # With BURST_PLAN_REGISTER a burst's size is planned over two registered stages
+        # from the state of one cycle, so the FIFO level, the 4 KiB boundary and the
+        # 32-bit instruction count are not one path with the address and count updates.
+        # A plan is used only if nothing but reads of the buffer (which only make room)
+        # happened since: no burst in flight, none issued, no launch.
+        plan = cfg.BURST_PLAN_REGISTER
+        def stage(value, name):
+            if not plan:
+                return value
+            r = Signal.like(value, name=name)
+            m.d.sync += r.eq(value)
+            return r
+        quiet = Signal()
+        m.d.comb += quiet.eq(~inflight & ~(self.vme.cmd.valid & self.vme.cmd.ready) & ~self.launch)
+        max_insns = min(geometry(cfg).max_burst * per_beat // beats_per, FETCH_BUFFER)
+        # the bounds clipped to the buffer's size (the count to below twice it, which
+        # still tells "all that remains fits" apart)
+        space, clipped = Signal(range(FETCH_BUFFER + 1)), Signal(range(2 * FETCH_BUFFER))
+        boundary = Signal(range(FETCH_BUFFER + 1))
+        free = FETCH_BUFFER - buf.w_level
         to_boundary = (BOUNDARY_BYTES - addr[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(INSN_BYTES)
-        max_insns = geometry(cfg).max_burst * per_beat // beats_per
-        room = Signal(range(FETCH_BUFFER + 1))
-        limit = Signal(range(FETCH_BUFFER + 1))
-        m.d.comb += [room.eq(Mux(space < to_boundary, space, to_boundary)),
-                     limit.eq(Mux(room > max_insns, max_insns, room) if max_insns < FETCH_BUFFER else room)]
+        m.d.comb += [space.eq(Mux(free < max_insns, free, max_insns)),
+                     boundary.eq(Mux(to_boundary < FETCH_BUFFER, to_boundary, FETCH_BUFFER)),
+                     clipped.eq(Mux(remaining[exact_log2(2 * FETCH_BUFFER):] == 0, remaining, 2 * FETCH_BUFFER - 1))]
+        space, boundary, clipped, ok = (stage(v, f"{name}_a") for v, name in
+                                        ((space, "space"), (boundary, "boundary"), (clipped, "clipped"),
+                                         (quiet, "quiet")))
+        # the burst: all that remains if it fits, else whole beats (bursts after the
+        # first start on a beat boundary)
+        limit = Mux(space < boundary, space, boundary)
         n = Signal(range(FETCH_BUFFER + 1))
-        # bursts after the first start on a beat boundary: whole beats unless it is the last
-        m.d.comb += n.eq(Mux(remaining <= limit, remaining, limit & ~(per_beat - 1)))
+        m.d.comb += n.eq(Mux(clipped <= limit, clipped, limit & ~(per_beat - 1)))
+        n, ok = stage(n, "n_b"), stage(ok & quiet, "quiet_b") if plan else Const(1)
         beats = (n + per_beat - 1) >> exact_log2(per_beat) if per_beat > 1 else n * beats_per
         cmd = self.vme.cmd
-        m.d.comb += [cmd.valid.eq(~inflight & (n != 0) & ~self.launch), cmd.payload.addr.eq(addr),
+        m.d.comb += [cmd.valid.eq(ok & ~inflight & (n != 0) & ~self.launch), cmd.payload.addr.eq(addr),
                      cmd.payload.len.eq(beats - 1), cmd.payload.tag.eq(0)]
         with m.If(cmd.valid & cmd.ready):
             m.d.sync += [inflight.eq(1), burst_left.eq(n), addr.eq(addr + n * INSN_BYTES), remaining.eq(remaining - n)]

@@ -30,6 +30,7 @@ from ..isa.opcodes import MemType
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
+from .rtl import registered
 
 READ_TO_USE = 2  # cycles between the ACC read (S1) and the stage that uses and writes it (S3)
 
@@ -44,13 +45,6 @@ def adder_tree(values: list, m: Module | None = None, register_level: int | None
         values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k] for k in range(0, len(values), 2)]
         level += 1
     return values[0]
-
-
-def registered(m: Module, value, name: str):
-    """`value` one cycle later."""
-    r = Signal.like(Value.cast(value), name=name)
-    m.d.sync += r.eq(value)
-    return r
 
 
 def out_lanes(cfg, acc_entry: data.View) -> Cat:

@@ -17,6 +17,7 @@ from amaranth.lib.wiring import In, Out
 from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
 from .layouts import uop_layout
+from .rtl import registered
 
 
 def loop_layout(cfg) -> data.StructLayout:
@@ -60,8 +61,6 @@ class IndexGenerator(wiring.Component):
         p = Signal.like(self.params)
         running = Signal()
         u = Signal.like(self.params.uop_end)
-        o = Signal(LOOP_ITER_BITS)
-        i = Signal(LOOP_ITER_BITS)
         kinds = ("dst", "src", "wgt")
         off_out = {k: Signal(len(getattr(self, k)), name=f"{k}_off_out") for k in kinds}
         off_in = {k: Signal(len(getattr(self, k)), name=f"{k}_off_in") for k in kinds}
@@ -69,13 +68,24 @@ class IndexGenerator(wiring.Component):
         s1_valid, s1_last = Signal(), Signal()
         s1_off = {k: Signal(len(getattr(self, k)), name=f"{k}_s1_off") for k in kinds}
 
-        last_u = u + 1 == p.uop_end
-        last_i = i + 1 == p.iter_in
-        last_o = o + 1 == p.iter_out
+        # "this is the last u (i, o)" kept in registers, from counts of what is left, so
+        # that no adder and comparison precede the counters' updates
+        last_u, last_i, last_o = Signal(), Signal(), Signal()
+        u_left = Signal.like(self.params.uop_end)
+        i_left, o_left = Signal(LOOP_ITER_BITS), Signal(LOOP_ITER_BITS)
+        u_span = Signal.like(self.params.uop_end)     # uop_end - uop_bgn - 1
         # at half rate, `phase` alternates so that every other cycle advances
         half, phase = Signal(), Signal()
         advance = running & (~half | ~phase)
         m.d.sync += phase.eq(half & running & ~phase)
+        with m.If(advance):
+            m.d.sync += [u_left.eq(u_left - 1), last_u.eq(u_left == 1)]
+            with m.If(last_u):
+                m.d.sync += [u_left.eq(u_span), last_u.eq(u_span == 0),
+                             i_left.eq(i_left - 1), last_i.eq(i_left == 1)]
+                with m.If(last_i):
+                    m.d.sync += [i_left.eq(p.iter_in - 1), last_i.eq(p.iter_in == 1),
+                                 o_left.eq(o_left - 1), last_o.eq(o_left == 1)]
         m.d.comb += self.uop.addr.eq(u)
         m.d.sync += s1_valid.eq(advance)
         with m.If(advance):
@@ -85,40 +95,36 @@ class IndexGenerator(wiring.Component):
             m.d.sync += u.eq(u + 1)
             with m.If(last_u):
                 m.d.sync += u.eq(p.uop_bgn)
-                m.d.sync += i.eq(i + 1)
                 for k in kinds:
                     m.d.sync += off_in[k].eq(off_in[k] + p[f"{k}_factor_in"])
                 with m.If(last_i):
-                    m.d.sync += i.eq(0)
-                    m.d.sync += o.eq(o + 1)
                     for k in kinds:
                         m.d.sync += [off_in[k].eq(0), off_out[k].eq(off_out[k] + p[f"{k}_factor_out"])]
                     with m.If(last_o):
                         m.d.sync += running.eq(0)
         with m.If(self.start):
-            m.d.sync += [p.eq(self.params), u.eq(self.params.uop_bgn), i.eq(0), o.eq(0), half.eq(self.half),
-                         phase.eq(0)]
+            q = self.params
+            m.d.sync += [p.eq(q), u.eq(q.uop_bgn), half.eq(self.half), phase.eq(0),
+                         u_span.eq(q.uop_end - q.uop_bgn - 1), u_left.eq(q.uop_end - q.uop_bgn - 1),
+                         last_u.eq(q.uop_end - q.uop_bgn == 1), i_left.eq(q.iter_in - 1),
+                         last_i.eq(q.iter_in == 1), o_left.eq(q.iter_out - 1), last_o.eq(q.iter_out == 1)]
             m.d.sync += [off_out[k].eq(0) for k in kinds] + [off_in[k].eq(0) for k in kinds]
             empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
                      | (self.params.uop_end <= self.params.uop_bgn))
             m.d.sync += running.eq(~empty)
 
-        uop = data.View(self._uop_layout, self.uop.data)
-        triple = {"valid": s1_valid, "last": s1_valid & s1_last, "dst": uop.dst_idx + s1_off["dst"],
-                  "src": uop.src_idx + s1_off["src"], "wgt": uop.wgt_idx + s1_off["wgt"]}
+        uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
         busy = running | s1_valid
         if self.cfg.INDEX_REGISTER:
-            # the micro-op memory's output and the offset adders end here, not in the
-            # scratchpads' address inputs
-            triple = {k: self._registered(m, k, v) for k, v in triple.items()}
-            busy = busy | triple["valid"]
-        m.d.comb += [getattr(self, k).eq(v) for k, v in triple.items()] + [self.busy.eq(busy)]
+            # the micro-op memory's output ends in a register, not in the offset adders
+            # and the scratchpads' address inputs
+            uop, valid, last = registered(m, uop, "uop_r"), registered(m, valid, "valid_r"), registered(m, last, "last_r")
+            s1_off = {k: registered(m, v, f"{k}_off_r") for k, v in s1_off.items()}
+            busy = busy | valid
+        uop = data.View(self._uop_layout, uop)
+        m.d.comb += [self.valid.eq(valid), self.last.eq(last), self.busy.eq(busy)]
+        m.d.comb += [getattr(self, k).eq(uop[f"{k}_idx"] + s1_off[k]) for k in kinds]
         return m
-
-    def _registered(self, m: Module, name: str, value):
-        r = Signal(len(getattr(self, name)), name=f"{name}_r")
-        m.d.sync += r.eq(value)
-        return r
 
 
 def attach_index_generator(m: Module, unit) -> IndexGenerator:

@@ -1,10 +1,17 @@
-"""Verilog output and flat top-level port names."""
+"""Verilog output, flat top-level port names, and pipeline registers."""
 from __future__ import annotations
 
 from amaranth.back import verilog
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow
+
+
+def registered(m: Module, value, name: str) -> Signal:
+    """`value` one cycle later."""
+    r = Signal.like(Value.cast(value), name=name)
+    m.d.sync += r.eq(value)
+    return r
 
 
 def flat_members(prefix: str, members: dict) -> dict:

@@ -21,7 +21,7 @@ from amaranth.utils import ceil_log2, exact_log2
 from ..isa.fields import MEMOP_SIZE_BITS
 from ..geometry import LOAD_DEST, geometry
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, burst_beats, start_row
+from .axi import ADDR_BITS, plan_bursts, start_row
 from .gemm import fit_signed
 from .layouts import insn_layout
 from .vme import ReadClientSignature
@@ -87,7 +87,6 @@ class TensorLoad(wiring.Component):
         pad_min = f.is_pad_min_value if cfg.ALU_EXT else Const(0)
         cols = Signal(MEMOP_SIZE_BITS + 2)
         rows = Signal(MEMOP_SIZE_BITS + 2)
-        m.d.comb += [cols.eq(f.x_pad_0 + f.x_size + f.x_pad_1), rows.eq(f.y_pad_0 + f.y_size + f.y_pad_1)]
 
         # -- tags: metadata of each burst in flight ----------------------------------------
         beat_bits = MEMOP_SIZE_BITS + 13 + 1  # beats in a row: x_size * Eb / BB
@@ -106,6 +105,10 @@ class TensorLoad(wiring.Component):
 
         # -- padding and request generation ------------------------------------------------
         r, c = Signal.like(rows), Signal.like(cols)
+        data_row = Signal()                       # row r holds data (not padding)
+        # r == rows (every row padded) and y == y_size (every data row requested), kept
+        # in registers rather than compared in the state's path
+        pad_done, rows_done = Signal(), Signal()
         row_addr = Signal(sram_bits + 1)          # sram index of the current block row
         y = Signal(MEMOP_SIZE_BITS)
         row_elem = Signal(ADDR_BITS)              # DRAM element index of the current data row
@@ -115,12 +118,18 @@ class TensorLoad(wiring.Component):
         lane0 = Signal.like(meta_lane0[0])
         issued = Signal()
         cmd = self.vme.cmd
+        beats, done, plan = plan_bursts(m, cfg, cur, row_end,
+                                        256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst)
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(self.start & (self.insn.x_size != 0)):
-                    m.d.sync += [f.eq(self.insn), r.eq(0), c.eq(0), row_addr.eq(self.insn.sram_base), y.eq(0),
-                                 row_elem.eq(self.insn.dram_base)]
+                    i = self.insn
+                    m.d.sync += [f.eq(i), r.eq(0), c.eq(0), row_addr.eq(i.sram_base), y.eq(0),
+                                 row_elem.eq(i.dram_base), cols.eq(i.x_pad_0 + i.x_size + i.x_pad_1),
+                                 rows.eq(i.y_pad_0 + i.y_size + i.y_pad_1),
+                                 pad_done.eq(i.y_pad_0 + i.y_size + i.y_pad_1 == 0), rows_done.eq(i.y_size == 0),
+                                 data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0))]
                     m.next = "SETUP"
             with m.State("SETUP"):
                 # the first data row's SRAM index, from the registered instruction: its
@@ -130,12 +139,15 @@ class TensorLoad(wiring.Component):
                 with m.If(Cat(f.y_pad_0, f.y_pad_1, f.x_pad_0, f.x_pad_1).any()):
                     m.next = "PAD"
             with m.State("PAD"):
-                data_row = (r >= f.y_pad_0) & (r < f.y_pad_0 + f.y_size)
-                in_data = data_row & (c >= f.x_pad_0) & (c < f.x_pad_0 + f.x_size)
-                with m.If(r == rows):
+                # the columns are walked in order and the data columns skipped at once,
+                # so reaching x_pad_0 in a data row is entering the data: equality
+                # tests, and the row's kind kept in a register
+                in_data = data_row & (c == f.x_pad_0)
+                with m.If(pad_done):
                     m.next = "ROW"
                 with m.Elif(c == cols):
-                    m.d.sync += [r.eq(r + 1), c.eq(0), row_addr.eq(row_addr + cols)]
+                    m.d.sync += [r.eq(r + 1), c.eq(0), row_addr.eq(row_addr + cols), pad_done.eq(r + 1 == rows),
+                                 data_row.eq((r + 1 >= f.y_pad_0) & (r + 1 < f.y_pad_0 + f.y_size))]
                 with m.Elif(in_data):
                     m.d.sync += c.eq(f.x_pad_0 + f.x_size)
                 if "load_skips_pad_row" in self.bugs:
@@ -149,21 +161,27 @@ class TensorLoad(wiring.Component):
                             m.d.comb += self.wr.data.eq(pad_value(cfg, mem, True))
                     m.d.sync += c.eq(c + 1)
             with m.State("ROW"):
-                with m.If(y == f.y_size):
+                with m.If(rows_done):
                     m.next = "DRAIN"
                 with m.Else():
                     start_row(m, row_elem, f.x_size, Eb, BB, cur, row_end, beat_off, lane0)
+                    m.next = "PLAN" if plan else "ISSUE"
+            if plan:
+                with m.State("PLAN"):
+                    m.d.sync += plan
                     m.next = "ISSUE"
             with m.State("ISSUE"):
-                beats = burst_beats(m, cur, row_end, BB, 256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst)
-                with m.If(cur >= row_end):
-                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), data_sram.eq(data_sram + cols)]
+                with m.If(done):
+                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), data_sram.eq(data_sram + cols),
+                                 rows_done.eq(y + 1 == f.y_size)]
                     m.next = "ROW"
                 with m.Else():
                     m.d.comb += [cmd.valid.eq(free_any), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1),
                                  cmd.payload.tag.eq(free)]
                     with m.If(cmd.valid & cmd.ready):
                         m.d.comb += issued.eq(1)
+                        if plan:
+                            m.next = "PLAN"
                         m.d.sync += [meta_sram[free].eq(data_sram), meta_off[free].eq(beat_off),
                                      meta_lane0[free].eq(lane0), cur.eq(cur + beats * BB),
                                      beat_off.eq(beat_off + beats)]

@@ -16,7 +16,7 @@ from amaranth.utils import exact_log2
 from ..geometry import geometry
 from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
-from .axi import ADDR_BITS, burst_beats, start_row
+from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
 from .vme import WriteClientSignature
 
@@ -46,6 +46,7 @@ class TensorStore(wiring.Component):
 
         f = Signal(insn_layout(cfg, "STORE"))
         y = Signal(MEMOP_SIZE_BITS)
+        rows_done = Signal()
         row_elem = Signal(ADDR_BITS)
         row_sram = Signal(sram_bits + 1)
         cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
@@ -58,6 +59,7 @@ class TensorStore(wiring.Component):
         beat_strb = Signal(BB)
         outstanding = Signal(16)
         cmd, wdata = self.vme.cmd, self.vme.data
+        beats, done, plan = plan_bursts(m, cfg, cur, row_end, geometry(cfg).max_burst)
 
         # index of the element a lane of the current beat holds (narrow) or its entry (wide)
         b = beat_off + beat_i
@@ -82,19 +84,23 @@ class TensorStore(wiring.Component):
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(self.start & (self.insn.x_size != 0) & (self.insn.y_size != 0)):
-                    m.d.sync += [f.eq(self.insn), y.eq(0), row_elem.eq(self.insn.dram_base),
+                    m.d.sync += [f.eq(self.insn), y.eq(0), row_elem.eq(self.insn.dram_base), rows_done.eq(0),
                                  row_sram.eq(self.insn.sram_base)]
                     m.next = "ROW"
             with m.State("ROW"):
-                with m.If(y == f.y_size):
+                with m.If(rows_done):                     # y == y_size, kept in a register
                     m.next = "ACKS"
                 with m.Else():
                     start_row(m, row_elem, f.x_size, Eo, BB, cur, row_end, beat_off, lane0)
+                    m.next = "PLAN" if plan else "BURST"
+            if plan:
+                with m.State("PLAN"):
+                    m.d.sync += plan
                     m.next = "BURST"
             with m.State("BURST"):
-                beats = burst_beats(m, cur, row_end, BB, geometry(cfg).max_burst)
-                with m.If(cur >= row_end):
-                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), row_sram.eq(row_sram + f.x_size)]
+                with m.If(done):
+                    m.d.sync += [y.eq(y + 1), row_elem.eq(row_elem + f.x_stride), row_sram.eq(row_sram + f.x_size),
+                                 rows_done.eq(y + 1 == f.y_size)]
                     m.next = "ROW"
                 with m.Else():
                     m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
@@ -114,7 +120,7 @@ class TensorStore(wiring.Component):
                     m.next = "FILL"
                     with m.If(beat_i == n_beats - 1):
                         m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
-                        m.next = "BURST"
+                        m.next = "PLAN" if plan else "BURST"
             with m.State("ACKS"):
                 with m.If(outstanding == 0):
                     m.next = "IDLE"

@@ -75,12 +75,12 @@ class MemoryEngine(wiring.Component):
         with m.If(axi.arvalid & axi.arready):
             m.d.sync += ar_valid.eq(0)
         # each client's command as (valid, payload, taken): straight from the client, or
-        # with VME_CMD_BUFFER from a register, so that no client's request logic and the
+        # with VME_REGISTERS from a register, so that no client's request logic and the
         # arbitration form one combinational path
         cmds = []
         for c in range(n):
             cmd = self.read[c].cmd
-            if cfg.VME_CMD_BUFFER:
+            if cfg.VME_REGISTERS:
                 full, payload, take = Signal(name=f"cmd{c}_full"), Signal.like(cmd.payload, name=f"cmd{c}"), \
                     Signal(name=f"cmd{c}_take")
                 m.d.comb += cmd.ready.eq(~full)
@@ -110,15 +110,37 @@ class MemoryEngine(wiring.Component):
                 m.d.sync += busy[k].eq(1)
 
         # -- R: route each beat to the slot's owner ----------------------------------------
-        own = owner[axi.rid]
+        # With VME_REGISTERS the beats pass through a two-entry register slice (the
+        # second entry takes the beat in flight when the first is held), so R's inputs
+        # and the clients' beat logic are not one path; full rate either way.
+        r_valid, r_id, r_data, r_last = axi.rvalid, axi.rid, axi.rdata, axi.rlast
+        r_ready = Signal()
+        if cfg.VME_REGISTERS:
+            main = [Signal(name="r_full"), Signal.like(axi.rid, name="r_id"), Signal.like(axi.rdata, name="r_data"),
+                    Signal(name="r_last")]
+            skid = [Signal(name="r_skid_full"), Signal.like(axi.rid, name="r_skid_id"),
+                    Signal.like(axi.rdata, name="r_skid_data"), Signal(name="r_skid_last")]
+            incoming = [Signal(name="r_in"), axi.rid, axi.rdata, axi.rlast]
+            m.d.comb += [axi.rready.eq(~skid[0]), incoming[0].eq(axi.rvalid & ~skid[0])]
+            with m.If(~main[0] | r_ready):
+                with m.If(skid[0]):
+                    m.d.sync += [dst.eq(src) for dst, src in zip(main, skid)] + [skid[0].eq(0)]
+                with m.Else():
+                    m.d.sync += [dst.eq(src) for dst, src in zip(main, incoming)]
+            with m.Elif(incoming[0]):
+                m.d.sync += [dst.eq(src) for dst, src in zip(skid, incoming)]
+            r_valid, r_id, r_data, r_last = main
+        else:
+            m.d.comb += axi.rready.eq(r_ready)
+        own = owner[r_id]
         readies = Array(self.read[c].data.ready for c in range(n))
         for c in range(n):
             d = self.read[c].data
-            m.d.comb += [d.valid.eq(axi.rvalid & (own == c)), d.payload.data.eq(axi.rdata),
-                         d.payload.tag.eq(ctag[axi.rid]), d.payload.last.eq(axi.rlast)]
-        m.d.comb += axi.rready.eq(readies[own])
+            m.d.comb += [d.valid.eq(r_valid & (own == c)), d.payload.data.eq(r_data),
+                         d.payload.tag.eq(ctag[r_id]), d.payload.last.eq(r_last)]
+        m.d.comb += r_ready.eq(readies[own])
         for k in range(slots):
-            with m.If(axi.rvalid & axi.rready & axi.rlast & (axi.rid == k)):
+            with m.If(r_valid & r_ready & r_last & (r_id == k)):
                 m.d.sync += busy[k].eq(0)
 
         # -- write: AW and W straight from the client; B acknowledges ----------------------

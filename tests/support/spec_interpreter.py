@@ -90,10 +90,16 @@ SMALL = [
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
                "ACC_READ_PORTS": 1, "DSP_PACKING": True, "GEMM_PIPELINE": 3, "ACC_WRITE_REGISTER": True,
-               "INDEX_REGISTER": True}),
+               "INDEX_REGISTER": True, "ALU_OP_REGISTER": False}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 3, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 7,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1,
                "ACC_WRITE_REGISTER": True}),
+    # the operation as a stage of its own, with one and with two read ports
+    VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
+               "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
+               "FPGA": "ecp5"}),
+    VTAConfig({"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 6, "LOG_WGT_BUFF_SIZE": 7,
+               "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_OP_REGISTER": True}),
 ]
 
 

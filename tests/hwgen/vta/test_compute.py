@@ -59,6 +59,19 @@ def test_one_port_accumulator_halves_only_two_operand_alu():
         assert c[1] - c[0] == 4 * ii and c[2] - c[1] == 8 * ii, (opcode, alu, c)
 
 
+@pytest.mark.parametrize("config", [4, 5])
+def test_alu_operation_stage_halves_every_alu_micro_op(config):
+    """With the ALU's operation as a stage of its own (ALU_OP_REGISTER) every ALU
+    micro-op takes two cycles, with one or two ACC read ports; GEMM keeps one."""
+    from hwgen.isa import AluOp, Opcode
+    cfg = SMALL[config]
+    assert cfg.ALU_OP_REGISTER
+    for opcode, alu, ii in ((Opcode.GEMM, {}, 1), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}, 2),
+                            (Opcode.ALU, {"alu_opcode": AluOp.ADD}, 2)):
+        c = [_cycles(cfg, opcode, n, **alu) for n in (4, 8, 16)]
+        assert c[1] - c[0] == 4 * ii and c[2] - c[1] == 8 * ii, (opcode, alu, c)
+
+
 
 @pytest.mark.parametrize("config", range(len(SMALL)))
 def test_every_forwarding_distance(config):
