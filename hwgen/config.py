@@ -36,7 +36,7 @@ FPGA_FAMILIES = ("xc7", "cyclonev", "ecp5")
 PACKED_DSP_FAMILIES = ("xc7",)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands and products
 # registered (docs/fpga.md, "Timing").
-FPGA_GEMM_PIPELINE = 2
+FPGA_GEMM_PIPELINE = 4
 # Families whose SoC memory ports are AXI3 (bursts of at most 16 beats): the Zynq-7000's
 # HP/ACP ports and the Cyclone V's FPGA-to-HPS bridge.
 AXI3_FAMILIES = ("xc7", "cyclonev")
@@ -86,7 +86,8 @@ FIELDS: dict[str, _Spec] = {
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
-                           "products, 3 also the middle of the adder trees", lo=0, hi=3, isa=False),
+                           "products, 3 also the middle of the adder trees, 4 the inputs twice", lo=0, hi=4,
+                           isa=False),
     # Accepted for older upstream vta_config.json files; must agree with the derived value.
     "LOG_OUT_WIDTH": _Spec(int, None, "log2 bits of an output element (= LOG_INP_WIDTH)"),
     "LOG_OUT_BUFF_SIZE": _Spec(int, None, "log2 bytes of the output buffer (derived)"),

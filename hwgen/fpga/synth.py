@@ -59,7 +59,12 @@ class Synthesis:
 
 
 def script(family: Family, top: str, source: str, netlist: bool) -> str:
-    lines = [f"read_verilog {source}", f"{family.synth} -top {top}", f"tee -q -o {_STAT} stat -json"]
+    # A register whose signal carries the `keep` attribute (hwgen.vta.rtl.registered
+    # with keep=True) is a deliberate copy, placed next to the one cell it feeds: its
+    # flip-flops get `keep`, so that they are not merged with identical ones.
+    lines = [f"read_verilog {source}", f"hierarchy -top {top}", "proc", "flatten",
+             "setattr -set keep 1 w:* a:keep %i %ci1 t:$dff %i",
+             f"{family.synth} -top {top}", f"tee -q -o {_STAT} stat -json"]
     if netlist:
         lines.append(f"write_json {NETLIST}")
     return "\n".join(lines) + "\n"

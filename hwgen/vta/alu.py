@@ -21,7 +21,7 @@ that a floorplan can place it next to its accumulator slice.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -34,20 +34,24 @@ from .layouts import entry_layout
 from .rtl import registered
 
 
-def alu_lane(m: Module, op, x, y, acc_bits: int, ext: bool, stage: bool, name: str):
-    """One lane of every ALU operation, selected by `op`; x and y are signed
-    ACC_WIDTH values, the result is truncated to ACC_WIDTH by the caller. With `stage`
-    the operands and what the operations share (x < y, -y, the shift's direction and
+def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str):
+    """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
+    are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
+    operands and what the operations share (x < y, -y, the shift's direction and
     amounts, the selected operation) are registered first: the result comes a cycle
-    later, from shallow logic (comparisons side by side, one AND-OR selection)."""
+    later, from shallow logic (comparisons side by side, one AND-OR selection with
+    the multiplier's product, the latest to arrive, entering last)."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
     prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(), "lt": x < y,
             "left": (-n)[:shift_bits],                    # 1 .. 2^(shift_bits-1) when n < 0
             "right": n[:shift_bits - 1], "shl": n[-1]}
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
-    sel = {code: op == code for code in codes}
+    sel = {code: (op == code) & ~reset for code in codes}
+    mul_x, mul_y = x[:8].as_signed(), y[:8].as_signed()
     if stage:
+        # the multiplier's operands: copies of their own, next to the multiplier
+        mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
         prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
         sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
     x, y, neg_y, lt = prep["x"], prep["y"], prep["neg_y"], prep["lt"]
@@ -56,21 +60,24 @@ def alu_lane(m: Module, op, x, y, acc_bits: int, ext: bool, stage: bool, name: s
         AluOp.MAX: Mux(lt, y, x),
         AluOp.ADD: x + y,
         AluOp.SHR: Mux(prep["shl"], (x << prep["left"])[:acc_bits], x >> prep["right"]),
-        AluOp.MUL: x[:8].as_signed() * y[:8].as_signed(),
+        AluOp.MUL: mul_x * mul_y,
     }
     if ext:
         # max(min(x, y), -y) with both comparisons against -y made side by side
         results[AluOp.CLP] = Mux(lt, Mux(x > neg_y, x, neg_y), Mux(y > neg_y, y, neg_y))
         results[AluOp.MOV] = y
-    out = 0
-    for code, value in results.items():             # one-hot: a balanced AND-OR, not a chain
-        out = out | (fit_signed(value, acc_bits) & sel[code].replicate(acc_bits))
-    return out
+    def chosen(code):
+        return fit_signed(results[code], acc_bits) & sel[code].replicate(acc_bits)
+    others = 0
+    for code in results:                            # one-hot: a balanced AND-OR, not a chain
+        if code != AluOp.MUL:
+            others = others | chosen(code)
+    return others | chosen(AluOp.MUL)
 
 
 class AluLane(wiring.Component):
-    """Output lane j: `res[b]` = op(x, y) with x, y chosen from `at_dst[b]`,
-    `at_src[b]` and `imm` as the operand rule of docs/semantics.md says;
+    """Output lane j: `res[b]` = op(x, y) (0 with `reset`) with x, y chosen from
+    `at_dst[b]`, `at_src[b]` and `imm` as the operand rule of docs/semantics.md says;
     combinational, or with ALU_OP_REGISTER a cycle later."""
 
     def __init__(self, cfg):
@@ -78,6 +85,7 @@ class AluLane(wiring.Component):
         lanes = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
         super().__init__({
             "op": In(ALUOP_BITS),
+            "reset": In(1),
             "use_imm": In(1),
             "imm": In(signed(cfg.acc_bits)),
             "at_dst": In(lanes),
@@ -91,8 +99,8 @@ class AluLane(wiring.Component):
         for b in range(cfg.batch):
             x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
             y = Mux(self.use_imm, self.imm, self.at_src[b])
-            m.d.comb += self.res[b].eq(alu_lane(m, self.op, x, y, cfg.acc_bits, cfg.ALU_EXT, cfg.ALU_OP_REGISTER,
-                                                f"b{b}"))
+            m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
+                                                cfg.ALU_OP_REGISTER, f"b{b}"))
         return m
 
 
@@ -173,10 +181,10 @@ class TensorAlu(wiring.Component):
         res = {}
         for j in range(cfg.block_out):
             m.submodules[f"lane{j}"] = lane = AluLane(cfg)
-            m.d.comb += [lane.op.eq(op), lane.use_imm.eq(use_imm), lane.imm.eq(imm)]
+            m.d.comb += [lane.op.eq(op), lane.reset.eq(reset), lane.use_imm.eq(use_imm), lane.imm.eq(imm)]
             for b in range(cfg.batch):
                 m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
                 res[b, j] = lane.res[b]
         lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
-        write_back(m, self, lanes, reset, valid, dst, hist, in_flight)
+        write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight)     # the lanes apply reset
         return m

@@ -52,22 +52,24 @@ class AxiLiteSignature(wiring.Signature):
 
 def start_row(m: Module, row_elem, x_size, elem_bytes: int, bus_bytes: int, cur, row_end, beat_off, lane0) -> None:
     """Set up the bursts of one row of x_size elements starting at element `row_elem`:
-    `cur` is its bus-aligned first byte, `row_end` its end, `beat_off` restarts at 0 and
+    `cur` is its bus-aligned first byte, `row_end` its end rounded up to the bus width
+    (so the bursts' sizes are differences of aligned addresses), `beat_off` restarts at 0 and
     `lane0` (when a beat holds several elements) is the row's first element within the
     first beat."""
     byte_addr = Signal(len(cur))
     m.d.comb += byte_addr.eq(row_elem << exact_log2(elem_bytes))
-    m.d.sync += [cur.eq(byte_addr & ~(bus_bytes - 1)), row_end.eq(byte_addr + (x_size << exact_log2(elem_bytes))),
+    m.d.sync += [cur.eq(byte_addr & ~(bus_bytes - 1)),
+                 row_end.eq((byte_addr + (x_size << exact_log2(elem_bytes)) + bus_bytes - 1) & ~(bus_bytes - 1)),
                  beat_off.eq(0)]
     if bus_bytes > elem_bytes:
         m.d.sync += lane0.eq(byte_addr[exact_log2(elem_bytes):exact_log2(bus_bytes)])
 
 
 def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int) -> Signal:
-    """Beats of the next INCR burst from bus-aligned byte address `cur` towards `end`:
-    at most `max_beats` and never across a 4 KiB boundary."""
+    """Beats of the next INCR burst from bus-aligned byte address `cur` towards the
+    bus-aligned `end`: at most `max_beats` and never across a 4 KiB boundary."""
     remaining = Signal(len(end) + 1)
-    m.d.comb += remaining.eq((end - cur + bus_bytes - 1) >> exact_log2(bus_bytes))
+    m.d.comb += remaining.eq((end - cur) >> exact_log2(bus_bytes))
     to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(bus_bytes)
     cap, beats = Signal(range(max_beats + 1)), Signal(range(max_beats + 1))
     # `remaining < cap` as a short comparison and a test of the high bits, not a

@@ -102,13 +102,16 @@ class Core(wiring.Component):
             pop_side = "pop_prev" if src < dst else "pop_next"
             push = getattr(modules[src].tokens, push_side)
             pop = getattr(modules[dst].tokens, pop_side)
-            m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(count != 0)
+            # "a token is waiting" is a register, computed with the count's next value, so
+            # the sequencer's pop decision does not start with a 16-bit comparison
+            have = Signal(name=f"tokens_{name}_have")
+            m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(have)
             with m.If(push & ~pop):
-                m.d.sync += count.eq(count + 1)
+                m.d.sync += [count.eq(count + 1), have.eq(1)]
             with m.Elif(pop & ~push):
-                m.d.sync += count.eq(count - 1)
+                m.d.sync += [count.eq(count - 1), have.eq(count != 1)]
             with m.If(self.launch):
-                m.d.sync += count.eq(0)
+                m.d.sync += [count.eq(0), have.eq(0)]
             if self.trace:
                 m.d.comb += self.trace_push[k].eq(push)
 

@@ -6,7 +6,7 @@
 
 GEMM_PIPELINE adds register stages to S2 (docs/fpga.md): 1 registers the multipliers'
 operands (the scratchpads' outputs), 2 also the products, 3 also the middle level of
-the adder trees. ACC is then read as many cycles after S1, so forwarding is unchanged.
+the adder trees, 4 the operands a second time. ACC is then read as many cycles after S1, so forwarding is unchanged.
 
 The datapath of output lane j (its dot products for every batch row and their
 accumulation) is the submodule `lane{j}`, so that a floorplan can place each lane
@@ -45,6 +45,17 @@ def adder_tree(values: list, m: Module | None = None, register_level: int | None
         values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k] for k in range(0, len(values), 2)]
         level += 1
     return values[0]
+
+
+def operand(m: Module, value, name: str, stages: int):
+    """A multiplier operand after the GEMM_PIPELINE registers in front of the
+    multipliers: one from stage 1, a second from stage 4 (so that the scratchpads and
+    the multipliers need not be placed side by side). The last is each multiplier's
+    own copy (an input element feeds a multiplier in every output lane)."""
+    n = (stages >= 1) + (stages >= 4)
+    for k in range(n):
+        value = registered(m, value, f"{name}_r{k or ''}", keep=k == n - 1)
+    return value
 
 
 def out_lanes(cfg, acc_entry: data.View) -> Cat:
@@ -137,10 +148,9 @@ class PackedProducts(wiring.Component):
             # above it w_hi less the borrow of a negative w_lo (9 bits: -129..127).
             packed = Signal(signed(PACK_SHIFT + cfg.wgt_bits + 1), name=f"w_{k}")
             m.d.comb += packed.eq(Cat(fit_signed(lo, PACK_SHIFT), (hi - lo[-1])[:cfg.wgt_bits + 1]))
-            if stages >= 1:
-                packed = registered(m, packed, f"w_{k}_r")
+            packed = operand(m, packed, f"w_{k}", stages)
             for b in range(cfg.batch):
-                x = registered(m, self.inp[b][k], f"x_{b}_{k}_r") if stages >= 1 else self.inp[b][k]
+                x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages)
                 p = Signal(signed(len(packed) + cfg.inp_bits), name=f"p_{b}_{k}")
                 m.d.comb += p.eq(packed * x)
                 if stages >= 2:
@@ -172,8 +182,7 @@ class GemmLane(wiring.Component):
         cfg = self.cfg
         m = Module()
         stages = cfg.GEMM_PIPELINE
-        wgt = [registered(m, self.wgt[k], f"w_{k}_r") if stages >= 1 else self.wgt[k]
-               for k in range(cfg.block_in)] if not self.packed else None
+        wgt = [operand(m, self.wgt[k], f"w_{k}", stages) for k in range(cfg.block_in)] if not self.packed else None
         for b in range(cfg.batch):
             if self.packed:
                 products = [self.terms[b][k] for k in range(cfg.block_in)]
@@ -182,7 +191,7 @@ class GemmLane(wiring.Component):
             else:
                 products = []
                 for k in range(cfg.block_in):
-                    x = registered(m, self.inp[b][k], f"x_{b}_{k}_r") if stages >= 1 else self.inp[b][k]
+                    x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages)
                     product = x * wgt[k]
                     products.append(registered(m, product, f"p_{b}_{k}_r") if stages >= 2 else product)
             dot = Signal(signed(cfg.acc_bits), name=f"dot_{b}")

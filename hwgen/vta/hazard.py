@@ -27,23 +27,33 @@ class WriteHistory:
                 m.d.sync += dst.eq(src)
         for dst, src in zip(self.entries[0], newest):
             m.d.sync += dst.eq(src)
-        # entry k next cycle is entry k-1 now (the newest write for k = 0)
+        # entry k next cycle is entry k-1 now (the newest write for k = 0); the flags
+        # are registered one-hot (the newest match only, or `none`), so that forwarding
+        # is one AND-OR rather than a chain of multiplexers
         upcoming = [newest[:2], *(e[:2] for e in self.entries[:-1])]
-        for flags, addr_next in self._early:
+        for flags, none, addr_next in self._early:
+            newer = 0
             for flag, (v, a) in zip(flags, upcoming):
-                m.d.sync += flag.eq(v & (a == addr_next))
+                match = v & (a == addr_next)
+                m.d.sync += flag.eq(match & ~newer)
+                newer = newer | match
+            m.d.sync += none.eq(~newer)
 
     def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None) -> Value:
         """The newest recorded write to `addr`, else `mem_data`. With `addr_next` (what
         `addr`, a register, holds next cycle) the address comparisons are made a
-        cycle early and registered, so only the data multiplexers remain in this
-        cycle's path."""
-        if addr_next is None:
-            flags = [valid & (a == addr) for valid, a, _ in self.entries]
-        else:
+        cycle early and registered as one-hot selections, so only an AND-OR of the
+        data remains in this cycle's path."""
+        if addr_next is not None:
             n = len(self._early)
             flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
-            self._early.append((flags, addr_next))
+            none = Signal(name=f"{self._name}_f{n}_none", init=1)
+            self._early.append((flags, none, addr_next))
+            result = mem_data & none.replicate(len(mem_data))
+            for flag, (_, _, d) in zip(flags, self.entries):
+                result = result | (d & flag.replicate(len(d)))
+            return result
+        flags = [valid & (a == addr) for valid, a, _ in self.entries]
         result = mem_data
         for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
             result = Mux(flag, d, result)

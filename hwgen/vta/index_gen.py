@@ -4,7 +4,7 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle (the one after with INDEX_REGISTER). Started with `half`, the nest advances every other cycle, leaving a free
+next cycle (two cycles later with INDEX_REGISTER). Started with `half`, the nest advances every other cycle, leaving a free
 cycle after each triple (the ALU's second operand read on a one-port accumulator). Products with the loop counters are kept as running sums, so there are no
 multipliers. Indices wrap at their width: out-of-range programs are undefined.
 """
@@ -116,14 +116,17 @@ class IndexGenerator(wiring.Component):
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
         busy = running | s1_valid
         if self.cfg.INDEX_REGISTER:
-            # the micro-op memory's output ends in a register, not in the offset adders
-            # and the scratchpads' address inputs
+            # the micro-op memory's slow output ends in a register, and so do the offset
+            # adders: the scratchpads' addresses come from registers
             uop, valid, last = registered(m, uop, "uop_r"), registered(m, valid, "valid_r"), registered(m, last, "last_r")
             s1_off = {k: registered(m, v, f"{k}_off_r") for k, v in s1_off.items()}
             busy = busy | valid
         uop = data.View(self._uop_layout, uop)
-        m.d.comb += [self.valid.eq(valid), self.last.eq(last), self.busy.eq(busy)]
-        m.d.comb += [getattr(self, k).eq(uop[f"{k}_idx"] + s1_off[k]) for k in kinds]
+        triple = {"valid": valid, "last": last, **{k: uop[f"{k}_idx"] + s1_off[k] for k in kinds}}
+        if self.cfg.INDEX_REGISTER:
+            triple = {k: registered(m, v, f"{k}_r") for k, v in triple.items()}
+            busy = busy | triple["valid"]
+        m.d.comb += [getattr(self, k).eq(v) for k, v in triple.items()] + [self.busy.eq(busy)]
         return m
 
 

@@ -7,9 +7,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow
 
 
-def registered(m: Module, value, name: str) -> Signal:
-    """`value` one cycle later."""
-    r = Signal.like(Value.cast(value), name=name)
+def registered(m: Module, value, name: str, keep: bool = False) -> Signal:
+    """`value` one cycle later. With `keep` the register is a copy of its own that
+    synthesis does not merge with identical ones (hwgen.fpga.synth), so it can sit
+    next to the one cell it feeds, for example a multiplier."""
+    value = Value.cast(value)
+    r = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
     m.d.sync += r.eq(value)
     return r
 

@@ -129,15 +129,11 @@ class TensorLoad(wiring.Component):
                                  row_elem.eq(i.dram_base), cols.eq(i.x_pad_0 + i.x_size + i.x_pad_1),
                                  rows.eq(i.y_pad_0 + i.y_size + i.y_pad_1),
                                  pad_done.eq(i.y_pad_0 + i.y_size + i.y_pad_1 == 0), rows_done.eq(i.y_size == 0),
-                                 data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0))]
-                    m.next = "SETUP"
-            with m.State("SETUP"):
-                # the first data row's SRAM index, from the registered instruction: its
-                # product is not in one path with the sequencer's instruction register
-                m.d.sync += data_sram.eq(f.sram_base + f.y_pad_0 * cols + f.x_pad_0)
-                m.next = "ROW"
-                with m.If(Cat(f.y_pad_0, f.y_pad_1, f.x_pad_0, f.x_pad_1).any()):
-                    m.next = "PAD"
+                                 data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0)),
+                                 data_sram.eq(i.sram_base + i.x_pad_0)]
+                    m.next = "ROW"
+                    with m.If(Cat(i.y_pad_0, i.y_pad_1, i.x_pad_0, i.x_pad_1).any()):
+                        m.next = "PAD"
             with m.State("PAD"):
                 # the columns are walked in order and the data columns skipped at once,
                 # so reaching x_pad_0 in a data row is entering the data: equality
@@ -148,6 +144,10 @@ class TensorLoad(wiring.Component):
                 with m.Elif(c == cols):
                     m.d.sync += [r.eq(r + 1), c.eq(0), row_addr.eq(row_addr + cols), pad_done.eq(r + 1 == rows),
                                  data_row.eq((r + 1 >= f.y_pad_0) & (r + 1 < f.y_pad_0 + f.y_size))]
+                    # the first data row's SRAM index, sram_base + y_pad_0 * cols + x_pad_0,
+                    # taken as the walk reaches it (no multiplier)
+                    with m.If(r + 1 == f.y_pad_0):
+                        m.d.sync += data_sram.eq(row_addr + cols + f.x_pad_0)
                 with m.Elif(in_data):
                     m.d.sync += c.eq(f.x_pad_0 + f.x_size)
                 if "load_skips_pad_row" in self.bugs:

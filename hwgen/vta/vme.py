@@ -113,14 +113,18 @@ class MemoryEngine(wiring.Component):
         # With VME_REGISTERS the beats pass through a two-entry register slice (the
         # second entry takes the beat in flight when the first is held), so R's inputs
         # and the clients' beat logic are not one path; full rate either way.
-        r_valid, r_id, r_data, r_last = axi.rvalid, axi.rid, axi.rdata, axi.rlast
+        # Each beat carries its owner (looked up from its ID as it enters the slice), so
+        # the client's ready is one selection away from the slice's enables.
+        owner_bits = len(owner[0])
+        r_valid, r_id, r_data, r_last, own = axi.rvalid, axi.rid, axi.rdata, axi.rlast, owner[axi.rid]
         r_ready = Signal()
         if cfg.VME_REGISTERS:
-            main = [Signal(name="r_full"), Signal.like(axi.rid, name="r_id"), Signal.like(axi.rdata, name="r_data"),
-                    Signal(name="r_last")]
-            skid = [Signal(name="r_skid_full"), Signal.like(axi.rid, name="r_skid_id"),
-                    Signal.like(axi.rdata, name="r_skid_data"), Signal(name="r_skid_last")]
-            incoming = [Signal(name="r_in"), axi.rid, axi.rdata, axi.rlast]
+            def entry(prefix):
+                return [Signal(name=f"{prefix}_full"), Signal.like(axi.rid, name=f"{prefix}_id"),
+                        Signal.like(axi.rdata, name=f"{prefix}_data"), Signal(name=f"{prefix}_last"),
+                        Signal(owner_bits, name=f"{prefix}_owner")]
+            main, skid = entry("r"), entry("r_skid")
+            incoming = [Signal(name="r_in"), axi.rid, axi.rdata, axi.rlast, owner[axi.rid]]
             m.d.comb += [axi.rready.eq(~skid[0]), incoming[0].eq(axi.rvalid & ~skid[0])]
             with m.If(~main[0] | r_ready):
                 with m.If(skid[0]):
@@ -129,10 +133,9 @@ class MemoryEngine(wiring.Component):
                     m.d.sync += [dst.eq(src) for dst, src in zip(main, incoming)]
             with m.Elif(incoming[0]):
                 m.d.sync += [dst.eq(src) for dst, src in zip(skid, incoming)]
-            r_valid, r_id, r_data, r_last = main
+            r_valid, r_id, r_data, r_last, own = main
         else:
             m.d.comb += axi.rready.eq(r_ready)
-        own = owner[r_id]
         readies = Array(self.read[c].data.ready for c in range(n))
         for c in range(n):
             d = self.read[c].data
