@@ -237,7 +237,7 @@ def random_config(seed: int):
                   "LOG_ACC_BUFF_SIZE": lb + lbo + 2 + 7,
                   # the microarchitecture options, independently of the family they default from
                   "FPGA": str(rng.choice(["none", *FPGA_FAMILIES])), "ACC_READ_PORTS": int(rng.choice([1, 2])),
-                  "DSP_PACKING": bool(rng.random() < 0.5), "GEMM_PIPELINE": int(rng.integers(0, 4)),
+                  "DSP_PACKING": bool(rng.random() < 0.5), "GEMM_PIPELINE": int(rng.integers(0, 5)),
                   "ACC_WRITE_REGISTER": bool(rng.random() < 0.5), "INDEX_REGISTER": bool(rng.random() < 0.5),
                   "VME_REGISTERS": bool(rng.random() < 0.5), "BURST_PLAN_REGISTER": bool(rng.random() < 0.5),
                   "ALU_OP_REGISTER": bool(rng.random() < 0.5),

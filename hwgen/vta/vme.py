@@ -9,7 +9,7 @@ Writes: the store client's bursts go straight to AW and W; `ack` pulses for each
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -110,30 +110,27 @@ class MemoryEngine(wiring.Component):
                 m.d.sync += busy[k].eq(1)
 
         # -- R: route each beat to the slot's owner ----------------------------------------
-        # With VME_REGISTERS the beats pass through a two-entry register slice (the
-        # second entry takes the beat in flight when the first is held), so R's inputs
-        # and the clients' beat logic are not one path; full rate either way.
-        # Each beat carries its owner (looked up from its ID as it enters the slice), so
-        # the client's ready is one selection away from the slice's enables.
+        # With VME_REGISTERS the beats pass through a two-entry FIFO (full rate, one cycle
+        # of latency): an entry is written when a beat arrives and read through a
+        # multiplexer, so the clients' ready only moves a pointer and the entries'
+        # enables do not wait for it. Each beat carries its owner, looked up from its
+        # ID as it enters, so the ready is one selection away.
         owner_bits = len(owner[0])
         r_valid, r_id, r_data, r_last, own = axi.rvalid, axi.rid, axi.rdata, axi.rlast, owner[axi.rid]
         r_ready = Signal()
         if cfg.VME_REGISTERS:
-            def entry(prefix):
-                return [Signal(name=f"{prefix}_full"), Signal.like(axi.rid, name=f"{prefix}_id"),
-                        Signal.like(axi.rdata, name=f"{prefix}_data"), Signal(name=f"{prefix}_last"),
-                        Signal(owner_bits, name=f"{prefix}_owner")]
-            main, skid = entry("r"), entry("r_skid")
-            incoming = [Signal(name="r_in"), axi.rid, axi.rdata, axi.rlast, owner[axi.rid]]
-            m.d.comb += [axi.rready.eq(~skid[0]), incoming[0].eq(axi.rvalid & ~skid[0])]
-            with m.If(~main[0] | r_ready):
-                with m.If(skid[0]):
-                    m.d.sync += [dst.eq(src) for dst, src in zip(main, skid)] + [skid[0].eq(0)]
-                with m.Else():
-                    m.d.sync += [dst.eq(src) for dst, src in zip(main, incoming)]
-            with m.Elif(incoming[0]):
-                m.d.sync += [dst.eq(src) for dst, src in zip(skid, incoming)]
-            r_valid, r_id, r_data, r_last, own = main
+            entries = [[Signal.like(axi.rid, name=f"r{k}_id"), Signal.like(axi.rdata, name=f"r{k}_data"),
+                        Signal(name=f"r{k}_last"), Signal(owner_bits, name=f"r{k}_owner")] for k in range(2)]
+            wptr, rptr, count = Signal(name="r_wptr"), Signal(name="r_rptr"), Signal(range(3), name="r_count")
+            incoming = Signal()
+            m.d.comb += [axi.rready.eq(count != 2), incoming.eq(axi.rvalid & (count != 2))]
+            for k, entry in enumerate(entries):
+                with m.If(incoming & (wptr == k)):
+                    m.d.sync += [dst.eq(src) for dst, src in zip(entry, (axi.rid, axi.rdata, axi.rlast, own))]
+            r_valid = count != 0
+            consumed = r_valid & r_ready
+            m.d.sync += [wptr.eq(wptr ^ incoming), rptr.eq(rptr ^ consumed), count.eq(count + incoming - consumed)]
+            r_id, r_data, r_last, own = (Mux(rptr, hi, lo) for lo, hi in zip(*entries))
         else:
             m.d.comb += axi.rready.eq(r_ready)
         readies = Array(self.read[c].data.ready for c in range(n))
