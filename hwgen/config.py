@@ -94,6 +94,7 @@ FIELDS: dict[str, _Spec] = {
 }
 
 _COMPAT = ("LOG_OUT_WIDTH", "LOG_OUT_BUFF_SIZE")
+_RENAMED = {"VME_CMD_BUFFER": "VME_REGISTERS"}      # old name -> field
 _BUFFERS = ("UOP", "INP", "WGT", "ACC")
 
 
@@ -124,6 +125,8 @@ class VTAConfig:
             if name not in FIELDS:
                 close = difflib.get_close_matches(name, FIELDS, n=1)
                 fix = f"did you mean {close[0]}?" if close else "remove it"
+                if name in _RENAMED:
+                    fix = f"it is now called {_RENAMED[name]}; write {_RENAMED[name]}"
                 raise ConfigError(name, value, "unknown field", fix + f" (known fields: {', '.join(FIELDS)})")
             _check_type(name, value, FIELDS[name])
         values = {n: fields.get(n, s.default) for n, s in FIELDS.items() if n not in _COMPAT}

@@ -180,3 +180,8 @@ def test_freq_mhz_any_positive_number():
     for bad in (0, -0.5):
         with pytest.raises(ConfigError, match="positive"):
             VTAConfig({"FREQ_MHZ": bad})
+
+
+def test_a_renamed_field_names_its_new_name():
+    with pytest.raises(ConfigError, match="now called VME_REGISTERS"):
+        VTAConfig({"VME_CMD_BUFFER": True})
