@@ -34,8 +34,8 @@ class _Spec:
 # and ECP5 blocks already split into 9x9 products, which packing would waste.
 FPGA_FAMILIES = ("xc7", "cyclonev", "ecp5")
 PACKED_DSP_FAMILIES = ("xc7",)
-# GEMM pipeline stages of an FPGA build: its multipliers' operands and products
-# registered (docs/fpga.md, "Timing").
+# GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
+# registered, the adder trees cut (docs/fpga.md, "GEMM pipeline stages").
 FPGA_GEMM_PIPELINE = 4
 # Families whose SoC memory ports are AXI3 (bursts of at most 16 beats): the Zynq-7000's
 # HP/ACP ports and the Cyclone V's FPGA-to-HPS bridge.
@@ -94,6 +94,22 @@ FIELDS: dict[str, _Spec] = {
 }
 
 _COMPAT = ("LOG_OUT_WIDTH", "LOG_OUT_BUFF_SIZE")
+
+
+def _fpga_defaults(fpga: str) -> dict:
+    """The values of the microarchitecture fields a configuration leaves out, for
+    its FPGA field (docs/fpga.md)."""
+    on = fpga != "none"
+    return {
+        "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
+        **dict.fromkeys(("ACC_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
+                         "BURST_PLAN_REGISTER"), on),
+        "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
+        "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,
+        # short AXI3 bursts, one at a time, would leave the bus idle for the memory
+        # latency after each (ResNet-18 on tsim: 9.26 M cycles against 7.99 M)
+        "AXI_MAX_INFLIGHT": 4 if fpga in AXI3_FAMILIES else 1,
+    }
 _RENAMED = {"VME_CMD_BUFFER": "VME_REGISTERS"}      # old name -> field
 _BUFFERS = ("UOP", "INP", "WGT", "ACC")
 
@@ -134,29 +150,9 @@ class VTAConfig:
             values["LOG_BLOCK_IN"] = values["LOG_BLOCK"]
         if values["LOG_BLOCK_OUT"] is None:
             values["LOG_BLOCK_OUT"] = values["LOG_BLOCK"]
-        fpga = values["FPGA"]
-        if values["ACC_READ_PORTS"] is None:
-            values["ACC_READ_PORTS"] = 2 if fpga == "none" else 1
-        if values["DSP_PACKING"] is None:
-            values["DSP_PACKING"] = fpga in PACKED_DSP_FAMILIES
-        if values["ACC_WRITE_REGISTER"] is None:
-            values["ACC_WRITE_REGISTER"] = fpga != "none"
-        if values["INDEX_REGISTER"] is None:
-            values["INDEX_REGISTER"] = fpga != "none"
-        if values["VME_REGISTERS"] is None:
-            values["VME_REGISTERS"] = fpga != "none"
-        if values["ALU_OP_REGISTER"] is None:
-            values["ALU_OP_REGISTER"] = fpga != "none"
-        if values["BURST_PLAN_REGISTER"] is None:
-            values["BURST_PLAN_REGISTER"] = fpga != "none"
-        if values["GEMM_PIPELINE"] is None:
-            values["GEMM_PIPELINE"] = 0 if fpga == "none" else FPGA_GEMM_PIPELINE
-        if values["AXI_MAX_BURST"] is None:
-            values["AXI_MAX_BURST"] = 16 if fpga in AXI3_FAMILIES else 256
-        if values["AXI_MAX_INFLIGHT"] is None:
-            # short AXI3 bursts, one at a time, would leave the bus idle for the memory
-            # latency after each (ResNet-18 on tsim: 9.26 M cycles against 7.99 M)
-            values["AXI_MAX_INFLIGHT"] = 4 if fpga in AXI3_FAMILIES else 1
+        for name, value in _fpga_defaults(values["FPGA"]).items():
+            if values[name] is None:
+                values[name] = value
         for name, value in values.items():
             self._check_range(name, value, FIELDS[name])
         self._values = values

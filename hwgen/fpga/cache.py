@@ -3,14 +3,36 @@ is made once, under an exclusive lock of its name, in a work directory that beco
 the entry by one rename when complete; a half-made entry never exists."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, TypeVar
 
 from ..files import exclusive
 
 T = TypeVar("T")
+REPORT = "report.json"
+
+
+class Report:
+    """Base of a cached tool result: a dataclass with an `entry` (its cache directory)
+    and a `cached` flag, stored in the entry as REPORT without the flag."""
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "cached"}
+
+    def save(self, work: Path) -> None:
+        (work / REPORT).write_text(json.dumps(self.to_json(), indent=1))
+
+    @classmethod
+    def load(cls, entry: Path):
+        """The result stored in `entry`, or None if there is none or it is unreadable."""
+        try:
+            return cls(**json.loads((entry / REPORT).read_text()), cached=True)
+        except (OSError, ValueError, TypeError):
+            return None
 
 
 def cached(entry: Path, load: Callable[[Path], T | None], make: Callable[[Path], T],

@@ -10,7 +10,7 @@ import hashlib
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -18,16 +18,15 @@ from ..devices import Device
 from ..errors import HwgenError, ToolError
 from ..files import cache_root
 from . import tools
-from .cache import cached
+from .cache import Report, cached
 from .synth import Synthesis
 
-REPORT = "report.json"
 LOG = "nextpnr.log"
 _RAW = "nextpnr-report.json"
 
 
 @dataclass
-class PlaceRoute:
+class PlaceRoute(Report):
     """What nextpnr achieved: Fmax per clock (MHz), the critical path (each step's
     cell or net, its kind and delay in ns), utilization by cell type."""
     device: str
@@ -51,9 +50,6 @@ class PlaceRoute:
         """The cells where the critical path starts and ends."""
         cells = [s["cell"] for s in self.critical_path if s.get("cell")]
         return (cells[0], cells[-1]) if cells else ("", "")
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "cached"}
 
 
 def pnr_cache() -> Path:
@@ -108,14 +104,7 @@ def place_and_route(syn: Synthesis, device: Device, target_mhz: float, seed: int
         result = PlaceRoute(device.name, target_mhz, fmax, steps, logic, routing, util, round(seconds, 1),
                             tools.version("nextpnr-ecp5"), seed, str(entry))
         (work / "netlist.json").unlink()
-        (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
+        result.save(work)
         return result
 
-    return cached(entry, _load, make, lambda: step("waiting for another process placing the same design"))
-
-
-def _load(entry: Path) -> PlaceRoute | None:
-    try:
-        return PlaceRoute(**json.loads((entry / REPORT).read_text()), cached=True)
-    except (OSError, ValueError, TypeError):
-        return None
+    return cached(entry, PlaceRoute.load, make, lambda: step("waiting for another process placing the same design"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -20,16 +20,15 @@ from ..devices import Family
 from ..errors import HwgenError
 from ..files import cache_root, sha256
 from . import tools
-from .cache import cached
+from .cache import Report, cached
 
-REPORT = "report.json"
 NETLIST = "netlist.json"   # the mapped netlist, for place and route (ECP5)
 LOG = "yosys.log"
 _STAT = "stat.json"
 
 
 @dataclass
-class Synthesis:
+class Synthesis(Report):
     """What Yosys made of a design for `family`: mapped cell counts, the resources
     they use (hwgen.devices units) and where the entry is cached."""
     family: str
@@ -54,10 +53,6 @@ class Synthesis:
                              "synthesize again")
         return path
 
-    def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "cached"}
-
-
 def script(family: Family, top: str, source: str, netlist: bool) -> str:
     # A register whose signal carries the `keep` attribute (hwgen.vta.rtl.registered
     # with keep=True) is a deliberate copy, placed next to the one cell it feeds: its
@@ -79,14 +74,6 @@ def _key(verilog: bytes, family: Family, top: str, netlist: bool) -> str:
 
 def synth_cache() -> Path:
     return cache_root() / "synth"
-
-
-def _load(entry: Path) -> Synthesis | None:
-    try:
-        doc = json.loads((entry / REPORT).read_text())
-        return Synthesis(**doc, cached=True)
-    except (OSError, ValueError, TypeError):
-        return None
 
 
 def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: bool = False,
@@ -111,7 +98,7 @@ def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: boo
                            sha256(work / NETLIST) if netlist else None)
         (work / "design.v").unlink()
         (work / _STAT).unlink()
-        (work / REPORT).write_text(json.dumps(result.to_json(), indent=1))
+        result.save(work)
         return result
 
-    return cached(entry, _load, make, lambda: step("waiting for another process synthesizing the same design"))
+    return cached(entry, Synthesis.load, make, lambda: step("waiting for another process synthesizing the same design"))

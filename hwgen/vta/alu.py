@@ -25,7 +25,7 @@ from amaranth.hdl import Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.fields import ALU_IMM_BITS, ALUOP_BITS
+from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .gemm import READ_TO_USE, AccWriteSignature, fit_signed, history_depth, write_back
 from .hazard import WriteHistory
@@ -48,7 +48,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
             "right": n[:shift_bits - 1], "shl": n[-1]}
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
     sel = {code: (op == code) & ~reset for code in codes}
-    mul_x, mul_y = x[:8].as_signed(), y[:8].as_signed()
+    mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
     if stage:
         # the multiplier's operands: copies of their own, next to the multiplier
         mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))

@@ -80,7 +80,8 @@ def header(cfg) -> str:
              f'#define HWGEN_CONFIG_NAME "{cfg.name}"', f'#define HWGEN_ISA_HASH "{cfg.isa_hash}"',
              f'#define HWGEN_BUILD_HASH "{cfg.build_hash}"',
              f"#define HWGEN_AXI_DATA_BITS {cfg.AXI_DATA_BITS}", f"#define HWGEN_AXI_DATA_BYTES {g.bus_bytes}",
-             f"#define HWGEN_AXI_ID_BITS {g.tag_bits}", f"#define HWGEN_AXI_MAX_INFLIGHT {cfg.AXI_MAX_INFLIGHT}", f"#define HWGEN_AXI_MAX_BURST {g.max_burst}",
+             f"#define HWGEN_AXI_ID_BITS {g.tag_bits}", f"#define HWGEN_AXI_MAX_INFLIGHT {cfg.AXI_MAX_INFLIGHT}",
+             f"#define HWGEN_AXI_MAX_BURST {g.max_burst}",
              f"#define HWGEN_AXIL_ADDR_BITS {AXIL_ADDR_BITS}", f"#define HWGEN_INSN_BYTES {g.insn_bytes}",
              f"#define HWGEN_BATCH {d['BATCH']}", f"#define HWGEN_BLOCK_IN {d['BLOCK_IN']}",
              f"#define HWGEN_BLOCK_OUT {d['BLOCK_OUT']}"]

@@ -18,6 +18,7 @@ from ..isa.fields import INSN_BITS, INSN_BYTES
 from ..isa.opcodes import MemType, Opcode
 from .axi import BOUNDARY_BYTES
 from .layouts import insn_layout
+from .rtl import registered
 from .vme import ReadClientSignature
 
 FETCH_BUFFER = 32
@@ -64,11 +65,7 @@ class Fetch(wiring.Component):
         # happened since: no burst in flight, none issued, no launch.
         plan = cfg.BURST_PLAN_REGISTER
         def stage(value, name):
-            if not plan:
-                return value
-            r = Signal.like(value, name=name)
-            m.d.sync += r.eq(value)
-            return r
+            return registered(m, value, name) if plan else value
         quiet = Signal()
         m.d.comb += quiet.eq(~inflight & ~(self.vme.cmd.valid & self.vme.cmd.ready) & ~self.launch)
         max_insns = min(geometry(cfg).max_burst * per_beat // beats_per, FETCH_BUFFER)

@@ -6,7 +6,8 @@
 
 GEMM_PIPELINE adds register stages to S2 (docs/fpga.md): 1 registers the multipliers'
 operands (the scratchpads' outputs), 2 also the products, 3 also the middle level of
-the adder trees, 4 the operands a second time. ACC is then read as many cycles after S1, so forwarding is unchanged.
+the adder trees, 4 the operands a second time. ACC is then read as many cycles after
+S1, so forwarding is unchanged.
 
 The datapath of output lane j (its dot products for every batch row and their
 accumulation) is the submodule `lane{j}`, so that a floorplan can place each lane
@@ -125,7 +126,7 @@ class PackedProducts(wiring.Component):
     """The products of output lanes 2p (`w_lo`) and 2p+1 (`w_hi`) with every input
     element, one multiplier per pair: `lo[b][k]` = x * w_lo; `hi[b][k]` + `carry[b][k]`
     = x * w_hi, where x = INP row b element k. GEMM_PIPELINE 1 registers the
-    multipliers' operands, 2 also their products."""
+    multipliers' operands, 2 also their products, 4 the operands twice (`operand`)."""
 
     def __init__(self, cfg):
         self.cfg = cfg

@@ -4,9 +4,11 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle (two cycles later with INDEX_REGISTER). Started with `half`, the nest advances every other cycle, leaving a free
-cycle after each triple (the ALU's second operand read on a one-port accumulator). Products with the loop counters are kept as running sums, so there are no
-multipliers. Indices wrap at their width: out-of-range programs are undefined.
+next cycle (two cycles later with INDEX_REGISTER). Started with `half`, the nest
+advances every other cycle, leaving a free cycle after each triple (the one-port ALU's
+second operand read, the ALU's operation stage). Products with the loop counters are
+kept as running sums, so there are no multipliers. Indices wrap at their width:
+out-of-range programs are undefined.
 """
 from __future__ import annotations
 

@@ -125,10 +125,10 @@ class TensorLoad(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start & (self.insn.x_size != 0)):
                     i = self.insn
+                    all_rows = i.y_pad_0 + i.y_size + i.y_pad_1
                     m.d.sync += [f.eq(i), r.eq(0), c.eq(0), row_addr.eq(i.sram_base), y.eq(0),
                                  row_elem.eq(i.dram_base), cols.eq(i.x_pad_0 + i.x_size + i.x_pad_1),
-                                 rows.eq(i.y_pad_0 + i.y_size + i.y_pad_1),
-                                 pad_done.eq(i.y_pad_0 + i.y_size + i.y_pad_1 == 0), rows_done.eq(i.y_size == 0),
+                                 rows.eq(all_rows), pad_done.eq(all_rows == 0), rows_done.eq(i.y_size == 0),
                                  data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0)),
                                  data_sram.eq(i.sram_base + i.x_pad_0)]
                     m.next = "ROW"

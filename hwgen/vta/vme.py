@@ -9,8 +9,8 @@ Writes: the store client's bursts go straight to AW and W; `ack` pulses for each
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Array, Module, Signal
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -111,26 +111,19 @@ class MemoryEngine(wiring.Component):
 
         # -- R: route each beat to the slot's owner ----------------------------------------
         # With VME_REGISTERS the beats pass through a two-entry FIFO (full rate, one cycle
-        # of latency): an entry is written when a beat arrives and read through a
-        # multiplexer, so the clients' ready only moves a pointer and the entries'
-        # enables do not wait for it. Each beat carries its owner, looked up from its
-        # ID as it enters, so the ready is one selection away.
-        owner_bits = len(owner[0])
+        # of latency) whose ready and valid come from its level alone, so R's inputs and
+        # the clients' beat logic are not one path. Each beat carries its owner, looked
+        # up from its ID as it enters, so the clients' ready is one selection away.
         r_valid, r_id, r_data, r_last, own = axi.rvalid, axi.rid, axi.rdata, axi.rlast, owner[axi.rid]
         r_ready = Signal()
         if cfg.VME_REGISTERS:
-            entries = [[Signal.like(axi.rid, name=f"r{k}_id"), Signal.like(axi.rdata, name=f"r{k}_data"),
-                        Signal(name=f"r{k}_last"), Signal(owner_bits, name=f"r{k}_owner")] for k in range(2)]
-            wptr, rptr, count = Signal(name="r_wptr"), Signal(name="r_rptr"), Signal(range(3), name="r_count")
-            incoming = Signal()
-            m.d.comb += [axi.rready.eq(count != 2), incoming.eq(axi.rvalid & (count != 2))]
-            for k, entry in enumerate(entries):
-                with m.If(incoming & (wptr == k)):
-                    m.d.sync += [dst.eq(src) for dst, src in zip(entry, (axi.rid, axi.rdata, axi.rlast, own))]
-            r_valid = count != 0
-            consumed = r_valid & r_ready
-            m.d.sync += [wptr.eq(wptr ^ incoming), rptr.eq(rptr ^ consumed), count.eq(count + incoming - consumed)]
-            r_id, r_data, r_last, own = (Mux(rptr, hi, lo) for lo, hi in zip(*entries))
+            beat = data.StructLayout({"id": len(axi.rid), "data": len(axi.rdata), "last": 1, "owner": len(owner[0])})
+            m.submodules.r_fifo = r_fifo = fifo.SyncFIFO(width=beat.size, depth=2)
+            entering, leaving = data.View(beat, r_fifo.w_data), data.View(beat, r_fifo.r_data)
+            m.d.comb += [entering.id.eq(axi.rid), entering.data.eq(axi.rdata), entering.last.eq(axi.rlast),
+                         entering.owner.eq(own), r_fifo.w_en.eq(axi.rvalid), axi.rready.eq(r_fifo.w_rdy),
+                         r_fifo.r_en.eq(r_ready)]
+            r_valid, r_id, r_data, r_last, own = r_fifo.r_rdy, leaving.id, leaving.data, leaving.last, leaving.owner
         else:
             m.d.comb += axi.rready.eq(r_ready)
         readies = Array(self.read[c].data.ready for c in range(n))
