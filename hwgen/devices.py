@@ -17,7 +17,8 @@ Pure Python: synthesis, fit reports, board builds and design-space sweeps read i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from .config import PACKED_DSP_FAMILIES
 from .errors import HwgenError
@@ -32,19 +33,21 @@ class Family:
     the bits one block RAM holds in its power-of-two-wide modes (`bram_bits`; the
     scratchpads' entries are multiples of 8 bits), and how its mapped cells count per
     resource (`weights[resource][cell type]`; cell types not listed count towards
-    none)."""
+    none), or `count`, a function of the cell counts, where sites hold cells of
+    several kinds in shares that weights cannot express."""
     name: str
     title: str
     synth: str
     units: dict
     bram_bits: int
-    weights: dict
+    weights: dict = field(default_factory=dict)
+    count: Callable[[dict], dict] | None = None
 
     def resources(self, cells: dict[str, int]) -> dict[str, int]:
         """Resource use of a netlist with `cells` (cell type -> count); counts are
         rounded up to whole sites and blocks."""
-        if self.name == "cyclonev":
-            return _cyclonev_resources(cells)
+        if self.count is not None:
+            return self.count(cells)
         return {r: math.ceil(sum(w * cells.get(t, 0) for t, w in self.weights[r].items())) for r in RESOURCES}
 
 
@@ -70,7 +73,7 @@ FAMILIES = {f.name: f for f in (
            {"lut": _XC7_LUTS, "ff": {t: 1 for t in ("FDRE", "FDSE", "FDCE", "FDPE")},
             "bram": {"RAMB36E1": 1, "RAMB18E1": 0.5}, "dsp": {"DSP48E1": 1}}),
     Family("cyclonev", "Intel Cyclone V", "synth_intel_alm -family cyclonev -noiopad -noclkbuf",
-           {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, {}),
+           {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, count=_cyclonev_resources),
     # A distributed RAM (DPR16X4) takes two slices in RAM mode and one for its write
     # port: six LUT4 sites.
     Family("ecp5", "Lattice ECP5", "synth_ecp5",
