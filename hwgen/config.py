@@ -34,6 +34,9 @@ class _Spec:
 # and ECP5 blocks already split into 9x9 products, which packing would waste.
 FPGA_FAMILIES = ("xc7", "cyclonev", "ecp5")
 PACKED_DSP_FAMILIES = ("xc7",)
+# Families whose DSP primitive the generator instantiates with its own registers, where
+# Yosys would leave them in the fabric (hwgen.vta.dsp): the ECP5's MULT18X18D.
+DSP_PRIMITIVE_FAMILIES = ("ecp5",)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
 # registered, the adder trees cut (docs/fpga.md, "GEMM pipeline stages").
 FPGA_GEMM_PIPELINE = 4
@@ -75,6 +78,8 @@ FIELDS: dict[str, _Spec] = {
     "ACC_READ_PORTS": _Spec(int, None, "accumulator read ports: 2, or 1 (two-operand ALU micro-ops every other "
                             "cycle, no second copy of ACC)", allowed=(1, 2), isa=False),
     "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),
+    "DSP_PRIMITIVES": _Spec(bool, None, "registered multipliers (GEMM_PIPELINE >= 1, ALU_OP_REGISTER) instantiated "
+                            "as the family's DSP block with its own operand and product registers", isa=False),
     "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
                                 "computed (forwarded meanwhile)", isa=False),
     "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op memory's output registered before its indices "
@@ -83,6 +88,8 @@ FIELDS: dict[str, _Spec] = {
                            "read beats before they reach the clients", isa=False),
     "ALU_OP_REGISTER": _Spec(bool, None, "the ALU's forwarded operands registered before the operation (every "
                              "ALU micro-op every other cycle)", isa=False),
+    "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen",
+                            isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
@@ -102,8 +109,9 @@ def _fpga_defaults(fpga: str) -> dict:
     on = fpga != "none"
     return {
         "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
+        "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
-                         "BURST_PLAN_REGISTER"), on),
+                         "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
         "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,
         # short AXI3 bursts, one at a time, would leave the bus idle for the memory
@@ -160,6 +168,7 @@ class VTAConfig:
             setattr(self, name, value)
         self._derive()
         self._check_compat(fields)
+        self._check_options()
         self._check_layouts()
 
     # -- validation -------------------------------------------------------------------
@@ -242,6 +251,15 @@ class VTAConfig:
             raise ConfigError("LOG_OUT_BUFF_SIZE", fields["LOG_OUT_BUFF_SIZE"],
                               f"the output buffer has the accumulator's depth, so it is 2^{out_size} bytes",
                               f"set it to {out_size} or remove it")
+
+    def _check_options(self) -> None:
+        if self.DSP_PRIMITIVES and self.FPGA not in DSP_PRIMITIVE_FAMILIES:
+            raise ConfigError("DSP_PRIMITIVES", True, f"DSP primitives are instantiated for FPGA "
+                              f"{' or '.join(DSP_PRIMITIVE_FAMILIES)} only, not {self.FPGA}",
+                              f"set DSP_PRIMITIVES to false or FPGA to {DSP_PRIMITIVE_FAMILIES[0]}")
+        if self.DSP_PRIMITIVES and self.DSP_PACKING:
+            raise ConfigError("DSP_PRIMITIVES", True, "a packed multiplier's 25-bit operand does not fit the "
+                              "18x18 DSP primitive", "set DSP_PACKING or DSP_PRIMITIVES to false")
 
     def _check_layouts(self) -> None:
         for name, lay in self.layouts.items():

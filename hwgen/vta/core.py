@@ -13,6 +13,7 @@ from ..geometry import geometry
 from .compute import ComputeModule
 from .fetch import Fetch
 from .load import LoadModule
+from .rtl import registered
 from .scratchpad import Scratchpad
 from .vme import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
@@ -106,14 +107,19 @@ class Core(wiring.Component):
             # the sequencer's pop decision does not start with a 16-bit comparison
             have = Signal(name=f"tokens_{name}_have")
             m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(have)
+            if self.trace:
+                m.d.comb += self.trace_push[k].eq(push)
+            if cfg.TOKEN_REGISTER:
+                # pushes and pops (late signals: a unit's last write, the sequencer's
+                # decision) count a cycle later. A popping module looks at `have` again
+                # no sooner than three cycles after its pop, when the count has it.
+                push, pop = registered(m, push, f"tokens_{name}_push"), registered(m, pop, f"tokens_{name}_pop")
             with m.If(push & ~pop):
                 m.d.sync += [count.eq(count + 1), have.eq(1)]
             with m.Elif(pop & ~push):
                 m.d.sync += [count.eq(count - 1), have.eq(count != 1)]
             with m.If(self.launch):
                 m.d.sync += [count.eq(0), have.eq(0)]
-            if self.trace:
-                m.d.comb += self.trace_push[k].eq(push)
 
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writer, readers):

@@ -23,15 +23,16 @@ Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same e
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Value, signed
+from amaranth.hdl import Cat, Module, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.opcodes import MemType
+from .dsp import dsp_product
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout
 from .layouts import entry_layout
-from .rtl import registered
+from .rtl import fit_signed, registered
 
 READ_TO_USE = 2  # cycles between the ACC read (S1) and the stage that uses and writes it (S3)
 
@@ -48,12 +49,13 @@ def adder_tree(values: list, m: Module | None = None, register_level: int | None
     return values[0]
 
 
-def operand(m: Module, value, name: str, stages: int):
+def operand(m: Module, value, name: str, stages: int, in_dsp: bool = False):
     """A multiplier operand after the GEMM_PIPELINE registers in front of the
     multipliers: one from stage 1, a second from stage 4 (so that the scratchpads and
     the multipliers need not be placed side by side). The last is each multiplier's
-    own copy (an input element feeds a multiplier in every output lane)."""
-    n = (stages >= 1) + (stages >= 4)
+    own copy (an input element feeds a multiplier in every output lane); `in_dsp`
+    leaves it to the DSP block (hwgen.vta.dsp)."""
+    n = (stages >= 1) + (stages >= 4) - in_dsp
     for k in range(n):
         value = registered(m, value, f"{name}_r{k or ''}", keep=k == n - 1)
     return value
@@ -62,12 +64,6 @@ def operand(m: Module, value, name: str, stages: int):
 def out_lanes(cfg, acc_entry: data.View) -> Cat:
     """OUT entry from an ACC entry: the low OUT_WIDTH bits of every lane."""
     return Cat(acc_entry[b][j][:cfg.out_bits] for b in range(cfg.batch) for j in range(cfg.block_out))
-
-
-def fit_signed(v, bits: int):
-    """`v` truncated or sign-extended to `bits`."""
-    v = Value.cast(v)
-    return v[:bits] if len(v) >= bits else Cat(v, v[-1].replicate(bits - len(v)))
 
 
 def wrap_lanes(cfg, lanes) -> Cat:
@@ -183,7 +179,9 @@ class GemmLane(wiring.Component):
         cfg = self.cfg
         m = Module()
         stages = cfg.GEMM_PIPELINE
-        wgt = [operand(m, self.wgt[k], f"w_{k}", stages) for k in range(cfg.block_in)] if not self.packed else None
+        in_dsp = cfg.DSP_PRIMITIVES and stages >= 1
+        wgt = ([operand(m, self.wgt[k], f"w_{k}", stages, in_dsp) for k in range(cfg.block_in)]
+               if not self.packed else None)
         for b in range(cfg.batch):
             if self.packed:
                 products = [self.terms[b][k] for k in range(cfg.block_in)]
@@ -192,9 +190,12 @@ class GemmLane(wiring.Component):
             else:
                 products = []
                 for k in range(cfg.block_in):
-                    x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages)
-                    product = x * wgt[k]
-                    products.append(registered(m, product, f"p_{b}_{k}_r") if stages >= 2 else product)
+                    x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages, in_dsp)
+                    if in_dsp:
+                        products.append(dsp_product(m, x, wgt[k], f"p_{b}_{k}", output_register=stages >= 2))
+                    else:
+                        product = x * wgt[k]
+                        products.append(registered(m, product, f"p_{b}_{k}_r") if stages >= 2 else product)
             dot = Signal(signed(cfg.acc_bits), name=f"dot_{b}")
             middle = (len(products) - 1).bit_length() // 2 if stages >= 3 else None
             m.d.sync += dot.eq(adder_tree(products, m, middle, f"sum_{b}"))
@@ -226,7 +227,7 @@ class TensorGemm(wiring.Component):
         m = Module()
         idx = attach_index_generator(m, self)
         reset = Signal()
-        with m.If(self.start):
+        with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it
             m.d.sync += reset.eq(self.reset)
 
         # S1: addresses to INP and WGT. The GEMM_PIPELINE extra stages delay the dot

@@ -104,7 +104,9 @@ class IndexGenerator(wiring.Component):
                         m.d.sync += [off_in[k].eq(0), off_out[k].eq(off_out[k] + p[f"{k}_factor_out"])]
                     with m.If(last_o):
                         m.d.sync += running.eq(0)
-        with m.If(self.start):
+        # the nest's initial state is taken on every cycle it is not running, so that
+        # only `running` waits for `start` (a late, wide-fanout signal)
+        with m.If(~running):
             q = self.params
             m.d.sync += [p.eq(q), u.eq(q.uop_bgn), half.eq(self.half), phase.eq(0),
                          u_span.eq(q.uop_end - q.uop_bgn - 1), u_left.eq(q.uop_end - q.uop_bgn - 1),
@@ -113,7 +115,7 @@ class IndexGenerator(wiring.Component):
             m.d.sync += [off_out[k].eq(0) for k in kinds] + [off_in[k].eq(0) for k in kinds]
             empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
                      | (self.params.uop_end <= self.params.uop_bgn))
-            m.d.sync += running.eq(~empty)
+            m.d.sync += running.eq(self.start & ~empty)
 
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
         busy = running | s1_valid

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from amaranth.back import verilog
-from amaranth.hdl import Module, Signal, Value
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow
 
@@ -15,6 +15,12 @@ def registered(m: Module, value, name: str, keep: bool = False) -> Signal:
     r = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
     m.d.sync += r.eq(value)
     return r
+
+
+def fit_signed(v, bits: int):
+    """`v` truncated or sign-extended to `bits`."""
+    v = Value.cast(v)
+    return v[:bits] if len(v) >= bits else Cat(v, v[-1].replicate(bits - len(v)))
 
 
 def flat_members(prefix: str, members: dict) -> dict:

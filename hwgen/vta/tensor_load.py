@@ -22,8 +22,8 @@ from ..isa.fields import MEMOP_SIZE_BITS
 from ..geometry import LOAD_DEST, geometry
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
-from .gemm import fit_signed
 from .layouts import insn_layout
+from .rtl import fit_signed
 from .vme import ReadClientSignature
 
 class ScratchWriteSignature(wiring.Signature):
@@ -123,14 +123,16 @@ class TensorLoad(wiring.Component):
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
+                # the instruction's initial state is taken on every idle cycle, so that
+                # only the state register waits for `start` (a late, wide-fanout signal)
+                i = self.insn
+                all_rows = i.y_pad_0 + i.y_size + i.y_pad_1
+                m.d.sync += [f.eq(i), r.eq(0), c.eq(0), row_addr.eq(i.sram_base), y.eq(0),
+                             row_elem.eq(i.dram_base), cols.eq(i.x_pad_0 + i.x_size + i.x_pad_1),
+                             rows.eq(all_rows), pad_done.eq(all_rows == 0), rows_done.eq(i.y_size == 0),
+                             data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0)),
+                             data_sram.eq(i.sram_base + i.x_pad_0)]
                 with m.If(self.start & (self.insn.x_size != 0)):
-                    i = self.insn
-                    all_rows = i.y_pad_0 + i.y_size + i.y_pad_1
-                    m.d.sync += [f.eq(i), r.eq(0), c.eq(0), row_addr.eq(i.sram_base), y.eq(0),
-                                 row_elem.eq(i.dram_base), cols.eq(i.x_pad_0 + i.x_size + i.x_pad_1),
-                                 rows.eq(all_rows), pad_done.eq(all_rows == 0), rows_done.eq(i.y_size == 0),
-                                 data_row.eq((i.y_pad_0 == 0) & (i.y_size != 0)),
-                                 data_sram.eq(i.sram_base + i.x_pad_0)]
                     m.next = "ROW"
                     with m.If(Cat(i.y_pad_0, i.y_pad_1, i.x_pad_0, i.x_pad_1).any()):
                         m.next = "PAD"

@@ -83,9 +83,10 @@ class TensorStore(wiring.Component):
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
+                # taken on every idle cycle: only the state register waits for `start`
+                m.d.sync += [f.eq(self.insn), y.eq(0), row_elem.eq(self.insn.dram_base), rows_done.eq(0),
+                             row_sram.eq(self.insn.sram_base)]
                 with m.If(self.start & (self.insn.x_size != 0) & (self.insn.y_size != 0)):
-                    m.d.sync += [f.eq(self.insn), y.eq(0), row_elem.eq(self.insn.dram_base), rows_done.eq(0),
-                                 row_sram.eq(self.insn.sram_base)]
                     m.next = "ROW"
             with m.State("ROW"):
                 with m.If(rows_done):                     # y == y_size, kept in a register

@@ -76,7 +76,7 @@ def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | 
         files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech).files
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
-        sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models") if k in files]
+        sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]
         _run(["verilator", "--cc", *sources,
               "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
               "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",

@@ -10,7 +10,7 @@ from hwgen.program import reference as ref
 from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
 
-from tests.conftest import CONFIG_DIR
+from tests.conftest import CONFIG_DIR, config
 
 SMALL = {"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
          "LOG_UOP_BUFF_SIZE": 10, "AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 2, "ALU_EXT": True}
@@ -109,4 +109,15 @@ def test_tsim_traces_equal_fsim_traces():
         got = Trace(TraceMode.parse("all"))
         run(prog, "tsim", TsimOptions(stall=0.2, out_of_order=True), trace=got)
         assert got.target == "tsim" and len(got.events) == len(want.events)
+        assert first_divergence(want, got, prog) is None
+
+
+def test_single_micro_op_alu_retires_after_its_write():
+    """A one-micro-op ALU instruction on a one-port FPGA build retires (and the next one
+    starts) only after its write: every stage of the ALU counts as busy."""
+    cfg = config("1x8x8+ecp5")
+    for prog in (ref.relu(cfg, tiles=1), ref.shift_scale(cfg, tiles=1)):
+        want = traced(prog)
+        got = Trace(TraceMode.parse("all"))
+        run(prog, "tsim", TsimOptions(), trace=got)
         assert first_divergence(want, got, prog) is None

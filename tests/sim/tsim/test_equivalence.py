@@ -2,7 +2,8 @@
 bytes identical to fsim's, on the main configurations, on a 512-bit bus with several
 bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, and on
 1x32x32 with 64-bit micro-ops and restricted factor fields, and as built for FPGA
-families (one accumulator read port, split scratchpads, packed multipliers)."""
+families (one accumulator read port, split scratchpads, packed multipliers, the ECP5's
+DSP primitive with its own registers)."""
 import numpy as np
 import pytest
 
@@ -19,8 +20,10 @@ CONFIGS = {
     "1x16x16-axi512": {"stall": 0.2, "out_of_order": True, "latency": 30},
     "1x16x16-aluext": {"stall": 0.1},
     "1x32x32": {"stall": 0.1, "out_of_order": True},  # 64-bit micro-ops, restricted factors, 256-bit bus
-    # FPGA builds: one ACC read port and split scratchpads; packed multipliers on xc7
+    # FPGA builds: one ACC read port and split scratchpads; packed multipliers on xc7,
+    # MULT18X18D instances (its simulation model) on ecp5
     "default+xc7": {"stall": 0.1},
+    "1x8x8+ecp5": {"stall": 0.1},
     "2x16x16+cyclonev": {"out_of_order": True},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
@@ -41,6 +44,10 @@ def programs(cfg):
         yield f"alu_{op}_{'imm' if imm else 'vec'}", ref.alu(cfg, op, imm)
     yield "relu", ref.relu(cfg)
     yield "shift_scale", ref.shift_scale(cfg)
+    # ALU instructions of one micro-op back to back: the next one starts as soon as the
+    # unit says it is idle
+    yield "relu_one_tile", ref.relu(cfg, tiles=1)
+    yield "shift_scale_one_tile", ref.shift_scale(cfg, tiles=1)
     yield "array_roundtrip", ref.array_roundtrip(cfg)
     for dims in ((128, 128, 128), (256, 256, 4 * cfg.block_out)):
         for compress in (True, False):

@@ -17,12 +17,13 @@ CACHE = ROOT / "build" / "cocotb"
 HERE = Path(__file__).resolve().parent
 
 
-def run_cocotb(component, toplevel: str, test_module: str, case: dict, tmp_path: Path) -> None:
+def run_cocotb(component, toplevel: str, test_module: str, case: dict, tmp_path: Path, models: str = "") -> None:
     """Run `test_module` (a module in this folder) against `component`; `case` reaches
-    the test as JSON in the file named by HWGEN_CASE. Fails the calling test when a
-    cocotb test fails."""
+    the test as JSON in the file named by HWGEN_CASE; `models` is Verilog of the
+    primitives the component instantiates. Fails the calling test when a cocotb test
+    fails."""
     os.environ.update(verilator_env())
-    text = to_verilog(component, toplevel)
+    text = to_verilog(component, toplevel) + models
     build = CACHE / f"{toplevel}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     build.mkdir(parents=True, exist_ok=True)
     src = build / f"{toplevel}.v"
