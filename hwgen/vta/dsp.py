@@ -55,14 +55,14 @@ def primitive_models() -> str:
     their REG_*_CLK is "CLK0", enabled by CE0 and cleared by RST0 synchronously. Any
     other use stops the simulation. For simulation only."""
     a, b, p = _bits("A", OPERAND_BITS), _bits("B", OPERAND_BITS), _bits("P", PRODUCT_BITS)
-    msb = ", ".join
+    listed = ", ".join
     return f"""// Simulation model of the Lattice ECP5 {PRIMITIVE} as hwgen instantiates it
 // (hwgen.vta.dsp). Synthesis maps the instance to the DSP block; do not synthesize this.
 module {PRIMITIVE} (
-  input {msb(a)},
-  input {msb(b)},
+  input {listed(a)},
+  input {listed(b)},
   input SIGNEDA, SIGNEDB, SOURCEA, SOURCEB, CLK0, CE0, RST0,
-  output {msb(p)}
+  output {listed(p)}
 );
   parameter REG_INPUTA_CLK = "NONE";
   parameter REG_INPUTB_CLK = "NONE";
@@ -72,8 +72,8 @@ module {PRIMITIVE} (
         || (REG_OUTPUT_CLK != "NONE" && REG_OUTPUT_CLK != "CLK0"))
       $fatal(1, "{PRIMITIVE} model: registers are clocked by CLK0 or not at all");
   end
-  wire [{OPERAND_BITS - 1}:0] a = {{{msb(reversed(a))}}};
-  wire [{OPERAND_BITS - 1}:0] b = {{{msb(reversed(b))}}};
+  wire [{OPERAND_BITS - 1}:0] a = {{{listed(reversed(a))}}};
+  wire [{OPERAND_BITS - 1}:0] b = {{{listed(reversed(b))}}};
   reg [{OPERAND_BITS - 1}:0] a_r = 0, b_r = 0;
   reg sa_r = 0, sb_r = 0;
   wire [{OPERAND_BITS - 1}:0] a_in = REG_INPUTA_CLK == "NONE" ? a : a_r;
@@ -94,6 +94,6 @@ module {PRIMITIVE} (
     end
   end
   wire [{PRODUCT_BITS - 1}:0] p = REG_OUTPUT_CLK == "NONE" ? product : p_r;
-  assign {{{msb(reversed(p))}}} = p;
+  assign {{{listed(reversed(p))}}} = p;
 endmodule
 """
