@@ -82,6 +82,8 @@ FIELDS: dict[str, _Spec] = {
                             "as the family's DSP block with its own operand and product registers", isa=False),
     "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
                                 "computed (forwarded meanwhile)", isa=False),
+    "LOAD_WRITE_REGISTER": _Spec(bool, None, "loads' scratchpad writes (address, data, enables) registered: an "
+                                 "entry is written the cycle after its beat arrives", isa=False),
     "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op memory's output registered before its indices "
                             "address the scratchpads", isa=False),
     "VME_REGISTERS": _Spec(bool, None, "the memory engine's read requests registered before arbitration and its "
@@ -110,7 +112,7 @@ def _fpga_defaults(fpga: str) -> dict:
     return {
         "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
         "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
-        **dict.fromkeys(("ACC_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
+        **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
         "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,

@@ -239,6 +239,7 @@ def random_config(seed: int):
                   "FPGA": str(rng.choice(["none", *FPGA_FAMILIES])), "ACC_READ_PORTS": int(rng.choice([1, 2])),
                   "DSP_PACKING": bool(rng.random() < 0.5), "GEMM_PIPELINE": int(rng.integers(0, 5)),
                   "ACC_WRITE_REGISTER": bool(rng.random() < 0.5), "INDEX_REGISTER": bool(rng.random() < 0.5),
+                  "LOAD_WRITE_REGISTER": bool(rng.random() < 0.5),
                   "VME_REGISTERS": bool(rng.random() < 0.5), "BURST_PLAN_REGISTER": bool(rng.random() < 0.5),
                   "ALU_OP_REGISTER": bool(rng.random() < 0.5), "TOKEN_REGISTER": bool(rng.random() < 0.5),
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256]))}

@@ -167,10 +167,12 @@ def macro_plan(cfg, tech) -> dict:
 
 
 def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs=(),
-          progress: Callable[[str], None] | None = None, tech=None) -> BuildResult:
+          progress: Callable[[str], None] | None = None, tech=None, poison: bool = False) -> BuildResult:
     """Write the design for `cfg` into `outdir`; returns the files and the manifest.
     `trace` adds the trace ports used by simulation monitors; `bugs` injects named
-    bugs (hwgen.vta.bugs) and is recorded in the manifest. With a `tech`
+    bugs (hwgen.vta.bugs) and is recorded in the manifest. `poison` (simulation
+    builds, recorded in the manifest) makes a scratchpad read that meets a write of
+    its entry, undefined in hardware, return the inverted word. With a `tech`
     (hwgen.tech.Tech) the scratchpads are built from its SRAM macros (black-box
     instances; their behavioural models go to sram_models.v) and the manifest lists
     the mapping and every macro's instance path."""
@@ -180,7 +182,7 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
     out.mkdir(parents=True, exist_ok=True)
     step("elaborating and writing Verilog")
     plan = macro_plan(cfg, tech) if tech is not None else None
-    shell = Shell(cfg, trace, bugs, {n: p["map"] for n, p in plan.items()} if plan else None)
+    shell = Shell(cfg, trace, bugs, {n: p["map"] for n, p in plan.items()} if plan else None, poison)
     verilog = to_verilog(shell, TOP_NAME)
     (out / VERILOG).write_text(verilog)
     (out / HEADER).write_text(header(cfg))
@@ -193,6 +195,8 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
     }
     if shell.bugs:
         manifest["injected_bugs"] = sorted(shell.bugs)
+    if poison:
+        manifest["poisoned_read_during_write"] = True
     if plan:
         macros = {p["map"].macro.name: p["map"].macro for p in plan.values()}
         (out / SRAM_MODELS).write_text("".join(sram_model(mac) for _, mac in sorted(macros.items())))

@@ -15,7 +15,7 @@ from .gemm import TensorGemm
 from .layouts import entry_layout, insn_layout
 from .vme import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
-from .tensor_load import ScratchWriteSignature, TensorLoad, connect_write
+from .tensor_load import ScratchWriteSignature, TensorLoad, merge_writes
 
 LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 
@@ -88,13 +88,11 @@ class ComputeModule(wiring.Component):
         wiring.connect(m, wiring.flipped(self.inp_rd), gemm.inp)
         wiring.connect(m, wiring.flipped(self.wgt_rd), gemm.wgt)
 
-        acc_wr, out_wr = self.acc_wr, self.out_wr
-        for u in (loads[MemType.ACC], loads[MemType.ACC_8BIT]):
-            connect_write(m, u.wr, acc_wr, when=u.busy)
-        for w in (gemm.write, alu.write):
-            with m.If(w.en):
-                m.d.comb += [acc_wr.addr.eq(w.addr), acc_wr.data.eq(w.acc), acc_wr.en.eq(-1),
-                             out_wr.addr.eq(w.addr), out_wr.data.eq(w.out), out_wr.en.eq(1)]
+        results = (gemm.write, alu.write)
+        merge_writes(m, self.acc_wr, [*((u.wr.en, u.wr.addr, u.wr.data) for u in (loads[MemType.ACC],
+                                                                                   loads[MemType.ACC_8BIT])),
+                                      *((w.en, w.addr, w.acc) for w in results)])
+        merge_writes(m, self.out_wr, [(w.en, w.addr, w.out) for w in results])
         m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
                      self.retired.eq(seq.retired), self.state.eq(seq.state),
                      self.gemm_uop.eq(gemm.write.en), self.alu_uop.eq(alu.write.en)]

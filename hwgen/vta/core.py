@@ -53,9 +53,9 @@ def trace_members(cfg) -> dict:
 
 
 class Core(wiring.Component):
-    def __init__(self, cfg, trace: bool = False, bugs=frozenset(), macros=None):
+    def __init__(self, cfg, trace: bool = False, bugs=frozenset(), macros=None, poison: bool = False):
         self.cfg = cfg
-        self.trace, self.bugs = trace, bugs
+        self.trace, self.bugs, self.poison = trace, bugs, poison
         self.macros = macros or {}      # scratchpad instance name -> MemoryMap of one bank
         super().__init__({
             **(trace_members(cfg) if trace else {}),
@@ -125,7 +125,7 @@ class Core(wiring.Component):
         def pad(mt, writer, readers):
             spec = geometry(cfg).scratchpad(mt)
             assert len(readers) == spec.read_ports
-            sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none")
+            sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison)
             m.submodules[spec.name] = sp
             wiring.connect(m, writer, sp.wr)
             if self.trace:

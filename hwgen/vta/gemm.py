@@ -23,7 +23,7 @@ Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same e
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, signed
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -74,15 +74,16 @@ def wrap_lanes(cfg, lanes) -> Cat:
 
 def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy) -> None:
     """The last stage of the GEMM and ALU pipelines: the new ACC entry (the lanes, or
-    zero on reset) and its OUT entry to `unit.write`, recorded for forwarding; `busy`
-    (the earlier stages) or a write in progress keeps the unit busy. With
-    ACC_WRITE_REGISTER the write happens the cycle after (see `history_depth`)."""
+    zero on reset) and its OUT entry to `unit.write` (every field zero without a write,
+    see tensor_load.merge_writes), recorded for forwarding; `busy` (the earlier stages)
+    or a write in progress keeps the unit busy. With ACC_WRITE_REGISTER the write
+    happens the cycle after (see `history_depth`)."""
     cfg = unit.cfg
     new = Signal(entry_layout(cfg, MemType.ACC))
     m.d.comb += new.eq(wrap_lanes(cfg, lanes))
     with m.If(reset):
         m.d.comb += new.eq(0)
-    en, addr, acc, out = valid, dst, new.as_value(), out_lanes(cfg, new)
+    en, addr, acc, out = valid, Mux(valid, dst, 0), Mux(valid, new.as_value(), 0), Mux(valid, out_lanes(cfg, new), 0)
     if cfg.ACC_WRITE_REGISTER:
         en, addr, acc, out = (registered(m, v, f"wb_{n}") for v, n in ((en, "en"), (addr, "addr"), (acc, "acc"),
                                                                        (out, "out")))

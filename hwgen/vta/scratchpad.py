@@ -12,10 +12,17 @@ is stored as one memory per part (`mem_g{k}`) with its own write enable. The
 behaviour is the same; FPGA tools then map each part to block RAMs in their dense
 modes, where a memory with byte enables would take one of the narrow modes (four
 times the M10K blocks on Cyclone V).
+
+A read of an entry in the cycle it is written returns an undefined word: the core
+never uses one (it forwards the write instead, or its tokens order the two), and
+block RAMs give no defined result when their two ports meet, so the inferred
+memories carry Yosys's `no_rw_check` and synthesis adds no bypass logic. With
+`poison` (simulation builds) such a read returns the inverted word, so that a design
+relying on it diverges from the reference model (docs/fpga.md, "Read during write").
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Module, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -29,8 +36,8 @@ class Scratchpad(wiring.Component):
     hwgen.sram.MemoryMap of one bank) builds the memories from SRAM macro instances
     instead of inferred memories."""
 
-    def __init__(self, spec, macros=None, split: bool = False):
-        self.spec, self.macros, self.split = spec, macros, split
+    def __init__(self, spec, macros=None, split: bool = False, poison: bool = False):
+        self.spec, self.macros, self.split, self.poison = spec, macros, split, poison
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
@@ -44,23 +51,35 @@ class Scratchpad(wiring.Component):
     def _memory(self, depth: int):
         if self.macros is not None:
             return MacroMemory(self.macros, self.bits, depth)
-        return memory.Memory(shape=self.bits, depth=depth, init=[])
+        return _inferred(self.bits, depth)
+
+    def _read(self, m: Module, w, port):
+        """The data of memory read port `port`; with `poison`, each write granule of it
+        inverted when the read met a write of that granule (write port `w`), for as long
+        as the port holds that read."""
+        if not self.poison:
+            return port.data
+        g = len(port.data) // len(w.en)
+        met = Signal(len(w.en), name="read_met_write")
+        with m.If(port.en):
+            m.d.sync += met.eq(Mux(port.addr == w.addr, w.en, 0))
+        return Cat(port.data.word_select(k, g) ^ met[k].replicate(g) for k in range(len(w.en)))
 
     def elaborate(self, platform):
         m = Module()
         if self.lanes == 1 and self.split and self.granule is not None:
             mems = []
             for k in range(self.bits // self.granule):
-                mem = memory.Memory(shape=self.granule, depth=self.depth, init=[])
+                mem = _inferred(self.granule, self.depth)
                 m.submodules[f"{self.spec.memories[0]}_g{k}"] = mem
                 w = mem.write_port()
                 m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data.word_select(k, self.granule)),
                              w.en.eq(self.wr.en[k])]
-                mems.append(mem)
+                mems.append((mem, w))
             for rd in self.rd:
-                ports = [mem.read_port() for mem in mems]
-                m.d.comb += [*(p.addr.eq(rd.addr) for p in ports), *(p.en.eq(rd.en) for p in ports),
-                             rd.data.eq(Cat(p.data for p in ports))]
+                ports = [(mem.read_port(), w) for mem, w in mems]
+                m.d.comb += [*(p.addr.eq(rd.addr) for p, _ in ports), *(p.en.eq(rd.en) for p, _ in ports),
+                             rd.data.eq(Cat(self._read(m, w, p) for p, w in ports))]
             return m
         if self.lanes == 1:
             m.submodules[self.spec.memories[0]] = mem = self._memory(self.depth)
@@ -68,11 +87,11 @@ class Scratchpad(wiring.Component):
             m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
             for rd in self.rd:
                 port = mem.read_port()
-                m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(port.data)]
+                m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(self._read(m, w, port))]
             return m
         L, lb = self.lanes, exact_log2(self.lanes)
         data = Array(self.wr.data.word_select(k, self.bits) for k in range(L))
-        banks = []
+        banks, writes = [], []
         for j in range(L):
             bank = self._memory(self.depth // L)
             m.submodules[self.spec.memories[j]] = bank
@@ -81,14 +100,19 @@ class Scratchpad(wiring.Component):
             m.d.comb += lane.eq(j - self.wr.addr[:lb])
             w = bank.write_port()
             m.d.comb += [w.addr.eq((self.wr.addr + lane) >> lb), w.data.eq(data[lane]), w.en.eq(self.wr.en.bit_select(lane, 1))]
+            writes.append(w)
         for r, rd in enumerate(self.rd):
             which = Signal(lb, name=f"rd{r}_bank")
             with m.If(rd.en):
                 m.d.sync += which.eq(rd.addr[:lb])
             outs = []
-            for bank in banks:
+            for bank, w in zip(banks, writes):
                 port = bank.read_port()
                 m.d.comb += [port.addr.eq(rd.addr >> lb), port.en.eq(rd.en)]
-                outs.append(port.data)
+                outs.append(self._read(m, w, port))
             m.d.comb += rd.data.eq(Array(outs)[which])
         return m
+
+
+def _inferred(bits: int, depth: int) -> memory.Memory:
+    return memory.Memory(shape=bits, depth=depth, init=[], attrs={"no_rw_check": 1})

@@ -23,11 +23,13 @@ class Shell(wiring.Component):
     ports too, for simulation monitors; synthesis builds leave it off. `bugs` names
     bugs to inject (see bugs.BUGS), for showing that trace comparison finds them.
     `macros` maps scratchpad instance names to the SRAM macro tiling of one bank
-    (hwgen.sram.MemoryMap) to build them from macro instances."""
+    (hwgen.sram.MemoryMap) to build them from macro instances. With `poison`
+    (simulation builds) a scratchpad read that meets a write of its entry returns the
+    inverted word (see hwgen.vta.scratchpad)."""
 
-    def __init__(self, cfg, trace: bool = False, bugs=(), macros=None):
+    def __init__(self, cfg, trace: bool = False, bugs=(), macros=None, poison: bool = False):
         self.cfg = cfg
-        self.trace, self.bugs, self.macros = trace, check_bugs(bugs), macros
+        self.trace, self.bugs, self.macros, self.poison = trace, check_bugs(bugs), macros, poison
         self._axi = axi4_master_members(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)
         self._axil = axil_slave_members(AXIL_ADDR_BITS)
         self._trace = trace_members(cfg) if trace else {}
@@ -36,7 +38,7 @@ class Shell(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.core = core = Core(cfg, self.trace, self.bugs, self.macros)
+        m.submodules.core = core = Core(cfg, self.trace, self.bugs, self.macros, self.poison)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
         m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": geometry(cfg).bus_bytes, "axi_write_bytes": geometry(cfg).bus_bytes})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)

@@ -53,7 +53,8 @@ def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
 
 class TensorLoad(wiring.Component):
     """`start` with `insn` (a LOAD of this unit's memory type) runs it; `busy` holds
-    until every entry is written. `wr.en` has one bit per write granule."""
+    until every entry is written. `wr.en` has one bit per write granule; every field of
+    `wr` is zero in a cycle without a write."""
 
     def __init__(self, cfg, mem: MemType, bugs=frozenset()):
         self.cfg, self.mem, self.bugs = cfg, MemType(mem), bugs
@@ -75,6 +76,8 @@ class TensorLoad(wiring.Component):
     def elaborate(self, platform):
         cfg, mem = self.cfg, self.mem
         m = Module()
+        # the scratchpad write, registered on its way out with LOAD_WRITE_REGISTER
+        wr = write_signature(cfg, mem).create()
         BB = geometry(cfg).bus_bytes
         Eb = cfg.elem_bytes[mem]
         narrow = Eb <= BB
@@ -156,11 +159,11 @@ class TensorLoad(wiring.Component):
                     with m.Elif((f.y_pad_1 != 0) & (r == rows - 1)):
                         m.d.sync += c.eq(c + 1)
                 with m.Else():
-                    m.d.comb += [self.wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), self.wr.addr.eq(row_addr + c),
-                                 self.wr.data.eq(pad_value(cfg, mem, False))]
+                    m.d.comb += [wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), wr.addr.eq(row_addr + c),
+                                 wr.data.eq(pad_value(cfg, mem, False))]
                     if pad_value(cfg, mem, True):
                         with m.If(pad_min):
-                            m.d.comb += self.wr.data.eq(pad_value(cfg, mem, True))
+                            m.d.comb += wr.data.eq(pad_value(cfg, mem, True))
                     m.d.sync += c.eq(c + 1)
             with m.State("ROW"):
                 with m.If(rows_done):
@@ -210,15 +213,15 @@ class TensorLoad(wiring.Component):
                 lanes = range(K)
                 oks = [(first + k >= 0) & (first + k < f.x_size) for k in lanes]
                 with m.If(beat.valid):
-                    m.d.comb += [beat.ready.eq(1), self.wr.en.eq(Cat(oks)), self.wr.addr.eq(meta_sram[t] + first),
-                                 self.wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
+                    m.d.comb += [beat.ready.eq(1), wr.en.eq(Cat(oks)), wr.addr.eq(meta_sram[t] + first),
+                                 wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
                                                      for k in lanes))]
             else:
                 ok = (first >= 0) & (first < f.x_size)
                 element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
                 with m.If(beat.valid):
-                    m.d.comb += [self.wr.en.eq(Cat(ok).replicate(len(self.wr.en))),
-                                 self.wr.addr.eq(meta_sram[t] + first), self.wr.data.eq(self._expand(element))]
+                    m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
+                                 wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
                     if K > 1:
                         m.d.sync += lane.eq(lane + 1)
                     with m.If(lane == K - 1):
@@ -230,8 +233,8 @@ class TensorLoad(wiring.Component):
             slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
-                m.d.comb += [self.wr.en.eq(1 << slice_), self.wr.addr.eq(meta_sram[t] + (b >> exact_log2(S))),
-                             self.wr.data.eq(self._expand(beat.payload.data).replicate(S))]
+                m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(meta_sram[t] + (b >> exact_log2(S))),
+                             wr.data.eq(self._expand(beat.payload.data).replicate(S))]
         m.d.comb += consumed.eq(beat.valid & beat.ready)
         with m.If(consumed):
             m.d.sync += count[t].eq(count[t] + 1)
@@ -245,17 +248,30 @@ class TensorLoad(wiring.Component):
             m.d.sync += outstanding.eq(outstanding + 1)
         with m.Elif(release & ~issued):
             m.d.sync += outstanding.eq(outstanding - 1)
-        m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+        writes = [self.wr.en.eq(wr.en), self.wr.addr.eq(wr.addr), self.wr.data.eq(wr.data)]
+        if cfg.LOAD_WRITE_REGISTER:
+            # the last beat is written two cycles before the state is IDLE again (DRAIN
+            # waits for `outstanding`, a register), so the busy term costs no cycle
+            m.d.sync += writes
+            m.d.comb += self.busy.eq(~fsm.ongoing("IDLE") | self.wr.en.any())
+        else:
+            m.d.comb += [*writes, self.busy.eq(~fsm.ongoing("IDLE"))]
         return m
 
 
-def connect_write(m: Module, src, dst, when=None) -> None:
-    """Drive a scratchpad's write port `dst` from a TensorLoad's `src` (optionally only
-    while `when`); each `src.en` bit covers a whole number of `dst`'s granules."""
-    factor = len(dst.en) // len(src.en)
-    stmts = [dst.addr.eq(src.addr), dst.data.eq(src.data), dst.en.eq(Cat(bit.replicate(factor) for bit in src.en))]
-    if when is None:
-        m.d.comb += stmts
-    else:
-        with m.If(when):
-            m.d.comb += stmts
+def merge_writes(m: Module, dst, writes) -> None:
+    """Drive a scratchpad's write port `dst` with the OR of `writes`, (en, addr, data)
+    triples each zero while its unit does not write, at most one writing in a cycle: no
+    selection logic between the units' registers and the block RAMs. Each `en` bit
+    covers a whole number of `dst`'s granules."""
+    fields = {"en": [], "addr": [], "data": []}
+    for en, addr, data in writes:
+        factor = len(dst.en) // len(en)
+        fields["en"].append(Cat(bit.replicate(factor) for bit in en))
+        fields["addr"].append(addr)
+        fields["data"].append(data)
+    for name, values in fields.items():
+        total = values[0]
+        for v in values[1:]:
+            total = total | v
+        m.d.comb += getattr(dst, name).eq(total)

@@ -69,7 +69,10 @@ class TensorStore(wiring.Component):
         else:
             m.d.comb += e.eq(b >> exact_log2(slices))
         ok = (e >= 0) & (e < f.x_size)
-        m.d.comb += self.out.addr.eq(row_sram + e)
+        # the read address, row_sram + e, kept in a register that follows e (one up per
+        # lane read, or per `slices` beats), so no adder sits before the block RAM
+        rd_addr = Signal.like(self.out.addr)
+        m.d.comb += self.out.addr.eq(rd_addr)
 
         # the read issued last cycle lands in the beat register
         m.d.sync += got_valid.eq(0)
@@ -104,6 +107,9 @@ class TensorStore(wiring.Component):
                                  rows_done.eq(y + 1 == f.y_size)]
                     m.next = "ROW"
                 with m.Else():
+                    # e of the burst's first read (beat_i and lane start at 0)
+                    m.d.sync += rd_addr.eq(row_sram + (beat_off >> exact_log2(slices)) if not narrow
+                                           else row_sram + (beat_off << exact_log2(lanes)) - lane0)
                     m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
                     with m.If(cmd.ready):
                         m.d.sync += [n_beats.eq(beats), beat_i.eq(0), lane.eq(0)]
@@ -111,6 +117,8 @@ class TensorStore(wiring.Component):
             with m.State("FILL"):
                 with m.If(lane < lanes):
                     m.d.sync += [got_valid.eq(1), got_lane.eq(lane), got_ok.eq(ok), lane.eq(lane + 1)]
+                    if narrow:
+                        m.d.sync += rd_addr.eq(rd_addr + 1)
                 with m.Elif(~got_valid):
                     m.next = "SEND"
             with m.State("SEND"):
@@ -118,6 +126,9 @@ class TensorStore(wiring.Component):
                              wdata.payload.last.eq(beat_i == n_beats - 1)]
                 with m.If(wdata.ready):
                     m.d.sync += [beat_i.eq(beat_i + 1), lane.eq(0)]
+                    if not narrow:
+                        with m.If(b[:exact_log2(slices)] == slices - 1):
+                            m.d.sync += rd_addr.eq(rd_addr + 1)
                     m.next = "FILL"
                     with m.If(beat_i == n_beats - 1):
                         m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]

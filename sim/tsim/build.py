@@ -73,7 +73,9 @@ def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | 
     env = verilator_env()
     try:
         step("generating Verilog")
-        files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech).files
+        # reads that meet a write are undefined in hardware: poisoned here, so every
+        # simulation checks that the design never uses one
+        files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech, poison=True).files
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
         sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]

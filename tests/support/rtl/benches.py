@@ -13,7 +13,7 @@ from hwgen.isa import MemType
 from hwgen.vta.axi import axi4_master_members
 from hwgen.vta.rtl import connect_flat, flat_members
 from hwgen.vta.scratchpad import Scratchpad
-from hwgen.vta.tensor_load import TensorLoad, connect_write
+from hwgen.vta.tensor_load import TensorLoad, merge_writes
 from hwgen.vta.vme import MemoryEngine
 from hwgen.vta.tensor_store import TensorStore
 
@@ -47,14 +47,16 @@ class LoadBench(wiring.Component):
             pads[b] = Scratchpad(replace(geometry(cfg).scratchpad(b), read_ports=1))
             m.submodules[f"mem_{b.name.lower()}"] = pads[b]
             m.d.comb += pads[b].rd[0].addr.eq(self.dbg_addr)
-        busy = 0
+        busy, writes = 0, {b: [] for b in BUFFERS}
         for k, mt in enumerate(LOADS):
             tl = TensorLoad(cfg, mt)
             m.submodules[f"load_{mt.name.lower()}"] = tl
             wiring.connect(m, tl.vme, vme.read[k])
             m.d.comb += [tl.start.eq(self.start & (self.sel == k)), tl.insn.eq(self.insn)]
-            connect_write(m, tl.wr, pads[LOAD_DEST[mt]].wr, when=tl.busy)
+            writes[LOAD_DEST[mt]].append((tl.wr.en, tl.wr.addr, tl.wr.data))
             busy = busy | tl.busy
+        for b, ports in writes.items():
+            merge_writes(m, pads[b].wr, ports)
         m.d.comb += self.busy.eq(busy)
         out = 0
         for k, b in enumerate(BUFFERS):
