@@ -8,7 +8,7 @@ arrive in order. The stream base must be aligned to max(16 bytes, the bus width)
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -22,6 +22,13 @@ from .rtl import registered
 from .vme import ReadClientSignature
 
 FETCH_BUFFER = 32
+
+
+def _queues(cfg, raw):
+    """(to the store queue, to the load queue) for the instruction bits `raw`."""
+    insn = data.View(insn_layout(cfg, "LOAD"), raw)
+    return (insn.opcode == Opcode.STORE,
+            (insn.opcode == Opcode.LOAD) & ((insn.memory_type == MemType.INP) | (insn.memory_type == MemType.WGT)))
 
 
 class InsnQueueWriteSignature(wiring.Signature):
@@ -48,7 +55,11 @@ class Fetch(wiring.Component):
         BB = geometry(cfg).bus_bytes
         per_beat = max(1, BB // INSN_BYTES)     # instructions in a beat
         beats_per = max(1, INSN_BYTES // BB)    # beats in an instruction
-        m.submodules.buffer = buf = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=FETCH_BUFFER)
+        # each instruction is buffered with its queue, decoded as it enters: dispatch then
+        # starts from the buffer's output register, not from an opcode comparison
+        m.submodules.buffer = buf = fifo.SyncFIFOBuffered(width=INSN_BITS + 2, depth=FETCH_BUFFER)
+        w_insn = Signal(INSN_BITS)
+        m.d.comb += buf.w_data.eq(Cat(w_insn, *_queues(cfg, w_insn)))
 
         remaining = Signal(32)
         addr = Signal(32)
@@ -100,7 +111,7 @@ class Fetch(wiring.Component):
         if per_beat > 1:
             lane = Signal(range(per_beat))
             with m.If(beat.valid):
-                m.d.comb += [buf.w_data.eq(beat.payload.data.word_select(lane, INSN_BITS)),
+                m.d.comb += [w_insn.eq(beat.payload.data.word_select(lane, INSN_BITS)),
                              buf.w_en.eq(burst_left != 0), pushed.eq(burst_left != 0)]
                 m.d.sync += lane.eq(lane + 1)
                 with m.If(lane == per_beat - 1):
@@ -114,19 +125,17 @@ class Fetch(wiring.Component):
                 m.d.sync += [parts.word_select(part, 8 * BB).eq(beat.payload.data), part.eq(part + 1)]
                 with m.If(part == beats_per - 1):
                     m.d.sync += part.eq(0)
-                    m.d.comb += [buf.w_data.eq(parts), pushed.eq(1), buf.w_en.eq(1)]
-                    m.d.comb += buf.w_data.word_select(beats_per - 1, 8 * BB).eq(beat.payload.data)
+                    m.d.comb += [w_insn.eq(parts), pushed.eq(1), buf.w_en.eq(1)]
+                    m.d.comb += w_insn.word_select(beats_per - 1, 8 * BB).eq(beat.payload.data)
         with m.If(pushed):
             m.d.sync += burst_left.eq(burst_left - 1)
         with m.If(beat.valid & beat.ready & beat.payload.last):
             m.d.sync += inflight.eq(0)
 
         # -- dispatch -------------------------------------------------------------------------
-        insn = data.View(insn_layout(cfg, "LOAD"), buf.r_data)
-        to_store = insn.opcode == Opcode.STORE
-        to_load = (insn.opcode == Opcode.LOAD) & ((insn.memory_type == MemType.INP) | (insn.memory_type == MemType.WGT))
+        to_store, to_load = buf.r_data[INSN_BITS], buf.r_data[INSN_BITS + 1]
         for q, sel in ((self.store_q, to_store), (self.load_q, to_load), (self.compute_q, ~to_store & ~to_load)):
-            m.d.comb += q.data.eq(buf.r_data)
+            m.d.comb += q.data.eq(buf.r_data[:INSN_BITS])
             with m.If(sel):
                 m.d.comb += [q.en.eq(buf.r_rdy), buf.r_en.eq(q.rdy)]
         return m

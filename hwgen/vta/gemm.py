@@ -54,10 +54,11 @@ def operand(m: Module, value, name: str, stages: int, in_dsp: bool = False):
     multipliers: one from stage 1, a second from stage 4 (so that the scratchpads and
     the multipliers need not be placed side by side). The last is each multiplier's
     own copy (an input element feeds a multiplier in every output lane); `in_dsp`
-    leaves it to the DSP block (hwgen.vta.dsp)."""
+    leaves it to the DSP block (hwgen.vta.dsp), whose input registers are those copies,
+    so the registers here stay shared, next to the scratchpad."""
     n = (stages >= 1) + (stages >= 4) - in_dsp
     for k in range(n):
-        value = registered(m, value, f"{name}_r{k or ''}", keep=k == n - 1)
+        value = registered(m, value, f"{name}_r{k or ''}", keep=k == n - 1 and not in_dsp)
     return value
 
 
