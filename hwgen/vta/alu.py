@@ -57,11 +57,15 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         if stage:   # the multiplier's operands: copies of their own, next to the multiplier
             mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
         product = mul_x * mul_y
+    cmp_x, cmp_y = x, y
     if stage:
+        # x < y, the latest operation result, from operand copies of its own (kept by
+        # synthesis) so that they sit by its carry chain, not by the other operations
+        cmp_x, cmp_y = (registered(m, v, f"{name}_cmp_{k}", keep=True) for k, v in (("x", x), ("y", y)))
         prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
         sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
     x, y, neg_y = prep["x"], prep["y"], prep["neg_y"]
-    lt = x < y          # after the operand registers: a carry chain beside CLP's two
+    lt = cmp_x < cmp_y  # after the operand registers: a carry chain beside CLP's two
     results = {
         AluOp.MIN: Mux(lt, x, y),
         AluOp.MAX: Mux(lt, y, x),
