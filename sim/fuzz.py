@@ -77,6 +77,8 @@ class _Gen:
         y, x = int(r.integers(1, 4)), int(r.integers(1, 7))
         stride = x + int(r.integers(0, 4))
         rows, cols = pads[0] + y + pads[1], pads[2] + x + pads[3]
+        if rows * cols > cfg.depth[dest]:       # a padded tile larger than a small scratchpad
+            pads, rows, cols = (0, 0, 0, 0), y, x
         sram = int(r.integers(0, cfg.depth[dest] - rows * cols + 1))
         span = (y - 1) * stride + x
         offset = int(r.integers(0, REGION_ELEMS - span + 1))
