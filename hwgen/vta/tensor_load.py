@@ -23,7 +23,7 @@ from ..geometry import LOAD_DEST, geometry
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
-from .rtl import fit_signed, registered
+from .rtl import fit_signed
 from .vme import ReadClientSignature
 
 class ScratchWriteSignature(wiring.Signature):
@@ -76,15 +76,11 @@ class TensorLoad(wiring.Component):
     def elaborate(self, platform):
         cfg, mem = self.cfg, self.mem
         m = Module()
+        # the scratchpad write, registered on its way out with LOAD_WRITE_REGISTER
+        wr = write_signature(cfg, mem).create()
         BB = geometry(cfg).bus_bytes
         Eb = cfg.elem_bytes[mem]
         narrow = Eb <= BB
-        # the scratchpad write, registered on its way out with LOAD_WRITE_REGISTER; an
-        # element wider than the bus is written a beat at a time, so its data is one
-        # beat, replicated over the entry's slices after the register
-        reps = 1 if narrow else Eb // BB
-        wr = wiring.Signature({"en": Out(len(self.wr.en)), "addr": Out(len(self.wr.addr)),
-                               "data": Out(len(self.wr.data) // reps)}).create()
         tags = cfg.AXI_MAX_INFLIGHT
         sram_bits = cfg.log_depth[LOAD_DEST[mem]]
         lane_bits = 8 * Eb
@@ -163,12 +159,11 @@ class TensorLoad(wiring.Component):
                     with m.Elif((f.y_pad_1 != 0) & (r == rows - 1)):
                         m.d.sync += c.eq(c + 1)
                 with m.Else():
-                    # (the padding value repeats lane by lane, so one slice of it is every slice)
                     m.d.comb += [wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), wr.addr.eq(row_addr + c),
-                                 wr.data.eq(pad_value(cfg, mem, False) & ((1 << len(wr.data)) - 1))]
+                                 wr.data.eq(pad_value(cfg, mem, False))]
                     if pad_value(cfg, mem, True):
                         with m.If(pad_min):
-                            m.d.comb += wr.data.eq(pad_value(cfg, mem, True) & ((1 << len(wr.data)) - 1))
+                            m.d.comb += wr.data.eq(pad_value(cfg, mem, True))
                     m.d.sync += c.eq(c + 1)
             with m.State("ROW"):
                 with m.If(rows_done):
@@ -239,7 +234,7 @@ class TensorLoad(wiring.Component):
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
                 m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(meta_sram[t] + (b >> exact_log2(S))),
-                             wr.data.eq(self._expand(beat.payload.data))]
+                             wr.data.eq(self._expand(beat.payload.data).replicate(S))]
         m.d.comb += consumed.eq(beat.valid & beat.ready)
         with m.If(consumed):
             m.d.sync += count[t].eq(count[t] + 1)
@@ -253,15 +248,14 @@ class TensorLoad(wiring.Component):
             m.d.sync += outstanding.eq(outstanding + 1)
         with m.Elif(release & ~issued):
             m.d.sync += outstanding.eq(outstanding - 1)
-        en, addr, data = wr.en, wr.addr, wr.data
-        busy = ~fsm.ongoing("IDLE")
+        writes = [self.wr.en.eq(wr.en), self.wr.addr.eq(wr.addr), self.wr.data.eq(wr.data)]
         if cfg.LOAD_WRITE_REGISTER:
-            en, addr, data = (registered(m, v, f"wr_{n}") for v, n in ((en, "en"), (addr, "addr"), (data, "data")))
             # the last beat is written two cycles before the state is IDLE again (DRAIN
-            # waits for `outstanding`, a register), so this term costs no cycle
-            busy = busy | en.any()
-        m.d.comb += [self.wr.en.eq(en), self.wr.addr.eq(addr), self.wr.data.eq(data.replicate(reps)),
-                     self.busy.eq(busy)]
+            # waits for `outstanding`, a register), so the busy term costs no cycle
+            m.d.sync += writes
+            m.d.comb += self.busy.eq(~fsm.ongoing("IDLE") | self.wr.en.any())
+        else:
+            m.d.comb += [*writes, self.busy.eq(~fsm.ongoing("IDLE"))]
         return m
 
 
