@@ -46,12 +46,16 @@ class Module(IntEnum):
         return self.name.lower()
 
 
+# The memory types whose LOADs the load module executes (the others go to compute).
+LOAD_MODULE_TYPES = (MemType.INP, MemType.WGT)
+
+
 def module_of(opcode: int, memory_type: int | None = None) -> Module:
     """Which module executes an instruction: LOAD of INP/WGT goes to load, STORE to
     store, everything else (LOAD of UOP/ACC/ACC_8BIT, GEMM, ALU, FINISH) to compute."""
     if opcode == Opcode.STORE:
         return Module.STORE
-    if opcode == Opcode.LOAD and memory_type in (MemType.INP, MemType.WGT):
+    if opcode == Opcode.LOAD and memory_type in LOAD_MODULE_TYPES:
         return Module.LOAD
     return Module.COMPUTE
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ProgramError
+from ..isa.opcodes import LOAD_MODULE_TYPES
 from ..isa import QUEUES, Instruction, MemType, Module, Opcode, decode_uops, uop_dtype
 from .tokens import finish_index, neighbour_queues, schedule
 
-LOADABLE = {Module.LOAD: (MemType.INP, MemType.WGT),
+LOADABLE = {Module.LOAD: LOAD_MODULE_TYPES,
             Module.COMPUTE: (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)}
 PADDABLE = (MemType.INP, MemType.ACC, MemType.ACC_8BIT)
 PAD_FIELDS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")

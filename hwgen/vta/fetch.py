@@ -15,7 +15,7 @@ from amaranth.utils import exact_log2
 
 from ..geometry import geometry
 from ..isa.fields import INSN_BITS, INSN_BYTES
-from ..isa.opcodes import MemType, Opcode
+from ..isa.opcodes import LOAD_MODULE_TYPES, Opcode
 from .axi import BOUNDARY_BYTES
 from .layouts import insn_layout
 from .rtl import registered
@@ -25,10 +25,13 @@ FETCH_BUFFER = 32
 
 
 def _queues(cfg, raw):
-    """(to the store queue, to the load queue) for the instruction bits `raw`."""
+    """(to the store queue, to the load queue) for the instruction bits `raw`, as
+    hwgen.isa.opcodes.module_of decides."""
     insn = data.View(insn_layout(cfg, "LOAD"), raw)
-    return (insn.opcode == Opcode.STORE,
-            (insn.opcode == Opcode.LOAD) & ((insn.memory_type == MemType.INP) | (insn.memory_type == MemType.WGT)))
+    to_load = 0
+    for mt in LOAD_MODULE_TYPES:
+        to_load = to_load | (insn.memory_type == mt)
+    return insn.opcode == Opcode.STORE, (insn.opcode == Opcode.LOAD) & to_load
 
 
 class InsnQueueWriteSignature(wiring.Signature):

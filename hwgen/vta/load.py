@@ -5,7 +5,7 @@ from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 
-from ..isa.opcodes import MemType
+from ..isa.opcodes import LOAD_MODULE_TYPES, MemType
 from .layouts import insn_layout
 from .vme import ReadClientSignature, share_read_client
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
@@ -27,7 +27,7 @@ class LoadModule(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        units = {mt: TensorLoad(cfg, mt, self.bugs) for mt in (MemType.INP, MemType.WGT)}
+        units = {mt: TensorLoad(cfg, mt, self.bugs) for mt in LOAD_MODULE_TYPES}
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
         busy = units[MemType.INP].busy | units[MemType.WGT].busy

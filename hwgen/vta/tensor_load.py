@@ -13,6 +13,9 @@ ACC_8BIT elements are sign-extended from int8 to the accumulator's lanes.
 """
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -271,7 +274,4 @@ def merge_writes(m: Module, dst, writes) -> None:
         fields["addr"].append(addr)
         fields["data"].append(data)
     for name, values in fields.items():
-        total = values[0]
-        for v in values[1:]:
-            total = total | v
-        m.d.comb += getattr(dst, name).eq(total)
+        m.d.comb += getattr(dst, name).eq(reduce(operator.or_, values))
