@@ -1,11 +1,14 @@
 """Network regression: every zoo network compiled for every shipped configuration and
 run on a target, output compared bit for bit with the numpy semantics.
 
-    python ci/networks.py [--networks resnet18,resnet50,mobilenet_v1] [--configs a,b] [--target fsim|tsim]
+    python ci/networks.py [--networks resnet18,resnet50,mobilenet_v1] [--configs a,b]
+                          [--target fsim|tsim|board-sim [--board NAME]]
 
 Prints one line per (network, configuration) and exits 1 if any output differs or a
 compilation fails. On fsim the three networks over the nine example configurations
-take about 25 minutes on two cores.
+take about 25 minutes on two cores. board-sim runs each layer through the host driver
+(boards/driver.py) on tsim, as on --board (default: a memory port that is not
+coherent, so every cache-maintenance step matters).
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ import sys
 import time
 
 import sim
+from boards import BOARDS
+from boards.simulated import SimulatedBoard
 from hwgen import HwgenError, load_config
 from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
@@ -25,9 +30,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--networks", default="resnet18,resnet50,mobilenet_v1")
     ap.add_argument("--configs", default=",".join(shipped_configs()))
-    ap.add_argument("--target", default="fsim", choices=list(sim.TARGETS))
+    ap.add_argument("--target", default="fsim", choices=[*sim.TARGETS, "board-sim"])
+    ap.add_argument("--board", choices=list(BOARDS))
     args = ap.parse_args()
-    target = sim.target(args.target)
+    target = SimulatedBoard(BOARDS.get(args.board)) if args.target == "board-sim" else sim.target(args.target)
     failures = 0
     for name in args.networks.split(","):
         net = zoo.get(name)

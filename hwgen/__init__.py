@@ -2,7 +2,6 @@
 configuration file."""
 from .config import VTAConfig, load_config
 from .errors import AsmError, ConfigError, DeadlockError, EncodingError, HwgenError, ProgramError
-
-__version__ = "0.1.0"
+from .version import VERSION as __version__
 __all__ = ["VTAConfig", "load_config", "AsmError", "ConfigError", "DeadlockError", "EncodingError",
            "HwgenError", "ProgramError", "__version__"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sim
 from sim.runtime import verify_network
 
 from ..config import load_config
@@ -14,7 +13,8 @@ from ..compiler.ir import Network
 from ..compiler.mapping import ENGINES, MappingOptions
 from ..errors import HwgenError
 from ..files import staged
-from .common import FAILED, OK, add_config, add_json, console, memory_model, output_dir, print_json, progress_bar
+from .common import FAILED, OK, add_config, add_json, config, console, output_dir, print_json, progress_bar
+from .targets import TARGETS, make_target
 
 def register(sub) -> None:
     p = sub.add_parser("compile", help="compile a network to VTA programs, one per layer")
@@ -66,20 +66,19 @@ def compile_cmd(args) -> int:
 
 def run(args) -> int:
     """`hwgen run DIR`: a compiled network on one target against its reference."""
-    if args.target not in sim.TARGETS:
-        raise HwgenError("a compiled network runs on one target: --target fsim or --target tsim")
+    if args.target not in TARGETS:
+        raise HwgenError(f"a compiled network runs on one target: --target {' or '.join(TARGETS)}")
     ignored = [o for o, v in (("--trace", args.trace), ("-o", args.output), ("--waves", args.waves),
                               ("--wave-cycles", args.wave_cycles), ("--wave-instructions", args.wave_instructions))
                if v is not None]
     if ignored:
         raise HwgenError(f"{', '.join(ignored)}: not available for a compiled network (a directory); run one of "
                          "its layer programs (.vtaprog) for traces, waveforms and output files")
-    model = memory_model(args, args.target)
     net, cfg, compiled = load_compiled(args.program)
-    options = sim.FsimOptions() if args.target == "fsim" else sim.TsimOptions(**model)
+    target = make_target(args, config(args), cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
-        summary = verify_network(net, cfg, [c for c, _ in compiled], sim.target(args.target, options),
+        summary = verify_network(net, cfg, [c for c, _ in compiled], target,
                                  args.input_seed, progress=step)
     if args.json:
         print_json(summary)

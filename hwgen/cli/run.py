@@ -1,5 +1,5 @@
-"""`hwgen run` (a program on fsim or tsim, both with their first divergence, or a
-compiled network) and `hwgen trace diff`."""
+"""`hwgen run` (a program on a target, on fsim and tsim with their first divergence,
+or a compiled network) and `hwgen trace diff`."""
 from __future__ import annotations
 
 import json
@@ -18,6 +18,7 @@ from ..program import Program
 from . import network
 from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, memory_model, \
     output_dir, print_json, progress_bar
+from .targets import HELP, TARGETS, add_board_options, make_target
 
 BOTH = "fsim,tsim"
 
@@ -26,15 +27,15 @@ def register(sub) -> None:
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
     r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
-    r.add_argument("--target", default="fsim", choices=[*sim.TARGETS, BOTH],
-                   help="fsim (reference model), tsim (generated RTL in Verilator), or fsim,tsim to run both "
-                        "with traces and print their first divergence; default fsim")
+    r.add_argument("--target", default="fsim", choices=[*TARGETS, BOTH],
+                   help=HELP + ", or fsim,tsim to run both with traces and print their first divergence; default fsim")
     add_config(r, required=False, help="the target's configuration (default: the program's own)")
     r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
     add_json(r)
     r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
                    "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")
     add_memory_model(r)
+    add_board_options(r)
     waves = r.add_argument_group("tsim waveforms (cycle N is the state after the N-th clock edge, at time 10N)")
     waves.add_argument("--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
     waves.add_argument("--wave-cycles", metavar="FIRST-LAST", help="only these cycles")
@@ -63,15 +64,12 @@ def _wave_window(args) -> WaveWindow | None:
                       if args.wave_instructions else None)
 
 
-def _options(args, prog):
-    """The target's options from the command line (validated before anything runs)."""
+def _target(args, prog):
+    """The target from the command line (validated before anything runs)."""
     cfg = config(args)
     if cfg is not None:
         prog.check_config(cfg)
-    model, waves = memory_model(args, args.target), _wave_window(args)
-    if args.target == "fsim":
-        return sim.FsimOptions()
-    return sim.TsimOptions(config=cfg, waves=waves, **model)
+    return make_target(args, cfg, prog.config, _wave_window(args))
 
 
 def _trace_mode(text: str, prog) -> TraceMode:
@@ -93,13 +91,12 @@ def run(args) -> int:
     outdir = output_dir(args.output or Path(args.program).with_suffix(""))
     if args.target == BOTH:
         return _run_both(args, prog, outdir)
-    options = _options(args, prog)
+    target = _target(args, prog)
     trace = Trace(_trace_mode(args.trace, prog)) if args.trace else None
     bar, step = progress_bar(args, len(prog.insns), args.target)
     with bar:
-        result = sim.run(prog, args.target, options, trace=trace,
-                         progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
-                         build_progress=lambda msg: step(0, len(prog.insns), msg))
+        result = target.run(prog, trace=trace, progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
+                            build_progress=lambda msg: step(0, len(prog.insns), msg))
     with staged(outdir, inputs=[args.program]) as out:
         files = {}
         for name, arr in result.outputs.items():

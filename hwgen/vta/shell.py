@@ -7,7 +7,7 @@ from amaranth.hdl import Cat, Module
 from amaranth.lib import wiring
 
 from ..geometry import geometry
-from ..registers import AXIL_ADDR_BITS, COUNTERS
+from ..registers import AXIL_ADDR_BITS, COUNTERS, identification
 from .axi import axi4_master_members, axil_slave_members
 from .bugs import check_bugs
 from .vcr import ControlRegisters
@@ -40,7 +40,9 @@ class Shell(wiring.Component):
         m = Module()
         m.submodules.core = core = Core(cfg, self.trace, self.bugs, self.macros, self.poison)
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
-        m.submodules.vcr = vcr = ControlRegisters({"axi_read_bytes": geometry(cfg).bus_bytes, "axi_write_bytes": geometry(cfg).bus_bytes})
+        m.submodules.vcr = vcr = ControlRegisters(identification(cfg.build_hash),
+                                                  {"axi_read_bytes": geometry(cfg).bus_bytes,
+                                                   "axi_write_bytes": geometry(cfg).bus_bytes})
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
         connect_flat(m, self, "s_axil", vcr.axil, self._axil)
         for k, client in enumerate((core.vme_fetch, core.vme_load, core.vme_compute)):
@@ -48,7 +50,8 @@ class Shell(wiring.Component):
         wiring.connect(m, core.vme_store, vme.write)
         m.d.comb += [core.launch.eq(vcr.launch), core.insn_count.eq(vcr.insn_count),
                      core.insn_base.eq(vcr.insn_base), vcr.finished.eq(core.finished),
-                     vcr.module_state.eq(core.module_state), vcr.token_counts.eq(core.token_counts)]
+                     vcr.module_state.eq(core.module_state), vcr.token_counts.eq(core.token_counts),
+                     vme.base.eq(vcr.dram_base)]
         axi = vme.axi
         events = dict(zip(CORE_EVENTS, core.events))
         events["axi_read_bytes"] = axi.rvalid & axi.rready

@@ -2,25 +2,29 @@
 hwgen.registers. Writing 1 to bit 0 of `control` launches a run (clearing the cycle
 counter, the performance counters and the finished bit); bit 1 of `control` reads 1
 once FINISH has retired. Counters count the cycles in which their event input is high,
-by the counter's step (bytes per beat for the AXI byte counters)."""
+by the counter's step (bytes per beat for the AXI byte counters). The identification
+registers read the constants `identity` (hwgen.registers.identification)."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTERS, OFFSETS, REGISTERS
+from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTERS, IDENTIFICATION, OFFSETS, REGISTERS
 from .axi import AxiLiteSignature
 
 OKAY = 0
 
 
 class ControlRegisters(wiring.Component):
-    def __init__(self, steps: dict[str, int] | None = None):
+    def __init__(self, identity: dict[str, int], steps: dict[str, int] | None = None):
+        if set(identity) != {name for name, _ in IDENTIFICATION}:
+            raise ValueError(f"identity needs exactly the registers {[name for name, _ in IDENTIFICATION]}")
+        self.identity = identity
         self.steps = [int((steps or {}).get(name, 1)) for name, _ in COUNTERS]
         super().__init__({
             "axil": Out(AxiLiteSignature(AXIL_ADDR_BITS)),
-            "launch": Out(1), "insn_count": Out(32), "insn_base": Out(32),
+            "launch": Out(1), "insn_count": Out(32), "insn_base": Out(32), "dram_base": Out(32),
             "finished": In(1),
             "events": In(len(COUNTERS)),
             "module_state": In(32), "token_counts": In(32),
@@ -30,10 +34,14 @@ class ControlRegisters(wiring.Component):
         m = Module()
         bus = self.axil
         live = {"module_state": self.module_state, "token_counts": self.token_counts}
-        regs = {r.name: Signal(32, name=r.name) for r in REGISTERS if r.name != "control" and r.name not in live}
+        constant = {name: Const(value, 32) for name, value in self.identity.items()}
+        regs = {r.name: Signal(32, name=r.name) for r in REGISTERS
+                if r.name != "control" and r.name not in live and r.name not in constant}
         regs.update(live)
+        regs.update(constant)
         done, running = Signal(), Signal()
-        m.d.comb += [self.insn_count.eq(regs["insn_count"]), self.insn_base.eq(regs["insn_base"])]
+        m.d.comb += [self.insn_count.eq(regs["insn_count"]), self.insn_base.eq(regs["insn_base"]),
+                     self.dram_base.eq(regs["dram_base"])]
 
         # -- writes: address and data together, then the response ----------------------------
         bvalid = Signal()

@@ -6,6 +6,9 @@ own tag. Up to AXI_MAX_INFLIGHT bursts are in flight, each under its own AXI ID 
 slot); returning beats are routed to the owning client by ID, so responses may come
 back out of order across bursts. Clients are served round-robin.
 Writes: the store client's bursts go straight to AW and W; `ack` pulses for each B.
+Clients use device addresses; the bus address is `base` (a multiple of 4 KiB, so
+that a burst that stays in a 4 KiB page of device addresses stays in one on the bus)
+plus the device address.
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ class MemoryEngine(wiring.Component):
             "axi": Out(Axi4Signature(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)),
             "read": In(ReadClientSignature(cfg)).array(n_readers),
             "write": In(WriteClientSignature(cfg)),
+            "base": In(ADDR_BITS),
         })
 
     def elaborate(self, platform):
@@ -101,7 +105,7 @@ class MemoryEngine(wiring.Component):
                         with (m.If if k == 0 else m.Elif)(valid & ~ar_valid & free_any):
                             m.d.comb += [taken.eq(1), granted.eq(1)]
                             m.d.sync += [
-                                ar_valid.eq(1), axi.araddr.eq(payload.addr), axi.arlen.eq(payload.len),
+                                ar_valid.eq(1), axi.araddr.eq(payload.addr + self.base), axi.arlen.eq(payload.len),
                                 axi.arid.eq(free), owner[free].eq(c), ctag[free].eq(payload.tag),
                                 rr.eq((c + 1) % n),
                             ]
@@ -139,7 +143,7 @@ class MemoryEngine(wiring.Component):
         # -- write: AW and W straight from the client; B acknowledges ----------------------
         w = self.write
         m.d.comb += [
-            axi.awvalid.eq(w.cmd.valid), w.cmd.ready.eq(axi.awready), axi.awaddr.eq(w.cmd.payload.addr),
+            axi.awvalid.eq(w.cmd.valid), w.cmd.ready.eq(axi.awready), axi.awaddr.eq(w.cmd.payload.addr + self.base),
             axi.awlen.eq(w.cmd.payload.len), axi.awsize.eq(size), axi.awburst.eq(BURST_INCR), axi.awid.eq(0),
             axi.wvalid.eq(w.data.valid), w.data.ready.eq(axi.wready), axi.wdata.eq(w.data.payload.data),
             axi.wstrb.eq(w.data.payload.strb), axi.wlast.eq(w.data.payload.last),

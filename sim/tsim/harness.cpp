@@ -210,8 +210,8 @@ struct Params {
 
 class Harness {
   public:
-    Harness(uint8_t* dram, uint64_t size, const Params& p, FILE* trace, Waves* waves)
-        : dram_(dram), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext) {
+    Harness(uint8_t* dram, uint64_t base, uint64_t size, const Params& p, FILE* trace, Waves* waves)
+        : dram_(dram), base_(base), size_(size), p_(p), rng_(p.seed), ctx_(new VerilatedContext) {
 #ifdef HWGEN_WAVES
         // tracing must be enabled before the model is constructed
         if (waves) ctx_->traceEverOn(true);
@@ -293,11 +293,14 @@ class Harness {
         error_msg_ = message;
     }
 
-    bool in_range(uint64_t addr, uint64_t n) {
-        if (addr + n <= size_) return true;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "access of %llu bytes at 0x%llx is outside the %llu-byte memory",
-                      (unsigned long long)n, (unsigned long long)addr, (unsigned long long)size_);
+    // The memory holds bus addresses [base_, base_ + size_); `offset` is addr's place in it.
+    bool in_range(uint64_t addr, uint64_t n, uint64_t& offset) {
+        offset = addr - base_;
+        if (addr >= base_ && offset + n <= size_) return true;
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "access of %llu bytes at 0x%llx is outside the %llu-byte memory at 0x%llx",
+                      (unsigned long long)n, (unsigned long long)addr, (unsigned long long)size_,
+                      (unsigned long long)base_);
         fail(buf);
         return false;
     }
@@ -363,13 +366,13 @@ class Harness {
         }
         if (w) {
             Burst& cur = writes_.front();
-            const uint64_t base = cur.addr + uint64_t(cur.done) * BUS;
-            if (in_range(base, BUS))
+            uint64_t at;
+            if (in_range(cur.addr + uint64_t(cur.done) * BUS, BUS, at))
                 for (unsigned k = 0; k < BUS; k++)
                     if (wstrb >> k & 1) {
-                        dram_[base + k] = wdata[k];
+                        dram_[at + k] = wdata[k];
 #ifdef HWGEN_TRACE
-                        if (tracer_) tracer_->dram_write(base + k);
+                        if (tracer_) tracer_->dram_write(at + k);
 #endif
                     }
             if (++cur.done == cur.beats) {
@@ -386,8 +389,8 @@ class Harness {
         if (current_ >= 0 && !chance()) {
             Burst& cur = reads_[current_];
             uint8_t beat[BUS] = {0};
-            const uint64_t addr = cur.addr + uint64_t(cur.done) * BUS;
-            if (in_range(addr, BUS)) std::memcpy(beat, dram_ + addr, BUS);
+            uint64_t at;
+            if (in_range(cur.addr + uint64_t(cur.done) * BUS, BUS, at)) std::memcpy(beat, dram_ + at, BUS);
             put(top_->m_axi_rdata, beat);
             top_->m_axi_rid = cur.id;
             top_->m_axi_rlast = cur.done + 1 == cur.beats;
@@ -513,6 +516,7 @@ class Harness {
 
   private:
     uint8_t* dram_;
+    uint64_t base_;
     uint64_t size_;
     Params p_;
     std::mt19937_64 rng_;
@@ -553,18 +557,19 @@ int tsim_waves() { return 0; }
 #endif
 
 // A simulation: the core, its memory model on the caller's `dram` buffer (used in
-// place until tsim_close), an optional event trace file and waveform window.
+// place until tsim_close) holding bus addresses [dram_base, dram_base + dram_bytes),
+// an optional event trace file (DRAM addresses relative to dram_base) and waveform window.
 struct Sim {
     std::unique_ptr<Harness> harness;
     FILE* trace = nullptr;
 };
 
-void* tsim_open(uint8_t* dram, uint64_t dram_bytes, uint32_t latency, uint32_t max_outstanding, double stall,
+void* tsim_open(uint8_t* dram, uint64_t dram_base, uint64_t dram_bytes, uint32_t latency, uint32_t max_outstanding, double stall,
                 int out_of_order, uint64_t seed, uint64_t max_cycles, const char* trace_path, Waves* waves) {
     Params p{latency, max_outstanding ? max_outstanding : 1, stall, out_of_order, seed, max_cycles};
     Sim* s = new Sim;
     s->trace = trace_path ? std::fopen(trace_path, "w") : nullptr;
-    s->harness.reset(new Harness(dram, dram_bytes, p, s->trace, waves));
+    s->harness.reset(new Harness(dram, dram_base, dram_bytes, p, s->trace, waves));
     s->harness->reset();
     return s;
 }

@@ -13,20 +13,17 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from hwgen.errors import DeadlockError, HwgenError
+from hwgen.errors import HwgenError
 from hwgen.isa import MemType, Module
 from hwgen.program.check import check_program
-from hwgen.program.tokens import neighbour_queues
-from hwgen.registers import OFFSETS
 from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
-from ..driver import Mmio, launch, module_states, token_counts
-from ..target import Progress, Session, Target, counters, layout
+from ..driver import Mmio, run_program
+from ..target import Progress, Session, Target, layout
 from .build import WAVE_FORMATS, build_tsim
 
 # Cycles simulated per call into the harness while polling (about half a second), so
@@ -127,7 +124,7 @@ class TsimOptions:
 def _load(path: str) -> ctypes.CDLL:
     lib = ctypes.CDLL(path)
     lib.tsim_open.restype = ctypes.c_void_p
-    lib.tsim_open.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_double,
+    lib.tsim_open.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_double,
                               ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p, ctypes.POINTER(_Waves)]
     lib.tsim_write_reg.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
     lib.tsim_read_reg.restype = ctypes.c_uint32
@@ -150,7 +147,6 @@ class TsimMmio(Mmio):
     def __init__(self, lib: ctypes.CDLL, handle):
         self.lib, self.handle = lib, handle
         self.limit_reached = False
-        self.waiting: Callable[[], None] | None = None   # called between polling slices
 
     def read(self, offset: int) -> int:
         value = self.lib.tsim_read_reg(self.handle, offset)
@@ -162,6 +158,7 @@ class TsimMmio(Mmio):
         self._check()
 
     def poll(self, offset: int, mask: int) -> bool:
+        """Run the clock until the bit is set (True) or the cycle limit passes (False)."""
         while True:
             until = self.lib.tsim_cycles(self.handle) + POLL_CYCLES
             status = self.lib.tsim_poll(self.handle, offset, mask, until)
@@ -184,6 +181,34 @@ class TsimMmio(Mmio):
             raise HwgenError(f"tsim: {msg.value.decode()}")
 
 
+class TsimDevice:
+    """The simulated core of configuration `cfg` (built with `options`) and its memory
+    model on `memory`, a uint8 array used in place until `close`, holding the bus
+    addresses [bus_base, bus_base + memory.size): what a host sees of a board, its
+    registers (`mmio`) and its DMA memory. `events` names a file for the trace
+    events (a traced build; DRAM addresses in it are relative to bus_base); `waves`
+    is a waveform window's struct."""
+
+    def __init__(self, cfg, memory: np.ndarray, options: TsimOptions, bus_base: int = 0, events: str | None = None,
+                 waves: "_Waves | None" = None, build_progress=None):
+        assert memory.dtype == np.uint8 and memory.flags.c_contiguous
+        lib = _load(str(build_tsim(cfg, build_progress, trace=events is not None, bugs=options.bugs,
+                                   waves=options.waves.format if waves is not None else None, tech=options.tech)))
+        self.memory = memory
+        self.handle = lib.tsim_open(memory.ctypes.data, bus_base, memory.size, options.latency,
+                                    options.max_outstanding or cfg.AXI_MAX_INFLIGHT, options.stall,
+                                    int(options.out_of_order), options.seed, options.max_cycles,
+                                    events.encode() if events is not None else None,
+                                    ctypes.byref(waves) if waves is not None else None)
+        self.mmio = TsimMmio(lib, self.handle)
+
+    def close(self) -> None:
+        """End the simulation (closes its trace and waveform files); idempotent."""
+        if self.handle is not None:
+            self.mmio.lib.tsim_close(self.handle)
+            self.handle = None
+
+
 class TsimSession(Session):
     def __init__(self, program, options: TsimOptions, trace=None, build_progress=None):
         super().__init__(program)
@@ -195,55 +220,32 @@ class TsimSession(Session):
         self._waves = options.waves.struct(program) if options.waves is not None else None
         if options.waves is not None:
             Path(options.waves.path).parent.mkdir(parents=True, exist_ok=True)
-        lib = _load(str(build_tsim(cfg, build_progress, trace=trace is not None, bugs=options.bugs,
-                                   waves=options.waves.format if options.waves is not None else None,
-                                   tech=options.tech)))
         self.layout = layout(program)
-        self.memory = np.zeros(self.layout.size, dtype=np.uint8)
-        self.memory[:program.dram.size] = program.dram
+        memory = np.zeros(self.layout.size, dtype=np.uint8)
+        memory[:program.dram.size] = program.dram
         insn = np.frombuffer(program.insn_bytes, dtype=np.uint8)
-        self.memory[self.layout.insn_base:self.layout.insn_base + insn.size] = insn
+        memory[self.layout.insn_base:self.layout.insn_base + insn.size] = insn
         self._events = tempfile.NamedTemporaryFile(suffix=".events", delete=False) if trace is not None else None
         if self._events is not None:
             self._events.close()
-        self.handle = lib.tsim_open(self.memory.ctypes.data, self.memory.size, options.latency,
-                                    options.max_outstanding or cfg.AXI_MAX_INFLIGHT, options.stall,
-                                    int(options.out_of_order), options.seed, options.max_cycles,
-                                    self._events.name.encode() if self._events is not None else None,
-                                    ctypes.byref(self._waves) if self._waves is not None else None)
-        self.mmio = TsimMmio(lib, self.handle)
+        self.device = TsimDevice(cfg, memory, options, 0, self._events.name if self._events is not None else None,
+                                 self._waves, build_progress)
+        self.memory, self.mmio = memory, self.device.mmio
 
     @property
     def dram(self) -> np.ndarray:
         return self.memory[:self.program.dram.size]
 
     def launch(self, progress: Progress | None = None) -> dict:
-        n = len(self.program.insns)
-        if progress is not None:
-            # retired instructions, read between polling slices (a few register reads
-            # every POLL_CYCLES cycles; the core's own cycle count is unaffected)
-            self.mmio.waiting = lambda: progress(sum(self.mmio.read(OFFSETS[f"{m.label}_retired"]) for m in Module), n,
-                                                 self.mmio.cycles)
-        finished, regs = launch(self.mmio, self.layout.insn_base, n)
-        if not finished:
-            blocked = _blocked(self.program, regs, self.mmio.cycles)
-            if "executing" in module_states(regs).values():
-                raise HwgenError(f"tsim: the run did not finish within max_cycles={self.options.max_cycles} while "
-                                 "still executing; raise the limit (--max-cycles). State:\n"
-                                 + "\n".join(f"  {m}: {why}" for m, why in blocked.items()))
-            raise DeadlockError(blocked)
-        if progress is not None:
-            progress(n, n, self.mmio.cycles)
-        self.cycles = regs["cycles"]
-        timing = {**regs, "simulated_cycles": self.mmio.cycles}
-        retired = {m.label: regs[f"{m.label}_retired"] for m in Module}
-        return counters(self.program, retired, regs["gemm_uops"], regs["alu_uops"], timing)
+        run = run_program(self.mmio, self.program, self.layout.insn_base,
+                          f"max_cycles={self.options.max_cycles} (raise it with --max-cycles)", progress)
+        self.cycles = run["cycles"]
+        return run["counters"]
 
     def close(self) -> None:
-        if self.handle is None:
+        if self.device.handle is None:
             return
-        self.mmio.lib.tsim_close(self.handle)
-        self.handle = None
+        self.device.close()
         if self._waves is not None:
             w = self._waves
             self.waves = {"path": str(self.options.waves.path), "format": self.options.waves.format,
@@ -287,24 +289,3 @@ def _read_events(program, path: Path, trace) -> None:
         index = np.array([k for k, _ in entries])
         values = np.frombuffer(b"".join(v for _, v in entries), dtype=np.uint8).reshape(len(entries), -1)
         trace.writes(MemType[buffer], i, index, values)
-
-
-def _blocked(program, regs: dict, cycles: int) -> dict[str, str]:
-    """Each unfinished module's state at the cycle limit, by instruction number."""
-    tokens, states = token_counts(regs), module_states(regs)
-    out = {}
-    for m in Module:
-        mine = [i for i, insn in enumerate(program.insns) if insn.module == m]
-        retired = regs[f"{m.label}_retired"]
-        if retired >= len(mine):
-            continue
-        state = states[m.label]
-        i = mine[retired]
-        insn = program.insns[i]
-        (pop_prev, pop_next), _ = neighbour_queues(m)
-        waits = [f"{flag} on {q} ({tokens[q]} tokens)" for flag, q in (("pop_prev", pop_prev), ("pop_next", pop_next))
-                 if getattr(insn, flag)]
-        what = f"waits for a token: {', '.join(waits)}" if state == "waiting for a token" else state
-        out[m.label] = (f"instruction {i} ({insn.mnemonic}) {what} after {cycles} cycles; "
-                        f"{len(mine) - retired} of its {len(mine)} instructions not finished")
-    return out

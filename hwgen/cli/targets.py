@@ -1,0 +1,48 @@
+"""The targets `hwgen run` can name, built from the command line: fsim, tsim, a
+simulated board (the host driver on tsim) and a real board (the host driver on the
+board's registers and DMA memory)."""
+from __future__ import annotations
+
+import argparse
+
+import boards
+import sim
+from boards.driver import Board
+from boards.host import open_device
+from boards.simulated import SimulatedBoard
+from sim.target import Target
+from sim.tsim import WaveWindow
+
+from ..errors import HwgenError
+from .common import memory_model
+
+BOARD_SIM, BOARD = "board-sim", "board"
+TARGETS = [*sim.TARGETS, BOARD_SIM, BOARD]
+HELP = ("fsim (reference model), tsim (generated RTL in Verilator), board-sim (the host driver on tsim, as on "
+        "--board), board (the host driver on this board: run it on the board)")
+
+
+def add_board_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("boards (--target board or board-sim)")
+    g.add_argument("--board", choices=list(boards.BOARDS), help="the board (board-sim: whose memory port to model; "
+                   "default a port that is not coherent)")
+    g.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for FINISH on a board (default 10)")
+
+
+def make_target(args, cfg=None, build=None, waves: WaveWindow | None = None) -> Target:
+    """The target named by --target with its options; `cfg` is the hardware's
+    configuration from --config (default: each program's own); on a board without
+    --config, `build` is the configuration its bitstream is taken to be built from."""
+    model = memory_model(args, args.target)
+    board = boards.board(args.board) if getattr(args, "board", None) else None
+    if args.target == "fsim":
+        return sim.target("fsim")
+    if args.target == "tsim":
+        return sim.target("tsim", sim.TsimOptions(config=cfg, waves=waves, **model))
+    if args.target == BOARD_SIM:
+        return SimulatedBoard(board, sim.TsimOptions(config=cfg, **model))
+    if board is None:
+        raise HwgenError(f"--target board: name the board with --board ({', '.join(boards.BOARDS)})")
+    if not args.timeout > 0:
+        raise HwgenError(f"--timeout {args.timeout}: give a positive number of seconds")
+    return Board(open_device(board, cfg or build, timeout=args.timeout))
