@@ -5,6 +5,7 @@ master drives, and how a bitstream reaches the FPGA. One `Board` per board modul
 read it, so an address or a port is written once."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from hwgen.devices import DEVICES, Device
@@ -25,12 +26,13 @@ class MemoryPort:
 
 
 @dataclass(frozen=True)
-class Board:
+class Board(ABC):
     """A board. `registers` is the physical address at which the CPU sees the core's
     register window (`register_window` bytes) through `register_bridge`; `clock` names
     the processor system's clock that drives the core at the configuration's FREQ_MHZ;
     `bitstream` lists the files a build delivers to the board; `platform` is the
-    amaranth-boards platform class of its FPGA pins and toolchain."""
+    amaranth-boards platform class of its FPGA (device, package, pins); `jtag` the
+    openFPGALoader arguments that reach it from a workstation."""
     name: str
     title: str
     device_name: str
@@ -41,7 +43,8 @@ class Board:
     memory: MemoryPort
     clock: str
     bitstream: tuple[str, ...]
-    platform: str
+    platform: type
+    jtag: tuple[str, ...]
 
     @property
     def device(self) -> Device:
@@ -50,3 +53,15 @@ class Board:
     @property
     def family(self) -> str:
         return self.device.family.name
+
+    @property
+    def part(self) -> str:
+        """The FPGA part as the vendor tool names it, from the amaranth-boards platform."""
+        p = self.platform
+        return f"{p.device}{p.package}{p.speed}" if self.family == "cyclonev" else f"{p.device}{p.package}-{p.speed}"
+
+    @abstractmethod
+    def shell_files(self, cfg, manifest: dict) -> dict[str, str]:
+        """The files of the board's build plan around the core (processor system,
+        project, constraints, `build.sh`), by name: `cfg` is the core's configuration,
+        `manifest` its build manifest (ports, top module)."""

@@ -7,10 +7,10 @@ import shutil
 import time
 
 from ..config import load_config
-from ..devices import DEFAULT_DEVICE, FAMILIES, Fit, bram_lower_bound, device, devices_of, family, placeable
+from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family, placeable
 from ..errors import HwgenError
 from ..files import staged
-from ..fpga import place_and_route, synthesize
+from ..fpga import fit_record, place_and_route, synthesize
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from ..vta.shell import TOP_NAME
@@ -112,12 +112,7 @@ def build(args) -> int:
                 step(f"synthesizing for {fam.title} with Yosys")
                 syn = synthesize(stage.path / result.files["verilog"], TOP_NAME, fam, f"{cfg.name}-{cfg.build_hash}",
                                  netlist=placeable(fam), step=step)
-                fit = Fit(dev, syn.resources, args.headroom / 100)
-                area = {"family": fam.name, "device": dev.name, "part": dev.part, "units": fam.units,
-                        "resources": syn.resources, "headroom_percent": args.headroom, "fit": fit.rows(),
-                        "fits": not fit.over(), "bram_lower_bound": bram_lower_bound(cfg, fam),
-                        "cells": syn.cells, "yosys": syn.yosys, "synthesis_seconds": syn.seconds,
-                        "cached": syn.cached}
+                fit, area = fit_record(cfg, syn, dev, args.headroom)
                 (stage.path / AREA).write_text(json.dumps(area, indent=1))
                 shutil.copyfile(syn.log, stage.path / SYNTH_LOG)
                 result.files.update(area=AREA, synth_log=SYNTH_LOG)

@@ -1,7 +1,8 @@
 """FPGA flows with open tools: synthesis with Yosys for a family (hwgen.devices), and
 place and route with nextpnr. Independent of what the design is: callers give
 Verilog and its top module."""
+from .fit import fit_record
 from .pnr import PlaceRoute, place_and_route
 from .synth import Synthesis, synthesize
 
-__all__ = ["PlaceRoute", "Synthesis", "place_and_route", "synthesize"]
+__all__ = ["PlaceRoute", "Synthesis", "fit_record", "place_and_route", "synthesize"]

@@ -1,0 +1,116 @@
+"""`hwgen board build`: a board's complete vendor build plan for a configuration,
+its fit on the board's device checked by synthesis first; `--run` runs the vendor
+tools where they are installed."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import boards
+from boards.driver import check_identity
+from boards.flash import flash, flash_remote, load_plan
+from boards.host import DevMem
+from boards.plan import board_config, write_plan
+
+from ..config import load_config
+from ..errors import HwgenError
+from ..files import staged
+from ..fpga import fit_record, synthesize
+from ..vta.shell import TOP_NAME
+from .common import FAILED, OK, add_config, add_json, console, output_dir, print_json
+
+
+def register(sub) -> None:
+    b = sub.add_parser("board", help="board builds")
+    cmds = b.add_subparsers(dest="board_command", required=True)
+    p = cmds.add_parser("build", help="write a board's vendor build plan (core, processor system, project, "
+                                      "build.sh) after checking the core's fit by synthesis")
+    p.add_argument("--board", required=True, choices=list(boards.BOARDS))
+    add_config(p)
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("--headroom", type=float, default=10.0, metavar="PERCENT",
+                   help="percent of every resource of the device kept free for the board shell (default 10)")
+    p.add_argument("--no-fit", action="store_true", help="skip the synthesis and fit check (the plan records none)")
+    p.add_argument("--run", action="store_true", help="then run build.sh: the vendor tools make the bitstream")
+    add_json(p)
+    p.set_defaults(func=build)
+
+    f = cmds.add_parser("flash", help="load a build plan's bitstream: on the board (PYNQ or the FPGA manager), over "
+                                      "JTAG (openFPGALoader), or on --host over ssh")
+    f.add_argument("plan", help="a directory made by hwgen board build, with its bitstream built")
+    f.add_argument("--host", help="user@board: copy the bitstream there and load it with hwgen on the board")
+    f.add_argument("--via", default="auto", choices=["auto", "pynq", "fpga-manager", "jtag"],
+                   help="how to load it (default: the first available of pynq, fpga-manager, jtag)")
+    f.add_argument("--no-check", action="store_true",
+                   help="do not read the core's identification registers after loading on the board")
+    f.set_defaults(func=flash_command)
+
+
+def build(args) -> int:
+    board = boards.board(args.board)
+    cfg = board_config(board, load_config(args.config))
+    if not 0 <= args.headroom < 100:
+        raise HwgenError(f"--headroom {args.headroom}: give a percentage in [0, 100)")
+    out = output_dir(args.output)
+    con = console(stderr=True)
+    t0 = time.perf_counter()
+    problems: list[str] = []
+
+    with con.status("building", spinner="dots") as status:
+        def step(msg: str) -> None:
+            status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
+
+        def check_fit(verilog) -> dict:
+            step(f"synthesizing for {board.device.family.title} with Yosys (cached by configuration)")
+            syn = synthesize(verilog, TOP_NAME, board.device.family, f"{cfg.name}-{cfg.build_hash}", step=step)
+            fit, record = fit_record(cfg, syn, board.device, args.headroom)
+            problems.extend(fit.problems(cfg))
+            if problems:
+                raise _DoesNotFit()
+            return record
+
+        try:
+            with staged(out, inputs=[args.config]) as stage:
+                doc = write_plan(board, cfg, stage.path, None if args.no_fit else check_fit, step)
+        except _DoesNotFit:
+            doc = None
+    if doc is None:
+        if args.json:
+            print_json({"board": board.name, "config": cfg.name, "fits": False, "problems": problems})
+        for text in problems:
+            console().print(f"[red]does not fit {board.device.name}:[/red] {text}")
+        return FAILED
+    summary = {**doc, "outdir": str(out), "seconds": round(time.perf_counter() - t0, 3)}
+    if not args.json:
+        con = console()
+        con.print(f"[bold]{board.title}[/bold] build plan of {cfg.name} (FPGA {cfg.FPGA}) -> {out}: "
+                  f"{len(doc['files'])} files, digest {doc['plan_digest'][:16]}")
+        if doc["fit"] is not None:
+            rows = ", ".join(f"{r['unit']} {r['used']}/{r['capacity']} ({r['percent']:.0f} %)" for r in doc["fit"]["fit"])
+            con.print(f"  fits {board.device.name} with {args.headroom:g} % headroom: {rows}")
+        con.print(f"  bitstream: {out}/build.sh (needs the vendor tools) -> {', '.join(doc['bitstream'])}")
+    if args.run:
+        r = subprocess.run([str((out / "build.sh").resolve())])
+        summary["run_status"] = r.returncode
+    if args.json:
+        print_json(summary)
+    return OK if not args.run or summary["run_status"] == 0 else FAILED
+
+
+class _DoesNotFit(Exception):
+    """Stops the plan: the core does not fit the board's device."""
+
+
+def flash_command(args) -> int:
+    board, doc = load_plan(args.plan)
+    if args.host:
+        remote = flash_remote(args.plan, args.host, args.via)
+        console().print(f"{board.title} at {args.host}: loaded {remote}")
+        return OK
+    via = flash(args.plan, args.via)
+    console().print(f"{board.title}: loaded {args.plan} ({via})")
+    if via != "jtag" and not args.no_check:
+        check_identity(DevMem(board.registers, board.register_window), load_config(doc["config_fields"]),
+                       f"{board.title} registers at 0x{board.registers:08x}")
+        console().print(f"  the core answers with the build's identification ({doc['build_hash']})")
+    return OK
