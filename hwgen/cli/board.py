@@ -77,8 +77,9 @@ def build(args) -> int:
     if doc is None:
         if args.json:
             print_json({"board": board.name, "config": cfg.name, "fits": False, "problems": problems})
-        for text in problems:
-            console().print(f"[red]does not fit {board.device.name}:[/red] {text}")
+        else:
+            for text in problems:
+                console().print(f"[red]does not fit {board.device.name}:[/red] {text}")
         return FAILED
     summary = {**doc, "outdir": str(out), "seconds": round(time.perf_counter() - t0, 3)}
     if not args.json:

@@ -158,3 +158,18 @@ def test_cli_writes_a_plan_and_refuses_bad_input(tmp_path, capsys):
                  "--headroom", "120"]) == 2
     assert "--headroom 120.0: give a percentage in [0, 100)" in capsys.readouterr().err
     assert not (tmp_path / "q").exists()
+
+
+def test_cli_writes_nothing_when_the_core_does_not_fit(tmp_path, capsys, monkeypatch):
+    """The fit is checked before the plan is complete: a synthesis over the device's
+    budget (here the xc7z020's 220 DSP48E1) stops it with status 1 naming the resource."""
+    from hwgen.cli import board as board_cli
+    from hwgen.fpga.synth import Synthesis
+    over = Synthesis(family="xc7", top="vta", cells={}, resources={"lut": 1000, "ff": 1000, "bram": 10, "dsp": 400},
+                     seconds=1.0, yosys="stand-in", entry=str(tmp_path))
+    monkeypatch.setattr(board_cli, "synthesize", lambda *a, **k: over)
+    out = tmp_path / "plan"
+    assert main(["board", "build", "--board", "pynq-z2", "--config", "1x8x8", "-o", str(out), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fits"] is False and any("DSP48E1" in p for p in doc["problems"])
+    assert not out.exists()
