@@ -37,6 +37,9 @@ PACKED_DSP_FAMILIES = ("xc7",)
 # Families whose DSP primitive the generator instantiates with its own registers, where
 # Yosys would leave them in the fabric (hwgen.vta.dsp): the ECP5's MULT18X18D.
 DSP_PRIMITIVE_FAMILIES = ("ecp5",)
+# Families whose ALU takes the comparison stage by default: the one whose timing is
+# measured (nextpnr), where the ALU's result stage limits the clock (docs/fpga.md).
+ALU_COMPARE_STAGE_FAMILIES = ("ecp5",)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
 # registered, the adder trees cut (docs/fpga.md, "GEMM pipeline stages").
 FPGA_GEMM_PIPELINE = 4
@@ -90,6 +93,9 @@ FIELDS: dict[str, _Spec] = {
                            "read beats before they reach the clients", isa=False),
     "ALU_OP_REGISTER": _Spec(bool, None, "the ALU's forwarded operands registered before the operation (every "
                              "ALU micro-op every other cycle)", isa=False),
+    "ALU_COMPARE_STAGE": _Spec(bool, None, "with ALU_OP_REGISTER: MIN, MAX, CLP and MUL a stage after the other ALU "
+                               "operations, from registered comparisons and products (their micro-ops every third "
+                               "cycle)", isa=False),
     "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen",
                             isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
@@ -112,6 +118,8 @@ def _fpga_defaults(fpga: str) -> dict:
     return {
         "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
         "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
+        # the family whose timing is measured (nextpnr); it costs ALU cycles elsewhere
+        "ALU_COMPARE_STAGE": fpga in ALU_COMPARE_STAGE_FAMILIES,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
@@ -259,6 +267,9 @@ class VTAConfig:
             raise ConfigError("DSP_PRIMITIVES", True, f"DSP primitives are instantiated for FPGA "
                               f"{' or '.join(DSP_PRIMITIVE_FAMILIES)} only, not {self.FPGA}",
                               f"set DSP_PRIMITIVES to false or FPGA to {DSP_PRIMITIVE_FAMILIES[0]}")
+        if self.ALU_COMPARE_STAGE and not self.ALU_OP_REGISTER:
+            raise ConfigError("ALU_COMPARE_STAGE", True, "the comparison stage follows the ALU's operation stage",
+                              "set ALU_OP_REGISTER to true or ALU_COMPARE_STAGE to false")
         if self.DSP_PRIMITIVES and self.DSP_PACKING:
             raise ConfigError("DSP_PRIMITIVES", True, "a packed multiplier's 25-bit operand does not fit the "
                               "18x18 DSP primitive", "set DSP_PACKING or DSP_PRIMITIVES to false")

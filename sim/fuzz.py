@@ -247,6 +247,7 @@ def random_config(seed: int):
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256]))}
         # the DSP primitive exists for ECP5 builds without packed multipliers
         fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
+        fields["ALU_COMPARE_STAGE"] = fields["ALU_OP_REGISTER"] and bool(rng.random() < 0.5)
         try:
             return VTAConfig(fields)
         except HwgenError:

@@ -6,11 +6,13 @@
 
 With ALU_OP_REGISTER the forwarded operands are registered and the operation is a
 stage of its own; every micro-op then issues every other cycle, so that each result
-is recorded for forwarding before the next micro-op takes its operands.
+is recorded for forwarding before the next micro-op takes its operands. With
+ALU_COMPARE_STAGE as well, MIN, MAX, CLP and MUL (LATE_OPS) take one stage more, from
+registered comparisons and products, and issue every third cycle.
 
 With one accumulator read port (ACC_READ_PORTS = 1) S1 reads x's entry (ACC[src] with
 an immediate, else ACC[dst]); a two-operand micro-op reads ACC[src] in S2, on the
-cycle the half-rate index generator leaves free; both read values are registered and
+free cycle the index generator leaves after each triple; both read values are registered and
 the operation happens a cycle later (S4). Two-operand micro-ops then issue every other
 cycle; immediate ones every cycle.
 
@@ -21,7 +23,7 @@ that a floorplan can place it next to its accumulator slice.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -35,14 +37,23 @@ from .layouts import entry_layout
 from .rtl import fit_signed, registered
 
 
-def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False):
+# With ALU_COMPARE_STAGE, the operations that select by a comparison, and MUL, take
+# one more stage: their result comes from registered comparisons, operands and
+# product, so the stage that writes holds no carry chain and no multiplier.
+LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL)
+
+
+def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
+             compare_stage: bool = False):
     """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
     are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
-    operands and what the operations share (-y, the shift's direction and
-    amounts, the selected operation) are registered first: the result comes a cycle
-    later, from shallow logic (the comparisons side by side, one AND-OR selection with
-    the multiplier's product, the latest to arrive, entering last); `in_dsp` keeps
-    the multiplier's operand registers in the DSP block (hwgen.vta.dsp)."""
+    operands and what the operations share (-y, the shift's direction and amounts,
+    the selected operation) are registered first: the result comes a cycle later;
+    `in_dsp` keeps the multiplier's operand registers in the DSP block
+    (hwgen.vta.dsp). With `compare_stage` (and `stage`) the LATE_OPS come a cycle
+    later still, from their comparisons, operands and product registered once more
+    (in the DSP block with `in_dsp`). The result is an AND-OR of the early and late
+    groups, each zero while none of its operations is selected."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
     prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(),
@@ -51,39 +62,48 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
     sel = {code: (op == code) & ~reset for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
+    late = stage and compare_stage
     if stage and in_dsp:
-        product = dsp_product(m, mul_x, mul_y, f"{name}_mul", output_register=False)
+        product = dsp_product(m, mul_x, mul_y, f"{name}_mul", output_register=late)
+    elif stage:     # the multiplier's operands: copies of their own, next to the multiplier
+        mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
+        product = registered(m, mul_x * mul_y, f"{name}_product") if late else mul_x * mul_y
     else:
-        if stage:   # the multiplier's operands: copies of their own, next to the multiplier
-            mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
         product = mul_x * mul_y
     cmp_x, cmp_y = x, y
     if stage:
-        # x < y, the latest operation result, from operand copies of its own (kept by
-        # synthesis) so that they sit by its carry chain, not by the other operations
+        # the comparisons from operand copies of their own (kept by synthesis), so that
+        # they sit by their carry chains, not by the other operations
         cmp_x, cmp_y = (registered(m, v, f"{name}_cmp_{k}", keep=True) for k, v in (("x", x), ("y", y)))
         prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
         sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
     x, y, neg_y = prep["x"], prep["y"], prep["neg_y"]
-    lt = cmp_x < cmp_y  # after the operand registers: a carry chain beside CLP's two
+    cmp = {"lt": cmp_x < cmp_y, "x": x, "y": y}
+    if ext:     # CLP = max(min(x, y), -y), both comparisons against -y made side by side
+        cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
+    if late:
+        cmp = {k: registered(m, v, f"{name}_late_{k}") for k, v in cmp.items()}
     results = {
-        AluOp.MIN: Mux(lt, x, y),
-        AluOp.MAX: Mux(lt, y, x),
+        AluOp.MIN: Mux(cmp["lt"], cmp["x"], cmp["y"]),
+        AluOp.MAX: Mux(cmp["lt"], cmp["y"], cmp["x"]),
         AluOp.ADD: x + y,
         AluOp.SHR: Mux(prep["shl"], (x << prep["left"])[:acc_bits], x >> prep["right"]),
         AluOp.MUL: product,
     }
     if ext:
-        # max(min(x, y), -y) with both comparisons against -y made side by side
-        results[AluOp.CLP] = Mux(lt, Mux(x > neg_y, x, neg_y), Mux(y > neg_y, y, neg_y))
+        results[AluOp.CLP] = Mux(cmp["lt"], Mux(cmp["x_gt"], cmp["x"], cmp["neg_y"]),
+                                 Mux(cmp["y_gt"], cmp["y"], cmp["neg_y"]))
         results[AluOp.MOV] = y
+
     def chosen(code):
         return fit_signed(results[code], acc_bits) & sel[code].replicate(acc_bits)
-    others = 0
-    for code in results:                            # one-hot: a balanced AND-OR, not a chain
-        if code != AluOp.MUL:
-            others = others | chosen(code)
-    return others | chosen(AluOp.MUL)
+    # one-hot: balanced AND-ORs, not a chain; the last group enters last: the LATE_OPS
+    # from their registers, or else the multiplier's product, the latest to arrive
+    groups = [0, 0]
+    for code in results:
+        k = code in LATE_OPS if late else code == AluOp.MUL
+        groups[k] = groups[k] | chosen(code)
+    return groups[0] | groups[1]
 
 
 class AluLane(wiring.Component):
@@ -111,7 +131,8 @@ class AluLane(wiring.Component):
             x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
             y = Mux(self.use_imm, self.imm, self.at_src[b])
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
-                                                cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES))
+                                                cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
+                                                cfg.ALU_COMPARE_STAGE))
         return m
 
 
@@ -143,8 +164,11 @@ class TensorAlu(wiring.Component):
         idx = attach_index_generator(m, self)
         reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
         imm = Signal(signed(cfg.acc_bits))
+        late = Signal()     # with ALU_COMPARE_STAGE: one of LATE_OPS, written a stage later
+        is_late = Cat(self.op == code for code in LATE_OPS).any() if cfg.ALU_COMPARE_STAGE else Const(0)
         with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it
-            m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm)]
+            m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm),
+                         late.eq(is_late)]
             if "alu_opcode_off_by_one" in self.bugs:
                 with m.If(self.op == AluOp.MAX):
                     m.d.sync += op.eq(AluOp.MAX + 1)
@@ -152,9 +176,10 @@ class TensorAlu(wiring.Component):
         acc_layout = entry_layout(cfg, MemType.ACC)
         dst_bits = len(self.write.addr)
         one_port = cfg.ACC_READ_PORTS == 1
-        # a two-stage operation (ALU_OP_REGISTER) leaves a cycle between micro-ops, so a
-        # result is recorded for forwarding before the next micro-op's operands are taken
-        m.d.comb += idx.half.eq(1 if cfg.ALU_OP_REGISTER else ~self.use_imm if one_port else 0)
+        # a two-stage operation (ALU_OP_REGISTER) leaves a cycle between micro-ops (two
+        # for LATE_OPS), so a result is recorded for forwarding before the next
+        # micro-op's operands are taken
+        m.d.comb += idx.gap.eq(Mux(is_late, 2, 1) if cfg.ALU_OP_REGISTER else ~self.use_imm if one_port else 0)
         # S1
         s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
@@ -198,5 +223,9 @@ class TensorAlu(wiring.Component):
                 m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
                 res[b, j] = lane.res[b]
         lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
+        if cfg.ALU_COMPARE_STAGE:
+            late_valid, late_dst = registered(m, valid, "late_valid"), registered(m, dst, "late_dst")
+            in_flight = in_flight | valid
+            valid, dst = Mux(late, late_valid, valid), Mux(late, late_dst, dst)
         write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight)     # the lanes apply reset
         return m

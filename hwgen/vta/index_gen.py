@@ -4,15 +4,15 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle (two cycles later with INDEX_REGISTER). Started with `half`, the nest
-advances every other cycle, leaving a free cycle after each triple (the one-port ALU's
-second operand read, the ALU's operation stage). Products with the loop counters are
+next cycle (two cycles later with INDEX_REGISTER). Started with `gap` = g, the nest
+leaves g free cycles after each triple (the one-port ALU's second operand read, the
+ALU's operation stages). Products with the loop counters are
 kept as running sums, so there are no multipliers. Indices wrap at their width:
 out-of-range programs are undefined.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -48,7 +48,7 @@ class IndexGenerator(wiring.Component):
         super().__init__({
             "start": In(1),
             "params": In(loop_layout(cfg)),
-            "half": In(1),
+            "gap": In(2),
             "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
             "valid": Out(1),
             "last": Out(1),
@@ -76,10 +76,11 @@ class IndexGenerator(wiring.Component):
         u_left = Signal.like(self.params.uop_end)
         i_left, o_left = Signal(LOOP_ITER_BITS), Signal(LOOP_ITER_BITS)
         u_span = Signal.like(self.params.uop_end)     # uop_end - uop_bgn - 1
-        # at half rate, `phase` alternates so that every other cycle advances
-        half, phase = Signal(), Signal()
-        advance = running & (~half | ~phase)
-        m.d.sync += phase.eq(half & running & ~phase)
+        # `wait` counts the free cycles left after a triple
+        gap, wait = Signal(2), Signal(2)
+        advance = running & (wait == 0)
+        with m.If(running):
+            m.d.sync += wait.eq(Mux(advance, gap, wait - 1))
         with m.If(advance):
             m.d.sync += [u_left.eq(u_left - 1), last_u.eq(u_left == 1)]
             with m.If(last_u):
@@ -108,7 +109,7 @@ class IndexGenerator(wiring.Component):
         # only `running` waits for `start` (a late, wide-fanout signal)
         with m.If(~running):
             q = self.params
-            m.d.sync += [p.eq(q), u.eq(q.uop_bgn), half.eq(self.half), phase.eq(0),
+            m.d.sync += [p.eq(q), u.eq(q.uop_bgn), gap.eq(self.gap), wait.eq(0),
                          u_span.eq(q.uop_end - q.uop_bgn - 1), u_left.eq(q.uop_end - q.uop_bgn - 1),
                          last_u.eq(q.uop_end - q.uop_bgn == 1), i_left.eq(q.iter_in - 1),
                          last_i.eq(q.iter_in == 1), o_left.eq(q.iter_out - 1), last_o.eq(q.iter_out == 1)]
