@@ -39,7 +39,7 @@ def test_programs_run_through_the_driver_as_on_fsim(name, board):
     base, _, fpga = name.partition("+")
     cfg = load_config(base)
     if fpga:
-        cfg = VTAConfig({**cfg.to_dict(), "FPGA": fpga})
+        cfg = cfg.replace(FPGA=fpga)        # the family's defaults of the options follow
     target = SimulatedBoard(BOARDS[board] if board else None, TsimOptions(stall=0.1, out_of_order=True))
     for prog in _programs(cfg):
         assert _same(run(prog, "fsim"), target.run(prog)), prog
