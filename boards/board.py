@@ -30,7 +30,9 @@ class Board(ABC):
     """A board. `registers` is the physical address at which the CPU sees the core's
     register window (`register_window` bytes) through `register_bridge`; `clock` names
     the processor system's clock that drives the core at the configuration's FREQ_MHZ;
-    `bitstream` lists the files a build delivers to the board; `platform` is the
+    `bitstream` lists the files a build delivers to the board, of which Linux's FPGA
+    manager loads `manager_image` (with the processor's bridges to the FPGA disabled
+    meanwhile where `bridges_off`) and openFPGALoader `jtag_image`; `platform` is the
     amaranth-boards platform class of its FPGA (device, package, pins); `jtag` the
     openFPGALoader arguments that reach it from a workstation."""
     name: str
@@ -45,6 +47,9 @@ class Board(ABC):
     bitstream: tuple[str, ...]
     platform: type
     jtag: tuple[str, ...]
+    manager_image: str
+    jtag_image: str
+    bridges_off: bool
 
     @property
     def device(self) -> Device:

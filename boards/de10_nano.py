@@ -117,4 +117,4 @@ DE10_NANO = De10NanoBoard(
     register_bridge="h2f_lw_axi_master", registers=0xFF22_0000, register_window=0x1_0000,
     memory=MemoryPort("f2h_axi_slave", data_bits=64, max_burst=16, coherent=False),
     clock="PLL from FPGA_CLK1_50", bitstream=(".rbf",), platform=DE10NanoPlatform,
-    jtag=("-b", "de10nano"))
+    jtag=("-b", "de10nano"), manager_image=".rbf", jtag_image=".rbf", bridges_off=True)

@@ -26,7 +26,7 @@ from hwgen.errors import HwgenError
 from hwgen.program.check import check_program
 from hwgen.registers import DRAM_BASE_ALIGN, ID_MAGIC, IDENTIFICATION, OFFSETS, identification
 from sim.driver import Mmio, run_program
-from sim.target import Progress, Session, Target, layout
+from sim.target import Progress, Session, Target, layout, place
 
 
 class DmaBuffer(ABC):
@@ -54,6 +54,28 @@ class DmaMemory(ABC):
     def allocate(self, nbytes: int) -> DmaBuffer:
         """A buffer of at least `nbytes` bytes whose physical address is a multiple
         of 4 KiB (HwgenError when there is no room)."""
+
+
+class RegionMemory(DmaMemory):
+    """DMA memory that is one reserved region of `size` bytes, handed out from its
+    start in 4 KiB-aligned pieces; `name` names it in messages, `hint` says how to
+    get a larger one. Subclasses make the buffer at an offset (`buffer`)."""
+
+    def __init__(self, size: int, name: str, hint: str = ""):
+        self.size, self.name, self.hint = size, name, hint
+        self.used = 0
+
+    def allocate(self, nbytes: int) -> DmaBuffer:
+        offset = -(-self.used // DRAM_BASE_ALIGN) * DRAM_BASE_ALIGN
+        if offset + nbytes > self.size:
+            raise HwgenError(f"{self.name}: {nbytes} bytes do not fit its {self.size} ({offset} in use)"
+                             + (f"; {self.hint}" if self.hint else ""))
+        self.used = offset + nbytes
+        return self.buffer(offset, nbytes)
+
+    @abstractmethod
+    def buffer(self, offset: int, nbytes: int) -> DmaBuffer:
+        """The buffer of `nbytes` bytes at `offset` in the region."""
 
 
 class BitstreamMismatch(HwgenError):
@@ -104,16 +126,11 @@ class BoardSession(Session):
         if check:
             check_program(program)
         self.device, self.on_close = device, on_close
-        self.layout = layout(program)
-        self.buffer = device.memory.allocate(self.layout.size)
+        self.buffer = device.memory.allocate(layout(program).size)
         if self.buffer.physical_address % DRAM_BASE_ALIGN:
             raise HwgenError(f"DMA buffer at 0x{self.buffer.physical_address:x}: the core needs a multiple of "
                              f"{DRAM_BASE_ALIGN} bytes (docs/registers.md, Memory)")
-        a = self.buffer.array
-        a[:self.layout.size] = 0
-        a[:program.dram.size] = program.dram
-        insn = np.frombuffer(program.insn_bytes, dtype=np.uint8)
-        a[self.layout.insn_base:self.layout.insn_base + insn.size] = insn
+        self.layout = place(program, self.buffer.array)
 
     @property
     def dram(self) -> np.ndarray:

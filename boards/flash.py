@@ -23,7 +23,7 @@ from hwgen.errors import HwgenError
 
 from . import BOARDS
 from .board import Board
-from .plan import PLAN_MANIFEST
+from .plan import PLAN_MANIFEST, bitstream_file
 
 Runner = Callable[[list[str]], int]
 
@@ -56,7 +56,8 @@ def flash(plan: Path, via: str = "auto", sysfs: Path = Path("/sys"), firmware: P
     board, doc = load_plan(plan)
     plan = Path(plan)
     manager = sysfs / "class" / "fpga_manager" / "fpga0"
-    ways = {"pynq": lambda: _pynq_available() and board.bitstream[0] == ".bit",
+    # PYNQ's Overlay takes a .bit with its .hwh
+    ways = {"pynq": lambda: _pynq_available() and ".hwh" in board.bitstream,
             "fpga-manager": manager.is_dir, "jtag": lambda: shutil.which("openFPGALoader") is not None}
     if via == "auto":
         via = next((w for w, available in ways.items() if available()), None)
@@ -69,11 +70,11 @@ def flash(plan: Path, via: str = "auto", sysfs: Path = Path("/sys"), firmware: P
     elif not ways[via]():
         raise HwgenError(f"--via {via} is not available here")
     if via == "pynq":
-        importlib.import_module("pynq").Overlay(str((plan / "bitstream" / "hwgen.bit").resolve()))
+        importlib.import_module("pynq").Overlay(str((plan / bitstream_file(".bit")).resolve()))
     elif via == "fpga-manager":
         _fpga_manager(board, plan, manager, sysfs, firmware)
     else:
-        image = plan / "bitstream" / f"hwgen{'.bit' if '.bit' in board.bitstream else board.bitstream[0]}"
+        image = plan / bitstream_file(board.jtag_image)
         status = run(["openFPGALoader", *board.jtag, str(image)])
         if status != 0:
             raise HwgenError(f"openFPGALoader {' '.join(board.jtag)} {image} failed (status {status})")
@@ -89,11 +90,11 @@ def _pynq_available() -> bool:
 
 
 def _fpga_manager(board: Board, plan: Path, manager: Path, sysfs: Path, firmware: Path) -> None:
-    image = plan / "bitstream" / f"hwgen{'.bin' if board.family == 'xc7' else '.rbf'}"
+    image = plan / bitstream_file(board.manager_image)
     if not (manager / "firmware").exists():
         raise HwgenError(f"{manager}: this kernel has no firmware attribute (loading through sysfs); load "
                          f"{image} with a device-tree overlay instead")
-    bridges = sorted((sysfs / "class" / "fpga_bridge").glob("*/enable")) if board.family == "cyclonev" else []
+    bridges = sorted((sysfs / "class" / "fpga_bridge").glob("*/enable")) if board.bridges_off else []
     name = f"hwgen-{board.name}{image.suffix}"
     try:
         shutil.copyfile(image, firmware / name)

@@ -18,7 +18,7 @@ from hwgen.registers import DRAM_BASE_ALIGN
 from sim.driver import Mmio
 
 from .board import Board
-from .driver import DmaBuffer, DmaMemory, Device
+from .driver import DmaBuffer, DmaMemory, Device, RegionMemory
 
 UDMABUF_CLASS = Path("/sys/class/u-dma-buf")
 # u-dma-buf's sync_direction values
@@ -82,7 +82,7 @@ class UdmaBuffer(DmaBuffer):
         self._sync(FROM_DEVICE, "sync_for_cpu")
 
 
-class UdmaBuf(DmaMemory):
+class UdmaBuf(RegionMemory):
     """The u-dma-buf buffer `name` (/dev/NAME; sysfs under `sysfs_class`/NAME), handed
     out in 4 KiB-aligned pieces; cache maintenance through its sync_* attributes."""
 
@@ -100,14 +100,9 @@ class UdmaBuf(DmaMemory):
         with open(path, "r+b") as f:
             self._map = mmap.mmap(f.fileno(), size)
         self.array = np.frombuffer(self._map, dtype=np.uint8)
-        self.used = 0
+        super().__init__(size, f"u-dma-buf {name}", "load the module with a larger buffer")
 
-    def allocate(self, nbytes: int) -> UdmaBuffer:
-        offset = -(-self.used // DRAM_BASE_ALIGN) * DRAM_BASE_ALIGN
-        if offset + nbytes > self.array.size:
-            raise HwgenError(f"u-dma-buf {self.sysfs.name}: {nbytes} bytes do not fit its {self.array.size} "
-                             f"({offset} in use); load the module with a larger buffer")
-        self.used = offset + nbytes
+    def buffer(self, offset: int, nbytes: int) -> UdmaBuffer:
         return UdmaBuffer(self, offset, nbytes)
 
 

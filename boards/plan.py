@@ -26,6 +26,12 @@ CORE_DIR = "core"
 WRAPPER = "hwgen_core.v"
 WRAPPER_TOP = "hwgen_core"
 PLAN_MANIFEST = "board.json"
+
+
+def bitstream_file(ext: str) -> str:
+    """Where a plan's vendor build leaves its bitstream file of suffix `ext`."""
+    return f"bitstream/hwgen{ext}"
+
 # AxCACHE of the core's bursts: write-back read/write-allocate where the port snoops
 # the CPU's caches (coherent), normal non-cacheable bufferable where it does not
 CACHE_COHERENT, CACHE_NONCOHERENT = 0b1111, 0b0011
@@ -49,9 +55,9 @@ def board_config(board: Board, cfg: VTAConfig) -> VTAConfig:
 
 def wrapper_ports(manifest: dict) -> list[dict]:
     """The ports of `hwgen_core`: the core's (`manifest["ports"]`), the constant AXI
-    attributes of the master's bursts and the AXI4-Lite protection inputs the slave
+    attributes of the master's bursts (`tied`: which attribute) and the AXI4-Lite protection inputs the slave
     ignores (processor-system interconnects expect both)."""
-    extra = [{"name": f"m_axi_{ch}{sig}", "direction": "output", "width": w}
+    extra = [{"name": f"m_axi_{ch}{sig}", "direction": "output", "width": w, "tied": sig}
              for ch in ("ar", "aw") for sig, w in (("cache", 4), ("prot", 3), ("lock", 1))]
     extra += [{"name": f"s_axil_{ch}prot", "direction": "input", "width": 3} for ch in ("ar", "aw")]
     return [*manifest["ports"], *extra]
@@ -64,7 +70,6 @@ def core_wrapper(manifest: dict, coherent: bool, freq_mhz: float) -> str:
     and its reset's polarity (other tools ignore them)."""
     cache = CACHE_COHERENT if coherent else CACHE_NONCOHERENT
     value = {"cache": f"4'b{cache:04b}", "prot": "3'b000", "lock": "1'b0"}
-    core_ports = {p["name"] for p in manifest["ports"]}
     ports, conns, consts = [], [], []
     for p in wrapper_ports(manifest):
         width = f"[{p['width'] - 1}:0] " if p["width"] > 1 else ""
@@ -76,22 +81,19 @@ def core_wrapper(manifest: dict, coherent: bool, freq_mhz: float) -> str:
             attrs = ('(* X_INTERFACE_INFO = "xilinx.com:signal:reset:1.0 rst RST", X_INTERFACE_PARAMETER = '
                      '"POLARITY ACTIVE_HIGH" *) ')
         ports.append(f"  {attrs}{p['direction']} wire {width}{p['name']}")
-        if p["name"] in core_ports:
+        if "tied" in p:
+            consts.append(f"  assign {p['name']} = {value[p['tied']]};")
+        elif p in manifest["ports"]:      # the AXI4-Lite AxPROT inputs stay unconnected
             conns.append(f"    .{p['name']}({p['name']})")
-        elif p["direction"] == "output":
-            consts.append(f"  assign {p['name']} = {value[p['name'][len('m_axi_ar'):]]};")
     return (f"// hwgen {manifest['version']}: the core {manifest['top']} of configuration {manifest['config_name']} "
             f"behind a {'coherent' if coherent else 'non-coherent'} memory port\n"
             f"module {WRAPPER_TOP} (\n" + ",\n".join(ports) + "\n);\n" + "\n".join(consts)
             + f"\n  {manifest['top']} core (\n" + ",\n".join(conns) + "\n  );\nendmodule\n")
 
 
-def plan_digest(out: Path, files: list[str]) -> str:
-    """SHA-256 over the names and contents of `files` (relative to `out`), sorted."""
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + (out / name).read_bytes() + b"\0")
-    return h.hexdigest()
+def plan_digest(digests: dict[str, str]) -> str:
+    """SHA-256 over the names and SHA-256s of a plan's files, in name order."""
+    return hashlib.sha256("".join(f"{name}\0{digests[name]}\0" for name in sorted(digests)).encode()).hexdigest()
 
 
 def write_plan(board: Board, cfg: VTAConfig, out: Path, check_fit: Callable[[Path], dict] | None = None,
@@ -103,23 +105,20 @@ def write_plan(board: Board, cfg: VTAConfig, out: Path, check_fit: Callable[[Pat
     core = build_core(cfg, out / CORE_DIR, progress=progress)
     fit = check_fit(out / CORE_DIR / core.files["verilog"]) if check_fit is not None else None
     manifest = {**core.manifest, "config_name": cfg.name}
-    files = {f"{CORE_DIR}/{name}": None for name in core.files.values()}
-    files[f"{CORE_DIR}/{MANIFEST}"] = None
-    (out / WRAPPER).write_text(core_wrapper(manifest, board.memory.coherent, cfg.FREQ_MHZ))
-    files[WRAPPER] = None
-    for name, text in board.shell_files(cfg, manifest).items():
+    files = [f"{CORE_DIR}/{name}" for name in (*core.files.values(), MANIFEST)]
+    shell = {WRAPPER: core_wrapper(manifest, board.memory.coherent, cfg.FREQ_MHZ), **board.shell_files(cfg, manifest)}
+    for name, text in shell.items():
         path = out / name
         path.write_text(text)
         if name.endswith(".sh"):
             path.chmod(0o755)
-        files[name] = None
-    digests = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in sorted(files)}
+    digests = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in sorted([*files, *shell])}
     doc = {"board": board.name, "title": board.title, "device": board.device.name, "part": board.device.part,
            "config": cfg.name, "config_fields": cfg.to_dict(), "build_hash": cfg.build_hash, "freq_mhz": cfg.FREQ_MHZ,
            "identification": identification(cfg.build_hash), "registers": board.registers,
            "memory_port": {"name": board.memory.name, "data_bits": board.memory.data_bits,
                            "max_burst": board.memory.max_burst, "coherent": board.memory.coherent},
-           "bitstream": [f"bitstream/hwgen{ext}" for ext in board.bitstream], "run": "./build.sh",
-           "files": digests, "plan_digest": plan_digest(out, list(digests)), "fit": fit}
+           "bitstream": [bitstream_file(ext) for ext in board.bitstream], "run": "./build.sh",
+           "files": digests, "plan_digest": plan_digest(digests), "fit": fit}
     (out / PLAN_MANIFEST).write_text(json.dumps(doc, indent=1) + "\n")
     return doc

@@ -119,7 +119,7 @@ def _pynq(name: str, title: str) -> PynqBoard:
     return PynqBoard(name=name, title=title, device_name="xc7z020", processor="Zynq-7000 PS7",
                      register_bridge="M_AXI_GP0", registers=0x43C0_0000, register_window=0x1_0000, memory=_ACP,
                      clock=_CLOCK, bitstream=(".bit", ".hwh", ".bin"), platform=ArtyZ720Platform,
-                     jtag=("-c", "digilent"))
+                     jtag=("-c", "digilent"), manager_image=".bin", jtag_image=".bit", bridges_off=False)
 
 
 PYNQ_Z1 = _pynq("pynq-z1", "Digilent Pynq-Z1")

@@ -19,7 +19,7 @@ from sim.target import Target, layout
 from sim.tsim.run import TsimDevice, TsimOptions
 
 from .board import Board
-from .driver import BoardSession, DmaBuffer, DmaMemory, Device
+from .driver import BoardSession, DmaBuffer, Device, RegionMemory
 
 # Where the simulated DMA region starts: inside the 1 GiB of DRAM both boards have,
 # above what their Linux images use.
@@ -48,21 +48,16 @@ class SimulatedBuffer(DmaBuffer):
             self.array[:] = self._device
 
 
-class SimulatedMemory(DmaMemory):
+class SimulatedMemory(RegionMemory):
     """A reserved region of `device` (the simulated physical memory, a uint8 array)
-    at physical address `base`, handed out in 4 KiB-aligned buffers."""
+    at physical address `base`; `buffers` lists the buffers handed out."""
 
     def __init__(self, device: np.ndarray, base: int, coherent: bool):
+        super().__init__(device.size, f"simulated DMA region at 0x{base:x}")
         self.device, self.base, self.coherent = device, base, coherent
-        self.used = 0
         self.buffers: list[SimulatedBuffer] = []
 
-    def allocate(self, nbytes: int) -> SimulatedBuffer:
-        offset = -(-self.used // DRAM_BASE_ALIGN) * DRAM_BASE_ALIGN
-        if offset + nbytes > self.device.size:
-            raise HwgenError(f"simulated DMA region of {self.device.size} bytes at 0x{self.base:x}: no room for "
-                             f"{nbytes} bytes more")
-        self.used = offset + nbytes
+    def buffer(self, offset: int, nbytes: int) -> SimulatedBuffer:
         self.buffers.append(SimulatedBuffer(self.device, self.base, offset, nbytes, self.coherent))
         return self.buffers[-1]
 
@@ -81,8 +76,9 @@ class SimulatedBoard(Target):
 
     def __init__(self, board: Board | None = None, options: TsimOptions | None = None, build=None,
                  physical_base: int = PHYSICAL_BASE, offset: int = DRAM_BASE_ALIGN):
-        if physical_base % DRAM_BASE_ALIGN or physical_base >> 32:
-            raise HwgenError(f"physical base 0x{physical_base:x}: give a 32-bit multiple of {DRAM_BASE_ALIGN}")
+        if physical_base % DRAM_BASE_ALIGN or physical_base >> 32 or offset % DRAM_BASE_ALIGN:
+            raise HwgenError(f"physical base 0x{physical_base:x}, offset {offset}: give 32-bit multiples of "
+                             f"{DRAM_BASE_ALIGN}")
         self.board, self.options, self.build = board, options or TsimOptions(), build
         self.coherent = board.memory.coherent if board is not None else False
         self.physical_base, self.offset = physical_base, offset
@@ -92,7 +88,7 @@ class SimulatedBoard(Target):
         if trace is not None:
             raise HwgenError("board-sim records no trace; compare traces on fsim and tsim (hwgen run --target both)")
         cfg = self.options.config or program.config
-        size = self.offset + -(-layout(program).size // DRAM_BASE_ALIGN) * DRAM_BASE_ALIGN
+        size = self.offset + layout(program).size       # both multiples of 4 KiB
         region = np.zeros(size, dtype=np.uint8)
         tsim = TsimDevice(cfg, region, self.options, self.physical_base, build_progress=build_progress)
         try:

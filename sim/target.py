@@ -71,6 +71,17 @@ def layout(program) -> MemoryLayout:
     return MemoryLayout(base, n, base + -(-n // PAGE) * PAGE + PAGE)
 
 
+def place(program, memory: np.ndarray) -> MemoryLayout:
+    """Write `program`'s DRAM image and instruction stream into `memory` (uint8, at
+    least `layout(program).size` bytes) where `layout` puts them, the rest of the
+    layout zero; returns the layout."""
+    lay = layout(program)
+    memory[:lay.size] = 0
+    memory[:program.dram.size] = program.dram
+    memory[lay.insn_base:lay.insn_base + lay.insn_bytes] = np.frombuffer(program.insn_bytes, dtype=np.uint8)
+    return lay
+
+
 @dataclass
 class RunResult:
     target: str

@@ -74,19 +74,7 @@ def add_memory_model(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-cycles", type=int, help="stop a run after this many cycles (a deadlock, or raise it)")
 
 
-_MEMORY_MODEL = ("latency", "stall", "out_of_order", "seed", "max_cycles")
-
-
-def memory_model(args, target: str) -> dict:
-    """The memory-model fields of sim.TsimOptions given on the command line; on a
-    target that does not simulate the core's memory (fsim, a board), giving one is a
-    usage error (it would be ignored)."""
-    given = {k: getattr(args, k) for k in _MEMORY_MODEL if getattr(args, k) is not None}
-    if given and target not in ("tsim", "board-sim", "fsim,tsim"):
-        names = ", ".join("--" + k.replace("_", "-") for k in given)
-        raise HwgenError(f"{names}: the memory model is tsim's; {target} has none (use --target tsim or board-sim, "
-                         "or drop the option)")
-    return given
+MEMORY_MODEL = ("latency", "stall", "out_of_order", "seed", "max_cycles")
 
 
 def progress_bar(args, total: int, what: str):

@@ -16,9 +16,9 @@ from ..errors import HwgenError
 from ..files import staged
 from ..program import Program
 from . import network
-from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, memory_model, \
-    output_dir, print_json, progress_bar
-from .targets import HELP, TARGETS, add_board_options, make_target
+from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, output_dir, \
+    print_json, progress_bar
+from .targets import HELP, TARGETS, add_board_options, make_target, memory_model
 
 BOTH = "fsim,tsim"
 

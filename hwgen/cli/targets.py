@@ -14,10 +14,11 @@ from sim.target import Target
 from sim.tsim import WaveWindow
 
 from ..errors import HwgenError
-from .common import memory_model
+from .common import MEMORY_MODEL
 
 BOARD_SIM, BOARD = "board-sim", "board"
 TARGETS = [*sim.TARGETS, BOARD_SIM, BOARD]
+SIMULATED_MEMORY = ("tsim", BOARD_SIM)     # the targets that take tsim's memory-model options
 HELP = ("fsim (reference model), tsim (generated RTL in Verilator), board-sim (the host driver on tsim, as on "
         "--board), board (the host driver on this board: run it on the board)")
 
@@ -27,6 +28,18 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--board", choices=list(boards.BOARDS), help="the board (board-sim: whose memory port to model; "
                    "default a port that is not coherent)")
     g.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for FINISH on a board (default 10)")
+
+
+def memory_model(args, target: str) -> dict:
+    """The memory-model fields of sim.TsimOptions given on the command line; on a
+    target that does not simulate the core's memory (fsim, a board), giving one is a
+    usage error (it would be ignored)."""
+    given = {k: getattr(args, k) for k in MEMORY_MODEL if getattr(args, k) is not None}
+    if given and target not in SIMULATED_MEMORY:
+        names = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise HwgenError(f"{names}: the memory model is tsim's; {target} has none (use --target tsim or board-sim, "
+                         "or drop the option)")
+    return given
 
 
 def make_target(args, cfg=None, build=None, waves: WaveWindow | None = None) -> Target:

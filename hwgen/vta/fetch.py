@@ -28,9 +28,7 @@ def _queues(cfg, raw):
     """(to the store queue, to the load queue) for the instruction bits `raw`, as
     hwgen.isa.opcodes.module_of decides."""
     insn = data.View(insn_layout(cfg, "LOAD"), raw)
-    to_load = 0
-    for mt in LOAD_MODULE_TYPES:
-        to_load = to_load | (insn.memory_type == mt)
+    to_load = Cat(insn.memory_type == mt for mt in LOAD_MODULE_TYPES).any()
     return insn.opcode == Opcode.STORE, (insn.opcode == Opcode.LOAD) & to_load
 
 

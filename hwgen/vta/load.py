@@ -1,7 +1,7 @@
 """The load module: LOADs of INP and WGT (docs/semantics.md, "Modules and tokens"), one instruction at a time."""
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 
@@ -30,7 +30,7 @@ class LoadModule(wiring.Component):
         units = {mt: TensorLoad(cfg, mt, self.bugs) for mt in LOAD_MODULE_TYPES}
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
-        busy = units[MemType.INP].busy | units[MemType.WGT].busy
+        busy = Cat(u.busy for u in units.values()).any()
         seq = Sequencer(m, self.queue, self.tokens, busy)
         insn = data.View(insn_layout(cfg, "LOAD"), seq.insn)
         for mt, u in units.items():

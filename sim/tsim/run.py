@@ -23,7 +23,7 @@ from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
 from ..driver import Mmio, run_program
-from ..target import Progress, Session, Target, layout
+from ..target import Progress, Session, Target, layout, place
 from .build import WAVE_FORMATS, build_tsim
 
 # Cycles simulated per call into the harness while polling (about half a second), so
@@ -220,11 +220,8 @@ class TsimSession(Session):
         self._waves = options.waves.struct(program) if options.waves is not None else None
         if options.waves is not None:
             Path(options.waves.path).parent.mkdir(parents=True, exist_ok=True)
-        self.layout = layout(program)
-        memory = np.zeros(self.layout.size, dtype=np.uint8)
-        memory[:program.dram.size] = program.dram
-        insn = np.frombuffer(program.insn_bytes, dtype=np.uint8)
-        memory[self.layout.insn_base:self.layout.insn_base + insn.size] = insn
+        memory = np.zeros(layout(program).size, dtype=np.uint8)
+        self.layout = place(program, memory)
         self._events = tempfile.NamedTemporaryFile(suffix=".events", delete=False) if trace is not None else None
         if self._events is not None:
             self._events.close()
