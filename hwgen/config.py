@@ -78,6 +78,9 @@ FIELDS: dict[str, _Spec] = {
     # resources and cycles, never results. Not given, they follow FPGA.
     "FPGA": _Spec(str, "none", "the FPGA family the RTL is generated for, or none (generic RTL)",
                   allowed=("none", *FPGA_FAMILIES), isa=False),
+    "PIPELINED_UNITS": _Spec(bool, True, "GEMM and ALU issue a micro-op per cycle (fewer with the ALU options "
+                             "below); false: the original VTA's sequencing, fetch-uop / fetch-data / compute / "
+                             "write-back per micro-op (GEMM every 4th cycle, ALU every 4th or 5th)", isa=False),
     "ACC_READ_PORTS": _Spec(int, None, "accumulator read ports: 2, or 1 (two-operand ALU micro-ops every other "
                             "cycle, no second copy of ACC)", allowed=(1, 2), isa=False),
     "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),

@@ -17,6 +17,31 @@ LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: Me
              MemType.ACC: MemType.ACC, MemType.ACC_8BIT: MemType.ACC}
 
 
+# The original VTA's compute sequencing (PIPELINED_UNITS false): a GEMM micro-op every
+# fourth cycle, an ALU micro-op every fourth with an immediate and every fifth with two
+# accumulator operands (the highly configurable VTA paper, section on pipelining).
+BASELINE_GEMM_INTERVAL = 4
+BASELINE_ALU_INTERVAL = {True: 4, False: 5}     # by use_imm
+
+
+def gemm_interval(cfg) -> int:
+    """Cycles from one GEMM micro-op's issue to the next one's."""
+    return 1 if cfg.PIPELINED_UNITS else BASELINE_GEMM_INTERVAL
+
+
+def alu_interval(cfg, use_imm: bool, late: bool) -> int:
+    """Cycles from one ALU micro-op's issue to the next one's; `late`: the operation is
+    one that ALU_COMPARE_STAGE computes a stage later (MIN, MAX, CLP, MUL). A
+    two-stage operation (ALU_OP_REGISTER) leaves one free cycle, two for the late ones,
+    so that a result is recorded for forwarding before the next micro-op's operands are
+    taken; a one-port ACC reads the second operand on a free cycle."""
+    if not cfg.PIPELINED_UNITS:
+        return BASELINE_ALU_INTERVAL[use_imm]
+    if cfg.ALU_OP_REGISTER:
+        return 3 if late and cfg.ALU_COMPARE_STAGE else 2
+    return 2 if cfg.ACC_READ_PORTS == 1 and not use_imm else 1
+
+
 @dataclass(frozen=True)
 class Scratchpad:
     """One on-chip buffer of the core: its instance name in the netlist (`core.NAME`),

@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -20,10 +21,14 @@ MAIN_CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32"]
 
 
 def config(name: str):
-    """A shipped configuration by name; NAME+FAMILY is it built for an FPGA family."""
-    name, _, fpga = name.partition("+")
+    """A shipped configuration by name, then "+"-separated changes: a FAMILY builds it for
+    that FPGA family, FIELD=VALUE (VALUE in JSON) sets a field."""
+    name, *changes = name.split("+")
     cfg = load_config(CONFIG_DIR / f"{name}.json")
-    return cfg.replace(FPGA=fpga) if fpga else cfg
+    for change in changes:
+        field, eq, value = change.partition("=")
+        cfg = cfg.replace(**{field: json.loads(value)} if eq else {"FPGA": change})
+    return cfg
 
 
 @pytest.fixture(params=MAIN_CONFIGS)

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
-from ..geometry import geometry
+from ..geometry import alu_interval, gemm_interval, geometry
 from ..isa import MemType
 
 
@@ -209,8 +209,8 @@ def load_bytes(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
 
 
 def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
-    """A first-order estimate. The compute module runs the GEMM micro-op iterations (one
-    per cycle), the ALU passes (bias copy, shift, clip) and a fixed cost
+    """A first-order estimate. The compute module runs the GEMM micro-op iterations and
+    the ALU passes (bias copy, shift, clip) at their issue intervals, and a fixed cost
     per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
     overlapped: the first step's loads, and the last group's store. `b`: the
     schedule's dram_bytes, when already known."""
@@ -220,12 +220,13 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
     n_co, n_ci = -(-s.cob // t.tco), -(-s.cig // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
-    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow
+    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_interval(cfg)
     entries = s.nb * s.cob * s.oh * s.ow
-    alu = 4 * entries                # bias copy, SHR, MAX, MIN
+    imm, late = alu_interval(cfg, True, False), alu_interval(cfg, True, True)
+    clip = late if cfg.ALU_EXT else 2 * late              # CLP, or MAX and MIN
+    alu = (2 * imm + clip) * entries                      # bias copy (ADD), SHR, clip
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        add = 2 if cfg.ACC_READ_PORTS == 1 else 1      # a two-operand ADD on a one-port ACC
-        alu += (3 + add) * entries + b["ACC_8BIT"] // bus
+        alu += (alu_interval(cfg, False, False) + imm + clip) * entries + b["ACC_8BIT"] // bus
     compute = gemm + alu + STEP_CYCLES * steps
     memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
     first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]

@@ -8,7 +8,9 @@ With ALU_OP_REGISTER the forwarded operands are registered and the operation is 
 stage of its own; every micro-op then issues every other cycle, so that each result
 is recorded for forwarding before the next micro-op takes its operands. With
 ALU_COMPARE_STAGE as well, MIN, MAX, CLP and MUL (LATE_OPS) take one stage more, from
-registered comparisons and products, and issue every third cycle.
+registered comparisons and products, and issue every third cycle. With
+PIPELINED_UNITS false every micro-op waits out the original VTA's interval (4 cycles
+with an immediate, 5 with two operands; hwgen.geometry.alu_interval).
 
 With one accumulator read port (ACC_READ_PORTS = 1) S1 reads x's entry (ACC[src] with
 an immediate, else ACC[dst]); a two-operand micro-op reads ACC[src] in S2, on the
@@ -27,6 +29,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..geometry import alu_interval
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
@@ -176,10 +179,9 @@ class TensorAlu(wiring.Component):
         acc_layout = entry_layout(cfg, MemType.ACC)
         dst_bits = len(self.write.addr)
         one_port = cfg.ACC_READ_PORTS == 1
-        # a two-stage operation (ALU_OP_REGISTER) leaves a cycle between micro-ops (two
-        # for LATE_OPS), so a result is recorded for forwarding before the next
-        # micro-op's operands are taken
-        m.d.comb += idx.gap.eq(Mux(is_late, 2, 1) if cfg.ALU_OP_REGISTER else ~self.use_imm if one_port else 0)
+        gap = {(imm, late_op): alu_interval(cfg, imm, late_op) - 1 for imm in (False, True) for late_op in (False, True)}
+        m.d.comb += idx.gap.eq(Mux(self.use_imm, Mux(is_late, gap[True, True], gap[True, False]),
+                                   Mux(is_late, gap[False, True], gap[False, False])))
         # S1
         s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]

@@ -44,6 +44,12 @@ class ComputeModule(wiring.Component):
             "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2), "gemm_uop": Out(1), "alu_uop": Out(1),
         })
 
+    def _is(self, op: Opcode):
+        return lambda bits: data.View(insn_layout(self.cfg, "FINISH"), bits).opcode == op
+
+    def _is_load_of(self, mt: MemType):
+        return lambda bits: self._is(Opcode.LOAD)(bits) & (data.View(insn_layout(self.cfg, "LOAD"), bits).memory_type == mt)
+
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
@@ -55,26 +61,26 @@ class ComputeModule(wiring.Component):
         busy = gemm.busy | alu.busy
         for u in loads.values():
             busy = busy | u.busy
-        seq = Sequencer(m, self.queue, self.tokens, busy)
+        seq = Sequencer(m, self.queue, self.tokens, busy, {
+            **{mt.name: self._is_load_of(mt) for mt in loads},
+            **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}})
         head = data.View(insn_layout(cfg, "FINISH"), seq.insn)
-        mem_insn = data.View(insn_layout(cfg, "LOAD"), seq.insn)
         g = data.View(insn_layout(cfg, "GEMM"), seq.insn)
         a = data.View(insn_layout(cfg, "ALU"), seq.insn)
         is_gemm = head.opcode == Opcode.GEMM
 
         # -- starting the unit ----------------------------------------------------------------
         for mt, u in loads.items():
-            m.d.comb += [u.insn.eq(seq.insn),
-                         u.start.eq(seq.start & (head.opcode == Opcode.LOAD) & (mem_insn.memory_type == mt))]
+            m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start[mt.name])]
         loop_fields = ("uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out", "dst_factor_in",
                        "src_factor_out", "src_factor_in")
         for f in loop_fields:
             m.d.comb += [getattr(gemm.params, f).eq(getattr(g, f)), getattr(alu.params, f).eq(getattr(a, f))]
         m.d.comb += [gemm.params.wgt_factor_out.eq(g.wgt_factor_out), gemm.params.wgt_factor_in.eq(g.wgt_factor_in),
-                     gemm.reset.eq(g.reset), gemm.start.eq(seq.start & is_gemm),
+                     gemm.reset.eq(g.reset), gemm.start.eq(seq.start["GEMM"]),
                      alu.reset.eq(a.reset), alu.op.eq(a.alu_opcode), alu.use_imm.eq(a.use_imm), alu.imm.eq(a.imm),
-                     alu.start.eq(seq.start & (head.opcode == Opcode.ALU)),
-                     self.finished.eq(seq.start & (head.opcode == Opcode.FINISH))]
+                     alu.start.eq(seq.start["ALU"]),
+                     self.finished.eq(seq.start["FINISH"])]
 
         # -- memory traffic -------------------------------------------------------------------
         share_read_client(m, self.vme, [u.vme for u in loads.values()], [u.busy for u in loads.values()])

@@ -1,4 +1,5 @@
-"""TensorGemm: the GEMM core, fully pipelined at one micro-op per cycle.
+"""TensorGemm: the GEMM core, fully pipelined at one micro-op per cycle (every fourth
+cycle with PIPELINED_UNITS false, the original VTA's sequencing).
 
   S1  (index valid)  read INP[src], WGT[wgt], ACC[dst]
   S2                 BATCH x BLOCK_OUT dot products of BLOCK_IN int8 pairs (adder trees)
@@ -27,6 +28,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..geometry import gemm_interval
 from ..isa.opcodes import MemType
 from .dsp import dsp_product
 from .hazard import WriteHistory
@@ -228,6 +230,7 @@ class TensorGemm(wiring.Component):
         cfg = self.cfg
         m = Module()
         idx = attach_index_generator(m, self)
+        m.d.comb += idx.gap.eq(gemm_interval(cfg) - 1)
         reset = Signal()
         with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it
             m.d.sync += reset.eq(self.reset)

@@ -6,7 +6,7 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
 next cycle (two cycles later with INDEX_REGISTER). Started with `gap` = g, the nest
 leaves g free cycles after each triple (the one-port ALU's second operand read, the
-ALU's operation stages). Products with the loop counters are
+ALU's operation stages, the original VTA's sequencing: hwgen.geometry's intervals). Products with the loop counters are
 kept as running sums, so there are no multipliers. Indices wrap at their width:
 out-of-range programs are undefined.
 """
@@ -16,10 +16,14 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..geometry import BASELINE_ALU_INTERVAL
 from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
 from .layouts import uop_layout
 from .rtl import registered
+
+# `gap`: up to four free cycles after each triple (the ALU's longest interval, hwgen.geometry)
+GAP_BITS = (max(BASELINE_ALU_INTERVAL.values()) - 1).bit_length()
 
 
 def loop_layout(cfg) -> data.StructLayout:
@@ -48,7 +52,7 @@ class IndexGenerator(wiring.Component):
         super().__init__({
             "start": In(1),
             "params": In(loop_layout(cfg)),
-            "gap": In(2),
+            "gap": In(GAP_BITS),
             "uop": In(memory.ReadPort.Signature(addr_width=d[MemType.UOP], shape=cfg.uop_bits)),
             "valid": Out(1),
             "last": Out(1),
@@ -77,7 +81,7 @@ class IndexGenerator(wiring.Component):
         i_left, o_left = Signal(LOOP_ITER_BITS), Signal(LOOP_ITER_BITS)
         u_span = Signal.like(self.params.uop_end)     # uop_end - uop_bgn - 1
         # `wait` counts the free cycles left after a triple
-        gap, wait = Signal(2), Signal(2)
+        gap, wait = Signal(GAP_BITS), Signal(GAP_BITS)
         advance = running & (wait == 0)
         with m.If(running):
             m.d.sync += wait.eq(Mux(advance, gap, wait - 1))

@@ -24,6 +24,9 @@ class LoadModule(wiring.Component):
             "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2),
         })
 
+    def _memory_type_is(self, mt: MemType):
+        return lambda bits: data.View(insn_layout(self.cfg, "LOAD"), bits).memory_type == mt
+
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
@@ -31,10 +34,10 @@ class LoadModule(wiring.Component):
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
         busy = Cat(u.busy for u in units.values()).any()
-        seq = Sequencer(m, self.queue, self.tokens, busy)
-        insn = data.View(insn_layout(cfg, "LOAD"), seq.insn)
+        seq = Sequencer(m, self.queue, self.tokens, busy,
+                        {mt.name: self._memory_type_is(mt) for mt in units})
         for mt, u in units.items():
-            m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start & (insn.memory_type == mt))]
+            m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start[mt.name])]
         wiring.connect(m, units[MemType.INP].wr, wiring.flipped(self.inp_wr))
         wiring.connect(m, units[MemType.WGT].wr, wiring.flipped(self.wgt_wr))
         share_read_client(m, self.vme, [u.vme for u in units.values()], [u.busy for u in units.values()])

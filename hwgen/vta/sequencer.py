@@ -33,14 +33,21 @@ class InsnQueueSignature(wiring.Signature):
 
 class Sequencer:
     """Builds the sequencing FSM into `m`. `insn` holds the current instruction from
-    the cycle after it is taken; `start` is high for the one cycle in which the module
-    must start its unit; `busy` is the unit's busy flag. `executing` and `waiting`
-    mark the cycles counted as busy and as waiting for a token; `retired` pulses when
-    an instruction completes; `state` is 0 idle, 1 tokens, 2 executing."""
+    the cycle after it is taken; `units` maps each unit's name to a predicate on an
+    instruction (a function of its bits) saying whether that unit executes it, and
+    `start[name]` is high for the one cycle in which that unit must start; `busy` is
+    the units' busy flag. `executing` and `waiting` mark the cycles counted as busy and
+    as waiting for a token; `retired` pulses when an instruction completes; `state` is
+    0 idle, 1 tokens, 2 executing.
 
-    def __init__(self, m: Module, queue, tokens, busy):
+    The predicates are evaluated when the instruction is taken and registered with it,
+    so a start depends only on the state and the token flags: the decode stays off the
+    path from the token queues to the units' control registers."""
+
+    def __init__(self, m: Module, queue, tokens, busy, units: dict):
         self.insn = Signal(INSN_BITS)
-        self.start = Signal()
+        self.start = {name: Signal(name=f"start_{name.lower()}") for name in units}
+        selected = {name: Signal(name=f"unit_{name.lower()}") for name in units}
         self.executing = Signal()
         self.waiting = Signal()
         self.retired = Signal()
@@ -50,14 +57,16 @@ class Sequencer:
             with m.State("IDLE"):
                 m.d.comb += queue.en.eq(queue.rdy)
                 with m.If(queue.rdy):
-                    m.d.sync += self.insn.eq(queue.data)
+                    m.d.sync += [self.insn.eq(queue.data),
+                                 *(selected[name].eq(is_unit(queue.data)) for name, is_unit in units.items())]
                     m.next = "TOKENS"
             with m.State("TOKENS"):
                 m.d.comb += self.state.eq(1)
                 ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
                 m.d.comb += self.waiting.eq(~ok)
                 with m.If(ok):
-                    m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next), self.start.eq(1)]
+                    m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
+                                 *(self.start[name].eq(selected[name]) for name in units)]
                     m.next = "EXEC"
             with m.State("EXEC"):
                 m.d.comb += [self.executing.eq(1), self.state.eq(2)]

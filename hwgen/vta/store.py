@@ -26,8 +26,9 @@ class StoreModule(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.tensor_store = ts = TensorStore(self.cfg)
-        seq = Sequencer(m, self.queue, self.tokens, ts.busy)
-        m.d.comb += [ts.insn.eq(seq.insn), ts.start.eq(seq.start)]
+        # Every instruction in the store queue is a STORE.
+        seq = Sequencer(m, self.queue, self.tokens, ts.busy, {"store": lambda bits: 1})
+        m.d.comb += [ts.insn.eq(seq.insn), ts.start.eq(seq.start["store"])]
         wiring.connect(m, ts.vme, wiring.flipped(self.vme))
         wiring.connect(m, wiring.flipped(self.out), ts.out)
         m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),

@@ -10,7 +10,7 @@ import pytest
 
 from hwgen import DeadlockError, VTAConfig
 from hwgen.cli import main
-from hwgen.isa import assemble
+from hwgen.isa import AluOp, assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
 from sim import TsimOptions, run
@@ -18,6 +18,8 @@ from sim.tsim import build as tsim_build
 from sim.tsim import run as tsim_run
 from sim.tsim import build_tsim, cache
 from sim.tsim.cache import build_dir
+
+from tests.conftest import config
 
 SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
                    "LOG_UOP_BUFF_SIZE": 10})
@@ -168,3 +170,30 @@ def test_progress_reports_instructions_and_cycles(monkeypatch):
     fsim_seen = []
     run(prog, "fsim", progress=lambda done, total, cycles: fsim_seen.append((done, cycles)))
     assert fsim_seen[-1] == (len(prog.insns), None)
+
+
+@pytest.mark.parametrize("name,program", [("default", "gemm"), ("default", "alu_imm"), ("default", "alu_vec"),
+                                          ("1x8x8+ecp5", "alu_imm"), ("1x8x8+ecp5", "alu_vec")])
+def test_unpipelined_units_take_the_original_intervals(name, program):
+    """With PIPELINED_UNITS false each GEMM/ALU instruction of N micro-ops takes
+    (N - 1) * (baseline interval - pipelined interval) cycles more (the original VTA: 4
+    per GEMM micro-op, 4 or 5 per ALU one, by whether it has an immediate), and nothing
+    else changes: the compute module's busy cycles differ by exactly that sum."""
+    cfg = config(name)
+    prog = {"gemm": lambda c: ref.gemm(c), "alu_imm": lambda c: ref.alu(c, "MAX", True),
+            "alu_vec": lambda c: ref.alu(c, "ADD", False)}[program]
+    pipelined, baseline = (run(prog(c), "tsim") for c in (cfg, cfg.replace(PIPELINED_UNITS=False)))
+    extra = 0
+    for insn in prog(cfg).insns:
+        n = (insn.uop_end - insn.uop_bgn) * insn.iter_out * insn.iter_in
+        if insn.opcode.name == "GEMM":
+            extra += (n - 1) * (4 - 1)
+        elif insn.opcode.name == "ALU":
+            # with ALU_OP_REGISTER every other cycle, MIN/MAX/CLP/MUL every third with ALU_COMPARE_STAGE
+            late = AluOp(insn.alu_opcode).name in ("MIN", "MAX", "CLP", "MUL")
+            pipelined_interval = (3 if late else 2) if cfg.ALU_OP_REGISTER else 1
+            extra += (n - 1) * ((4 if insn.use_imm else 5) - pipelined_interval)
+    assert extra > 0
+    assert (baseline.counters["compute_busy_cycles"] - pipelined.counters["compute_busy_cycles"]) == extra
+    for region, want in pipelined.outputs.items():
+        np.testing.assert_array_equal(baseline.outputs[region], want)
