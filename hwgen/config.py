@@ -365,6 +365,11 @@ class VTAConfig:
     def __repr__(self) -> str:
         return f"VTAConfig({self.name}, isa={self.isa_hash})"
 
+    def given(self) -> dict:
+        """The fields this configuration was given (before defaults): what `replace`
+        starts from, and what a configuration file of it would hold."""
+        return dict(self._raw)
+
     def replace(self, **changes) -> "VTAConfig":
         """A new configuration from the fields this one was given, with some changed
         (LOG_BLOCK_IN/OUT follow a changed LOG_BLOCK unless they were given)."""

@@ -30,7 +30,7 @@ def test_every_encoding_value_is_documented():
 
 def test_cited_documents_exist():
     cited = set()
-    for pkg in ("hwgen", "sim", "floorplan", "boards", "tests"):
+    for pkg in ("hwgen", "sim", "floorplan", "boards", "dse", "tests"):
         for path in (ROOT / pkg).rglob("*.py"):
             cited |= set(re.findall(r"docs/([\w-]+\.md)", path.read_text()))
     assert cited and sorted(c for c in cited if not (DOCS / c).exists()) == []

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hwgen", "sim", "floorplan", "boards")
+PACKAGES = ("hwgen", "sim", "floorplan", "boards", "dse")
 
 
 def lint(tree: Path) -> subprocess.CompletedProcess:

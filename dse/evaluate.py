@@ -1,0 +1,168 @@
+"""One point of a sweep, as a pure job: a configuration and a network in, figures out.
+
+The job builds the core for tsim (cached), compiles the network, runs it on tsim and
+compares the output bit for bit with the network's numpy semantics, then measures the
+area models: the FPGA resources of the point's own Verilog synthesized for a family
+(Yosys, cached) and the scaled ASIC area, the die of the point's floorplan with a tech.
+Its result is stored under a key of everything it depends on (the configuration's
+build hash, the network, the area models, the generator version), so a repeated or
+resumed sweep reads it back instead of running it.
+
+Statuses: "ok"; "invalid" (the field combination is not a valid configuration);
+"infeasible" (the network does not compile for it, e.g. a tile does not fit);
+"mismatch" (tsim's output differs from the reference: a failed check); "error" (an
+unexpected exception in the job, with its message)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import sim
+from floorplan.checks import check
+from floorplan.vta import STYLES
+from hwgen import __version__
+from hwgen.compiler.driver import compile_network
+from hwgen.compiler.frontends import zoo
+from hwgen.config import VTAConfig
+from hwgen.devices import DEVICES, FAMILIES, Fit
+from hwgen.errors import HwgenError
+from hwgen.files import cache_root
+from hwgen.fpga import synthesize
+from hwgen.tech import load_tech
+from hwgen.vta.build import build
+from hwgen.vta.shell import TOP_NAME
+from sim.runtime import verify_network
+
+# The floorplan whose die is the scaled area: the original VTA arrangement.
+AREA_STYLE = "original"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one point depends on; `fields` is the whole configuration given."""
+    label: str
+    change: dict
+    fields: dict
+    network: dict
+    fpga: str | None = None
+    asic: str | None = None
+    tech_digest: str | None = None
+    budget_device: str | None = None
+    headroom_percent: float = 10.0
+    version: str = __version__
+
+    @property
+    def key(self) -> str:
+        """The content address of the result (configuration, network, area models,
+        generator version)."""
+        try:
+            build_hash = VTAConfig(self.fields).build_hash
+        except HwgenError:
+            build_hash = json.dumps(self.fields, sort_keys=True)
+        ident = {"build": build_hash, "network": self.network, "fpga": self.fpga, "asic": self.tech_digest,
+                 "budget": [self.budget_device, self.headroom_percent], "version": self.version}
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def results_dir() -> Path:
+    """Where point results are kept: `$HWGEN_CACHE/dse`."""
+    return cache_root() / "dse"
+
+
+def stored(job: Job) -> dict | None:
+    """The stored result of `job`, or None."""
+    try:
+        return json.loads((results_dir() / f"{job.key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def store(job: Job, result: dict) -> None:
+    """Written to a temporary name and renamed: a result is whole or absent."""
+    d = results_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".{job.key}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(d / f"{job.key}.json")
+
+
+def fpga_resources(cfg: VTAConfig, family: str, step=None) -> dict:
+    """The resources (hwgen.devices units) of `cfg`'s Verilog synthesized for `family`,
+    cached by the Verilog's digest."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = build(cfg, tmp)
+        syn = synthesize(Path(tmp) / result.files["verilog"], TOP_NAME, FAMILIES[family],
+                         f"{cfg.name}-{cfg.build_hash}", step=step)
+    return {**syn.resources, "synthesis_seconds": syn.seconds, "synthesis_cached": syn.cached}
+
+
+def scaled_area(cfg: VTAConfig, tech_path: str) -> dict:
+    """The die of `cfg`'s floorplan (AREA_STYLE) with the tech: macros and the logic
+    model's soft blocks, in mm^2."""
+    tech = load_tech(tech_path)
+    impl = STYLES[AREA_STYLE]().run(cfg, tech)
+    violations = check(impl, tech)
+    if violations:
+        raise HwgenError(f"floorplan of {cfg.name} with tech {tech.name}: {violations[0].message}")
+    return {"tech": tech.name, "die_mm2": round(impl.die.width * impl.die.height / 1e6, 6),
+            "macros": len(impl.macros)}
+
+
+def evaluate(job: Job) -> dict:
+    """Run one point (see the module docstring); never raises for a point's own
+    failure, which is its status. A stored result is returned as is."""
+    if job.version != __version__:
+        raise HwgenError(f"this worker runs hwgen {__version__}, the sweep hwgen {job.version}: start the workers "
+                         "from the same installation")
+    found = stored(job)
+    if found is not None:
+        return {**found, "cached": True}
+    t0 = time.perf_counter()
+    result = {"key": job.key, "label": job.label, "change": job.change, "network": job.network,
+              "version": job.version}
+    try:
+        result.update(_measure(job))
+    except Exception as e:        # a point's failure is reported with the point, the sweep goes on
+        result.update(status="error", message=f"{type(e).__name__}: {e}",
+                      traceback=traceback.format_exc(limit=8))
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    if result["status"] != "error":       # an error may be transient (a full disk); run it again next time
+        store(job, result)
+    return {**result, "cached": False}
+
+
+def _measure(job: Job) -> dict:
+    try:
+        cfg = VTAConfig(job.fields)
+    except HwgenError as e:
+        return {"status": "invalid", "message": str(e)}
+    out = {"config": cfg.name, "build_hash": cfg.build_hash,
+           "geometry": {"batch": cfg.batch, "block_in": cfg.block_in, "block_out": cfg.block_out,
+                        "axi_data_bits": cfg.AXI_DATA_BITS}}
+    net = zoo.get(job.network["name"], **{k: v for k, v in job.network.items() if k != "name"})
+    try:
+        compiled = compile_network(net, cfg)
+    except HwgenError as e:
+        return {**out, "status": "infeasible", "message": str(e)}
+    run = verify_network(net, cfg, compiled, sim.target("tsim"))
+    out.update(cycles=run["cycles"], mac_utilization=run["mac_utilization"], dram_bytes=run["dram_bytes"],
+               tsim_seconds=run["wall_seconds"])
+    if not run["matches_reference"]:
+        return {**out, "status": "mismatch", "message": "tsim's output differs from the network's reference"}
+    if job.fpga is not None:
+        res = fpga_resources(cfg, job.fpga)
+        out["fpga"] = {"family": job.fpga, **res}
+        if job.budget_device is not None:
+            fit = Fit(DEVICES[job.budget_device], res, job.headroom_percent / 100)
+            out["fit"] = {"device": job.budget_device, "headroom_percent": job.headroom_percent,
+                          "fits": not fit.over(), "over": fit.over(),
+                          "percent": {r["resource"]: r["percent"] for r in fit.rows()}}
+    if job.asic is not None:
+        out["asic"] = scaled_area(cfg, job.asic)
+    return {**out, "status": "ok"}

@@ -1,0 +1,203 @@
+"""A design space (docs/dse.md): a YAML file naming the base configuration, the fields
+to vary and their values, the networks, the area models and the budget. Everything is
+checked when the file is read, before any point is built, and each error names the
+file, the key and the fix.
+
+    base: default                       # a shipped configuration or a JSON file (relative to SPACE)
+    fields:                             # the grid: every combination of these values
+      LOG_BLOCK: [4, 5, 6]
+      LOG_ACC_BUFF_SIZE: {from: 16, to: 18}     # inclusive, step 1 (or `step: N`)
+    points:                             # optional: more points, as changes to base
+      - {PIPELINED_UNITS: false}
+    networks: [resnet18, {name: resnet18, size: 56}]
+    area:
+      fpga: xc7                         # synthesize each point for this family (optional)
+      asic: example                     # scaled area: the floorplan's die with this tech (optional)
+    budget: {device: xc7z020, headroom_percent: 10}   # optional; needs area.fpga of its family
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from hwgen.compiler.frontends import zoo
+from hwgen.config import FIELDS, load_config, shipped_configs
+from hwgen.devices import DEVICES, FAMILIES
+from hwgen.errors import HwgenError
+from hwgen.files import read_text
+from hwgen.tech import load_tech
+
+KEYS = {"base", "fields", "points", "networks", "area", "budget"}
+NETWORK_KEYS = {"name", "size", "classes"}
+
+
+@dataclass(frozen=True)
+class Budget:
+    device: str
+    headroom_percent: float = 10.0
+
+
+@dataclass(frozen=True)
+class Space:
+    """A checked space: `base` the base configuration's fields, `changes` one dict of
+    field changes per point (the grid first, then the listed points, duplicates
+    removed), `networks` zoo specs ({"name", and the builder's size/classes}),
+    `fpga` a family name or None, `asic` a tech name or path or None, `tech_digest`
+    that tech file's digest (it enters the points' cache keys)."""
+    path: Path
+    base: dict
+    changes: list[dict]
+    networks: list[dict]
+    fpga: str | None = None
+    asic: str | None = None
+    tech_digest: str | None = None
+    budget: Budget | None = None
+    varied: list[str] = field(default_factory=list)
+
+
+def _error(path: Path, key: str, msg: str) -> HwgenError:
+    return HwgenError(f"space {path}: {key}: {msg}")
+
+
+def _values(path: Path, name: str, spec) -> list:
+    if isinstance(spec, list) and spec:
+        return spec
+    if isinstance(spec, dict) and set(spec) <= {"from", "to", "step"} and {"from", "to"} <= set(spec):
+        lo, hi, step = spec["from"], spec["to"], spec.get("step", 1)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, step)) or step < 1 or hi < lo:
+            raise _error(path, f"fields.{name}", f"a range needs integers from <= to and step >= 1, got {spec}")
+        return list(range(lo, hi + 1, step))
+    raise _error(path, f"fields.{name}", f"give a non-empty list of values or {{from: A, to: B}}, got {spec!r}")
+
+
+def _field_name(path: Path, where: str, name) -> str:
+    if name not in FIELDS:
+        raise _error(path, where, f"{name!r} is not a configuration field (docs/configuration.md)")
+    return name
+
+
+def _network(path: Path, k: int, spec) -> dict:
+    spec = {"name": spec} if isinstance(spec, str) else spec
+    where = f"networks[{k}]"
+    if not isinstance(spec, dict) or "name" not in spec or not set(spec) <= NETWORK_KEYS:
+        raise _error(path, where, f"a zoo name or {{name: N, size: S, classes: C}}, got {spec!r}")
+    if spec["name"] not in zoo.ZOO:
+        raise _error(path, where, f"unknown network {spec['name']!r}; the zoo has {', '.join(zoo.ZOO)}")
+    for key in ("size", "classes"):
+        if key in spec and (not isinstance(spec[key], int) or isinstance(spec[key], bool) or spec[key] < 1):
+            raise _error(path, f"{where}.{key}", f"a positive integer, got {spec[key]!r}")
+    return dict(spec)
+
+
+def network_label(spec: dict) -> str:
+    extra = "".join(f"@{spec[k]}" if k == "size" else f"/{spec[k]}" for k in ("size", "classes") if k in spec)
+    return spec["name"] + extra
+
+
+def _base(path: Path, base) -> dict:
+    if not isinstance(base, str):
+        raise _error(path, "base", f"a shipped configuration ({', '.join(shipped_configs())}) or a JSON file")
+    candidate = path.parent / base
+    cfg = load_config(candidate if candidate.suffix == ".json" and candidate.exists() else base)
+    return cfg.given()
+
+
+def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
+    """The space in the YAML file `path`; `networks` (zoo names) replaces its networks."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(read_text(path, "space"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "YAML"
+        raise HwgenError(f"space {path}: {where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(doc, dict):
+        raise HwgenError(f"space {path}: a mapping with keys {', '.join(sorted(KEYS))}")
+    unknown = set(doc) - KEYS
+    if unknown:
+        raise _error(path, sorted(unknown)[0], f"unknown key; a space has {', '.join(sorted(KEYS))}")
+    base = _base(path, doc.get("base", "default"))
+
+    grid = doc.get("fields") or {}
+    if not isinstance(grid, dict):
+        raise _error(path, "fields", "a mapping from configuration field to values")
+    axes = {_field_name(path, f"fields.{k}", k): _values(path, k, v) for k, v in grid.items()}
+    changes = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())] if axes else []
+    extra = doc.get("points") or []
+    if not isinstance(extra, list) or not all(isinstance(p, dict) for p in extra):
+        raise _error(path, "points", "a list of mappings from configuration field to value")
+    for k, p in enumerate(extra):
+        for name in p:
+            _field_name(path, f"points[{k}]", name)
+    changes += [dict(p) for p in extra]
+    if not changes:
+        changes = [{}]
+    unique = []
+    for c in changes:
+        if c not in unique:
+            unique.append(c)
+
+    if networks is not None:
+        nets = [_network(path, k, n) for k, n in enumerate(networks)]
+    else:
+        listed = doc.get("networks")
+        if not isinstance(listed, list) or not listed:
+            raise _error(path, "networks", "a non-empty list of zoo networks (or give --network)")
+        nets = [_network(path, k, n) for k, n in enumerate(listed)]
+
+    area = doc.get("area") or {}
+    if not isinstance(area, dict) or not set(area) <= {"fpga", "asic"}:
+        raise _error(path, "area", f"a mapping with fpga (a family: {', '.join(FAMILIES)}) and/or asic (a tech)")
+    fpga, asic, digest = area.get("fpga"), area.get("asic"), None
+    if fpga is not None and fpga not in FAMILIES:
+        raise _error(path, "area.fpga", f"unknown family {fpga!r}; choose among {', '.join(FAMILIES)}")
+    if asic is not None:
+        tech_path = path.parent / asic if (path.parent / asic).exists() else asic
+        tech = load_tech(tech_path)
+        asic = str(tech_path)
+        digest = hashlib.sha256(repr(tech).encode()).hexdigest()[:16]
+
+    budget = doc.get("budget")
+    if budget is not None:
+        if not isinstance(budget, dict) or "device" not in budget or not set(budget) <= {"device", "headroom_percent"}:
+            raise _error(path, "budget", "a mapping {device: NAME, headroom_percent: P}")
+        dev = DEVICES.get(budget["device"])
+        if dev is None:
+            raise _error(path, "budget.device", f"unknown device {budget['device']!r}; choose among "
+                         f"{', '.join(DEVICES)}")
+        if fpga != dev.family.name:
+            raise _error(path, "budget.device", f"{dev.name} is a {dev.family.title} device: set area.fpga to "
+                         f"{dev.family.name} so that each point is synthesized for it")
+        head = budget.get("headroom_percent", 10.0)
+        if not isinstance(head, (int, float)) or isinstance(head, bool) or not 0 <= head < 100:
+            raise _error(path, "budget.headroom_percent", f"a number in [0, 100), got {head!r}")
+        budget = Budget(dev.name, float(head))
+    if fpga is not None:
+        for c in unique:
+            family = {**base, **c}.get("FPGA", "none")
+            if family not in ("none", fpga):
+                raise _error(path, "points" if c in extra else "fields.FPGA",
+                             f"point {point_label(c)} builds for {family} but area.fpga synthesizes for {fpga}: "
+                             "the area must be of the design whose cycles are measured")
+    return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes))
+
+
+def point_label(change: dict) -> str:
+    """A short name of a point from its changes to the base: "blk32 axi128 acc128K"."""
+    return " ".join(_short(k, v) for k, v in change.items()) or "base"
+
+
+def _short(name: str, v) -> str:
+    if name in ("LOG_BLOCK", "LOG_BLOCK_IN", "LOG_BLOCK_OUT", "LOG_BATCH"):
+        return {"LOG_BLOCK": "blk", "LOG_BLOCK_IN": "in", "LOG_BLOCK_OUT": "out", "LOG_BATCH": "batch"}[name] + str(2 ** v)
+    if name == "AXI_DATA_BITS":
+        return f"axi{v}"
+    if name.startswith("LOG_") and name.endswith("_BUFF_SIZE"):
+        return name[4:7].lower() + (f"{2 ** v // 1024}K" if v >= 10 else f"{2 ** v}B")
+    if name == "PIPELINED_UNITS":
+        return "pipelined" if v else "unpipelined"
+    return f"{name}={str(v).lower() if isinstance(v, bool) else v}"
