@@ -7,6 +7,9 @@ file, the key and the fix.
     fields:                             # the grid: every combination of these values
       LOG_BLOCK: [4, 5, 6]
       LOG_ACC_BUFF_SIZE: {from: 16, to: 18}     # inclusive, step 1 (or `step: N`)
+      buffers:                          # a linked axis (not a field name): each value sets several fields
+        - {LOG_INP_BUFF_SIZE: 15, LOG_WGT_BUFF_SIZE: 18}
+        - {LOG_INP_BUFF_SIZE: 16, LOG_WGT_BUFF_SIZE: 19}
     points:                             # optional: more points, as changes to base
       - {PIPELINED_UNITS: false}
     networks: [resnet18, {name: resnet18, size: 56}]
@@ -43,8 +46,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Space:
-    """A checked space: `base` the base configuration's fields, `changes` one dict of
-    field changes per point (the grid first, then the listed points, duplicates
+    """A checked space: `base` the base configuration's fields, `varied` the grid's axes
+    (field names, or the names of linked axes), `changes` one dict of field changes per point (the grid first, then the listed points, duplicates
     removed), `networks` zoo specs ({"name", and the builder's size/classes}),
     `fpga` a family name or None, `asic` a tech name or path or None, `tech_digest`
     that tech file's digest (it enters the points' cache keys)."""
@@ -125,8 +128,17 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
     grid = doc.get("fields") or {}
     if not isinstance(grid, dict):
         raise _error(path, "fields", "a mapping from configuration field to values")
-    axes = {_field_name(path, f"fields.{k}", k): _values(path, k, v) for k, v in grid.items()}
-    changes = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())] if axes else []
+    axes = {}          # axis -> list of field changes
+    for k, v in grid.items():
+        if k not in FIELDS and isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for j, x in enumerate(v):       # a linked axis: each value sets several fields together
+                for name in x:
+                    _field_name(path, f"fields.{k}[{j}]", name)
+            axes[k] = [dict(x) for x in v]
+        else:
+            axes[_field_name(path, f"fields.{k}", k)] = [{k: x} for x in _values(path, k, v)]
+    changes = [{f: x for part in combo for f, x in part.items()} for combo in itertools.product(*axes.values())] \
+        if axes else []
     extra = doc.get("points") or []
     if not isinstance(extra, list) or not all(isinstance(p, dict) for p in extra):
         raise _error(path, "points", "a list of mappings from configuration field to value")

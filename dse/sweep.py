@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from hwgen.config import FIELDS
 from hwgen.devices import RESOURCES
 
 from .areas import area_models, area_value
@@ -136,5 +135,5 @@ def run_sweep(space: Space, outdir: Path, executor: Executor | None,
 
 
 def _varied(space: Space) -> list[str]:
-    names = list(dict.fromkeys([*space.varied, *(f for c in space.changes for f in c)]))
-    return [f for f in names if f in FIELDS]
+    """The fields any point changes, in the order they first appear."""
+    return list(dict.fromkeys(f for c in space.changes for f in c))

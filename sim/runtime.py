@@ -14,11 +14,12 @@ from .target import Target
 
 def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None) -> dict:
     """Run `compiled` (from compile_network) on input x; returns the output, the
-    per-layer report and totals (cycles and MAC utilization on cycle-accurate
-    targets)."""
+    per-layer report, totals (cycles and MAC utilization on cycle-accurate targets)
+    and `activities`, each accelerator layer's sampled counters (sim.target.Activity)
+    when the target samples them."""
     t0 = time.perf_counter()
     values = {net.input_name: x}
-    layers = []
+    layers, activities = [], {}
     for k, c in enumerate(compiled):
         layer = c.layer
         ins = [values[t] for t in layer.inputs]
@@ -35,6 +36,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
                 cnt = session.launch()
                 out, cycles = session.read("out"), session.cycles
             values[layer.name] = c.unpack_output(out)
+            if session.activity is not None:
+                activities[layer.name] = session.activity
             loaded, stored = sum(cnt["load_bytes"].values()), cnt["store_bytes"]
             entry.update(instructions=len(c.program.insns), bytes=int(loaded + stored), load_bytes=int(loaded),
                          store_bytes=int(stored), wall_seconds=round(time.perf_counter() - t, 4))
@@ -46,7 +49,7 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             progress(k + 1, len(compiled), layer.name)
     vta = [e for e in layers if e["where"] == "vta"]
     out = {"output": values[net.output], "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
-           "wall_seconds": time.perf_counter() - t0}
+           "activities": activities, "wall_seconds": time.perf_counter() - t0}
     if vta and all("cycles" in e for e in vta):
         cycles = sum(e["cycles"] for e in vta)
         macs = sum(e["macs"] for e in vta)

@@ -106,14 +106,33 @@ class RunResult:
         return out
 
 
+# The counters a cycle-accurate target samples over time when asked (the activity
+# of docs/dse.md, "Reports"): busy and token-wait cycles per module, micro-ops, bus bytes.
+ACTIVITY_COUNTERS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "gemm_uops", "alu_uops",
+                     "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles",
+                     "axi_read_bytes", "axi_write_bytes")
+
+
+@dataclass
+class Activity:
+    """Counters sampled during a run: `cycles[k]` is the k-th sample's cycle from the
+    first (0), `counts[name][k]` the counter's value then, from 0 at the first sample
+    (non-decreasing)."""
+    cycles: np.ndarray
+    counts: dict[str, np.ndarray]
+
+
 class Session(ABC):
     """A program loaded on a target. `dram` is the program's image as the target
-    holds it (its first `program.dram.size` bytes)."""
+    holds it (its first `program.dram.size` bytes). After `launch`, `cycles` holds the
+    run's cycles on a cycle-accurate target and `activity` its sampled counters when
+    the target was asked for them (else None)."""
 
     def __init__(self, program):
         self.program = program
         self.cycles: int | None = None
         self.waves: dict | None = None
+        self.activity: Activity | None = None
 
     @property
     @abstractmethod

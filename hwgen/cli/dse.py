@@ -1,8 +1,14 @@
-"""`hwgen dse`: a design-space sweep on a Dask cluster (docs/dse.md)."""
+"""`hwgen dse`: a design-space sweep on a Dask cluster; `hwgen report`: where a
+compiled network's cycles go (docs/dse.md)."""
 from __future__ import annotations
 
-from dse import Executor, load_space, run_sweep
+import json
 
+from dse import Executor, load_space, run_sweep
+from dse.report import run_report, write_report_charts
+
+from ..compiler.driver import load_compiled
+from ..errors import HwgenError
 from ..files import staged
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
 
@@ -21,6 +27,17 @@ def register(sub) -> None:
                    help="run nothing: report the points whose results are stored, the others as pending")
     add_json(p, "print the summary as one JSON object")
     p.set_defaults(func=dse)
+
+    p = sub.add_parser("report", help="run a compiled network on tsim sampling its activity: per-layer roofline "
+                                      "and the load/compute/store activity over time, as charts and JSON")
+    p.add_argument("network_dir", help="a compiled network (hwgen compile -o DIR)")
+    p.add_argument("--target", default="tsim", choices=["tsim"], help="the cycle-accurate target (tsim)")
+    p.add_argument("-o", "--output", required=True, help="output directory (report.json, roofline.*, activity.*)")
+    p.add_argument("--resolution", type=at_least(64), default=1024,
+                   help="cycles between activity samples, a multiple of 64 (default 1024)")
+    p.add_argument("--input-seed", type=at_least(0), default=0)
+    add_json(p, "print the report as one JSON object")
+    p.set_defaults(func=report)
 
 
 def dse(args) -> int:
@@ -60,3 +77,31 @@ def dse(args) -> int:
             con.print(f"  best within {summary['budget']['device']}: "
                       + (f"{best['label']}, {best['cycles']:,} cycles" if best else "no point fits"))
     return FAILED if failed else OK
+
+
+def report(args) -> int:
+    if args.resolution % 64:
+        raise HwgenError(f"--resolution {args.resolution}: a multiple of 64 cycles (the harness polls every 64)")
+    net, cfg, compiled = load_compiled(args.network_dir)
+    out = output_dir(args.output)
+    bar, step = progress_bar(args, len(compiled), f"{net.name} on tsim")
+    with bar:
+        rep = run_report(net, cfg, [c for c, _ in compiled], args.resolution, args.input_seed, progress=step)
+    with staged(out) as stage:
+        rep["charts"] = write_report_charts(stage.path, rep)
+        (stage.path / "report.json").write_text(json.dumps(rep, indent=1))
+    if args.json:
+        print_json({**rep, "output": str(out)})
+        return OK if rep["matches_reference"] else FAILED
+    con = console()
+    r = rep["roofline"]
+    memory = [p["layer"] for p in r["layers"] if p["bound"] == "memory"]
+    con.print(f"[bold]{net.name}[/bold] on tsim ({cfg.name}): {rep['cycles']:,} cycles, MAC utilization "
+              f"{rep['mac_utilization']:.1%}; output "
+              + ("[green]matches[/green]" if rep["matches_reference"] else "[red]differs from[/red]")
+              + f" the reference -> {out}")
+    con.print(f"  roofs: {r['peak_macs_per_cycle']} MACs/cycle, {r['bus_bytes_per_cycle']} bytes/cycle (ridge "
+              f"{r['ridge_macs_per_byte']:g} MACs/byte); memory-bound layers: {', '.join(memory) or 'none'}")
+    worst = sorted(r["layers"], key=lambda p: p["of_roof"])[:3]
+    con.print("  furthest below their roof: " + ", ".join(f"{p['layer']} {p['of_roof']:.0%}" for p in worst))
+    return OK if rep["matches_reference"] else FAILED

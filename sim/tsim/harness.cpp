@@ -13,6 +13,7 @@
 // or HWGEN_WAVES_VCD (on a model Verilated with --trace-fst or --trace, and always
 // with HWGEN_TRACE, whose retire pulses delimit instruction windows) add a waveform
 // dump of a window of cycles and/or instructions. One cycle is 10 time units.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
@@ -259,7 +260,11 @@ class Harness {
     // poll again (the polling cadence is the same as one uninterrupted call).
     int poll(uint32_t addr, uint32_t mask, uint64_t until) {
         while (!error_) {
-            if (read_reg(addr) & mask) return 0;
+            if (activity_period_ && cycle_ >= next_sample_) sample();
+            if (read_reg(addr) & mask) {
+                if (activity_period_) sample();     // the final counts
+                return 0;
+            }
             if (cycle_ >= p_.max_cycles) return 2;
             for (int i = 0; i < 64 && !error_; i++) tick();
             if (cycle_ >= until) return error_ ? 3 : 1;
@@ -267,6 +272,17 @@ class Harness {
         return 3;
     }
     uint64_t cycles() const { return cycle_; }
+
+    // Activity sampling: from now on, every `period` cycles of polling (a multiple of
+    // the 64-cycle polling step), read the registers `addrs` and keep the cycle and
+    // their values; a last sample is taken when the polled bit is seen.
+    void set_activity(uint64_t period, const uint32_t* addrs, int n) {
+        activity_period_ = period;
+        activity_addrs_.assign(addrs, addrs + n);
+        samples_.clear();
+        next_sample_ = cycle_;
+    }
+    const std::vector<uint64_t>& samples() const { return samples_; }
     bool error() const { return error_; }
     const std::string& error_message() const { return error_msg_; }
 
@@ -497,6 +513,13 @@ class Harness {
         top_->eval();
     }
 
+    void sample() {
+        samples_.push_back(cycle_);
+        for (uint32_t a : activity_addrs_) samples_.push_back(read_reg(a));
+        next_sample_ += activity_period_;
+        if (next_sample_ <= cycle_) next_sample_ = cycle_ + activity_period_;
+    }
+
     uint32_t read_reg(uint32_t addr) {
         top_->s_axil_araddr = addr;
         top_->s_axil_arvalid = 1;
@@ -527,6 +550,9 @@ class Harness {
     std::deque<Burst> acks_;
     int current_ = -1;
     uint64_t cycle_ = 0;
+    uint64_t activity_period_ = 0, next_sample_ = 0;
+    std::vector<uint32_t> activity_addrs_;
+    std::vector<uint64_t> samples_;
     bool error_ = false;
     std::string error_msg_;
 #ifdef HWGEN_TRACE
@@ -579,6 +605,16 @@ int tsim_poll(void* s, uint32_t addr, uint32_t mask, uint64_t until) {
     return static_cast<Sim*>(s)->harness->poll(addr, mask, until);
 }
 uint64_t tsim_cycles(void* s) { return static_cast<Sim*>(s)->harness->cycles(); }
+void tsim_set_activity(void* s, uint64_t period, const uint32_t* addrs, int n) {
+    static_cast<Sim*>(s)->harness->set_activity(period, addrs, n);
+}
+// The activity samples so far (each the cycle, then one value per register); copies
+// at most `max` numbers into `out` and returns how many there are.
+uint64_t tsim_activity(void* s, uint64_t* out, uint64_t max) {
+    const std::vector<uint64_t>& v = static_cast<Sim*>(s)->harness->samples();
+    if (out) std::memcpy(out, v.data(), sizeof(uint64_t) * std::min<uint64_t>(max, v.size()));
+    return v.size();
+}
 // 1 and the message (truncated to msg_len - 1 bytes) when a memory access failed.
 int tsim_error(void* s, char* msg, int msg_len) {
     const Harness& h = *static_cast<Sim*>(s)->harness;

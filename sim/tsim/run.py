@@ -22,13 +22,17 @@ from hwgen.program.check import check_program
 from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
+from hwgen.registers import OFFSETS
+
 from ..driver import Mmio, run_program
-from ..target import Progress, Session, Target, layout, place
+from ..target import ACTIVITY_COUNTERS, Activity, Progress, Session, Target, layout, place
 from .build import WAVE_FORMATS, build_tsim
 
 # Cycles simulated per call into the harness while polling (about half a second), so
 # that Ctrl-C is seen promptly.
 POLL_CYCLES = 1 << 18
+# The harness reads the polled register every POLL_STEP cycles (harness.cpp, poll).
+POLL_STEP = 64
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,9 @@ class TsimOptions:
     `out_of_order`. A run that has not finished after `max_cycles` is a deadlock.
     `check`: check the program first. `bugs`: a build with injected bugs
     (hwgen.vta.bugs). `waves`: dump a waveform. `tech`: scratchpads built from its
-    SRAM macros (with their behavioural models)."""
+    SRAM macros (with their behavioural models). `activity`: every this many cycles
+    (a multiple of 64; 0: never) the harness samples the activity counters
+    (ACTIVITY_COUNTERS) while it polls, the session's `activity` afterwards."""
     config: object = None
     latency: int = 16
     max_outstanding: int | None = None
@@ -107,9 +113,14 @@ class TsimOptions:
     bugs: frozenset = field(default_factory=frozenset)
     waves: WaveWindow | None = None
     tech: Tech | None = None
+    activity: int = 0
 
     def __post_init__(self):
         _integer("latency", self.latency, 0)
+        _integer("activity", self.activity, 0)
+        if self.activity % POLL_STEP:
+            raise HwgenError(f"tsim option activity={self.activity}: a multiple of {POLL_STEP} cycles (the harness "
+                             f"polls every {POLL_STEP}), or 0")
         _integer("seed", self.seed, 0)
         _integer("max_cycles", self.max_cycles, 1)
         if self.max_outstanding is not None:
@@ -136,6 +147,9 @@ def _load(path: str) -> ctypes.CDLL:
     lib.tsim_error.restype = ctypes.c_int
     lib.tsim_error.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     lib.tsim_close.argtypes = [ctypes.c_void_p]
+    lib.tsim_set_activity.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int]
+    lib.tsim_activity.restype = ctypes.c_uint64
+    lib.tsim_activity.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64]
     return lib
 
 
@@ -202,6 +216,22 @@ class TsimDevice:
                                     ctypes.byref(waves) if waves is not None else None)
         self.mmio = TsimMmio(lib, self.handle)
 
+    def sample_activity(self, period: int) -> None:
+        """From now on, sample ACTIVITY_COUNTERS every `period` cycles of polling."""
+        addrs = (ctypes.c_uint32 * len(ACTIVITY_COUNTERS))(*(OFFSETS[c] for c in ACTIVITY_COUNTERS))
+        self.mmio.lib.tsim_set_activity(self.handle, period, addrs, len(ACTIVITY_COUNTERS))
+
+    def activity(self) -> Activity:
+        """The samples taken since `sample_activity`, the first at cycle 0."""
+        n = self.mmio.lib.tsim_activity(self.handle, None, 0)
+        buf = np.zeros(n, dtype=np.uint64)
+        self.mmio.lib.tsim_activity(self.handle, buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), n)
+        rows = buf.reshape(-1, 1 + len(ACTIVITY_COUNTERS)).astype(np.int64)
+        cycles = rows[:, 0] - rows[0, 0]
+        # 32-bit counters: differences modulo 2^32 from the first sample
+        counts = np.cumsum(np.diff(rows[:, 1:], axis=0, prepend=rows[:1, 1:]) % (1 << 32), axis=0)
+        return Activity(cycles, {c: counts[:, k] for k, c in enumerate(ACTIVITY_COUNTERS)})
+
     def close(self) -> None:
         """End the simulation (closes its trace and waveform files); idempotent."""
         if self.handle is not None:
@@ -234,9 +264,13 @@ class TsimSession(Session):
         return self.memory[:self.program.dram.size]
 
     def launch(self, progress: Progress | None = None) -> dict:
+        if self.options.activity:
+            self.device.sample_activity(self.options.activity)
         run = run_program(self.mmio, self.program, self.layout.insn_base,
                           f"max_cycles={self.options.max_cycles} (raise it with --max-cycles)", progress)
         self.cycles = run["cycles"]
+        if self.options.activity:
+            self.activity = self.device.activity()
         return run["counters"]
 
     def close(self) -> None:

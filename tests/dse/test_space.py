@@ -18,20 +18,26 @@ base: 1x8x8
 fields:
   LOG_BLOCK: [3, 4]
   LOG_ACC_BUFF_SIZE: {from: 15, to: 17}
+  buffers:
+    - {LOG_INP_BUFF_SIZE: 14}
+    - {LOG_INP_BUFF_SIZE: 15, LOG_WGT_BUFF_SIZE: 17}
 points:
   - {PIPELINED_UNITS: false}
-  - {LOG_BLOCK: 3, LOG_ACC_BUFF_SIZE: 15}      # already in the grid
+  - {LOG_BLOCK: 3, LOG_ACC_BUFF_SIZE: 15, LOG_INP_BUFF_SIZE: 14}      # already in the grid
 networks: [resnet18, {name: mobilenet_v1, size: 64}]
 area: {fpga: xc7, asic: example}
 budget: {device: xc7z020, headroom_percent: 15}
 """))
-    assert len(s.changes) == 2 * 3 + 1
-    assert s.changes[0] == {"LOG_BLOCK": 3, "LOG_ACC_BUFF_SIZE": 15} and s.changes[-1] == {"PIPELINED_UNITS": False}
-    assert s.base["LOG_BLOCK"] == 3 and s.varied == ["LOG_BLOCK", "LOG_ACC_BUFF_SIZE"]
+    assert len(s.changes) == 2 * 3 * 2 + 1
+    assert s.changes[:2] == [{"LOG_BLOCK": 3, "LOG_ACC_BUFF_SIZE": 15, "LOG_INP_BUFF_SIZE": 14},
+                             {"LOG_BLOCK": 3, "LOG_ACC_BUFF_SIZE": 15, "LOG_INP_BUFF_SIZE": 15,
+                              "LOG_WGT_BUFF_SIZE": 17}]
+    assert s.changes[-1] == {"PIPELINED_UNITS": False}
+    assert s.base["LOG_BLOCK"] == 3 and s.varied == ["LOG_BLOCK", "LOG_ACC_BUFF_SIZE", "buffers"]
     assert s.networks == [{"name": "resnet18"}, {"name": "mobilenet_v1", "size": 64}]
     assert s.fpga == "xc7" and s.budget.device == "xc7z020" and s.budget.headroom_percent == 15
     assert s.tech_digest is not None
-    assert point_label(s.changes[0]) == "blk8 acc32K" and point_label({}) == "base"
+    assert point_label(s.changes[0]) == "blk8 acc32K inp16K" and point_label({}) == "base"
     assert len(load_space(write(tmp_path, "networks: [resnet18]"), networks=["resnet34"]).networks) == 1
 
 
@@ -40,6 +46,7 @@ budget: {device: xc7z020, headroom_percent: 15}
     ("networks: [resnet18]\nfields: {LOG_BLOCKS: [3]}", ["fields.LOG_BLOCKS", "not a configuration field"]),
     ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: 5, to: 3}}", ["fields.LOG_BLOCK", "from <= to"]),
     ("networks: [resnet18]\nfields: {LOG_BLOCK: []}", ["fields.LOG_BLOCK", "non-empty list"]),
+    ("networks: [resnet18]\nfields: {shape: [{LOG_BLOK: 3}]}", ["fields.shape[0]", "LOG_BLOK"]),
     ("networks: [resnet19]", ["networks[0]", "unknown network", "resnet18"]),
     ("networks: [{name: resnet18, size: 0}]", ["networks[0].size", "positive integer"]),
     ("fields: {LOG_BLOCK: [3]}", ["networks", "--network"]),

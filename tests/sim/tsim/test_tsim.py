@@ -8,12 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from hwgen import DeadlockError, VTAConfig
+from hwgen import DeadlockError, HwgenError, VTAConfig
 from hwgen.cli import main
 from hwgen.isa import AluOp, assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
-from sim import TsimOptions, run
+from sim import Tsim, TsimOptions, run
+from sim.target import ACTIVITY_COUNTERS
 from sim.tsim import build as tsim_build
 from sim.tsim import run as tsim_run
 from sim.tsim import build_tsim, cache
@@ -197,3 +198,27 @@ def test_unpipelined_units_take_the_original_intervals(name, program):
     assert (baseline.counters["compute_busy_cycles"] - pipelined.counters["compute_busy_cycles"]) == extra
     for region, want in pipelined.outputs.items():
         np.testing.assert_array_equal(baseline.outputs[region], want)
+
+
+def test_activity_samples_add_up_to_the_counters():
+    """Sampled every 256 cycles: one sample per period over the run, counts that never
+    decrease, final counts equal to the counters the run reports, busy cycles never
+    more than the cycles between samples, and the run's cycles unchanged by sampling."""
+    prog = ref.blocked_gemm(SMALL, 64, 64, 64, threads=2)
+    with Tsim(TsimOptions()).load(prog) as plain:
+        plain.launch()
+    with Tsim(TsimOptions(activity=256)).load(prog) as s:
+        cnt = s.launch()
+        act = s.activity
+    assert s.cycles == plain.cycles
+    assert act.cycles[0] == 0 and abs(int(act.cycles[-1]) - s.cycles) < 256
+    assert len(act.cycles) >= s.cycles // 256
+    gaps = np.diff(act.cycles)
+    for name in ACTIVITY_COUNTERS:
+        assert (np.diff(act.counts[name]) >= 0).all()
+        if name.endswith("_cycles"):
+            assert (np.diff(act.counts[name]) <= gaps).all(), name
+    for name in ("compute_busy_cycles", "load_busy_cycles", "store_busy_cycles", "gemm_uops"):
+        assert act.counts[name][-1] == cnt[name], name
+    with pytest.raises(HwgenError, match="multiple of 64"):
+        TsimOptions(activity=100)
