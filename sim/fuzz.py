@@ -279,13 +279,69 @@ def compare(want, got) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """A part of a campaign run as one job: programs `first` .. `first + count - 1`,
+    spread over `configs` (their fields) as in the whole campaign, from its own seed."""
+    configs: tuple
+    first: int
+    count: int
+    seed: int
+
+
+CHUNK_PROGRAMS = 25
+
+
+def chunks(configs: list, count: int, seed: int, size: int = CHUNK_PROGRAMS) -> list[Chunk]:
+    """A campaign of `count` programs cut into jobs of `size` programs; chunk k's seed
+    comes from (seed, k), so the programs do not depend on how the jobs are run."""
+    fields = tuple(c.to_dict() for c in configs)
+    return [Chunk(fields, first, min(size, count - first), int(np.random.SeedSequence([seed, k]).generate_state(1)[0]))
+            for k, first in enumerate(range(0, count, size))]
+
+
+def run_chunk(chunk: Chunk) -> Campaign:
+    """One chunk's campaign (no files: divergences carry their program seed and
+    configuration, from which `save_reproducers` makes the reproducers)."""
+    configs = [VTAConfig(f) for f in chunk.configs]
+    n = len(configs)
+    rotated = [configs[(chunk.first + k) % n] for k in range(n)]
+    return fuzz(rotated, chunk.count, chunk.seed)
+
+
+def merge(camps: list[Campaign], configs: list) -> Campaign:
+    """The campaign made of `camps` (chunks of one campaign over `configs`)."""
+    out = Campaign(configs=_names(configs))
+    for c in camps:
+        out.programs += c.programs
+        out.divergences += c.divergences
+        out.coverage.update(c.coverage)
+        out.seconds += c.seconds
+    return out
+
+
+def save_reproducers(divergences: list[dict], outdir: Path) -> None:
+    """Each divergence's program (regenerated from its seed and configuration) and its
+    JSON report into `outdir`; sets the entries' `reproducer`."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    for k, entry in enumerate(divergences):
+        gen = random_program(VTAConfig(entry["config"]), entry["program_seed"])
+        path = gen.program.save(outdir / f"divergence-{k}.vtaprog")
+        (outdir / f"divergence-{k}.json").write_text(json.dumps(entry, indent=1))
+        entry["reproducer"] = str(path)
+
+
+def _names(configs: list) -> list[str]:
+    return [c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs]
+
+
 def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
          progress: Callable[[int, int, str], None] | None = None) -> Campaign:
     """Run `count` random programs (spread over `configs`) on fsim and tsim with random
     memory timing; every divergence is saved under `outdir` as a reproducer (the
     program and a JSON with the output difference, the first divergence of the two
     targets' traces and the memory settings)."""
-    camp = Campaign(configs=[c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs])
+    camp = Campaign(configs=_names(configs))
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     for k in range(count):
@@ -299,15 +355,11 @@ def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
         diff = compare(Fsim().run(gen.program), Tsim(tsim).run(gen.program))
         camp.programs += 1
         if diff:
-            entry = {"program_seed": pseed, "config": cfg.to_dict(), "memory": memory, "difference": diff,
-                     "trace_diff": compare_traces(gen.program, tsim)[1]}
-            if outdir is not None:
-                outdir.mkdir(parents=True, exist_ok=True)
-                path = gen.program.save(outdir / f"divergence-{k}.vtaprog")
-                (outdir / f"divergence-{k}.json").write_text(json.dumps(entry, indent=1))
-                entry["reproducer"] = str(path)
-            camp.divergences.append(entry)
+            camp.divergences.append({"program_seed": pseed, "config": cfg.to_dict(), "memory": memory,
+                                     "difference": diff, "trace_diff": compare_traces(gen.program, tsim)[1]})
         if progress is not None:
             progress(k + 1, count, cfg.name)
+    if outdir is not None and camp.divergences:
+        save_reproducers(camp.divergences, outdir)
     camp.seconds = time.perf_counter() - t0
     return camp

@@ -6,8 +6,9 @@ import sys
 
 from rich.progress import Progress
 
+from dse import Executor
+from sim.fuzz import CHUNK_PROGRAMS, chunks, merge, random_config, run_chunk, save_reproducers
 from sim.fuzz import fuzz as run_campaign
-from sim.fuzz import random_config
 
 from ..config import load_config
 from ..files import staged
@@ -21,8 +22,30 @@ def register(sub) -> None:
     p.add_argument("--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
     p.add_argument("--configs", type=at_least(1), default=5, help="how many random configurations without --config")
     p.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=at_least(1),
+                       help=f"run the campaign in jobs of {CHUNK_PROGRAMS} programs on a local Dask cluster of N workers")
+    where.add_argument("--scheduler", help="run the jobs on an existing Dask cluster, e.g. tcp://HOST:8786")
     add_json(p, "print the report as one JSON object")
     p.set_defaults(func=fuzz)
+
+
+def _distributed(args, configs, progress):
+    """The campaign as chunks on Dask (sim.fuzz.chunks): the same programs for any
+    number of workers (not those of an in-process campaign with the same seed, which
+    draws every program from one stream). Returns it and the jobs that failed."""
+    parts = chunks(configs, args.count, args.seed)
+    camps, failed, done = [], [], 0
+    with Executor(args.workers, args.scheduler) as ex:
+        for k, camp, error in ex.run(run_chunk, parts):
+            if error is not None:      # reported, and the campaign fails: its programs did not run
+                failed.append(f"programs {parts[k].first}..{parts[k].first + parts[k].count - 1}: "
+                              f"{type(error).__name__}: {error}")
+                continue
+            camps.append(camp)
+            done += camp.programs
+            progress(done)
+    return merge(camps, configs), failed
 
 
 def fuzz(args) -> int:
@@ -34,11 +57,16 @@ def fuzz(args) -> int:
     with Progress(console=console(stderr=True), transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("fuzzing", total=args.count)
         with staged(outdir) as stage:
-            camp = run_campaign(configs, args.count, args.seed, stage.path,
-                                progress=lambda done, total, name: bar.update(task, completed=done,
-                                                                              description=f"fuzzing {name}"))
+            failed = []
+            if args.workers is None and args.scheduler is None:
+                camp = run_campaign(configs, args.count, args.seed, stage.path,
+                                    progress=lambda done, total, name: bar.update(task, completed=done,
+                                                                                  description=f"fuzzing {name}"))
+            else:
+                camp, failed = _distributed(args, configs, lambda done: bar.update(task, completed=done))
+                save_reproducers(camp.divergences, stage.path)
             camp.divergences = stage.final(camp.divergences)
-            report = camp.report()
+            report = {**camp.report(), "failed_jobs": failed}
             (stage.path / "report.json").write_text(json.dumps(report, indent=1))
     if args.json:
         print_json(report)
@@ -49,4 +77,6 @@ def fuzz(args) -> int:
         for d in camp.divergences:
             con.print(f"  {d.get('reproducer', d['program_seed'])}: {d['difference']}")
         con.print("coverage: " + ", ".join(f"{k} {v}" for k, v in report["coverage"].items()))
-    return FAILED if camp.divergences else OK
+        for f in failed:
+            con.print(f"  [red]job failed[/red]: {f}")
+    return FAILED if camp.divergences or failed else OK

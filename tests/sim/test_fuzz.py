@@ -6,7 +6,7 @@ import pytest
 
 from hwgen import load_config
 from hwgen.cli import main
-from sim.fuzz import fuzz, random_config, random_program
+from sim.fuzz import chunks, fuzz, merge, random_config, random_program, run_chunk
 from hwgen.program import check_program
 from sim import run
 
@@ -69,3 +69,20 @@ def test_cli_fuzz(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["programs"] == 6 and report["divergences"] == [] and report["coverage"]
     assert json.loads((tmp_path / "report.json").read_text())["programs"] == 6
+
+
+def test_campaign_chunks_on_a_local_dask_cluster(tmp_path, capsys):
+    """Chunked, a campaign runs the same programs in-process and on Dask workers (the
+    same coverage counts), and the command reports it like an in-process one."""
+    cfg = load_config(CONFIG_DIR / "1x16x16-aluext.json")       # built by other tests already
+    assert [(c.first, c.count) for c in chunks([cfg], 30, 9, size=12)] == [(0, 12), (12, 12), (24, 6)]
+    parts = chunks([cfg], 30, 9)
+    assert parts == chunks([cfg], 30, 9) and parts[0].seed != parts[1].seed
+    alone = merge([run_chunk(c) for c in parts], [cfg])
+    assert alone.programs == 30 and not alone.divergences
+    out = tmp_path / "f"
+    assert main(["fuzz", "--count", "30", "--seed", "9", "--config", str(CONFIG_DIR / "1x16x16-aluext.json"),
+                 "--workers", "2", "-o", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["programs"] == 30 and report["divergences"] == [] and report["failed_jobs"] == []
+    assert report["coverage"] == dict(sorted(alone.coverage.items()))
