@@ -137,6 +137,8 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
             axes[k] = [dict(x) for x in v]
         else:
             axes[_field_name(path, f"fields.{k}", k)] = [{k: x} for x in _values(path, k, v)]
+    for k in [k for k, v in axes.items() if len(v) == 1]:      # one value: part of the base, not of labels
+        base.update(axes.pop(k)[0])
     changes = [{f: x for part in combo for f, x in part.items()} for combo in itertools.product(*axes.values())] \
         if axes else []
     extra = doc.get("points") or []
