@@ -15,6 +15,10 @@ from hwgen import __version__
 from hwgen.errors import HwgenError
 
 
+# How long a given cluster may take to show its first worker (one starting meanwhile).
+WORKER_WAIT_SECONDS = 60
+
+
 def _worker_version() -> str:
     """Run on each worker: the version of the hwgen that worker imported."""
     return __version__
@@ -47,11 +51,13 @@ class Executor:
             self.close()
             raise HwgenError(f"cannot reach the Dask scheduler {self.scheduler}: {e}; start one with "
                              "`dask scheduler` and workers with `dask worker ADDRESS --nthreads 1`") from None
-        versions = self.client.run(_worker_version)
-        if not versions:
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except TimeoutError:
             self.close()
-            raise HwgenError(f"the Dask scheduler {self.scheduler} has no workers; start some with "
-                             f"`dask worker {self.scheduler} --nthreads 1`")
+            raise HwgenError(f"the Dask scheduler {self.scheduler} has had no worker for {WORKER_WAIT_SECONDS} s; "
+                             f"start some with `dask worker {self.scheduler} --nthreads 1`") from None
+        versions = self.client.run(_worker_version)
         other = {w: v for w, v in versions.items() if v != __version__}
         if other:
             self.close()

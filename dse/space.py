@@ -212,6 +212,12 @@ def _short(name: str, v) -> str:
         return f"axi{v}"
     if name.startswith("LOG_") and name.endswith("_BUFF_SIZE"):
         return name[4:7].lower() + (f"{2 ** v // 1024}K" if v >= 10 else f"{2 ** v}B")
+    if name == "LOG_UOP_WIDTH":
+        return f"uop{2 ** v}b"
+    if name.endswith("_FACTOR_RESTRICT"):
+        return f"{name[4:7].lower()}r{v}"
+    if name == "AXI_MAX_INFLIGHT":
+        return f"inflight{v}"
     if name == "PIPELINED_UNITS":
         return "pipelined" if v else "unpipelined"
     return f"{name}={str(v).lower() if isinstance(v, bool) else v}"

@@ -122,7 +122,8 @@ def run_sweep(space: Space, outdir: Path, executor: Executor | None,
         if results[k] is None:
             results[k] = {"key": job.key, "label": job.label, "change": job.change, "network": job.network,
                           "status": "pending", "cached": False}
-        results[k]["network_label"] = network_label(todo[k].network)
+        # labels are presentation: a stored result takes the current one
+        results[k].update(label=job.label, network_label=network_label(job.network))
     outdir.mkdir(parents=True, exist_ok=True)
     summary = summarise(space, results)
     summary["seconds"] = round(time.perf_counter() - t0, 1)

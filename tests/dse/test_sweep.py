@@ -98,15 +98,17 @@ def test_sweep_on_a_separately_started_dask_cluster(space, tmp_path, capsys):
                                "--no-dashboard", "--port", "0"], env=env, cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
-        for _ in range(300):
-            if sched_file.exists() and sched_file.stat().st_size:
+        address = None
+        for _ in range(600):          # the scheduler writes its file once it listens
+            try:
+                address = json.loads(sched_file.read_text())["address"]
                 break
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        assert address is not None, "the Dask scheduler did not start"
         procs.append(subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
                                        "--no-dashboard"], env=env, cwd=tmp_path,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        time.sleep(1)
         status = main(["dse", str(space.path), "-o", str(tmp_path / "out"), "--scheduler", address, "--json"])
         summary = json.loads(capsys.readouterr().out)
         assert status == 0 and summary["statuses"] == {"ok": 2}
