@@ -225,9 +225,11 @@ class TensorAlu(wiring.Component):
                 m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
                 res[b, j] = lane.res[b]
         lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
+        choice = None
         if cfg.ALU_COMPARE_STAGE:
             late_valid, late_dst = registered(m, valid, "late_valid"), registered(m, dst, "late_dst")
             in_flight = in_flight | valid
+            choice = (late, (late_valid, late_dst), (valid, dst))
             valid, dst = Mux(late, late_valid, valid), Mux(late, late_dst, dst)
-        write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight)     # the lanes apply reset
+        write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight, choice)     # the lanes apply reset
         return m

@@ -75,12 +75,13 @@ def wrap_lanes(cfg, lanes) -> Cat:
     return Cat(fit_signed(v, cfg.acc_bits) for v in lanes)
 
 
-def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy) -> None:
+def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy, choice=None) -> None:
     """The last stage of the GEMM and ALU pipelines: the new ACC entry (the lanes, or
     zero on reset) and its OUT entry to `unit.write` (every field zero without a write,
     see tensor_load.merge_writes), recorded for forwarding; `busy` (the earlier stages)
     or a write in progress keeps the unit busy. With ACC_WRITE_REGISTER the write
-    happens the cycle after (see `history_depth`)."""
+    happens the cycle after (see `history_depth`). `choice`: valid and dst are a
+    selection between two candidates (WriteHistory.record)."""
     cfg = unit.cfg
     new = Signal(entry_layout(cfg, MemType.ACC))
     m.d.comb += new.eq(wrap_lanes(cfg, lanes))
@@ -92,7 +93,7 @@ def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy) -> N
                                                                        (out, "out")))
     m.d.comb += [unit.write.en.eq(en), unit.write.addr.eq(addr), unit.write.acc.eq(acc), unit.write.out.eq(out),
                  unit.busy.eq(busy | valid | en)]
-    hist.record(valid, dst, new.as_value())
+    hist.record(valid, dst, new.as_value(), choice)
 
 
 def history_depth(cfg, read_to_use: int) -> int:

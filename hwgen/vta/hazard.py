@@ -17,9 +17,12 @@ class WriteHistory:
                          Signal(data_bits, name=f"{name}{k}_data")) for k in range(depth)]
         self._early = []     # (registered match flags, the address they are compared with next cycle)
 
-    def record(self, valid: Value, addr: Value, data: Value) -> None:
+    def record(self, valid: Value, addr: Value, data: Value, choice=None) -> None:
         """Shift in this cycle's write (valid=0 when there is none). Call once, after
-        every `forward`."""
+        every `forward`. `choice` = (sel, (valid1, addr1), (valid0, addr0)) says that
+        valid and addr select between two candidates by `sel`: the early address
+        comparisons are then made on both and the result selected, so that `sel`
+        reaches the match flags through one multiplexer instead of a comparator."""
         m = self._m
         newest = (valid, addr, data)
         for k in range(len(self.entries) - 1, 0, -1):
@@ -33,8 +36,11 @@ class WriteHistory:
         upcoming = [newest[:2], *(e[:2] for e in self.entries[:-1])]
         for flags, none, addr_next in self._early:
             newer = 0
-            for flag, (v, a) in zip(flags, upcoming):
+            for k, (flag, (v, a)) in enumerate(zip(flags, upcoming)):
                 match = v & (a == addr_next)
+                if k == 0 and choice is not None:
+                    sel, (v1, a1), (v0, a0) = choice
+                    match = Mux(sel, v1 & (a1 == addr_next), v0 & (a0 == addr_next))
                 m.d.sync += flag.eq(match & ~newer)
                 newer = newer | match
             m.d.sync += none.eq(~newer)
