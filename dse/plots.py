@@ -49,9 +49,10 @@ def write_charts(outdir: Path, points: list[dict], summary: dict) -> list[str]:
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=18, color="#9aa5b1", label="measured points", zorder=2)
         ax.plot([f["area"] for f in front], [f["cycles"] for f in front], "-o", color="#d1495b", ms=6, lw=1.5,
                 label="Pareto front", zorder=3)
-        for f in front:
-            ax.annotate(f["label"], (f["area"], f["cycles"]), textcoords="offset points", xytext=(6, 4), fontsize=7,
-                        color="#5c1a24")
+        for k, f in enumerate(front):      # alternately above and below, so that neighbours do not overlap
+            ax.annotate(f["label"], (f["area"], f["cycles"]), textcoords="offset points",
+                        xytext=(-4, 10 + 8 * (k % 3)) if k % 2 == 0 else (-4, -16 - 8 * (k % 3)), fontsize=6.5,
+                        color="#5c1a24", ha="right" if f["area"] > sum(p[0] for p in pts) / len(pts) else "left")
         bx = _budget_x(summary, model)
         if bx is not None:
             ax.axvline(bx, color="#2e86ab", ls="--", lw=1.2,

@@ -62,8 +62,10 @@ def _long_program(path: Path) -> Path:
 def test_tsim_run_stops_promptly_when_interrupted(tmp_path, sig):
     build_tsim(SMALL)                      # the run starts simulating at once
     prog = _long_program(tmp_path / "long.vtaprog")
+    # no cycle limit within reach: on a fast machine 50 M cycles pass in a few seconds
     proc = subprocess.Popen([sys.executable, "-m", "hwgen.cli", "run", str(prog), "--target", "tsim",
-                             "-o", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                             "--max-cycles", str(10 ** 12), "-o", str(tmp_path / "out")], stderr=subprocess.PIPE,
+                            text=True,
                             cwd=Path(__file__).resolve().parents[3])
     time.sleep(4)
     assert proc.poll() is None, proc.stderr.read()
@@ -174,8 +176,10 @@ def test_build_interrupted_by_sigterm_leaves_nothing(tmp_path):
     cache empty and its lock free."""
     prog = ref.relu(SMALL, tiles=4).save(tmp_path / "relu.vtaprog")
     cache = tmp_path / "cache"
+    # no cycle limit within reach: on a fast machine 50 M cycles pass in a few seconds
     proc = subprocess.Popen([sys.executable, "-m", "hwgen.cli", "run", str(prog), "--target", "tsim",
-                             "-o", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True,
+                             "--max-cycles", str(10 ** 12), "-o", str(tmp_path / "out")], stderr=subprocess.PIPE,
+                            text=True,
                             env={**os.environ, "HWGEN_CACHE": str(cache)}, cwd=Path(__file__).resolve().parents[3])
     deadline = time.monotonic() + 120
     while not list((cache / "tsim").glob("build-*")) and time.monotonic() < deadline and proc.poll() is None:
