@@ -58,6 +58,14 @@ def _long_program(path: Path) -> Path:
     return Program(SMALL, assemble(SMALL, text), np.zeros(4096, dtype=np.uint8)).save(path)
 
 
+def _default_signals():
+    """In the child: the signals' default disposition, unblocked, whatever earlier tests
+    (Dask clusters among them) left in this process; a shell starts hwgen so."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_tsim_run_stops_promptly_when_interrupted(tmp_path, sig):
     build_tsim(SMALL)                      # the run starts simulating at once
@@ -65,7 +73,7 @@ def test_tsim_run_stops_promptly_when_interrupted(tmp_path, sig):
     # no cycle limit within reach: on a fast machine 50 M cycles pass in a few seconds
     proc = subprocess.Popen([sys.executable, "-m", "hwgen.cli", "run", str(prog), "--target", "tsim",
                              "--max-cycles", str(10 ** 12), "-o", str(tmp_path / "out")], stderr=subprocess.PIPE,
-                            text=True,
+                            text=True, preexec_fn=_default_signals,
                             cwd=Path(__file__).resolve().parents[3])
     time.sleep(4)
     assert proc.poll() is None, proc.stderr.read()
