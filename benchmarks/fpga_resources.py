@@ -13,30 +13,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from hwgen.config import load_config, shipped_configs
-from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, Fit, bram_lower_bound
-from hwgen.fpga import synthesize
-from hwgen.vta.build import build
-from hwgen.vta.shell import TOP_NAME
+from dse.evaluate import fpga_resources
+from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, RESOURCES, Fit, bram_lower_bound
 
 
 def measure(cfg, fam, generic: bool) -> dict:
     built = cfg if generic else cfg.replace(FPGA=fam.name)
-    with tempfile.TemporaryDirectory() as tmp:
-        result = build(built, tmp)
-        t0 = time.perf_counter()
-        syn = synthesize(Path(tmp) / result.files["verilog"], TOP_NAME, fam, f"{built.name}-{built.build_hash}",
+    t0 = time.perf_counter()
+    res = fpga_resources(built, fam.name,
                          step=lambda msg: print(f"  {cfg.name} {fam.name}: {msg}", end="\r", file=sys.stderr))
-        seconds = time.perf_counter() - t0
-    fit = Fit(DEVICES[DEFAULT_DEVICE[fam.name]], syn.resources, 0.10)
+    seconds = time.perf_counter() - t0
+    used = {r: res[r] for r in RESOURCES}
+    fit = Fit(DEVICES[DEFAULT_DEVICE[fam.name]], used, 0.10)
     return {"config": cfg.name, "family": fam.name, "rtl": "generic" if generic else "fpga",
-            "device": fit.device.name, **syn.resources, "bram_lower_bound": bram_lower_bound(cfg, fam),
+            "device": fit.device.name, **used, "bram_lower_bound": bram_lower_bound(cfg, fam),
             "fits": not fit.over(), "percent": {r["resource"]: r["percent"] for r in fit.rows()},
-            "synthesis_seconds": syn.seconds, "cached": syn.cached, "seconds": round(seconds, 1)}
+            "synthesis_seconds": res["synthesis_seconds"], "cached": res["synthesis_cached"],
+            "seconds": round(seconds, 1)}
 
 
 def main() -> None:

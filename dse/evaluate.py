@@ -30,7 +30,7 @@ from hwgen import __version__
 from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
 from hwgen.config import VTAConfig
-from hwgen.devices import DEVICES, FAMILIES, Fit
+from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root
 from hwgen.fpga import synthesize
@@ -159,7 +159,7 @@ def _measure(job: Job) -> dict:
         res = fpga_resources(cfg, job.fpga)
         out["fpga"] = {"family": job.fpga, **res}
         if job.budget_device is not None:
-            fit = Fit(DEVICES[job.budget_device], res, job.headroom_percent / 100)
+            fit = Fit(DEVICES[job.budget_device], {r: res[r] for r in RESOURCES}, job.headroom_percent / 100)
             out["fit"] = {"device": job.budget_device, "headroom_percent": job.headroom_percent,
                           "fits": not fit.over(), "over": fit.over(),
                           "percent": {r["resource"]: r["percent"] for r in fit.rows()}}

@@ -109,9 +109,7 @@ def run_sweep(space: Space, outdir: Path, executor: Executor | None,
         for i, result, error in executor.run(evaluate, [todo[k] for k in pending]):
             k = pending[i]
             if error is not None:
-                job = todo[k]
-                result = {"key": job.key, "label": job.label, "change": job.change, "network": job.network,
-                          "status": "error", "message": f"{type(error).__name__}: {error}", "cached": False}
+                result = _unrun(todo[k], "error", message=f"{type(error).__name__}: {error}")
             elif result["status"] != "error":      # kept here too, when the workers have their own caches
                 store(todo[k], {key: v for key, v in result.items() if key != "cached"})
             results[k] = result
@@ -120,8 +118,7 @@ def run_sweep(space: Space, outdir: Path, executor: Executor | None,
                 progress(done, len(todo), result)
     for k, job in enumerate(todo):
         if results[k] is None:
-            results[k] = {"key": job.key, "label": job.label, "change": job.change, "network": job.network,
-                          "status": "pending", "cached": False}
+            results[k] = _unrun(job, "pending")
         # labels are presentation: a stored result takes the current one
         results[k].update(label=job.label, network_label=network_label(job.network))
     outdir.mkdir(parents=True, exist_ok=True)
@@ -133,6 +130,12 @@ def run_sweep(space: Space, outdir: Path, executor: Executor | None,
     (outdir / POINTS_CSV).write_text(csv_rows(results, _varied(space)))
     (outdir / SUMMARY).write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def _unrun(job: Job, status: str, **extra) -> dict:
+    """The entry of a point without a result (its job failed, or was not run)."""
+    return {"key": job.key, "label": job.label, "change": job.change, "network": job.network, "status": status,
+            "cached": False, **extra}
 
 
 def _varied(space: Space) -> list[str]:

@@ -6,9 +6,9 @@ import json
 
 from dse import Executor, load_space, run_sweep
 from dse.report import run_report, write_report_charts
+from sim import TsimOptions
 
 from ..compiler.driver import load_compiled
-from ..errors import HwgenError
 from ..files import staged
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
 
@@ -80,8 +80,7 @@ def dse(args) -> int:
 
 
 def report(args) -> int:
-    if args.resolution % 64:
-        raise HwgenError(f"--resolution {args.resolution}: a multiple of 64 cycles (the harness polls every 64)")
+    TsimOptions(activity=args.resolution)       # checked before the run: a multiple of the polling step
     net, cfg, compiled = load_compiled(args.network_dir)
     out = output_dir(args.output)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on tsim")
