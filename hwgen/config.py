@@ -37,9 +37,10 @@ PACKED_DSP_FAMILIES = ("xc7",)
 # Families whose DSP primitive the generator instantiates with its own registers, where
 # Yosys would leave them in the fabric (hwgen.vta.dsp): the ECP5's MULT18X18D.
 DSP_PRIMITIVE_FAMILIES = ("ecp5",)
-# Families whose ALU takes the comparison stage by default: the one whose timing is
-# measured (nextpnr), where the ALU's result stage limits the clock (docs/fpga.md).
-ALU_COMPARE_STAGE_FAMILIES = ("ecp5",)
+# Families whose builds take, by default, the options that trade a few cycles for clock
+# rate (ALU_COMPARE_STAGE, BUSY_REGISTER): the one whose timing is measured
+# (nextpnr), where those paths limit the clock (docs/fpga.md).
+TIMED_FAMILIES = ("ecp5",)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
 # registered, the adder trees cut (docs/fpga.md, "GEMM pipeline stages").
 FPGA_GEMM_PIPELINE = 4
@@ -101,6 +102,8 @@ FIELDS: dict[str, _Spec] = {
                                "cycle)", isa=False),
     "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen",
                             isa=False),
+    "BUSY_REGISTER": _Spec(bool, None, "each unit's busy flag registered before its module's sequencer sees it; "
+                           "the sequencer takes the next instruction as it retires one", isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
@@ -122,7 +125,7 @@ def _fpga_defaults(fpga: str) -> dict:
         "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
         "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
         # the family whose timing is measured (nextpnr); it costs ALU cycles elsewhere
-        "ALU_COMPARE_STAGE": fpga in ALU_COMPARE_STAGE_FAMILIES,
+        "ALU_COMPARE_STAGE": fpga in TIMED_FAMILIES, "BUSY_REGISTER": fpga in TIMED_FAMILIES,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,

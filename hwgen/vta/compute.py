@@ -58,12 +58,9 @@ class ComputeModule(wiring.Component):
             m.submodules[f"load_{mt.name.lower()}"] = u
         m.submodules.gemm = gemm = TensorGemm(cfg, self.bugs)
         m.submodules.alu = alu = TensorAlu(cfg, self.bugs)
-        busy = gemm.busy | alu.busy
-        for u in loads.values():
-            busy = busy | u.busy
-        seq = Sequencer(m, self.queue, self.tokens, busy, {
+        seq = Sequencer(m, self.queue, self.tokens, [gemm.busy, alu.busy, *(u.busy for u in loads.values())], {
             **{mt.name: self._is_load_of(mt) for mt in loads},
-            **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}})
+            **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}}, cfg.BUSY_REGISTER)
         head = data.View(insn_layout(cfg, "FINISH"), seq.insn)
         g = data.View(insn_layout(cfg, "GEMM"), seq.insn)
         a = data.View(insn_layout(cfg, "ALU"), seq.insn)

@@ -111,12 +111,12 @@ class Fetch(wiring.Component):
         pushed = Signal()
         if per_beat > 1:
             lane = Signal(range(per_beat))
+            m.d.comb += beat.ready.eq(lane == per_beat - 1)     # never from valid (hwgen.vta.tensor_load)
             with m.If(beat.valid):
                 m.d.comb += [w_insn.eq(beat.payload.data.word_select(lane, INSN_BITS)),
                              buf.w_en.eq(burst_left != 0), pushed.eq(burst_left != 0)]
                 m.d.sync += lane.eq(lane + 1)
                 with m.If(lane == per_beat - 1):
-                    m.d.comb += beat.ready.eq(1)
                     m.d.sync += lane.eq(0)
         else:
             part = Signal(range(max(beats_per, 2)))

@@ -1,7 +1,7 @@
 """The load module: LOADs of INP and WGT (docs/semantics.md, "Modules and tokens"), one instruction at a time."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import Out
 
@@ -33,9 +33,8 @@ class LoadModule(wiring.Component):
         units = {mt: TensorLoad(cfg, mt, self.bugs) for mt in LOAD_MODULE_TYPES}
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
-        busy = Cat(u.busy for u in units.values()).any()
-        seq = Sequencer(m, self.queue, self.tokens, busy,
-                        {mt.name: self._memory_type_is(mt) for mt in units})
+        seq = Sequencer(m, self.queue, self.tokens, [u.busy for u in units.values()],
+                        {mt.name: self._memory_type_is(mt) for mt in units}, cfg.BUSY_REGISTER)
         for mt, u in units.items():
             m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start[mt.name])]
         wiring.connect(m, units[MemType.INP].wr, wiring.flipped(self.inp_wr))

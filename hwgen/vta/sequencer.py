@@ -4,12 +4,13 @@ names, start the unit that executes it, wait until that unit is idle (its data i
 written), then push the tokens it names (docs/semantics.md, "Modules and tokens")."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.fields import HEAD, INSN_BITS
 from .layouts import flexible
+from .rtl import registered
 from ..isa.fields import pack
 
 HEAD_LAYOUT = flexible(pack("HEAD", HEAD), INSN_BITS)
@@ -35,16 +36,25 @@ class Sequencer:
     """Builds the sequencing FSM into `m`. `insn` holds the current instruction from
     the cycle after it is taken; `units` maps each unit's name to a predicate on an
     instruction (a function of its bits) saying whether that unit executes it, and
-    `start[name]` is high for the one cycle in which that unit must start; `busy` is
-    the units' busy flag. `executing` and `waiting` mark the cycles counted as busy and
-    as waiting for a token; `retired` pulses when an instruction completes; `state` is
-    0 idle, 1 tokens, 2 executing.
+    `start[name]` is high for the one cycle in which that unit must start; `busy`
+    lists the units' busy flags, each high from the cycle after its start until its
+    last write. `executing` and `waiting` mark the cycles counted as busy and as
+    waiting for a token; `retired` pulses when an instruction completes; `state` is 0
+    idle, 1 tokens, 2 executing.
 
     The predicates are evaluated when the instruction is taken and registered with it,
     so a start depends only on the state and the token flags: the decode stays off the
-    path from the token queues to the units' control registers."""
+    path from the token queues to the units' control registers.
 
-    def __init__(self, m: Module, queue, tokens, busy, units: dict):
+    With `busy_register` (BUSY_REGISTER) each busy flag passes a register first: the
+    units are spread over the die and their flags met the token push and the state
+    in one cycle. The sequencer then sees an instruction end a cycle later, and makes
+    up for it by taking the next instruction from the queue in that same cycle
+    instead of in an idle cycle of its own: an instruction takes as many cycles as
+    without the registers, its tokens are pushed a cycle later, and a pop is still
+    followed by at least three cycles before the next look at the token flags."""
+
+    def __init__(self, m: Module, queue, tokens, busy: list, units: dict, busy_register: bool = False):
         self.insn = Signal(INSN_BITS)
         self.start = {name: Signal(name=f"start_{name.lower()}") for name in units}
         selected = {name: Signal(name=f"unit_{name.lower()}") for name in units}
@@ -53,13 +63,22 @@ class Sequencer:
         self.retired = Signal()
         self.state = Signal(2)
         head = data.View(HEAD_LAYOUT, self.insn)
+        if busy_register:
+            # in the cycle after a start the registers still hold the idle flags
+            busy = [registered(m, Cat(self.start.values()).any(), "started"),
+                    *(registered(m, b, f"busy{k}_reg") for k, b in enumerate(busy))]
+        busy = Cat(*busy).any()
+
+        def take():
+            m.d.comb += queue.en.eq(queue.rdy)
+            with m.If(queue.rdy):
+                m.d.sync += [self.insn.eq(queue.data),
+                             *(selected[name].eq(is_unit(queue.data)) for name, is_unit in units.items())]
+                m.next = "TOKENS"
+
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += queue.en.eq(queue.rdy)
-                with m.If(queue.rdy):
-                    m.d.sync += [self.insn.eq(queue.data),
-                                 *(selected[name].eq(is_unit(queue.data)) for name, is_unit in units.items())]
-                    m.next = "TOKENS"
+                take()
             with m.State("TOKENS"):
                 m.d.comb += self.state.eq(1)
                 ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
@@ -74,3 +93,5 @@ class Sequencer:
                     m.d.comb += [tokens.push_prev.eq(head.push_prev), tokens.push_next.eq(head.push_next),
                                  self.retired.eq(1)]
                     m.next = "IDLE"
+                    if busy_register:
+                        take()

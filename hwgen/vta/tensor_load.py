@@ -212,24 +212,27 @@ class TensorLoad(wiring.Component):
             lane = Signal(range(K)) if K > 1 and not banked else Const(0)
             first = Signal(range(-K, 1 << beat_bits + exact_log2(K)))  # element of lane 0 (or of `lane`)
             m.d.comb += first.eq(b * K + lane - meta_lane0[t])
+            # `ready` never depends on `valid` (AXI allows either): the memory engine
+            # selects the owner's ready to retire a burst, and a ready computed from
+            # the valid it sent made that a round trip to every client in one cycle
             if banked:
                 lanes = range(K)
                 oks = [(first + k >= 0) & (first + k < f.x_size) for k in lanes]
+                m.d.comb += beat.ready.eq(1)
                 with m.If(beat.valid):
-                    m.d.comb += [beat.ready.eq(1), wr.en.eq(Cat(oks)), wr.addr.eq(meta_sram[t] + first),
+                    m.d.comb += [wr.en.eq(Cat(oks)), wr.addr.eq(meta_sram[t] + first),
                                  wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
                                                      for k in lanes))]
             else:
                 ok = (first >= 0) & (first < f.x_size)
                 element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
+                m.d.comb += beat.ready.eq(lane == K - 1)
                 with m.If(beat.valid):
                     m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
                                  wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
                     if K > 1:
                         m.d.sync += lane.eq(lane + 1)
-                    with m.If(lane == K - 1):
-                        m.d.comb += beat.ready.eq(1)
-                        if K > 1:
+                        with m.If(lane == K - 1):
                             m.d.sync += lane.eq(0)
         else:
             S = Eb // BB
