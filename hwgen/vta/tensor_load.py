@@ -96,12 +96,13 @@ class TensorLoad(wiring.Component):
 
         # -- tags: metadata of each burst in flight ----------------------------------------
         beat_bits = MEMOP_SIZE_BITS + 13 + 1  # beats in a row: x_size * Eb / BB
+        K = BB // Eb if narrow else 1         # elements in a beat
         tag_busy = [Signal(name=f"tag{k}_busy") for k in range(tags)]
         meta_sram = Array(Signal(sram_bits + 1, name=f"tag{k}_sram") for k in range(tags))
-        meta_off = Array(Signal(beat_bits, name=f"tag{k}_off") for k in range(tags))
-        meta_lane0 = Array(Signal(max(1, ceil_log2(BB // Eb)) if narrow else 1, name=f"tag{k}_lane0")
-                           for k in range(tags))
-        count = Array(Signal(8, name=f"tag{k}_count") for k in range(tags))
+        # where the burst's next beat goes, counted as it arrives (no sum of an offset and
+        # a count between a beat and its write): narrow, the row element of the beat's
+        # next element (negative before the row's first); wide, the beat within the row
+        pos = Array(Signal(range(-K, 1 << beat_bits + exact_log2(K)), name=f"tag{k}_pos") for k in range(tags))
         outstanding = Signal(range(tags + 1))
         free = Signal(range(max(tags, 2)))
         free_any = Signal()
@@ -121,7 +122,7 @@ class TensorLoad(wiring.Component):
         data_sram = Signal(sram_bits + 1)         # sram index of the current data row's first element
         cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
         beat_off = Signal(beat_bits)
-        lane0 = Signal.like(meta_lane0[0])
+        lane0 = Signal(max(1, ceil_log2(K)))
         issued = Signal()
         cmd = self.vme.cmd
         beats, done, plan = plan_bursts(m, cfg, cur, row_end,
@@ -190,8 +191,9 @@ class TensorLoad(wiring.Component):
                         m.d.comb += issued.eq(1)
                         if plan:
                             m.next = "PLAN"
-                        m.d.sync += [meta_sram[free].eq(data_sram), meta_off[free].eq(beat_off),
-                                     meta_lane0[free].eq(lane0), cur.eq(cur + beats * BB),
+                        m.d.sync += [meta_sram[free].eq(data_sram),
+                                     pos[free].eq(beat_off * K - lane0 if narrow else beat_off),
+                                     cur.eq(cur + beats * BB),
                                      beat_off.eq(beat_off + beats)]
             with m.State("DRAIN"):
                 with m.If(outstanding == 0):
@@ -203,15 +205,13 @@ class TensorLoad(wiring.Component):
         # -- returning beats ---------------------------------------------------------------
         beat = self.vme.data
         t = beat.payload.tag
-        b = Signal(beat_bits)
-        m.d.comb += b.eq(meta_off[t] + count[t])
         consumed = Signal()
+        step = 1       # pos[t]'s increment per consumed beat or, one element at a time, per element
         if narrow:
-            K = BB // Eb
             banked = geometry(cfg).write_lanes(mem) == K > 1
             lane = Signal(range(K)) if K > 1 and not banked else Const(0)
-            first = Signal(range(-K, 1 << beat_bits + exact_log2(K)))  # element of lane 0 (or of `lane`)
-            m.d.comb += first.eq(b * K + lane - meta_lane0[t])
+            first = pos[t]     # row element of lane 0 (banked) or of `lane`
+            step = K if banked else 1
             # `ready` never depends on `valid` (AXI allows either): the memory engine
             # selects the owner's ready to retire a burst, and a ready computed from
             # the valid it sent made that a round trip to every client in one cycle
@@ -231,11 +231,12 @@ class TensorLoad(wiring.Component):
                     m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
                                  wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
                     if K > 1:
-                        m.d.sync += lane.eq(lane + 1)
+                        m.d.sync += [lane.eq(lane + 1), pos[t].eq(pos[t] + 1)]
                         with m.If(lane == K - 1):
                             m.d.sync += lane.eq(0)
         else:
             S = Eb // BB
+            b = pos[t]
             slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
@@ -243,9 +244,9 @@ class TensorLoad(wiring.Component):
                              wr.data.eq(self._expand(beat.payload.data).replicate(S))]
         m.d.comb += consumed.eq(beat.valid & beat.ready)
         with m.If(consumed):
-            m.d.sync += count[t].eq(count[t] + 1)
+            if not (narrow and K > 1 and not banked):    # else counted per element above
+                m.d.sync += pos[t].eq(pos[t] + step)
             with m.If(beat.payload.last):
-                m.d.sync += count[t].eq(0)
                 for k in range(tags):
                     with m.If(t == k):
                         m.d.sync += tag_busy[k].eq(0)
