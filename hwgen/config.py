@@ -38,7 +38,7 @@ PACKED_DSP_FAMILIES = ("xc7",)
 # Yosys would leave them in the fabric (hwgen.vta.dsp): the ECP5's MULT18X18D.
 DSP_PRIMITIVE_FAMILIES = ("ecp5",)
 # Families whose builds take, by default, the options that trade a few cycles for clock
-# rate (ALU_COMPARE_STAGE, BUSY_REGISTER): the one whose timing is measured
+# rate (ALU_COMPARE_STAGE, BUSY_REGISTER, QUEUE_ROOM_REGISTER): the one whose timing is measured
 # (nextpnr), where those paths limit the clock (docs/fpga.md).
 TIMED_FAMILIES = ("ecp5",)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
@@ -104,6 +104,8 @@ FIELDS: dict[str, _Spec] = {
                             isa=False),
     "BUSY_REGISTER": _Spec(bool, None, "each unit's busy flag registered before its module's sequencer sees it; "
                            "the sequencer takes the next instruction as it retires one", isa=False),
+    "QUEUE_ROOM_REGISTER": _Spec(bool, None, "fetch sees an instruction queue's room a cycle late, from a register "
+                                 "(two free entries then: one now)", isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
@@ -126,6 +128,7 @@ def _fpga_defaults(fpga: str) -> dict:
         "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
         # the family whose timing is measured (nextpnr); it costs ALU cycles elsewhere
         "ALU_COMPARE_STAGE": fpga in TIMED_FAMILIES, "BUSY_REGISTER": fpga in TIMED_FAMILIES,
+        "QUEUE_ROOM_REGISTER": fpga in TIMED_FAMILIES,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,

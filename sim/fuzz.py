@@ -244,7 +244,7 @@ def random_config(seed: int):
                   "LOAD_WRITE_REGISTER": bool(rng.random() < 0.5),
                   "VME_REGISTERS": bool(rng.random() < 0.5), "BURST_PLAN_REGISTER": bool(rng.random() < 0.5),
                   "ALU_OP_REGISTER": bool(rng.random() < 0.5), "TOKEN_REGISTER": bool(rng.random() < 0.5),
-                  "BUSY_REGISTER": bool(rng.random() < 0.5),
+                  "BUSY_REGISTER": bool(rng.random() < 0.5), "QUEUE_ROOM_REGISTER": bool(rng.random() < 0.5),
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256])),
                   "PIPELINED_UNITS": bool(rng.random() < 0.8)}
         # the DSP primitive exists for ECP5 builds without packed multipliers

@@ -87,10 +87,18 @@ class Core(wiring.Component):
         for name, producer, consumer in (("load_q", fetch.load_q, load.queue),
                                          ("compute_q", fetch.compute_q, compute.queue),
                                          ("store_q", fetch.store_q, store.queue)):
-            q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH)
+            # with QUEUE_ROOM_REGISTER one entry more, so that a queue still takes
+            # INSN_QUEUE_DEPTH instructions: programs rely on that depth not to deadlock
+            q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH + cfg.QUEUE_ROOM_REGISTER)
             m.submodules[name] = q
-            m.d.comb += [q.w_data.eq(producer.data), q.w_en.eq(producer.en), producer.rdy.eq(q.w_rdy),
+            m.d.comb += [q.w_data.eq(producer.data), q.w_en.eq(producer.en),
                          consumer.data.eq(q.r_data), consumer.rdy.eq(q.r_rdy), q.r_en.eq(consumer.en)]
+            if cfg.QUEUE_ROOM_REGISTER:
+                # fetch dispatches at most one instruction a cycle, so two free entries a
+                # cycle ago mean one now; the queue sits by its module, fetch elsewhere
+                m.d.comb += producer.rdy.eq(registered(m, q.w_level <= INSN_QUEUE_DEPTH - 1, f"{name}_room"))
+            else:
+                m.d.comb += producer.rdy.eq(q.w_rdy)
 
         # -- token queues: one counter each -----------------------------------------------------
         modules = {Unit.LOAD: load, Unit.COMPUTE: compute, Unit.STORE: store}

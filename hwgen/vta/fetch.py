@@ -138,5 +138,5 @@ class Fetch(wiring.Component):
         for q, sel in ((self.store_q, to_store), (self.load_q, to_load), (self.compute_q, ~to_store & ~to_load)):
             m.d.comb += q.data.eq(buf.r_data[:INSN_BITS])
             with m.If(sel):
-                m.d.comb += [q.en.eq(buf.r_rdy), buf.r_en.eq(q.rdy)]
+                m.d.comb += [q.en.eq(buf.r_rdy & q.rdy), buf.r_en.eq(q.rdy)]
         return m

@@ -4,7 +4,8 @@ bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, 
 1x32x32 with 64-bit micro-ops and restricted factor fields, and as built for FPGA
 families (one accumulator read port, split scratchpads, packed multipliers, the ECP5's
 DSP primitive with its own registers), and with the original VTA's unpipelined
-sequencing of GEMM and ALU, and with the units' busy flags registered (BUSY_REGISTER)."""
+sequencing of GEMM and ALU, and with the units' busy flags and the queues' room registered
+(BUSY_REGISTER, QUEUE_ROOM_REGISTER)."""
 import numpy as np
 import pytest
 
@@ -28,7 +29,7 @@ CONFIGS = {
     "2x16x16+cyclonev": {"out_of_order": True},
     # the original VTA's sequencing (GEMM and ALU micro-ops every 4th/5th cycle)
     "1x16x16-aluext+PIPELINED_UNITS=false": {"stall": 0.1},
-    "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true": {},
+    "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true+QUEUE_ROOM_REGISTER=true": {},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]
