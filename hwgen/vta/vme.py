@@ -19,6 +19,7 @@ from amaranth.utils import ceil_log2
 
 from ..geometry import geometry
 from .axi import ADDR_BITS, BURST_INCR, Axi4Signature
+from .rtl import registered
 
 
 class ReadClientSignature(wiring.Signature):
@@ -154,9 +155,17 @@ class MemoryEngine(wiring.Component):
 
 def share_read_client(m: Module, port, clients: list, active: list) -> None:
     """Let several units with read clients use one port; `active[k]` is high while
-    clients[k] may have requests or beats in flight (at most one at a time)."""
-    for client, on in zip(clients, active):
-        m.d.comb += [client.data.payload.eq(port.data.payload), client.data.valid.eq(port.data.valid & on)]
+    clients[k] may have requests or beats in flight (at most one at a time), from at
+    least two cycles before its first beat (a request takes longer) until its last.
+
+    Beats are routed by `active` registered, so that a beat's ready, which the memory
+    engine selects to retire the beat and the burst, does not come through the units'
+    state logic (far from the memory engine) in the same cycle."""
+    for k, (client, on) in enumerate(zip(clients, active)):
         with m.If(on):
             m.d.comb += [port.cmd.valid.eq(client.cmd.valid), port.cmd.payload.eq(client.cmd.payload),
-                         client.cmd.ready.eq(port.cmd.ready), port.data.ready.eq(client.data.ready)]
+                         client.cmd.ready.eq(port.cmd.ready)]
+        on = registered(m, on, f"client{k}_active")
+        m.d.comb += [client.data.payload.eq(port.data.payload), client.data.valid.eq(port.data.valid & on)]
+        with m.If(on):
+            m.d.comb += port.data.ready.eq(client.data.ready)
