@@ -2,7 +2,7 @@
 place and route with nextpnr. Independent of what the design is: callers give
 Verilog and its top module."""
 from .fit import fit_record
-from .pnr import PlaceRoute, place_and_route
+from .pnr import PlaceRoute, place_and_route, seed_sweep
 from .synth import Synthesis, synthesize
 
-__all__ = ["PlaceRoute", "Synthesis", "fit_record", "place_and_route", "synthesize"]
+__all__ = ["PlaceRoute", "Synthesis", "fit_record", "place_and_route", "seed_sweep", "synthesize"]

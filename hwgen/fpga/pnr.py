@@ -108,3 +108,19 @@ def place_and_route(syn: Synthesis, device: Device, target_mhz: float, seed: int
         return result
 
     return cached(entry, PlaceRoute.load, make, lambda: step("waiting for another process placing the same design"))
+
+
+def seed_sweep(place: Callable[[int], PlaceRoute], seeds: range, target_mhz: float) -> tuple[PlaceRoute, list]:
+    """Place and route with `place(seed)` for each of `seeds` in turn until one meets
+    `target_mhz` (placement noise moves Fmax by several percent between seeds, so a
+    design at the edge is closed by trying a few). Returns the run kept, the first
+    that met the target or else the fastest, and every run's seed and Fmax."""
+    kept, tried = None, []
+    for seed in seeds:
+        run = place(seed)
+        tried.append({"seed": seed, "fmax_mhz": run.fmax_mhz})
+        if kept is None or run.fmax_mhz > kept.fmax_mhz:
+            kept = run
+        if run.fmax_mhz >= target_mhz:
+            return run, tried
+    return kept, tried

@@ -1,11 +1,11 @@
 """Reading nextpnr's JSON report (format of nextpnr 0.x `--report`): Fmax, the worst
-critical path by cell and net with its logic/routing split, used resources; and the
-command line's checks of --pnr before any work."""
+critical path by cell and net with its logic/routing split, used resources; the seed
+sweep; and the command line's checks of --pnr before any work."""
 import pytest
 
 from hwgen.cli import main
 from hwgen.errors import ToolError
-from hwgen.fpga.pnr import _summary
+from hwgen.fpga.pnr import PlaceRoute, _summary, seed_sweep
 
 
 def _step(kind, cell_from, cell_to, delay, net=None):
@@ -50,3 +50,27 @@ def test_pnr_options_checked_before_any_work(tmp_path, capsys, monkeypatch):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def _placer(fmax_by_seed: dict):
+    """A stand-in for place_and_route whose runs achieve the given Fmax per seed; it
+    records the seeds it was asked for."""
+    asked = []
+
+    def place(seed):
+        asked.append(seed)
+        return PlaceRoute("lfe5u-85f", 100, fmax_by_seed[seed], [], 1.0, 9.0, {}, 200.0, "0.x", seed, "entry")
+    return place, asked
+
+
+@pytest.mark.parametrize("fmax,seeds,kept,asked", [
+    ({1: 101.0, 2: 99.0}, range(1, 3), 1, [1]),                       # the first meets: no more runs
+    ({1: 99.9, 2: 97.0, 3: 100.2, 4: 105.0}, range(1, 5), 3, [1, 2, 3]),  # stops at the first that meets
+    ({1: 97.0, 2: 99.5, 3: 98.0}, range(1, 4), 2, [1, 2, 3]),          # none meets: the fastest is kept
+    ({5: 90.0}, range(5, 6), 5, [5]),
+])
+def test_seed_sweep(fmax, seeds, kept, asked):
+    place, calls = _placer(fmax)
+    run, tried = seed_sweep(place, seeds, 100)
+    assert run.seed == kept and calls == asked
+    assert tried == [{"seed": s, "fmax_mhz": fmax[s]} for s in asked]
