@@ -126,7 +126,8 @@ def _fpga_defaults(fpga: str) -> dict:
     return {
         "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
         "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
-        # the family whose timing is measured (nextpnr); it costs ALU cycles elsewhere
+        # the family whose timing is measured (nextpnr); elsewhere ALU_COMPARE_STAGE costs
+        # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": fpga in TIMED_FAMILIES, "BUSY_REGISTER": fpga in TIMED_FAMILIES,
         "QUEUE_ROOM_REGISTER": fpga in TIMED_FAMILIES,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",

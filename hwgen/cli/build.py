@@ -140,7 +140,7 @@ def build(args) -> int:
         summary["pnr"] = json.loads((out / PNR).read_text())
         if pr.fmax_mhz < cfg.FREQ_MHZ:
             start, end = pr.endpoints()
-            best = f" (the best of seeds {args.seed}-{args.seed + args.seeds - 1})" if args.seeds > 1 else ""
+            best = f" (the best of seeds {', '.join(str(t['seed']) for t in tried)})" if len(tried) > 1 else ""
             problems.append(f"timing: Fmax {pr.fmax_mhz} MHz{best} is below FREQ_MHZ {cfg.FREQ_MHZ:g}; the critical "
                             f"path runs from {start} to {end} ({pr.logic_ns:.1f} ns logic, {pr.routing_ns:.1f} ns "
                             "routing)")

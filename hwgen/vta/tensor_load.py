@@ -97,6 +97,9 @@ class TensorLoad(wiring.Component):
         # -- tags: metadata of each burst in flight ----------------------------------------
         beat_bits = MEMOP_SIZE_BITS + 13 + 1  # beats in a row: x_size * Eb / BB
         K = BB // Eb if narrow else 1         # elements in a beat
+        # a narrow beat's elements written in one cycle (one bank each) or one a cycle
+        banked = narrow and geometry(cfg).write_lanes(mem) == K > 1
+        per_element = narrow and K > 1 and not banked
         tag_busy = [Signal(name=f"tag{k}_busy") for k in range(tags)]
         meta_sram = Array(Signal(sram_bits + 1, name=f"tag{k}_sram") for k in range(tags))
         # where the burst's next beat goes, counted as it arrives (no sum of an offset and
@@ -206,12 +209,9 @@ class TensorLoad(wiring.Component):
         beat = self.vme.data
         t = beat.payload.tag
         consumed = Signal()
-        step = 1       # pos[t]'s increment per consumed beat or, one element at a time, per element
         if narrow:
-            banked = geometry(cfg).write_lanes(mem) == K > 1
-            lane = Signal(range(K)) if K > 1 and not banked else Const(0)
+            lane = Signal(range(K)) if per_element else Const(0)
             first = pos[t]     # row element of lane 0 (banked) or of `lane`
-            step = K if banked else 1
             # `ready` never depends on `valid` (AXI allows either): the memory engine
             # selects the owner's ready to retire a burst, and a ready computed from
             # the valid it sent made that a round trip to every client in one cycle
@@ -225,12 +225,12 @@ class TensorLoad(wiring.Component):
                                                      for k in lanes))]
             else:
                 ok = (first >= 0) & (first < f.x_size)
-                element = beat.payload.data.word_select(lane, lane_bits) if K > 1 else beat.payload.data[:lane_bits]
+                element = beat.payload.data.word_select(lane, lane_bits) if per_element else beat.payload.data[:lane_bits]
                 m.d.comb += beat.ready.eq(lane == K - 1)
                 with m.If(beat.valid):
                     m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
                                  wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
-                    if K > 1:
+                    if per_element:
                         m.d.sync += [lane.eq(lane + 1), pos[t].eq(pos[t] + 1)]
                         with m.If(lane == K - 1):
                             m.d.sync += lane.eq(0)
@@ -244,8 +244,8 @@ class TensorLoad(wiring.Component):
                              wr.data.eq(self._expand(beat.payload.data).replicate(S))]
         m.d.comb += consumed.eq(beat.valid & beat.ready)
         with m.If(consumed):
-            if not (narrow and K > 1 and not banked):    # else counted per element above
-                m.d.sync += pos[t].eq(pos[t] + step)
+            if not per_element:     # else counted as each element is written, above
+                m.d.sync += pos[t].eq(pos[t] + (K if banked else 1))
             with m.If(beat.payload.last):
                 for k in range(tags):
                     with m.If(t == k):
