@@ -1,0 +1,315 @@
+"""Counting and extracting designs from an explored e-graph (docs/engineir.md,
+"Extraction").
+
+- `count`: the number of distinct designs the e-graph represents (statement terms times
+  placements), exactly, as a Python integer.
+- `enumerate_designs`: every design, for brute force on small programs.
+- `front(..., exact=True)`: the exact Pareto front of area, latency and traffic. Each
+  e-class keeps every design not dominated in all of: the engines it needs (instance
+  by instance), its temporaries, compute cycles and each operand's fetches and bytes,
+  which is sound because every cost is monotone in those; statements are then combined
+  in program order with the placements of the tensors still to be read.
+- `front(..., exact=False)`: the scalable method: e-classes keep designs not dominated
+  in (engine area + temporaries, compute cycles, bytes), thinned to at most `keep` per
+  class along the area axis; the program is combined as in the exact method with at
+  most `keep` states per step. Sharing between statements is still costed exactly for
+  the designs kept; what is lost is designs pruned before it could show.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass, replace
+
+from . import cost
+from .cost import AreaModel, Summary
+from .lang import KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
+from .rewrites import Graph
+
+
+# -- counting and enumeration ---------------------------------------------------------------
+def count(graph: Graph) -> int:
+    memo: dict[int, int] = {}
+
+    def designs(c: int) -> int:
+        if c not in memo:
+            total = 0
+            for node in graph.classes[c]:
+                total += math.prod(designs(ch) for ch in node.children) if node.children else 1
+            memo[c] = total
+        return memo[c]
+
+    return math.prod(designs(c) for c in graph.stmts) * math.prod(len(p) for p in graph.places.values())
+
+
+def _term(graph: Graph, node, kids: list[Term]) -> Term:
+    match node.op:
+        case "engine":
+            return Engine(node.args[0])
+        case "loop":
+            return Loop(node.args[0], node.args[1], node.args[2], kids[0])
+        case "par":
+            return Par(node.args[0], node.args[1], node.args[2], kids[0])
+        case "pad":
+            return Pad(node.args[0], node.args[1], kids[0])
+        case "as_conv":
+            return As(kids[0])
+        case "seq":
+            return Seq(kids[0], kids[1])
+    raise ValueError(node.op)
+
+
+def terms(graph: Graph, c: int):
+    """Every design term of class c (exponentially many: small graphs only)."""
+    for node in graph.classes[c]:
+        for kids in itertools.product(*(list(terms(graph, ch)) for ch in node.children)):
+            yield _term(graph, node, list(kids))
+
+
+def sample(graph: Graph, c: int, rng: random.Random) -> Term:
+    """A design of class c, choosing nodes at random."""
+    node = rng.choice(graph.classes[c])
+    return _term(graph, node, [sample(graph, ch, rng) for ch in node.children])
+
+
+# -- costs of terms --------------------------------------------------------------------------
+def class_spec(graph: Graph, c: int):
+    """The problem of class c (classes made for a parallel instance's part of a loop
+    have no problem node: their loop's child problem, grown along its dimension)."""
+    if c not in graph.specs:
+        node = graph.classes[c][0]
+        graph.specs[c] = class_spec(graph, node.children[0]).with_dim(node.args[0], node.args[1])
+    return graph.specs[c]
+
+
+def summarize(term: Term, spec) -> Summary:
+    """The Summary of a term that solves `spec`."""
+    kids = step(term, spec, "design")
+    sums = [summarize(t, s) for t, s in kids]
+    return _combine(term, spec, [s for _, s in kids], sums)
+
+
+def _combine(term, spec, kid_specs, sums) -> Summary:
+    match term:
+        case Engine(hw):
+            return cost.engine(hw)
+        case Loop(dim, n, t, _):
+            return cost.loop(spec.kind, dim, -(-n // t), sums[0])
+        case Par(dim, _, p, _):
+            return cost.par(spec.kind, dim, p, sums[0])
+        case Seq():
+            return cost.seq(kid_specs[0].kind, sums[0], sums[1], kid_specs[0].elements("y"))
+    return sums[0]
+
+
+# -- programs -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Costs:
+    area: float
+    latency: int
+    traffic: int
+
+    def dominates(self, other: "Costs") -> bool:
+        return (self.area <= other.area and self.latency <= other.latency and self.traffic <= other.traffic
+                and self != other)
+
+
+def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, bw: int) -> Costs:
+    """Area, latency and traffic of a program whose statements have these summaries,
+    with the program's placements."""
+    engines: tuple = ()
+    latency = traffic = temp = 0
+    for s, summ in zip(prog.stmts, summaries):
+        engines = cost.merge_engines(engines, summ.engines)
+        temp = max(temp, summ.temp)
+        latency += summ.calls
+        for role, tensor in _bindings(s):
+            if prog.tensors[tensor].place != "onchip":
+                nbytes = summ.role(role)[1]
+                latency += cost.transfer_cycles(nbytes, bw)
+                traffic += nbytes
+    area = cost.engines_area(engines, model) + model.buffer(temp) + \
+        sum(model.buffer(t.bytes) for t in prog.tensors.values() if t.place == "onchip")
+    return Costs(area, latency, traffic)
+
+
+def _bindings(s: Stmt) -> list[tuple[str, str]]:
+    roles = [r.name for r in KINDS[s.op].roles]
+    return list(zip(roles, (*s.args, s.out)))
+
+
+# -- fronts ---------------------------------------------------------------------------------------
+@dataclass
+class Candidate:
+    summary: Summary
+    term: Term
+
+
+def _node_candidates(graph: Graph, node, spec, kid_sets) -> list[Candidate]:
+    kid_specs = [class_spec(graph, ch) for ch in node.children]
+    if node.op == "engine":
+        term = Engine(node.args[0])
+        return [Candidate(cost.engine(node.args[0]), term)]
+    out = []
+    for kids in itertools.product(*kid_sets):
+        term = _term(graph, node, [k.term for k in kids])
+        out.append(Candidate(_combine(term, spec, kid_specs, [k.summary for k in kids]), term))
+    return out
+
+
+def _covers(a: Summary, b: Summary) -> bool:
+    """a is no worse than b in everything a design's costs are monotone in."""
+    if a.calls > b.calls or a.temp > b.temp:
+        return False
+    eb = dict(b.engines)
+    if any(n > eb.get(hw, 0) for hw, n in a.engines):
+        return False
+    return all(la <= lb and ba <= bb for (_, la, ba), (_, lb, bb) in zip(a.roles, b.roles))
+
+
+def _pareto(cands: list, better) -> list:
+    out = []
+    for i, c in enumerate(cands):
+        if not any(better(o, c) and (not better(c, o) or j < i) for j, o in enumerate(cands) if j != i):
+            out.append(c)
+    return out
+
+
+class _Fronts:
+    """Per-class candidate sets (memoized)."""
+
+    def __init__(self, graph: Graph, model: AreaModel, exact: bool, keep: int):
+        self.graph, self.model, self.exact, self.keep = graph, model, exact, keep
+        self.memo: dict[int, list[Candidate]] = {}
+
+    def of(self, c: int) -> list[Candidate]:
+        if c in self.memo:
+            return self.memo[c]
+        spec = class_spec(self.graph, c)
+        cands = []
+        for node in self.graph.classes[c]:
+            cands += _node_candidates(self.graph, node, spec, [self.of(ch) for ch in node.children])
+        self.memo[c] = self.prune(cands)
+        return self.memo[c]
+
+    def key(self, s: Summary) -> tuple:
+        return (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp), s.calls,
+                sum(b for _, _, b in s.roles))
+
+    def prune(self, cands):
+        if self.exact:
+            return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
+        keyed = sorted({self.key(c.summary): c for c in cands}.items())
+        front = []
+        best = (math.inf, math.inf)
+        for (area, calls, nbytes), c in keyed:   # by area: kept if faster or lighter than all smaller
+            if calls < best[0] or nbytes < best[1]:
+                front.append(c)
+                best = (min(best[0], calls), min(best[1], nbytes))
+        return _thin(front, self.keep)
+
+
+def _thin(items: list, keep: int) -> list:
+    """At most `keep` items, evenly spaced along the list (the ends kept)."""
+    if len(items) <= keep:
+        return items
+    idx = sorted({round(i * (len(items) - 1) / (keep - 1)) for i in range(keep)})
+    return [items[i] for i in idx]
+
+
+@dataclass
+class Design:
+    """A point of the front: its costs, each statement's schedule and the placements."""
+    costs: Costs
+    schedules: list[Term]
+    places: dict[str, str]
+
+    def program(self, prog: Program) -> Program:
+        places = {n: "dram" if p == "host" else p for n, p in self.places.items()}  # host: DRAM the host reads
+        out = Program(prog.name, {n: replace(t, place=places.get(n, t.place)) for n, t in prog.tensors.items()},
+                      [replace(s, schedule=term) for s, term in zip(prog.stmts, self.schedules)], prog.output)
+        out.check()
+        return out
+
+
+def front(prog: Program, graph: Graph, model: AreaModel, bw: int, exact: bool = False,
+          keep: int = 24) -> list[Design]:
+    """The Pareto front of (area, latency, traffic) over the designs of the e-graph."""
+    fronts = _Fronts(graph, model, exact, keep)
+    per_stmt = [fronts.of(c) for c in graph.stmts]
+    return combine(prog, graph, per_stmt, model, bw, exact, keep)
+
+
+def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model: AreaModel, bw: int,
+            exact: bool, keep: int) -> list[Design]:
+    """Statements combined in order; a tensor's placement is chosen at its first use and
+    kept in the state until its last."""
+    last_use: dict[str, int] = {}
+    for i, s in enumerate(prog.stmts):
+        for _, t in _bindings(s):
+            last_use[t] = i
+    # state: (placements of live tensors) -> list of partial designs
+    states = {(): [_Partial((), 0, 0, 0, 0, (), {})]}
+    for i, (s, cands) in enumerate(zip(prog.stmts, per_stmt)):
+        new: dict[tuple, list[_Partial]] = {}
+        for live, partials in states.items():
+            placed = dict(live)
+            open_ = [t for _, t in _bindings(s) if t not in placed]
+            for choice in itertools.product(*(graph.places.get(t, (prog.tensors[t].place,)) for t in open_)):
+                where = {**placed, **dict(zip(open_, choice))}
+                onchip = sum(prog.tensors[t].bytes for t, p in zip(open_, choice) if p == "onchip")
+                key = tuple(sorted((t, p) for t, p in where.items() if last_use[t] > i))
+                bucket = new.setdefault(key, [])
+                for part in partials:
+                    for c in cands:
+                        bucket.append(part.extend(s, c, where, onchip, bw))
+        states = {k: _prune_partials(v, model, exact, keep) for k, v in new.items()}
+    designs = []
+    for partials in states.values():
+        for p in partials:
+            costs = Costs(p.area(model), p.latency, p.traffic)
+            designs.append(Design(costs, list(p.schedules), dict(p.places)))
+    return sorted(_pareto(designs, lambda a, b: a.costs.dominates(b.costs) or a.costs == b.costs),
+                  key=lambda d: (d.costs.area, d.costs.latency, d.costs.traffic))
+
+
+@dataclass(frozen=True)
+class _Partial:
+    engines: tuple
+    temp: int
+    onchip: int
+    latency: int
+    traffic: int
+    schedules: tuple
+    places: dict
+
+    def extend(self, s: Stmt, c: Candidate, where: dict, onchip: int, bw: int) -> "_Partial":
+        latency, traffic = self.latency + c.summary.calls, self.traffic
+        for role, tensor in _bindings(s):
+            if where[tensor] != "onchip":
+                nbytes = c.summary.role(role)[1]
+                latency += cost.transfer_cycles(nbytes, bw)
+                traffic += nbytes
+        return _Partial(cost.merge_engines(self.engines, c.summary.engines), max(self.temp, c.summary.temp),
+                        self.onchip + onchip, latency, traffic, self.schedules + (c.term,),
+                        {**self.places, **where})
+
+    def area(self, model: AreaModel) -> float:
+        return cost.engines_area(self.engines, model) + model.buffer(self.temp) + model.buffer(self.onchip)
+
+
+def _prune_partials(parts: list[_Partial], model: AreaModel, exact: bool, keep: int) -> list[_Partial]:
+    if exact:
+        def better(a, b):
+            eb = dict(b.engines)
+            return (a.temp <= b.temp and a.onchip <= b.onchip and a.latency <= b.latency and a.traffic <= b.traffic
+                    and all(n <= eb.get(hw, 0) for hw, n in a.engines))
+        return _pareto(parts, better)
+    keyed = sorted(((p.area(model), p.latency, p.traffic), k, p) for k, p in enumerate(parts))
+    out, best = [], (math.inf, math.inf)
+    for (area, latency, traffic), _, p in keyed:
+        if latency < best[0] or traffic < best[1]:
+            out.append(p)
+            best = (min(best[0], latency), min(best[1], traffic))
+    return _thin(out, keep)

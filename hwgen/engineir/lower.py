@@ -1,0 +1,68 @@
+"""Lowering a network (hwgen.compiler.ir) to EngineIR: the baseline design, one engine
+of exactly each layer's size, each layer one call.
+
+Placement: the input, the output and the weights in DRAM, the other activations on
+chip."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiler import ir
+from ..errors import HwgenError
+from .lang import I8, I32, Engine, Program, Stmt, Tensor, problem_of
+
+
+def lower(net: ir.Network) -> tuple[Program, dict[str, np.ndarray]]:
+    """The program and its weights (named by tensor)."""
+    shapes = net.shapes()
+    prog = Program(net.name)
+    prog.tensors[net.input_name] = Tensor(net.input_name, I8, tuple(net.input_shape), "dram", "input")
+    weights: dict[str, np.ndarray] = {}
+
+    def weight(layer, suffix, value):
+        name = f"{layer.name}.{suffix}"
+        weights[name] = value
+        prog.tensors[name] = Tensor(name, I32 if value.dtype == np.int32 else I8, value.shape, "dram", "weight")
+        return name
+
+    for layer in net.layers:
+        op, stride, kernel, pad, args = _operation(layer, shapes)
+        args = list(args)
+        if hasattr(layer, "weight") and layer.weight is not None:
+            w = layer.weight[:, :, 0, 0] if op == "dense_rq" else layer.weight
+            args += [weight(layer, "w", w), weight(layer, "b", layer.bias)]
+        out = shapes[layer.name]
+        place = "dram" if layer.name == net.output else "onchip"
+        prog.tensors[layer.name] = Tensor(layer.name, I8, tuple(out), place)
+        clip = tuple(getattr(layer, "clip", (-128, 127)))
+        spec = problem_of(op, [prog.tensors[a].shape for a in args], out, stride, kernel, pad, clip)
+        prog.stmts.append(Stmt(layer.name, op, tuple(args), spec, Engine(spec), pad,
+                               getattr(layer, "shift", 0), clip))
+    prog.output = net.output
+    prog.check()
+    return prog, weights
+
+
+def _operation(layer, shapes):
+    """(op, stride, kernel, pad, tensor arguments) of a network layer."""
+    x = layer.inputs
+    match layer:
+        case ir.Dense():
+            return "dense_rq", 1, 1, 0, x
+        case ir.Conv2d():
+            return "conv2d_rq", layer.stride, 1, layer.pad, x
+        case ir.DepthwiseConv2d():
+            return "dwconv_rq", layer.stride, layer.kernel, layer.pad, x
+        case ir.MaxPool():
+            return "maxpool", layer.stride, layer.kernel, layer.pad, x
+        case ir.AvgPool():
+            return "sumpool_rq", layer.stride, layer.kernel, layer.pad, x
+        case ir.GlobalAvgPool():
+            _, _, h, w = shapes[x[0]]
+            if h != w:
+                raise HwgenError(f"layer {layer.name}: global average pooling of a {h}x{w} image; EngineIR "
+                                 "pools square windows")
+            return "sumpool_rq", 1, h, 0, x
+        case ir.Add():
+            return "add_rq", 1, 1, 0, x
+    raise HwgenError(f"layer {layer.name}: {layer.kind} layers have no EngineIR operation")
