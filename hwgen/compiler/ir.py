@@ -156,7 +156,7 @@ class AvgPool(_Window):
         return {**super().attrs(), "shift": self.shift}
 
     def accumulator(self, x):
-        return sem.avg_pool(x, self.kernel, self.stride, self.pad, 0, (-2**31, 2**31 - 1))
+        return sem.sum_pool(x, self.kernel, self.stride, self.pad)
 
     def reference(self, x):
         return sem.avg_pool(x, self.kernel, self.stride, self.pad, self.shift, self.clip)

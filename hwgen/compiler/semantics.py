@@ -91,9 +91,13 @@ def max_pool(x, kernel: int, stride: int, pad: int = 0):
     return out.astype(np.int8)
 
 
+def sum_pool(x, kernel: int, stride: int, pad: int = 0) -> np.ndarray:
+    """The int64 window sums of an average pool (zero padding), before requantization."""
+    return sum(win for _, _, win in _windows(np.asarray(x), kernel, kernel, (stride, stride), (pad, pad), 0))
+
+
 def avg_pool(x, kernel: int, stride: int, pad: int = 0, shift: int = 0, clip=INT8):
-    acc = sum(win for _, _, win in _windows(np.asarray(x), kernel, kernel, (stride, stride), (pad, pad), 0))
-    return requantize(acc, shift, clip)
+    return requantize(sum_pool(x, kernel, stride, pad), shift, clip)
 
 
 def global_avg_pool(x, shift: int, clip=INT8):

@@ -20,7 +20,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from .lang import HW_ATTRS, KINDS, Spec
+from .lang import KINDS, Spec
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,3 @@ def engines_area(engines, model: AreaModel) -> float:
 def transfer_cycles(nbytes: int, bytes_per_cycle: int) -> int:
     return math.ceil(nbytes / bytes_per_cycle)
 
-
-def hw_text(hw: tuple) -> str:
-    kind, dims, attrs = hw
-    names = (*KINDS[kind].dims, *HW_ATTRS[kind])
-    return f"{kind}<{', '.join(f'{n}={v}' for n, v in zip(names, (*dims, *attrs)))}>"

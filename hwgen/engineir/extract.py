@@ -43,7 +43,7 @@ def count(graph: Graph) -> int:
     return math.prod(designs(c) for c in graph.stmts) * math.prod(len(p) for p in graph.places.values())
 
 
-def _term(graph: Graph, node, kids: list[Term]) -> Term:
+def _term(node, kids: list[Term]) -> Term:
     match node.op:
         case "engine":
             return Engine(node.args[0])
@@ -64,13 +64,13 @@ def terms(graph: Graph, c: int):
     """Every design term of class c (exponentially many: small graphs only)."""
     for node in graph.classes[c]:
         for kids in itertools.product(*(list(terms(graph, ch)) for ch in node.children)):
-            yield _term(graph, node, list(kids))
+            yield _term(node, list(kids))
 
 
 def sample(graph: Graph, c: int, rng: random.Random) -> Term:
     """A design of class c, choosing nodes at random."""
     node = rng.choice(graph.classes[c])
-    return _term(graph, node, [sample(graph, ch, rng) for ch in node.children])
+    return _term(node, [sample(graph, ch, rng) for ch in node.children])
 
 
 # -- costs of terms --------------------------------------------------------------------------
@@ -118,20 +118,11 @@ class Costs:
 def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, bw: int) -> Costs:
     """Area, latency and traffic of a program whose statements have these summaries,
     with the program's placements."""
-    engines: tuple = ()
-    latency = traffic = temp = 0
+    where = {n: t.place for n, t in prog.tensors.items()}
+    part = _Partial((), 0, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"), 0, 0, (), {})
     for s, summ in zip(prog.stmts, summaries):
-        engines = cost.merge_engines(engines, summ.engines)
-        temp = max(temp, summ.temp)
-        latency += summ.calls
-        for role, tensor in _bindings(s):
-            if prog.tensors[tensor].place != "onchip":
-                nbytes = summ.role(role)[1]
-                latency += cost.transfer_cycles(nbytes, bw)
-                traffic += nbytes
-    area = cost.engines_area(engines, model) + model.buffer(temp) + \
-        sum(model.buffer(t.bytes) for t in prog.tensors.values() if t.place == "onchip")
-    return Costs(area, latency, traffic)
+        part = part.extend(s, Candidate(summ, s.schedule), where, 0, bw)
+    return part.costs(model)
 
 
 def _bindings(s: Stmt) -> list[tuple[str, str]]:
@@ -153,7 +144,7 @@ def _node_candidates(graph: Graph, node, spec, kid_sets) -> list[Candidate]:
         return [Candidate(cost.engine(node.args[0]), term)]
     out = []
     for kids in itertools.product(*kid_sets):
-        term = _term(graph, node, [k.term for k in kids])
+        term = _term(node, [k.term for k in kids])
         out.append(Candidate(_combine(term, spec, kid_specs, [k.summary for k in kids]), term))
     return out
 
@@ -200,14 +191,18 @@ class _Fronts:
     def prune(self, cands):
         if self.exact:
             return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
-        keyed = sorted({self.key(c.summary): c for c in cands}.items())
-        front = []
-        best = (math.inf, math.inf)
-        for (area, calls, nbytes), c in keyed:   # by area: kept if faster or lighter than all smaller
-            if calls < best[0] or nbytes < best[1]:
-                front.append(c)
-                best = (min(best[0], calls), min(best[1], nbytes))
-        return _thin(front, self.keep)
+        return _staircase(cands, lambda c: self.key(c.summary), self.keep)
+
+
+def _staircase(items: list, key, keep: int) -> list:
+    """The scalable pruning: items in order of key()[0] (area), each kept if it beats
+    every smaller one in key()[1] or key()[2]; then at most `keep` of them."""
+    out, best = [], (math.inf, math.inf)
+    for k, _, item in sorted((key(item), i, item) for i, item in enumerate(items)):
+        if k[1] < best[0] or k[2] < best[1]:
+            out.append(item)
+            best = (min(best[0], k[1]), min(best[1], k[2]))
+    return _thin(out, keep)
 
 
 def _thin(items: list, keep: int) -> list:
@@ -268,8 +263,7 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
     designs = []
     for partials in states.values():
         for p in partials:
-            costs = Costs(p.area(model), p.latency, p.traffic)
-            designs.append(Design(costs, list(p.schedules), dict(p.places)))
+            designs.append(Design(p.costs(model), list(p.schedules), dict(p.places)))
     return sorted(_pareto(designs, lambda a, b: a.costs.dominates(b.costs) or a.costs == b.costs),
                   key=lambda d: (d.costs.area, d.costs.latency, d.costs.traffic))
 
@@ -298,6 +292,9 @@ class _Partial:
     def area(self, model: AreaModel) -> float:
         return cost.engines_area(self.engines, model) + model.buffer(self.temp) + model.buffer(self.onchip)
 
+    def costs(self, model: AreaModel) -> Costs:
+        return Costs(self.area(model), self.latency, self.traffic)
+
 
 def _prune_partials(parts: list[_Partial], model: AreaModel, exact: bool, keep: int) -> list[_Partial]:
     if exact:
@@ -306,10 +303,4 @@ def _prune_partials(parts: list[_Partial], model: AreaModel, exact: bool, keep: 
             return (a.temp <= b.temp and a.onchip <= b.onchip and a.latency <= b.latency and a.traffic <= b.traffic
                     and all(n <= eb.get(hw, 0) for hw, n in a.engines))
         return _pareto(parts, better)
-    keyed = sorted(((p.area(model), p.latency, p.traffic), k, p) for k, p in enumerate(parts))
-    out, best = [], (math.inf, math.inf)
-    for (area, latency, traffic), _, p in keyed:
-        if latency < best[0] or traffic < best[1]:
-            out.append(p)
-            best = (min(best[0], latency), min(best[1], traffic))
-    return _thin(out, keep)
+    return _staircase(parts, lambda p: (p.area(model), p.latency, p.traffic), keep)

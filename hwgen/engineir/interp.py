@@ -130,32 +130,26 @@ def _call(spec: Spec, region: dict, env: _Env) -> None:
             else:
                 acc[idx] = total
         return
-    o_dim = "c" if base in ("dwconv", "sumpool", "maxpool") else "o"
-    oh, ow, o = _rng(region, "oh"), _rng(region, "ow"), _rng(region, o_dim)
+    # the padded input rows and columns the region's windows cover, through semantics' own kernels
+    pool = base in ("sumpool", "maxpool")
     stride = spec["s"] if "s" in spec.k.attrs else 1
-    if base in ("sumpool", "maxpool"):
-        k = spec["k"]
-        ky, kx, c = np.arange(k), np.arange(k), o
+    (oh0, oh1), (ow0, ow1) = region.get("oh", (0, 1)), region.get("ow", (0, 1))
+    (ky0, ky1), (kx0, kx1) = ((0, spec["k"]),) * 2 if pool else (region.get("kh", (0, 1)), region.get("kw", (0, 1)))
+    o = _rng(region, "c" if pool or base == "dwconv" else "o")
+    c = o if pool or base == "dwconv" else _rng(region, "c")
+    x = env.x[c, oh0 * stride + ky0:(oh1 - 1) * stride + ky1, ow0 * stride + kx0:(ow1 - 1) * stride + kx1][None]
+    if base == "maxpool":
+        total = sem.max_pool(x, spec["k"], stride)[0]
+    elif base == "sumpool":
+        total = sem.sum_pool(x, spec["k"], stride)[0]
     else:
-        ky, kx = _rng(region, "kh"), _rng(region, "kw")
-        c = o if base == "dwconv" else _rng(region, "c")
-    total = None
-    for dy in ky:
-        for dx in kx:
-            win = env.x[np.ix_(c, oh * stride + dy, ow * stride + dx)]          # (c, oh, ow)
-            if base in ("maxpool", "sumpool"):
-                term = win
-            elif base == "dwconv":
-                term = win * env.w[o, 0, dy, dx][:, None, None]
-            else:
-                term = np.einsum("chw,oc->ohw", win, env.w[np.ix_(o, c)][:, :, dy, dx])
-            if total is None:
-                total = term
-            else:
-                total = np.maximum(total, term) if base == "maxpool" else total + term
+        w = env.w[o] if base == "dwconv" else env.w[np.ix_(o, c)]
+        total = sem.conv2d_acc(x, w[:, :, ky0:ky1, kx0:kx1], (stride, stride), depthwise=base == "dwconv")[0]
+        total = total.astype(np.int64)
+    oh, ow = np.arange(oh0, oh1), np.arange(ow0, ow1)
     box = np.ix_(o, oh, ow)
     if base == "maxpool":
-        env.y[box] = total.astype(np.int8)
+        env.y[box] = total
         return
     first = all(region.get(d, (0, 1))[0] == 0 for d in ("c", "kh", "kw") if d in spec.k.reduce)
     if base in ("conv2d", "dense", "dwconv"):

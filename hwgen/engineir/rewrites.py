@@ -21,7 +21,6 @@ rules to saturation or for a number of iterations and `export` reads the e-graph
 as Python data for counting and extraction (hwgen.engineir.extract)."""
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -165,7 +164,7 @@ def tile_set(program: Program, tiles: list[int] | None) -> list[int]:
     if tiles:
         return sorted(set(tiles))
     largest = max(max(s.spec.dims) for s in program.stmts)
-    return [4 ** i for i in range(max(1, math.ceil(math.log(largest, 4))))]
+    return [4 ** i for i in range(largest.bit_length()) if i == 0 or 4 ** i < largest]
 
 
 # -- exploring -------------------------------------------------------------------------------
@@ -202,10 +201,10 @@ def explore(program: Program, tiles: list[int] | None = None, iterations: int | 
     buffers = [Buffer.host(t.name, t.bytes) if t.name in fixed else
                Buffer.dram(t.name, t.bytes) if t.place == "dram" else Buffer.onchip(t.name, t.bytes)
                for t in program.tensors.values()]
-    root = eg.let("root", Root(Vec[Design](*stmts), Vec[Buffer](*buffers)))
+    eg.register(Root(Vec[Design](*stmts), Vec[Buffer](*buffers)))
     for t in tiles:
         eg.register(tile(t))
-    sizes = {d for s in program.stmts for d in s.spec.dims} | {_elements(s.spec) for s in program.stmts}
+    sizes = {d for s in program.stmts for d in s.spec.dims} | {s.spec.elements("y") for s in program.stmts}
     for size in sorted(sizes):
         larger = [t for t in tiles if t > size]
         if size not in tiles and larger:
@@ -221,10 +220,6 @@ def explore(program: Program, tiles: list[int] | None = None, iterations: int | 
     graph = _export(eg)
     graph.iterations, graph.seconds = done, seconds
     return graph
-
-
-def _elements(spec: Spec) -> int:
-    return spec.elements("y")
 
 
 def _export(eg: EGraph) -> Graph:

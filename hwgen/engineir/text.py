@@ -32,7 +32,7 @@ def _stmt_attrs(s: Stmt) -> dict:
     a = {}
     for name in HW_ATTRS[s.op]:
         a["stride" if name == "s" else "kernel"] = s.spec[name]
-    if "conv" in s.op or "pool" in s.op:
+    if "oh" in KINDS[s.op].dims:    # windowed kinds take padding
         a["pad"] = s.pad
     if KINDS[s.op].fused:
         a["shift"] = s.shift
