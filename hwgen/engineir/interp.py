@@ -7,11 +7,15 @@ problem (the last tile of a loop and the lanes of a padded engine are smaller). 
 must not depend on the schedule: that is what the rewrites' tests check."""
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
+from typing import Iterator
+
 import numpy as np
 
 from ..compiler import semantics as sem
 from ..errors import HwgenError
-from .lang import As, Engine, Pad, Program, Seq, Spec, Stmt, step
+from .lang import As, Engine, Loop, Par, Pad, Program, Seq, Spec, Stmt, Term, step
 
 
 def run(prog: Program, weights: dict[str, np.ndarray], x: np.ndarray, keep: bool = False):
@@ -31,10 +35,9 @@ def run(prog: Program, weights: dict[str, np.ndarray], x: np.ndarray, keep: bool
 def run_stmt(s: Stmt, args: list[np.ndarray], out_shape: tuple) -> np.ndarray:
     """One statement: its schedule executed call by call."""
     env = _Env(s, args, out_shape)
-    region = {d: (0, n) for d, n in zip(s.spec.k.dims, s.spec.dims)}
-    if s.spec.k.dims == ("n",):
-        region = {"n": np.arange(s.spec["n"])}
-    _exec(s.schedule, s.spec, region, env)
+    for group in steps(s):
+        for call in group:
+            _call(call.spec, call.region, env)
     return env.y.reshape(out_shape)
 
 
@@ -57,53 +60,112 @@ class _Env:
                 w = np.asarray(args[1], np.int64)
                 self.w = w.reshape(*w.shape, 1, 1) if w.ndim == 2 else w
                 self.b = np.asarray(args[2], np.int64)
-            y_shape = (out_shape[1], 1, 1) if len(out_shape) == 2 else tuple(out_shape[1:])
         else:
             self.a = [np.asarray(a, np.int64).reshape(-1) for a in args]
-            y_shape = (int(np.prod(out_shape)),)
+        y_shape = result_box(s.spec)
         self.acc = np.zeros(y_shape, np.int64)
         self.y = np.zeros(y_shape, np.int8)
         self.acc_flat, self.y_flat = self.acc.reshape(-1), self.y.reshape(-1)  # views: passes index these
 
     def clip(self, spec: Spec) -> tuple[int, int]:
-        """A pass without relu, in a statement whose clip is a relu, clips at int8's
-        minimum: the relu pass after it supplies the 0."""
-        lo, hi = self.s.clip
-        return (sem.INT8[0], hi) if lo == 0 and spec.k.fused and spec["relu"] == 0 else (lo, hi)
-
-    def flat(self, region) -> np.ndarray:
-        """Indices into the flattened result of a region's output box."""
-        if "n" in region:
-            return region["n"]
-        o = "o" if "o" in region else "c"
-        box = [np.arange(*region[d]) if d in region else np.arange(1) for d in (o, "oh", "ow")]
-        return np.ravel_multi_index(np.ix_(*box), self.y.shape).reshape(-1)
+        return pass_clip(self.s, spec)
 
 
-def _exec(term, spec: Spec, region: dict, env: _Env) -> None:
-    children = step(term, spec, env.s.where)
+def pass_clip(s: Stmt, spec: Spec) -> tuple[int, int]:
+    """The clip of a requantizing call of problem `spec` in statement `s`: a pass
+    without relu, in a statement whose clip is a relu, clips at int8's minimum (the
+    relu pass after it supplies the 0)."""
+    lo, hi = s.clip
+    return (sem.INT8[0], hi) if lo == 0 and spec.k.fused and spec["relu"] == 0 else (lo, hi)
+
+
+def result_box(spec: Spec) -> tuple[int, ...]:
+    """The shape in which a statement's calls index its result: (O, OH, OW) ((O, 1, 1)
+    for dense), or (N,) for elementwise operations."""
+    k = spec.k
+    if k.dims == ("n",):
+        return (spec["n"],)
+    o = spec["o"] if "o" in k.dims else spec["c"]
+    return (o, spec["oh"], spec["ow"]) if "oh" in k.dims else (o, 1, 1)
+
+
+def pass_region(region: dict, box: tuple[int, ...]) -> dict:
+    """The region of an unfused pass after a call on `region`: that call's output box
+    as flat indices into the result (of shape `box`), in (channel, row, column) order."""
+    if "n" in region:
+        return region
+    ranges = tuple(region.get(d, (0, 1)) for d in ("o" if "o" in region else "c", "oh", "ow"))
+    idx = np.ravel_multi_index(np.ix_(*(np.arange(*r) for r in ranges)), box).reshape(-1)
+    return {"n": idx, "of": (ranges, 0)}
+
+
+# -- the calls of a schedule -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Call:
+    """One engine call: the problem its engine solves, the region of the statement's
+    problem it computes and the instance of its engine (kind and size) that runs it.
+    A region maps each dimension to (start, stop); an elementwise pass's region has
+    "n", its flat result indices, and "of": (box, skip), the result box in whose
+    (channel, row, column) enumeration those indices are the run starting at `skip`
+    (a box of ((start, stop),) for a flat operation)."""
+    spec: Spec
+    region: dict
+    instance: int
+
+
+def steps(s: Stmt) -> Iterator[list[Call]]:
+    """A statement's calls in execution order, grouped: the calls of one group run at
+    the same time, on distinct engine instances (parallel slices), and write disjoint
+    parts of the result."""
+    region = {d: (0, n) for d, n in zip(s.spec.k.dims, s.spec.dims)}
+    if s.spec.k.dims == ("n",):
+        region = {"n": np.arange(s.spec["n"]), "of": (((0, s.spec["n"]),), 0)}
+    yield from _steps(s.schedule, s.spec, region, {}, result_box(s.spec), s.where)
+
+
+def instances(term: Term) -> dict[tuple, int]:
+    """The instances of each engine (Spec.hw) a schedule needs."""
+    match term:
+        case Engine(hw):
+            return {hw.hw: 1}
+        case Par(_, _, p, body):
+            return {hw: n * p for hw, n in instances(body).items()}
+        case Seq(first, then):
+            a, b = instances(first), instances(then)
+            return {hw: max(a.get(hw, 0), b.get(hw, 0)) for hw in a.keys() | b.keys()}
+    return instances(term.body)
+
+
+def _steps(term: Term, spec: Spec, region: dict, base: dict, box: tuple, where: str) -> Iterator[list[Call]]:
+    children = step(term, spec, where)
     if isinstance(term, Engine):
-        _call(spec, region, env)
+        yield [Call(spec, region, base.get(spec.hw, 0))]
         return
     if isinstance(term, Seq):
         (first, a), (then, b) = children
-        _exec(first, a, region, env)
-        _exec(then, b, {"n": env.flat(region)}, env)
+        yield from _steps(first, a, region, base, box, where)
+        yield from _steps(then, b, pass_region(region, box), base, box, where)
         return
     (body, sub), = children
     if isinstance(term, (As, Pad)):  # the same region, on other hardware
-        _exec(body, sub, region, env)
+        yield from _steps(body, sub, region, base, box, where)
         return
-    dim = term.dim
-    tile = sub[dim]
+    dim, tile = term.dim, sub[term.dim]
     if dim == "n":
-        idx = region["n"]
-        for i in range(0, len(idx), tile):
-            _exec(body, sub, {"n": idx[i:i + tile]}, env)
+        idx, (ranges, skip) = region["n"], region["of"]
+        parts = [{"n": idx[i:i + tile], "of": (ranges, skip + i)} for i in range(0, len(idx), tile)]
+    else:
+        lo, hi = region[dim]
+        parts = [{**region, dim: (start, min(start + tile, hi))} for start in range(lo, hi, tile)]
+    if isinstance(term, Loop):
+        for part in parts:
+            yield from _steps(body, sub, part, base, box, where)
         return
-    lo, hi = region[dim]
-    for start in range(lo, hi, tile):
-        _exec(body, sub, {**region, dim: (start, min(start + tile, hi))}, env)
+    used = instances(body)  # Par: slice j runs on the body's instances, offset by j
+    lanes = [_steps(body, sub, part, {hw: base.get(hw, 0) + j * used.get(hw, 0) for hw in {*base, *used}}, box, where)
+             for j, part in enumerate(parts)]
+    for groups in itertools.zip_longest(*lanes, fillvalue=[]):
+        yield [call for g in groups for call in g]
 
 
 def _rng(region, d):
