@@ -23,25 +23,38 @@ from dataclasses import dataclass
 from .lang import KINDS, Spec
 
 
+LANE_KINDS = ("conv2d", "dense", "dwconv", "sumpool", "maxpool", "add", "rq", "relu")
+
+
+def engine_features(hw: tuple) -> list[int]:
+    """What an engine's area is linear in: 1 (control), its operand register bits, its
+    lanes of each kind (LANE_KINDS order) and its requantizing result lanes."""
+    kind, dims, attrs = hw
+    spec = Spec(kind, dims, (*attrs, 0) if "relu" in KINDS[kind].attrs else attrs)
+    base = kind.removesuffix("_rq")
+    bits = sum(spec.bytes(r.name) for r in spec.k.roles) * 8
+    return [1, bits, *(spec.macs if k == base else 0 for k in LANE_KINDS),
+            spec.elements("y") if kind.endswith("_rq") else 0]
+
+
 @dataclass(frozen=True)
 class AreaModel:
-    """Area in LUT4-equivalents of a generic FPGA fabric: per lane of each engine kind
-    (a lane is one multiply-accumulate, add, compare or requantization), per bit of
-    an engine's operand registers, per bit of on-chip buffer."""
+    """Area in LUT4-equivalents of FPGA fabric: a fixed cost per engine, per bit of its
+    operand registers, per lane of each kind (one multiply-accumulate, add, compare or
+    requantization), per requantizing result lane of a fused engine, and per bit of
+    on-chip buffer."""
     lane: tuple[tuple[str, float], ...]
     register_bit: float
     buffer_bit: float
     fixed: float
+    requantize: float
     source: str
 
     @functools.lru_cache(maxsize=None)
     def engine(self, hw: tuple) -> float:
-        kind, dims, attrs = hw
-        spec = Spec(kind, dims, (*attrs, 0) if "relu" in KINDS[kind].attrs else attrs)
-        bits = sum(spec.bytes(r.name) for r in spec.k.roles) * 8
         lane = dict(self.lane)
-        return self.fixed + lane[kind.removesuffix("_rq")] * spec.macs + self.register_bit * bits \
-            + (lane["rq"] * spec.elements("y") if kind.endswith("_rq") else 0)
+        coef = [self.fixed, self.register_bit, *(lane[k] for k in LANE_KINDS), self.requantize]
+        return float(sum(c * f for c, f in zip(coef, engine_features(hw))))
 
     def buffer(self, nbytes: int) -> float:
         return self.buffer_bit * 8 * nbytes
@@ -54,7 +67,7 @@ class AreaModel:
 STRUCTURAL = AreaModel(
     lane=(("conv2d", 96), ("dense", 96), ("dwconv", 96), ("sumpool", 32), ("maxpool", 8), ("add", 32), ("rq", 48),
           ("relu", 8)),
-    register_bit=1.0, buffer_bit=1 / 16, fixed=64,
+    register_bit=1.0, buffer_bit=1 / 16, fixed=64, requantize=48,
     source="structural estimate (lane structure); docs/engineir.md")
 
 

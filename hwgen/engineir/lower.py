@@ -43,6 +43,36 @@ def lower(net: ir.Network) -> tuple[Program, dict[str, np.ndarray]]:
     return prog, weights
 
 
+def network(prog: Program, weights: dict[str, np.ndarray]) -> ir.Network:
+    """The network a program computes, each statement as the layer it lowers from: its
+    reference is what every design of the program must compute."""
+    net = ir.Network(prog.name, prog.input, prog.tensors[prog.input].shape)
+    for s in prog.stmts:
+        params = {"weight": weights[s.args[1]], "bias": weights[s.args[2]]} if len(s.args) == 3 else {}
+        lines = {"shift": s.shift, "clip": s.clip}
+        spec = s.spec
+        match s.op:
+            case "conv2d_rq":
+                layer = ir.Conv2d(s.out, s.args[:1], **params, stride=spec["s"], pad=s.pad, **lines)
+            case "dense_rq":
+                layer = ir.Dense(s.out, s.args[:1], **params, **lines)
+            case "dwconv_rq":
+                layer = ir.DepthwiseConv2d(s.out, s.args[:1], kernel=spec["kh"], stride=spec["s"], pad=s.pad,
+                                           **params, **lines)
+            case "maxpool":
+                layer = ir.MaxPool(s.out, s.args, kernel=spec["k"], stride=spec["s"], pad=s.pad)
+            case "sumpool_rq":
+                layer = ir.AvgPool(s.out, s.args, kernel=spec["k"], stride=spec["s"], pad=s.pad, **lines)
+            case "add_rq":
+                layer = ir.Add(s.out, s.args, **lines)
+            case _:
+                raise HwgenError(f"{s.where}: {s.op} is no network layer; only lowered operations are")
+        net.layers.append(layer)
+    if prog.output != net.output:
+        raise HwgenError(f"program {prog.name}: its output {prog.output} is not its last statement's result")
+    return net
+
+
 def _operation(layer, shapes):
     """(op, stride, kernel, pad, tensor arguments) of a network layer."""
     x = layer.inputs

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import numpy as np
 
 from ..errors import HwgenError
+from ..files import read_bytes, read_text, replacing
 from .lang import (HW_ATTRS, KINDS, PLACES, As, Engine, Loop, Pad, Par, Program, Seq, Spec, Stmt, Tensor, Term,
                    problem_of)
 
@@ -204,3 +208,49 @@ class _Parser:
             raise self.err(f"engine {text!r}: {kind.name} takes {', '.join(want)}", n)
         attrs = tuple(kv.get(a, 0) for a in kind.attrs)
         return Spec(kind.name, tuple(kv[d] for d in kind.dims), attrs)
+
+
+def weights_path(path: str | Path) -> Path:
+    """Where a program file's weights are: STEM.npz beside it, else weights.npz in its
+    directory (one file for many designs of a network)."""
+    path = Path(path)
+    own = path.with_suffix(".npz")
+    return own if own.exists() or not (path.parent / "weights.npz").exists() else path.parent / "weights.npz"
+
+
+def load(path: str | Path) -> tuple[Program, dict[str, np.ndarray]]:
+    """A program file and its weights, checked against the declarations."""
+    prog = loads(read_text(path, "EngineIR program"), str(path))
+    wpath = weights_path(path)
+    if not prog.weights():
+        return prog, {}
+    read_bytes(wpath, "EngineIR weights")  # a missing or unreadable file is named
+    try:
+        with np.load(wpath) as npz:
+            weights = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError) as e:
+        raise HwgenError(f"{wpath}: not an .npz of weights ({e}); write it with hwgen engineir lower") from None
+    for name in prog.weights():
+        t = prog.tensors[name]
+        want = np.int32 if t.dtype == "i32" else np.int8
+        if name not in weights:
+            raise HwgenError(f"{wpath}: no array {name!r}, which {path} declares as a weight")
+        if weights[name].shape != t.shape or weights[name].dtype != want:
+            raise HwgenError(f"{wpath}: {name} is {weights[name].dtype}{list(weights[name].shape)}; {path} declares "
+                             f"{t.dtype}{list(t.shape)}")
+    return prog, {n: weights[n] for n in prog.weights()}
+
+
+def save(path: str | Path, prog: Program, weights: dict[str, np.ndarray] | None = None) -> None:
+    """Write a program (and, if given, its weights as STEM.npz), each file whole."""
+    path = Path(path)
+    with replacing(path) as tmp:
+        tmp.write_text(dumps(prog))
+    if weights is not None:
+        save_weights(path.with_suffix(".npz"), weights)
+
+
+def save_weights(path: str | Path, weights: dict[str, np.ndarray]) -> None:
+    with replacing(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **weights)

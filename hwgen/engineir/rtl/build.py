@@ -60,11 +60,11 @@ def manifest(prog: Program, mc: Microcode, machine: Machine) -> dict:
     }
 
 
-def build(prog: Program, outdir: str | Path) -> Built:
-    """Write the design's Verilog and manifest into `outdir`."""
+def build(prog: Program, outdir: str | Path, extra: dict | None = None) -> Built:
+    """Write the design's Verilog and manifest (with `extra` entries) into `outdir`."""
     t0 = time.monotonic()
     mc, machine, verilog = generate(prog)
-    doc = manifest(prog, mc, machine)
+    doc = {**manifest(prog, mc, machine), **(extra or {})}
     with staged(outdir) as stage:
         (stage.path / VERILOG).write_text(verilog)
         (stage.path / MANIFEST).write_text(json.dumps(doc, indent=1) + "\n")

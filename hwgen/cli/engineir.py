@@ -1,0 +1,212 @@
+"""`hwgen engineir`: networks as EngineIR programs (lower), their design spaces explored
+with e-graph rewrites and the Pareto front extracted (explore), a design's RTL (build)
+and a design run on the interpreter or its RTL against the network's reference (run).
+docs/engineir.md."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim.engineir import run_rtl
+
+from ..compiler.frontends import zoo
+from ..compiler.ir import Network
+from ..engineir import cost, extract, interp, lower, rewrites, text
+from ..engineir.report import plot_front, record
+from ..engineir.rtl.build import build
+from ..errors import HwgenError
+from ..files import staged
+from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, refuse_inputs
+
+DRAM_BYTES_PER_CYCLE = 8
+
+
+def register(sub) -> None:
+    g = sub.add_parser("engineir", help="EngineIR: hardware engines and software schedules in one program; "
+                                        "design-space exploration with e-graph rewrites")
+    cmds = g.add_subparsers(dest="engineir_command", required=True)
+
+    p = cmds.add_parser("lower", help="a network as an EngineIR program: one engine of each layer's size")
+    p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
+    p.add_argument("--size", type=at_least(1), help="the zoo network's input size (default: its own)")
+    p.add_argument("--classes", type=at_least(1), help="the zoo network's classes (default: its own)")
+    p.add_argument("--model", help="a model.json (weights.npz beside it), as hwgen compile reads")
+    p.add_argument("-o", "--output", required=True, help="the program file (.eir); its weights go to STEM.npz")
+    add_json(p)
+    p.set_defaults(func=lower_cmd)
+
+    p = cmds.add_parser("explore", help="the e-graph of a program's designs: its size, the designs it represents, "
+                                        "the Pareto front of area, latency and DRAM traffic")
+    p.add_argument("program", help="an EngineIR program (.eir)")
+    p.add_argument("-o", "--output", required=True, help="output directory: front.json, front.png/.svg, designs/")
+    p.add_argument("--tiles", help="the budget: tile sizes the rewrites may use, e.g. 1,4,16 (default: the powers "
+                                   "of four below the largest dimension)")
+    p.add_argument("--iterations", type=at_least(1), help="rewrite rounds (default: to saturation)")
+    p.add_argument("--exact", action="store_true", help="the exact front (small programs) instead of the scalable one")
+    p.add_argument("--keep", type=at_least(2), default=24, help="designs kept per e-class and step by the scalable "
+                                                                  "method (default 24)")
+    p.add_argument("--dram-bytes-per-cycle", type=at_least(1), default=DRAM_BYTES_PER_CYCLE,
+                   help=f"the DRAM port's bandwidth in the latency model (default {DRAM_BYTES_PER_CYCLE})")
+    add_json(p, "print front.json's contents")
+    p.set_defaults(func=explore_cmd)
+
+    p = cmds.add_parser("build", help="a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
+    p.add_argument("design", help="an EngineIR program (.eir)")
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_json(p)
+    p.set_defaults(func=build_cmd)
+
+    p = cmds.add_parser("run", help="run a design on the interpreter (ref) or its RTL in Verilator (rtl) and compare "
+                                    "with the network's reference")
+    p.add_argument("design", help="an EngineIR program (.eir), its weights beside it")
+    p.add_argument("--target", choices=("ref", "rtl"), default="ref")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random int8 input (default 0)")
+    p.add_argument("--max-cycles", type=at_least(1), default=50_000_000, help="stop the RTL run after this many cycles")
+    add_json(p)
+    p.set_defaults(func=run_cmd)
+
+
+def lower_cmd(args) -> int:
+    if bool(args.network) == bool(args.model):
+        raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
+    if args.model and (args.size or args.classes):
+        raise HwgenError("--size and --classes shape a zoo network; a --model has its own")
+    out = Path(args.output)
+    if out.suffix != ".eir":
+        raise HwgenError(f"-o {out}: name the program file NAME.eir (its weights go to NAME.npz)")
+    refuse_inputs(out, [args.model])
+    kw = {k: v for k, v in (("size", args.size), ("classes", args.classes)) if v}
+    net = zoo.get(args.network, **kw) if args.network else Network.load(args.model)
+    prog, weights = lower.lower(net)
+    text.save(out, prog, weights)
+    doc = {"program": str(out), "weights": str(out.with_suffix(".npz")), "network": net.name,
+           "statements": len(prog.stmts), "tensors": len(prog.tensors)}
+    if args.json:
+        print_json(doc)
+    else:
+        console().print(f"{net.name}: {len(prog.stmts)} statements, one engine each -> {out} (+ {doc['weights']})")
+    return OK
+
+
+def _tiles(spec: str | None) -> list[int] | None:
+    if spec is None:
+        return None
+    try:
+        tiles = [int(t) for t in spec.split(",")]
+    except ValueError:
+        raise HwgenError(f"--tiles {spec}: give positive integers separated by commas, e.g. 1,4,16") from None
+    if not tiles or min(tiles) < 1:
+        raise HwgenError(f"--tiles {spec}: tiles must be positive integers")
+    return tiles
+
+
+def explore_cmd(args) -> int:
+    tiles = _tiles(args.tiles)
+    prog, weights = text.load(args.program)
+    out = output_dir(args.output)
+    con = console(stderr=True)
+    quiet = args.json
+    t0 = time.monotonic()
+    if not quiet:
+        con.print(f"exploring {prog.name}: {len(prog.stmts)} statements")
+    graph = rewrites.explore(prog, tiles, args.iterations)
+    t1 = time.monotonic()
+    designs = extract.count(graph)
+    t2 = time.monotonic()
+    if not quiet:
+        con.print(f"e-graph: {len(graph.classes)} classes, {graph.nodes} nodes after {graph.iterations} rounds; "
+                  f"{_short(designs)} designs; extracting the front")
+    front = extract.front(prog, graph, cost.STRUCTURAL, args.dram_bytes_per_cycle, exact=args.exact, keep=args.keep)
+    t3 = time.monotonic()
+    records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
+    doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
+           "egraph": {"classes": len(graph.classes), "nodes": graph.nodes, "iterations": graph.iterations,
+                      "saturated": args.iterations is None or graph.iterations < args.iterations},
+           "designs": str(designs), "designs_digits": len(str(designs)),
+           "method": "exact" if args.exact else f"scalable (keep {args.keep})",
+           "area_model": cost.STRUCTURAL.source, "dram_bytes_per_cycle": args.dram_bytes_per_cycle,
+           "seconds": {"rewrite": round(t1 - t0, 2), "count": round(t2 - t1, 2), "extract": round(t3 - t2, 2),
+                       "total": round(t3 - t0, 2)},
+           "front": records}
+    with staged(out, inputs=[args.program, text.weights_path(args.program)]) as stage:
+        (stage.path / "designs").mkdir()
+        for d, r in zip(front, records):
+            text.save(stage.path / r["file"], d.program(prog))
+        if weights:
+            text.save_weights(stage.path / "designs" / "weights.npz", weights)
+        plot_front(stage.path / "front", f"{prog.name}: {len(front)} Pareto designs of {_short(designs)} "
+                                         f"({graph.nodes} e-nodes)", records)
+        (stage.path / "front.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        print_json(doc)
+        return OK
+    c = console()
+    c.print(f"[bold]{prog.name}[/bold]: {_short(designs)} designs in {graph.nodes} e-nodes; "
+            f"{len(front)} on the front ({doc['method']}, {doc['seconds']['total']} s) -> {out}")
+    for r in records:
+        c.print(f"  {r['file']}  area {r['area']:>12,.0f}  latency {r['latency']:>12,}  traffic {r['traffic']:>12,}"
+                f"  engines {sum(e['instances'] for e in r['engines'])}")
+    return OK
+
+
+def _short(n: int) -> str:
+    return f"{n:,}" if n < 10 ** 12 else f"~{n / 10 ** (len(str(n)) - 1):.2f}e{len(str(n)) - 1}"
+
+
+def build_cmd(args) -> int:
+    prog, _ = text.load(args.design)
+    out = output_dir(args.output)
+    sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
+    costs = extract.program_costs(prog, sums, cost.STRUCTURAL, DRAM_BYTES_PER_CYCLE)
+    built = build(prog, out, {"model": {"area": costs.area, "latency": costs.latency, "traffic": costs.traffic,
+                                        "area_model": cost.STRUCTURAL.source}})
+    doc = {**built.manifest, "output": str(out), "seconds": round(built.seconds, 2)}
+    if args.json:
+        print_json(doc)
+        return OK
+    c = console()
+    prog_doc = doc["program"]
+    c.print(f"[bold]{prog.name}[/bold]: {sum(e['instances'] for e in doc['engines'])} engine instances, "
+            f"{prog_doc['micro_operations']} micro-operations -> {out}/{doc['verilog']}")
+    for e in doc["engines"]:
+        c.print(f"  {e['instances']} x {e['engine']}")
+    c.print("  buffers: " + ", ".join(f"{k} {v}" for k, v in doc["buffers"].items()))
+    return OK
+
+
+def run_cmd(args) -> int:
+    prog, weights = text.load(args.design)
+    net = lower.network(prog, weights)
+    x = np.random.default_rng(args.seed).integers(-zoo.ACT, zoo.ACT + 1, net.input_shape, dtype=np.int8)
+    want = net.reference(x)
+    doc = {"design": str(args.design), "target": args.target, "seed": args.seed}
+    if args.target == "ref":
+        got = interp.run(prog, weights, x)
+    else:
+        r = run_rtl(prog, weights, x, args.max_cycles,
+                    progress=None if args.json else lambda m: console(stderr=True).print(m))
+        got = r.output
+        sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
+        model = extract.program_costs(prog, sums, cost.STRUCTURAL, DRAM_BYTES_PER_CYCLE)
+        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved, model_latency=model.latency)
+    diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    doc.update(match=not diff.size, mismatches=int(diff.size), elements=int(want.size))
+    if diff.size:
+        i = int(diff[0])
+        doc["first_mismatch"] = {"index": list(map(int, np.unravel_index(i, want.shape))),
+                                 "got": int(got.reshape(-1)[i]), "want": int(want.reshape(-1)[i])}
+    if args.json:
+        print_json(doc)
+    else:
+        c = console()
+        what = f"{prog.name} on {args.target}"
+        if "cycles" in doc:
+            what += f": {doc['cycles']:,} cycles ({doc['fires']:,} engine firings, {doc['elements_moved']:,} elements moved)"
+        c.print(what)
+        c.print("output matches the network's reference" if not diff.size else
+                f"[red]{diff.size} of {want.size} outputs differ[/red]; first at {doc['first_mismatch']}")
+    return OK if not diff.size else FAILED
+
