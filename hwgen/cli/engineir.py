@@ -50,12 +50,14 @@ def register(sub) -> None:
                                                                   "method (default 24)")
     p.add_argument("--dram-bytes-per-cycle", type=at_least(1), default=DRAM_BYTES_PER_CYCLE,
                    help=f"the DRAM port's bandwidth in the latency model (default {DRAM_BYTES_PER_CYCLE})")
+    _add_area_model(p)
     add_json(p, "print front.json's contents")
     p.set_defaults(func=explore_cmd)
 
     p = cmds.add_parser("build", help="a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
     p.add_argument("design", help="an EngineIR program (.eir)")
     p.add_argument("-o", "--output", required=True, help="output directory")
+    _add_area_model(p)
     add_json(p)
     p.set_defaults(func=build_cmd)
 
@@ -65,8 +67,21 @@ def register(sub) -> None:
     p.add_argument("--target", choices=("ref", "rtl"), default="ref")
     p.add_argument("--seed", type=int, default=0, help="seed of the random int8 input (default 0)")
     p.add_argument("--max-cycles", type=at_least(1), default=50_000_000, help="stop the RTL run after this many cycles")
+    _add_area_model(p)
     add_json(p)
     p.set_defaults(func=run_cmd)
+
+
+def _add_area_model(p) -> None:
+    p.add_argument("--area-model", choices=tuple(cost.MODELS), default="ecp5",
+                   help="ecp5: fitted to Yosys syntheses of the generated engines (default); structural: the "
+                        "lane-structure estimate")
+
+
+def _costs(prog, args):
+    """The model's costs of a design."""
+    sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
+    return extract.program_costs(prog, sums, cost.MODELS[args.area_model], DRAM_BYTES_PER_CYCLE)
 
 
 def lower_cmd(args) -> int:
@@ -119,7 +134,8 @@ def explore_cmd(args) -> int:
     if not quiet:
         con.print(f"e-graph: {len(graph.classes)} classes, {graph.nodes} nodes after {graph.iterations} rounds; "
                   f"{_short(designs)} designs; extracting the front")
-    front = extract.front(prog, graph, cost.STRUCTURAL, args.dram_bytes_per_cycle, exact=args.exact, keep=args.keep)
+    model = cost.MODELS[args.area_model]
+    front = extract.front(prog, graph, model, args.dram_bytes_per_cycle, exact=args.exact, keep=args.keep)
     t3 = time.monotonic()
     records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
     doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
@@ -127,7 +143,7 @@ def explore_cmd(args) -> int:
                       "saturated": args.iterations is None or graph.iterations < args.iterations},
            "designs": str(designs), "designs_digits": len(str(designs)),
            "method": "exact" if args.exact else f"scalable (keep {args.keep})",
-           "area_model": cost.STRUCTURAL.source, "dram_bytes_per_cycle": args.dram_bytes_per_cycle,
+           "area_model": model.source, "dram_bytes_per_cycle": args.dram_bytes_per_cycle,
            "seconds": {"rewrite": round(t1 - t0, 2), "count": round(t2 - t1, 2), "extract": round(t3 - t2, 2),
                        "total": round(t3 - t0, 2)},
            "front": records}
@@ -159,10 +175,9 @@ def _short(n: int) -> str:
 def build_cmd(args) -> int:
     prog, _ = text.load(args.design)
     out = output_dir(args.output)
-    sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
-    costs = extract.program_costs(prog, sums, cost.STRUCTURAL, DRAM_BYTES_PER_CYCLE)
+    costs = _costs(prog, args)
     built = build(prog, out, {"model": {"area": costs.area, "latency": costs.latency, "traffic": costs.traffic,
-                                        "area_model": cost.STRUCTURAL.source}})
+                                        "area_model": cost.MODELS[args.area_model].source}})
     doc = {**built.manifest, "output": str(out), "seconds": round(built.seconds, 2)}
     if args.json:
         print_json(doc)
@@ -189,9 +204,7 @@ def run_cmd(args) -> int:
         r = run_rtl(prog, weights, x, args.max_cycles,
                     progress=None if args.json else lambda m: console(stderr=True).print(m))
         got = r.output
-        sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
-        model = extract.program_costs(prog, sums, cost.STRUCTURAL, DRAM_BYTES_PER_CYCLE)
-        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved, model_latency=model.latency)
+        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved, model_latency=_costs(prog, args).latency)
     diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
     doc.update(match=not diff.size, mismatches=int(diff.size), elements=int(want.size))
     if diff.size:

@@ -10,7 +10,9 @@ non-negative least squares, and its error is reported on the fitted engines and 
 held-out set."""
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -19,9 +21,11 @@ from typing import Callable
 import numpy as np
 
 from ..devices import FAMILIES
+from ..files import replacing
 from ..fpga import synthesize
+from ..fpga.tools import version
 from ..vta.rtl import to_verilog
-from .cost import LANE_KINDS, STRUCTURAL, AreaModel, engine_features
+from .cost import CALIBRATION, LANE_KINDS, STRUCTURAL, AreaModel, engine_features
 from .lang import Spec
 from .rtl.engines import Engine
 
@@ -37,19 +41,18 @@ def _conv(oh, ow, o, c, k, s=1, fused=False):
 
 
 FIT = [
-    _conv(1, 1, 2, 2, 1), _conv(1, 1, 4, 4, 1), _conv(2, 2, 2, 2, 3), _conv(1, 1, 4, 4, 1, fused=True),
-    _conv(2, 1, 2, 3, 2, fused=True),
-    Spec("dense", (4, 2)), Spec("dense_rq", (2, 4), (0,)), Spec("dense", (8, 4)),
-    Spec("dwconv", (2, 2, 2, 3, 3), (1,)), Spec("dwconv_rq", (1, 2, 4, 2, 2), (1, 0)),
-    Spec("sumpool", (2, 2, 2), (2, 2)), Spec("sumpool_rq", (1, 1, 4), (2, 1, 0)),
+    _conv(1, 1, 2, 2, 1), _conv(1, 1, 4, 4, 1), _conv(1, 1, 2, 2, 2), _conv(1, 1, 4, 2, 1, fused=True),
+    Spec("dense", (4, 2)), Spec("dense_rq", (2, 4), (0,)),
+    Spec("dwconv", (1, 2, 2, 2, 2), (1,)), Spec("dwconv_rq", (1, 1, 4, 2, 2), (1, 0)),
+    Spec("sumpool", (1, 2, 2), (2, 2)), Spec("sumpool_rq", (1, 1, 4), (2, 1, 0)),
     Spec("maxpool", (2, 2, 2), (2, 2)), Spec("maxpool", (1, 2, 4), (3, 1)),
-    Spec("add", (8,)), Spec("add_rq", (8,), (0,)), Spec("add", (32,)),
-    Spec("rq", (8,), (0,)), Spec("rq", (32,), (0,)), Spec("relu", (16,)), Spec("relu", (64,)),
+    Spec("add", (8,)), Spec("add_rq", (8,), (0,)), Spec("add", (16,)),
+    Spec("rq", (4,), (0,)), Spec("rq", (16,), (0,)), Spec("relu", (16,)), Spec("relu", (64,)),
 ]
 HELD_OUT = [
-    _conv(2, 2, 2, 4, 1), _conv(1, 2, 4, 2, 2, fused=True), Spec("dense_rq", (4, 8), (0,)),
-    Spec("dwconv", (1, 1, 8, 3, 3), (1,)), Spec("sumpool", (1, 2, 4), (2, 1)), Spec("maxpool", (2, 2, 4), (2, 2)),
-    Spec("add_rq", (16,), (0,)), Spec("rq", (16,), (0,)), Spec("relu", (32,)),
+    _conv(1, 2, 2, 2, 1), _conv(1, 1, 2, 4, 1, fused=True), Spec("dense", (2, 8)),
+    Spec("dwconv", (1, 1, 4, 2, 2), (1,)), Spec("sumpool", (1, 1, 4), (2, 1)), Spec("maxpool", (2, 2, 4), (2, 2)),
+    Spec("add_rq", (16,), (0,)), Spec("rq", (8,), (0,)), Spec("relu", (32,)),
 ]
 
 
@@ -100,7 +103,7 @@ def calibrate(step: Callable[[str], None] | None = None) -> dict:
         step(f"synthesizing {i + 1}/{len(FIT) + len(HELD_OUT)}: {spec.text()}")
         measured[spec] = measure(spec)
     fitted = fit([(s, measured[s]["area"]) for s in FIT])
-    return {"source": fitted.source, "family": FABRIC.synth,
+    return {"source": fitted.source, "synthesis": f"{FABRIC.synth} ({version('yosys')})",
             "coefficients": {"fixed": fitted.fixed, "register_bit": fitted.register_bit,
                              "requantize": fitted.requantize, "lane": dict(fitted.lane)},
             "fit_error": errors(fitted, [(s, measured[s]["area"]) for s in FIT]),
@@ -110,10 +113,16 @@ def calibrate(step: Callable[[str], None] | None = None) -> dict:
                         for s in FIT + HELD_OUT]}
 
 
-def main() -> None:
-    doc = calibrate(step=lambda m: print(m, flush=True))
-    print(json.dumps(doc, indent=1))
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Fit EngineIR's area model to syntheses of generated engines.")
+    p.add_argument("-o", "--output", default=str(CALIBRATION), help=f"the record to write (default {CALIBRATION})")
+    args = p.parse_args(argv)
+    doc = calibrate(step=lambda m: print(m, file=sys.stderr, flush=True))
+    with replacing(args.output) as tmp:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps({k: doc[k] for k in ("fit_error", "held_out_error", "structural_error")}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

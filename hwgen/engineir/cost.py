@@ -17,7 +17,9 @@ A program's costs given every tensor's placement:
 from __future__ import annotations
 
 import functools
+import json
 import math
+from pathlib import Path
 from dataclasses import dataclass
 
 from .lang import KINDS, Spec
@@ -69,6 +71,24 @@ STRUCTURAL = AreaModel(
           ("relu", 8)),
     register_bit=1.0, buffer_bit=1 / 16, fixed=64, requantize=48,
     source="structural estimate (lane structure); docs/engineir.md")
+
+
+# The model fitted to syntheses of generated engines (calibrate.py writes this record:
+# coefficients, errors and every engine measured).
+CALIBRATION = Path(__file__).resolve().parent / "area_ecp5.json"
+
+
+def calibrated(path: Path = CALIBRATION) -> AreaModel:
+    doc = json.loads(path.read_text())
+    c = doc["coefficients"]
+    return AreaModel(lane=tuple((k, c["lane"][k]) for k in LANE_KINDS), register_bit=c["register_bit"],
+                     buffer_bit=STRUCTURAL.buffer_bit, fixed=c["fixed"], requantize=c["requantize"],
+                     source=f"{doc['source']}; held-out error {doc['held_out_error']['mean_percent']} % mean, "
+                            f"{doc['held_out_error']['max_percent']} % max")
+
+
+CALIBRATED = calibrated()
+MODELS = {"ecp5": CALIBRATED, "structural": STRUCTURAL}
 
 
 @dataclass(frozen=True)

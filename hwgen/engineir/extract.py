@@ -87,18 +87,37 @@ def summarize(term: Term, spec) -> Summary:
     """The Summary of a term that solves `spec`."""
     kids = step(term, spec, "design")
     sums = [summarize(t, s) for t, s in kids]
-    return _combine(term, spec, [s for _, s in kids], sums)
+    return _combine(*_node_of(term), spec, [s for _, s in kids], sums)
 
 
-def _combine(term, spec, kid_specs, sums) -> Summary:
+def _node_of(term: Term) -> tuple[str, tuple]:
+    """A term's operation and arguments as the e-graph's nodes have them."""
     match term:
         case Engine(hw):
-            return cost.engine(hw)
+            return "engine", (hw,)
         case Loop(dim, n, t, _):
-            return cost.loop(spec.kind, dim, -(-n // t), sums[0])
-        case Par(dim, _, p, _):
-            return cost.par(spec.kind, dim, p, sums[0])
+            return "loop", (dim, n, t)
+        case Par(dim, n, p, _):
+            return "par", (dim, n, p)
+        case Pad(dim, n, _):
+            return "pad", (dim, n)
+        case As():
+            return "as_conv", ()
         case Seq():
+            return "seq", ()
+    raise ValueError(term)
+
+
+def _combine(op: str, args: tuple, spec, kid_specs, sums) -> Summary:
+    match op:
+        case "engine":
+            return cost.engine(args[0])
+        case "loop":
+            dim, n, t = args
+            return cost.loop(spec.kind, dim, -(-n // t), sums[0])
+        case "par":
+            return cost.par(spec.kind, args[0], args[2], sums[0])
+        case "seq":
             return cost.seq(kid_specs[0].kind, sums[0], sums[1], kid_specs[0].elements("y"))
     return sums[0]
 
@@ -121,7 +140,7 @@ def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, bw:
     where = {n: t.place for n, t in prog.tensors.items()}
     part = _Partial((), 0, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"), 0, 0, (), {})
     for s, summ in zip(prog.stmts, summaries):
-        part = part.extend(s, Candidate(summ, s.schedule), where, 0, bw)
+        part = part.extend(_bindings(s), Candidate(summ, given=s.schedule), where, 0, bw)
     return part.costs(model)
 
 
@@ -133,20 +152,25 @@ def _bindings(s: Stmt) -> list[tuple[str, str]]:
 # -- fronts ---------------------------------------------------------------------------------------
 @dataclass
 class Candidate:
+    """A design of an e-class: its summary, and the node and child candidates it is
+    made of (its term is built only for the designs extracted), or a given term."""
     summary: Summary
-    term: Term
+    node: object = None
+    kids: tuple = ()
+    given: Term | None = None
+    key: tuple | None = None  # the scalable method's pruning key, computed once
+
+    @property
+    def term(self) -> Term:
+        return self.given if self.given is not None else _term(self.node, [k.term for k in self.kids])
 
 
 def _node_candidates(graph: Graph, node, spec, kid_sets) -> list[Candidate]:
-    kid_specs = [class_spec(graph, ch) for ch in node.children]
     if node.op == "engine":
-        term = Engine(node.args[0])
-        return [Candidate(cost.engine(node.args[0]), term)]
-    out = []
-    for kids in itertools.product(*kid_sets):
-        term = _term(node, [k.term for k in kids])
-        out.append(Candidate(_combine(term, spec, kid_specs, [k.summary for k in kids]), term))
-    return out
+        return [Candidate(cost.engine(node.args[0]), node)]
+    kid_specs = [class_spec(graph, ch) for ch in node.children]
+    return [Candidate(_combine(node.op, node.args, spec, kid_specs, [k.summary for k in kids]), node, kids)
+            for kids in itertools.product(*kid_sets)]
 
 
 def _covers(a: Summary, b: Summary) -> bool:
@@ -184,14 +208,17 @@ class _Fronts:
         self.memo[c] = self.prune(cands)
         return self.memo[c]
 
-    def key(self, s: Summary) -> tuple:
-        return (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp), s.calls,
-                sum(b for _, _, b in s.roles))
+    def key(self, c: Candidate) -> tuple:
+        if c.key is None:
+            s = c.summary
+            c.key = (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp), s.calls,
+                     sum(b for _, _, b in s.roles))
+        return c.key
 
     def prune(self, cands):
         if self.exact:
             return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
-        return _staircase(cands, lambda c: self.key(c.summary), self.keep)
+        return _staircase(cands, self.key, self.keep)
 
 
 def _staircase(items: list, key, keep: int) -> list:
@@ -228,6 +255,16 @@ class Design:
         return out
 
 
+def epsilon(approx: list[Design], exact: list[Design]) -> float:
+    """The multiplicative epsilon-indicator of `approx` against `exact`: the least
+    factor by which the approximate designs' costs must be divided so that every exact
+    design is matched or beaten in area, latency and traffic (1: nothing lost)."""
+    def ratio(a: Costs, e: Costs) -> float:
+        return max(x / y if y else (1.0 if x == 0 else math.inf)
+                   for x, y in ((a.area, e.area), (a.latency, e.latency), (a.traffic, e.traffic)))
+    return max(min(ratio(a.costs, e.costs) for a in approx) for e in exact)
+
+
 def front(prog: Program, graph: Graph, model: AreaModel, bw: int, exact: bool = False,
           keep: int = 24) -> list[Design]:
     """The Pareto front of (area, latency, traffic) over the designs of the e-graph."""
@@ -248,9 +285,10 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
     states = {(): [_Partial((), 0, 0, 0, 0, (), {})]}
     for i, (s, cands) in enumerate(zip(prog.stmts, per_stmt)):
         new: dict[tuple, list[_Partial]] = {}
+        binds = _bindings(s)
         for live, partials in states.items():
             placed = dict(live)
-            open_ = [t for _, t in _bindings(s) if t not in placed]
+            open_ = [t for _, t in binds if t not in placed]
             for choice in itertools.product(*(graph.places.get(t, (prog.tensors[t].place,)) for t in open_)):
                 where = {**placed, **dict(zip(open_, choice))}
                 onchip = sum(prog.tensors[t].bytes for t, p in zip(open_, choice) if p == "onchip")
@@ -258,12 +296,12 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
                 bucket = new.setdefault(key, [])
                 for part in partials:
                     for c in cands:
-                        bucket.append(part.extend(s, c, where, onchip, bw))
+                        bucket.append(part.extend(binds, c, where, onchip, bw))
         states = {k: _prune_partials(v, model, exact, keep) for k, v in new.items()}
     designs = []
     for partials in states.values():
         for p in partials:
-            designs.append(Design(p.costs(model), list(p.schedules), dict(p.places)))
+            designs.append(Design(p.costs(model), [c.term for c in p.schedules], dict(p.places)))
     return sorted(_pareto(designs, lambda a, b: a.costs.dominates(b.costs) or a.costs == b.costs),
                   key=lambda d: (d.costs.area, d.costs.latency, d.costs.traffic))
 
@@ -278,15 +316,15 @@ class _Partial:
     schedules: tuple
     places: dict
 
-    def extend(self, s: Stmt, c: Candidate, where: dict, onchip: int, bw: int) -> "_Partial":
+    def extend(self, binds: list[tuple[str, str]], c: Candidate, where: dict, onchip: int, bw: int) -> "_Partial":
         latency, traffic = self.latency + c.summary.calls, self.traffic
-        for role, tensor in _bindings(s):
+        for role, tensor in binds:
             if where[tensor] != "onchip":
                 nbytes = c.summary.role(role)[1]
                 latency += cost.transfer_cycles(nbytes, bw)
                 traffic += nbytes
         return _Partial(cost.merge_engines(self.engines, c.summary.engines), max(self.temp, c.summary.temp),
-                        self.onchip + onchip, latency, traffic, self.schedules + (c.term,),
+                        self.onchip + onchip, latency, traffic, self.schedules + (c,),
                         {**self.places, **where})
 
     def area(self, model: AreaModel) -> float:

@@ -140,8 +140,10 @@ class Spec:
     @property
     def hw(self) -> tuple:
         """The engine this problem needs: kind, dims and hardware attributes (relu is
-        applied at run time, so it is no part of an engine's identity)."""
-        return (self.kind, self.dims, tuple(self[a] for a in HW_ATTRS[self.kind]))
+        applied at run time, so it is no part of an engine's identity; neither is the
+        stride of an engine of one output pixel, whose window is its kernel)."""
+        attrs = tuple(1 if a == "s" and self["oh"] == self["ow"] == 1 else self[a] for a in HW_ATTRS[self.kind])
+        return (self.kind, self.dims, attrs)
 
     def elements(self, role: str) -> int:
         """Elements of `role`'s slice for this problem (an input window includes its

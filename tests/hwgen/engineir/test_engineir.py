@@ -2,6 +2,7 @@
 (every sampled design computes the reference), counting and extraction against brute
 force."""
 import itertools
+import json
 import random
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from hwgen.compiler import ir, semantics as sem
 from hwgen.compiler.frontends import zoo
-from hwgen.engineir import cost, extract, interp, lower, rewrites, text
+from hwgen.engineir import baselines, calibrate, cost, extract, interp, lower, rewrites, text
 from hwgen.engineir.lang import As, Engine, Loop, Pad, Par, Seq
 from hwgen.errors import HwgenError
 
@@ -157,3 +158,55 @@ def test_front_designs_cost_what_they_claim_and_compute_the_reference():
         sums = [extract.summarize(s.schedule, s.spec) for s in program.stmts]
         assert extract.program_costs(program, sums, cost.STRUCTURAL, 8) == d.costs
         assert np.array_equal(interp.run(program, weights, x), net.reference(x))
+
+
+@pytest.mark.parametrize("block_in, block_out", [(4, 4), (2, 4), (16, 16)])
+def test_vta_designs_compute_the_reference(block_in, block_out):
+    """VTA's GEMM engine and vector engines with their loop schedules (the designs
+    the README places beside the fronts)."""
+    net = small_cnn()
+    prog, weights = lower.lower(net)
+    design = baselines.vta_design(prog, block_in, block_out)
+    x = _input(net)
+    assert np.array_equal(interp.run(design, weights, x), net.reference(x))
+    engines = {hw for s in design.stmts for hw in extract.summarize(s.schedule, s.spec).engines}
+    gemm = [hw for hw, _ in engines if hw[0] == "conv2d"]
+    assert gemm == [("conv2d", (1, 1, block_out, block_in, 1, 1), (1,))]  # dense layers share it
+
+
+def test_area_fit_recovers_known_coefficients():
+    """The fitter against areas made from known coefficients (some zero, as the
+    non-negative fit must find)."""
+    truth = cost.AreaModel(lane=tuple((k, v) for k, v in zip(cost.LANE_KINDS, (300, 350, 0, 20, 12, 40, 150, 0))),
+                           register_bit=2.5, buffer_bit=1 / 16, fixed=50, requantize=90, source="test")
+    specs = calibrate.FIT + calibrate.HELD_OUT
+    fitted = calibrate.fit([(s, truth.engine(s.hw)) for s in specs])
+    assert fitted.register_bit == pytest.approx(2.5) and fitted.fixed == pytest.approx(50, abs=1e-6)
+    assert fitted.requantize == pytest.approx(90)
+    assert dict(fitted.lane) == pytest.approx(dict(truth.lane), abs=1e-6)
+    assert calibrate.errors(fitted, [(s, truth.engine(s.hw)) for s in specs])["max_percent"] == 0
+
+
+def test_the_shipped_calibration_is_the_model_it_records():
+    """The fitted model reproduces the per-engine predictions and errors its record
+    (written from Yosys syntheses) states."""
+    doc = json.loads(cost.CALIBRATION.read_text())
+    specs = calibrate.FIT + calibrate.HELD_OUT
+    assert [e["engine"] for e in doc["engines"]] == [s.text() for s in specs]
+    for s, e in zip(specs, doc["engines"]):
+        assert round(cost.CALIBRATED.engine(s.hw)) == e["model"]
+    held = [(s, e["area"]) for s, e in zip(specs, doc["engines"]) if e["set"] == "held out"]
+    assert calibrate.errors(cost.CALIBRATED, held) == doc["held_out_error"]
+
+
+def test_epsilon_indicator():
+    exact = extract.front(*_tiny_front_args(), exact=True)
+    assert extract.epsilon(exact, exact) == 1
+    worse = [extract.Design(extract.Costs(d.costs.area * 2, d.costs.latency, d.costs.traffic), [], {}) for d in exact]
+    assert extract.epsilon(worse, exact) == 2
+    assert extract.epsilon(extract.front(*_tiny_front_args(), keep=4), exact) >= 1
+
+
+def _tiny_front_args():
+    prog, _ = lower.lower(_tiny())
+    return prog, rewrites.explore(prog, [1]), cost.STRUCTURAL, 8
