@@ -46,8 +46,9 @@ def register(sub) -> None:
                                    "of four below the largest dimension)")
     p.add_argument("--iterations", type=at_least(1), help="rewrite rounds (default: to saturation)")
     p.add_argument("--exact", action="store_true", help="the exact front (small programs) instead of the scalable one")
-    p.add_argument("--keep", type=at_least(2), default=24, help="designs kept per e-class and step by the scalable "
-                                                                  "method (default 24)")
+    p.add_argument("--keep", type=at_least(2), default=8, help="designs the scalable method keeps per e-class and "
+                                                                 "step along the area axis, besides those cheapest "
+                                                                 "at each price of a cycle (default 8)")
     p.add_argument("--dram-bytes-per-cycle", type=at_least(1), default=DRAM_BYTES_PER_CYCLE,
                    help=f"the DRAM port's bandwidth in the latency model (default {DRAM_BYTES_PER_CYCLE})")
     _add_area_model(p)

@@ -218,18 +218,41 @@ class _Fronts:
     def prune(self, cands):
         if self.exact:
             return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
-        return _staircase(cands, self.key, self.keep)
+        kept = _staircase(cands, self.key, self.keep)
+        # the key adds up every operand's bytes, but which operands cost DRAM traffic
+        # depends on placements chosen later: keep the design that fetches least of each
+        ids = {id(c) for c in kept}
+        for role in {r for c in cands for r, _, _ in c.summary.roles}:
+            best = min(cands, key=lambda c: (c.summary.role(role)[1], *self.key(c)))
+            if id(best) not in ids:
+                ids.add(id(best))
+                kept.append(best)
+        return kept
+
+
+# Prices of a cycle in area units at which the scalable pruning keeps each set's
+# cheapest design: one grid for every e-class and step, so that designs that are best
+# at one price are kept everywhere and combine (latency and area add up over
+# statements, so the sum of per-statement optima at one price is optimal for it).
+PRICES = tuple(10.0 ** (k / 2) for k in range(-8, 25))
 
 
 def _staircase(items: list, key, keep: int) -> list:
     """The scalable pruning: items in order of key()[0] (area), each kept if it beats
-    every smaller one in key()[1] or key()[2]; then at most `keep` of them."""
+    every smaller one in key()[1] or key()[2]; of those, at most `keep` spread along
+    the area axis, and every one that is cheapest in area + price x key()[1] at one of
+    PRICES."""
     out, best = [], (math.inf, math.inf)
     for k, _, item in sorted((key(item), i, item) for i, item in enumerate(items)):
         if k[1] < best[0] or k[2] < best[1]:
-            out.append(item)
+            out.append((k, item))
             best = (min(best[0], k[1]), min(best[1], k[2]))
-    return _thin(out, keep)
+    chosen = {id(item): item for _, item in _thin(out, keep)}
+    for price in PRICES:
+        k, item = min(out, key=lambda ki: (ki[0][0] + price * ki[0][1], ki[0][2]))
+        chosen.setdefault(id(item), item)
+    order = {id(item): i for i, (_, item) in enumerate(out)}
+    return sorted(chosen.values(), key=lambda item: order[id(item)])
 
 
 def _thin(items: list, keep: int) -> list:

@@ -25,10 +25,11 @@ def test_lower_explore_write_the_front(explored, capsys):
     d = explored
     doc = json.loads((d / "out" / "front.json").read_text())
     assert doc["tiles"] == [1, 2, 4] and doc["egraph"]["saturated"] and int(doc["designs"]) > 10 ** 40
-    assert len(doc["front"]) == 4
-    areas = [f["area"] for f in doc["front"]]
-    lats = [f["latency"] for f in doc["front"]]
-    assert areas == sorted(areas) and lats == sorted(lats, reverse=True)
+    front = doc["front"]
+    assert len(front) >= 4
+    assert [f["area"] for f in front] == sorted(f["area"] for f in front)
+    for f in front:  # a Pareto set: no design is as good as another in every cost
+        assert not any(g is not f and all(g[k] <= f[k] for k in ("area", "latency", "traffic")) for g in front)
     for f in doc["front"]:
         prog, weights = text.load(d / "out" / f["file"])  # weights.npz beside the designs
         assert set(weights) == set(prog.weights())
