@@ -39,13 +39,12 @@ def evaluate(name: str, size: int, tiles, keep: int, out: Path) -> dict:
     vta = []
     for bi, bo in VTA:
         d = baselines.vta_design(prog, bi, bo)
-        c = extract.program_costs(d, [extract.summarize(s.schedule, s.spec) for s in d.stmts], cost.CALIBRATED, BW)
+        c = extract.design_costs(d, cost.CALIBRATED, BW)
         dominated = [r["file"] for r in records if r["area"] <= c.area and r["latency"] <= c.latency
                      and r["traffic"] <= c.traffic]
         vta.append({"label": f"VTA {bi}x{bo}", "area": c.area, "latency": c.latency, "traffic": c.traffic,
                     "dominated_by": dominated})
-    base = extract.program_costs(prog, [extract.summarize(s.schedule, s.spec) for s in prog.stmts],
-                                 cost.CALIBRATED, BW)
+    base = extract.design_costs(prog, cost.CALIBRATED, BW)
     others = [*vta, {"label": "one engine per layer", "area": base.area, "latency": base.latency,
                      "traffic": base.traffic}]
     plot_front(out / f"front_{name}", f"{name} at {size}x{size}: {len(front)} Pareto designs of "

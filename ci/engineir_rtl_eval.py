@@ -39,10 +39,6 @@ def tiny_cnn() -> ir.Network:
     return net
 
 
-def _area(syn) -> int:
-    return syn.resources["lut"] + syn.resources["ff"]
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true")
@@ -65,7 +61,7 @@ def main() -> int:
             path.write_text(verilog)
             machine = synthesize(path, TOP, calibrate.FABRIC, f"engineir-{net.name}-{label}")
         rows.append({"design": label, "engine_instances": len(mc.engines), "micro_operations": len(mc.uops),
-                     "model_area": d.costs.area, "engines_synthesized": engines, "machine_synthesized": _area(machine),
+                     "model_area": d.costs.area, "engines_synthesized": engines, "machine_synthesized": calibrate.fabric_area(machine),
                      "machine_cells": machine.resources, "model_latency": d.costs.latency, "rtl_cycles": r.cycles,
                      "bit_exact": bool(np.array_equal(r.output, net.reference(x)))})
     if args.json:

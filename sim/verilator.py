@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,3 +53,17 @@ def verilator_env(base: dict | None = None) -> dict:
     if _MAKE_OVERRIDES not in env.get("MAKEFLAGS", ""):
         env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " " + _MAKE_OVERRIDES).strip()
     return env
+
+
+def include_flags() -> list[str]:
+    """The compiler flags that find Verilator's runtime headers (for harnesses)."""
+    root = verilator_root()
+    return [f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}"]
+
+
+def run_tool(cmd: list[str], env: dict, cwd: Path | None = None) -> None:
+    """Run a build step (verilator, g++); HwgenError with the end of its output if it
+    fails."""
+    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    if r.returncode:
+        raise HwgenError(f"{cmd[0]} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-4000:]}")

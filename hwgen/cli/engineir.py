@@ -81,8 +81,7 @@ def _add_area_model(p) -> None:
 
 def _costs(prog, args):
     """The model's costs of a design."""
-    sums = [extract.summarize(s.schedule, s.spec) for s in prog.stmts]
-    return extract.program_costs(prog, sums, cost.MODELS[args.area_model], DRAM_BYTES_PER_CYCLE)
+    return extract.design_costs(prog, cost.MODELS[args.area_model], DRAM_BYTES_PER_CYCLE)
 
 
 def lower_cmd(args) -> int:

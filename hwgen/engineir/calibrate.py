@@ -58,14 +58,18 @@ HELD_OUT = [
 
 def measure(spec: Spec, step: Callable[[str], None] | None = None) -> dict:
     """Synthesize one engine (cached): its cells and LUT4-equivalents."""
-    engine = Engine(spec, max(1, max(spec.elements(r.name) for r in spec.k.roles).bit_length()))
+    engine = Engine(spec)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "engine.v"
         path.write_text(to_verilog(engine, TOP))
         syn = synthesize(path, TOP, FABRIC, f"engineir-{spec.kind}", step=step)
     r = syn.resources
-    return {"engine": spec.text(), "lut": r["lut"], "ff": r["ff"], "area": r["lut"] + r["ff"],
-            "seconds": syn.seconds}
+    return {"engine": spec.text(), "lut": r["lut"], "ff": r["ff"], "area": fabric_area(syn), "seconds": syn.seconds}
+
+
+def fabric_area(syn) -> int:
+    """A synthesis's area in the model's unit: LUT4-equivalents plus flip-flops."""
+    return syn.resources["lut"] + syn.resources["ff"]
 
 
 def fit(samples: list[tuple[Spec, float]]) -> AreaModel:

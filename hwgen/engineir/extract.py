@@ -144,6 +144,11 @@ def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, bw:
     return part.costs(model)
 
 
+def design_costs(prog: Program, model: AreaModel, bw: int) -> Costs:
+    """Area, latency and traffic of a design, its schedules summarized here."""
+    return program_costs(prog, [summarize(s.schedule, s.spec) for s in prog.stmts], model, bw)
+
+
 def _bindings(s: Stmt) -> list[tuple[str, str]]:
     roles = [r.name for r in KINDS[s.op].roles]
     return list(zip(roles, (*s.args, s.out)))

@@ -67,9 +67,6 @@ class _Env:
         self.y = np.zeros(y_shape, np.int8)
         self.acc_flat, self.y_flat = self.acc.reshape(-1), self.y.reshape(-1)  # views: passes index these
 
-    def clip(self, spec: Spec) -> tuple[int, int]:
-        return pass_clip(self.s, spec)
-
 
 def pass_clip(s: Stmt, spec: Spec) -> tuple[int, int]:
     """The clip of a requantizing call of problem `spec` in statement `s`: a pass
@@ -184,11 +181,11 @@ def _call(spec: Spec, region: dict, env: _Env) -> None:
         if spec.kind == "relu":
             y[idx] = np.maximum(y[idx], 0)
         elif spec.kind == "rq":
-            y[idx] = sem.requantize(sem.wrap32(acc[idx]), env.s.shift, env.clip(spec))
+            y[idx] = sem.requantize(acc[idx], env.s.shift, pass_clip(env.s, spec))
         else:
             total = env.a[0][idx] + env.a[1][idx]
             if fused:
-                y[idx] = sem.requantize(sem.wrap32(total), env.s.shift, env.clip(spec))
+                y[idx] = sem.requantize(total, env.s.shift, pass_clip(env.s, spec))
             else:
                 acc[idx] = total
         return
@@ -217,6 +214,6 @@ def _call(spec: Spec, region: dict, env: _Env) -> None:
     if base in ("conv2d", "dense", "dwconv"):
         total = total + env.b[o][:, None, None] if first else total + env.acc[box]
     if fused:
-        env.y[box] = sem.requantize(sem.wrap32(total), env.s.shift, env.clip(spec))
+        env.y[box] = sem.requantize(total, env.s.shift, pass_clip(env.s, spec))
     else:
         env.acc[box] = total

@@ -2,6 +2,7 @@
 `loads` reads it back to an equal Program; errors name the file and line."""
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -224,9 +225,9 @@ def load(path: str | Path) -> tuple[Program, dict[str, np.ndarray]]:
     wpath = weights_path(path)
     if not prog.weights():
         return prog, {}
-    read_bytes(wpath, "EngineIR weights")  # a missing or unreadable file is named
+    data = read_bytes(wpath, "EngineIR weights")  # a missing or unreadable file is named
     try:
-        with np.load(wpath) as npz:
+        with np.load(io.BytesIO(data)) as npz:
             weights = {k: npz[k] for k in npz.files}
     except (ValueError, OSError) as e:
         raise HwgenError(f"{wpath}: not an .npz of weights ({e}); write it with hwgen engineir lower") from None

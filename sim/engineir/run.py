@@ -9,7 +9,6 @@ import ctypes
 import hashlib
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,7 +21,7 @@ from hwgen.engineir.rtl.microcode import DRAM8, DRAM32, ONCHIP8, Microcode
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root, exclusive
 
-from ..verilator import verilator_env, verilator_root
+from ..verilator import include_flags, run_tool, verilator_env, verilator_root
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
 LIBRARY = "libengineir.so"
@@ -57,13 +56,12 @@ def build_library(verilog: str, progress: Callable[[str], None] | None = None) -
             (work / f"{TOP}.v").write_text(verilog)
             env = verilator_env()
             step("Verilating")
-            _run(["verilator", "--cc", f"{TOP}.v", "--top-module", TOP, "--prefix", "Vengineir", "-Mdir", "obj",
+            run_tool(["verilator", "--cc", f"{TOP}.v", "--top-module", TOP, "--prefix", "Vengineir", "-Mdir", "obj",
                   "-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-CFLAGS",
                   "-fPIC -O1", "--build", "-j", str(os.cpu_count() or 1)], env, work)
             step("linking the harness")
-            root = verilator_root()
-            _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj", f"-I{root / 'include'}",
-                  f"-I{root / 'include' / 'vltstd'}", str(HARNESS), "obj/Vengineir__ALL.a", "obj/libverilated.a",
+            run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj", *include_flags(),
+                  str(HARNESS), "obj/Vengineir__ALL.a", "obj/libverilated.a",
                   "-pthread", "-o", LIBRARY], env, work)
             ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
             shutil.rmtree(work / "obj")
@@ -71,12 +69,6 @@ def build_library(verilog: str, progress: Callable[[str], None] | None = None) -
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return lib
-
-
-def _run(cmd: list[str], env: dict, cwd: Path) -> None:
-    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
-    if r.returncode:
-        raise HwgenError(f"{cmd[0]} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-4000:]}")
 
 
 def _load(lib: Path) -> ctypes.CDLL:

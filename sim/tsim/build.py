@@ -16,7 +16,7 @@ from hwgen.errors import HwgenError
 from hwgen.vta.bugs import check_bugs
 from hwgen.vta.build import build
 
-from ..verilator import verilator_env, verilator_root
+from ..verilator import include_flags, run_tool, verilator_env
 from .cache import HARNESS, LIBRARY, build_dir, entry_lock, problem, publish, work_dir
 
 WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
@@ -79,16 +79,15 @@ def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | 
         step("Verilating")
         jobs = str(os.cpu_count() or 1)
         sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]
-        _run(["verilator", "--cc", *sources,
+        run_tool(["verilator", "--cc", *sources,
               "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
               "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
               "--build", "-j", jobs], env)
         step("linking the harness")
-        root = verilator_root()
         defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
-        _run(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
+        run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
               f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
-              f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}", str(HARNESS),
+              *include_flags(), str(HARNESS),
               str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
               *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / LIBRARY)], env)
         shutil.rmtree(work / "obj")
@@ -96,9 +95,3 @@ def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | 
         publish(work, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _run(cmd: list[str], env: dict) -> None:
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if r.returncode:
-        raise HwgenError(f"{cmd[0]} failed ({r.returncode}):\n{(r.stdout + r.stderr)[-4000:]}")

@@ -9,6 +9,8 @@ first call of a reduction and from the result registers otherwise; fused kinds
 requantize into int8 result registers, unfused ones keep the int32 sums there."""
 from __future__ import annotations
 
+import math
+
 from amaranth.hdl import Array, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -19,16 +21,13 @@ DATA = 32  # the write and read buses carry int32 elements
 SHIFT_BITS = 5
 
 
-def _strides(shape):
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return out[::-1]
+def strides(shape) -> list[int]:
+    """Row-major strides: registers, tensors and moves all lay boxes out this way."""
+    return [math.prod(shape[i + 1:]) for i in range(len(shape))]
 
 
 def _index(shape, *coords) -> int:
-    return sum(c * s for c, s in zip(coords, _strides(shape)))
+    return sum(c * s for c, s in zip(coords, strides(shape)))
 
 
 def lanes(spec: Spec) -> list[tuple[list, int | None]]:
@@ -68,14 +67,22 @@ def lanes(spec: Spec) -> list[tuple[list, int | None]]:
     return [([(i,)], None) for i in range(n)]
 
 
+def index_bits(specs) -> int:
+    """Bits of a register index into any operand of these engines."""
+    return max(1, max(s.elements(r.name) for s in specs for r in s.k.roles).bit_length())
+
+
 class Engine(wiring.Component):
     """One engine instance. Registers are written one element a cycle (`w_en`,
     `w_role`, `w_idx`, `w_data`) and the result read by index (`r_idx` -> `r_data`);
     `fire` computes, with `first` (start from the bias), `shift` and `lo`/`hi`
     (requantization's clip) as run-time inputs."""
 
-    def __init__(self, spec: Spec, idx_bits: int):
+    def __init__(self, spec: Spec, idx_bits: int | None = None):
+        """`idx_bits`: the width of the shared index buses (default: enough for this
+        engine's largest operand)."""
         self.spec = spec
+        idx_bits = idx_bits or index_bits([spec])
         super().__init__({
             "w_en": In(1), "w_role": In(2), "w_idx": In(idx_bits), "w_data": In(signed(DATA)),
             "r_idx": In(idx_bits), "r_data": Out(signed(DATA)),

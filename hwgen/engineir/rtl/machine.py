@@ -16,7 +16,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .engines import DATA, SHIFT_BITS, Engine
+from .engines import DATA, SHIFT_BITS, Engine, index_bits
 from .microcode import COUNTERS, DRAM8, END, FIRE, LOAD, ONCHIP8, ONCHIP32, STORE, Microcode, Uop
 
 COUNTER_BITS = 32
@@ -77,7 +77,7 @@ class Machine(wiring.Component):
         self.mc = mc
         self.layout = fields(mc)
         self.addr_bits = self.layout["addr"].shape.width
-        self.idx_bits = _bits(max(spec.elements(r.name) for spec, _ in mc.engines for r in spec.k.roles))
+        self.idx_bits = index_bits([spec for spec, _ in mc.engines])
         super().__init__({
             "start": In(1), "busy": Out(1), "done": Out(1),
             "host_we": In(1), "host_re": In(1), "host_space": In(1), "host_addr": In(self.addr_bits),

@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..interp import Call, instances, pass_clip, result_box, steps
-from ..lang import I32, Program, Spec, Stmt
+from ..lang import I32, Engine, Program, Spec, Stmt
+from .engines import strides
 
 # Memory spaces: on-chip int8 and int32 buffers, and the two DRAM arrays (the host's).
 ONCHIP8, ONCHIP32, DRAM8, DRAM32 = range(4)
@@ -96,7 +97,7 @@ def compile_design(prog: Program) -> Microcode:
             count[hw] = max(count.get(hw, 0), n)
         for group in calls:
             for c in group:
-                need.setdefault(c.spec.hw, _engine_spec(c.spec))
+                need.setdefault(c.spec.hw, Engine(c.spec).hw)
                 if _to_temp(c.spec):
                     temp = max(temp, math.prod(result_box(s.spec)))
     engines = [(need[hw], i) for hw in sorted(need) for i in range(count[hw])]
@@ -106,11 +107,6 @@ def compile_design(prog: Program) -> Microcode:
         _Emitter(mc, prog, s).statement(calls)
     mc.uops.append(Uop(END))
     return mc
-
-
-def _engine_spec(spec: Spec) -> Spec:
-    """The engine of a call's problem (relu is a run-time input, recorded as 0)."""
-    return spec.with_attr("relu", 0) if "relu" in spec.k.attrs else spec
 
 
 def _to_temp(spec: Spec) -> bool:
@@ -142,10 +138,6 @@ def _move(space: int, base: int, dims: list[tuple[int, int, int, int, int]], sta
     mdelta = tuple(d[2] - sum((e[1] - 1) * e[2] for e in dims[k + 1:]) for k, d in enumerate(dims))
     rdelta = tuple(d[3] - sum((e[1] - 1) * e[3] for e in dims[k + 1:]) for k, d in enumerate(dims))
     return Move(space, addr, count if count is not None else math.prod(ext), ext, start, lo, hi, mdelta, rdelta)
-
-
-def _strides(shape) -> list[int]:
-    return [math.prod(shape[i + 1:]) for i in range(len(shape))]
 
 
 class _Emitter:
@@ -218,9 +210,9 @@ class _Emitter:
         if "n" in r:
             (ranges, skip) = r["of"]
             ext = [b - a for a, b in ranges]
-            mstrides = _strides(result_box(self.s.spec))
-            dims = [(a, e, ms, rs, a, b) for (a, b), e, ms, rs in zip(ranges, ext, mstrides, _strides(ext))]
-            start = [skip // rs % e for e, rs in zip(ext, _strides(ext))]
+            mstrides = strides(result_box(self.s.spec))
+            dims = [(a, e, ms, rs, a, b) for (a, b), e, ms, rs in zip(ranges, ext, mstrides, strides(ext))]
+            start = [skip // rs % e for e, rs in zip(ext, strides(ext))]
             return tensor, _move(space, base, dims, start, len(r["n"])), 0
         rng = lambda d: r.get(d, (0, 1))  # noqa: E731  (dims a kind lacks have extent 1)
         e = lambda d, default=1: spec[d] if d in spec.k.dims or d in spec.k.attrs else default  # noqa: E731
@@ -232,7 +224,7 @@ class _Emitter:
             ranges = [rng(o), rng("oh"), rng("ow")]
             engine = [e(o), e("oh"), e("ow")]
             exts = [b - a for a, b in ranges] if store else engine
-            dims = [(a, x, ms, rs, a, b) for (a, b), x, ms, rs in zip(ranges, exts, _strides(box), _strides(engine))]
+            dims = [(a, x, ms, rs, a, b) for (a, b), x, ms, rs in zip(ranges, exts, strides(box), strides(engine))]
             return tensor, _move(space, base, dims), 0
         if role == "b":
             (a, b) = rng(o)
@@ -247,8 +239,8 @@ class _Emitter:
             else:
                 full = (*shape, 1, 1)[:4]
                 ranges = [rng("o"), rng("c"), (ky0, ky1), (kx0, kx1)]
-                engine, mem = [e("o"), e("c"), kh, kw], _strides(full)
-            dims = [(a, x, ms, rs, a, b) for (a, b), x, ms, rs in zip(ranges, engine, mem, _strides(engine))]
+                engine, mem = [e("o"), e("c"), kh, kw], strides(full)
+            dims = [(a, x, ms, rs, a, b) for (a, b), x, ms, rs in zip(ranges, engine, mem, strides(engine))]
             return tensor, _move(space, base, dims), 0
         # the input window: rows and columns the region's outputs read, with the padding
         shape = self.prog.tensors[tensor].shape

@@ -155,8 +155,7 @@ def test_front_designs_cost_what_they_claim_and_compute_the_reference():
     assert len(designs) > 3
     for d in designs:
         program = text.loads(text.dumps(d.program(prog)))
-        sums = [extract.summarize(s.schedule, s.spec) for s in program.stmts]
-        assert extract.program_costs(program, sums, cost.STRUCTURAL, 8) == d.costs
+        assert extract.design_costs(program, cost.STRUCTURAL, 8) == d.costs
         assert np.array_equal(interp.run(program, weights, x), net.reference(x))
 
 
