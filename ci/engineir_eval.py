@@ -21,7 +21,7 @@ from hwgen.compiler.frontends import zoo
 from hwgen.engineir import baselines, cost, extract, lower, rewrites
 from hwgen.engineir.report import plot_front, record
 
-BW = 8
+
 VTA = ((16, 16), (32, 32), (64, 64))
 
 
@@ -33,18 +33,18 @@ def evaluate(name: str, size: int, tiles, keep: int, out: Path) -> dict:
     t1 = time.monotonic()
     designs = extract.count(graph)
     t2 = time.monotonic()
-    front = extract.front(prog, graph, cost.CALIBRATED, BW, keep=keep)
+    front = extract.front(prog, graph, cost.CALIBRATED, cost.STREAM, keep=keep)
     t3 = time.monotonic()
     records = [record(prog, d, f"d{i:02d}") for i, d in enumerate(front)]
     vta = []
     for bi, bo in VTA:
         d = baselines.vta_design(prog, bi, bo)
-        c = extract.design_costs(d, cost.CALIBRATED, BW)
+        c = extract.design_costs(d, cost.CALIBRATED, cost.STREAM)
         dominated = [r["file"] for r in records if r["area"] <= c.area and r["latency"] <= c.latency
                      and r["traffic"] <= c.traffic]
         vta.append({"label": f"VTA {bi}x{bo}", "area": c.area, "latency": c.latency, "traffic": c.traffic,
                     "dominated_by": dominated})
-    base = extract.design_costs(prog, cost.CALIBRATED, BW)
+    base = extract.design_costs(prog, cost.CALIBRATED, cost.STREAM)
     others = [*vta, {"label": "one engine per layer", "area": base.area, "latency": base.latency,
                      "traffic": base.traffic}]
     plot_front(out / f"front_{name}", f"{name} at {size}x{size}: {len(front)} Pareto designs of "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,6 @@ from ..engineir.rtl.build import build
 from ..errors import HwgenError
 from ..files import staged
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, refuse_inputs
-
-DRAM_BYTES_PER_CYCLE = 8
-
 
 def register(sub) -> None:
     g = sub.add_parser("engineir", help="EngineIR: hardware engines and software schedules in one program; "
@@ -49,16 +47,14 @@ def register(sub) -> None:
     p.add_argument("--keep", type=at_least(2), default=8, help="designs the scalable method keeps per e-class and "
                                                                  "step along the area axis, besides those cheapest "
                                                                  "at each price of a cycle (default 8)")
-    p.add_argument("--dram-bytes-per-cycle", type=at_least(1), default=DRAM_BYTES_PER_CYCLE,
-                   help=f"the DRAM port's bandwidth in the latency model (default {DRAM_BYTES_PER_CYCLE})")
-    _add_area_model(p)
+    _add_model(p)
     add_json(p, "print front.json's contents")
     p.set_defaults(func=explore_cmd)
 
     p = cmds.add_parser("build", help="a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
     p.add_argument("design", help="an EngineIR program (.eir)")
     p.add_argument("-o", "--output", required=True, help="output directory")
-    _add_area_model(p)
+    _add_model(p)
     add_json(p)
     p.set_defaults(func=build_cmd)
 
@@ -79,9 +75,26 @@ def _add_area_model(p) -> None:
                         "lane-structure estimate")
 
 
-def _costs(prog, args):
+def _add_model(p) -> None:
+    _add_area_model(p)
+    p.add_argument("--timing", choices=tuple(cost.TIMINGS), default="stream",
+                   help="stream: on-chip moves overlap compute, DRAM transfers do not (default); machine: the "
+                        "generated machine's sequencer, which hwgen engineir run --target rtl measures")
+    p.add_argument("--dram-bytes-per-cycle", type=at_least(1),
+                   help=f"the DRAM port's bandwidth with --timing stream (default {cost.STREAM.dram_bytes})")
+
+
+def _timing(args) -> cost.Timing:
+    if args.timing != "stream" and args.dram_bytes_per_cycle is not None:
+        raise HwgenError(f"--dram-bytes-per-cycle applies to --timing stream; the {args.timing} timing moves one "
+                         "element per cycle on every port")
+    t = cost.TIMINGS[args.timing]
+    return replace(t, dram_bytes=args.dram_bytes_per_cycle) if args.dram_bytes_per_cycle else t
+
+
+def _costs(prog, args, timing: cost.Timing):
     """The model's costs of a design."""
-    return extract.design_costs(prog, cost.MODELS[args.area_model], DRAM_BYTES_PER_CYCLE)
+    return extract.design_costs(prog, cost.MODELS[args.area_model], timing)
 
 
 def lower_cmd(args) -> int:
@@ -120,6 +133,7 @@ def _tiles(spec: str | None) -> list[int] | None:
 
 def explore_cmd(args) -> int:
     tiles = _tiles(args.tiles)
+    timing = _timing(args)
     prog, weights = text.load(args.program)
     out = output_dir(args.output)
     con = console(stderr=True)
@@ -135,7 +149,7 @@ def explore_cmd(args) -> int:
         con.print(f"e-graph: {len(graph.classes)} classes, {graph.nodes} nodes after {graph.iterations} rounds; "
                   f"{_short(designs)} designs; extracting the front")
     model = cost.MODELS[args.area_model]
-    front = extract.front(prog, graph, model, args.dram_bytes_per_cycle, exact=args.exact, keep=args.keep)
+    front = extract.front(prog, graph, model, timing, exact=args.exact, keep=args.keep)
     t3 = time.monotonic()
     records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
     doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
@@ -143,7 +157,7 @@ def explore_cmd(args) -> int:
                       "saturated": args.iterations is None or graph.iterations < args.iterations},
            "designs": str(designs), "designs_digits": len(str(designs)),
            "method": "exact" if args.exact else f"scalable (keep {args.keep})",
-           "area_model": model.source, "dram_bytes_per_cycle": args.dram_bytes_per_cycle,
+           "area_model": model.source, "timing": timing.name, "dram_bytes_per_cycle": timing.dram_bytes,
            "seconds": {"rewrite": round(t1 - t0, 2), "count": round(t2 - t1, 2), "extract": round(t3 - t2, 2),
                        "total": round(t3 - t0, 2)},
            "front": records}
@@ -175,9 +189,11 @@ def _short(n: int) -> str:
 def build_cmd(args) -> int:
     prog, _ = text.load(args.design)
     out = output_dir(args.output)
-    costs = _costs(prog, args)
+    timing = _timing(args)
+    costs = _costs(prog, args, timing)
     built = build(prog, out, {"model": {"area": costs.area, "latency": costs.latency, "traffic": costs.traffic,
-                                        "area_model": cost.MODELS[args.area_model].source}})
+                                        "area_model": cost.MODELS[args.area_model].source,
+                                        "timing": timing.source}})
     doc = {**built.manifest, "output": str(out), "seconds": round(built.seconds, 2)}
     if args.json:
         print_json(doc)
@@ -204,7 +220,8 @@ def run_cmd(args) -> int:
         r = run_rtl(prog, weights, x, args.max_cycles,
                     progress=None if args.json else lambda m: console(stderr=True).print(m))
         got = r.output
-        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved, model_latency=_costs(prog, args).latency)
+        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved,
+                   predicted_cycles=_costs(prog, args, cost.MACHINE).latency)
     diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
     doc.update(match=not diff.size, mismatches=int(diff.size), elements=int(want.size))
     if diff.size:
@@ -217,7 +234,8 @@ def run_cmd(args) -> int:
         c = console()
         what = f"{prog.name} on {args.target}"
         if "cycles" in doc:
-            what += f": {doc['cycles']:,} cycles ({doc['fires']:,} engine firings, {doc['elements_moved']:,} elements moved)"
+            what += (f": {doc['cycles']:,} cycles ({doc['fires']:,} engine firings, {doc['elements_moved']:,} elements "
+                     f"moved; the model predicts {doc['predicted_cycles']:,})")
         c.print(what)
         c.print("output matches the network's reference" if not diff.size else
                 f"[red]{diff.size} of {want.size} outputs differ[/red]; first at {doc['first_mismatch']}")

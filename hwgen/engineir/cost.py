@@ -1,15 +1,17 @@
 """Costs of EngineIR designs (docs/engineir.md, "Costs").
 
-A statement's design is summarised bottom-up (`Summary`): its compute cycles (one per
-engine call on the critical path; parallel instances run together), for each operand
-of the statement how many times its slice is fetched and how many bytes that moves,
-the engines it needs (kind and size -> instances) and its on-chip temporaries.
-Operand registers keep a slice while the loops around an engine call do not change it
-(a loop over a dimension the operand does not depend on reuses it).
+A statement's design is summarised bottom-up (`Summary`): its engine call steps (one
+per call on the critical path; parallel instances run together), for each operand of
+the statement how many times its slice is fetched (results: stored) and how many bytes
+that moves, the moves of its on-chip temporary, the engines it needs (kind and size ->
+instances) and the temporary's size. Operand registers keep a slice while the loops
+around an engine call do not change it (a loop over a dimension the operand does not
+depend on reuses it).
 
 A program's costs given every tensor's placement:
-- latency: the sum over statements of compute cycles plus, for operands in DRAM, their
-  bytes at `dram_bytes_per_cycle` (transfers do not overlap compute);
+- latency, counted by a `Timing`: STREAM (moves overlap compute except DRAM transfers
+  at a port's bytes per cycle) or MACHINE (the generated machine's sequencer: every
+  move and call costs micro-operation overhead, every element moved a cycle);
 - traffic: the DRAM bytes;
 - area: engines shared by all statements (each kind and size counted at the most
   instances any statement needs), the on-chip buffers and the largest temporary, in
@@ -22,7 +24,7 @@ import math
 from pathlib import Path
 from dataclasses import dataclass
 
-from .lang import KINDS, Spec
+from .lang import I8, I32, KINDS, Spec
 
 
 LANE_KINDS = ("conv2d", "dense", "dwconv", "sumpool", "maxpool", "add", "rq", "relu")
@@ -93,12 +95,18 @@ MODELS = {"ecp5": CALIBRATED, "structural": STRUCTURAL}
 
 @dataclass(frozen=True)
 class Summary:
-    """A design of one problem: compute cycles, per statement operand (loads, bytes),
-    engines {hw: instances} as a sorted tuple, temporary on-chip bytes."""
+    """A design of one problem: engine call steps, per statement operand (loads,
+    bytes; the result's: stores), engines {hw: instances} as a sorted tuple, temporary
+    on-chip bytes, the temporary's (moves, elements), the partial sums read back
+    (moves, bytes) and the operands whose slice in an instance's registers changes
+    while the design runs."""
     calls: int
     roles: tuple[tuple[str, int, int], ...]
     engines: tuple[tuple[tuple, int], ...]
     temp: int
+    scratch: tuple[int, int] = (0, 0)
+    partial: tuple[int, int] = (0, 0)
+    varies: frozenset = frozenset()
 
     def role(self, name: str) -> tuple[int, int]:
         for r, loads, nbytes in self.roles:
@@ -114,20 +122,35 @@ def engine(hw: Spec) -> Summary:
 
 
 def loop(kind: str, dim: str, trips: int, s: Summary) -> Summary:
+    """A loop over `dim`: an operand is fetched again on every trip if it depends on
+    `dim` or the body changes it. Over a reduction, the bias is read on its first trip
+    only, and a result the body changes is stored on every trip and read back before
+    each store of the later trips (partial sums)."""
     k = KINDS[kind]
-    roles = []
+    reduce = dim in k.reduce
+    roles, varies, partial = [], set(s.varies), s.partial
     for r, loads, nbytes in s.roles:
-        if dim in k.role(r).dims or loads > 1:
+        if reduce and r == "b":
+            pass
+        elif reduce and r == k.out.name and r in s.varies:
+            partial = (partial[0] + loads * (trips - 1), partial[1] + nbytes * (trips - 1))
             loads, nbytes = loads * trips, nbytes * trips
+        elif dim in k.role(r).dims or r in s.varies:
+            if r == k.out.name:
+                partial = (partial[0] * trips, partial[1] * trips)
+            loads, nbytes = loads * trips, nbytes * trips
+            varies.add(r)
         roles.append((r, loads, nbytes))
-    return Summary(s.calls * trips, tuple(roles), s.engines, s.temp)
+    return Summary(s.calls * trips, tuple(roles), s.engines, s.temp,
+                   (s.scratch[0] * trips, s.scratch[1] * trips), partial, frozenset(varies))
 
 
 def par(kind: str, dim: str, p: int, s: Summary) -> Summary:
     k = KINDS[kind]
     roles = tuple((r, loads * p, nbytes * p) if dim in k.role(r).dims else (r, loads, nbytes)
                   for r, loads, nbytes in s.roles)
-    return Summary(s.calls, roles, tuple((hw, n * p) for hw, n in s.engines), s.temp * p)
+    return Summary(s.calls, roles, tuple((hw, n * p) for hw, n in s.engines), s.temp * p,
+                   (s.scratch[0] * p, s.scratch[1] * p), (s.partial[0] * p, s.partial[1] * p), s.varies)
 
 
 def seq(first_kind: str, first: Summary, then: Summary, first_out: int) -> Summary:
@@ -137,16 +160,19 @@ def seq(first_kind: str, first: Summary, then: Summary, first_out: int) -> Summa
     via_temp = not KINDS[first_kind].fused
     rename = {"y": None} if via_temp else {}
     roles: dict[str, list[int]] = {}
+    scratch = [first.scratch[0] + then.scratch[0] + first.partial[0],
+               first.scratch[1] + then.scratch[1] + first.partial[1] // 4]
+    varies = set()
     for s, names in ((first, rename), (then, {"x": None if via_temp else "y"})):
+        varies |= {names.get(r, r) for r in s.varies} - {None}
         for r, loads, nbytes in s.roles:
             r = names.get(r, r)
-            if r is not None:
-                acc = roles.setdefault(r, [0, 0])
-                acc[0] += loads
-                acc[1] += nbytes
+            acc = roles.setdefault(r, [0, 0]) if r is not None else scratch
+            acc[0] += loads
+            acc[1] += nbytes if r is not None else nbytes // 4  # the temporary is int32
     temp = max(first.temp, then.temp, 4 * first_out if via_temp else 0)
     return Summary(first.calls + then.calls, tuple(sorted((r, a, b) for r, (a, b) in roles.items())),
-                   merge_engines(first.engines, then.engines), temp)
+                   merge_engines(first.engines, then.engines), temp, tuple(scratch), varies=frozenset(varies))
 
 
 def merge_engines(a, b) -> tuple:
@@ -162,6 +188,46 @@ def engines_area(engines, model: AreaModel) -> float:
     return sum(n * model.engine(hw) for hw, n in engines)
 
 
-def transfer_cycles(nbytes: int, bytes_per_cycle: int) -> int:
-    return math.ceil(nbytes / bytes_per_cycle)
+ELEMENT_BYTES = {I8: 1, I32: 4}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How latency is counted: `call` cycles per engine call step, `move` cycles per
+    operand fetch or result store besides `element` cycles per element it moves (on
+    chip or DRAM), `dram_bytes` DRAM bytes per cycle on top of that (None: DRAM
+    elements cost as on-chip ones) and `fixed` cycles per program."""
+    name: str
+    call: int
+    move: int
+    element: int
+    dram_bytes: int | None
+    fixed: int
+    source: str
+
+    def statement(self, kind: str, s: Summary) -> int:
+        """The cycles of a statement's design of `kind`, its DRAM transfers aside."""
+        cycles = self.call * s.calls
+        if self.move or self.element:
+            k = KINDS[kind]
+            for r, loads, nbytes in s.roles:
+                cycles += self.move * loads + self.element * (nbytes // ELEMENT_BYTES[k.role(r).dtype])
+            cycles += self.move * s.scratch[0] + self.element * s.scratch[1]
+            cycles += self.move * s.partial[0] + self.element * s.partial[1] // ELEMENT_BYTES[k.out.dtype]
+        return cycles
+
+    def dram(self, nbytes: int) -> int:
+        """The extra cycles of moving `nbytes` between DRAM and an engine."""
+        return 0 if self.dram_bytes is None else math.ceil(nbytes / self.dram_bytes)
+
+
+# An accelerator whose on-chip moves overlap compute and whose DRAM port moves 8 bytes
+# a cycle (a 64-bit AXI port), transfers not overlapping compute.
+STREAM = Timing("stream", call=1, move=0, element=0, dram_bytes=8, fixed=0,
+                source="stream: one cycle per engine call step, DRAM transfers at 8 bytes per cycle")
+# The generated machine (rtl/machine.py): a micro-operation takes a fetch and a decode
+# cycle, and a move one more cycle per element on any memory; the program ends with END.
+MACHINE = Timing("machine", call=2, move=2, element=1, dram_bytes=None, fixed=2,
+                 source="machine: the generated sequencer, two cycles per micro-operation and one per element moved")
+TIMINGS = {"stream": STREAM, "machine": MACHINE}
 

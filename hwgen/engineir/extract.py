@@ -23,7 +23,7 @@ import random
 from dataclasses import dataclass, replace
 
 from . import cost
-from .cost import AreaModel, Summary
+from .cost import AreaModel, Summary, Timing
 from .lang import KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
 from .rewrites import Graph
 
@@ -134,19 +134,20 @@ class Costs:
                 and self != other)
 
 
-def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, bw: int) -> Costs:
+def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, timing: Timing) -> Costs:
     """Area, latency and traffic of a program whose statements have these summaries,
     with the program's placements."""
     where = {n: t.place for n, t in prog.tensors.items()}
-    part = _Partial((), 0, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"), 0, 0, (), {})
+    part = _Partial((), 0, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"), timing.fixed, 0,
+                    (), {})
     for s, summ in zip(prog.stmts, summaries):
-        part = part.extend(_bindings(s), Candidate(summ, given=s.schedule), where, 0, bw)
+        part = part.extend(s.op, _bindings(s), Candidate(summ, given=s.schedule), where, 0, timing)
     return part.costs(model)
 
 
-def design_costs(prog: Program, model: AreaModel, bw: int) -> Costs:
+def design_costs(prog: Program, model: AreaModel, timing: Timing) -> Costs:
     """Area, latency and traffic of a design, its schedules summarized here."""
-    return program_costs(prog, [summarize(s.schedule, s.spec) for s in prog.stmts], model, bw)
+    return program_costs(prog, [summarize(s.schedule, s.spec) for s in prog.stmts], model, timing)
 
 
 def _bindings(s: Stmt) -> list[tuple[str, str]]:
@@ -180,7 +181,8 @@ def _node_candidates(graph: Graph, node, spec, kid_sets) -> list[Candidate]:
 
 def _covers(a: Summary, b: Summary) -> bool:
     """a is no worse than b in everything a design's costs are monotone in."""
-    if a.calls > b.calls or a.temp > b.temp:
+    if (a.calls > b.calls or a.temp > b.temp or a.scratch[0] > b.scratch[0] or a.scratch[1] > b.scratch[1]
+            or a.partial[0] > b.partial[0] or a.partial[1] > b.partial[1] or not a.varies <= b.varies):
         return False
     eb = dict(b.engines)
     if any(n > eb.get(hw, 0) for hw, n in a.engines):
@@ -199,8 +201,8 @@ def _pareto(cands: list, better) -> list:
 class _Fronts:
     """Per-class candidate sets (memoized)."""
 
-    def __init__(self, graph: Graph, model: AreaModel, exact: bool, keep: int):
-        self.graph, self.model, self.exact, self.keep = graph, model, exact, keep
+    def __init__(self, graph: Graph, model: AreaModel, timing: Timing, exact: bool, keep: int):
+        self.graph, self.model, self.timing, self.exact, self.keep = graph, model, timing, exact, keep
         self.memo: dict[int, list[Candidate]] = {}
 
     def of(self, c: int) -> list[Candidate]:
@@ -210,25 +212,26 @@ class _Fronts:
         cands = []
         for node in self.graph.classes[c]:
             cands += _node_candidates(self.graph, node, spec, [self.of(ch) for ch in node.children])
-        self.memo[c] = self.prune(cands)
+        self.memo[c] = self.prune(cands, spec.kind)
         return self.memo[c]
 
-    def key(self, c: Candidate) -> tuple:
+    def key(self, c: Candidate, kind: str) -> tuple:
         if c.key is None:
             s = c.summary
-            c.key = (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp), s.calls,
-                     sum(b for _, _, b in s.roles))
+            c.key = (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp),
+                     self.timing.statement(kind, s), sum(b for _, _, b in s.roles))
         return c.key
 
-    def prune(self, cands):
+    def prune(self, cands, kind: str):
         if self.exact:
             return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
-        kept = _staircase(cands, self.key, self.keep)
+        key = lambda c: self.key(c, kind)  # noqa: E731
+        kept = _staircase(cands, key, self.keep)
         # the key adds up every operand's bytes, but which operands cost DRAM traffic
         # depends on placements chosen later: keep the design that fetches least of each
         ids = {id(c) for c in kept}
         for role in {r for c in cands for r, _, _ in c.summary.roles}:
-            best = min(cands, key=lambda c: (c.summary.role(role)[1], *self.key(c)))
+            best = min(cands, key=lambda c: (c.summary.role(role)[1], *key(c)))
             if id(best) not in ids:
                 ids.add(id(best))
                 kept.append(best)
@@ -293,15 +296,15 @@ def epsilon(approx: list[Design], exact: list[Design]) -> float:
     return max(min(ratio(a.costs, e.costs) for a in approx) for e in exact)
 
 
-def front(prog: Program, graph: Graph, model: AreaModel, bw: int, exact: bool = False,
+def front(prog: Program, graph: Graph, model: AreaModel, timing: Timing, exact: bool = False,
           keep: int = 24) -> list[Design]:
     """The Pareto front of (area, latency, traffic) over the designs of the e-graph."""
-    fronts = _Fronts(graph, model, exact, keep)
+    fronts = _Fronts(graph, model, timing, exact, keep)
     per_stmt = [fronts.of(c) for c in graph.stmts]
-    return combine(prog, graph, per_stmt, model, bw, exact, keep)
+    return combine(prog, graph, per_stmt, model, timing, exact, keep)
 
 
-def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model: AreaModel, bw: int,
+def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model: AreaModel, timing: Timing,
             exact: bool, keep: int) -> list[Design]:
     """Statements combined in order; a tensor's placement is chosen at its first use and
     kept in the state until its last."""
@@ -310,7 +313,7 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
         for _, t in _bindings(s):
             last_use[t] = i
     # state: (placements of live tensors) -> list of partial designs
-    states = {(): [_Partial((), 0, 0, 0, 0, (), {})]}
+    states = {(): [_Partial((), 0, 0, timing.fixed, 0, (), {})]}
     for i, (s, cands) in enumerate(zip(prog.stmts, per_stmt)):
         new: dict[tuple, list[_Partial]] = {}
         binds = _bindings(s)
@@ -324,7 +327,7 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
                 bucket = new.setdefault(key, [])
                 for part in partials:
                     for c in cands:
-                        bucket.append(part.extend(binds, c, where, onchip, bw))
+                        bucket.append(part.extend(s.op, binds, c, where, onchip, timing))
         states = {k: _prune_partials(v, model, exact, keep) for k, v in new.items()}
     designs = []
     for partials in states.values():
@@ -344,12 +347,14 @@ class _Partial:
     schedules: tuple
     places: dict
 
-    def extend(self, binds: list[tuple[str, str]], c: Candidate, where: dict, onchip: int, bw: int) -> "_Partial":
-        latency, traffic = self.latency + c.summary.calls, self.traffic
+    def extend(self, kind: str, binds: list[tuple[str, str]], c: Candidate, where: dict, onchip: int,
+               timing: Timing) -> "_Partial":
+        latency, traffic = self.latency + timing.statement(kind, c.summary), self.traffic
+        out = binds[-1][0]
         for role, tensor in binds:
             if where[tensor] != "onchip":
-                nbytes = c.summary.role(role)[1]
-                latency += cost.transfer_cycles(nbytes, bw)
+                nbytes = c.summary.role(role)[1] + (c.summary.partial[1] if role == out else 0)
+                latency += timing.dram(nbytes)
                 traffic += nbytes
         return _Partial(cost.merge_engines(self.engines, c.summary.engines), max(self.temp, c.summary.temp),
                         self.onchip + onchip, latency, traffic, self.schedules + (c,),

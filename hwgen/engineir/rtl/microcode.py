@@ -79,6 +79,11 @@ class Microcode:
     depths: tuple[int, int, int, int]
     uops: list[Uop] = field(default_factory=list)
 
+    def cycles(self) -> int:
+        """The sequencer's cycles for the program (rtl/machine.py: fetch and decode per
+        micro-operation, one more per element a move walks)."""
+        return sum(2 + (u.move.count if u.move is not None else 0) for u in self.uops)
+
     def instance(self, hw: tuple, i: int) -> int:
         return self._index[(hw, i)]
 
@@ -148,10 +153,15 @@ class _Emitter:
         k = s.spec.k
         self.bind = dict(zip((r.name for r in k.roles), (*s.args, s.out)))
         self.held: dict[tuple[int, int], tuple] = {}  # (instance, role) -> what its registers hold
+        # instance -> (its result's store, result role): stored when the registers are
+        # about to change or memory is read
+        self.pending: dict[int, tuple] = {}
 
     def statement(self, groups: list[list[Call]]) -> None:
         for group in groups:
             self.group(group)
+        for g in list(self.pending):
+            self.flush(g)
 
     def group(self, group: list[Call]) -> None:
         """Calls that run together; those of one engine kind, size and run-time inputs
@@ -172,22 +182,38 @@ class _Emitter:
             for c, g in zip(group, insts):
                 key = self._operand(c, role.name)
                 if self.held.get((g, role_i)) != key:
+                    self.flush_to(key[0])
                     wanted[key] = wanted.get(key, 0) | 1 << g
                     self.held[(g, role_i)] = key
             for (tensor, move, fill), mask in wanted.items():
                 self.mc.uops.append(Uop(LOAD, mask=mask, role=role_i, fill=fill, move=move))
+        out_role = len(spec.k.roles) - 1
+        stores = [self._operand(c, "y", store=True) for c in group]
+        for g, store in zip(insts, stores):  # a result about to be overwritten is stored first
+            if g in self.pending and not (_to_temp(spec) and self.pending[g][0] == store):
+                self.flush(g)
         lo, hi = pass_clip(self.s, spec) if spec.k.fused else (-128, 127)
         self.mc.uops.append(Uop(FIRE, mask=sum(1 << g for g in insts), first=int(first), shift=self.s.shift,
                                 lo=lo, hi=hi))
-        out_role = len(spec.k.roles) - 1
-        for c, g in zip(group, insts):
-            tensor, move, _ = self._operand(c, "y", store=True)
-            self.mc.uops.append(Uop(STORE, inst=g, role=out_role, move=move))
-            for held, key in list(self.held.items()):  # registers of the rewritten tensor are stale
-                if key[0] == tensor:
-                    del self.held[held]
-            if _to_temp(spec):  # the accumulator registers hold what was just stored
+        for c, g, store in zip(group, insts, stores):
+            self.pending[g] = (store, out_role)
+            if _to_temp(spec):  # the accumulator registers hold the running result
                 self.held[(g, out_role)] = self._operand(c, "y")
+
+    def flush(self, g: int) -> None:
+        """Store instance g's result; registers that held the tensor it rewrites are
+        stale, except the accumulators of results not yet stored."""
+        (tensor, move, _), out_role = self.pending.pop(g)
+        self.mc.uops.append(Uop(STORE, inst=g, role=out_role, move=move))
+        for held, key in list(self.held.items()):
+            if key[0] == tensor and not (held[1] == out_role and (held[0] == g or held[0] in self.pending)):
+                del self.held[held]
+
+    def flush_to(self, tensor: str) -> None:
+        """Store every pending result in `tensor` (before a load reads it)."""
+        for g, ((t, _, _), _) in list(self.pending.items()):
+            if t == tensor:
+                self.flush(g)
 
     def _first(self, c: Call) -> bool:
         return all(c.region.get(d, (0, 1))[0] == 0 for d in c.spec.k.reduce)
