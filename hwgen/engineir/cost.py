@@ -1,6 +1,7 @@
 """Costs of EngineIR designs (docs/engineir.md, "Costs").
 
-A statement's design is summarised bottom-up (`Summary`): its engine call steps (one
+A statement's designs are summarised bottom-up (`Designs`, a table with a row per
+design): its engine call steps (one
 per call on the critical path; parallel instances run together), for each operand of
 the statement how many times its slice is fetched (results: stored) and how many bytes
 that moves, the moves of its on-chip temporary, the engines it needs (kind and size ->
@@ -22,7 +23,9 @@ import functools
 import json
 import math
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from .lang import I8, I32, KINDS, Spec
 
@@ -94,85 +97,127 @@ MODELS = {"ecp5": CALIBRATED, "structural": STRUCTURAL}
 
 
 @dataclass(frozen=True)
-class Summary:
-    """A design of one problem: engine call steps, per statement operand (loads,
-    bytes; the result's: stores), engines {hw: instances} as a sorted tuple, temporary
-    on-chip bytes, the temporary's (moves, elements), the partial sums read back
-    (moves, bytes) and the operands whose slice in an instance's registers changes
-    while the design runs."""
-    calls: int
-    roles: tuple[tuple[str, int, int], ...]
-    engines: tuple[tuple[tuple, int], ...]
-    temp: int
-    scratch: tuple[int, int] = (0, 0)
-    partial: tuple[int, int] = (0, 0)
-    varies: frozenset = frozenset()
+class Designs:
+    """Designs of one problem of `kind`, one row each: engine call steps; per operand of
+    the kind (in its role order; the result's: stores) fetches, bytes and whether its
+    slice in an instance's registers changes while the design runs; temporary on-chip
+    bytes; the temporary's (moves, elements); the partial sums read back (moves,
+    bytes). `area`: the engines' area under the model the designs were made with (0
+    without one); `engines`: each row's engines ((hw, instances), ...) when made
+    without a model (the exact costs of a few designs)."""
+    kind: str
+    calls: np.ndarray
+    loads: np.ndarray
+    nbytes: np.ndarray
+    varies: np.ndarray
+    temp: np.ndarray
+    scratch: np.ndarray
+    partial: np.ndarray
+    area: np.ndarray
+    engines: tuple | None
 
-    def role(self, name: str) -> tuple[int, int]:
-        for r, loads, nbytes in self.roles:
-            if r == name:
-                return loads, nbytes
-        return 0, 0
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def role(self, name: str, row: int = 0) -> tuple[int, int]:
+        """(fetches, bytes) of operand `name` in a row."""
+        j = [r.name for r in KINDS[self.kind].roles].index(name)
+        return int(self.loads[row, j]), int(self.nbytes[row, j])
+
+    def take(self, rows) -> "Designs":
+        rows = np.asarray(rows, dtype=int)
+        return Designs(self.kind, *(a[rows] for a in self._arrays()),
+                       None if self.engines is None else tuple(self.engines[i] for i in rows))
+
+    def _arrays(self):
+        return (self.calls, self.loads, self.nbytes, self.varies, self.temp, self.scratch, self.partial, self.area)
+
+    @staticmethod
+    def concat(parts: list["Designs"]) -> "Designs":
+        arrays = zip(*(d._arrays() for d in parts))
+        engines = None if parts[0].engines is None else tuple(e for d in parts for e in d.engines)
+        return Designs(parts[0].kind, *(np.concatenate(a) for a in arrays), engines)
+
+
+def engine(hw: Spec, model: "AreaModel | None" = None) -> Designs:
+    """The design that is one call of engine `hw`."""
+    roles = hw.k.roles
+    one = lambda *shape: np.ones(shape, dtype=np.int64)  # noqa: E731
+    return Designs(hw.kind, one(1), one(1, len(roles)), np.array([[hw.bytes(r.name) for r in roles]], dtype=np.int64),
+                   np.zeros((1, len(roles)), dtype=bool), 0 * one(1), 0 * one(1, 2), 0 * one(1, 2),
+                   np.array([model.engine(hw.hw) if model is not None else 0.0]),
+                   ((((hw.hw, 1),),) if model is None else None))
 
 
 @functools.lru_cache(maxsize=None)
-def engine(hw: Spec) -> Summary:
-    k = hw.k
-    return Summary(1, tuple(sorted((r.name, 1, hw.bytes(r.name)) for r in k.roles)), ((hw.hw, 1),), 0)
+def _role_masks(kind: str, dim: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    k = KINDS[kind]
+    depends = np.array([dim in r.dims for r in k.roles])
+    bias = np.array([r.name == "b" for r in k.roles])
+    return depends, bias, dim in k.reduce
 
 
-def loop(kind: str, dim: str, trips: int, s: Summary) -> Summary:
+def loop(d: Designs, dim: str, trips: int) -> Designs:
     """A loop over `dim`: an operand is fetched again on every trip if it depends on
     `dim` or the body changes it. Over a reduction, the bias is read on its first trip
     only, and a result the body changes is stored on every trip and read back before
     each store of the later trips (partial sums)."""
-    k = KINDS[kind]
-    reduce = dim in k.reduce
-    roles, varies, partial = [], set(s.varies), s.partial
-    for r, loads, nbytes in s.roles:
-        if reduce and r == "b":
-            pass
-        elif reduce and r == k.out.name and r in s.varies:
-            partial = (partial[0] + loads * (trips - 1), partial[1] + nbytes * (trips - 1))
-            loads, nbytes = loads * trips, nbytes * trips
-        elif dim in k.role(r).dims or r in s.varies:
-            if r == k.out.name:
-                partial = (partial[0] * trips, partial[1] * trips)
-            loads, nbytes = loads * trips, nbytes * trips
-            varies.add(r)
-        roles.append((r, loads, nbytes))
-    return Summary(s.calls * trips, tuple(roles), s.engines, s.temp,
-                   (s.scratch[0] * trips, s.scratch[1] * trips), partial, frozenset(varies))
+    depends, bias, reduce = _role_masks(d.kind, dim)
+    again = (depends | d.varies) & ~(bias & reduce)
+    factor = np.where(again, trips, 1)
+    out_again = again[:, -1:]
+    if reduce:  # partial sums: each of the body's stores is read back on every later trip
+        partial = d.partial + np.where(out_again, np.stack([d.loads[:, -1], d.nbytes[:, -1]], axis=1) * (trips - 1), 0)
+    else:
+        partial = np.where(out_again, d.partial * trips, d.partial)
+    return Designs(d.kind, d.calls * trips, d.loads * factor, d.nbytes * factor, d.varies | again, d.temp,
+                   d.scratch * trips, partial, d.area, d.engines)
 
 
-def par(kind: str, dim: str, p: int, s: Summary) -> Summary:
-    k = KINDS[kind]
-    roles = tuple((r, loads * p, nbytes * p) if dim in k.role(r).dims else (r, loads, nbytes)
-                  for r, loads, nbytes in s.roles)
-    return Summary(s.calls, roles, tuple((hw, n * p) for hw, n in s.engines), s.temp * p,
-                   (s.scratch[0] * p, s.scratch[1] * p), (s.partial[0] * p, s.partial[1] * p), s.varies)
+def par(d: Designs, dim: str, p: int) -> Designs:
+    """`p` instances of the body side by side along `dim`: operands that depend on it
+    are fetched per instance; the others are shared."""
+    depends, _, _ = _role_masks(d.kind, dim)
+    factor = np.where(depends, p, 1)
+    engines = None if d.engines is None else tuple(tuple((hw, n * p) for hw, n in e) for e in d.engines)
+    return Designs(d.kind, d.calls, d.loads * factor, d.nbytes * factor, d.varies, d.temp * p, d.scratch * p,
+                   d.partial * p, d.area * p, engines)
 
 
-def seq(first_kind: str, first: Summary, then: Summary, first_out: int) -> Summary:
-    """Two passes of one statement: X then rq (X's result is an int32 temporary of
-    `first_out` elements on chip), or X_rq then relu (both on the statement's
-    result)."""
-    via_temp = not KINDS[first_kind].fused
-    rename = {"y": None} if via_temp else {}
-    roles: dict[str, list[int]] = {}
-    scratch = [first.scratch[0] + then.scratch[0] + first.partial[0],
-               first.scratch[1] + then.scratch[1] + first.partial[1] // 4]
-    varies = set()
-    for s, names in ((first, rename), (then, {"x": None if via_temp else "y"})):
-        varies |= {names.get(r, r) for r in s.varies} - {None}
-        for r, loads, nbytes in s.roles:
-            r = names.get(r, r)
-            acc = roles.setdefault(r, [0, 0]) if r is not None else scratch
-            acc[0] += loads
-            acc[1] += nbytes if r is not None else nbytes // 4  # the temporary is int32
-    temp = max(first.temp, then.temp, 4 * first_out if via_temp else 0)
-    return Summary(first.calls + then.calls, tuple(sorted((r, a, b) for r, (a, b) in roles.items())),
-                   merge_engines(first.engines, then.engines), temp, tuple(scratch), varies=frozenset(varies))
+def relabel(d: Designs, kind: str) -> Designs:
+    """The designs as ones of another kind with the same operands (dense as conv2d)."""
+    return replace(d, kind=kind)
+
+
+def seq(kind: str, first: Designs, then: Designs, first_out: int) -> Designs:
+    """Every pair (row i of `first`, row j of `then`; row i * len(then) + j) as two passes
+    of one problem of `kind`: X then rq (X's result is an int32 temporary of
+    `first_out` elements on chip), or X_rq then relu (both on the statement's result).
+    The passes' engines are of different kinds, so their areas add up."""
+    via_temp = not KINDS[first.kind].fused
+    names = [r.name for r in KINDS[kind].roles]
+    i = np.repeat(np.arange(len(first)), len(then))
+    j = np.tile(np.arange(len(then)), len(first))
+    n = len(i)
+    loads = np.zeros((n, len(names)), dtype=np.int64)
+    nbytes, varies = np.zeros_like(loads), np.zeros((n, len(names)), dtype=bool)
+    scratch = first.scratch[i] + then.scratch[j] + np.stack([first.partial[i, 0], first.partial[i, 1] // 4], axis=1)
+    for part, rows, rename in ((first, i, {"y": None} if via_temp else {}),
+                               (then, j, {"x": None if via_temp else "y"})):
+        for c, r in enumerate(KINDS[part.kind].roles):
+            name = rename.get(r.name, r.name)
+            if name is None:  # the int32 temporary
+                scratch = scratch + np.stack([part.loads[rows, c], part.nbytes[rows, c] // 4], axis=1)
+                continue
+            t = names.index(name)
+            loads[:, t] += part.loads[rows, c]
+            nbytes[:, t] += part.nbytes[rows, c]
+            varies[:, t] |= part.varies[rows, c]
+    temp = np.maximum(np.maximum(first.temp[i], then.temp[j]), 4 * first_out if via_temp else 0)
+    engines = None if first.engines is None else tuple(merge_engines(first.engines[a], then.engines[b])
+                                                         for a, b in zip(i, j))
+    return Designs(kind, first.calls[i] + then.calls[j], loads, nbytes, varies, temp, scratch,
+                   np.zeros((n, 2), dtype=np.int64), first.area[i] + then.area[j], engines)
 
 
 def merge_engines(a, b) -> tuple:
@@ -205,15 +250,14 @@ class Timing:
     fixed: int
     source: str
 
-    def statement(self, kind: str, s: Summary) -> int:
-        """The cycles of a statement's design of `kind`, its DRAM transfers aside."""
-        cycles = self.call * s.calls
+    def statement(self, d: Designs) -> np.ndarray:
+        """Each design's cycles, its DRAM transfers aside."""
+        cycles = self.call * d.calls
         if self.move or self.element:
-            k = KINDS[kind]
-            for r, loads, nbytes in s.roles:
-                cycles += self.move * loads + self.element * (nbytes // ELEMENT_BYTES[k.role(r).dtype])
-            cycles += self.move * s.scratch[0] + self.element * s.scratch[1]
-            cycles += self.move * s.partial[0] + self.element * s.partial[1] // ELEMENT_BYTES[k.out.dtype]
+            size = np.array([ELEMENT_BYTES[r.dtype] for r in KINDS[d.kind].roles])
+            cycles = cycles + self.move * (d.loads.sum(axis=1) + d.scratch[:, 0] + d.partial[:, 0])
+            cycles = cycles + self.element * ((d.nbytes // size).sum(axis=1) + d.scratch[:, 1]
+                                              + d.partial[:, 1] // size[-1])
         return cycles
 
     def dram(self, nbytes: int) -> int:

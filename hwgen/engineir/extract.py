@@ -22,8 +22,10 @@ import math
 import random
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import cost
-from .cost import AreaModel, Summary, Timing
+from .cost import AreaModel, Designs, Timing
 from .lang import KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
 from .rewrites import Graph
 
@@ -83,11 +85,11 @@ def class_spec(graph: Graph, c: int):
     return graph.specs[c]
 
 
-def summarize(term: Term, spec) -> Summary:
-    """The Summary of a term that solves `spec`."""
+def summarize(term: Term, spec) -> Designs:
+    """The costs of a term that solves `spec`: one row, with its engines."""
     kids = step(term, spec, "design")
     sums = [summarize(t, s) for t, s in kids]
-    return _combine(*_node_of(term), spec, [s for _, s in kids], sums)
+    return _combine(*_node_of(term), spec, sums)
 
 
 def _node_of(term: Term) -> tuple[str, tuple]:
@@ -108,18 +110,21 @@ def _node_of(term: Term) -> tuple[str, tuple]:
     raise ValueError(term)
 
 
-def _combine(op: str, args: tuple, spec, kid_specs, sums) -> Summary:
+def _combine(op: str, args: tuple, spec, kids: list[Designs], model: AreaModel | None = None) -> Designs:
+    """The designs a node makes of its children's designs (seq: every pair)."""
     match op:
         case "engine":
-            return cost.engine(args[0])
+            return cost.engine(args[0], model)
         case "loop":
             dim, n, t = args
-            return cost.loop(spec.kind, dim, -(-n // t), sums[0])
+            return cost.loop(kids[0], dim, -(-n // t))
         case "par":
-            return cost.par(spec.kind, args[0], args[2], sums[0])
+            return cost.par(kids[0], args[0], args[2])
         case "seq":
-            return cost.seq(kid_specs[0].kind, sums[0], sums[1], kid_specs[0].elements("y"))
-    return sums[0]
+            return cost.seq(spec.kind, kids[0], kids[1], spec.elements("y"))
+        case "as_conv":
+            return cost.relabel(kids[0], spec.kind)
+    return kids[0]
 
 
 # -- programs -----------------------------------------------------------------------------------
@@ -134,7 +139,7 @@ class Costs:
                 and self != other)
 
 
-def program_costs(prog: Program, summaries: list[Summary], model: AreaModel, timing: Timing) -> Costs:
+def program_costs(prog: Program, summaries: list[Designs], model: AreaModel, timing: Timing) -> Costs:
     """Area, latency and traffic of a program whose statements have these summaries,
     with the program's placements."""
     where = {n: t.place for n, t in prog.tensors.items()}
@@ -158,36 +163,30 @@ def _bindings(s: Stmt) -> list[tuple[str, str]]:
 # -- fronts ---------------------------------------------------------------------------------------
 @dataclass
 class Candidate:
-    """A design of an e-class: its summary, and the node and child candidates it is
-    made of (its term is built only for the designs extracted), or a given term."""
-    summary: Summary
+    """A design of an e-class: its costs (one row, with engines), and the node and
+    child candidates it is made of (its term is built only for the designs extracted),
+    or a given term."""
+    summary: Designs
     node: object = None
     kids: tuple = ()
     given: Term | None = None
-    key: tuple | None = None  # the scalable method's pruning key, computed once
 
     @property
     def term(self) -> Term:
         return self.given if self.given is not None else _term(self.node, [k.term for k in self.kids])
 
 
-def _node_candidates(graph: Graph, node, spec, kid_sets) -> list[Candidate]:
-    if node.op == "engine":
-        return [Candidate(cost.engine(node.args[0]), node)]
-    kid_specs = [class_spec(graph, ch) for ch in node.children]
-    return [Candidate(_combine(node.op, node.args, spec, kid_specs, [k.summary for k in kids]), node, kids)
+def _node_candidates(node, spec, kid_sets) -> list[Candidate]:
+    return [Candidate(_combine(node.op, node.args, spec, [k.summary for k in kids]), node, kids)
             for kids in itertools.product(*kid_sets)]
 
 
-def _covers(a: Summary, b: Summary) -> bool:
+def _covers(a: Designs, b: Designs) -> bool:
     """a is no worse than b in everything a design's costs are monotone in."""
-    if (a.calls > b.calls or a.temp > b.temp or a.scratch[0] > b.scratch[0] or a.scratch[1] > b.scratch[1]
-            or a.partial[0] > b.partial[0] or a.partial[1] > b.partial[1] or not a.varies <= b.varies):
+    if not all(np.all(x <= y) for x, y in zip(a._arrays(), b._arrays())):  # varies: False <= True
         return False
-    eb = dict(b.engines)
-    if any(n > eb.get(hw, 0) for hw, n in a.engines):
-        return False
-    return all(la <= lb and ba <= bb for (_, la, ba), (_, lb, bb) in zip(a.roles, b.roles))
+    eb = dict(b.engines[0])
+    return all(n <= eb.get(hw, 0) for hw, n in a.engines[0])
 
 
 def _pareto(cands: list, better) -> list:
@@ -199,41 +198,63 @@ def _pareto(cands: list, better) -> list:
 
 
 class _Fronts:
-    """Per-class candidate sets (memoized)."""
+    """Per-class candidate sets (memoized). The exact method keeps Candidates; the
+    scalable one keeps each class's designs as one table with, per row, the node and
+    the child rows it was made of."""
 
     def __init__(self, graph: Graph, model: AreaModel, timing: Timing, exact: bool, keep: int):
         self.graph, self.model, self.timing, self.exact, self.keep = graph, model, timing, exact, keep
-        self.memo: dict[int, list[Candidate]] = {}
+        self.memo: dict[int, object] = {}
 
-    def of(self, c: int) -> list[Candidate]:
+    def candidates(self, c: int) -> list[Candidate]:
+        """Class c's designs kept, as candidates."""
+        if self.exact:
+            return self.exact_of(c)
+        table, made = self.of(c)
+        spec = class_spec(self.graph, c)
+        return [Candidate(summarize(term, spec), given=term) for term in (self.term(c, i) for i in range(len(table)))]
+
+    def exact_of(self, c: int) -> list[Candidate]:
+        if c not in self.memo:
+            spec = class_spec(self.graph, c)
+            cands = []
+            for node in self.graph.classes[c]:
+                cands += _node_candidates(node, spec, [self.exact_of(ch) for ch in node.children])
+            self.memo[c] = _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
+        return self.memo[c]
+
+    def of(self, c: int) -> tuple[Designs, list]:
         if c in self.memo:
             return self.memo[c]
         spec = class_spec(self.graph, c)
-        cands = []
+        tables, made = [], []
         for node in self.graph.classes[c]:
-            cands += _node_candidates(self.graph, node, spec, [self.of(ch) for ch in node.children])
-        self.memo[c] = self.prune(cands, spec.kind)
+            kids = [self.of(ch)[0] for ch in node.children]
+            table = _combine(node.op, node.args, spec, kids, self.model)
+            tables.append(table)
+            if node.op == "seq":
+                made += [(node, (a, b)) for a in range(len(kids[0])) for b in range(len(kids[1]))]
+            else:
+                made += [(node, (a,) if kids else ()) for a in range(len(table))]
+        table = Designs.concat(tables)
+        kept = self.prune(table)
+        self.memo[c] = (table.take(kept), [made[i] for i in kept])
         return self.memo[c]
 
-    def key(self, c: Candidate, kind: str) -> tuple:
-        if c.key is None:
-            s = c.summary
-            c.key = (cost.engines_area(s.engines, self.model) + self.model.buffer(s.temp),
-                     self.timing.statement(kind, s), sum(b for _, _, b in s.roles))
-        return c.key
+    def term(self, c: int, row: int) -> Term:
+        node, rows = self.memo[c][1][row]
+        return _term(node, [self.term(ch, r) for ch, r in zip(node.children, rows)])
 
-    def prune(self, cands, kind: str):
-        if self.exact:
-            return _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
-        key = lambda c: self.key(c, kind)  # noqa: E731
-        kept = _staircase(cands, key, self.keep)
+    def prune(self, table: Designs) -> list[int]:
+        keys = np.stack([table.area + self.model.buffer(table.temp), self.timing.statement(table),
+                         table.nbytes.sum(axis=1)], axis=1).astype(float)
+        kept = _staircase(keys, self.keep)
         # the key adds up every operand's bytes, but which operands cost DRAM traffic
         # depends on placements chosen later: keep the design that fetches least of each
-        ids = {id(c) for c in kept}
-        for role in {r for c in cands for r, _, _ in c.summary.roles}:
-            best = min(cands, key=lambda c: (c.summary.role(role)[1], *key(c)))
-            if id(best) not in ids:
-                ids.add(id(best))
+        order = np.arange(len(table))
+        for j in range(table.nbytes.shape[1]):
+            best = int(np.lexsort((order, keys[:, 2], keys[:, 1], keys[:, 0], table.nbytes[:, j]))[0])
+            if best not in kept:
                 kept.append(best)
         return kept
 
@@ -242,25 +263,26 @@ class _Fronts:
 # cheapest design: one grid for every e-class and step, so that designs that are best
 # at one price are kept everywhere and combine (latency and area add up over
 # statements, so the sum of per-statement optima at one price is optimal for it).
-PRICES = tuple(10.0 ** (k / 2) for k in range(-8, 25))
+PRICES = np.array([10.0 ** (k / 2) for k in range(-8, 25)])
 
 
-def _staircase(items: list, key, keep: int) -> list:
-    """The scalable pruning: items in order of key()[0] (area), each kept if it beats
-    every smaller one in key()[1] or key()[2]; of those, at most `keep` spread along
-    the area axis, and every one that is cheapest in area + price x key()[1] at one of
-    PRICES."""
-    out, best = [], (math.inf, math.inf)
-    for k, _, item in sorted((key(item), i, item) for i, item in enumerate(items)):
-        if k[1] < best[0] or k[2] < best[1]:
-            out.append((k, item))
-            best = (min(best[0], k[1]), min(best[1], k[2]))
-    chosen = {id(item): item for _, item in _thin(out, keep)}
-    for price in PRICES:
-        k, item = min(out, key=lambda ki: (ki[0][0] + price * ki[0][1], ki[0][2]))
-        chosen.setdefault(id(item), item)
-    order = {id(item): i for i, (_, item) in enumerate(out)}
-    return sorted(chosen.values(), key=lambda item: order[id(item)])
+def _staircase(keys: np.ndarray, keep: int) -> list[int]:
+    """The scalable pruning of items with keys (area, cycles, bytes), one row each:
+    in order of area, each kept if it beats every smaller one in cycles or bytes; of
+    those, at most `keep` spread along the area axis, and every one that is cheapest in
+    area + price x cycles at one of PRICES (ties: fewer bytes). The indices kept, in
+    order of area."""
+    n = len(keys)
+    order = np.lexsort((np.arange(n), keys[:, 2], keys[:, 1], keys[:, 0]))
+    k = keys[order]
+    prev = np.minimum.accumulate(np.vstack([np.full((1, 2), np.inf), k[:-1, 1:]]), axis=0)
+    out = order[(k[:, 1] < prev[:, 0]) | (k[:, 2] < prev[:, 1])]
+    chosen = set(_thin(list(range(len(out))), keep))
+    k = keys[out]
+    price = k[None, :, 0] + PRICES[:, None] * k[None, :, 1]
+    ties = np.where(price == price.min(axis=1, keepdims=True), k[None, :, 2], np.inf)
+    chosen.update(np.argmin(ties, axis=1).tolist())
+    return [int(out[i]) for i in sorted(chosen)]
 
 
 def _thin(items: list, keep: int) -> list:
@@ -300,7 +322,7 @@ def front(prog: Program, graph: Graph, model: AreaModel, timing: Timing, exact: 
           keep: int = 24) -> list[Design]:
     """The Pareto front of (area, latency, traffic) over the designs of the e-graph."""
     fronts = _Fronts(graph, model, timing, exact, keep)
-    per_stmt = [fronts.of(c) for c in graph.stmts]
+    per_stmt = [fronts.candidates(c) for c in graph.stmts]
     return combine(prog, graph, per_stmt, model, timing, exact, keep)
 
 
@@ -349,14 +371,14 @@ class _Partial:
 
     def extend(self, kind: str, binds: list[tuple[str, str]], c: Candidate, where: dict, onchip: int,
                timing: Timing) -> "_Partial":
-        latency, traffic = self.latency + timing.statement(kind, c.summary), self.traffic
+        latency, traffic = self.latency + int(timing.statement(c.summary)[0]), self.traffic
         out = binds[-1][0]
         for role, tensor in binds:
             if where[tensor] != "onchip":
-                nbytes = c.summary.role(role)[1] + (c.summary.partial[1] if role == out else 0)
+                nbytes = c.summary.role(role)[1] + (int(c.summary.partial[0, 1]) if role == out else 0)
                 latency += timing.dram(nbytes)
                 traffic += nbytes
-        return _Partial(cost.merge_engines(self.engines, c.summary.engines), max(self.temp, c.summary.temp),
+        return _Partial(cost.merge_engines(self.engines, c.summary.engines[0]), max(self.temp, int(c.summary.temp[0])),
                         self.onchip + onchip, latency, traffic, self.schedules + (c,),
                         {**self.places, **where})
 
@@ -374,4 +396,5 @@ def _prune_partials(parts: list[_Partial], model: AreaModel, exact: bool, keep: 
             return (a.temp <= b.temp and a.onchip <= b.onchip and a.latency <= b.latency and a.traffic <= b.traffic
                     and all(n <= eb.get(hw, 0) for hw, n in a.engines))
         return _pareto(parts, better)
-    return _staircase(parts, lambda p: (p.area(model), p.latency, p.traffic), keep)
+    keys = np.array([(p.area(model), p.latency, p.traffic) for p in parts], dtype=float)
+    return [parts[i] for i in _staircase(keys, keep)]

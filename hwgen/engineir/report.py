@@ -17,7 +17,7 @@ def record(prog: Program, d: Design, file: str) -> dict:
     """A front design's costs and its engines (kind and size -> instances)."""
     engines: tuple = ()
     for s, term in zip(prog.stmts, d.schedules):
-        engines = cost.merge_engines(engines, summarize(term, s.spec).engines)
+        engines = cost.merge_engines(engines, summarize(term, s.spec).engines[0])
     return {"file": file, "area": d.costs.area, "latency": d.costs.latency, "traffic": d.costs.traffic,
             "engines": [{"kind": hw[0], "dims": list(hw[1]), "attrs": list(hw[2]), "instances": n} for hw, n in engines],
             "onchip": sorted(n for n, p in d.places.items() if p == "onchip")}

@@ -169,7 +169,7 @@ def test_vta_designs_compute_the_reference(block_in, block_out):
     design = baselines.vta_design(prog, block_in, block_out)
     x = _input(net)
     assert np.array_equal(interp.run(design, weights, x), net.reference(x))
-    engines = {hw for s in design.stmts for hw in extract.summarize(s.schedule, s.spec).engines}
+    engines = {hw for s in design.stmts for hw in extract.summarize(s.schedule, s.spec).engines[0]}
     gemm = [hw for hw, _ in engines if hw[0] == "conv2d"]
     assert gemm == [("conv2d", (1, 1, block_out, block_in, 1, 1), (1,))]  # dense layers share it
 
