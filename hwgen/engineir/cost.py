@@ -1,13 +1,12 @@
 """Costs of EngineIR designs (docs/engineir.md, "Costs").
 
 A statement's designs are summarised bottom-up (`Designs`, a table with a row per
-design): its engine call steps (one
-per call on the critical path; parallel instances run together), for each operand of
-the statement how many times its slice is fetched (results: stored) and how many bytes
-that moves, the moves of its on-chip temporary, the engines it needs (kind and size ->
-instances) and the temporary's size. Operand registers keep a slice while the loops
-around an engine call do not change it (a loop over a dimension the operand does not
-depend on reuses it).
+design): engine call steps (one per call on the critical path; parallel instances run
+together), for each operand of the statement how many times its slice is fetched
+(results: stored) and how many bytes that moves, the moves of the on-chip temporary,
+the engines (their area, or kind and size -> instances) and the temporary's size.
+Operand registers keep a slice while the loops around an engine call do not change it
+(a loop over a dimension the operand does not depend on reuses it).
 
 A program's costs given every tensor's placement:
 - latency, counted by a `Timing`: STREAM (moves overlap compute except DRAM transfers
@@ -226,11 +225,6 @@ def merge_engines(a, b) -> tuple:
     for hw, n in b:
         out[hw] = max(out.get(hw, 0), n)
     return tuple(sorted(out.items()))
-
-
-@functools.lru_cache(maxsize=1 << 20)
-def engines_area(engines, model: AreaModel) -> float:
-    return sum(n * model.engine(hw) for hw, n in engines)
 
 
 ELEMENT_BYTES = {I8: 1, I32: 4}

@@ -143,10 +143,10 @@ def program_costs(prog: Program, summaries: list[Designs], model: AreaModel, tim
     """Area, latency and traffic of a program whose statements have these summaries,
     with the program's placements."""
     where = {n: t.place for n, t in prog.tensors.items()}
-    part = _Partial((), 0, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"), timing.fixed, 0,
-                    (), {})
+    part = _Partial.start(timing, sum(t.bytes for t in prog.tensors.values() if t.place == "onchip"))
     for s, summ in zip(prog.stmts, summaries):
-        part = part.extend(s.op, _bindings(s), Candidate(summ, given=s.schedule), where, 0, timing)
+        c = Candidate(summ, given=s.schedule)
+        part = part.extend(c, _moves(_bindings(s), c, where, timing), where, 0, model)
     return part.costs(model)
 
 
@@ -335,7 +335,7 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
         for _, t in _bindings(s):
             last_use[t] = i
     # state: (placements of live tensors) -> list of partial designs
-    states = {(): [_Partial((), 0, 0, timing.fixed, 0, (), {})]}
+    states = {(): [_Partial.start(timing, 0)]}
     for i, (s, cands) in enumerate(zip(prog.stmts, per_stmt)):
         new: dict[tuple, list[_Partial]] = {}
         binds = _bindings(s)
@@ -347,43 +347,76 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
                 onchip = sum(prog.tensors[t].bytes for t, p in zip(open_, choice) if p == "onchip")
                 key = tuple(sorted((t, p) for t, p in where.items() if last_use[t] > i))
                 bucket = new.setdefault(key, [])
+                moves = [_moves(binds, c, where, timing) for c in cands]
                 for part in partials:
-                    for c in cands:
-                        bucket.append(part.extend(s.op, binds, c, where, onchip, timing))
+                    for c, m in zip(cands, moves):
+                        bucket.append(part.extend(c, m, where, onchip, model))
         states = {k: _prune_partials(v, model, exact, keep) for k, v in new.items()}
     designs = []
     for partials in states.values():
         for p in partials:
-            designs.append(Design(p.costs(model), [c.term for c in p.schedules], dict(p.places)))
+            chain = p.chain()
+            designs.append(Design(p.costs(model), [q.cand.term for q in chain],
+                                  {t: pl for q in chain for t, pl in q.where.items()}))
     return sorted(_pareto(designs, lambda a, b: a.costs.dominates(b.costs) or a.costs == b.costs),
                   key=lambda d: (d.costs.area, d.costs.latency, d.costs.traffic))
 
 
-@dataclass(frozen=True)
+def _moves(binds: list[tuple[str, str]], c: Candidate, where: dict, timing: Timing) -> tuple[int, int]:
+    """A statement design's (cycles, DRAM bytes) with these placements."""
+    latency, traffic = int(timing.statement(c.summary)[0]), 0
+    out = binds[-1][0]
+    for role, tensor in binds:
+        if where[tensor] != "onchip":
+            nbytes = c.summary.role(role)[1] + (int(c.summary.partial[0, 1]) if role == out else 0)
+            latency += timing.dram(nbytes)
+            traffic += nbytes
+    return latency, traffic
+
+
+@dataclass
 class _Partial:
-    engines: tuple
+    """The first statements of a program designed: the last statement's candidate and
+    the placements it chose, on the partial design before it (`prev`); the engines'
+    area, the largest temporary, on-chip tensor bytes, latency and traffic so far."""
+    prev: "_Partial | None"
+    cand: Candidate | None
+    where: dict
+    engine_area: float
     temp: int
     onchip: int
     latency: int
     traffic: int
-    schedules: tuple
-    places: dict
+    _engines: dict | None = None
 
-    def extend(self, kind: str, binds: list[tuple[str, str]], c: Candidate, where: dict, onchip: int,
-               timing: Timing) -> "_Partial":
-        latency, traffic = self.latency + int(timing.statement(c.summary)[0]), self.traffic
-        out = binds[-1][0]
-        for role, tensor in binds:
-            if where[tensor] != "onchip":
-                nbytes = c.summary.role(role)[1] + (int(c.summary.partial[0, 1]) if role == out else 0)
-                latency += timing.dram(nbytes)
-                traffic += nbytes
-        return _Partial(cost.merge_engines(self.engines, c.summary.engines[0]), max(self.temp, int(c.summary.temp[0])),
-                        self.onchip + onchip, latency, traffic, self.schedules + (c,),
-                        {**self.places, **where})
+    @staticmethod
+    def start(timing: Timing, onchip: int) -> "_Partial":
+        return _Partial(None, None, {}, 0.0, 0, onchip, timing.fixed, 0, {})
+
+    def engines(self) -> dict:
+        """Engine (kind and size) -> instances, shared by the statements so far."""
+        if self._engines is None:
+            self._engines = dict(self.prev.engines())
+            for hw, n in self.cand.summary.engines[0]:
+                self._engines[hw] = max(self._engines.get(hw, 0), n)
+        return self._engines
+
+    def extend(self, c: Candidate, moves: tuple[int, int], where: dict, onchip: int, model: AreaModel) -> "_Partial":
+        have = self.engines()
+        more = sum((n - have.get(hw, 0)) * model.engine(hw) for hw, n in c.summary.engines[0] if n > have.get(hw, 0))
+        return _Partial(self, c, where, self.engine_area + more, max(self.temp, int(c.summary.temp[0])),
+                        self.onchip + onchip, self.latency + moves[0], self.traffic + moves[1])
+
+    def chain(self) -> list["_Partial"]:
+        """The statements' steps, first to last."""
+        out, p = [], self
+        while p.prev is not None:
+            out.append(p)
+            p = p.prev
+        return out[::-1]
 
     def area(self, model: AreaModel) -> float:
-        return cost.engines_area(self.engines, model) + model.buffer(self.temp) + model.buffer(self.onchip)
+        return self.engine_area + model.buffer(self.temp) + model.buffer(self.onchip)
 
     def costs(self, model: AreaModel) -> Costs:
         return Costs(self.area(model), self.latency, self.traffic)
@@ -392,9 +425,9 @@ class _Partial:
 def _prune_partials(parts: list[_Partial], model: AreaModel, exact: bool, keep: int) -> list[_Partial]:
     if exact:
         def better(a, b):
-            eb = dict(b.engines)
+            eb = b.engines()
             return (a.temp <= b.temp and a.onchip <= b.onchip and a.latency <= b.latency and a.traffic <= b.traffic
-                    and all(n <= eb.get(hw, 0) for hw, n in a.engines))
+                    and all(n <= eb.get(hw, 0) for hw, n in a.engines().items()))
         return _pareto(parts, better)
     keys = np.array([(p.area(model), p.latency, p.traffic) for p in parts], dtype=float)
     return [parts[i] for i in _staircase(keys, keep)]
