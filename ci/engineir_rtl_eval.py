@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import sys
 import tempfile
 from pathlib import Path
@@ -54,9 +55,7 @@ def main() -> int:
         design = d.program(prog)
         r = run_rtl(design, weights, x)
         mc, _, verilog = generate(design)
-        engines = 0
-        for spec, _ in mc.engines:
-            engines += calibrate.measure(spec)["area"]
+        engines = sum(n * calibrate.measure(spec)["area"] for spec, n in Counter(s for s, _ in mc.engines).items())
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "machine.v"
             path.write_text(verilog)

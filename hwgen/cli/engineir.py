@@ -211,7 +211,7 @@ def build_cmd(args) -> int:
 def run_cmd(args) -> int:
     prog, weights = text.load(args.design)
     net = lower.network(prog, weights)
-    x = np.random.default_rng(args.seed).integers(-zoo.ACT, zoo.ACT + 1, net.input_shape, dtype=np.int8)
+    x = zoo.sample_input(net, args.seed)
     want = net.reference(x)
     doc = {"design": str(args.design), "target": args.target, "seed": args.seed}
     if args.target == "ref":

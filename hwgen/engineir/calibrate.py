@@ -86,7 +86,7 @@ def fit(samples: list[tuple[Spec, float]]) -> AreaModel:
             break
         active = [i for i, v in zip(active, sol) if v >= 0]
     lanes = tuple((k, float(coef[2 + i])) for i, k in enumerate(LANE_KINDS))
-    return AreaModel(lane=lanes, register_bit=float(coef[1]), buffer_bit=1 / 16, fixed=float(coef[0]),
+    return AreaModel(lane=lanes, register_bit=float(coef[1]), buffer_bit=STRUCTURAL.buffer_bit, fixed=float(coef[0]),
                      requantize=float(coef[2 + len(LANE_KINDS)]),
                      source=f"fitted to Yosys synth_ecp5 -nodsp of {len(samples)} generated engines")
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .lang import I8, I32, KINDS, Spec
+from .lang import BYTES, I32, KINDS, Spec
 
 
 LANE_KINDS = ("conv2d", "dense", "dwconv", "sumpool", "maxpool", "add", "rq", "relu")
@@ -125,15 +125,16 @@ class Designs:
 
     def take(self, rows) -> "Designs":
         rows = np.asarray(rows, dtype=int)
-        return Designs(self.kind, *(a[rows] for a in self._arrays()),
+        return Designs(self.kind, *(a[rows] for a in self.columns()),
                        None if self.engines is None else tuple(self.engines[i] for i in rows))
 
-    def _arrays(self):
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """The count columns (all but kind and engines), in field order."""
         return (self.calls, self.loads, self.nbytes, self.varies, self.temp, self.scratch, self.partial, self.area)
 
     @staticmethod
     def concat(parts: list["Designs"]) -> "Designs":
-        arrays = zip(*(d._arrays() for d in parts))
+        arrays = zip(*(d.columns() for d in parts))
         engines = None if parts[0].engines is None else tuple(e for d in parts for e in d.engines)
         return Designs(parts[0].kind, *(np.concatenate(a) for a in arrays), engines)
 
@@ -141,9 +142,9 @@ class Designs:
 def engine(hw: Spec, model: "AreaModel | None" = None) -> Designs:
     """The design that is one call of engine `hw`."""
     roles = hw.k.roles
-    one = lambda *shape: np.ones(shape, dtype=np.int64)  # noqa: E731
-    return Designs(hw.kind, one(1), one(1, len(roles)), np.array([[hw.bytes(r.name) for r in roles]], dtype=np.int64),
-                   np.zeros((1, len(roles)), dtype=bool), 0 * one(1), 0 * one(1, 2), 0 * one(1, 2),
+    return Designs(hw.kind, np.ones(1, np.int64), np.ones((1, len(roles)), np.int64),
+                   np.array([[hw.bytes(r.name) for r in roles]], np.int64), np.zeros((1, len(roles)), bool),
+                   np.zeros(1, np.int64), np.zeros((1, 2), np.int64), np.zeros((1, 2), np.int64),
                    np.array([model.engine(hw.hw) if model is not None else 0.0]),
                    ((((hw.hw, 1),),) if model is None else None))
 
@@ -200,19 +201,20 @@ def seq(kind: str, first: Designs, then: Designs, first_out: int) -> Designs:
     n = len(i)
     loads = np.zeros((n, len(names)), dtype=np.int64)
     nbytes, varies = np.zeros_like(loads), np.zeros((n, len(names)), dtype=bool)
-    scratch = first.scratch[i] + then.scratch[j] + np.stack([first.partial[i, 0], first.partial[i, 1] // 4], axis=1)
+    wide = BYTES[I32]  # the temporary's and the partial sums' elements
+    scratch = first.scratch[i] + then.scratch[j] + np.stack([first.partial[i, 0], first.partial[i, 1] // wide], axis=1)
     for part, rows, rename in ((first, i, {"y": None} if via_temp else {}),
                                (then, j, {"x": None if via_temp else "y"})):
         for c, r in enumerate(KINDS[part.kind].roles):
             name = rename.get(r.name, r.name)
             if name is None:  # the int32 temporary
-                scratch = scratch + np.stack([part.loads[rows, c], part.nbytes[rows, c] // 4], axis=1)
+                scratch = scratch + np.stack([part.loads[rows, c], part.nbytes[rows, c] // wide], axis=1)
                 continue
             t = names.index(name)
             loads[:, t] += part.loads[rows, c]
             nbytes[:, t] += part.nbytes[rows, c]
             varies[:, t] |= part.varies[rows, c]
-    temp = np.maximum(np.maximum(first.temp[i], then.temp[j]), 4 * first_out if via_temp else 0)
+    temp = np.maximum(np.maximum(first.temp[i], then.temp[j]), wide * first_out if via_temp else 0)
     engines = None if first.engines is None else tuple(merge_engines(first.engines[a], then.engines[b])
                                                          for a, b in zip(i, j))
     return Designs(kind, first.calls[i] + then.calls[j], loads, nbytes, varies, temp, scratch,
@@ -225,9 +227,6 @@ def merge_engines(a, b) -> tuple:
     for hw, n in b:
         out[hw] = max(out.get(hw, 0), n)
     return tuple(sorted(out.items()))
-
-
-ELEMENT_BYTES = {I8: 1, I32: 4}
 
 
 @dataclass(frozen=True)
@@ -248,7 +247,7 @@ class Timing:
         """Each design's cycles, its DRAM transfers aside."""
         cycles = self.call * d.calls
         if self.move or self.element:
-            size = np.array([ELEMENT_BYTES[r.dtype] for r in KINDS[d.kind].roles])
+            size = np.array([BYTES[r.dtype] for r in KINDS[d.kind].roles])
             cycles = cycles + self.move * (d.loads.sum(axis=1) + d.scratch[:, 0] + d.partial[:, 0])
             cycles = cycles + self.element * ((d.nbytes // size).sum(axis=1) + d.scratch[:, 1]
                                               + d.partial[:, 1] // size[-1])
@@ -265,7 +264,9 @@ STREAM = Timing("stream", call=1, move=0, element=0, dram_bytes=8, fixed=0,
                 source="stream: one cycle per engine call step, DRAM transfers at 8 bytes per cycle")
 # The generated machine (rtl/machine.py): a micro-operation takes a fetch and a decode
 # cycle, and a move one more cycle per element on any memory; the program ends with END.
-MACHINE = Timing("machine", call=2, move=2, element=1, dram_bytes=None, fixed=2,
+MICRO_OP_CYCLES = 2
+MACHINE = Timing("machine", call=MICRO_OP_CYCLES, move=MICRO_OP_CYCLES, element=1, dram_bytes=None,
+                 fixed=MICRO_OP_CYCLES,
                  source="machine: the generated sequencer, two cycles per micro-operation and one per element moved")
 TIMINGS = {"stream": STREAM, "machine": MACHINE}
 

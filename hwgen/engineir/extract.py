@@ -3,17 +3,19 @@
 
 - `count`: the number of distinct designs the e-graph represents (statement terms times
   placements), exactly, as a Python integer.
-- `enumerate_designs`: every design, for brute force on small programs.
+- `terms`, `sample`: every design of an e-class (brute force on small programs), or one
+  at random.
 - `front(..., exact=True)`: the exact Pareto front of area, latency and traffic. Each
   e-class keeps every design not dominated in all of: the engines it needs (instance
-  by instance), its temporaries, compute cycles and each operand's fetches and bytes,
-  which is sound because every cost is monotone in those; statements are then combined
-  in program order with the placements of the tensors still to be read.
-- `front(..., exact=False)`: the scalable method: e-classes keep designs not dominated
-  in (engine area + temporaries, compute cycles, bytes), thinned to at most `keep` per
-  class along the area axis; the program is combined as in the exact method with at
-  most `keep` states per step. Sharing between statements is still costed exactly for
-  the designs kept; what is lost is designs pruned before it could show.
+  by instance), its temporaries, and every count its costs are monotone in; statements
+  are then combined in program order with the placements of the tensors still to be
+  read.
+- `front(..., exact=False)`: the scalable method: each e-class's designs are one
+  `cost.Designs` table, pruned by `_staircase` (designs not beaten in engine area +
+  temporaries, cycles and bytes: `keep` of them along area, and the cheapest at each of
+  PRICES) plus each operand's least-fetching design; program states are pruned the
+  same way. Sharing between statements is costed exactly for the designs kept; what is
+  lost is designs pruned before it could show.
 """
 from __future__ import annotations
 
@@ -183,7 +185,7 @@ def _node_candidates(node, spec, kid_sets) -> list[Candidate]:
 
 def _covers(a: Designs, b: Designs) -> bool:
     """a is no worse than b in everything a design's costs are monotone in."""
-    if not all(np.all(x <= y) for x, y in zip(a._arrays(), b._arrays())):  # varies: False <= True
+    if not all(np.all(x <= y) for x, y in zip(a.columns(), b.columns())):  # varies: False <= True
         return False
     eb = dict(b.engines[0])
     return all(n <= eb.get(hw, 0) for hw, n in a.engines[0])
@@ -210,9 +212,9 @@ class _Fronts:
         """Class c's designs kept, as candidates."""
         if self.exact:
             return self.exact_of(c)
-        table, made = self.of(c)
         spec = class_spec(self.graph, c)
-        return [Candidate(summarize(term, spec), given=term) for term in (self.term(c, i) for i in range(len(table)))]
+        return [Candidate(summarize(term, spec), given=term)
+                for term in (self.term(c, i) for i in range(len(self.of(c)[0])))]
 
     def exact_of(self, c: int) -> list[Candidate]:
         if c not in self.memo:
@@ -227,23 +229,24 @@ class _Fronts:
         if c in self.memo:
             return self.memo[c]
         spec = class_spec(self.graph, c)
-        tables, made = [], []
-        for node in self.graph.classes[c]:
-            kids = [self.of(ch)[0] for ch in node.children]
-            table = _combine(node.op, node.args, spec, kids, self.model)
-            tables.append(table)
-            if node.op == "seq":
-                made += [(node, (a, b)) for a in range(len(kids[0])) for b in range(len(kids[1]))]
-            else:
-                made += [(node, (a,) if kids else ()) for a in range(len(table))]
+        nodes = self.graph.classes[c]
+        tables = [_combine(node.op, node.args, spec, [self.of(ch)[0] for ch in node.children], self.model)
+                  for node in nodes]
         table = Designs.concat(tables)
         kept = self.prune(table)
-        self.memo[c] = (table.take(kept), [made[i] for i in kept])
+        starts = np.cumsum([0] + [len(t) for t in tables])
+        which = np.searchsorted(starts, kept, "right") - 1  # the node each kept row came from
+        made = [(nodes[k], int(i - starts[k])) for i, k in zip(kept, which)]
+        self.memo[c] = (table.take(kept), made)
         return self.memo[c]
 
     def term(self, c: int, row: int) -> Term:
-        node, rows = self.memo[c][1][row]
-        return _term(node, [self.term(ch, r) for ch, r in zip(node.children, rows)])
+        """The term of row `row` kept in class c: its node's row r is made of child rows
+        r (one child) or divmod(r, rows of the second child) (seq: cost.seq's order)."""
+        node, r = self.memo[c][1][row]
+        kids = node.children
+        rows = divmod(r, len(self.of(kids[1])[0])) if len(kids) == 2 else (r,) * len(kids)
+        return _term(node, [self.term(ch, k) for ch, k in zip(kids, rows)])
 
     def prune(self, table: Designs) -> list[int]:
         keys = np.stack([table.area + self.model.buffer(table.temp), self.timing.statement(table),
@@ -277,7 +280,7 @@ def _staircase(keys: np.ndarray, keep: int) -> list[int]:
     k = keys[order]
     prev = np.minimum.accumulate(np.vstack([np.full((1, 2), np.inf), k[:-1, 1:]]), axis=0)
     out = order[(k[:, 1] < prev[:, 0]) | (k[:, 2] < prev[:, 1])]
-    chosen = set(_thin(list(range(len(out))), keep))
+    chosen = set(_spread(len(out), keep))
     k = keys[out]
     price = k[None, :, 0] + PRICES[:, None] * k[None, :, 1]
     ties = np.where(price == price.min(axis=1, keepdims=True), k[None, :, 2], np.inf)
@@ -285,12 +288,9 @@ def _staircase(keys: np.ndarray, keep: int) -> list[int]:
     return [int(out[i]) for i in sorted(chosen)]
 
 
-def _thin(items: list, keep: int) -> list:
-    """At most `keep` items, evenly spaced along the list (the ends kept)."""
-    if len(items) <= keep:
-        return items
-    idx = sorted({round(i * (len(items) - 1) / (keep - 1)) for i in range(keep)})
-    return [items[i] for i in idx]
+def _spread(n: int, keep: int) -> set[int]:
+    """At most `keep` of the indices 0..n-1, evenly spaced (both ends kept)."""
+    return set(range(n)) if n <= keep else {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
 
 
 @dataclass

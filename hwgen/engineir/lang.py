@@ -28,9 +28,14 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
+from ..compiler.semantics import INT8
 from ..errors import HwgenError
 
 I8, I32 = "i8", "i32"
+DTYPES = {I8: np.int8, I32: np.int32}  # element types as numpy arrays hold them
+BYTES = {d: np.dtype(t).itemsize for d, t in DTYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -156,7 +161,7 @@ class Spec:
         return math.prod(d[x] for x in r.dims)
 
     def bytes(self, role: str) -> int:
-        return self.elements(role) * (4 if self.k.role(role).dtype == I32 else 1)
+        return self.elements(role) * BYTES[self.k.role(role).dtype]
 
     @property
     def macs(self) -> int:
@@ -215,10 +220,6 @@ class Loop:
     n: int
     t: int
     body: "Term"
-
-    @property
-    def trips(self) -> int:
-        return -(-self.n // self.t)
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,7 @@ class Tensor:
 
     @property
     def bytes(self) -> int:
-        return math.prod(self.shape) * (4 if self.dtype == I32 else 1)
+        return math.prod(self.shape) * BYTES[self.dtype]
 
 
 @dataclass
@@ -383,7 +384,7 @@ class Stmt:
     schedule: Term
     pad: int = 0
     shift: int = 0
-    clip: tuple[int, int] = (-128, 127)
+    clip: tuple[int, int] = INT8
     line: int = field(default=0, compare=False)
 
     @property

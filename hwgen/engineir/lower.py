@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiler import ir
+from ..compiler.semantics import INT8
 from ..errors import HwgenError
 from .lang import I8, I32, Engine, Program, Stmt, Tensor, problem_of
 
@@ -34,7 +35,7 @@ def lower(net: ir.Network) -> tuple[Program, dict[str, np.ndarray]]:
         out = shapes[layer.name]
         place = "dram" if layer.name == net.output else "onchip"
         prog.tensors[layer.name] = Tensor(layer.name, I8, tuple(out), place)
-        clip = tuple(getattr(layer, "clip", (-128, 127)))
+        clip = tuple(getattr(layer, "clip", INT8))
         spec = problem_of(op, [prog.tensors[a].shape for a in args], out, stride, kernel, pad, clip)
         prog.stmts.append(Stmt(layer.name, op, tuple(args), spec, Engine(spec), pad,
                                getattr(layer, "shift", 0), clip))

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..compiler.semantics import INT8
 from ..errors import HwgenError
 from ..files import read_bytes, read_text, replacing
-from .lang import (HW_ATTRS, KINDS, PLACES, As, Engine, Loop, Pad, Par, Program, Seq, Spec, Stmt, Tensor, Term,
+from .lang import (DTYPES, HW_ATTRS, KINDS, PLACES, As, Engine, Loop, Pad, Par, Program, Seq, Spec, Stmt, Tensor, Term,
                    problem_of)
 
 MAGIC = "engineir 1"
@@ -142,7 +143,7 @@ class _Parser:
         args = tuple(a.strip() for a in args.split(",") if a.strip())
         kv = dict(a.split("=", 1) for a in attrs.split())
         try:
-            clip = tuple(int(v) for v in kv.pop("clip", "-128..127").split(".."))
+            clip = tuple(int(v) for v in kv.pop("clip", f"{INT8[0]}..{INT8[1]}").split(".."))
             ints = {k: int(v) for k, v in kv.items()}
         except ValueError:
             raise self.err(f"statement {out}: attributes are integers, clip is LO..HI", n) from None
@@ -233,7 +234,7 @@ def load(path: str | Path) -> tuple[Program, dict[str, np.ndarray]]:
         raise HwgenError(f"{wpath}: not an .npz of weights ({e}); write it with hwgen engineir lower") from None
     for name in prog.weights():
         t = prog.tensors[name]
-        want = np.int32 if t.dtype == "i32" else np.int8
+        want = DTYPES[t.dtype]
         if name not in weights:
             raise HwgenError(f"{wpath}: no array {name!r}, which {path} declares as a weight")
         if weights[name].shape != t.shape or weights[name].dtype != want:

@@ -15,11 +15,12 @@ from typing import Callable
 
 import numpy as np
 
-from hwgen.engineir.lang import Program
+from hwgen.engineir.lang import DTYPES, Program
 from hwgen.engineir.rtl.build import TOP, generate
 from hwgen.engineir.rtl.microcode import DRAM8, DRAM32, ONCHIP8, Microcode
 from hwgen.errors import HwgenError
-from hwgen.files import cache_root, exclusive
+from hwgen.files import cache_root
+from hwgen.fpga.cache import cached
 
 from ..verilator import include_flags, run_tool, verilator_env, verilator_root
 
@@ -43,32 +44,25 @@ def build_library(verilog: str, progress: Callable[[str], None] | None = None) -
     step = progress or (lambda _: None)
     h = hashlib.sha256(verilog.encode() + HARNESS.read_bytes() + str(verilator_root()).encode()).hexdigest()[:20]
     entry = cache_root() / "engineir" / h
-    lib = entry / LIBRARY
-    if lib.is_file():
-        return lib
-    with exclusive(entry.parent / ".locks" / f"{h}.lock", lambda: step("waiting for another build of this design")):
-        if lib.is_file():
-            return lib
-        work = entry.parent / f"build-{h}-{os.getpid()}"
-        shutil.rmtree(work, ignore_errors=True)
-        (work / "obj").mkdir(parents=True)
-        try:
-            (work / f"{TOP}.v").write_text(verilog)
-            env = verilator_env()
-            step("Verilating")
-            run_tool(["verilator", "--cc", f"{TOP}.v", "--top-module", TOP, "--prefix", "Vengineir", "-Mdir", "obj",
+
+    def make(work: Path) -> Path:
+        (work / "obj").mkdir()
+        (work / f"{TOP}.v").write_text(verilog)
+        env = verilator_env()
+        step("Verilating")
+        run_tool(["verilator", "--cc", f"{TOP}.v", "--top-module", TOP, "--prefix", "Vengineir", "-Mdir", "obj",
                   "-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-CFLAGS",
                   "-fPIC -O1", "--build", "-j", str(os.cpu_count() or 1)], env, work)
-            step("linking the harness")
-            run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj", *include_flags(),
+        step("linking the harness")
+        run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj", *include_flags(),
                   str(HARNESS), "obj/Vengineir__ALL.a", "obj/libverilated.a",
                   "-pthread", "-o", LIBRARY], env, work)
-            ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
-            shutil.rmtree(work / "obj")
-            work.rename(entry)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return lib
+        ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
+        shutil.rmtree(work / "obj")
+        return entry / LIBRARY
+
+    return cached(entry, lambda e: e / LIBRARY if (e / LIBRARY).is_file() else None, make,
+                  lambda: step("waiting for another build of this design"))
 
 
 def _load(lib: Path) -> ctypes.CDLL:
@@ -127,4 +121,4 @@ def _read(so, sim, mc: Microcode, dram, prog: Program, name: str) -> np.ndarray:
     else:
         flat = np.zeros(n, np.int32)
         so.eir_host_read(sim, space - ONCHIP8, addr, flat.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), n)
-    return flat.astype(np.int8 if t.dtype == "i8" else np.int32).reshape(t.shape)
+    return flat.astype(DTYPES[t.dtype]).reshape(t.shape)

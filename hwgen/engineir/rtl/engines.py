@@ -15,10 +15,12 @@ from amaranth.hdl import Array, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..lang import I32, Spec
+from ...compiler import semantics as sem
+from ..lang import BYTES, I8, I32, Spec
 
-DATA = 32  # the write and read buses carry int32 elements
-SHIFT_BITS = 5
+DATA = 8 * BYTES[I32]  # the write and read buses carry int32 elements
+CLIP = signed(8 * BYTES[I8])  # a clip bound or fill value: an int8
+SHIFT_BITS = sem.MAX_SHIFT.bit_length()
 
 
 def strides(shape) -> list[int]:
@@ -86,7 +88,7 @@ class Engine(wiring.Component):
         super().__init__({
             "w_en": In(1), "w_role": In(2), "w_idx": In(idx_bits), "w_data": In(signed(DATA)),
             "r_idx": In(idx_bits), "r_data": Out(signed(DATA)),
-            "fire": In(1), "first": In(1), "shift": In(SHIFT_BITS), "lo": In(signed(8)), "hi": In(signed(8)),
+            "fire": In(1), "first": In(1), "shift": In(SHIFT_BITS), "lo": In(CLIP), "hi": In(CLIP),
         })
 
     def elaborate(self, platform):
@@ -94,7 +96,7 @@ class Engine(wiring.Component):
         spec, k = self.spec, self.spec.k
         regs = []
         for i, role in enumerate(k.roles):
-            width = 32 if role.dtype == I32 else 8
+            width = 8 * BYTES[role.dtype]
             rs = [Signal(signed(width), name=f"{role.name}{j}") for j in range(spec.elements(role.name))]
             regs.append(rs)
             with m.If(self.w_en & (self.w_role == i)):
@@ -102,10 +104,9 @@ class Engine(wiring.Component):
         y = regs[-1]
         m.d.comb += self.r_data.eq(Array(y)[self.r_idx])
         base = spec.kind.removesuffix("_rq")
-        fused = k.fused and spec.kind != "rq"
         for yi, (terms, bias) in enumerate(lanes(spec)):
             value = self._lane(base, regs, terms, bias, y[yi])
-            if fused or spec.kind == "rq":
+            if k.fused:
                 value = self._requantize(value)
             with m.If(self.fire):
                 m.d.sync += y[yi].eq(value)
@@ -122,13 +123,13 @@ class Engine(wiring.Component):
             return x[terms[0][0]]
         if base == "add":
             (a, b), = terms
-            return (regs[0][a] + regs[1][b])[:32].as_signed()
+            return (regs[0][a] + regs[1][b])[:DATA].as_signed()
         if base == "sumpool":
-            return _tree([x[t[0]] for t in terms], lambda a, b: a + b)[:32].as_signed()
+            return _tree([x[t[0]] for t in terms], lambda a, b: a + b)[:DATA].as_signed()
         w, b = regs[1], regs[2]
         start = Mux(self.first, b[bias], acc)
         total = _tree([x[i] * w[j] for i, j in terms] + [start], lambda a, b: a + b)
-        return total[:32].as_signed()
+        return total[:DATA].as_signed()
 
     def _requantize(self, v):
         shifted = v >> self.shift  # arithmetic: v is signed

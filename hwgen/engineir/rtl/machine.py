@@ -16,7 +16,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .engines import DATA, SHIFT_BITS, Engine, index_bits
+from ..lang import BYTES, I8, I32
+from .engines import CLIP, DATA, SHIFT_BITS, Engine, index_bits
 from .microcode import COUNTERS, DRAM8, END, FIRE, LOAD, ONCHIP8, ONCHIP32, STORE, Microcode, Uop
 
 COUNTER_BITS = 32
@@ -38,7 +39,7 @@ def fields(mc: Microcode) -> data.StructLayout:
     layout = {
         "op": unsigned(2), "space": unsigned(2), "role": unsigned(2),
         "mask": unsigned(len(mc.engines)), "inst": unsigned(_bits(len(mc.engines) - 1)),
-        "first": unsigned(1), "shift": unsigned(SHIFT_BITS), "lo": signed(8), "hi": signed(8), "fill": signed(8),
+        "first": unsigned(1), "shift": unsigned(SHIFT_BITS), "lo": CLIP, "hi": CLIP, "fill": CLIP,
         "addr": signed(_sbits([m.addr for m in moves if m is not None] + [max(mc.depths)])),
         "count": unsigned(_bits(max([m.count for m in moves if m is not None] or [0]))),
     }
@@ -97,7 +98,7 @@ class Machine(wiring.Component):
         cur = Signal(layout)  # the micro-operation being executed
 
         mems = {}
-        for space, width in ((ONCHIP8, 8), (ONCHIP32, 32)):
+        for space, width in ((ONCHIP8, 8 * BYTES[I8]), (ONCHIP32, 8 * BYTES[I32])):
             depth = mc.depths[space]
             if depth:
                 mem = Memory(shape=signed(width), depth=depth, init=[])
@@ -144,7 +145,7 @@ class Machine(wiring.Component):
         loaded = Signal(signed(DATA))
         m.d.comb += loaded.eq(Mux(p_read, Mux(p_space == ONCHIP8, onchip[ONCHIP8],
                                               Mux(p_space == ONCHIP32, onchip[ONCHIP32],
-                                                  Mux(p_space == DRAM8, self.dram_rdata[:8].as_signed(),
+                                                  Mux(p_space == DRAM8, self.dram_rdata[:8 * BYTES[I8]].as_signed(),
                                                       self.dram_rdata))), cur.fill))
         fire = Signal()
         stored = Signal(signed(DATA))

@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ...compiler.semantics import INT8
+from ..cost import MACHINE, MICRO_OP_CYCLES
 from ..interp import Call, instances, pass_clip, result_box, steps
 from ..lang import I32, Engine, Program, Spec, Stmt
 from .engines import strides
@@ -61,8 +63,8 @@ class Uop:
     fill: int = 0
     first: int = 0
     shift: int = 0
-    lo: int = -128
-    hi: int = 127
+    lo: int = INT8[0]
+    hi: int = INT8[1]
     move: Move | None = None
 
 
@@ -81,8 +83,8 @@ class Microcode:
 
     def cycles(self) -> int:
         """The sequencer's cycles for the program (rtl/machine.py: fetch and decode per
-        micro-operation, one more per element a move walks)."""
-        return sum(2 + (u.move.count if u.move is not None else 0) for u in self.uops)
+        micro-operation, one more per element a move walks; cost.MACHINE states it)."""
+        return sum(MICRO_OP_CYCLES + (MACHINE.element * u.move.count if u.move is not None else 0) for u in self.uops)
 
     def instance(self, hw: tuple, i: int) -> int:
         return self._index[(hw, i)]
@@ -192,7 +194,7 @@ class _Emitter:
         for g, store in zip(insts, stores):  # a result about to be overwritten is stored first
             if g in self.pending and not (_to_temp(spec) and self.pending[g][0] == store):
                 self.flush(g)
-        lo, hi = pass_clip(self.s, spec) if spec.k.fused else (-128, 127)
+        lo, hi = pass_clip(self.s, spec) if spec.k.fused else INT8
         self.mc.uops.append(Uop(FIRE, mask=sum(1 << g for g in insts), first=int(first), shift=self.s.shift,
                                 lo=lo, hi=hi))
         for c, g, store in zip(group, insts, stores):
@@ -280,4 +282,4 @@ class _Emitter:
         (c0, c1) = rng("c")
         dims = [(c0, e("c"), h * w, ih * iw, c0, c1), (y0, ih, w, iw, max(y0, 0), min(y1, h)),
                 (x0, iw, 1, 1, max(x0, 0), min(x1, w))]
-        return tensor, _move(space, base, dims), -128 if spec.kind == "maxpool" else 0
+        return tensor, _move(space, base, dims), INT8[0] if spec.kind == "maxpool" else 0
