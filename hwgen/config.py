@@ -108,6 +108,10 @@ FIELDS: dict[str, _Spec] = {
                                  "(two free entries then: one now)", isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
+    "COMPUTE_OVERLAP": _Spec(bool, None, "the compute module runs an instruction while an earlier one of another unit "
+                             "(GEMM, ALU, ACC/UOP loads) is still executing, when their accumulator halves and "
+                             "micro-op ranges are disjoint (docs/semantics.md, \"Compute overlap\"); ACC and OUT are "
+                             "built as two halves and the ALU gets a micro-op read port of its own", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
                            "products, 3 also the middle of the adder trees, 4 the inputs twice", lo=0, hi=4,
                            isa=False),
@@ -133,6 +137,7 @@ def _fpga_defaults(fpga: str) -> dict:
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
+        "COMPUTE_OVERLAP": False,
         "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,
         # short AXI3 bursts, one at a time, would leave the bus idle for the memory
         # latency after each (ResNet-18 on tsim: 9.26 M cycles against 7.99 M)

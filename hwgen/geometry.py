@@ -48,7 +48,9 @@ class Scratchpad:
     the buffer it holds, its entry width, depth, banks (consecutive entries spread
     over `banks` memories so a bus beat writes several at once), read ports and the
     bits its write port writes at once (`write_granule`; the entry width when writes
-    are whole entries)."""
+    are whole entries). With `halves` 2 the entries [0, depth/2) and [depth/2, depth)
+    are separate memories, each with its own ports, so that two units may use the two
+    halves in the same cycle (COMPUTE_OVERLAP)."""
     name: str
     buffer: MemType
     entry_bits: int
@@ -56,16 +58,24 @@ class Scratchpad:
     banks: int
     read_ports: int
     write_granule: int
+    halves: int = 1
 
     @property
     def bank_depth(self) -> int:
-        return self.depth // self.banks
+        """Entries of each memory."""
+        return self.depth // (self.banks * self.halves)
 
     @property
     def memories(self) -> list[str]:
-        """Instance names of the memories inside the scratchpad, one per bank."""
+        """Instance names of the memories inside the scratchpad, one per bank or half."""
+        if self.halves > 1:
+            return [f"half{k}" for k in range(self.halves)]
         return ["mem"] if self.banks == 1 else [f"bank{k}" for k in range(self.banks)]
 
+
+# The scratchpads that compute overlap splits into halves: those the GEMM and the ALU
+# both write.
+OVERLAP_HALVED = (MemType.ACC, MemType.OUT)
 
 # Instance name of each scratchpad.
 _SCRATCHPADS = (("uop_mem", MemType.UOP), ("inp_mem", MemType.INP), ("wgt_mem", MemType.WGT),
@@ -89,11 +99,16 @@ class Geometry:
                    MemType.WGT: self.write_granule(MemType.WGT), MemType.ACC: self.acc_granule,
                    MemType.OUT: self.entry_bits(MemType.OUT)}
         # ACC has a second read port, for the ALU's second operand, unless the
-        # configuration trades it for two-cycle two-operand ALU micro-ops.
-        ports = {MemType.ACC: cfg.ACC_READ_PORTS}
+        # configuration trades it for two-cycle two-operand ALU micro-ops; with compute
+        # overlap the ALU reads micro-ops through a port of its own, and ACC and OUT
+        # are split into halves that the GEMM and the ALU use at once.
+        overlap = cfg.COMPUTE_OVERLAP
+        ports = {MemType.ACC: cfg.ACC_READ_PORTS, MemType.UOP: 2 if overlap else 1}
+        halves = {mt: 2 if overlap else 1 for mt in OVERLAP_HALVED}
         self.scratchpads = tuple(
             Scratchpad(name, mt, self.entry_bits(mt), cfg.depth[mt],
-                       self.write_lanes(mt) if mt != MemType.OUT else 1, ports.get(mt, 1), granule[mt])
+                       self.write_lanes(mt) if mt != MemType.OUT else 1, ports.get(mt, 1), granule[mt],
+                       halves.get(mt, 1))
             for name, mt in _SCRATCHPADS)
 
     def entry_bits(self, mem: MemType) -> int:

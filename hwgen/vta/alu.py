@@ -35,7 +35,7 @@ from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
 from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
 from .hazard import WriteHistory
-from .index_gen import attach_index_generator, loop_layout
+from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
 from .rtl import fit_signed, registered
 
@@ -141,7 +141,9 @@ class AluLane(wiring.Component):
 
 class TensorAlu(wiring.Component):
     """`start` with `params`, `reset`, `op`, `use_imm` and `imm` runs one ALU
-    instruction; `busy` holds until its last write is done."""
+    instruction; `busy` holds until its last write is done. Its footprint is that of
+    the ACC entries it writes and reads."""
+    TRACK = ("dst", "src")
 
     def __init__(self, cfg, bugs=frozenset()):
         self.cfg, self.bugs = cfg, bugs
@@ -159,6 +161,7 @@ class TensorAlu(wiring.Component):
             "acc": In(port).array(cfg.ACC_READ_PORTS),
             "write": Out(AccWriteSignature(cfg)),
             "busy": Out(1),
+            **overlap_members(),
         })
 
     def elaborate(self, platform):
@@ -187,8 +190,12 @@ class TensorAlu(wiring.Component):
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
         if one_port:
             m.d.comb += self.acc[0].addr.eq(Mux(s2_valid & ~use_imm, s2_src, Mux(use_imm, idx.src, idx.dst)))
+            reads = [idx.valid | (s2_valid & ~use_imm)]
         else:
             m.d.comb += [self.acc[0].addr.eq(idx.dst), self.acc[1].addr.eq(idx.src)]
+            reads = [idx.valid, idx.valid]
+        if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
+            m.d.comb += [port.en.eq(r) for port, r in zip(self.acc, reads)]
         # S2
         s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         s3_a = Signal(acc_layout.size)

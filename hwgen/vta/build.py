@@ -24,7 +24,7 @@ from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTE
 from ..sram import map_memory, sram_model
 from .dsp import primitive_models
 from .rtl import to_verilog
-from .core import TRACED, trace_members
+from .core import TRACED, trace_members, trace_ports
 from .shell import TOP_NAME, Shell
 
 VERILOG = f"{TOP_NAME}.v"
@@ -103,7 +103,9 @@ def header(cfg) -> str:
         lanes = g.write_lanes(mt) if mt in (MemType.INP, MemType.WGT) else 1
         entry = data_bits // lanes // 8
         lines += [f"#define HWGEN_TRACE_{name}_ENTRY_BYTES {entry}", f"#define HWGEN_TRACE_{name}_LANES {lanes}",
-                  f"#define HWGEN_TRACE_{name}_EN_BITS {en_bits}", f"#define HWGEN_TRACE_{name}_DEPTH {cfg.depth[mt]}"]
+                  f"#define HWGEN_TRACE_{name}_EN_BITS {en_bits}", f"#define HWGEN_TRACE_{name}_DEPTH {cfg.depth[mt]}",
+                  f"#define HWGEN_TRACE_{name}_PORTS {len(trace_ports(cfg, mt))}"]
+    lines.append(f"#define HWGEN_TRACE_AGES {int(cfg.COMPUTE_OVERLAP)}")
     lines += [f"#define HWGEN_CONTROL_LAUNCH 0x{CONTROL_LAUNCH:X}", f"#define HWGEN_CONTROL_FINISHED 0x{CONTROL_FINISHED:X}",
               f"#define HWGEN_COUNTER_BASE 0x{COUNTER_BASE:02X}", f"#define HWGEN_NUM_COUNTERS {len(COUNTERS)}",
               f"#define HWGEN_NUM_REGS {max(r.offset for r in REGISTERS) // 4 + 1}",

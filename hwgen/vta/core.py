@@ -10,7 +10,8 @@ from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
 from ..geometry import geometry
-from .compute import ComputeModule
+from .compute import OVERLAP_WRITERS, ComputeModule, acc_readers
+from .overlap import CLASSES, LOG_WINDOW
 from .fetch import Fetch
 from .load import LoadModule
 from .rtl import registered
@@ -33,6 +34,16 @@ TRACED = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)
 TRACE_MODULES = ("load", "compute", "store")
 
 
+def trace_ports(cfg, mt: MemType) -> list[str]:
+    """Names of a traced buffer's write ports (trace_BUF{NAME}_en, ...): one, or with
+    COMPUTE_OVERLAP one per unit class writing a compute-module buffer
+    (OVERLAP_WRITERS), each with the age of the instruction that writes
+    (`trace_BUF{NAME}_age`)."""
+    if not cfg.COMPUTE_OVERLAP or mt not in OVERLAP_WRITERS:
+        return [""]
+    return ["", *(str(k) for k in range(1, len(OVERLAP_WRITERS[mt])))]
+
+
 def trace_members(cfg) -> dict:
     """Extra outputs of a traced build: every scratchpad write port, the modules'
     retire pulses and the token pushes (in TOKEN_QUEUE_ORDER)."""
@@ -48,7 +59,11 @@ def trace_members(cfg) -> dict:
             sig = write_signature(cfg, mt)
             en, addr, data = (Shape.cast(sig.members[n].shape).width for n in ("en", "addr", "data"))
         name = mt.name.lower()
-        members.update({f"trace_{name}_en": Out(en), f"trace_{name}_addr": Out(addr), f"trace_{name}_data": Out(data)})
+        for port in trace_ports(cfg, mt):
+            members.update({f"trace_{name}{port}_en": Out(en), f"trace_{name}{port}_addr": Out(addr),
+                            f"trace_{name}{port}_data": Out(data)})
+            if cfg.COMPUTE_OVERLAP and mt in OVERLAP_WRITERS:
+                members[f"trace_{name}{port}_age"] = Out(LOG_WINDOW)
     return members
 
 
@@ -130,23 +145,34 @@ class Core(wiring.Component):
                 m.d.sync += [count.eq(0), have.eq(0)]
 
         # -- scratchpads ------------------------------------------------------------------------
-        def pad(mt, writer, readers):
+        def pad(mt, writers, readers, physical=None):
             spec = geometry(cfg).scratchpad(mt)
-            assert len(readers) == spec.read_ports
-            sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison)
+            sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison,
+                            writers=len(writers), readers=physical)
             m.submodules[spec.name] = sp
-            wiring.connect(m, writer, sp.wr)
+            for writer, port in zip(writers, sp.wr if spec.halves > 1 else [sp.wr]):
+                wiring.connect(m, writer, port)
             if self.trace:
                 name = mt.name.lower()
-                m.d.comb += [getattr(self, f"trace_{name}_{f}").eq(getattr(writer, f)) for f in ("en", "addr", "data")]
+                for writer, port, cls in zip(writers, trace_ports(cfg, mt), OVERLAP_WRITERS.get(mt, ())):
+                    m.d.comb += [getattr(self, f"trace_{name}{port}_{f}").eq(getattr(writer, f))
+                                 for f in ("en", "addr", "data")]
+                    if cfg.COMPUTE_OVERLAP:
+                        m.d.comb += getattr(self, f"trace_{name}{port}_age").eq(compute.ages[CLASSES.index(cls)])
+                if mt not in OVERLAP_WRITERS:
+                    m.d.comb += [getattr(self, f"trace_{name}_{f}").eq(getattr(writers[0], f))
+                                 for f in ("en", "addr", "data")]
             for user, port in zip(readers, sp.rd):
                 wiring.connect(m, user, port)
 
-        pad(MemType.UOP, compute.uop_wr, [compute.uop_rd])
-        pad(MemType.INP, load.inp_wr, [compute.inp_rd])
-        pad(MemType.WGT, load.wgt_wr, [compute.wgt_rd])
-        pad(MemType.ACC, compute.acc_wr, list(compute.acc_rd))
-        pad(MemType.OUT, compute.out_wr, [store.out])
+        def each(ports):
+            return list(ports) if cfg.COMPUTE_OVERLAP else [ports]
+
+        pad(MemType.UOP, [compute.uop_wr], list(compute.uop_rd))
+        pad(MemType.INP, [load.inp_wr], [compute.inp_rd])
+        pad(MemType.WGT, [load.wgt_wr], [compute.wgt_rd])
+        pad(MemType.ACC, each(compute.acc_wr), list(compute.acc_rd), acc_readers(cfg) if cfg.COMPUTE_OVERLAP else None)
+        pad(MemType.OUT, each(compute.out_wr), [store.out])
 
         events = {"load_busy_cycles": load.executing, "compute_busy_cycles": compute.executing,
                   "store_busy_cycles": store.executing, "gemm_uops": compute.gemm_uop, "alu_uops": compute.alu_uop,

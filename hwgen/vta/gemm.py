@@ -32,7 +32,7 @@ from ..geometry import gemm_interval
 from ..isa.opcodes import MemType
 from .dsp import dsp_product
 from .hazard import WriteHistory
-from .index_gen import attach_index_generator, loop_layout
+from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
 from .rtl import fit_signed, registered
 
@@ -210,7 +210,8 @@ class GemmLane(wiring.Component):
 
 class TensorGemm(wiring.Component):
     """`start` with `params` and `reset` runs one GEMM instruction; `busy` holds until
-    its last write is done."""
+    its last write is done. Its footprint is that of the ACC entries it accumulates."""
+    TRACK = ("dst",)
 
     def __init__(self, cfg, bugs=frozenset()):
         self.cfg, self.bugs = cfg, bugs
@@ -225,6 +226,7 @@ class TensorGemm(wiring.Component):
             "acc": In(memory.ReadPort.Signature(addr_width=d[MemType.ACC], shape=entry_layout(cfg, MemType.ACC).size)),
             "write": Out(AccWriteSignature(cfg)),
             "busy": Out(1),
+            **overlap_members(),
         })
 
     def elaborate(self, platform):
@@ -245,6 +247,8 @@ class TensorGemm(wiring.Component):
             valid, dst = registered(m, valid, f"e{k}_valid"), registered(m, dst, f"e{k}_dst")
             in_flight = in_flight | valid
         m.d.comb += self.acc.addr.eq(dst)
+        if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
+            m.d.comb += self.acc.en.eq(valid)
         s2_valid, s2_dst = Signal(), Signal.like(idx.dst)
         m.d.sync += [s2_valid.eq(valid), s2_dst.eq(dst)]
 

@@ -9,16 +9,25 @@ leaves g free cycles after each triple (the one-port ALU's second operand read, 
 ALU's operation stages, the original VTA's sequencing: hwgen.geometry's intervals). Products with the loop counters are
 kept as running sums, so there are no multipliers. Indices wrap at their width:
 out-of-range programs are undefined.
+
+With `track` (compute overlap) the generator also finds its instruction's footprint:
+the halves of ACC that the tracked indices reach (hwgen.vta.footprint). It watches the
+first pass over the micro-ops (the iteration o = i = 0) for the smallest and largest
+of each tracked field and adds the loops' reach, (iter_out-1)*factor_out +
+(iter_in-1)*factor_in. `scan` runs that first pass alone, emitting nothing, on a
+unit that is not executing (its micro-op port is free), so that the footprint is
+known before `start`; `start` with `keep` then keeps it.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..geometry import BASELINE_ALU_INTERVAL
 from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
+from .footprint import HALVES, ProductSum, halves_touched
 from .layouts import uop_layout
 from .rtl import registered
 
@@ -42,10 +51,14 @@ def loop_layout(cfg) -> data.StructLayout:
 class IndexGenerator(wiring.Component):
     """`start` (one cycle, with `params`) begins a loop nest; `valid` marks each index
     triple, `last` the final one; `busy` holds until the final triple is out. An empty
-    nest (a zero iteration count or uop_end <= uop_bgn) emits nothing."""
+    nest (a zero iteration count or uop_end <= uop_bgn) emits nothing.
 
-    def __init__(self, cfg):
-        self.cfg = cfg
+    `track` names the fields whose footprint `fp_mask` gives once `fp_known` (see
+    above); `scan` (one cycle, with `params`, while not busy) runs the scan, `abort`
+    ends it early, `scanning` is high while it runs."""
+
+    def __init__(self, cfg, track: tuple = ()):
+        self.cfg, self.track = cfg, track
         d = cfg.log_depth
         self._uop_layout = uop_layout(cfg)
         self._src_bits = max(d[MemType.ACC], d[MemType.INP])
@@ -60,12 +73,15 @@ class IndexGenerator(wiring.Component):
             "src": Out(self._src_bits),
             "wgt": Out(d[MemType.WGT]),
             "busy": Out(1),
+            **overlap_members(),
         })
 
     def elaborate(self, platform):
         m = Module()
         p = Signal.like(self.params)
         running = Signal()
+        scanning = Signal()          # running a scan: the first pass only, nothing emitted
+        first = Signal()             # the next micro-op read belongs to the first pass
         u = Signal.like(self.params.uop_end)
         kinds = ("dst", "src", "wgt")
         off_out = {k: Signal(len(getattr(self, k)), name=f"{k}_off_out") for k in kinds}
@@ -83,6 +99,7 @@ class IndexGenerator(wiring.Component):
         # `wait` counts the free cycles left after a triple
         gap, wait = Signal(GAP_BITS), Signal(GAP_BITS)
         advance = running & (wait == 0)
+        s1_seen, s1_first_end = Signal(), Signal()     # stage 1 holds a first-pass micro-op (the last one)
         with m.If(running):
             m.d.sync += wait.eq(Mux(advance, gap, wait - 1))
         with m.If(advance):
@@ -94,7 +111,10 @@ class IndexGenerator(wiring.Component):
                     m.d.sync += [i_left.eq(p.iter_in - 1), last_i.eq(p.iter_in == 1),
                                  o_left.eq(o_left - 1), last_o.eq(o_left == 1)]
         m.d.comb += self.uop.addr.eq(u)
-        m.d.sync += s1_valid.eq(advance)
+        m.d.sync += [s1_valid.eq(advance & ~scanning), s1_seen.eq(advance & first),
+                     s1_first_end.eq(advance & first & last_u)]
+        with m.If(advance & last_u):
+            m.d.sync += first.eq(0)
         with m.If(advance):
             m.d.sync += s1_last.eq(last_u & last_i & last_o)
             for k in kinds:
@@ -108,22 +128,30 @@ class IndexGenerator(wiring.Component):
                     for k in kinds:
                         m.d.sync += [off_in[k].eq(0), off_out[k].eq(off_out[k] + p[f"{k}_factor_out"])]
                     with m.If(last_o):
-                        m.d.sync += running.eq(0)
+                        m.d.sync += [running.eq(0), scanning.eq(0)]
         # the nest's initial state is taken on every cycle it is not running, so that
         # only `running` waits for `start` (a late, wide-fanout signal)
+        # a scan is the first pass alone: one iteration of each loop, no gaps
+        empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
+                 | (self.params.uop_end <= self.params.uop_bgn))
         with m.If(~running):
             q = self.params
-            m.d.sync += [p.eq(q), u.eq(q.uop_bgn), gap.eq(self.gap), wait.eq(0),
+            m.d.sync += [p.eq(q), u.eq(q.uop_bgn), gap.eq(Mux(self.scan, 0, self.gap)), wait.eq(0),
                          u_span.eq(q.uop_end - q.uop_bgn - 1), u_left.eq(q.uop_end - q.uop_bgn - 1),
                          last_u.eq(q.uop_end - q.uop_bgn == 1), i_left.eq(q.iter_in - 1),
-                         last_i.eq(q.iter_in == 1), o_left.eq(q.iter_out - 1), last_o.eq(q.iter_out == 1)]
+                         last_i.eq(self.scan | (q.iter_in == 1)), o_left.eq(q.iter_out - 1),
+                         last_o.eq(self.scan | (q.iter_out == 1)), first.eq(1)]
             m.d.sync += [off_out[k].eq(0) for k in kinds] + [off_in[k].eq(0) for k in kinds]
-            empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
-                     | (self.params.uop_end <= self.params.uop_bgn))
-            m.d.sync += running.eq(self.start & ~empty)
+            m.d.sync += [running.eq((self.start | self.scan) & ~empty), scanning.eq(self.scan & ~empty)]
+        with m.If(self.abort & scanning):
+            m.d.sync += [running.eq(0), scanning.eq(0)]
+        m.d.comb += self.scanning.eq(scanning)
+        if self.track:
+            clear = ~running & (self.scan | (self.start & ~self.keep))
+            self._footprint(m, p, data.View(self._uop_layout, self.uop.data), s1_seen, s1_first_end, empty, clear)
 
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
-        busy = running | s1_valid
+        busy = (running & ~scanning) | s1_valid
         if self.cfg.INDEX_REGISTER:
             # the micro-op memory's slow output ends in a register, and so do the offset
             # adders: the scratchpads' addresses come from registers
@@ -139,10 +167,52 @@ class IndexGenerator(wiring.Component):
         return m
 
 
+    def _footprint(self, m: Module, p, uop: data.View, seen, first_end, empty, clear) -> None:
+        """`fp_known` and `fp_mask` of the tracked fields, restarted by `clear` (a
+        scan, or a start without `keep`; from the next cycle `p` holds the
+        instruction). The mask is kept until the next `clear`."""
+        log_depth = self.cfg.log_depth[MemType.ACC]
+        tracking, any_seen, seen_all, known = Signal(), Signal(), Signal(), Signal()
+        reaches = [ProductSum(m, [(p.iter_out - 1, p[f"{k}_factor_out"]), (p.iter_in - 1, p[f"{k}_factor_in"])],
+                              clear, f"{k}_reach") for k in self.track]
+        masks = []
+        for k, reach in zip(self.track, reaches):
+            field = uop[f"{k}_idx"]
+            lo, hi = Signal(len(field), name=f"{k}_lo"), Signal(len(field), name=f"{k}_hi")
+            with m.If(tracking & seen):
+                with m.If(~any_seen | (field < lo)):
+                    m.d.sync += lo.eq(field)
+                with m.If(~any_seen | (field > hi)):
+                    m.d.sync += hi.eq(field)
+            masks.append(halves_touched(lo, hi + reach.value, log_depth))
+        with m.If(clear):
+            m.d.sync += [tracking.eq(1), any_seen.eq(0), seen_all.eq(empty), known.eq(0)]
+        with m.Else():
+            with m.If(tracking & seen):
+                m.d.sync += any_seen.eq(1)
+            with m.If(tracking & first_end):
+                m.d.sync += seen_all.eq(1)
+            with m.If(tracking & seen_all & Cat(r.done for r in reaches).all()):
+                m.d.sync += [tracking.eq(0), known.eq(1)]
+        mask = 0
+        for each in masks:
+            mask = mask | each
+        m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(Mux(any_seen, mask, 0))]
+
+
 def attach_index_generator(m: Module, unit) -> IndexGenerator:
     """The loop nest of a GEMM/ALU unit: an IndexGenerator on the unit's `uop` port,
-    started by its `start` with its `params`."""
-    m.submodules.index = idx = IndexGenerator(unit.cfg)
+    started by its `start` with its `params`; with COMPUTE_OVERLAP it tracks the
+    footprint of the unit's TRACK fields (`overlap_members`)."""
+    m.submodules.index = idx = IndexGenerator(unit.cfg, unit.TRACK if unit.cfg.COMPUTE_OVERLAP else ())
     wiring.connect(m, wiring.flipped(unit.uop), idx.uop)
-    m.d.comb += [idx.start.eq(unit.start), idx.params.eq(unit.params)]
+    m.d.comb += [idx.start.eq(unit.start), idx.params.eq(unit.params), idx.scan.eq(unit.scan),
+                 idx.abort.eq(unit.abort), idx.keep.eq(unit.keep), unit.scanning.eq(idx.scanning),
+                 unit.fp_known.eq(idx.fp_known), unit.fp_mask.eq(idx.fp_mask)]
     return idx
+
+
+def overlap_members() -> dict:
+    """A GEMM/ALU unit's ports for the compute-overlap issue logic (hwgen.vta.overlap)."""
+    return {"scan": In(1), "abort": In(1), "keep": In(1),
+            "scanning": Out(1), "fp_known": Out(1), "fp_mask": Out(HALVES)}

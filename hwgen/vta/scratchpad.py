@@ -22,7 +22,10 @@ relying on it diverges from the reference model (docs/fpga.md, "Read during writ
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+import operator
+from functools import reduce
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -34,18 +37,29 @@ from .tensor_load import ScratchWriteSignature
 class Scratchpad(wiring.Component):
     """The scratchpad `spec` (a hwgen.geometry.Scratchpad). `macros` (a
     hwgen.sram.MemoryMap of one bank) builds the memories from SRAM macro instances
-    instead of inferred memories."""
+    instead of inferred memories.
 
-    def __init__(self, spec, macros=None, split: bool = False, poison: bool = False):
+    A scratchpad in halves (`spec.halves` 2) has `writers` write ports and one read
+    port per entry of `readers` (the physical port of each half it uses), all with
+    whole-scratchpad addresses: the top address bit selects the half. Its users keep
+    to the compute-overlap rule (docs/semantics.md): in a cycle, the writes go to
+    different halves and the active reads (`en` high) sharing a physical port too.
+    A read's data comes from the half its address selected the cycle before."""
+
+    def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
+                 readers: tuple | None = None):
         self.spec, self.macros, self.split, self.poison = spec, macros, split, poison
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
+        self.readers = tuple(range(spec.read_ports)) if readers is None else tuple(readers)
+        assert spec.halves > 1 or (writers == 1 and self.readers == tuple(range(spec.read_ports)))
         addr_bits = (depth - 1).bit_length()
         en_bits = lanes if lanes > 1 else bits // (self.granule or bits)
+        wr = In(ScratchWriteSignature(addr_bits, bits, en_bits, lanes))
         super().__init__({
-            "wr": In(ScratchWriteSignature(addr_bits, bits, en_bits, lanes)),
-            "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(spec.read_ports),
+            "wr": wr.array(writers) if spec.halves > 1 else wr,
+            "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(len(self.readers)),
         })
 
     def _memory(self, depth: int):
@@ -65,30 +79,68 @@ class Scratchpad(wiring.Component):
             m.d.sync += met.eq(Mux(port.addr == w.addr, w.en, 0))
         return Cat(port.data.word_select(k, g) ^ met[k].replicate(g) for k in range(len(w.en)))
 
-    def elaborate(self, platform):
-        m = Module()
-        if self.lanes == 1 and self.split and self.granule is not None:
+    def _single(self, m: Module, name: str, depth: int, wr, reads) -> None:
+        """One memory (or one per write granule when split) of `depth` entries, written
+        through `wr` and read through `reads`, each (addr, en, data) signals."""
+        if self.split and self.granule is not None:
             mems = []
             for k in range(self.bits // self.granule):
-                mem = _inferred(self.granule, self.depth)
-                m.submodules[f"{self.spec.memories[0]}_g{k}"] = mem
+                mem = _inferred(self.granule, depth)
+                m.submodules[f"{name}_g{k}"] = mem
                 w = mem.write_port()
-                m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data.word_select(k, self.granule)),
-                             w.en.eq(self.wr.en[k])]
+                m.d.comb += [w.addr.eq(wr.addr), w.data.eq(wr.data.word_select(k, self.granule)), w.en.eq(wr.en[k])]
                 mems.append((mem, w))
-            for rd in self.rd:
+            for addr, en, data in reads:
                 ports = [(mem.read_port(), w) for mem, w in mems]
-                m.d.comb += [*(p.addr.eq(rd.addr) for p, _ in ports), *(p.en.eq(rd.en) for p, _ in ports),
-                             rd.data.eq(Cat(self._read(m, w, p) for p, w in ports))]
-            return m
-        if self.lanes == 1:
-            m.submodules[self.spec.memories[0]] = mem = self._memory(self.depth)
-            w = mem.write_port(granularity=self.granule)
-            m.d.comb += [w.addr.eq(self.wr.addr), w.data.eq(self.wr.data), w.en.eq(self.wr.en)]
-            for rd in self.rd:
-                port = mem.read_port()
-                m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(self._read(m, w, port))]
-            return m
+                m.d.comb += [*(p.addr.eq(addr) for p, _ in ports), *(p.en.eq(en) for p, _ in ports),
+                             data.eq(Cat(self._read(m, w, p) for p, w in ports))]
+            return
+        m.submodules[name] = mem = self._memory(depth)
+        w = mem.write_port(granularity=self.granule)
+        m.d.comb += [w.addr.eq(wr.addr), w.data.eq(wr.data), w.en.eq(wr.en)]
+        for addr, en, data in reads:
+            port = mem.read_port()
+            m.d.comb += [port.addr.eq(addr), port.en.eq(en), data.eq(self._read(m, w, port))]
+
+    def elaborate(self, platform):
+        m = Module()
+        if self.spec.halves > 1:
+            self._halves(m)
+        elif self.lanes == 1:
+            self._single(m, self.spec.memories[0], self.depth, self.wr, [(rd.addr, rd.en, rd.data) for rd in self.rd])
+        else:
+            self._banks(m)
+        return m
+
+    def _halves(self, m: Module) -> None:
+        """Two memories of depth/2; each write and read goes to the half of its top
+        address bit, the writes and reads of a half merged by OR (the users keep to one
+        per half and physical port in a cycle)."""
+        low = (self.depth // 2 - 1).bit_length()
+        half_data = [[] for _ in self.rd]          # per user read port: the data of each half
+        for h, name in enumerate(self.spec.memories):
+            wr = ScratchWriteSignature(low, self.bits, len(self.wr[0].en)).create(path=(f"{name}_wr",))
+            here = [w.en.any() & (w.addr[low] == h) for w in self.wr]
+            for field in ("en", "addr", "data"):
+                m.d.comb += getattr(wr, field).eq(reduce(operator.or_, (
+                    Mux(on, getattr(w, field)[:low] if field == "addr" else getattr(w, field), 0)
+                    for w, on in zip(self.wr, here))))
+            reads = []
+            for p in range(self.spec.read_ports):
+                users = [r for r, phys in enumerate(self.readers) if phys == p]
+                addr, data = Signal(low, name=f"{name}_rd{p}_addr"), Signal(self.bits, name=f"{name}_rd{p}_data")
+                m.d.comb += addr.eq(reduce(operator.or_, (
+                    Mux(self.rd[r].en & (self.rd[r].addr[low] == h), self.rd[r].addr[:low], 0) for r in users)))
+                reads.append((addr, Const(1), data))
+                for r in users:
+                    half_data[r].append(data)
+            self._single(m, name, self.depth // 2, wr, reads)
+        for r, rd in enumerate(self.rd):
+            which = Signal(name=f"rd{r}_half")
+            m.d.sync += which.eq(rd.addr[low])
+            m.d.comb += rd.data.eq(Mux(which, half_data[r][1], half_data[r][0]))
+
+    def _banks(self, m: Module) -> None:
         L, lb = self.lanes, exact_log2(self.lanes)
         data = Array(self.wr.data.word_select(k, self.bits) for k in range(L))
         banks, writes = [], []
@@ -111,7 +163,6 @@ class Scratchpad(wiring.Component):
                 m.d.comb += [port.addr.eq(rd.addr >> lb), port.en.eq(rd.en)]
                 outs.append(self._read(m, w, port))
             m.d.comb += rd.data.eq(Array(outs)[which])
-        return m
 
 
 def _inferred(bits: int, depth: int) -> memory.Memory:

@@ -89,12 +89,17 @@ void get_bytes(const VlWide<W>& port, uint8_t* dst, std::size_t) {
 // module retires an instruction, the final value of every entry it wrote is emitted
 // (and, for a STORE, the bytes it wrote to DRAM). Lines: "R m r", "W buf m r k hex",
 // "T queue m r", "D m r addr hex", where r counts the instructions module m retired.
+// A write port's `age` is the writing instruction's place among its module's issued,
+// unretired instructions (compute overlap; 0 otherwise): the write belongs to the
+// instruction the module retires `age` retirements from now. An entry's value is kept
+// per instruction as it writes it, since a later instruction may write the entry
+// before an earlier one retires.
 struct Shadow {
     const char* name;
     int module;
     unsigned entry, lanes, en_bits;
     std::vector<uint8_t> mem;
-    std::set<uint32_t> dirty;
+    std::map<uint32_t, std::map<uint32_t, std::vector<uint8_t>>> written;  // instruction -> entry -> value
 };
 
 class Tracer {
@@ -108,8 +113,12 @@ class Tracer {
     }
     // A write port's state this cycle (the write happens at the coming clock edge).
     template <typename E, typename A, typename D>
-    void write(int b, const E& en_port, const A& addr_port, const D& data_port) {
+    void write(int b, const E& en_port, const A& addr_port, const D& data_port, unsigned age = 0) {
         Shadow& s = bufs_[b];
+        auto& mine = s.written[retired_[s.module] + age];
+        auto keep = [&](uint32_t k) {
+            mine[k].assign(s.mem.begin() + std::size_t(k) * s.entry, s.mem.begin() + std::size_t(k + 1) * s.entry);
+        };
         uint8_t en[64] = {0};
         get_bytes(en_port, en, sizeof en);
         bool any = false;
@@ -123,14 +132,14 @@ class Tracer {
                 if (!(en[l / 8] >> (l % 8) & 1)) continue;
                 const uint32_t k = (addr + l) % (s.mem.size() / s.entry);
                 std::memcpy(&s.mem[k * s.entry], &data[l * s.entry], s.entry);
-                s.dirty.insert(k);
+                keep(k);
             }
             return;
         }
         const unsigned granule = s.entry / s.en_bits;
         for (unsigned g = 0; g < s.en_bits; g++)
             if (en[g / 8] >> (g % 8) & 1) std::memcpy(&s.mem[addr * s.entry + g * granule], &data[g * granule], granule);
-        s.dirty.insert(addr);
+        keep(addr);
     }
     void dram_write(uint64_t addr) { dram_dirty_.insert(addr); }
     void push(int queue_index, int module) {
@@ -142,11 +151,13 @@ class Tracer {
         std::fprintf(f_, "R %d %u\n", module, r);
         for (Shadow& s : bufs_) {
             if (s.module != module) continue;
-            for (uint32_t k : s.dirty) {
+            auto it = s.written.find(r);
+            if (it == s.written.end()) continue;
+            for (const auto& [k, value] : it->second) {
                 std::fprintf(f_, "W %s %d %u %u ", s.name, module, r, k);
-                hex(&s.mem[k * s.entry], s.entry);
+                hex(value.data(), s.entry);
             }
-            s.dirty.clear();
+            s.written.erase(it);
         }
         if (module == 2) {
             const uint64_t e = HWGEN_OUT_ELEM_BYTES;
@@ -460,11 +471,24 @@ class Harness {
     // pushes its tokens in the same cycle.
     void sample_trace() {
         Tracer& t = *tracer_;
-        t.write(0, top_->trace_uop_en, top_->trace_uop_addr, top_->trace_uop_data);
+#if HWGEN_TRACE_AGES
+#define HWGEN_PORT(b, p) t.write(b, top_->p##_en, top_->p##_addr, top_->p##_data, top_->p##_age)
+#else
+#define HWGEN_PORT(b, p) t.write(b, top_->p##_en, top_->p##_addr, top_->p##_data)
+#endif
+        HWGEN_PORT(0, trace_uop);
         t.write(1, top_->trace_inp_en, top_->trace_inp_addr, top_->trace_inp_data);
         t.write(2, top_->trace_wgt_en, top_->trace_wgt_addr, top_->trace_wgt_data);
-        t.write(3, top_->trace_acc_en, top_->trace_acc_addr, top_->trace_acc_data);
-        t.write(4, top_->trace_out_en, top_->trace_out_addr, top_->trace_out_data);
+        HWGEN_PORT(3, trace_acc);
+#if HWGEN_TRACE_ACC_PORTS > 1
+        HWGEN_PORT(3, trace_acc1);
+        HWGEN_PORT(3, trace_acc2);
+#endif
+        HWGEN_PORT(4, trace_out);
+#if HWGEN_TRACE_OUT_PORTS > 1
+        HWGEN_PORT(4, trace_out1);
+#endif
+#undef HWGEN_PORT
         static const int pusher[4] = {0, 1, 1, 2};  // L2C, C2L, C2S, S2C
         for (int q = 0; q < 4; q++)
             if (top_->trace_push >> q & 1) t.push(q, pusher[q]);

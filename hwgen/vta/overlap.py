@@ -1,0 +1,191 @@
+"""The compute module's issue logic under COMPUTE_OVERLAP (docs/semantics.md, "Compute
+overlap"): instructions issue in program order, each to its unit (GEMM, ALU, or the
+loader for UOP, ACC and ACC_8BIT loads), and an instruction may issue while earlier
+ones still execute on other units when their footprints are disjoint: the halves of
+ACC/OUT they touch, and the micro-op entries a load writes against those a GEMM or ALU
+reads. Instructions retire in program order, one a cycle, and push their tokens as
+they retire, so the other modules see the same token order as without overlap.
+
+- The head: the next instruction, taken from the queue and decoded into its unit.
+  A load's footprint is computed from its fields a few cycles after it is taken.
+- A GEMM or ALU head whose unit is idle while another unit executes is scanned on its
+  own unit (hwgen.vta.index_gen): the footprint is then known before it issues. When
+  nothing else executes it issues unscanned; its unit finds the footprint during the
+  first pass, and later instructions wait for it.
+- A window of WINDOW issued, unretired instructions: per instruction its pushes and
+  whether its unit has finished it. An instruction's `age` (its place in the window,
+  0 the oldest) goes with its unit's writes to the trace ports.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.lib import data
+
+from ..isa.fields import INSN_BITS
+from ..isa.opcodes import MemType, Opcode
+from .footprint import HALVES, ProductSum, halves_touched
+from .layouts import insn_layout
+from .rtl import registered
+
+LOG_WINDOW = 3
+WINDOW = 1 << LOG_WINDOW
+CLASSES = ("LOAD", "GEMM", "ALU")       # the units that execute compute instructions, one each at a time
+LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
+
+
+class OverlapSequencer:
+    """Builds the issue logic into `m`. `gemm` and `alu` are the units (their `busy`,
+    `scan`, `abort`, `keep`, `scanning`, `fp_known`, `fp_mask`); `load_busy` the
+    loaders' busy flags by memory type. `insn` is the head; `start[name]` (a memory
+    type's name for loads, GEMM, ALU, FINISH) pulses when the unit must start it;
+    `age[cls]` is the age of the instruction class `cls` executes."""
+
+    def __init__(self, m: Module, cfg, queue, tokens, gemm, alu, load_busy: dict):
+        self.insn = Signal(INSN_BITS)
+        names = [mt.name for mt in LOADS] + ["GEMM", "ALU", "FINISH"]
+        self.start = {name: Signal(name=f"start_{name.lower()}") for name in names}
+        self.age = {c: Signal(LOG_WINDOW, name=f"age_{c.lower()}") for c in CLASSES}
+        self.executing, self.waiting, self.retired, self.state = Signal(), Signal(), Signal(), Signal(2)
+        units = {"GEMM": gemm, "ALU": alu}
+
+        head = data.View(insn_layout(cfg, "FINISH"), self.insn)
+        load = data.View(insn_layout(cfg, "LOAD"), self.insn)
+        loop = data.View(insn_layout(cfg, "GEMM"), self.insn)
+        have = Signal()                                       # the head holds an instruction
+        sel = {name: Signal(name=f"head_{name.lower()}") for name in names}
+        is_load = Cat(sel[mt.name] for mt in LOADS).any()
+        cls_of_head = {"LOAD": is_load, "GEMM": sel["GEMM"], "ALU": sel["ALU"]}
+        issue = Signal()
+
+        # -- the head ---------------------------------------------------------------------
+        take = ~have | issue
+        m.d.comb += queue.en.eq(queue.rdy & take)
+        taken = take & queue.rdy
+        with m.If(take):
+            m.d.sync += have.eq(queue.rdy)
+        with m.If(taken):
+            raw = data.View(insn_layout(cfg, "LOAD"), queue.data)
+            m.d.sync += [self.insn.eq(queue.data),
+                         *(sel[mt.name].eq((raw.opcode == Opcode.LOAD) & (raw.memory_type == mt)) for mt in LOADS),
+                         *(sel[op.name].eq(raw.opcode == op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH))]
+
+        # a load's footprint: rows x cols entries from sram_base; a UOP load's range [sram_base,
+        # end), beyond the buffer (wrapping) in conflict with everything
+        log_acc, log_uop = cfg.log_depth[MemType.ACC], cfg.log_depth[MemType.UOP]
+
+        def load_footprint(fields, is_uop, start, name):
+            rows = fields.y_pad_0 + fields.y_size + fields.y_pad_1
+            cols = fields.x_pad_0 + fields.x_size + fields.x_pad_1
+            size = ProductSum(m, [(rows, cols)], start, name)
+            writes = (fields.x_size != 0) & (size.value != 0)
+            end = fields.sram_base + size.value               # one past the last entry written
+            acc_mask = Mux(writes & ~is_uop, halves_touched(fields.sram_base, end - 1, log_acc), 0)
+            return size.done, acc_mask, writes & is_uop, end > (1 << log_uop), end
+
+        head_load_known, head_load_mask, head_uop_writes, head_uop_wrap, end = load_footprint(
+            load, sel["UOP"], taken, "head_size")
+
+        # -- the executing units ------------------------------------------------------------
+        exe = {c: Signal(name=f"exec_{c.lower()}") for c in CLASSES}
+        seq = {c: Signal(LOG_WINDOW, name=f"seq_{c.lower()}") for c in CLASSES}
+        busy = {"GEMM": gemm.busy, "ALU": alu.busy, "LOAD": Cat(load_busy.values()).any()}
+        starts = {"GEMM": self.start["GEMM"], "ALU": self.start["ALU"],
+                  "LOAD": Cat(self.start[mt.name] for mt in LOADS).any()}
+        running = {}
+        for c in CLASSES:
+            b = registered(m, busy[c], f"busy_{c.lower()}_reg") if cfg.BUSY_REGISTER else busy[c]
+            running[c] = registered(m, starts[c], f"started_{c.lower()}") | b
+        # the executing load's footprint, from its fields kept when it issued
+        ld_fields = Signal(insn_layout(cfg, "LOAD"))
+        ld_is_uop = Signal()
+        ld_known, ld_mask, ld_uop, ld_wrap, ld_end = load_footprint(
+            ld_fields, ld_is_uop, issue & is_load, "load_size")
+        ld_lo = ld_fields.sram_base
+        # the executing GEMM's and ALU's micro-op ranges
+        rng = {c: (Signal(log_uop + 1, name=f"{c.lower()}_uop_bgn"), Signal(log_uop + 1, name=f"{c.lower()}_uop_end"))
+               for c in units}
+        known = {"LOAD": ld_known, "GEMM": gemm.fp_known, "ALU": alu.fp_known}
+        mask = {"LOAD": ld_mask, "GEMM": gemm.fp_mask, "ALU": alu.fp_mask}
+
+        def apart(a_lo, a_end, b_lo, b_end):
+            return (a_end <= b_lo) | (b_end <= a_lo)
+
+        # -- whether the head may issue beside what executes ---------------------------------
+        scanned, scan_on = Signal(), Signal()
+        head_unit_mask = Mux(sel["GEMM"], gemm.fp_mask, alu.fp_mask)
+        h_mask = Mux(is_load, head_load_mask, head_unit_mask)
+        h_known = Mux(is_load, head_load_known, scanned)
+        ok_beside = 1
+        uop_ok = 1          # a GEMM/ALU head's micro-ops against an executing UOP load's writes
+        for c in CLASSES:
+            fits = known[c] & ((h_mask & mask[c]) == 0)
+            if c in units:
+                # a UOP load head must not write what the GEMM/ALU reads
+                fits &= ~head_uop_writes | (~head_uop_wrap & apart(load.sram_base, end, *rng[c]))
+            else:
+                ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_end)))
+                uop_ok &= ~exe[c] | is_load | ld_ok
+            ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
+        any_exec = Cat(exe.values()).any()
+
+        # -- the window ----------------------------------------------------------------------
+        ptr_bits = LOG_WINDOW + 1
+        oldest, tail = Signal(ptr_bits), Signal(ptr_bits)
+        count = (tail - oldest)[:ptr_bits]
+        done = Array(Signal(name=f"done{k}") for k in range(WINDOW))
+        push = Array(Signal(2, name=f"push{k}") for k in range(WINDOW))
+
+        # -- tokens: a pop's effect shows in the flags a cycle later (two with TOKEN_REGISTER) --
+        settle = Signal()
+        m.d.sync += settle.eq(0)
+        pops_ok = (~settle & (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next))
+
+        unit_free = ~Cat(exe[c] & cls_of_head[c] for c in CLASSES).any() & ~Mux(
+            sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
+        finish_ok = ~sel["FINISH"] | (count == 0)
+        alone = ~any_exec & ~Mux(sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
+        m.d.comb += issue.eq(have & pops_ok & (count < WINDOW) & unit_free & finish_ok
+                             & (alone | (any_exec & h_known & ok_beside & uop_ok)))
+        with m.If(issue):
+            m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
+                         *(self.start[name].eq(sel[name]) for name in names)]
+            m.d.sync += [scanned.eq(0), scan_on.eq(0), tail.eq(tail + 1),
+                         done[tail[:LOG_WINDOW]].eq(sel["FINISH"]),
+                         push[tail[:LOG_WINDOW]].eq(Cat(head.push_prev, head.push_next))]
+            m.d.sync += settle.eq((head.pop_prev | head.pop_next) & cfg.TOKEN_REGISTER)
+            for c in CLASSES:
+                with m.If(cls_of_head[c]):
+                    m.d.sync += [exe[c].eq(1), seq[c].eq(tail[:LOG_WINDOW])]
+            with m.If(is_load):
+                m.d.sync += [ld_fields.eq(load), ld_is_uop.eq(sel["UOP"])]
+            for c in units:
+                with m.If(cls_of_head[c]):
+                    m.d.sync += [rng[c][0].eq(loop.uop_bgn), rng[c][1].eq(loop.uop_end)]
+        for c, unit in units.items():
+            m.d.comb += unit.keep.eq(scanned)
+
+        # -- scans: a GEMM/ALU head whose unit is idle while other units execute -------------
+        for c, unit in units.items():
+            mine = have & sel[c] & ~issue
+            with m.If(mine & any_exec & ~scan_on & ~scanned & unit_free & uop_ok):
+                m.d.comb += unit.scan.eq(1)
+                m.d.sync += scan_on.eq(1)
+            with m.If(mine & scan_on & ~scanned & unit.fp_known):
+                m.d.sync += scanned.eq(1)
+            with m.If(mine & scan_on & unit.scanning & ~any_exec):    # alone now: issue unscanned
+                m.d.comb += unit.abort.eq(1)
+                m.d.sync += scan_on.eq(0)
+
+        # -- finishing and retiring ------------------------------------------------------------
+        for c in CLASSES:
+            with m.If(exe[c] & ~running[c]):
+                m.d.sync += [exe[c].eq(0), done[seq[c]].eq(1)]
+            m.d.comb += self.age[c].eq(seq[c] - oldest[:LOG_WINDOW])
+        retire = (count != 0) & done[oldest[:LOG_WINDOW]]
+        with m.If(retire):
+            m.d.sync += oldest.eq(oldest + 1)
+            m.d.comb += [tokens.push_prev.eq(push[oldest[:LOG_WINDOW]][0]),
+                         tokens.push_next.eq(push[oldest[:LOG_WINDOW]][1]), self.retired.eq(1)]
+
+        m.d.comb += [self.executing.eq(count != 0), self.waiting.eq(have & ~pops_ok & (count == 0)),
+                     self.state.eq(Mux(count != 0, 2, Mux(have, 1, 0)))]
