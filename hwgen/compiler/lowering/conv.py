@@ -105,9 +105,8 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> None:
-    """SHR and clip over the ACC entries base + dims."""
-    cfg = b.cfg
+def _epilogue_ops(cfg, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
+    """(opcode, immediate, kernel) of SHR and clip over the ACC entries base + dims."""
     imm_ops = []
     if shift:
         imm_ops.append((AluOp.SHR, shift))
@@ -117,98 +116,139 @@ def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, in
     else:
         imm_ops += [(AluOp.MAX, lo), (AluOp.MIN, hi)]
     k = affine_kernel(cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
-    for op, imm in imm_ops:
-        b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=imm)
+    return [(op, imm, k) for op, imm in imm_ops]
+
+
+def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> None:
+    """SHR and clip over the ACC entries base + dims."""
+    for emit, _ in epilogue_steps(b, base, dims, shift, clip):
+        emit()
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shift: int, clip: tuple[int, int],
                name: str = "conv", residual=None) -> None:
     """Emit a convolution: regions x (input), w (weights), bias, out (output) of `b`.
     `residual` = (region, shift, clip) fuses a residual add: out = requantize(conv
-    output + shortcut) with the shortcut blocked like the output."""
+    output + shortcut) with the shortcut blocked like the output.
+
+    Groups alternate between the two halves of ACC. Each group's epilogue is emitted
+    among the next group's GEMM steps, as much of it after each step as that step's
+    GEMM takes cycles, and the next group's bias load and copy before it: with compute
+    overlap (docs/semantics.md) the ALU then works in one half while the GEMM works in
+    the other; without it the order changes nothing but the interleaving."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
     n_tiles = t.oc_n * t.h_n
     if (residual is not None) != s.residual:
         raise HwgenError(f"{name}: the shape's residual flag and the residual operand disagree")
-    # each buffer is used as two halves (chunks, ACC group slots) of the footprint's size
+    # INP and WGT are used as two halves (chunks) of the footprint's size, ACC as its two halves
     f = footprint(s, t)
     if not within(f, capacity(cfg)):
         raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
-    inp_half, wgt_half, slot = f.inp, f.wgt, f.acc
+    inp_half, wgt_half, acc_half = f.inp, f.wgt, cfg.depth[MemType.ACC] // 2
     p = Pipeline(b)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
+
+    def group(n, hg, x0, tw_a, cg):
+        """Emit the group's bias load and copy; return its GEMM steps (each a function
+        emitting one and returning its cycles) and its epilogue (functions emitting
+        one instruction each, with their cycles) ending with its store."""
+        xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
+        iw = (tw_a - 1) * s.sw + s.kw
+        acc0 = p.group_begin() * acc_half
+        bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
+        co0, co_n = cg[0][0], sum(sz for _, sz in cg)
+        b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
+        for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
+            for cj, (c0, c_n) in enumerate(cg):
+                k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj)),
+                                  [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
+                b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+
+        def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n):
+            ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
+            ih = (th_a - 1) * s.sh + s.kh
+            index = p.steps
+            ih_, inew = inp_buf.place((n, y0, x0, ci0))
+            wh_, wnew = wgt_buf.place((c0, ci0))
+            if inew:
+                p.free(inp_buf.halves[ih_].last_step)
+                for ci in range(ci_n):
+                    b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
+                           ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
+                           y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]))
+            if wnew:
+                p.free(wgt_buf.halves[wh_].last_step)
+                # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
+                w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
+                b.load(MemType.WGT, wh_ * wgt_half, w, w_off, y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
+            inp_buf.used(ih_, index)
+            wgt_buf.used(wh_, index)
+            if inew or wnew:
+                p.loaded()
+            tile = acc0 + (hi * t.oc_n + cj) * tile_size
+            pix = th_a * tw_a
+            k = affine_kernel(cfg, "GEMM", (tile, ih_ * inp_half, wh_ * wgt_half), [
+                (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
+                (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
+            check_kernel_fits(cfg, k, name)
+            b.gemm(k.uops, k.loops)
+            p.step_done()
+            return k.iterations
+
+        steps = [lambda a=(ci0, ci_n, hi, y0, th_a, cj, c0, c_n): step(*a)
+                 for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
+                 for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+        ends, out_tiles = [], []
+        for hi, (y0, th_a) in enumerate(hg):
+            for cj, (c0, c_n) in enumerate(cg):
+                tile = acc0 + (hi * t.oc_n + cj) * tile_size
+                pix = th_a * tw_a
+                dims = [(c_n, pix), (th_a, tw_a), (tw_a, 1)]
+                ends += epilogue_steps(b, tile, dims, shift, clip)
+                if residual is not None:
+                    short = tile + n_tiles * tile_size
+                    ends += [(lambda at=sram - tile + short, off=off, kw=kw: b.load(MemType.ACC_8BIT, at, residual[0],
+                                                                                    off, **kw), kw["y_size"] * kw["x_size"])
+                             for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n)]
+                    k = affine_kernel(cfg, "ALU", (tile, short), [(e, f, f) for e, f in dims])
+                    ends.append((lambda k=k: b.alu(AluOp.ADD, k.uops, k.loops), c_n * pix))
+                    ends += epilogue_steps(b, tile, dims, residual[1], residual[2])
+                out_tiles.append((tile, y0, th_a, c0, c_n))
+        ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
+        return steps, ends
+
+    pending = []                  # the previous group's epilogue, not yet emitted
     for n in range(s.nb):
         for hg in groups(h_tiles, t.h_n):
             for x0, tw_a in w_tiles:
-                xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
-                iw = (tw_a - 1) * s.sw + s.kw
                 for cg in co_groups:
-                    acc0 = p.group_begin() * slot
-                    bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
-                    co0, co_n = cg[0][0], sum(sz for _, sz in cg)
-                    b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
-                    for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
-                        for cj, (c0, c_n) in enumerate(cg):
-                            k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size,
-                                                           bias0 + cg_offset(cg, cj)),
-                                              [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
-                            b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
-                    for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles):
-                        for hi, (y0, th_a) in enumerate(hg):
-                            ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
-                            ih = (th_a - 1) * s.sh + s.kh
-                            for cj, (c0, c_n) in enumerate(cg):
-                                step = p.steps
-                                ih_, inew = inp_buf.place((n, y0, x0, ci0))
-                                wh_, wnew = wgt_buf.place((c0, ci0))
-                                if inew:
-                                    p.free(inp_buf.halves[ih_].last_step)
-                                    for ci in range(ci_n):
-                                        b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
-                                               ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
-                                               y_size=ys[1], x_size=xs[1], x_stride=s.w,
-                                               pad=(ys[2], ys[3], xs[2], xs[3]))
-                                if wnew:
-                                    p.free(wgt_buf.halves[wh_].last_step)
-                                    # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
-                                    w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
-                                    b.load(MemType.WGT, wh_ * wgt_half, w, w_off,
-                                           y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
-                                inp_buf.used(ih_, step)
-                                wgt_buf.used(wh_, step)
-                                if inew or wnew:
-                                    p.loaded()
-                                tile = acc0 + (hi * t.oc_n + cj) * tile_size
-                                pix = th_a * tw_a
-                                k = affine_kernel(cfg, "GEMM", (tile, ih_ * inp_half, wh_ * wgt_half), [
-                                    (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
-                                    (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
-                                check_kernel_fits(cfg, k, name)
-                                b.gemm(k.uops, k.loops)
-                                p.step_done()
-                    out_tiles = []
-                    for hi, (y0, th_a) in enumerate(hg):
-                        for cj, (c0, c_n) in enumerate(cg):
-                            tile = acc0 + (hi * t.oc_n + cj) * tile_size
-                            pix = th_a * tw_a
-                            dims = [(c_n, pix), (th_a, tw_a), (tw_a, 1)]
-                            epilogue(b, tile, dims, shift, clip)
-                            if residual is not None:
-                                short = tile + n_tiles * tile_size
-                                _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n, lambda sram, off, **kw: b.load(
-                                    MemType.ACC_8BIT, sram - tile + short, residual[0], off, **kw))
-                                k = affine_kernel(cfg, "ALU", (tile, short), [(e, f, f) for e, f in dims])
-                                b.alu(AluOp.ADD, k.uops, k.loops)
-                                epilogue(b, tile, dims, residual[1], residual[2])
-                            out_tiles.append((tile, y0, th_a, c0, c_n))
-                    p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles))
+                    steps, ends = group(n, hg, x0, tw_a, cg)
+                    gemm = alu = 0
+                    for emit_step in steps:
+                        gemm += emit_step()
+                        while pending and alu + pending[0][1] <= gemm:
+                            emit, cycles = pending.pop(0)
+                            emit()
+                            alu += cycles
+                    for emit, _ in pending:
+                        emit()
+                    pending = ends
+    for emit, _ in pending:
+        emit()
     p.drain()
+
+
+def epilogue_steps(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
+    """The ALU instructions of `epilogue`, each as (function emitting it, micro-op
+    iterations)."""
+    return [(lambda op=op, imm=imm, k=k: b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=imm),
+             k.iterations) for op, imm, k in _epilogue_ops(b.cfg, base, dims, shift, clip)]
 
 
 def cg_offset(cg, cj: int) -> int:
@@ -216,21 +256,19 @@ def cg_offset(cg, cj: int) -> int:
     return sum(sz for _, sz in cg[:cj])
 
 
-def _tile_transfers(s: ConvShape, n: int, x0: int, tw_a: int, tile: int, y0: int, th_a: int, c0: int, c_n: int,
-                    transfer) -> None:
+def _tile_transfers(s: ConvShape, n: int, x0: int, tw_a: int, tile: int, y0: int, th_a: int, c0: int,
+                    c_n: int) -> list:
     """The 2D transfers between an output tile in ACC/OUT (channel-block-major, rows of
-    tw_a) and a blocked (NB, COB, OH, OW) tensor: transfer(sram, offset, y_size=,
-    x_size=, x_stride=)."""
+    tw_a) and a blocked (NB, COB, OH, OW) tensor: (sram, offset, dict of y_size,
+    x_size, x_stride)."""
     pix = th_a * tw_a
     if tw_a == s.ow:   # whole rows: each channel block's tile is contiguous in DRAM
-        transfer(tile, ((n * s.cob + c0) * s.oh + y0) * s.ow, y_size=c_n, x_size=pix, x_stride=s.oh * s.ow)
-    else:
-        for c in range(c_n):
-            transfer(tile + c * pix, ((n * s.cob + c0 + c) * s.oh + y0) * s.ow + x0, y_size=th_a, x_size=tw_a,
-                     x_stride=s.ow)
+        return [(tile, ((n * s.cob + c0) * s.oh + y0) * s.ow, dict(y_size=c_n, x_size=pix, x_stride=s.oh * s.ow))]
+    return [(tile + c * pix, ((n * s.cob + c0 + c) * s.oh + y0) * s.ow + x0, dict(y_size=th_a, x_size=tw_a, x_stride=s.ow))
+            for c in range(c_n)]
 
 
 def _store_tiles(b, s: ConvShape, out, n: int, x0: int, tw_a: int, out_tiles) -> None:
     for tile, y0, th_a, c0, c_n in out_tiles:
-        _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n,
-                        lambda sram, off, **kw: b.store(sram, out, off, **kw))
+        for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n):
+            b.store(sram, out, off, **kw)
