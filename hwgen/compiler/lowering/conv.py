@@ -26,7 +26,7 @@ from ...errors import HwgenError
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, tiles, within
-from .kernels import affine_kernel, check_kernel_fits
+from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
 
@@ -132,10 +132,12 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     output + shortcut) with the shortcut blocked like the output.
 
     Groups alternate between the two halves of ACC. Each group's epilogue is emitted
-    among the next group's GEMM steps, as much of it after each step as that step's
-    GEMM takes cycles, and the next group's bias load and copy before it: with compute
+    among the next group's GEMM steps, after its bias load and copy: after each step
+    as much of it as that step's GEMM takes cycles, and the rest before the last GEMM
+    instruction (a group of one step has its GEMM in two instructions). With compute
     overlap (docs/semantics.md) the ALU then works in one half while the GEMM works in
-    the other; without it the order changes nothing but the interleaving."""
+    the other, and the epilogue's last instruction, which hands the tiles to the store,
+    retires before the group's last GEMM; without overlap only the order changes."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
@@ -170,7 +172,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                                   [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
                 b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
 
-        def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n):
+        def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n, parts):
+            """Emit a step's loads and its GEMM; with `parts` 2 the GEMM is two
+            instructions, the second emitted by the function returned with the first
+            one's cycles."""
             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
             ih = (th_a - 1) * s.sh + s.kh
             index = p.steps
@@ -197,13 +202,24 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
                 (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
             check_kernel_fits(cfg, k, name)
-            b.gemm(k.uops, k.loops)
-            p.step_done()
-            return k.iterations
+            kernels = split_kernel(k) if parts == 2 else [k]
+            b.gemm(kernels[0].uops, kernels[0].loops)
 
-        steps = [lambda a=(ci0, ci_n, hi, y0, th_a, cj, c0, c_n): step(*a)
-                 for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
-                 for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+            def rest():
+                for later in kernels[1:]:
+                    b.gemm(later.uops, later.loops)
+                p.step_done()
+                return sum(later.iterations for later in kernels[1:])
+            if parts == 2:
+                return kernels[0].iterations, rest
+            rest()
+            return k.iterations, None
+
+        args = [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
+                for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+        # a group of one step splits its GEMM, so that the previous group's epilogue,
+        # emitted between the two, hands its tiles to the store after half the GEMM
+        steps = [lambda a=a: step(*a, parts=2 if len(args) == 1 else 1) for a in args]
         ends, out_tiles = [], []
         for hi, (y0, th_a) in enumerate(hg):
             for cj, (c0, c_n) in enumerate(cg):
@@ -230,14 +246,22 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 for cg in co_groups:
                     steps, ends = group(n, hg, x0, tw_a, cg)
                     gemm = alu = 0
-                    for emit_step in steps:
-                        gemm += emit_step()
+                    for last, emit_step in enumerate(steps, start=1 - len(steps)):
+                        if last == 0 and len(steps) > 1:    # all of it before the last step
+                            for emit, _ in pending:
+                                emit()
+                            pending = []
+                        cycles, rest = emit_step()
+                        gemm += cycles
                         while pending and alu + pending[0][1] <= gemm:
                             emit, cycles = pending.pop(0)
                             emit()
                             alu += cycles
-                    for emit, _ in pending:
-                        emit()
+                        if rest is not None:
+                            for emit, _ in pending:
+                                emit()
+                            pending = []
+                            rest()
                     pending = ends
     for emit, _ in pending:
         emit()

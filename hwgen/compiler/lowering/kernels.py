@@ -60,3 +60,20 @@ def check_kernel_fits(cfg, kernel: Kernel, what: str) -> None:
     if len(kernel.uops) > depth:
         raise HwgenError(f"{what}: a kernel of {len(kernel.uops)} micro-ops does not fit the {depth}-entry "
                          "micro-op buffer; choose smaller tiles")
+
+
+def split_kernel(k: Kernel) -> list[Kernel]:
+    """`k` as two kernels that run its iterations in the same order: its outer loop
+    (of two or more: affine_kernel keeps no shorter loop) cut in two, the second's
+    micro-ops moved on by the first part's extent, or without loops its micro-ops cut
+    in two. A kernel of one micro-op and no loop stays whole."""
+    if k.loops and k.loops[0][0] >= 2:
+        extent, *factors = k.loops[0]
+        first = extent // 2
+        shifted = k.uops + first * np.array(factors, dtype=np.int64)
+        return [Kernel(k.uops, [(first, *factors), *k.loops[1:]]),
+                Kernel(shifted, [(extent - first, *factors), *k.loops[1:]])]
+    if len(k.uops) >= 2 and not k.loops:
+        half = len(k.uops) // 2
+        return [Kernel(k.uops[:half], []), Kernel(k.uops[half:], [])]
+    return [k]
