@@ -73,9 +73,10 @@ class Scratchpad:
         return ["mem"] if self.banks == 1 else [f"bank{k}" for k in range(self.banks)]
 
 
-# The scratchpads that compute overlap splits into halves: those the GEMM and the ALU
-# both write.
+# The scratchpads that compute overlap splits, into OVERLAP_HALVES parts by the top
+# index bit: those the GEMM and the ALU both write.
 OVERLAP_HALVED = (MemType.ACC, MemType.OUT)
+OVERLAP_HALVES = 2
 
 # Instance name of each scratchpad.
 _SCRATCHPADS = (("uop_mem", MemType.UOP), ("inp_mem", MemType.INP), ("wgt_mem", MemType.WGT),
@@ -104,7 +105,7 @@ class Geometry:
         # are split into halves that the GEMM and the ALU use at once.
         overlap = cfg.COMPUTE_OVERLAP
         ports = {MemType.ACC: cfg.ACC_READ_PORTS, MemType.UOP: 2 if overlap else 1}
-        halves = {mt: 2 if overlap else 1 for mt in OVERLAP_HALVED}
+        halves = {mt: OVERLAP_HALVES if overlap else 1 for mt in OVERLAP_HALVED}
         self.scratchpads = tuple(
             Scratchpad(name, mt, self.entry_bits(mt), cfg.depth[mt],
                        self.write_lanes(mt) if mt != MemType.OUT else 1, ports.get(mt, 1), granule[mt],

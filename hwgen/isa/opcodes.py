@@ -48,6 +48,8 @@ class Module(IntEnum):
 
 # The memory types whose LOADs the load module executes (the others go to compute).
 LOAD_MODULE_TYPES = (MemType.INP, MemType.WGT)
+# The memory types whose LOADs the compute module executes.
+COMPUTE_LOAD_TYPES = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 
 
 def module_of(opcode: int, memory_type: int | None = None) -> Module:

@@ -17,7 +17,7 @@ from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..geometry import geometry
-from ..isa.opcodes import MemType, Opcode
+from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
 from .alu import TensorAlu
 from .gemm import TensorGemm
 from .layouts import entry_layout, insn_layout
@@ -26,7 +26,6 @@ from .overlap import CLASSES, LOG_WINDOW, OverlapSequencer
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
 from .tensor_load import ScratchWriteSignature, TensorLoad, merge_writes
 
-LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 # With COMPUTE_OVERLAP, the unit classes behind each buffer's write ports, in order.
 OVERLAP_WRITERS = {MemType.UOP: ("LOAD",), MemType.ACC: ("LOAD", "GEMM", "ALU"), MemType.OUT: ("GEMM", "ALU")}
 

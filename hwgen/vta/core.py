@@ -154,14 +154,12 @@ class Core(wiring.Component):
                 wiring.connect(m, writer, port)
             if self.trace:
                 name = mt.name.lower()
-                for writer, port, cls in zip(writers, trace_ports(cfg, mt), OVERLAP_WRITERS.get(mt, ())):
+                for k, (writer, port) in enumerate(zip(writers, trace_ports(cfg, mt))):
                     m.d.comb += [getattr(self, f"trace_{name}{port}_{f}").eq(getattr(writer, f))
                                  for f in ("en", "addr", "data")]
-                    if cfg.COMPUTE_OVERLAP:
+                    if cfg.COMPUTE_OVERLAP and mt in OVERLAP_WRITERS:
+                        cls = OVERLAP_WRITERS[mt][k]
                         m.d.comb += getattr(self, f"trace_{name}{port}_age").eq(compute.ages[CLASSES.index(cls)])
-                if mt not in OVERLAP_WRITERS:
-                    m.d.comb += [getattr(self, f"trace_{name}_{f}").eq(getattr(writers[0], f))
-                                 for f in ("en", "addr", "data")]
             for user, port in zip(readers, sp.rd):
                 wiring.connect(m, user, port)
 

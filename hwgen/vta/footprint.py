@@ -15,7 +15,7 @@ from functools import reduce
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
-HALVES = 2
+from ..geometry import OVERLAP_HALVES as HALVES
 
 
 def halves_touched(lo: Value, top: Value, log_depth: int) -> Value:

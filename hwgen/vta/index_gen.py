@@ -20,6 +20,9 @@ known before `start`; `start` with `keep` then keeps it.
 """
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -194,10 +197,7 @@ class IndexGenerator(wiring.Component):
                 m.d.sync += seen_all.eq(1)
             with m.If(tracking & seen_all & Cat(r.done for r in reaches).all()):
                 m.d.sync += [tracking.eq(0), known.eq(1)]
-        mask = 0
-        for each in masks:
-            mask = mask | each
-        m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(Mux(any_seen, mask, 0))]
+        m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(Mux(any_seen, reduce(operator.or_, masks), 0))]
 
 
 def attach_index_generator(m: Module, unit) -> IndexGenerator:

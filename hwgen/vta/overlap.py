@@ -22,15 +22,14 @@ from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data
 
 from ..isa.fields import INSN_BITS
-from ..isa.opcodes import MemType, Opcode
-from .footprint import HALVES, ProductSum, halves_touched
+from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
+from .footprint import ProductSum, halves_touched
 from .layouts import insn_layout
 from .rtl import registered
 
 LOG_WINDOW = 3
 WINDOW = 1 << LOG_WINDOW
 CLASSES = ("LOAD", "GEMM", "ALU")       # the units that execute compute instructions, one each at a time
-LOADS = (MemType.UOP, MemType.ACC, MemType.ACC_8BIT)
 
 
 class OverlapSequencer:
@@ -140,10 +139,10 @@ class OverlapSequencer:
         m.d.sync += settle.eq(0)
         pops_ok = (~settle & (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next))
 
-        unit_free = ~Cat(exe[c] & cls_of_head[c] for c in CLASSES).any() & ~Mux(
-            sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
+        head_scanning = Mux(sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
+        unit_free = ~Cat(exe[c] & cls_of_head[c] for c in CLASSES).any() & ~head_scanning
         finish_ok = ~sel["FINISH"] | (count == 0)
-        alone = ~any_exec & ~Mux(sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
+        alone = ~any_exec & ~head_scanning
         m.d.comb += issue.eq(have & pops_ok & (count < WINDOW) & unit_free & finish_ok
                              & (alone | (any_exec & h_known & ok_beside & uop_ok)))
         with m.If(issue):

@@ -482,6 +482,8 @@ class Harness {
         HWGEN_PORT(3, trace_acc);
 #if HWGEN_TRACE_ACC_PORTS > 1
         HWGEN_PORT(3, trace_acc1);
+#endif
+#if HWGEN_TRACE_ACC_PORTS > 2
         HWGEN_PORT(3, trace_acc2);
 #endif
         HWGEN_PORT(4, trace_out);

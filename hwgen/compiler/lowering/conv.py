@@ -11,8 +11,8 @@ the ones the tiling search predicted:
 - compute module: per accumulator group (alternating ACC halves), bias load, every
   output entry set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
   docs/semantics.md, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
-  the steps' GEMMs, then the epilogue: SHR, clip (CLP on ALU_EXT when the range is
-  symmetric, MAX/MIN otherwise);
+  the steps' GEMMs, and the epilogue: SHR, clip (CLP on ALU_EXT when the range is
+  symmetric, MAX/MIN otherwise), emitted among the next group's GEMMs (`lower_conv`);
 - store module: the group's output tiles, then a token that frees the ACC half.
 
 Tensors in DRAM are blocked (see `packing`): input (NB, CIB, H, W) INP elements,
@@ -105,8 +105,10 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def _epilogue_ops(cfg, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
-    """(opcode, immediate, kernel) of SHR and clip over the ACC entries base + dims."""
+def epilogue_steps(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
+    """SHR and clip over the ACC entries base + dims, as ALU instructions not yet
+    emitted: (function emitting it, micro-op iterations) each."""
+    cfg = b.cfg
     imm_ops = []
     if shift:
         imm_ops.append((AluOp.SHR, shift))
@@ -116,7 +118,8 @@ def _epilogue_ops(cfg, base: int, dims, shift: int, clip: tuple[int, int]) -> li
     else:
         imm_ops += [(AluOp.MAX, lo), (AluOp.MIN, hi)]
     k = affine_kernel(cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
-    return [(op, imm, k) for op, imm in imm_ops]
+    loops = [(lp[0], lp[1]) for lp in k.loops]
+    return [(lambda op=op, imm=imm: b.alu(op, k.uops[:, 0], loops, imm=imm), k.iterations) for op, imm in imm_ops]
 
 
 def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> None:
@@ -240,6 +243,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
         return steps, ends
 
     pending = []                  # the previous group's epilogue, not yet emitted
+
+    def flush():
+        for emit, _ in pending:
+            emit()
+        pending.clear()
     for n in range(s.nb):
         for hg in groups(h_tiles, t.h_n):
             for x0, tw_a in w_tiles:
@@ -248,9 +256,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                     gemm = alu = 0
                     for last, emit_step in enumerate(steps, start=1 - len(steps)):
                         if last == 0 and len(steps) > 1:    # all of it before the last step
-                            for emit, _ in pending:
-                                emit()
-                            pending = []
+                            flush()
                         cycles, rest = emit_step()
                         gemm += cycles
                         while pending and alu + pending[0][1] <= gemm:
@@ -258,21 +264,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                             emit()
                             alu += cycles
                         if rest is not None:
-                            for emit, _ in pending:
-                                emit()
-                            pending = []
+                            flush()
                             rest()
-                    pending = ends
-    for emit, _ in pending:
-        emit()
+                    pending[:] = ends
+    flush()
     p.drain()
-
-
-def epilogue_steps(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
-    """The ALU instructions of `epilogue`, each as (function emitting it, micro-op
-    iterations)."""
-    return [(lambda op=op, imm=imm, k=k: b.alu(op, k.uops[:, 0], [(lp[0], lp[1]) for lp in k.loops], imm=imm),
-             k.iterations) for op, imm, k in _epilogue_ops(b.cfg, base, dims, shift, clip)]
 
 
 def cg_offset(cg, cj: int) -> int:
