@@ -77,6 +77,10 @@ class Scratchpad:
 # index bit: those the GEMM and the ALU both write.
 OVERLAP_HALVED = (MemType.ACC, MemType.OUT)
 OVERLAP_HALVES = 2
+# Issued, unretired compute instructions under compute overlap: 2^OVERLAP_LOG_WINDOW.
+# Sixteen let a residual convolution tile's epilogue (clip, shortcut loads, add, clip)
+# issue beside one GEMM instruction; eight held the GEMM back by a third of it.
+OVERLAP_LOG_WINDOW = 4
 
 # Instance name of each scratchpad.
 _SCRATCHPADS = (("uop_mem", MemType.UOP), ("inp_mem", MemType.INP), ("wgt_mem", MemType.WGT),

@@ -16,13 +16,13 @@ from amaranth.hdl import Module
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..geometry import geometry
+from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry
 from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
 from .alu import TensorAlu
 from .gemm import TensorGemm
 from .layouts import entry_layout, insn_layout
 from .vme import ReadClientSignature, share_read_client
-from .overlap import CLASSES, LOG_WINDOW, OverlapSequencer
+from .overlap import CLASSES, OverlapSequencer
 from .sequencer import InsnQueueSignature, Sequencer, TokenSignature
 from .tensor_load import ScratchWriteSignature, TensorLoad, merge_writes
 

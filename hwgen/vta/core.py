@@ -9,9 +9,9 @@ from amaranth.lib.wiring import In, Out
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
-from ..geometry import geometry
+from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry
 from .compute import OVERLAP_WRITERS, ComputeModule, acc_readers
-from .overlap import CLASSES, LOG_WINDOW
+from .overlap import CLASSES
 from .fetch import Fetch
 from .load import LoadModule
 from .rtl import registered

@@ -21,13 +21,13 @@ from __future__ import annotations
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data
 
+from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
 from .footprint import ProductSum, halves_touched
 from .layouts import insn_layout
 from .rtl import registered
 
-LOG_WINDOW = 3
 WINDOW = 1 << LOG_WINDOW
 CLASSES = ("LOAD", "GEMM", "ALU")       # the units that execute compute instructions, one each at a time
 

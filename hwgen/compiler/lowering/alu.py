@@ -4,7 +4,8 @@ residual add and depthwise conv2d (MUL, as in the configurable-VTA work).
 Inputs are loaded as ACC_8BIT (int8 elements of BATCH x BLOCK_OUT lanes, sign-extended
 into the accumulators), so these layers use only the compute and store modules. Work
 is split into tiles of output rows of one batch block and one channel block; tiles
-alternate between the two halves of ACC so that the store of one overlaps the next.
+alternate between the two halves of ACC so that the store of one overlaps the next,
+and with compute overlap the next tile's loads overlap this tile's ALU work.
 Tensors in DRAM are blocked by BLOCK_OUT: (NB, CB, H, W) elements."""
 from __future__ import annotations
 
@@ -66,48 +67,74 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
         return (((th - 1) * stride + k) * ((tw - 1) * stride + k) + th * tw * (1 + (kk if dw else 0))
                 + ((kk + 1) if dw else 0))
     th_max, tw_max = _tile_shape(b.cfg, name, oh, ow, entries)
-    half = b.cfg.depth[MemType.ACC] // 2
-    p = Pipeline(b)
-    for n, c, (y0, th), (x0, tw) in ((n, c, yt, xt) for n in range(nb) for c in range(cb)
-                                     for yt in tiles(oh, th_max) for xt in tiles(ow, tw_max)):
-        base = p.group_begin() * half
+
+    def tile(base, n, c, y0, th, x0, tw):
         ys, xs = in_range(y0, th, stride, k, pad, h), in_range(x0, tw, stride, k, pad, w)
         ih, iw = (th - 1) * stride + k, (tw - 1) * stride + k
         src, dst = base, base + ih * iw
+        tmp = dst + th * tw
+        wgt = tmp + kk * th * tw
         b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
                x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
-        pix = [(th, tw, stride * iw), (tw, 1, stride)]
-        if kind == "max":
-            _window(b, AluOp.MAX, dst, src, pix, k, iw)
-        elif kind == "avg":
-            _window(b, AluOp.ADD, dst, src, pix, k, iw)
-            epilogue(b, dst, [(th * tw, 1)], shift, clip)
-        else:
-            tmp = dst + th * tw
-            wgt = tmp + kk * th * tw
+        if dw:
             b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
             b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
-            scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]
-            _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
-            _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
-            _alu(b, AluOp.ADD, (dst, wgt + kk), [(th * tw, 1, 0)], imm=0)  # dst = bias
-            _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
-            epilogue(b, dst, [(th * tw, 1)], shift, clip)
-        p.group_end(lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw,
-                                    x_stride=ow))
+        pix = [(th, tw, stride * iw), (tw, 1, stride)]
+
+        def work():
+            if kind == "max":
+                _window(b, AluOp.MAX, dst, src, pix, k, iw)
+            elif kind == "avg":
+                _window(b, AluOp.ADD, dst, src, pix, k, iw)
+                epilogue(b, dst, [(th * tw, 1)], shift, clip)
+            else:
+                scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]
+                _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
+                _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
+                _alu(b, AluOp.ADD, (dst, wgt + kk), [(th * tw, 1, 0)], imm=0)  # dst = bias
+                _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
+                epilogue(b, dst, [(th * tw, 1)], shift, clip)
+        return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw, x_stride=ow)
+    _prefetched(b, [lambda base, a=(n, c, y0, th, x0, tw): tile(base, *a)
+                    for n in range(nb) for c in range(cb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)])
+
+
+def _prefetched(b: ProgramBuilder, tile_list) -> None:
+    """Emit tiles in alternating halves of ACC, tile k + 1's loads before tile k's ALU
+    work: with compute overlap the loader fills one half while the ALU works in the
+    other. Each tile is a function of its half's base that emits its loads and returns
+    (function emitting its ALU work, function emitting its store). A tile's loads write
+    only ACC, which the store of the tile two before does not read, so the wait for that
+    store (the half's OUT entries) goes on the tile's first ALU instruction."""
+    half = b.cfg.depth[MemType.ACC] // 2
+    p = Pipeline(b)
+    ready = None
+    for k, tile in enumerate(tile_list):
+        loaded = tile(k % 2 * half)
+        if ready is not None:
+            _finish(p, *ready)
+        ready = loaded
+    if ready is not None:
+        _finish(p, *ready)
     p.drain()
+
+
+def _finish(p: Pipeline, work, store) -> None:
+    p.group_begin()
+    work()
+    p.group_end(store)
 
 
 def lower_add(b: ProgramBuilder, count: int, x0, x1, out, shift: int, clip, name: str = "add") -> None:
     """Residual add of two tensors of `count` elements each."""
-    half = b.cfg.depth[MemType.ACC] // 2
-    chunk = half // 2
-    p = Pipeline(b)
-    for e0, n in tiles(count, chunk):
-        base = p.group_begin() * half
+    chunk = b.cfg.depth[MemType.ACC] // 4
+
+    def tile(base, e0, n):
         b.load(MemType.ACC_8BIT, base, x0, e0, x_size=n)
         b.load(MemType.ACC_8BIT, base + chunk, x1, e0, x_size=n)
-        _alu(b, AluOp.ADD, (base, base + chunk), [(n, 1, 1)])
-        epilogue(b, base, [(n, 1)], shift, clip)
-        p.group_end(lambda: b.store(base, out, e0, x_size=n))
-    p.drain()
+
+        def work():
+            _alu(b, AluOp.ADD, (base, base + chunk), [(n, 1, 1)])
+            epilogue(b, base, [(n, 1)], shift, clip)
+        return work, lambda: b.store(base, out, e0, x_size=n)
+    _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])

@@ -23,12 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import HwgenError
+from ...geometry import OVERLAP_LOG_WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, tiles, within
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
+WINDOW = 1 << OVERLAP_LOG_WINDOW
 
 
 @dataclass
@@ -259,7 +261,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                             flush()
                         cycles, rest = emit_step()
                         gemm += cycles
-                        while pending and alu + pending[0][1] <= gemm:
+                        # beside the GEMM instruction: what it covers in cycles and the window holds
+                        for _ in range(WINDOW - 1):
+                            if not pending or alu + pending[0][1] > gemm:
+                                break
                             emit, cycles = pending.pop(0)
                             emit()
                             alu += cycles
