@@ -48,6 +48,8 @@ COUNTERS = [
     ("load_retired", "instructions the load module has completed"),
     ("compute_retired", "instructions the compute module has completed"),
     ("store_retired", "instructions the store module has completed"),
+    ("compute_overlap_cycles", "cycles two or more compute units (GEMM, ALU, loader) execute at once "
+                               "(COMPUTE_OVERLAP; 0 without it)"),
 ]
 COUNTER_BASE = 0x24
 for _k, (_name, _doc) in enumerate(COUNTERS):

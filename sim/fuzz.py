@@ -7,8 +7,11 @@ within the buffers. Consecutive phases of different modules are separated by a t
 pair, so every phase starts after all earlier ones are complete: no races by
 construction. Extra tokens are pushed in one phase and popped in a later phase of the
 neighbour (at the latest before the next synchronisation on that queue, since tokens
-are indistinguishable), which can never deadlock. Each program lists the features it exercises for
-the coverage report.
+are indistinguishable), which can never deadlock. Under COMPUTE_OVERLAP, compute
+instructions often keep to one half of ACC, so that instructions in a row on different
+units run at once (disjoint halves) or must be held back (a shared half). Each program
+lists the features it exercises for the coverage report, and the campaign counts the
+programs during which two compute units ran at once (the compute_overlap_cycles counter).
 """
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ class _Gen:
         }
         self.out = self.b.output("out", (n, B, BO), "int8")
         self.pending: list[tuple[Module, Module]] = []   # extra tokens pushed, not yet popped
+        self.last_compute = None      # the previous compute instruction's unit and ACC halves
 
     def _acc_values(self, shape):
         r = self.rng
@@ -77,9 +81,12 @@ class _Gen:
         y, x = int(r.integers(1, 4)), int(r.integers(1, 7))
         stride = x + int(r.integers(0, 4))
         rows, cols = pads[0] + y + pads[1], pads[2] + x + pads[3]
-        if rows * cols > cfg.depth[dest]:       # a padded tile larger than a small scratchpad
+        lo, size = self.acc_region() if dest == MemType.ACC else (0, cfg.depth[dest])
+        if rows * cols > size:                  # a padded tile larger than a small scratchpad
             pads, rows, cols = (0, 0, 0, 0), y, x
-        sram = int(r.integers(0, cfg.depth[dest] - rows * cols + 1))
+        sram = lo + int(r.integers(0, size - rows * cols + 1))
+        if dest == MemType.ACC:
+            self.compute_footprint("LOAD", sram, sram + rows * cols - 1)
         span = (y - 1) * stride + x
         offset = int(r.integers(0, REGION_ELEMS - span + 1))
         pad_min = bool(cfg.ALU_EXT and any(pads) and r.random() < 0.5)
@@ -112,21 +119,48 @@ class _Gen:
             self.features["loop factor zero"] += 1
         return loops
 
-    def _bases(self, n: int, loops, k: int, depth: int):
-        """Micro-op base indices of kind k whose loop reach stays inside `depth`."""
+    def _bases(self, n: int, loops, k: int, region: tuple[int, int]):
+        """Micro-op base indices of kind k whose loop reach stays inside `region`
+        (first index, size)."""
         reach = sum((lp[0] - 1) * lp[1 + k] for lp in loops)
-        hi = max(depth - reach, 1)
-        return self.rng.integers(0, hi, n)
+        lo, size = region
+        return lo + self.rng.integers(0, max(size - reach, 1), n)
+
+    @staticmethod
+    def _reach(uops, loops, k: int) -> tuple[int, int]:
+        """The lowest and highest index of kind k an instruction touches."""
+        return int(uops[:, k].min()), int(uops[:, k].max()) + sum((lp[0] - 1) * lp[1 + k] for lp in loops)
+
+    def acc_region(self) -> tuple[int, int]:
+        """Where a compute instruction's ACC entries go: under compute overlap often
+        one half (so that instructions on different units may run at once), else
+        anywhere."""
+        depth = self.cfg.depth[MemType.ACC]
+        if self.cfg.COMPUTE_OVERLAP and self.rng.random() < 0.7:
+            return int(self.rng.integers(0, 2)) * depth // 2, depth // 2
+        return 0, depth
+
+    def compute_footprint(self, unit: str, lo: int, hi: int) -> None:
+        """Note a compute instruction's ACC footprint: two instructions in a row on
+        different units are a chance of overlap (disjoint halves) or a hazard the
+        hardware must hold back (a shared half)."""
+        half = self.cfg.depth[MemType.ACC] // 2
+        mask = set(range(lo // half, hi // half + 1))
+        if self.last_compute is not None and self.last_compute[0] != unit and self.cfg.COMPUTE_OVERLAP:
+            shared = mask & self.last_compute[1]
+            self.features[f"overlap {self.last_compute[0]} then {unit}, "
+                          + ("shared half" if shared else "disjoint halves")] += 1
+        self.last_compute = (unit, mask)
 
     def gemm(self):
         r, d = self.rng, self.cfg.depth
         n = int(r.integers(1, 5))
         loops = self._loops(3)
-        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= depth
-               for k, depth in enumerate((d[MemType.ACC], d[MemType.INP], d[MemType.WGT]))):
+        regions = (self.acc_region(), (0, d[MemType.INP]), (0, d[MemType.WGT]))
+        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= size for k, (_, size) in enumerate(regions)):
             loops = []
-        uops = np.stack([self._bases(n, loops, k, depth)
-                         for k, depth in enumerate((d[MemType.ACC], d[MemType.INP], d[MemType.WGT]))], axis=1)
+        uops = np.stack([self._bases(n, loops, k, region) for k, region in enumerate(regions)], axis=1)
+        self.compute_footprint("GEMM", *self._reach(uops, loops, 0))
         reset = bool(r.random() < 0.15)
         compress = bool(r.random() < 0.7)
         self.b.gemm(uops, loops, reset=reset, compress=compress)
@@ -140,9 +174,13 @@ class _Gen:
         use_imm = bool(r.random() < 0.5)
         n = int(r.integers(1, 5))
         loops = self._loops(2)
-        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= d[MemType.ACC] for k in range(2)):
+        dst = self.acc_region()
+        regions = (dst, dst if r.random() < 0.7 else (0, d[MemType.ACC]))
+        if any(sum((lp[0] - 1) * lp[1 + k] for lp in loops) >= size for k, (_, size) in enumerate(regions)):
             loops = []
-        uops = np.stack([self._bases(n, loops, k, d[MemType.ACC]) for k in range(2)], axis=1)
+        uops = np.stack([self._bases(n, loops, k, region) for k, region in enumerate(regions)], axis=1)
+        (dlo, dhi), (slo, shi) = self._reach(uops, loops, 0), self._reach(uops, loops, 1)
+        self.compute_footprint("ALU", min(dlo, slo), max(dhi, shi))
         imm = None
         if use_imm:
             imm = int(r.integers(-40, 41)) if op == AluOp.SHR or r.random() < 0.7 else int(r.integers(-32768, 32768))
@@ -180,6 +218,7 @@ class _Gen:
         the extra tokens still owed on this queue are popped first: otherwise an old one
         would let `dst` start early."""
         self.b.dep_push(src, dst)
+        self.last_compute = None      # what follows starts after everything before
         for owed in [p for p in self.pending if p == (src, dst)]:
             self.b.dep_pop(src, dst)
             self.pending.remove(owed)
@@ -246,7 +285,7 @@ def random_config(seed: int):
                   "ALU_OP_REGISTER": bool(rng.random() < 0.5), "TOKEN_REGISTER": bool(rng.random() < 0.5),
                   "BUSY_REGISTER": bool(rng.random() < 0.5), "QUEUE_ROOM_REGISTER": bool(rng.random() < 0.5),
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256])),
-                  "PIPELINED_UNITS": bool(rng.random() < 0.8)}
+                  "PIPELINED_UNITS": bool(rng.random() < 0.8), "COMPUTE_OVERLAP": bool(rng.random() < 0.6)}
         # the DSP primitive exists for ECP5 builds without packed multipliers
         fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
         fields["ALU_COMPARE_STAGE"] = fields["ALU_OP_REGISTER"] and bool(rng.random() < 0.5)
@@ -353,8 +392,11 @@ def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
                   "out_of_order": bool(rng.random() < 0.5), "seed": int(rng.integers(1 << 31))}
         camp.coverage.update(gen.features)
         tsim = TsimOptions(check=False, **memory)
-        diff = compare(Fsim().run(gen.program), Tsim(tsim).run(gen.program))
+        got = Tsim(tsim).run(gen.program)
+        diff = compare(Fsim().run(gen.program), got)
         camp.programs += 1
+        if got.counters["compute_overlap_cycles"]:
+            camp.coverage["overlap ran (programs)"] += 1
         if diff:
             camp.divergences.append({"program_seed": pseed, "config": cfg.to_dict(), "memory": memory,
                                      "difference": diff, "trace_diff": compare_traces(gen.program, tsim)[1]})

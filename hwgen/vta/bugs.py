@@ -9,6 +9,9 @@ BUGS = {
     "gemm_weight_swap_last_lane": "the GEMM's last output lane uses the previous lane's weight row",
     "load_skips_pad_row": "tensor loads do not write the last row of bottom padding",
     "load_ignores_max_burst": "tensor loads issue AXI4-length bursts (256 beats) whatever AXI_MAX_BURST says",
+    "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
+                                  "units even when they use the same half of ACC/OUT (their writes then meet "
+                                  "in that half)",
 }
 
 

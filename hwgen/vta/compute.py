@@ -63,6 +63,7 @@ class ComputeModule(wiring.Component):
             "ages": Out(LOG_WINDOW).array(len(CLASSES)),
             "finished": Out(1),
             "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2), "gemm_uop": Out(1), "alu_uop": Out(1),
+            "overlapping": Out(1),
         })
 
     def _is(self, op: Opcode):
@@ -80,8 +81,10 @@ class ComputeModule(wiring.Component):
         m.submodules.gemm = gemm = TensorGemm(cfg, self.bugs)
         m.submodules.alu = alu = TensorAlu(cfg, self.bugs)
         if cfg.COMPUTE_OVERLAP:
-            seq = OverlapSequencer(m, cfg, self.queue, self.tokens, gemm, alu, {mt: u.busy for mt, u in loads.items()})
-            m.d.comb += [self.ages[k].eq(seq.age[c]) for k, c in enumerate(CLASSES)]
+            seq = OverlapSequencer(m, cfg, self.queue, self.tokens, gemm, alu, {mt: u.busy for mt, u in loads.items()},
+                                   self.bugs)
+            m.d.comb += [self.overlapping.eq(seq.overlapping),
+                         *(self.ages[k].eq(seq.age[c]) for k, c in enumerate(CLASSES))]
         else:
             seq = Sequencer(m, self.queue, self.tokens, [gemm.busy, alu.busy, *(u.busy for u in loads.values())], {
                 **{mt.name: self._is_load_of(mt) for mt in loads},

@@ -27,7 +27,7 @@ TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
 # from the memory engine).
 CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "gemm_uops", "alu_uops",
                "load_token_wait_cycles", "compute_token_wait_cycles", "store_token_wait_cycles",
-               "load_retired", "compute_retired", "store_retired")
+               "load_retired", "compute_retired", "store_retired", "compute_overlap_cycles")
 
 
 TRACED = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)
@@ -176,7 +176,8 @@ class Core(wiring.Component):
                   "store_busy_cycles": store.executing, "gemm_uops": compute.gemm_uop, "alu_uops": compute.alu_uop,
                   "load_token_wait_cycles": load.waiting, "compute_token_wait_cycles": compute.waiting,
                   "store_token_wait_cycles": store.waiting, "load_retired": load.retired,
-                  "compute_retired": compute.retired, "store_retired": store.retired}
+                  "compute_retired": compute.retired, "store_retired": store.retired,
+                  "compute_overlap_cycles": compute.overlapping}
         for k, name in enumerate(CORE_EVENTS):
             m.d.comb += self.events[k].eq(events[name])
         if self.trace:

@@ -18,6 +18,8 @@ they retire, so the other modules see the same token order as without overlap.
 """
 from __future__ import annotations
 
+from itertools import combinations
+
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data
 
@@ -37,14 +39,16 @@ class OverlapSequencer:
     `scan`, `abort`, `keep`, `scanning`, `fp_known`, `fp_mask`); `load_busy` the
     loaders' busy flags by memory type. `insn` is the head; `start[name]` (a memory
     type's name for loads, GEMM, ALU, FINISH) pulses when the unit must start it;
-    `age[cls]` is the age of the instruction class `cls` executes."""
+    `age[cls]` is the age of the instruction class `cls` executes; `overlapping` is
+    high while two or more units execute. `bugs`: injected bugs (hwgen.vta.bugs)."""
 
-    def __init__(self, m: Module, cfg, queue, tokens, gemm, alu, load_busy: dict):
+    def __init__(self, m: Module, cfg, queue, tokens, gemm, alu, load_busy: dict, bugs=frozenset()):
         self.insn = Signal(INSN_BITS)
         names = [mt.name for mt in LOADS] + ["GEMM", "ALU", "FINISH"]
         self.start = {name: Signal(name=f"start_{name.lower()}") for name in names}
         self.age = {c: Signal(LOG_WINDOW, name=f"age_{c.lower()}") for c in CLASSES}
         self.executing, self.waiting, self.retired, self.state = Signal(), Signal(), Signal(), Signal(2)
+        self.overlapping = Signal()
         units = {"GEMM": gemm, "ALU": alu}
 
         head = data.View(insn_layout(cfg, "FINISH"), self.insn)
@@ -117,7 +121,7 @@ class OverlapSequencer:
         ok_beside = 1
         uop_ok = 1          # a GEMM/ALU head's micro-ops against an executing UOP load's writes
         for c in CLASSES:
-            fits = known[c] & ((h_mask & mask[c]) == 0)
+            fits = known[c] & (((h_mask & mask[c]) == 0) | ("overlap_ignores_acc_halves" in bugs))
             if c in units:
                 # a UOP load head must not write what the GEMM/ALU reads
                 fits &= ~head_uop_writes | (~head_uop_wrap & apart(load.sram_base, end, *rng[c]))
@@ -126,6 +130,7 @@ class OverlapSequencer:
                 uop_ok &= ~exe[c] | is_load | ld_ok
             ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
         any_exec = Cat(exe.values()).any()
+        m.d.comb += self.overlapping.eq(Cat(exe[a] & exe[b] for a, b in combinations(CLASSES, 2)).any())
 
         # -- the window ----------------------------------------------------------------------
         ptr_bits = LOG_WINDOW + 1

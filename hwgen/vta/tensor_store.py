@@ -3,13 +3,14 @@ DRAM[dram_base + y*x_stride + x] = OUT[sram_base + y*x_size + x].
 
 Each row goes out as AXI write bursts (bus-aligned, at most AXI_MAX_BURST beats, never across
 4 KiB). A beat is assembled from the OUT entries it covers, one scratchpad read per
-cycle; byte strobes cover exactly the row's elements, so partial beats leave their
-neighbours untouched. The store has completed when every burst is acknowledged.
+cycle, and queued for the W channel, so that beats leave one a cycle when a beat is at
+most one entry; byte strobes cover exactly the row's elements, so partial beats leave
+their neighbours untouched. The store has completed when every burst is acknowledged.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal
-from amaranth.lib import memory, wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -19,6 +20,10 @@ from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
 from .vme import WriteClientSignature
+
+# Beats between the OUT reads and the W channel: a read, its landing and the FIFO's
+# own cycle, so that a beat can leave every cycle.
+STORE_FIFO_DEPTH = 4
 
 
 class TensorStore(wiring.Component):
@@ -52,8 +57,7 @@ class TensorStore(wiring.Component):
         cur, row_end = Signal(ADDR_BITS + 1), Signal(ADDR_BITS + 1)
         lane0 = Signal(max(1, exact_log2(lanes)))
         beat_off = Signal(beat_bits)              # first beat of the current burst, within the row
-        n_beats, beat_i = Signal(range(geometry(cfg).max_burst + 1)), Signal(range(geometry(cfg).max_burst + 1))
-        lane = Signal(range(lanes + 1))           # lane whose read is issued this cycle
+        n_beats = Signal(range(geometry(cfg).max_burst + 1))
         got_lane, got_ok, got_valid = Signal(range(max(lanes, 2))), Signal(), Signal()
         beat_data = Signal(cfg.AXI_DATA_BITS)
         beat_strb = Signal(BB)
@@ -61,11 +65,14 @@ class TensorStore(wiring.Component):
         cmd, wdata = self.vme.cmd, self.vme.data
         beats, done, plan = plan_bursts(m, cfg, cur, row_end, geometry(cfg).max_burst)
 
-        # index of the element a lane of the current beat holds (narrow) or its entry (wide)
-        b = beat_off + beat_i
+        # the read side walks the burst's beats, one OUT read a cycle: `lanes` reads a
+        # beat (narrow) or one read a beat of one of the entry's `slices` (wide)
+        rb = Signal(range(geometry(cfg).max_burst + 1))          # beat being read, within the burst
+        rl = Signal(range(max(lanes, 2)))                        # lane being read
+        b = beat_off + rb
         e = Signal(range(-lanes, 1 << (beat_bits + exact_log2(lanes) + 1)))
         if narrow:
-            m.d.comb += e.eq(b * lanes + lane - lane0)
+            m.d.comb += e.eq(b * lanes + rl - lane0)
         else:
             m.d.comb += e.eq(b >> exact_log2(slices))
         ok = (e >= 0) & (e < f.x_size)
@@ -74,15 +81,35 @@ class TensorStore(wiring.Component):
         rd_addr = Signal.like(self.out.addr)
         m.d.comb += self.out.addr.eq(rd_addr)
 
-        # the read issued last cycle lands in the beat register
+        # finished beats wait in a FIFO for the W channel; a beat starts reading only if
+        # the FIFO will have room for it (DEPTH covers read, landing and FIFO latency)
+        beats_fifo = fifo.SyncFIFO(width=cfg.AXI_DATA_BITS + BB + 1, depth=STORE_FIFO_DEPTH)
+        m.submodules.beats = beats_fifo
+        in_flight = Signal(range(STORE_FIFO_DEPTH + 1))          # beats started, not yet sent
+        got_slice, got_last_lane, got_last_beat = Signal(max(1, exact_log2(slices))), Signal(), Signal()
+
+        # the read issued last cycle lands in the beat register; a beat's last lane goes
+        # to the FIFO with the rest of the beat
+        word = self.out.data if narrow else self.out.data.word_select(
+            got_slice if slices > 1 else Const(0), 8 * BB)
+        full_data, full_strb = Signal.like(beat_data), Signal.like(beat_strb)
+        m.d.comb += [full_data.eq(beat_data), full_strb.eq(beat_strb)]
         m.d.sync += got_valid.eq(0)
         with m.If(got_valid):
-            word = self.out.data if narrow else self.out.data.word_select(
-                (b[:exact_log2(slices)] if slices > 1 else Const(0)), 8 * BB)
             for k in range(lanes):
                 with m.If(got_lane == k):
-                    m.d.sync += [beat_data.word_select(k, 8 * lane_bytes).eq(Mux(got_ok, word, 0)),
-                                 beat_strb.word_select(k, lane_bytes).eq(Mux(got_ok, (1 << lane_bytes) - 1, 0))]
+                    m.d.comb += [full_data.word_select(k, 8 * lane_bytes).eq(Mux(got_ok, word, 0)),
+                                 full_strb.word_select(k, lane_bytes).eq(Mux(got_ok, (1 << lane_bytes) - 1, 0))]
+            m.d.sync += [beat_data.eq(full_data), beat_strb.eq(full_strb)]
+            m.d.comb += [beats_fifo.w_en.eq(got_last_lane),
+                         beats_fifo.w_data.eq(Cat(full_data, full_strb, got_last_beat))]
+        m.d.comb += [wdata.valid.eq(beats_fifo.r_rdy), beats_fifo.r_en.eq(wdata.ready),
+                     wdata.payload.data.eq(beats_fifo.r_data[:cfg.AXI_DATA_BITS]),
+                     wdata.payload.strb.eq(beats_fifo.r_data[cfg.AXI_DATA_BITS:-1]),
+                     wdata.payload.last.eq(beats_fifo.r_data[-1])]
+        starts_beat = Signal()
+        sent_beat = wdata.valid & wdata.ready
+        m.d.sync += in_flight.eq(in_flight + starts_beat - sent_beat)
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
@@ -107,32 +134,31 @@ class TensorStore(wiring.Component):
                                  rows_done.eq(y + 1 == f.y_size)]
                     m.next = "ROW"
                 with m.Else():
-                    # e of the burst's first read (beat_i and lane start at 0)
+                    # e of the burst's first read (rb and rl start at 0)
                     m.d.sync += rd_addr.eq(row_sram + (beat_off >> exact_log2(slices)) if not narrow
                                            else row_sram + (beat_off << exact_log2(lanes)) - lane0)
                     m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
                     with m.If(cmd.ready):
-                        m.d.sync += [n_beats.eq(beats), beat_i.eq(0), lane.eq(0)]
-                        m.next = "FILL"
-            with m.State("FILL"):
-                with m.If(lane < lanes):
-                    m.d.sync += [got_valid.eq(1), got_lane.eq(lane), got_ok.eq(ok), lane.eq(lane + 1)]
+                        m.d.sync += [n_beats.eq(beats), rb.eq(0), rl.eq(0)]
+                        m.next = "READ"
+            with m.State("READ"):
+                last_lane = rl == lanes - 1
+                with m.If((rl != 0) | (in_flight < STORE_FIFO_DEPTH)):
+                    m.d.comb += starts_beat.eq(rl == 0)
+                    m.d.sync += [got_valid.eq(1), got_lane.eq(rl), got_ok.eq(ok), got_last_lane.eq(last_lane),
+                                 got_last_beat.eq(rb == n_beats - 1), rl.eq(Mux(last_lane, 0, rl + 1))]
+                    if slices > 1:
+                        m.d.sync += got_slice.eq(b[:exact_log2(slices)])
                     if narrow:
                         m.d.sync += rd_addr.eq(rd_addr + 1)
-                with m.Elif(~got_valid):
-                    m.next = "SEND"
-            with m.State("SEND"):
-                m.d.comb += [wdata.valid.eq(1), wdata.payload.data.eq(beat_data), wdata.payload.strb.eq(beat_strb),
-                             wdata.payload.last.eq(beat_i == n_beats - 1)]
-                with m.If(wdata.ready):
-                    m.d.sync += [beat_i.eq(beat_i + 1), lane.eq(0)]
-                    if not narrow:
+                    else:
                         with m.If(b[:exact_log2(slices)] == slices - 1):
                             m.d.sync += rd_addr.eq(rd_addr + 1)
-                    m.next = "FILL"
-                    with m.If(beat_i == n_beats - 1):
-                        m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
-                        m.next = "PLAN" if plan else "BURST"
+                    with m.If(last_lane):
+                        m.d.sync += rb.eq(rb + 1)
+                        with m.If(rb == n_beats - 1):
+                            m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
+                            m.next = "PLAN" if plan else "BURST"
             with m.State("ACKS"):
                 with m.If(outstanding == 0):
                     m.next = "IDLE"

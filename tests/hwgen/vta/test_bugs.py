@@ -2,10 +2,12 @@
 diff names the instruction, the buffer stream and the entry where they first differ."""
 import re
 
+import numpy as np
 import pytest
 
 from hwgen import HwgenError, VTAConfig
-from hwgen.program import reference as ref
+from hwgen.isa import AluOp, MemType, Module
+from hwgen.program import ProgramBuilder, reference as ref
 from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
 
@@ -52,7 +54,6 @@ def test_load_skips_pad_row():
 
 
 def test_unknown_bug_is_refused():
-    from hwgen import HwgenError
     with pytest.raises(HwgenError, match="unknown injected bug"):
         run(ref.save_load(CFG), "tsim", TsimOptions(bugs=["nope"]))
 
@@ -66,3 +67,31 @@ def test_load_ignores_max_burst():
     with pytest.raises(HwgenError, match=r"tsim: read burst of \d+ beats at 0x[0-9a-f]+ is longer than "
                                           r"AXI_MAX_BURST \(16\)"):
         run(prog, "tsim", TsimOptions(bugs=["load_ignores_max_burst"]))
+
+
+def test_overlap_ignores_acc_halves():
+    """An ALU that reads a GEMM's results in the same half of ACC must wait for it; with
+    the hazard check disabled it issues beside the GEMM, and their writes meet in that
+    half: the diff names the GEMM's first lost write and lists the ALU beside it."""
+    cfg = VTAConfig({**CFG.to_dict(), "COMPUTE_OVERLAP": True})
+    rng = np.random.default_rng(1)
+    b = ProgramBuilder(cfg, "hazard")
+    inp = b.input("inp", rng.integers(-128, 128, (64, 1, 4), dtype=np.int8))
+    wgt = b.input("wgt", rng.integers(-128, 128, (32, 4, 4), dtype=np.int8))
+    out = b.output("out", (64, 1, 4), "int8")
+    b.load(MemType.INP, 0, inp, 0, x_size=64)
+    b.load(MemType.WGT, 0, wgt, 0, x_size=32)
+    b.dep_push(Module.LOAD, Module.COMPUTE)
+    b.dep_pop(Module.LOAD, Module.COMPUTE)
+    b.gemm(np.array([[0, 0, 0]]), [(64, 1, 0, 0)], reset=True)                      # ACC 0..63 = 0
+    gemm = b.gemm(np.array([[k, k, k] for k in range(8)]), [(4, 8, 8, 4), (8, 0, 1, 1)])   # ACC 0..31
+    add = b.alu(AluOp.ADD, np.array([[32 + k, k] for k in range(32)]))              # ACC 32..63 += ACC 0..31
+    b.dep_push(Module.COMPUTE, Module.STORE)
+    b.dep_pop(Module.COMPUTE, Module.STORE)
+    b.store(0, out, 0, x_size=64)
+    prog = b.finish()
+    assert cfg.depth[MemType.ACC] // 2 >= 64        # both instructions in the first half
+    report = divergence(prog, "overlap_ignores_acc_halves")
+    assert report.startswith("first divergence in stream write/ACC")
+    assert re.search(rf"instruction {gemm}, entry \d+\n", report) and f">> {gemm:5d} compute  GEMM" in report
+    assert f"{add:5d} compute  ALU" in report
