@@ -14,7 +14,8 @@ from .target import Target
 
 def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None) -> dict:
     """Run `compiled` (from compile_network) on input x; returns the output, the
-    per-layer report, totals (cycles and MAC utilization on cycle-accurate targets)
+    per-layer report, totals (cycles, predicted cycles and MAC utilization on
+    cycle-accurate targets)
     and `activities`, each accelerator layer's sampled counters (sim.target.Activity)
     when the target samples them."""
     t0 = time.perf_counter()
@@ -41,6 +42,7 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             loaded, stored = sum(cnt["load_bytes"].values()), cnt["store_bytes"]
             entry.update(instructions=len(c.program.insns), bytes=int(loaded + stored), load_bytes=int(loaded),
                          store_bytes=int(stored), wall_seconds=round(time.perf_counter() - t, 4))
+            entry["predicted_cycles"] = c.predicted_cycles
             if cycles is not None:
                 entry["cycles"] = int(cycles)
                 entry["gemm_uops"] = int(cnt["gemm_uops"])
@@ -54,6 +56,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
         cycles = sum(e["cycles"] for e in vta)
         macs = sum(e["macs"] for e in vta)
         out["cycles"] = cycles
+        out["predicted_cycles"] = sum(e["predicted_cycles"] for e in vta)
+        out["prediction_error"] = out["predicted_cycles"] / cycles - 1
         out["mac_utilization"] = macs / (cycles * cfg.batch * cfg.block_in * cfg.block_out)
     return out
 
@@ -61,12 +65,13 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
 def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, progress=None) -> dict:
     """Run `compiled` on the network's sample input (`input_seed`) and compare the
     output bit for bit with the numpy semantics of the whole network. Returns a
-    JSON-able summary: cycles, MAC utilization, DRAM bytes, `matches_reference`,
-    per-layer figures, wall time."""
+    JSON-able summary: cycles, the cycle model's prediction and its error, MAC
+    utilization, DRAM bytes, `matches_reference`, per-layer figures, wall time."""
     x = zoo.sample_input(net, input_seed)
     result = run_network(net, cfg, compiled, x, target, progress)
     return {"target": target.name, "network": net.name, "config": cfg.name,
-            "cycles": result.get("cycles"), "mac_utilization": result.get("mac_utilization"),
+            "cycles": result.get("cycles"), "predicted_cycles": result.get("predicted_cycles"),
+            "prediction_error": result.get("prediction_error"), "mac_utilization": result.get("mac_utilization"),
             "dram_bytes": result["dram_bytes"],
             "matches_reference": bool(np.array_equal(result["output"], net.reference(x))),
             "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3)}

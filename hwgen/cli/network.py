@@ -54,13 +54,12 @@ def compile_cmd(args) -> int:
         if r["where"] == "host":
             con.print(f"  {r['name']:<8} {r['kind']:<16} host: {r['reason']}")
             continue
-        line = f"  {r['name']:<8} {r['kind']:<16} {r['instructions']:6d} insns"
+        line = f"  {r['name']:<8} {r['kind']:<16} {r['instructions']:6d} insns  ~{r['predicted_cycles']} cycles"
         if "tiling" in r:
             t = r["tiling"]
             b = r["predicted_bytes"]
             line += (f"  tiling th={t['th']} tw={t['tw']} tco={t['tco']} tci={t['tci']} oc_n={t['oc_n']} h_n={t['h_n']}"
-                     f"  bytes inp {b['INP']} wgt {b['WGT']} acc {b['ACC']} out {b['OUT']}"
-                     f"  ~{r['predicted_cycles']} cycles")
+                     f"  bytes inp {b['INP']} wgt {b['WGT']} acc {b['ACC']} out {b['OUT']}")
         con.print(line)
     return OK
 
@@ -90,6 +89,7 @@ def run(args) -> int:
                   + ("[green]matches[/green]" if summary["matches_reference"] else "[red]differs from[/red]")
                   + " the reference")
         if summary["cycles"] is not None:
-            con.print(f"  {summary['cycles']} cycles, MAC utilization {summary['mac_utilization']:.1%}")
+            con.print(f"  {summary['cycles']} cycles (predicted {summary['predicted_cycles']}, "
+                      f"{summary['prediction_error']:+.1%}), MAC utilization {summary['mac_utilization']:.1%}")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED

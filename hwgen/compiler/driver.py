@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..files import json_fields, read_json, sha256
 from ..program import Program
+from ..program.timing import predict
 from . import ir
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
@@ -34,6 +36,11 @@ class CompiledLayer:
     program: object = None
     plan: dict = field(default_factory=dict)
 
+    @cached_property
+    def predicted_cycles(self) -> int | None:
+        """The program's cycles from the cycle model (hwgen.program.timing), None on the host."""
+        return None if self.program is None else predict(self.program).cycles
+
     def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
         """NCHW input k in the blocked layout of the program's region "in{k}"."""
         return pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
@@ -49,10 +56,10 @@ class CompiledLayer:
             out["reason"] = self.reason
         if self.program is not None:
             out["instructions"] = len(self.program.insns)
+            out["predicted_cycles"] = self.predicted_cycles
         if self.plan:
             out["tiling"] = self.plan["tiling"].to_dict()
             out["predicted_bytes"] = self.plan["bytes"]
-            out["predicted_cycles"] = self.plan["cycles"]
             out["fallback_bytes"] = self.plan["fallback_bytes"]
         return out
 

@@ -1,0 +1,51 @@
+"""The cycle model (hwgen.program.timing) against tsim: compiled convolutions, pooling
+and residual adds on small configurations, with and without compute overlap, and
+hand-counted bursts. On programs this small the fixed costs the model approximates
+weigh more than on whole networks (ci/networks.py --target tsim prints the model's
+error per network)."""
+import numpy as np
+import pytest
+
+from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
+from hwgen.compiler import ir
+from hwgen.config import VTAConfig
+from hwgen.program.timing import _row_bursts, predict
+from sim.tsim import Tsim
+
+SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
+         "LOG_WGT_BUFF_SIZE": 11}
+
+
+def test_row_bursts_split_at_max_burst_and_4k():
+    assert _row_bursts(0, 64, 8, 16) == (8, 1)
+    assert _row_bursts(0, 8 * 40, 8, 16) == (40, 3)             # 16 + 16 + 8 beats
+    assert _row_bursts(4096 - 16, 32, 8, 256) == (4, 2)         # two beats each side of 4 KiB
+    assert _row_bursts(3, 8, 8, 16) == (2, 1)                   # unaligned: two partial beats
+
+
+def layers(cfg):
+    rng = np.random.default_rng(0)
+    out = []
+    for c, h, k, oc, stride in [(16, 10, 3, 16, 1), (8, 12, 1, 32, 2), (32, 6, 3, 8, 1)]:
+        x = rng.integers(-128, 128, (1, c, h, h), dtype=np.int8)
+        w = rng.integers(-128, 128, (oc, c, k, k), dtype=np.int8)
+        b = rng.integers(-1000, 1000, oc, dtype=np.int32)
+        out.append(conv2d_program(cfg, x, w, b, stride=stride, pad=k // 2, shift=6))
+    pool = ir.MaxPool("pool", ("x",), kernel=3, stride=2, pad=1, nonneg_input=True)
+    out.append(lower_layer(pool, cfg, [(1, 16, 12, 12)])[0])
+    add = ir.Add("add", ("a", "b"), shift=1, clip=(-128, 127))
+    out.append(lower_layer(add, cfg, [(1, 16, 8, 8), (1, 16, 8, 8)])[0])
+    return out
+
+
+@pytest.mark.parametrize("options", [{}, {"COMPUTE_OVERLAP": True}, {"COMPUTE_OVERLAP": True, "FPGA": "xc7"},
+                                     {"AXI_DATA_BITS": 128, "COMPUTE_OVERLAP": True}])
+def test_model_follows_tsim(options):
+    cfg = VTAConfig({**SMALL, **options})
+    measured, predicted = [], []
+    for prog in layers(cfg):
+        measured.append(Tsim().run(prog).cycles)
+        predicted.append(predict(prog).cycles)
+    errors = [p / m - 1 for p, m in zip(predicted, measured)]
+    assert all(abs(e) < 0.2 for e in errors), (measured, predicted)
+    assert abs(sum(predicted) / sum(measured) - 1) < 0.06, (measured, predicted)
