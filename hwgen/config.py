@@ -137,7 +137,8 @@ def _fpga_defaults(fpga: str) -> dict:
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
-        "COMPUTE_OVERLAP": False,
+        # no ISA cost; its area on each family: docs/fpga.md, "Compute overlap"
+        "COMPUTE_OVERLAP": True,
         "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,
         # short AXI3 bursts, one at a time, would leave the bus idle for the memory
         # latency after each (ResNet-18 on tsim: 9.26 M cycles against 7.99 M)

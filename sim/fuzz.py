@@ -137,7 +137,10 @@ class _Gen:
         anywhere."""
         depth = self.cfg.depth[MemType.ACC]
         if self.cfg.COMPUTE_OVERLAP and self.rng.random() < 0.7:
-            return int(self.rng.integers(0, 2)) * depth // 2, depth // 2
+            half = int(self.rng.integers(0, 2))
+            if self.last_compute is not None and len(self.last_compute[1]) == 1 and self.rng.random() < 0.5:
+                half = 1 - next(iter(self.last_compute[1]))      # the other half than the last one's
+            return half * depth // 2, depth // 2
         return 0, depth
 
     def compute_footprint(self, unit: str, lo: int, hi: int) -> None:

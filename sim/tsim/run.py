@@ -19,6 +19,7 @@ import numpy as np
 from hwgen.errors import HwgenError
 from hwgen.isa import MemType, Module
 from hwgen.program.check import check_program
+from hwgen.program.timing import MEMORY_LATENCY
 from hwgen.tech import Tech
 from hwgen.vta.bugs import check_bugs
 
@@ -103,7 +104,7 @@ class TsimOptions:
     (a multiple of 64; 0: never) the harness samples the activity counters
     (ACTIVITY_COUNTERS) while it polls, the session's `activity` afterwards."""
     config: object = None
-    latency: int = 16
+    latency: int = MEMORY_LATENCY
     max_outstanding: int | None = None
     stall: float = 0.0
     out_of_order: bool = False
