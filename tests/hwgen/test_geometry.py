@@ -2,6 +2,7 @@
 floorplanner) importable without Amaranth."""
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -69,7 +70,14 @@ BY_HAND = {
 
 @pytest.mark.parametrize("name,bus", sorted(BY_HAND))
 def test_every_scratchpad_by_hand(name, bus):
-    g = geometry(load_config(name).replace(AXI_DATA_BITS=bus))
+    """The scratchpads in one piece each (COMPUTE_OVERLAP false); with overlap, ACC and OUT
+    in two halves and a second micro-op read port, the rest unchanged."""
+    g = geometry(load_config(name).replace(AXI_DATA_BITS=bus, COMPUTE_OVERLAP=False))
     assert [(s.name, s.entry_bits, s.depth, s.banks, s.read_ports, s.write_granule) for s in g.scratchpads] == \
         BY_HAND[name, bus]
     assert (g.bus_bits, g.bus_bytes, g.insn_align) == (bus, bus // 8, max(16, bus // 8))
+    overlap = geometry(load_config(name).replace(AXI_DATA_BITS=bus, COMPUTE_OVERLAP=True))
+    want = {"uop_mem": (2, 1), "acc_mem": (None, 2), "out_mem": (None, 2)}
+    for one, split in zip(g.scratchpads, overlap.scratchpads):
+        ports, halves = want.get(one.name, (None, 1))
+        assert split == replace(one, read_ports=ports or one.read_ports, halves=halves)

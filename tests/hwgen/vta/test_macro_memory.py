@@ -32,10 +32,10 @@ def test_netlist_macros_are_the_floorplans(tmp_path):
     # every macro of the mapping is instantiated, with its read-port copies
     expected = 0
     for sp in geometry(cfg).scratchpads:
-        name, n_read, banks = sp.name, sp.read_ports, sp.banks
+        name, n_read, memories = sp.name, sp.read_ports, len(sp.memories)    # banks or halves
         mm = map_memory(TECH, sp.entry_bits, sp.bank_depth)
         assert manifest["memories"]["scratchpads"][name]["macro"] == mm.macro.name
-        expected += banks * n_read * mm.count
+        expected += memories * n_read * mm.count
     assert len(manifest["macros"]) == expected
     assert len(re.findall(r"^\s*sram_\d+x\d+ \S+ \(", verilog, re.M)) == expected
     models = (tmp_path / SRAM_MODELS).read_text()

@@ -43,8 +43,9 @@ class LoadBench(wiring.Component):
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
         pads = {}
         for b in BUFFERS:
-            # the core's scratchpad, with one read port for the debug reads
-            pads[b] = Scratchpad(replace(geometry(cfg).scratchpad(b), read_ports=1))
+            # the core's scratchpad, in one piece (the compute-overlap halves give each unit
+            # its own ports; the loads write the same entries), one read port for debug reads
+            pads[b] = Scratchpad(replace(geometry(cfg).scratchpad(b), read_ports=1, halves=1))
             m.submodules[f"mem_{b.name.lower()}"] = pads[b]
             m.d.comb += pads[b].rd[0].addr.eq(self.dbg_addr)
         busy, writes = 0, {b: [] for b in BUFFERS}
