@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .isa.fields import INSN_BYTES
-from .isa.opcodes import MemType
+from .isa.opcodes import AluOp, MemType
 
 # The buffer each LOAD memory type writes.
 LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: MemType.WGT,
@@ -22,6 +22,12 @@ LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: Me
 # accumulator operands (the highly configurable VTA paper, section on pipelining).
 BASELINE_GEMM_INTERVAL = 4
 BASELINE_ALU_INTERVAL = {True: 4, False: 5}     # by use_imm
+# With ALU_COMPARE_STAGE, the operations that select by a comparison, and MUL, take
+# one more stage: their result comes from registered comparisons, operands and
+# product, so the stage that writes holds no carry chain and no multiplier.
+LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL)
+# An AXI burst must not cross a 4 KiB boundary.
+BOUNDARY_BYTES = 4096
 
 
 def gemm_interval(cfg) -> int:
@@ -31,7 +37,7 @@ def gemm_interval(cfg) -> int:
 
 def alu_interval(cfg, use_imm: bool, late: bool) -> int:
     """Cycles from one ALU micro-op's issue to the next one's; `late`: the operation is
-    one that ALU_COMPARE_STAGE computes a stage later (MIN, MAX, CLP, MUL). A
+    one that ALU_COMPARE_STAGE computes a stage later (LATE_OPS). A
     two-stage operation (ALU_OP_REGISTER) leaves one free cycle, two for the late ones,
     so that a result is recorded for forwarding before the next micro-op's operands are
     taken; a one-port ACC reads the second operand on a free cycle."""
@@ -81,6 +87,13 @@ OVERLAP_HALVES = 2
 # Sixteen let a residual convolution tile's epilogue (clip, shortcut loads, add, clip)
 # issue beside one GEMM instruction; eight held the GEMM back by a third of it.
 OVERLAP_LOG_WINDOW = 4
+OVERLAP_WINDOW = 1 << OVERLAP_LOG_WINDOW
+
+
+def overlap_halves(cfg, lo: int, hi: int) -> frozenset:
+    """The halves of ACC/OUT (0 the lower) that the entries lo..hi reach; none when hi < lo."""
+    half = cfg.depth[MemType.ACC] // OVERLAP_HALVES
+    return frozenset(range(lo // half, hi // half + 1)) if hi >= lo else frozenset()
 
 # Instance name of each scratchpad.
 _SCRATCHPADS = (("uop_mem", MemType.UOP), ("inp_mem", MemType.INP), ("wgt_mem", MemType.WGT),

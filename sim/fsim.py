@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwgen.errors import ProgramError
-from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, decode_uops, encode_uops, uop_dtype
-from hwgen.program.check import dram_elements, block_shape, check_program, dram_span
+from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
+from hwgen.program.check import block_shape, check_program, dram_elements, dram_span, loaded_uops
 from hwgen.program.tokens import neighbour_queues, schedule
 
 from .target import Progress, Session, Target, counters
@@ -107,13 +107,11 @@ class FSim:
         cfg, mt = self.cfg, MemType(insn.memory_type)
         E = cfg.elem_bytes[mt]
         self._span_ok(insn, index, E)
-        raw = dram_elements(self.dram, insn, E)  # (y, x, E) uint8
         base = insn.sram_base
         if mt == MemType.UOP:
-            n = insn.y_size * insn.x_size
-            words = np.ascontiguousarray(raw).view(uop_dtype(cfg)).ravel()
-            self.uop[:, base:base + n] = np.stack(decode_uops(cfg, words))
+            self.uop[:, base:base + insn.y_size * insn.x_size] = loaded_uops(cfg, self.dram, insn)
             return
+        raw = dram_elements(self.dram, insn, E)  # (y, x, E) uint8
         if mt == MemType.INP:
             buf, lane, pad_min = self.inp, (cfg.batch, cfg.block_in), -(1 << (cfg.inp_bits - 1))
             data = np.ascontiguousarray(raw).view(np.int8)

@@ -26,6 +26,7 @@ import numpy as np
 
 from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.errors import HwgenError
+from hwgen.geometry import OVERLAP_HALVES, overlap_halves
 from hwgen.isa import AluOp, MemType, Module
 from hwgen.isa.opcodes import EXT_ALU_OPS
 from hwgen.program import Program, ProgramBuilder
@@ -137,18 +138,17 @@ class _Gen:
         anywhere."""
         depth = self.cfg.depth[MemType.ACC]
         if self.cfg.COMPUTE_OVERLAP and self.rng.random() < 0.7:
-            half = int(self.rng.integers(0, 2))
+            half = int(self.rng.integers(0, OVERLAP_HALVES))
             if self.last_compute is not None and len(self.last_compute[1]) == 1 and self.rng.random() < 0.5:
-                half = 1 - next(iter(self.last_compute[1]))      # the other half than the last one's
-            return half * depth // 2, depth // 2
+                half = (next(iter(self.last_compute[1])) + 1) % OVERLAP_HALVES   # not the last one's half
+            return half * depth // OVERLAP_HALVES, depth // OVERLAP_HALVES
         return 0, depth
 
     def compute_footprint(self, unit: str, lo: int, hi: int) -> None:
         """Note a compute instruction's ACC footprint: two instructions in a row on
         different units are a chance of overlap (disjoint halves) or a hazard the
         hardware must hold back (a shared half)."""
-        half = self.cfg.depth[MemType.ACC] // 2
-        mask = set(range(lo // half, hi // half + 1))
+        mask = overlap_halves(self.cfg, lo, hi)
         if self.last_compute is not None and self.last_compute[0] != unit and self.cfg.COMPUTE_OVERLAP:
             shared = mask & self.last_compute[1]
             self.features[f"overlap {self.last_compute[0]} then {unit}, "

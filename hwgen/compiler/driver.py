@@ -39,7 +39,7 @@ class CompiledLayer:
     @cached_property
     def predicted_cycles(self) -> int | None:
         """The program's cycles from the cycle model (hwgen.program.timing), None on the host."""
-        return None if self.program is None else predict(self.program).cycles
+        return None if self.program is None else predict(self.program)
 
     def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
         """NCHW input k in the blocked layout of the program's region "in{k}"."""

@@ -83,9 +83,8 @@ def check_program(program) -> CheckReport:
             _check_memory(cfg, insn, m, dram_size, err)
             if insn.opcode == Opcode.LOAD and insn.memory_type == MemType.UOP and insn.x_size:
                 n = insn.y_size * insn.x_size
-                words = dram_elements(program.dram, insn, cfg.elem_bytes[MemType.UOP]).view(uop_dtype(cfg)).ravel()
                 base = insn.sram_base
-                uops[:, base:base + n] = np.stack(decode_uops(cfg, words))
+                uops[:, base:base + n] = loaded_uops(cfg, program.dram, insn)
                 uop_loaded[base:base + n] = True
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
             _check_loop(cfg, insn, uops, uop_loaded, err)
@@ -114,6 +113,13 @@ def dram_elements(dram: np.ndarray, insn: Instruction, elem_bytes: int) -> np.nd
     return np.lib.stride_tricks.as_strided(
         dram[start:], shape=(insn.y_size, insn.x_size, elem_bytes),
         strides=(insn.x_stride * elem_bytes, elem_bytes, 1), writeable=False)
+
+
+def loaded_uops(cfg, dram: np.ndarray, insn: Instruction) -> np.ndarray:
+    """(3, n): dst, src and wgt indices of the n micro-ops a LOAD UOP (its span checked)
+    copies from `dram`."""
+    raw = dram_elements(dram, insn, cfg.elem_bytes[MemType.UOP])
+    return np.stack(decode_uops(cfg, np.ascontiguousarray(raw).view(uop_dtype(cfg)).ravel()))
 
 
 def _check_memory(cfg, insn: Instruction, m: Module, dram_size: int, err) -> None:

@@ -29,7 +29,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..geometry import alu_interval
+from ..geometry import LATE_OPS, alu_interval
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
@@ -38,12 +38,6 @@ from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
 from .rtl import fit_signed, registered
-
-
-# With ALU_COMPARE_STAGE, the operations that select by a comparison, and MUL, take
-# one more stage: their result comes from registered comparisons, operands and
-# product, so the stage that writes holds no carry chain and no multiplier.
-LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL)
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,

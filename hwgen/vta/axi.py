@@ -8,11 +8,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..geometry import geometry
+from ..geometry import BOUNDARY_BYTES, geometry
 
 ADDR_BITS = 32
 BURST_INCR = 1
-BOUNDARY_BYTES = 4096   # a burst must not cross a 4 KiB boundary
 
 
 def axi4_master_members(data_bits: int, id_bits: int, addr_bits: int = ADDR_BITS) -> dict:

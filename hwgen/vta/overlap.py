@@ -23,14 +23,13 @@ from itertools import combinations
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data
 
-from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW
+from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, OVERLAP_WINDOW as WINDOW
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
 from .footprint import ProductSum, halves_touched
 from .layouts import insn_layout
 from .rtl import registered
 
-WINDOW = 1 << LOG_WINDOW
 CLASSES = ("LOAD", "GEMM", "ALU")       # the units that execute compute instructions, one each at a time
 
 

@@ -23,14 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import HwgenError
-from ...geometry import OVERLAP_LOG_WINDOW
+from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, tiles, within
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
-WINDOW = 1 << OVERLAP_LOG_WINDOW
 
 
 @dataclass

@@ -45,7 +45,7 @@ def test_model_follows_tsim(options):
     measured, predicted = [], []
     for prog in layers(cfg):
         measured.append(Tsim().run(prog).cycles)
-        predicted.append(predict(prog).cycles)
+        predicted.append(predict(prog))
     errors = [p / m - 1 for p, m in zip(predicted, measured)]
     assert all(abs(e) < 0.2 for e in errors), (measured, predicted)
     assert abs(sum(predicted) / sum(measured) - 1) < 0.06, (measured, predicted)

@@ -10,6 +10,7 @@ from hwgen.isa import AluOp, MemType, Module
 from hwgen.program import ProgramBuilder, reference as ref
 from sim import TsimOptions, run
 from sim.trace import Trace, TraceMode, first_divergence
+from tests.support.programs import gemm_operands
 
 CFG = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,
                  "LOG_UOP_BUFF_SIZE": 10, "AXI_DATA_BITS": 128})
@@ -76,13 +77,8 @@ def test_overlap_ignores_acc_halves():
     cfg = VTAConfig({**CFG.to_dict(), "COMPUTE_OVERLAP": True})
     rng = np.random.default_rng(1)
     b = ProgramBuilder(cfg, "hazard")
-    inp = b.input("inp", rng.integers(-128, 128, (64, 1, 4), dtype=np.int8))
-    wgt = b.input("wgt", rng.integers(-128, 128, (32, 4, 4), dtype=np.int8))
+    gemm_operands(b, rng)
     out = b.output("out", (64, 1, 4), "int8")
-    b.load(MemType.INP, 0, inp, 0, x_size=64)
-    b.load(MemType.WGT, 0, wgt, 0, x_size=32)
-    b.dep_push(Module.LOAD, Module.COMPUTE)
-    b.dep_pop(Module.LOAD, Module.COMPUTE)
     b.gemm(np.array([[0, 0, 0]]), [(64, 1, 0, 0)], reset=True)                      # ACC 0..63 = 0
     gemm = b.gemm(np.array([[k, k, k] for k in range(8)]), [(4, 8, 8, 4), (8, 0, 1, 1)])   # ACC 0..31
     add = b.alu(AluOp.ADD, np.array([[32 + k, k] for k in range(32)]))              # ACC 32..63 += ACC 0..31

@@ -9,6 +9,7 @@ from hwgen.isa import AluOp, MemType, Module
 from hwgen.program import ProgramBuilder
 from sim.fsim import Fsim
 from sim.tsim import Tsim
+from tests.support.programs import gemm_operands
 
 SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
          "LOG_WGT_BUFF_SIZE": 11}
@@ -18,14 +19,9 @@ def halves_program(cfg):
     b = ProgramBuilder(cfg, "halves")
     rng = np.random.default_rng(0)
     half = cfg.depth[MemType.ACC] // 2
-    inp = b.input("inp", rng.integers(-128, 128, (64, 1, 4), dtype=np.int8))
-    wgt = b.input("wgt", rng.integers(-128, 128, (64, 4, 4), dtype=np.int8))
+    gemm_operands(b, rng)
     acc = b.input("acc", rng.integers(-1000, 1000, (64, 1, 4), dtype=np.int32))
     out = b.output("out", (64, 1, 4), "int8")
-    b.load(MemType.INP, 0, inp, 0, x_size=64)
-    b.load(MemType.WGT, 0, wgt, 0, x_size=32)
-    b.dep_push(Module.LOAD, Module.COMPUTE)
-    b.dep_pop(Module.LOAD, Module.COMPUTE)
     b.load(MemType.ACC, half, acc, 0, x_size=32)
     b.load(MemType.ACC, 0, acc, 32, x_size=32)
     gemm = np.array([[k, k, k] for k in range(8)])
