@@ -10,7 +10,7 @@ from ..config import load_config
 from ..compiler.driver import compile_network, load_compiled, save_compiled
 from ..compiler.frontends import zoo
 from ..compiler.ir import Network
-from ..compiler.mapping import ENGINES, MappingOptions
+from ..compiler.mapping import ENGINES, GOALS, MappingOptions
 from ..errors import HwgenError
 from ..files import staged
 from .common import FAILED, OK, add_config, add_json, config, console, output_dir, print_json, progress_bar
@@ -26,6 +26,9 @@ def register(sub) -> None:
     p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
                    help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "
                         "on the ALU, or auto: the GEMM where the configuration allows")
+    p.add_argument("--tiling-goal", choices=GOALS, default="cycles",
+                   help="what the tiling search minimises: the cycle model's prediction of each layer's program "
+                        "(among a shortlist of the closed-form search), or the DRAM bytes loaded (the VTA paper's TPS)")
     add_json(p)
     p.set_defaults(func=compile_cmd)
 
@@ -35,7 +38,7 @@ def compile_cmd(args) -> int:
     cfg = load_config(args.config)
     out = output_dir(args.output)
     net = zoo.get(args.network) if args.network else Network.load(args.model)
-    options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine)
+    options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step)

@@ -5,8 +5,9 @@
 - fusion: `fuse` folds a residual add into the accelerator convolution that feeds it;
 - engines: a depthwise convolution runs on the GEMM (block-diagonal weights) or on
   the ALU (`depthwise_on_gemm`);
-- tiling: `plan_conv` searches (or takes) the tiling of a GEMM convolution and
-  predicts its DRAM bytes and cycles (`tiling`);
+- tiling: `plan_conv` records a GEMM convolution's tiling (searched by the lowering,
+  `lowering.conv.choose_tiling`, unless forced) with its DRAM bytes and closed-form
+  cycles (`tiling`);
 - data layout in DRAM: `input_block` is the channel block of a layer's input k.
 
 Choices a user may force are in `MappingOptions`, never in the layers."""
@@ -16,9 +17,10 @@ from dataclasses import dataclass, field
 
 from ..errors import HwgenError
 from . import ir
-from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles, search
+from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
+GOALS = ("cycles", "bytes")
 
 
 @dataclass(frozen=True)
@@ -28,14 +30,19 @@ class MappingOptions:
     convolutions ("gemm": GEMM micro-ops with block-diagonal weights, needs BLOCK_IN ==
     BLOCK_OUT; "alu": MUL and ADD on the ALU as in the VTA paper; "auto": gemm where
     the configuration allows); `tilings`: forced tilings by layer name (searched
-    otherwise)."""
+    otherwise); `goal`: what the tiling search minimises ("cycles": the cycle model's
+    prediction of the layer's program, among a shortlist of the closed-form search;
+    "bytes": DRAM traffic, the TPS of the VTA paper)."""
     reuse: bool = True
     depthwise: str = "auto"
     tilings: dict[str, Tiling] = field(default_factory=dict)
+    goal: str = "cycles"
 
     def __post_init__(self):
         if self.depthwise not in ENGINES:
             raise HwgenError(f"depthwise engine {self.depthwise!r}: choose {', '.join(ENGINES)}")
+        if self.goal not in GOALS:
+            raise HwgenError(f"tiling goal {self.goal!r}: choose {', '.join(GOALS)}")
 
 
 def input_block(layer, cfg, k: int = 0) -> int:
@@ -84,9 +91,9 @@ def conv_shape(cfg, layer, x, residual: bool = False) -> ConvShape:
     return ConvShape.of(cfg, n, c, o, h, w, kh, kw, (layer.stride,) * 2, (layer.pad,) * 2, residual)
 
 
-def plan_conv(cfg, s: ConvShape, reuse: bool, name: str, tiling: Tiling | None = None) -> dict:
-    """The tiling (searched unless given) of a GEMM convolution and its predictions."""
-    t = tiling or search(cfg, s, reuse, name).tiling
+def plan_conv(cfg, s: ConvShape, t: Tiling) -> dict:
+    """The plan of a GEMM convolution on tiling `t`: its DRAM bytes and closed-form
+    predictions."""
     return {"tiling": t, "bytes": dram_bytes(cfg, s, t), "cycles": predicted_cycles(cfg, s, t),
             "fallback_bytes": dram_bytes(cfg, s, fallback(s))}
 

@@ -17,7 +17,10 @@ Each step needs an input chunk (rows x columns x tci blocks, halo included) and 
 weight chunk (tco x tci x KH x KW); INP and WGT each hold two chunks (double
 buffering). With `reuse`, a step whose chunk is the one the previous step used loads
 nothing (the reuse-aware thread order (I1,W1),(I1,W2),(I2,W1),(I2,W2)); without it,
-every step loads both (plain virtual threads). `dram_bytes` is the exact traffic of
+every step loads both (plain virtual threads). Groups alternate between the halves of
+ACC; with `acc_slots` = 2 each half holds two groups' slots in turn, so that a group
+waits for the store of the group four before it rather than two (the store and the
+next bias copy leave the ALU's path). `dram_bytes` is the exact traffic of
 this schedule, per buffer, in closed form; `search` minimises it exhaustively under
 the INP, WGT, ACC and micro-op capacity constraints (the innermost loop, over tco,
 stops at the first size that no longer fits: footprints grow with it)."""
@@ -92,6 +95,7 @@ class Tiling:
     oc_n: int = 1
     h_n: int = 1
     reuse: bool = True
+    acc_slots: int = 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,7 +132,7 @@ def candidates(n: int) -> list[int]:
 class Footprint:
     inp: int      # entries per INP chunk (one of two)
     wgt: int      # entries per WGT chunk
-    acc: int      # entries of one ACC group slot (one of two), bias included
+    acc: int      # entries of one half of ACC: `acc_slots` groups, bias included
     uops: int     # micro-ops of the largest GEMM kernel
 
 
@@ -137,7 +141,8 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
     tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
-    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, tiles_acc + t.oc_n * t.tco, math.prod(ext[:4]))
+    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, (tiles_acc + t.oc_n * t.tco) * t.acc_slots,
+                     math.prod(ext[:4]))
 
 
 def capacity(cfg) -> dict[str, int]:
@@ -209,32 +214,43 @@ def load_bytes(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
 
 
 def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
-    """A first-order estimate. The compute module runs the GEMM micro-op iterations and
-    the ALU passes (bias copy, shift, clip) at their issue intervals, and a fixed cost
-    per step; the load module streams INP/WGT/ACC at the bus width in parallel. Not
-    overlapped: the first step's loads, and the last group's store. `b`: the
-    schedule's dram_bytes, when already known."""
+    """A first-order estimate, in closed form (the search ranks every candidate by it;
+    `program.timing` models a lowered program). The compute module runs the GEMM
+    micro-op iterations and the ALU passes (bias copy, shift, clip, and the fused
+    residual's load and passes) at their issue intervals, and a fixed cost per step;
+    the load module streams INP/WGT/ACC at the bus width in parallel. With
+    COMPUTE_OVERLAP a group's ALU work runs beside the next group's GEMM, so each group
+    costs the longer of the two, and only the first group's bias copy and the last
+    one's epilogue stand alone; without it everything adds up. Not overlapped either
+    way: the first step's loads, and the last group's store. `b`: the schedule's
+    dram_bytes, when already known."""
     bus = geometry(cfg).bus_bytes
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
     n_co, n_ci = -(-s.cob // t.tco), -(-s.cig // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
-    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_interval(cfg)
+    n_groups = s.nb * -(-n_h // t.h_n) * n_w * -(-n_co // t.oc_n)
+    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_interval(cfg) + STEP_CYCLES * steps
     entries = s.nb * s.cob * s.oh * s.ow
     imm, late = alu_interval(cfg, True, False), alu_interval(cfg, True, True)
     clip = late if cfg.ALU_EXT else 2 * late              # CLP, or MAX and MIN
-    alu = (2 * imm + clip) * entries                      # bias copy (ADD), SHR, clip
+    copy, epilogue = imm * entries, (imm + clip) * entries  # bias copy; SHR, clip
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        alu += (alu_interval(cfg, False, False) + imm + clip) * entries + b["ACC_8BIT"] // bus
-    compute = gemm + alu + STEP_CYCLES * steps
+        epilogue += (alu_interval(cfg, False, False) + imm + clip) * entries + b["ACC_8BIT"] // bus
+    if cfg.COMPUTE_OVERLAP:
+        # with one slot a half's next bias copy also waits for its store
+        alu = copy + epilogue + (b["OUT"] // bus if t.acc_slots == 1 else 0)
+        compute = (copy + epilogue + gemm) // n_groups + (n_groups - 1) * max(gemm, alu) // n_groups
+    else:
+        compute = gemm + copy + epilogue
     memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
     first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]
     first_cols = in_range(0, min(t.tw, s.ow), s.sw, s.kw, s.pw, s.w)[1]
     first = (first_rows * first_cols * min(t.tci, s.cib) * E[MemType.INP]
              + min(t.tco, s.cob) * min(t.tci, s.cib) * s.kh * s.kw * E[MemType.WGT]) // bus
     last = t.oc_n * t.h_n * t.tco * t.th * t.tw * E[MemType.OUT] // bus
-    return first + max(compute, memory) + last
+    return first + max(compute, memory, b["OUT"] // bus) + last
 
 
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
@@ -254,10 +270,16 @@ def fallback(s: ConvShape) -> Tiling:
     return Tiling(1, 1, 1, 1, 1, 1, reuse=False)
 
 
-def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: float = 0.0) -> Choice:
-    """The tiling with the fewest bytes loaded among all candidates that fit the
-    scratchpads (ties: fewer predicted cycles). With `slack` > 0: the fewest predicted
-    cycles among the tilings that load at most (1 + slack) times the fewest bytes."""
+# The lowering ranks this many tilings by the cycle model of their programs (about 30 ms
+# each): those within this much more DRAM traffic than the least, fewest closed-form
+# cycles first. Measured on ResNet-18, 1x64x64: 30 within 4x -> 559 k predicted cycles,
+# 150 -> 555 k; the fewest-bytes choice alone 607 k.
+SHORTLIST, SHORTLIST_SLACK = 30, 3.0
+ACC_SLOTS = (1, 2)
+
+
+def _scored(cfg, s: ConvShape, reuse: bool, name: str) -> list[tuple[int, int, Tiling]]:
+    """(bytes loaded, closed-form cycles, tiling) of every candidate that fits."""
     cap = capacity(cfg)
     scored = []
     ths, tws, tcos, tcis = (candidates(v) for v in (s.oh, s.ow, s.cob, s.cib))
@@ -269,16 +291,38 @@ def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: flo
             for tw in tws:
                 for tci in tcis:
                     for tco in tcos:          # footprints grow with tco
-                        t = Tiling(th, tw, tco, tci, oc_n, h_n, reuse)
-                        if not within(footprint(s, t), cap):
+                        fit = [Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots) for slots in ACC_SLOTS]
+                        fit = [t for t in fit if within(footprint(s, t), cap)]
+                        if not fit:
                             break
-                        b = dram_bytes(cfg, s, t)
-                        scored.append((load_bytes(cfg, s, t, b), predicted_cycles(cfg, s, t, b), t))
+                        b = dram_bytes(cfg, s, fit[0])
+                        scored += [(load_bytes(cfg, s, t, b), predicted_cycles(cfg, s, t, b), t) for t in fit]
     if not scored:
         raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
                          "channel block needs more scratchpad); use a configuration with larger buffers")
+    return scored
+
+
+def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: float = 0.0) -> Choice:
+    """The tiling with the fewest bytes loaded among all candidates that fit the
+    scratchpads (ties: fewer predicted cycles). With `slack` > 0: the fewest predicted
+    cycles among the tilings that load at most (1 + slack) times the fewest bytes."""
+    scored = _scored(cfg, s, reuse, name)
     least = min(sc[0] for sc in scored)
-    bound = least * (1 + slack)
-    pool = [sc for sc in scored if sc[0] <= bound]
+    pool = [sc for sc in scored if sc[0] <= least * (1 + slack)]
     _, cycles, t = min(pool, key=(lambda sc: (sc[1], sc[0])) if slack else (lambda sc: (sc[0], sc[1])))
     return Choice(t, dram_bytes(cfg, s, t), cycles, len(scored))
+
+
+def shortlist(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", n: int = SHORTLIST,
+              slack: float = SHORTLIST_SLACK) -> list[Tiling]:
+    """The `n` tilings of fewest closed-form cycles among those that load at most
+    (1 + slack) times the fewest bytes, fewest first (ties: fewer bytes); the fewest-
+    bytes tiling is always among them."""
+    scored = _scored(cfg, s, reuse, name)
+    least = min(sc[0] for sc in scored)
+    pool = sorted((sc for sc in scored if sc[0] <= least * (1 + slack)), key=lambda sc: (sc[1], sc[0]))
+    tops = [t for _, _, t in pool[:n]]
+    fewest = min(scored, key=lambda sc: (sc[0], sc[1]))[2]
+    return tops if fewest in tops else [*tops[:n - 1], fewest]
+

@@ -25,9 +25,27 @@ def _alu(b, op, base, dims, imm=None):
     b.alu(op, k.uops, k.loops, imm=imm)
 
 
-def _window(b, op, dst: int, src: int, pix, k: int, iw: int) -> None:
-    """dst[p] = copy of the first element of p's k x k window (src rows of iw), then
-    op with each of the other k*k - 1 elements."""
+def _window(b, op, dst: int, src: int, th: int, tw: int, k: int, stride: int, iw: int) -> None:
+    """dst[p] = op over p's k x k window, for the th x tw outputs of a tile whose input
+    (rows of iw) starts at src; the input's entries may be overwritten.
+
+    Directly: a copy of the window's first element, then op with each of the other
+    k*k - 1 (k*k passes per output). Separably, when a column of each window belongs
+    to no other window (k <= 2 * stride - 1) and that takes fewer passes: op of each
+    input row's window columns into that column, in place ((k - 1) passes per input
+    row and output column), then the copy and op down the rows into dst (k per output).
+    ResNet's 3 x 3 / 2 max pool: 7 passes per output instead of 9."""
+    ih = (th - 1) * stride + k
+    pix = [(th, tw, stride * iw), (tw, 1, stride)]
+    own = k - stride            # the first column of a window that no neighbour reads
+    if k > 1 and 0 <= own < stride and (k - 1) * ih * tw + k * th * tw < k * k * th * tw:
+        rows = [(ih, iw, iw), (tw, stride, stride)]
+        for m in (m for m in range(k) if m != own):
+            _alu(b, op, (src + own, src + m), rows)
+        src += own
+        _alu(b, AluOp.ADD, (dst, src), pix, imm=0)
+        _alu(b, op, (dst, src + iw), pix + [(k - 1, 0, iw)])
+        return
     _alu(b, AluOp.ADD, (dst, src), pix, imm=0)
     if k > 1:
         _alu(b, op, (dst, src + 1), pix + [(k - 1, 0, 1)])               # rest of the first row
@@ -83,9 +101,9 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, 
 
         def work():
             if kind == "max":
-                _window(b, AluOp.MAX, dst, src, pix, k, iw)
+                _window(b, AluOp.MAX, dst, src, th, tw, k, stride, iw)
             elif kind == "avg":
-                _window(b, AluOp.ADD, dst, src, pix, k, iw)
+                _window(b, AluOp.ADD, dst, src, th, tw, k, stride, iw)
                 epilogue(b, dst, [(th * tw, 1)], shift, clip)
             else:
                 scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]

@@ -21,15 +21,18 @@ elements, output (NB, COB, OH, OW) OUT elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
-from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, tiles, within
+from ...program.timing import predict
+from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, search, shortlist, tiles, within
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
+MAX_PARTS = 4
 
 
 @dataclass
@@ -63,10 +66,13 @@ class DoubleBuffer:
 
 class Pipeline:
     """The token bookkeeping shared by the layer lowerings: GEMM steps fed by the load
-    module and accumulator groups drained by the store module."""
+    module and accumulator groups drained by the store module. Groups alternate between
+    the two halves of ACC, and within a half between its `slots` equal parts, so that a
+    group waits for the store of the group 2 x slots before it, not 2."""
 
-    def __init__(self, b: ProgramBuilder):
+    def __init__(self, b: ProgramBuilder, slots: int = 1):
         self.b = b
+        self.slots = slots
         self.done_popped = 0      # compute->load tokens consumed by the load module
         self.steps = 0            # steps issued (each pushes one compute->load token)
         self.groups = 0
@@ -87,11 +93,14 @@ class Pipeline:
         self.steps += 1
 
     def group_begin(self) -> int:
-        """Compute: the ACC half of the next group (waiting for its previous store)."""
-        if self.groups >= 2:
+        """Compute: the first ACC entry of the next group's part (waiting for the store
+        of the part's previous group)."""
+        if self.groups >= 2 * self.slots:
             self.b.dep_pop(S, C)
+        g = self.groups
         self.groups += 1
-        return (self.groups - 1) % 2
+        half = self.b.cfg.depth[MemType.ACC] // 2
+        return g % 2 * half + g // 2 % self.slots * (half // self.slots)
 
     def group_end(self, store) -> None:
         """Compute hands the group to the store module, which runs `store()`."""
@@ -102,7 +111,7 @@ class Pipeline:
 
     def drain(self) -> None:
         self.free(self.steps - 1)
-        for _ in range(min(self.groups, 2)):
+        for _ in range(min(self.groups, 2 * self.slots)):
             self.b.dep_pop(S, C)
 
 
@@ -138,7 +147,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     Groups alternate between the two halves of ACC. Each group's epilogue is emitted
     among the next group's GEMM steps, after its bias load and copy: after each step
     as much of it as that step's GEMM takes cycles, and the rest before the last GEMM
-    instruction (a group of one step has its GEMM in two instructions). With compute
+    instruction (a group of one step has its GEMM in as many instructions as the
+    epilogue has, at least two, at most the extent of the GEMM's outer loop). With compute
     overlap (docs/semantics.md) the ALU then works in one half while the GEMM works in
     the other, and the epilogue's last instruction, which hands the tiles to the store,
     retires before the group's last GEMM; without overlap only the order changes."""
@@ -152,8 +162,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     f = footprint(s, t)
     if not within(f, capacity(cfg)):
         raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
-    inp_half, wgt_half, acc_half = f.inp, f.wgt, cfg.depth[MemType.ACC] // 2
-    p = Pipeline(b)
+    inp_half, wgt_half = f.inp, f.wgt
+    p = Pipeline(b, t.acc_slots)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
@@ -166,10 +176,16 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
         one instruction each, with their cycles) ending with its store."""
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
         iw = (tw_a - 1) * s.sw + s.kw
-        acc0 = p.group_begin() * acc_half
+        acc0 = p.group_begin()
         bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
         b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
+        if residual is not None:     # the shortcut beside each output tile, off the epilogue's path
+            for hi, (y0, th_a) in enumerate(hg):
+                for cj, (c0, c_n) in enumerate(cg):
+                    tile = acc0 + (hi * t.oc_n + cj) * tile_size
+                    for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n):
+                        b.load(MemType.ACC_8BIT, sram + n_tiles * tile_size, residual[0], off, **kw)
         for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
             for cj, (c0, c_n) in enumerate(cg):
                 k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj)),
@@ -177,9 +193,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
 
         def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n, parts):
-            """Emit a step's loads and its GEMM; with `parts` 2 the GEMM is two
-            instructions, the second emitted by the function returned with the first
-            one's cycles."""
+            """Emit a step's loads and its GEMM, as up to `parts` instructions: the
+            first one's cycles, and the later ones as (function emitting it, cycles)."""
             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
             ih = (th_a - 1) * s.sh + s.kh
             index = p.steps
@@ -206,24 +221,28 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
                 (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
             check_kernel_fits(cfg, k, name)
-            kernels = split_kernel(k) if parts == 2 else [k]
-            b.gemm(kernels[0].uops, kernels[0].loops)
+            kernels = split_kernel(k, parts)
 
-            def rest():
-                for later in kernels[1:]:
-                    b.gemm(later.uops, later.loops)
-                p.step_done()
-                return sum(later.iterations for later in kernels[1:])
-            if parts == 2:
-                return kernels[0].iterations, rest
-            rest()
-            return k.iterations, None
+            def piece(kn, last: bool):
+                b.gemm(kn.uops, kn.loops)
+                if last:
+                    p.step_done()
+            piece(kernels[0], len(kernels) == 1)
+            return kernels[0].iterations, [(lambda kn=kn, last=j == len(kernels) - 1: piece(kn, last), kn.iterations)
+                                           for j, kn in enumerate(kernels) if j]
 
         args = [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
                 for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
-        # a group of one step splits its GEMM, so that the previous group's epilogue,
-        # emitted between the two, hands its tiles to the store after half the GEMM
-        steps = [lambda a=a: step(*a, parts=2 if len(args) == 1 else 1) for a in args]
+        parts = 1
+        if len(args) == 1:
+            # a group of one step splits its GEMM, so that the previous group's epilogue runs
+            # among its parts and hands its tiles to the store before the last one; the
+            # more parts, the less of the epilogue waits beside the last one (each part
+            # costs its micro-op load and scan: no more than MAX_PARTS)
+            ci_n, hi, y0, th_a, cj, c0, c_n = args[0][1:]
+            gemm, alu = c_n * th_a * tw_a * ci_n * kk, sum(cycles for _, cycles in pending)
+            parts = MAX_PARTS if alu >= gemm else min(MAX_PARTS, max(2, -(-gemm // (gemm - alu))))
+        steps = [lambda a=a: step(*a, parts=parts) for a in args]
         ends, out_tiles = [], []
         for hi, (y0, th_a) in enumerate(hg):
             for cj, (c0, c_n) in enumerate(cg):
@@ -233,9 +252,6 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 ends += epilogue_steps(b, tile, dims, shift, clip)
                 if residual is not None:
                     short = tile + n_tiles * tile_size
-                    ends += [(lambda at=sram - tile + short, off=off, kw=kw: b.load(MemType.ACC_8BIT, at, residual[0],
-                                                                                    off, **kw), kw["y_size"] * kw["x_size"])
-                             for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n)]
                     k = affine_kernel(cfg, "ALU", (tile, short), [(e, f, f) for e, f in dims])
                     ends.append((lambda k=k: b.alu(AluOp.ADD, k.uops, k.loops), c_n * pix))
                     ends += epilogue_steps(b, tile, dims, residual[1], residual[2])
@@ -249,6 +265,16 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
         for emit, _ in pending:
             emit()
         pending.clear()
+    def beside(gemm: int, alu: int) -> int:
+        """Emit beside a GEMM instruction as much of the pending epilogue as the GEMM
+        work so far covers in cycles and the window holds; return the ALU cycles."""
+        for _ in range(WINDOW - 1):
+            if not pending or alu + pending[0][1] > gemm:
+                break
+            emit, cycles = pending.pop(0)
+            emit()
+            alu += cycles
+        return alu
     for n in range(s.nb):
         for hg in groups(h_tiles, t.h_n):
             for x0, tw_a in w_tiles:
@@ -258,21 +284,49 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                     for last, emit_step in enumerate(steps, start=1 - len(steps)):
                         if last == 0 and len(steps) > 1:    # all of it before the last step
                             flush()
-                        cycles, rest = emit_step()
+                        cycles, later = emit_step()
                         gemm += cycles
-                        # beside the GEMM instruction: what it covers in cycles and the window holds
-                        for _ in range(WINDOW - 1):
-                            if not pending or alu + pending[0][1] > gemm:
-                                break
-                            emit, cycles = pending.pop(0)
+                        alu = beside(gemm, alu)
+                        for j, (emit, cycles) in enumerate(later):
+                            if j == len(later) - 1:
+                                flush()
                             emit()
-                            alu += cycles
-                        if rest is not None:
-                            flush()
-                            rest()
+                            gemm += cycles
+                            alu = beside(gemm, alu)
+                    flush()                         # a GEMM of one instruction: after it
                     pending[:] = ends
     flush()
     p.drain()
+
+
+def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, shift: int, clip: tuple[int, int], residual=None,
+                  name: str = "conv") -> Tiling:
+    """The tiling of a convolution: with `goal` "bytes" the search's fewest-bytes one;
+    with "cycles" the one whose program the cycle model (`program.timing`) finds
+    fastest among the search's shortlist (ties: the earlier one). `shift`, `clip` and
+    `residual` = (shift, clip) or None are the layer's epilogue, whose instructions
+    count."""
+    if goal == "bytes":
+        return search(cfg, s, reuse, name).tiling
+    return _fastest(cfg, s, tuple(shortlist(cfg, s, reuse, name)), shift, tuple(clip),
+                    None if residual is None else (residual[0], tuple(residual[1])))
+
+
+@lru_cache(maxsize=1024)
+def _fastest(cfg, s: ConvShape, tilings: tuple[Tiling, ...], shift: int, clip, residual) -> Tiling:
+    """Of `tilings`, the one whose program the cycle model finds fastest. Programs are
+    built on placeholder regions: the instructions do not depend on the data."""
+    def cycles(t: Tiling) -> int:
+        b = ProgramBuilder(cfg, "tiling")
+        blk = (cfg.batch, cfg.block_out)
+        x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
+        w = b.alloc("w", (s.cob, s.cig, s.kh, s.kw, cfg.block_out, cfg.block_in), "int8")
+        bias = b.alloc("bias", (s.cob, *blk), "int32")
+        out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
+        short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), *residual)
+        lower_conv(b, s, t, x, w, bias, out, shift, clip, residual=short)
+        return predict(b.finish())
+    return min(tilings, key=cycles)
 
 
 def cg_offset(cg, cj: int) -> int:

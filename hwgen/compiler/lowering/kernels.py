@@ -62,18 +62,20 @@ def check_kernel_fits(cfg, kernel: Kernel, what: str) -> None:
                          "micro-op buffer; choose smaller tiles")
 
 
-def split_kernel(k: Kernel) -> list[Kernel]:
-    """`k` as two kernels that run its iterations in the same order: its outer loop
-    (of two or more: affine_kernel keeps no shorter loop) cut in two, the second's
-    micro-ops moved on by the first part's extent, or without loops its micro-ops cut
-    in two. A kernel of one micro-op and no loop stays whole."""
+def split_kernel(k: Kernel, n: int = 2) -> list[Kernel]:
+    """`k` as up to `n` kernels that run its iterations in the same order: its outer loop
+    (of two or more: affine_kernel keeps no shorter loop) cut into n runs as equal as
+    its extent allows, each one's micro-ops moved on by the extent before it; or,
+    without loops, its micro-ops cut in n. A kernel of one micro-op and no loop stays
+    whole."""
     if k.loops and k.loops[0][0] >= 2:
         extent, *factors = k.loops[0]
-        first = extent // 2
-        shifted = k.uops + first * np.array(factors, dtype=np.int64)
-        return [Kernel(k.uops, [(first, *factors), *k.loops[1:]]),
-                Kernel(shifted, [(extent - first, *factors), *k.loops[1:]])]
+        parts, start = [], 0
+        for size in np.diff(np.linspace(0, extent, min(n, extent) + 1).round().astype(int)):
+            parts.append(Kernel(k.uops + start * np.array(factors, dtype=np.int64), [(int(size), *factors),
+                                                                                     *k.loops[1:]]))
+            start += int(size)
+        return parts
     if len(k.uops) >= 2 and not k.loops:
-        half = len(k.uops) // 2
-        return [Kernel(k.uops[:half], []), Kernel(k.uops[half:], [])]
+        return [Kernel(u, []) for u in np.array_split(k.uops, min(n, len(k.uops)))]
     return [k]

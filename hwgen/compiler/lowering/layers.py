@@ -15,7 +15,7 @@ from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
 from .alu import lower_add, lower_window
-from .conv import lower_conv
+from .conv import choose_tiling, lower_conv
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -37,7 +37,8 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, residual
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
     the shortcut added with `residual` = (shift, clip))."""
     s = conv_shape(cfg, conv, shapes[0], residual is not None)
-    plan = plan_conv(cfg, s, options.reuse, layer.name, options.tilings.get(layer.name))
+    plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
+        cfg, s, options.reuse, options.goal, conv.shift, conv.clip, residual, layer.name))
     b, (x, *short), out = _builder(layer, cfg, shapes)
     w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
     bias = b.input("bias", pack_channels(conv.bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
@@ -65,7 +66,8 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
                      name=layer.name)
         return b.finish({"layer": layer.name}), {}
     s = conv_shape(cfg, layer, shapes[0])
-    plan = plan_conv(cfg, s, options.reuse, layer.name, options.tilings.get(layer.name))
+    plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
+        cfg, s, options.reuse, options.goal, layer.shift, layer.clip, name=layer.name))
     diag = np.zeros((c, cfg.block_in, layer.kernel, layer.kernel), np.int8)   # channel j of a block: lane j
     diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
     wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
@@ -103,12 +105,12 @@ def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,
                    shift: int = 0, clip=(-128, 127), tiling: Tiling | None = None, reuse: bool = True,
-                   name: str = "conv2d"):
+                   name: str = "conv2d", goal: str = "cycles"):
     """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
-    given or searched tiling, its input region filled with x; its output region "out"
-    is the blocked output."""
+    given tiling or the one searched for `goal` (MappingOptions), its input region
+    filled with x; its output region "out" is the blocked output."""
     layer = ir.Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=clip)
-    options = MappingOptions(reuse=reuse, tilings={name: tiling} if tiling else {})
+    options = MappingOptions(reuse=reuse, tilings={name: tiling} if tiling else {}, goal=goal)
     prog, _ = lower_layer(layer, cfg, [x.shape], options)
     prog.write("in0", pack_act(x, cfg.batch, input_block(layer, cfg)))
     return prog

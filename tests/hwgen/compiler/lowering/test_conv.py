@@ -64,7 +64,7 @@ def test_forced_tilings(seed):
         s = ConvShape.of(cfg, n, c_in, c_out, h, w, k, k, (stride, stride), (pad, pad))
         oc_n, h_n = [(1, 1), (2, 1), (1, 2)][seed % 3]
         t = Tiling(int(rng.integers(1, s.oh + 1)), int(rng.integers(1, s.ow + 1)), int(rng.integers(1, s.cob + 1)),
-                   int(rng.integers(1, s.cib + 1)), oc_n, h_n, reuse=bool(seed % 2))
+                   int(rng.integers(1, s.cib + 1)), oc_n, h_n, reuse=bool(seed % 2), acc_slots=1 + seed // 2 % 2)
         if fits(cfg, s, t):
             break
     clip = [sem.INT8, sem.RELU, (-127, 127)][seed % 3]
@@ -122,7 +122,8 @@ def test_capacity_check_and_lowering_agree(data):
     s = ConvShape.of(TINY, 1, c_in, c_out, h, w, k, k, (stride, stride), (pad, pad))
     oc_n, h_n = data.draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
     t = Tiling(data.draw(st.integers(1, s.oh)), data.draw(st.integers(1, s.ow)), data.draw(st.integers(1, s.cob)),
-               data.draw(st.integers(1, s.cib)), oc_n, h_n, reuse=data.draw(st.booleans()))
+               data.draw(st.integers(1, s.cib)), oc_n, h_n, reuse=data.draw(st.booleans()),
+               acc_slots=data.draw(st.sampled_from([1, 2])))
     if not fits(TINY, s, t):
         with pytest.raises(HwgenError, match="does not fit"):
             conv2d_program(TINY, np.zeros((1, c_in, h, w), np.int8), np.zeros((c_out, c_in, k, k), np.int8),

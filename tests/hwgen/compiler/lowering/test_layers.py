@@ -46,7 +46,7 @@ def params(seed, shape):
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
 @pytest.mark.parametrize("c,size,k,stride,pad", [(24, 9, 3, 2, 1), (40, 7, 3, 1, 1), (64, 12, 2, 2, 0),
-                                                 (3, 11, 5, 2, 2), (96, 5, 7, 1, 3)])
+                                                 (3, 11, 5, 2, 2), (96, 5, 7, 1, 3), (16, 14, 5, 3, 2)])
 def test_pooling_and_depthwise(cfg_name, c, size, k, stride, pad):
     cfg = cfg_of(cfg_name)
     shape = [(2, c, size, size + 1)]
@@ -84,6 +84,19 @@ def test_depthwise_engine_errors():
                     MappingOptions(depthwise="gemm"))
     with pytest.raises(HwgenError, match="engine 'mac'"):
         MappingOptions(depthwise="mac")
+
+
+@pytest.mark.parametrize("k,stride,passes", [(3, 2, 2 * 11 * 5 + 3 * 25), (3, 1, 9 * 9 * 9), (2, 2, 4 * 25)])
+def test_pooling_passes(k, stride, passes):
+    """ALU passes of a one-tile pool on a 9 x 9 image padded by 1, counted by hand: a
+    3 x 3 / 2 window runs separably (each of the 11 input rows' 5 windows: 2 passes in
+    place; then 3 down the rows per output) instead of 9 per output; 3 x 3 / 1 and
+    2 x 2 / 2 windows share every column, or gain nothing, and run directly."""
+    cfg = cfg_of("default")
+    pool = MaxPool("mp", ("x",), kernel=k, stride=stride, pad=1, nonneg_input=True)
+    prog, _ = lower_layer(pool, cfg, [(1, 16, 9, 9)])
+    alu = [i for i in prog.insns if i.opcode.name == "ALU"]
+    assert sum((i.uop_end - i.uop_bgn) * max(i.iter_out, 1) * max(i.iter_in, 1) for i in alu) == passes
 
 
 @pytest.mark.parametrize("cfg_name", CONFIGS)
