@@ -8,8 +8,9 @@ the ones the tiling search predicted:
   the half of INP/WGT that the previous step used go into the other half; before
   overwriting a half it waits (compute->load tokens, one per finished step) for the
   last step that read it;
-- compute module: per accumulator group (alternating ACC halves), bias load, every
-  output entry set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
+- compute module: per accumulator group (alternating ACC halves, and `acc_slots`
+  parts within each), bias load (and a fused residual's shortcut), every output entry
+  set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
   docs/semantics.md, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
   the steps' GEMMs, and the epilogue: SHR, clip (CLP on ALU_EXT when the range is
   symmetric, MAX/MIN otherwise), emitted among the next group's GEMMs (`lower_conv`);
