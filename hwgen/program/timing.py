@@ -11,9 +11,15 @@ their ACC halves and micro-op ranges are apart, and retires in order within its 
   flight, padding entries written one a cycle, and a fixed cost;
 - tokens: a push lands at the receiver a cycle after the instruction retires.
 
-The memory's round trip is that of tsim's memory model unless given. The model does not
-share the bus between the load module, the compute module's loads and the store."""
+The loads of the load and the compute module share the read channel: a load holds it
+for its beats and its bursts' round trips (shared by the bursts in flight) and takes
+the channel's free cycles from its start on, in the order the model meets the loads;
+since the memory engine serves its clients in turn, burst by burst, a load waits at
+most one longest burst per burst of its own. The memory's round trip is that
+of tsim's memory model unless given. The store's writes do not share the read channel."""
 from __future__ import annotations
+
+from bisect import bisect_right
 
 import numpy as np
 
@@ -47,6 +53,46 @@ def _row_bursts(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, 
     return beats, bursts
 
 
+class _ReadChannel:
+    """The read channel's busy intervals (sorted, disjoint, not touching)."""
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def occupy(self, t: int, cycles: int) -> int:
+        """Take the first `cycles` free cycles from `t` on; the time the last one ends."""
+        i = bisect_right(self.ends, t)
+        cur, need, pieces = t, cycles, []
+        while need > 0:
+            if i < len(self.starts) and self.starts[i] <= cur:
+                cur = self.ends[i]
+                i += 1
+                continue
+            take = min(need, (self.starts[i] if i < len(self.starts) else cur + need) - cur)
+            pieces.append((cur, cur + take))
+            cur, need = cur + take, need - take
+        for a, b in pieces:
+            self._mark(a, b)
+        return cur
+
+    def _mark(self, a: int, b: int) -> None:
+        """Mark the free cycles [a, b) busy, merging with the intervals they touch."""
+        j = bisect_right(self.ends, a)
+        joins_prev = j > 0 and self.ends[j - 1] == a
+        joins_next = j < len(self.starts) and self.starts[j] == b
+        if joins_prev and joins_next:
+            self.ends[j - 1] = self.ends.pop(j)
+            self.starts.pop(j)
+        elif joins_prev:
+            self.ends[j - 1] = b
+        elif joins_next:
+            self.starts[j] = a
+        else:
+            self.starts.insert(j, a)
+            self.ends.insert(j, b)
+
+
 class _Model:
     def __init__(self, program, latency: int):
         self.cfg, self.program = program.config, program
@@ -54,6 +100,9 @@ class _Model:
         self.bus, self.max_burst = g.bus_bytes, g.max_burst
         self.latency = latency
         self.inflight = self.cfg.AXI_MAX_INFLIGHT
+        self.read = _ReadChannel()
+        full = min(self.max_burst, BOUNDARY_BYTES // self.bus)
+        self.slot = int(max(full, (full + latency + LOAD_BURST) / self.inflight))
         self.uop = np.zeros((3, self.cfg.depth[MemType.UOP]), dtype=np.int64)   # dst, src, wgt
 
     # -- durations -------------------------------------------------------------------------
@@ -66,16 +115,19 @@ class _Model:
             beats, bursts = beats + b, bursts + n
         return beats, bursts
 
-    def load_cycles(self, insn: Instruction) -> int:
+    def load_cycles(self, insn: Instruction) -> tuple[int, int]:
+        """(cycles alone, cycles it holds the read channel)."""
         mt = MemType(insn.memory_type)
         if insn.x_size == 0:
-            return LOAD_FIXED
+            return LOAD_FIXED, 0, 0
         beats, bursts = self._transfer(insn, self.cfg.elem_bytes[mt])
         writes = -(-insn.y_size * insn.x_size // geometry(self.cfg).write_lanes(mt))
         rows, cols = block_shape(insn)
         pads = rows * cols - insn.y_size * insn.x_size
         round_trip = (self.latency + LOAD_BURST) * bursts / self.inflight
-        return LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0)
+        # the channel: its data beats, or its bursts' round trips and beats over the IDs
+        hold = max(beats, (beats + (self.latency + LOAD_BURST) * bursts) / self.inflight)
+        return LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0), int(hold), bursts
 
     def store_cycles(self, insn: Instruction) -> int:
         if insn.x_size == 0:
@@ -143,21 +195,30 @@ class _Model:
 
     def execute(self, m: Module, insn: Instruction, t: int, state) -> tuple[int, int, int]:
         """(start, end, retirement) of `insn` on module `m`, not before `t`."""
+        hold = bursts = 0
         if m == Module.LOAD:
-            d = self.load_cycles(insn)
+            d, hold, bursts = self.load_cycles(insn)
         elif m == Module.STORE:
             d = self.store_cycles(insn) if insn.opcode == Opcode.STORE else ISSUE
         elif insn.opcode == Opcode.LOAD:
             if MemType(insn.memory_type) == MemType.UOP:
                 self.uop_load(insn)
-            d = self.load_cycles(insn)
+            d, hold, bursts = self.load_cycles(insn)
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
             d = self.unit_cycles(insn)
         else:
             d = ISSUE
         if m != Module.COMPUTE or state is None:
-            return t, t + d, t + d
-        return state.issue(self, insn, t, d)
+            done = self.end(t, d, hold, bursts)
+            return t, done, done
+        return state.issue(self, insn, t, d, hold, bursts)
+
+    def end(self, t: int, d: int, hold: int, bursts: int) -> int:
+        """When an instruction of `d` cycles alone started at `t` ends, holding the read
+        channel for `hold` of them (taken now: call once per instruction)."""
+        if not hold:
+            return t + d
+        return t + d + min(self.read.occupy(t, hold) - t - hold, bursts * self.slot)
 
 
 class _Overlap:
@@ -169,7 +230,7 @@ class _Overlap:
         self.last = {}                # class -> (end, halves, uop range, known)
         self.retired: list[int] = []
 
-    def issue(self, model: _Model, insn: Instruction, t: int, d: int) -> tuple[int, int, int]:
+    def issue(self, model: _Model, insn: Instruction, t: int, d: int, hold: int, bursts: int) -> tuple[int, int, int]:
         cls = ("LOAD" if insn.opcode == Opcode.LOAD else insn.opcode.name if insn.opcode in (Opcode.GEMM, Opcode.ALU)
                else "FINISH")
         k = len(self.retired)
@@ -204,7 +265,7 @@ class _Overlap:
             break
         alone = not any(v[0] > t for c, v in self.last.items() if c != cls)
         known = t + (insn.uop_end - insn.uop_bgn if alone and scan else 0)    # found in the first pass
-        done = t + d
+        done = model.end(t, d, hold, bursts)
         self.last[cls] = (done, halves, rng, known)
         retire = max(done, (self.retired[-1] + 1) if self.retired else 0)
         self.retired.append(retire)

@@ -9,6 +9,7 @@ import pytest
 from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
 from hwgen.compiler import ir
 from hwgen.config import VTAConfig
+from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import _row_bursts, predict
 from sim.tsim import Tsim
 
@@ -64,3 +65,27 @@ def test_search_for_cycles_beats_search_for_bytes_on_tsim():
     cycles = {goal: Tsim().run(conv2d_program(cfg, x, w, b, stride=2, shift=6, goal=goal)).cycles
               for goal in ("cycles", "bytes")}
     assert cycles["cycles"] < cycles["bytes"], cycles
+
+
+@pytest.mark.parametrize("inflight", [1, 4])
+def test_loads_of_both_modules_share_the_read_channel(inflight):
+    """Input loads on the load module beside ACC loads on the compute module: tsim's
+    memory engine serves their bursts in turn, so together they take longer than either
+    alone (with one burst in flight, about as long as both in turn), and the model says
+    so."""
+    cfg = VTAConfig({**SMALL, "AXI_MAX_INFLIGHT": inflight})
+
+    def program(inp: int, acc: int):
+        b = ProgramBuilder(cfg)
+        x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
+        a = b.input("a", np.zeros(4 * 4 * 64 * 4, dtype=np.int8))
+        for _ in range(inp):
+            b.load("INP", 0, x, 0, y_size=4, x_size=8, x_stride=64)
+        for _ in range(acc):
+            b.load("ACC", 0, a, 0, y_size=2, x_size=32, x_stride=64)
+        return b.finish()
+    alone = [Tsim().run(program(40, 0)).cycles, Tsim().run(program(0, 40)).cycles]
+    both = program(40, 40)
+    measured = Tsim().run(both).cycles
+    assert measured > max(alone), (alone, measured)
+    assert abs(predict(both) / measured - 1) < 0.05, (predict(both), measured)
