@@ -50,7 +50,8 @@ def main() -> int:
                 continue
             failures += not r["matches_reference"]
             host = [e["name"] for e in r["layers"] if e["where"] == "host"]
-            cycles = (f", {r['cycles']:,} cycles (predicted {r['predicted_cycles']:,}, {r['prediction_error']:+.1%})"
+            cycles = (f", {r['cycles']:,} cycles (predicted {r['predicted_cycles']:,}, {r['prediction_error']:+.1%}; "
+                      f"MAC utilization {r['mac_utilization']:.1%})"
                       if r["cycles"] is not None else "")
             print(f"{name:13} {config:16} {'bit-exact' if r['matches_reference'] else 'MISMATCH'}  compile "
                   f"{t1 - t0:5.1f} s, run {time.perf_counter() - t1:5.1f} s{cycles}; on the host: {', '.join(host)}",
