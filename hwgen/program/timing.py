@@ -35,6 +35,7 @@ LOAD_PAD = 7                          # a padded load's extra cost, beyond its p
 STORE_FIXED, STORE_BURST = 10, 3      # per store, beyond the final round trip; per burst
 UNIT_FIXED = 6                        # GEMM / ALU: decode, pipeline fill and drain
 SCAN_FIXED = 3                        # a footprint scan, beyond one cycle per micro-op
+FIRST_PASS_FIXED = 5                  # an unscanned footprint, beyond its micro-ops and reach
 ISSUE = 1                             # cycles between two instructions of one module
 SEQUENTIAL_GAP = 1                    # compute without overlap: from one's end to the next's start
 TOKEN = 1                             # from a push to the pop it allows
@@ -139,6 +140,14 @@ class _Model:
 
     def iterations(self, insn: Instruction) -> int:
         return (insn.uop_end - insn.uop_bgn) * max(insn.iter_out, 1) * max(insn.iter_in, 1)
+
+    @staticmethod
+    def first_pass(insn: Instruction) -> int:
+        """Cycles from an unscanned GEMM's or ALU's issue until its unit knows its
+        footprint: the first pass over its micro-ops through the pipeline, and the
+        loops' reach formed by shift and add, a bit of the larger extent a cycle."""
+        reach = (max(insn.iter_out, insn.iter_in, 1) - 1).bit_length()
+        return insn.uop_end - insn.uop_bgn + FIRST_PASS_FIXED + reach
 
     def unit_cycles(self, insn: Instruction) -> int:
         if insn.opcode == Opcode.GEMM:
@@ -264,7 +273,7 @@ class _Overlap:
                 continue
             break
         alone = not any(v[0] > t for c, v in self.last.items() if c != cls)
-        known = t + (insn.uop_end - insn.uop_bgn if alone and scan else 0)    # found in the first pass
+        known = t + (model.first_pass(insn) if alone and scan else 0)
         done = model.end(t, d, hold, bursts)
         self.last[cls] = (done, halves, rng, known)
         retire = max(done, (self.retired[-1] + 1) if self.retired else 0)

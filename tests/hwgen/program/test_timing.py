@@ -89,3 +89,22 @@ def test_loads_of_both_modules_share_the_read_channel(inflight):
     measured = Tsim().run(both).cycles
     assert measured > max(alone), (alone, measured)
     assert abs(predict(both) / measured - 1) < 0.05, (predict(both), measured)
+
+
+@pytest.mark.parametrize("uops,extent", [(1, 1), (4, 1), (1, 16)])
+def test_an_unscanned_footprint_holds_the_next_micro_op_load(uops, extent):
+    """ALU instructions, each after the UOP load of its own micro-ops: an ALU issued
+    alone finds its footprint in its first pass (micro-ops, then the loops' reach by
+    shift and add), and the next UOP load waits for it. The model's cost of a pair
+    follows tsim's."""
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
+
+    def program(n: int):
+        b = ProgramBuilder(cfg)
+        for i in range(n):
+            b.alu("ADD", [[5 * i + k] * 2 for k in range(uops)], [(extent, 0, 0)] if extent > 1 else [], imm=1)
+        return b.finish()
+    short, long = program(4), program(20)
+    measured = (Tsim().run(long).cycles - Tsim().run(short).cycles) / 16
+    predicted = (predict(long) - predict(short)) / 16
+    assert abs(predicted / measured - 1) < 0.06, (predicted, measured)
