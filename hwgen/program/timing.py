@@ -102,7 +102,7 @@ class _Model:
         self.latency = latency
         self.inflight = self.cfg.AXI_MAX_INFLIGHT
         self.read = _ReadChannel()
-        full = min(self.max_burst, BOUNDARY_BYTES // self.bus)
+        full = min(self.max_burst, BOUNDARY_BYTES // self.bus)    # the longest burst's beats
         self.slot = int(max(full, (full + latency + LOAD_BURST) / self.inflight))
         self.uop = np.zeros((3, self.cfg.depth[MemType.UOP]), dtype=np.int64)   # dst, src, wgt
 
@@ -116,8 +116,8 @@ class _Model:
             beats, bursts = beats + b, bursts + n
         return beats, bursts
 
-    def load_cycles(self, insn: Instruction) -> tuple[int, int]:
-        """(cycles alone, cycles it holds the read channel)."""
+    def load_cycles(self, insn: Instruction) -> tuple[int, int, int]:
+        """(cycles alone, cycles it holds the read channel, its bursts)."""
         mt = MemType(insn.memory_type)
         if insn.x_size == 0:
             return LOAD_FIXED, 0, 0
