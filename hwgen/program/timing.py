@@ -102,8 +102,8 @@ class _Model:
         self.latency = latency
         self.inflight = self.cfg.AXI_MAX_INFLIGHT
         self.read = _ReadChannel()
-        full = min(self.max_burst, BOUNDARY_BYTES // self.bus)    # the longest burst's beats
-        self.slot = int(max(full, (full + latency + LOAD_BURST) / self.inflight))
+        longest = min(self.max_burst, BOUNDARY_BYTES // self.bus)    # beats
+        self.burst_hold = int(self._hold(longest, 1))      # the channel time of the longest burst
         self.uop = np.zeros((3, self.cfg.depth[MemType.UOP]), dtype=np.int64)   # dst, src, wgt
 
     # -- durations -------------------------------------------------------------------------
@@ -116,19 +116,24 @@ class _Model:
             beats, bursts = beats + b, bursts + n
         return beats, bursts
 
-    def load_cycles(self, insn: Instruction) -> tuple[int, int, int]:
-        """(cycles alone, cycles it holds the read channel, its bursts)."""
+    def _hold(self, beats: int, bursts: int) -> float:
+        """The read channel's time for a transfer: its data beats, or its bursts' round
+        trips and beats shared by the bursts in flight."""
+        return max(beats, (beats + (self.latency + LOAD_BURST) * bursts) / self.inflight)
+
+    def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int] | None]:
+        """(cycles alone, (cycles it holds the read channel, the longest it waits for
+        it) or None for a load without a transfer)."""
         mt = MemType(insn.memory_type)
         if insn.x_size == 0:
-            return LOAD_FIXED, 0, 0
+            return LOAD_FIXED, None
         beats, bursts = self._transfer(insn, self.cfg.elem_bytes[mt])
         writes = -(-insn.y_size * insn.x_size // geometry(self.cfg).write_lanes(mt))
         rows, cols = block_shape(insn)
         pads = rows * cols - insn.y_size * insn.x_size
         round_trip = (self.latency + LOAD_BURST) * bursts / self.inflight
-        # the channel: its data beats, or its bursts' round trips and beats over the IDs
-        hold = max(beats, (beats + (self.latency + LOAD_BURST) * bursts) / self.inflight)
-        return LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0), int(hold), bursts
+        d = LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0)
+        return d, (int(self._hold(beats, bursts)), bursts * self.burst_hold)
 
     def store_cycles(self, insn: Instruction) -> int:
         if insn.x_size == 0:
@@ -204,30 +209,32 @@ class _Model:
 
     def execute(self, m: Module, insn: Instruction, t: int, state) -> tuple[int, int, int]:
         """(start, end, retirement) of `insn` on module `m`, not before `t`."""
-        hold = bursts = 0
+        channel = None
         if m == Module.LOAD:
-            d, hold, bursts = self.load_cycles(insn)
+            d, channel = self.load_cycles(insn)
         elif m == Module.STORE:
             d = self.store_cycles(insn) if insn.opcode == Opcode.STORE else ISSUE
         elif insn.opcode == Opcode.LOAD:
             if MemType(insn.memory_type) == MemType.UOP:
                 self.uop_load(insn)
-            d, hold, bursts = self.load_cycles(insn)
+            d, channel = self.load_cycles(insn)
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
             d = self.unit_cycles(insn)
         else:
             d = ISSUE
         if m != Module.COMPUTE or state is None:
-            done = self.end(t, d, hold, bursts)
+            done = self.end(t, d, channel)
             return t, done, done
-        return state.issue(self, insn, t, d, hold, bursts)
+        return state.issue(self, insn, t, d, channel)
 
-    def end(self, t: int, d: int, hold: int, bursts: int) -> int:
-        """When an instruction of `d` cycles alone started at `t` ends, holding the read
-        channel for `hold` of them (taken now: call once per instruction)."""
-        if not hold:
+    def end(self, t: int, d: int, channel: tuple[int, int] | None) -> int:
+        """When an instruction of `d` cycles alone started at `t` ends, given its use of
+        the read channel (`load_cycles`; taken now: call once per instruction). The
+        memory engine serves its clients burst by burst, so the wait is bounded."""
+        if channel is None:
             return t + d
-        return t + d + min(self.read.occupy(t, hold) - t - hold, bursts * self.slot)
+        hold, longest_wait = channel
+        return t + d + min(self.read.occupy(t, hold) - t - hold, longest_wait)
 
 
 class _Overlap:
@@ -239,7 +246,7 @@ class _Overlap:
         self.last = {}                # class -> (end, halves, uop range, known)
         self.retired: list[int] = []
 
-    def issue(self, model: _Model, insn: Instruction, t: int, d: int, hold: int, bursts: int) -> tuple[int, int, int]:
+    def issue(self, model: _Model, insn: Instruction, t: int, d: int, channel) -> tuple[int, int, int]:
         cls = ("LOAD" if insn.opcode == Opcode.LOAD else insn.opcode.name if insn.opcode in (Opcode.GEMM, Opcode.ALU)
                else "FINISH")
         k = len(self.retired)
@@ -274,7 +281,7 @@ class _Overlap:
             break
         alone = not any(v[0] > t for c, v in self.last.items() if c != cls)
         known = t + (model.first_pass(insn) if alone and scan else 0)
-        done = model.end(t, d, hold, bursts)
+        done = model.end(t, d, channel)
         self.last[cls] = (done, halves, rng, known)
         retire = max(done, (self.retired[-1] + 1) if self.retired else 0)
         self.retired.append(retire)
