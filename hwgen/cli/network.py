@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.runtime import verify_network
+import numpy as np
+
+from sim.runtime import run_network, verify_network
 
 from ..config import load_config
 from ..compiler.driver import compile_network, load_compiled, save_compiled
 from ..compiler.frontends import zoo
+from ..compiler.frontends.onnx import load_onnx
 from ..compiler.ir import Network
 from ..compiler.mapping import ENGINES, GOALS, MappingOptions
 from ..errors import HwgenError
-from ..files import staged
+from ..files import replacing, staged
 from .common import FAILED, OK, add_config, add_json, config, console, output_dir, print_json, progress_bar
 from .targets import TARGETS, make_target
 
 def register(sub) -> None:
     p = sub.add_parser("compile", help="compile a network to VTA programs, one per layer")
     p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
-    p.add_argument("--model", help="a model.json (with weights.npz beside it), as written by hwgen compile")
+    p.add_argument("--model", help="a quantized ONNX model (.onnx, as onnxruntime's quantize_static writes it), or a "
+                                    "model.json (with weights.npz beside it), as written by hwgen compile")
     add_config(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
@@ -37,14 +41,19 @@ def compile_cmd(args) -> int:
         raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
     cfg = load_config(args.config)
     out = output_dir(args.output)
-    net = zoo.get(args.network) if args.network else Network.load(args.model)
+    if args.network:
+        net = zoo.get(args.network)
+    elif Path(args.model).suffix == ".onnx":
+        net, _ = load_onnx(args.model)
+    else:
+        net = Network.load(args.model)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step)
     model = Path(args.model or ".")
     model = model / "model.json" if model.is_dir() else model        # as Network.load finds it
-    inputs = [model, model.parent / "weights.npz"] if args.model else []
+    inputs = ([model] if model.suffix == ".onnx" else [model, model.parent / "weights.npz"]) if args.model else []
     with staged(out, inputs=[*inputs, args.config]) as stage:
         save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
@@ -70,13 +79,16 @@ def run(args) -> int:
     """`hwgen run DIR`: a compiled network on one target against its reference."""
     if args.target not in TARGETS:
         raise HwgenError(f"a compiled network runs on one target: --target {' or '.join(TARGETS)}")
-    ignored = [o for o, v in (("--trace", args.trace), ("-o", args.output), ("--waves", args.waves),
+    ignored = [o for o, v in (("--trace", args.trace), ("-o", None if args.input else args.output),
+                              ("--waves", args.waves),
                               ("--wave-cycles", args.wave_cycles), ("--wave-instructions", args.wave_instructions))
                if v is not None]
     if ignored:
         raise HwgenError(f"{', '.join(ignored)}: not available for a compiled network (a directory); run one of "
                          "its layer programs (.vtaprog) for traces, waveforms and output files")
     net, cfg, compiled = load_compiled(args.program)
+    if args.input:
+        return _run_input(args, net, cfg, [c for c, _ in compiled])
     target = make_target(args, config(args), cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
@@ -96,3 +108,62 @@ def run(args) -> int:
                       f"{summary['prediction_error']:+.1%}), MAC utilization {summary['mac_utilization']:.1%}")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED
+
+
+def read_input(path: str | Path, net: Network) -> np.ndarray:
+    """The IR int8 input of `net` from a .npy file: float values quantized by the
+    network's input quantization, or integers of the model's input type; shape NCHW
+    (or CHW for one image)."""
+    try:
+        x = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise HwgenError(f"--input {path}: not a readable .npy file ({e})") from None
+    given = list(x.shape)
+    if x.ndim == len(net.input_shape) - 1:
+        x = x[None]
+    if x.shape != tuple(net.input_shape):
+        raise HwgenError(f"--input {path}: shape {given}; the network {net.name} takes "
+                         f"{list(net.input_shape)} (NCHW, or CHW for one image)")
+    q = (net.quantization or {}).get("input")
+    if np.issubdtype(x.dtype, np.floating):
+        if q is None:
+            raise HwgenError(f"--input {path}: float values, but the network {net.name} has no input quantization "
+                             "(it is not an imported ONNX model); give int8 values")
+        if not np.all(np.isfinite(x)):
+            raise HwgenError(f"--input {path}: holds NaN or infinite values")
+        return q.quantize(x)
+    want = q.dtype if q else "int8"
+    if x.dtype != np.dtype(want):
+        raise HwgenError(f"--input {path}: dtype {x.dtype}; give float values or {want} (the model's input type)")
+    return (x.astype(np.int16) - (q.offset if q else 0)).astype(np.int8)
+
+
+def _run_input(args, net, cfg, compiled) -> int:
+    x = read_input(args.input, net)
+    out_path = Path(args.output) if args.output else Path(args.program) / "output.npy"
+    target = make_target(args, config(args), cfg)
+    bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
+    with bar:
+        result = run_network(net, cfg, compiled, x, target, progress=step)
+    matches = bool(np.array_equal(result["output"], net.reference(x)))
+    q = (net.quantization or {}).get("output")
+    out = q.dequantize(result["output"]) if q else result["output"]
+    scores = out.reshape(out.shape[0], -1)
+    top5 = [[{"class": int(k), "value": float(row[k])} for k in np.argsort(-row, kind="stable")[:5]] for row in scores]
+    with replacing(out_path) as tmp, open(tmp, "wb") as f:
+        np.save(f, out)
+    summary = {"target": target.name, "network": net.name, "config": cfg.name, "input": str(args.input),
+               "output": str(out_path), "top5": top5, "cycles": result.get("cycles"),
+               "matches_reference": matches, "wall_seconds": round(result["wall_seconds"], 3)}
+    if args.json:
+        print_json(summary)
+    else:
+        con = console()
+        con.print(f"[bold]{net.name}[/bold] on {args.target} ({cfg.name}): output -> {out_path} "
+                  + ("([green]matches[/green] the reference)" if matches else "([red]differs from[/red] the reference)"))
+        for n, row in enumerate(top5):
+            con.print(f"  top 5{f' (image {n})' if len(top5) > 1 else ''}: "
+                      + ", ".join(f"{e['class']} ({e['value']:.4g})" for e in row))
+        if summary["cycles"] is not None:
+            con.print(f"  {summary['cycles']} cycles")
+    return OK if matches else FAILED

@@ -27,10 +27,15 @@ def register(sub) -> None:
     r = sub.add_parser("run", help="run a program on a target")
     r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
     r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
+    r.add_argument("--input", metavar="X.npy",
+                   help="a compiled network's input: float (quantized as the model's first QuantizeLinear does) or "
+                        "already quantized (the model's input type); the output is written dequantized to -o FILE "
+                        "(default DIR/output.npy) and its top 5 printed")
     r.add_argument("--target", default="fsim", choices=[*TARGETS, BOTH],
                    help=HELP + ", or fsim,tsim to run both with traces and print their first divergence; default fsim")
     add_config(r, required=False, help="the target's configuration (default: the program's own)")
-    r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix)")
+    r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix); with a "
+                                          "network's --input, the output .npy file")
     add_json(r)
     r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
                    "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")

@@ -27,30 +27,44 @@ from . import semantics as sem
 
 @dataclass
 class Layer:
-    """Layers with a `shift` also have `accumulator(*inputs)`: the int32 values before
-    requantization (used to calibrate the shift)."""
+    """Layers that requantize have `accumulator(*inputs)`: the int32 (or exact int64)
+    values before requantization (used to calibrate the shift)."""
     name: str
     inputs: tuple[str, ...]
 
     kind = "layer"
     arity = 1
+    # the columns of `requant`: (m, n), or for an add (ma, mb, n)
+    requant_columns = 2
 
     def attrs(self) -> dict:
         return {}
 
     def check(self) -> None:
         """Raise HwgenError, naming the layer and the attribute, unless every attribute
-        is within docs/layers.md's ranges (shift 0..31, clip within int8, stride and
-        kernel at least 1, pad at least 0, int8 weights and int32 biases of the kind's
-        shapes)."""
+        is within docs/layers.md's ranges (shift 0..31, clip within int8, zero points
+        and pad values int8, stride and kernel at least 1, pad at least 0, int8 weights,
+        int32 biases and requantization arrays of the kind's shapes)."""
         if not isinstance(self.name, str) or not self.name:
             raise HwgenError(f"layer {self.name!r}: the name must be a non-empty string")
         if len(self.inputs) != self.arity or not all(isinstance(t, str) for t in self.inputs):
             raise HwgenError(f"layer {self.name}: a {self.kind} layer reads {self.arity} tensor(s) by name; "
                              f"inputs is {list(self.inputs)}")
-        for attr, lo, hi in (("shift", 0, sem.MAX_SHIFT), ("stride", 1, None), ("pad", 0, None), ("kernel", 1, None)):
+        if hasattr(self, "shift"):
+            _integer(self, "shift", self.shift, 0, sem.MAX_SHIFT)
+        for attr, lo, n in (("stride", 1, 2), ("kernel", 1, 2), ("pad", 0, 4)):
             if hasattr(self, attr):
-                _integer(self, attr, getattr(self, attr), lo, hi)
+                v = getattr(self, attr)
+                values = v if isinstance(v, (tuple, list)) and len(v) == n else (v,)
+                for x in values:
+                    _integer(self, attr, x, lo, None, f" or a list of {n} such integers")
+        for attr in ("zero", "pad_value"):
+            if hasattr(self, attr):
+                _integer(self, attr, getattr(self, attr), *sem.INT8)
+        if hasattr(self, "in_zero"):
+            v = self.in_zero
+            for x in (v if self.arity == 2 and isinstance(v, (tuple, list)) and len(v) == 2 else (v,)):
+                _integer(self, "in_zero", x, *sem.INT8, " per input" if self.arity == 2 else "")
         clip = getattr(self, "clip", sem.INT8)
         if not (isinstance(clip, (tuple, list)) and len(clip) == 2
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in clip)
@@ -59,21 +73,74 @@ class Layer:
                              f"{sem.INT8[0]} <= lo <= hi <= {sem.INT8[1]}")
         if not isinstance(getattr(self, "nonneg_input", False), bool):
             raise HwgenError(f"layer {self.name}: nonneg_input must be true or false")
+        if getattr(self, "requant", None) is not None:
+            self._check_requant()
+
+    def _check_requant(self) -> None:
+        rq, cols = self.requant, self.requant_columns
+        _array(self, "requant", np.int32, 2)
+        if rq.shape[1] != cols or rq.shape[0] < 1:
+            names = "(ma, mb, n)" if cols == 3 else "(m, n)"
+            raise HwgenError(f"layer {self.name}: requant has shape {rq.shape}; it must be (K, {cols}), rows {names} "
+                             "for every channel (K = channels) or for all (K = 1)")
+        if self.shift:
+            raise HwgenError(f"layer {self.name}: shift {self.shift} beside a requant array; a layer requantizes "
+                             "by one or the other: set shift 0")
+        m, n = rq[:, :cols - 1], rq[:, cols - 1]
+        if m.min() < 0 or m.max() >= 1 << sem.MULT_BITS or n.min() < 0 or n.max() > sem.MAX_RQ_SHIFT:
+            raise HwgenError(f"layer {self.name}: requant multipliers must lie in 0..2^{sem.MULT_BITS}-1 and shifts "
+                             f"in 0..{sem.MAX_RQ_SHIFT}; found multipliers {m.min()}..{m.max()}, shifts "
+                             f"{n.min()}..{n.max()}")
+
+    def _check_channels(self, channels: int) -> None:
+        """The requant array has one row or one per output channel."""
+        rq = getattr(self, "requant", None)
+        if rq is not None and rq.shape[0] not in (1, channels):
+            raise HwgenError(f"layer {self.name}: requant has {rq.shape[0]} rows for {channels} channels; give one "
+                             "row per channel or a single row")
+
+    @property
+    def strides(self) -> tuple[int, int]:
+        """(vertical, horizontal) stride."""
+        return _pair(self.stride)
+
+    @property
+    def pads(self) -> tuple[int, int, int, int]:
+        """(top, left, bottom, right) padding."""
+        return tuple(self.pad) if isinstance(self.pad, (tuple, list)) else (self.pad,) * 4
+
+    def _requant_args(self) -> dict:
+        return {"requant": self.requant, "zero": self.zero}
 
     def macs(self, shapes) -> int:
         """Useful multiply-accumulates (the numerator of MAC utilization)."""
         return 0
 
 
+def _pair(v) -> tuple[int, int]:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _window_out(layer, x, kh: int, kw: int) -> tuple[int, int, int, int]:
+    n, c, h, w = x
+    pt, pl, pb, pr = layer.pads
+    sh, sw = layer.strides
+    return (n, c, (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1)
+
+
 @dataclass
 class Conv2d(Layer):
-    """conv2d (also dense: a 1x1 kernel on 1x1 images) with bias and requantization."""
+    """conv2d (also dense: a 1x1 kernel on 1x1 images) with bias and requantization;
+    padding positions hold `pad_value`."""
     weight: np.ndarray = field(repr=False, default=None)
     bias: np.ndarray = field(repr=False, default=None)
-    stride: int = 1
-    pad: int = 0
+    stride: int | tuple[int, int] = 1
+    pad: int | tuple[int, int, int, int] = 0
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    pad_value: int = 0
     kind = "conv2d"
 
     def check(self):
@@ -86,6 +153,7 @@ class Conv2d(Layer):
                              f"channel, ({o},)")
         if min(o, i, kh, kw) < 1:
             raise HwgenError(f"layer {self.name}: weight shape {self.weight.shape} has an empty dimension")
+        self._check_channels(o)
 
     def attrs(self):
         o, i, kh, kw = self.weight.shape
@@ -93,17 +161,16 @@ class Conv2d(Layer):
                 "clip": list(self.clip)}
 
     def out_shape(self, x):
-        n, c, h, w = x
         o, i, kh, kw = self.weight.shape
-        if c != i:
-            raise HwgenError(f"layer {self.name}: weights have {i} input channels, its input has {c}")
-        return (n, o, (h + 2 * self.pad - kh) // self.stride + 1, (w + 2 * self.pad - kw) // self.stride + 1)
+        if x[1] != i:
+            raise HwgenError(f"layer {self.name}: weights have {i} input channels, its input has {x[1]}")
+        return (x[0], o) + _window_out(self, x, kh, kw)[2:]
 
     def accumulator(self, x):
-        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias)
+        return sem.conv2d_acc(x, self.weight, self.strides, self.pads, self.bias, pad_value=self.pad_value)
 
     def reference(self, x):
-        return sem.requantize(self.accumulator(x), self.shift, self.clip)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
 
     def macs(self, shapes):
         n, o, oh, ow = self.out_shape(*shapes)
@@ -122,17 +189,20 @@ class Dense(Conv2d):
 
 @dataclass
 class _Window(Layer):
-    kernel: int = 1
-    stride: int = 1
-    pad: int = 0
+    kernel: int | tuple[int, int] = 1
+    stride: int | tuple[int, int] = 1
+    pad: int | tuple[int, int, int, int] = 0
 
     def attrs(self):
         return {"kernel": self.kernel, "stride": self.stride, "pad": self.pad}
 
+    @property
+    def kernels(self) -> tuple[int, int]:
+        """(height, width) of the window."""
+        return _pair(self.kernel)
+
     def out_shape(self, x):
-        n, c, h, w = x
-        k = self.kernel
-        return (n, c, (h + 2 * self.pad - k) // self.stride + 1, (w + 2 * self.pad - k) // self.stride + 1)
+        return _window_out(self, x, *self.kernels)
 
 
 @dataclass
@@ -143,90 +213,116 @@ class MaxPool(_Window):
     kind = "max_pool"
 
     def reference(self, x):
-        return sem.max_pool(x, self.kernel, self.stride, self.pad)
+        return sem.max_pool(x, self.kernels, self.strides, self.pads)
 
 
 @dataclass
 class AvgPool(_Window):
+    """Requantized window sums of x - in_zero (padding counting 0)."""
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    in_zero: int = 0
     kind = "avg_pool"
 
     def attrs(self):
         return {**super().attrs(), "shift": self.shift}
 
+    def out_shape(self, x):
+        self._check_channels(x[1])
+        return super().out_shape(x)
+
     def accumulator(self, x):
-        return sem.sum_pool(x, self.kernel, self.stride, self.pad)
+        return sem.sum_pool(x, self.kernels, self.strides, self.pads, self.in_zero)
 
     def reference(self, x):
-        return sem.avg_pool(x, self.kernel, self.stride, self.pad, self.shift, self.clip)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
 
 
 @dataclass
 class GlobalAvgPool(Layer):
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    in_zero: int = 0
     kind = "global_avg_pool"
 
     def attrs(self):
         return {"shift": self.shift}
 
     def out_shape(self, x):
+        self._check_channels(x[1])
         return (x[0], x[1], 1, 1)
 
     def accumulator(self, x):
-        return np.asarray(x, np.int64).sum(axis=(2, 3), keepdims=True)
+        return (np.asarray(x, np.int64) - self.in_zero).sum(axis=(2, 3), keepdims=True)
 
     def reference(self, x):
-        return sem.global_avg_pool(x, self.shift, self.clip)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
 
 
 
 @dataclass
 class DepthwiseConv2d(_Window):
-    """Depthwise conv2d: weight (C, 1, K, K), bias (C,), requantized."""
+    """Depthwise conv2d: weight (C, 1, KH, KW), bias (C,), requantized; padding
+    positions hold `pad_value`."""
     weight: np.ndarray = field(repr=False, default=None)
     bias: np.ndarray = field(repr=False, default=None)
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    pad_value: int = 0
     kind = "depthwise_conv2d"
 
     def __post_init__(self):
         if isinstance(self.weight, np.ndarray) and self.weight.ndim == 4:
-            self.kernel = self.weight.shape[2]
+            kh, kw = self.weight.shape[2:]
+            self.kernel = kh if kh == kw else (kh, kw)
 
     def check(self):
         super().check()
         _array(self, "weight", np.int8, 4)
         _array(self, "bias", np.int32, 1)
         c, one, kh, kw = self.weight.shape
-        if one != 1 or kh != kw or min(c, kh) < 1:
-            raise HwgenError(f"layer {self.name}: depthwise weight shape {self.weight.shape}; it must be (C, 1, K, K)")
+        if one != 1 or min(c, kh, kw) < 1:
+            raise HwgenError(f"layer {self.name}: depthwise weight shape {self.weight.shape}; it must be "
+                             "(C, 1, KH, KW)")
         if self.bias.shape != (c,):
             raise HwgenError(f"layer {self.name}: bias has shape {self.bias.shape}; it needs one value per channel, "
                              f"({c},)")
+        self._check_channels(c)
 
     def attrs(self):
         return {**super().attrs(), "shift": self.shift, "clip": list(self.clip)}
 
     def accumulator(self, x):
-        return sem.conv2d_acc(x, self.weight, (self.stride,) * 2, (self.pad,) * 2, self.bias, depthwise=True)
+        return sem.conv2d_acc(x, self.weight, self.strides, self.pads, self.bias, depthwise=True,
+                              pad_value=self.pad_value)
 
     def reference(self, x):
-        return sem.requantize(self.accumulator(x), self.shift, self.clip)
+        return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
 
     def macs(self, shapes):
         n, c, oh, ow = self.out_shape(*shapes)
-        return n * c * oh * ow * self.kernel ** 2
+        kh, kw = self.kernels
+        return n * c * oh * ow * kh * kw
 
 
 @dataclass
 class Add(Layer):
-    """Residual add: requantize(a + b)."""
+    """Residual add: requantize(a + b), or with `requant` rows (ma, mb, n):
+    clip(rne(((a - za) ma + (b - zb) mb) / 2^n) + zero, lo, hi)."""
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    in_zero: tuple[int, int] = (0, 0)
     kind = "add"
     arity = 2
+    requant_columns = 3
 
     def attrs(self):
         return {"shift": self.shift, "clip": list(self.clip)}
@@ -234,13 +330,14 @@ class Add(Layer):
     def out_shape(self, a, b):
         if tuple(a) != tuple(b):
             raise HwgenError(f"layer {self.name}: adds tensors of shapes {a} and {b}; they must be equal")
+        self._check_channels(a[1])
         return tuple(a)
 
     def accumulator(self, a, b):
-        return np.asarray(a, np.int64) + np.asarray(b, np.int64)
+        return sem.add_acc(a, b, self.requant, self.in_zero)
 
     def reference(self, a, b):
-        return sem.add(a, b, self.shift, self.clip)
+        return sem.add(a, b, self.shift, self.clip, self.requant, self.zero, self.in_zero)
 
 
 @dataclass
@@ -263,17 +360,65 @@ class ConvAdd(Layer):
         return self.conv.macs(shapes[:1])
 
 
+# The integer types of quantized tensors and their ranges.
+QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """The float meaning of an IR tensor: real = scale x (q - zero), with q the ONNX
+    integer (uint8 or int8) and the IR value q - offset (offset 128 for uint8)."""
+    scale: float
+    zero: int
+    dtype: str          # "uint8" or "int8"
+
+    @property
+    def offset(self) -> int:
+        return 128 if self.dtype == "uint8" else 0
+
+    @property
+    def ir_zero(self) -> int:
+        return self.zero - self.offset
+
+    def to_json(self) -> dict:
+        return {"scale": float(self.scale), "zero_point": int(self.zero), "dtype": self.dtype}
+
+    @classmethod
+    def from_json(cls, doc, where: str) -> "Quantization":
+        d = json_fields(doc, where, {"scale": float, "zero_point": int, "dtype": str})
+        lo, hi = QUANT_RANGES.get(d["dtype"], (0, -1))
+        if not (d["scale"] > 0 and lo <= d["zero_point"] <= hi):
+            raise HwgenError(f"{where}: scale {d['scale']} must be positive, dtype {d['dtype']!r} one of "
+                             f"{', '.join(QUANT_RANGES)} and zero_point within its range")
+        return cls(float(d["scale"]), d["zero_point"], d["dtype"])
+
+    def quantize(self, x: np.ndarray) -> np.ndarray:
+        """Float x as IR int8 values, as QuantizeLinear rounds (float32 x / scale, half to
+        even) and saturates."""
+        lo, hi = QUANT_RANGES[self.dtype]
+        q = np.rint(np.asarray(x, np.float32) / np.float32(self.scale)).astype(np.int64) + self.zero
+        return (np.clip(q, lo, hi) - self.offset).astype(np.int8)
+
+    def dequantize(self, v: np.ndarray) -> np.ndarray:
+        """IR int8 values as float32, as DequantizeLinear computes them."""
+        q = np.asarray(v, np.int64) + self.offset - self.zero
+        return (q.astype(np.float32) * np.float32(self.scale)).astype(np.float32)
+
+
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add)}
-PARAMS = ("weight", "bias")
+PARAMS = ("weight", "bias", "requant")
 
 
 @dataclass
 class Network:
-    """A graph of layers in topological order over named tensors, one input."""
+    """A graph of layers in topological order over named tensors, one input.
+    `quantization`, for a quantized model: the Quantization of its "input" and
+    "output" (the real values the int8 tensors stand for)."""
     name: str
     input_name: str
     input_shape: tuple[int, int, int, int]
     layers: list = field(default_factory=list)
+    quantization: dict | None = None
 
     @property
     def output(self) -> str:
@@ -315,9 +460,12 @@ class Network:
 
     # -- files ---------------------------------------------------------------------
     def to_json(self) -> dict:
-        return {"name": self.name, "input": {"name": self.input_name, "shape": list(self.input_shape)},
-                "layers": [{"name": la.name, "kind": la.kind, "inputs": list(la.inputs), **_attrs_json(la)}
-                           for la in self.layers]}
+        doc = {"name": self.name, "input": {"name": self.input_name, "shape": list(self.input_shape)},
+               "layers": [{"name": la.name, "kind": la.kind, "inputs": list(la.inputs), **_attrs_json(la)}
+                          for la in self.layers]}
+        if self.quantization:
+            doc["quantization"] = {k: q.to_json() for k, q in self.quantization.items()}
+        return doc
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -332,14 +480,19 @@ class Network:
         if path.is_dir():
             path = path / "model.json"
         where = f"model {path}"
-        doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list})
+        doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},
+                          {"quantization": dict})
         json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
             with np.load(path.parent / "weights.npz") as npz:
                 weights = {k: npz[k] for k in npz.files}
         except (OSError, ValueError, zipfile.BadZipFile) as e:
             raise HwgenError(f"weights {path.parent / 'weights.npz'}: {e}") from None
-        net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]))
+        quant = doc.get("quantization")
+        if quant is not None:
+            json_fields(quant, f"{where}: quantization", {"input": dict, "output": dict})
+            quant = {k: Quantization.from_json(v, f"{where}: quantization.{k}") for k, v in quant.items()}
+        net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]), quantization=quant)
         for k, d in enumerate(doc["layers"]):
             if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("kind"), str) \
                     or not isinstance(d.get("inputs"), list):
@@ -353,8 +506,9 @@ class Network:
             for p in PARAMS:
                 if f"{d['name']}.{p}" in weights:
                     d[p] = weights[f"{d['name']}.{p}"]
-            if isinstance(d.get("clip"), list):
-                d["clip"] = tuple(d["clip"])
+            for attr in ("clip", "stride", "pad", "kernel", "in_zero"):
+                if isinstance(d.get(attr), list):
+                    d[attr] = tuple(d[attr])
             known = {f.name for f in dataclasses.fields(KINDS[kind])}
             unknown = sorted(d.keys() - known)
             if unknown:
@@ -370,10 +524,13 @@ class Network:
         return net
 
 
-def _integer(layer, attr: str, value, lo: int, hi: int | None) -> None:
+def _integer(layer, attr: str, value, lo: int, hi: int | None, alternative: str = "") -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < lo or (hi is not None and value > hi):
         limit = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
-        raise HwgenError(f"layer {layer.name}: {attr} = {value!r}; it must be an integer, {limit}")
+        given = getattr(layer, attr)
+        given = list(given) if isinstance(given, tuple) else given
+        raise HwgenError(f"layer {layer.name}: {attr} = {given!r}; it must be an integer, "
+                         f"{limit}{alternative}")
 
 
 def _array(layer, attr: str, dtype, ndim: int) -> None:

@@ -53,10 +53,26 @@ def input_block(layer, cfg, k: int = 0) -> int:
     return cfg.block_out
 
 
+def _unlowered(layer) -> str | None:
+    """What of `layer` the lowering cannot express, or None."""
+    if getattr(layer, "requant", None) is not None or getattr(layer, "zero", 0):
+        return "requantization by multipliers and zero points (an imported model's) has no lowering"
+    in_zero = getattr(layer, "in_zero", 0)
+    if getattr(layer, "pad_value", 0) or (any(in_zero) if isinstance(in_zero, tuple) else in_zero):
+        return "input zero points have no lowering"
+    for attr in ("stride", "pad", "kernel"):
+        if isinstance(getattr(layer, attr, 0), tuple):
+            return f"a {attr} that differs between the axes has no lowering"
+    return None
+
+
 def host_reason(layer, cfg, shapes) -> str | None:
     """Why `layer` (with input shapes `shapes`) must run on the host, or None."""
     if isinstance(layer, ir.ConvAdd):
-        return host_reason(layer.conv, cfg, shapes[:1])
+        return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add)
+    unlowered = _unlowered(layer)
+    if unlowered:
+        return unlowered
     if isinstance(layer, ir.Conv2d):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:

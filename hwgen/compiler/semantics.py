@@ -10,7 +10,9 @@ VTA layout, so that it can judge the compiled programs.
   at 32 bits, as in the accelerator's accumulators.
 - Requantization of an int32 accumulator a: clip(a >> shift, lo, hi), with an
   arithmetic (flooring) right shift and clip(v, lo, hi) = min(max(v, lo), hi).
-  (lo, hi) is (-128, 127) by default; ReLU is lo = 0.
+  (lo, hi) is (-128, 127) by default; ReLU is lo = 0. A layer with a `requant`
+  array (imported models) instead computes clip(rne(a x m / 2^n) + zero, lo, hi) with
+  the multiplier m and shift n of its channel: round half to even, exact.
 - conv2d: acc[n, o, y, x] = bias[o] + sum over c, ky, kx of
   x[n, c, y*sh + ky - ph, x*sw + kx - pw] * w[o, c, ky, kx], where positions outside
   the input (padding) contribute 0; out = requantize(acc).
@@ -37,33 +39,91 @@ def wrap32(a: np.ndarray) -> np.ndarray:
     return a.astype(np.int64).astype(np.uint32).view(np.int32) if a.dtype != np.int32 else a
 
 
-def requantize(acc: np.ndarray, shift: int, clip: tuple[int, int] = INT8) -> np.ndarray:
-    """clip(acc >> shift, lo, hi) as int8."""
+# A requantization multiplier has at most 24 bits (a float32 scale's significand),
+# its shift at most 6.
+MULT_BITS = 24
+MAX_RQ_SHIFT = 63
+
+
+def round_shift(p: np.ndarray, n) -> np.ndarray:
+    """rne(p / 2^n): round to nearest, ties to even, of int64 values p (|p| < 2^62)
+    and shifts n in 0..63, exactly."""
+    p = np.asarray(p, np.int64)
+    n = np.minimum(np.asarray(n, np.int64), 62)     # |p| < 2^62: every larger shift rounds to 0 as well
+    q = p >> n
+    r = p - (q << n)
+    half = (np.int64(1) << n) >> 1
+    up = (r > half) | ((r == half) & (half > 0) & ((q & 1) == 1))
+    return q + up
+
+
+def round_significant(p: np.ndarray, bits: int = 24) -> np.ndarray:
+    """p rounded to `bits` significant bits, ties to even, as float32 rounds an
+    integer (|p| < 2^62)."""
+    p = np.asarray(p, np.int64)
+    length = np.zeros(p.shape, np.int64)
+    mag = np.abs(p)
+    for k in range(62, bits - 1, -1):         # bit length of |p|, where it exceeds `bits`
+        length = np.where((length == 0) & (mag >= np.int64(1) << k), k + 1, length)
+    r = np.maximum(length - bits, 0)
+    return round_shift(p, r) << r
+
+
+def rescale(acc: np.ndarray, m, n) -> np.ndarray:
+    """rne(fl(fl(acc) x m) / 2^n) with fl the rounding to 24 significant bits: what
+    float32 arithmetic gives for acc times the float32 scale m / 2^n, then rounded to
+    an integer, ties to even."""
+    return round_shift(round_significant(round_significant(acc) * m), n)
+
+
+def channel_param(v: np.ndarray, ndim: int) -> np.ndarray:
+    """A per-channel (or per-tensor: length 1) vector shaped to broadcast along axis 1
+    of an `ndim`-dimensional NC... tensor."""
+    return np.asarray(v, np.int64).reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def requantize(acc: np.ndarray, shift: int = 0, clip: tuple[int, int] = INT8, requant: np.ndarray | None = None,
+               zero: int = 0) -> np.ndarray:
+    """int8 clip(acc >> shift + zero, lo, hi) with acc wrapped to int32, or with
+    `requant` (K, 2), rows (m, n) per channel (axis 1; K = 1: every channel):
+    clip(rne(acc x m / 2^n) + zero, lo, hi)."""
     lo, hi = clip
-    return np.clip(wrap32(np.asarray(acc)).astype(np.int64) >> shift, lo, hi).astype(np.int8)
+    a = wrap32(np.asarray(acc)).astype(np.int64)
+    if requant is None:
+        v = a >> shift
+    else:
+        v = rescale(a, channel_param(requant[:, 0], a.ndim), channel_param(requant[:, 1], a.ndim))
+    return np.clip(v + zero, lo, hi).astype(np.int8)
 
 
-def _windows(x: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pad: tuple[int, int], fill: int):
+def pads4(pad) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of a padding given as (ph, pw) or the four."""
+    pad = tuple(pad)
+    return pad * 2 if len(pad) == 2 else pad
+
+
+def _windows(x: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pad, fill: int):
     """For every kernel position (ky, kx): the strided view of the padded input that
-    it multiplies, shape (N, C, OH, OW)."""
+    it multiplies, shape (N, C, OH, OW). `pad`: (ph, pw) or (top, left, bottom, right)."""
     sh, sw = stride
-    ph, pw = pad
+    pt, pl, pb, pr = pads4(pad)
     n, c, h, w = x.shape
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
     if oh < 1 or ow < 1:
         raise ValueError(f"a {kh}x{kw} window with padding {pad} does not fit a {h}x{w} input")
-    xp = np.full((n, c, h + 2 * ph, w + 2 * pw), fill, dtype=np.int64)
-    xp[:, :, ph:ph + h, pw:pw + w] = x
+    xp = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=np.int64)
+    xp[:, :, pt:pt + h, pl:pl + w] = x
     for ky in range(kh):
         for kx in range(kw):
             yield ky, kx, xp[:, :, ky:ky + (oh - 1) * sh + 1:sh, kx:kx + (ow - 1) * sw + 1:sw]
 
 
-def conv2d_acc(x, w, stride=(1, 1), pad=(0, 0), bias=None, depthwise: bool = False) -> np.ndarray:
-    """The int32 accumulators of a conv2d (or depthwise conv2d) before requantization."""
+def conv2d_acc(x, w, stride=(1, 1), pad=(0, 0), bias=None, depthwise: bool = False, pad_value: int = 0) -> np.ndarray:
+    """The int32 accumulators of a conv2d (or depthwise conv2d) before requantization;
+    padding positions hold `pad_value`."""
     x, w = np.asarray(x, np.int64), np.asarray(w, np.int64)
     acc = None
-    for ky, kx, win in _windows(x, w.shape[2], w.shape[3], stride, pad, 0):
+    for ky, kx, win in _windows(x, w.shape[2], w.shape[3], stride, pad, pad_value):
         if depthwise:
             term = win * w[None, :, 0, ky, kx, None, None]
         else:
@@ -84,26 +144,57 @@ def dense(x, w, bias, shift: int = 0, clip=INT8):
     return requantize(acc, shift, clip)
 
 
-def max_pool(x, kernel: int, stride: int, pad: int = 0):
+def _pair(v) -> tuple[int, int]:
+    return (v, v) if isinstance(v, (int, np.integer)) else tuple(v)
+
+
+def _pool_pad(pad):
+    return (pad, pad) if isinstance(pad, (int, np.integer)) else tuple(pad)
+
+
+def max_pool(x, kernel, stride, pad=0):
+    """`kernel` and `stride` an int or (h, w); `pad` an int, (ph, pw) or (top, left,
+    bottom, right)."""
     out = None
-    for _, _, win in _windows(np.asarray(x), kernel, kernel, (stride, stride), (pad, pad), np.iinfo(np.int64).min):
+    (kh, kw) = _pair(kernel)
+    for _, _, win in _windows(np.asarray(x), kh, kw, _pair(stride), _pool_pad(pad), np.iinfo(np.int64).min):
         out = win if out is None else np.maximum(out, win)
     return out.astype(np.int8)
 
 
-def sum_pool(x, kernel: int, stride: int, pad: int = 0) -> np.ndarray:
-    """The int64 window sums of an average pool (zero padding), before requantization."""
-    return sum(win for _, _, win in _windows(np.asarray(x), kernel, kernel, (stride, stride), (pad, pad), 0))
+def sum_pool(x, kernel, stride, pad=0, in_zero: int = 0) -> np.ndarray:
+    """The int64 window sums of x - in_zero of an average pool (padding counting 0),
+    before requantization."""
+    (kh, kw) = _pair(kernel)
+    x = np.asarray(x, np.int64) - in_zero
+    return sum(win for _, _, win in _windows(x, kh, kw, _pair(stride), _pool_pad(pad), 0))
 
 
-def avg_pool(x, kernel: int, stride: int, pad: int = 0, shift: int = 0, clip=INT8):
-    return requantize(sum_pool(x, kernel, stride, pad), shift, clip)
+def avg_pool(x, kernel, stride, pad=0, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero: int = 0):
+    return requantize(sum_pool(x, kernel, stride, pad, in_zero), shift, clip, requant, zero)
 
 
-def global_avg_pool(x, shift: int, clip=INT8):
+def global_avg_pool(x, shift: int, clip=INT8, requant=None, zero: int = 0, in_zero: int = 0):
     """(N, C, H, W) -> (N, C, 1, 1)."""
-    return requantize(np.asarray(x, np.int64).sum(axis=(2, 3), keepdims=True), shift, clip)
+    acc = (np.asarray(x, np.int64) - in_zero).sum(axis=(2, 3), keepdims=True)
+    return requantize(acc, shift, clip, requant, zero)
 
 
-def add(a, b, shift: int = 0, clip=INT8):
-    return requantize(np.asarray(a, np.int64) + np.asarray(b, np.int64), shift, clip)
+def add_acc(a, b, requant=None, in_zero=(0, 0)) -> np.ndarray:
+    """The sum an add requantizes: a + b, or with `requant` (K, 3), rows (ma, mb, n):
+    (a - za) x ma + (b - zb) x mb, exact (int64)."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    if requant is None:
+        return a + b
+    za, zb = in_zero
+    return (a - za) * channel_param(requant[:, 0], a.ndim) + (b - zb) * channel_param(requant[:, 1], a.ndim)
+
+
+def add(a, b, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero=(0, 0)):
+    """clip((a + b) >> shift + zero, lo, hi), or with `requant`:
+    clip(rne(add_acc / 2^n) + zero, lo, hi)."""
+    acc = add_acc(a, b, requant, in_zero)
+    if requant is None:
+        return requantize(acc, shift, clip, zero=zero)
+    lo, hi = clip
+    return np.clip(round_shift(acc, channel_param(requant[:, 2], acc.ndim)) + zero, lo, hi).astype(np.int8)

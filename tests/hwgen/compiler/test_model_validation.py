@@ -1,6 +1,7 @@
 """Model files and layers are validated before compiling: every bad attribute, array
 or graph is an error that names the layer (or file) and the rule."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -39,6 +40,13 @@ BAD_LAYERS = [
     ({"inputs": ["nowhere"]}, "input 'nowhere' is not produced"),
     ({"kind": "softmax"}, "unknown kind 'softmax'"),
     ({"groups": 2}, "has no attribute 'groups'"),
+    ({"pad": [1, 0, 1]}, "pad = [1, 0, 1]; it must be an integer, at least 0 or a list of 4 such integers"),
+    ({"pad": [1, 0, 2, 0]}, None),
+    ({"stride": [1, 0]}, "stride = [1, 0]"),
+    ({"stride": [2, 1]}, None),
+    ({"zero": 128}, "zero = 128; it must be an integer, -128..127"),
+    ({"pad_value": -129}, "pad_value = -129"),
+    ({"pad_value": -128, "zero": 5}, None),
 ]
 
 
@@ -48,7 +56,7 @@ def test_bad_layer_attributes(tmp_path, layer, message):
     if message is None:
         Network.load(path)
         return
-    with pytest.raises(HwgenError, match=message.replace("(", r"\(").replace(".", r"\.")):
+    with pytest.raises(HwgenError, match=re.escape(message)):
         Network.load(path)
 
 
@@ -61,7 +69,33 @@ BAD_ARRAYS = [
     ({"c.bias": np.zeros(16, np.int64)}, "bias has dtype int64; it must be int32"),
     ({"c.bias": None}, "no bias"),
     ({"x.weight": np.zeros(3, np.int8)}, "array 'x.weight' belongs to no layer"),
+    ({"c.requant": np.array([[3, 2]], np.int32)}, "shift 4 beside a requant array"),
 ]
+
+
+BAD_REQUANT = [
+    (np.array([[3, 2]], np.int64), "requant has dtype int64; it must be int32"),
+    (np.array([[3, 2, 1]], np.int32), "requant has shape (1, 3); it must be (K, 2)"),
+    (np.array([[3, 2]] * 5, np.int32), "requant has 5 rows for 16 channels"),
+    (np.array([[2 ** 24, 2]], np.int32), "multipliers must lie in 0..2^24-1"),
+    (np.array([[3, 64]], np.int32), "shifts in 0..63; found multipliers 3..3, shifts 64..64"),
+    (np.array([[3, 2]] * 16, np.int32), None),
+]
+
+
+@pytest.mark.parametrize("requant,message", BAD_REQUANT, ids=[str(k) for k in range(len(BAD_REQUANT))])
+def test_bad_requantization(tmp_path, requant, message):
+    path = _model(tmp_path, {"shift": 0, "zero": -3}, {"c.requant": requant})
+    if message is None:
+        x = np.random.default_rng(0).integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
+        acc = Network.load(path).layers[0].accumulator(x).astype(np.int64)
+        # rne(acc x 3 / 4) - 3: 3 acc / 4 has fractions 0, 1/4, 1/2, 3/4; the halves go to even
+        q, r = divmod(3 * acc, 4)
+        expected = np.clip(q + (r == 3) + ((r == 2) & (q % 2 == 1)) - 3, -128, 127)
+        assert np.array_equal(Network.load(path).reference(x), expected)
+        return
+    with pytest.raises(HwgenError, match=re.escape(message)):
+        Network.load(path)
 
 
 @pytest.mark.parametrize("arrays,message", BAD_ARRAYS, ids=[str(k) for k in range(len(BAD_ARRAYS))])

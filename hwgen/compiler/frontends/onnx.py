@@ -1,0 +1,726 @@
+"""ONNX front end: quantized ONNX models (as ONNX Runtime's `quantize_static` writes
+them) into the network IR, with ONNX Runtime's integer arithmetic (docs/layers.md,
+"Imported models").
+
+Both of quantize_static's formats are read:
+- QDQ: float operators between DequantizeLinear and QuantizeLinear nodes, weights and
+  biases as DequantizeLinear of int8/int32 initializers;
+- QOperator: QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool,
+  QLinearAveragePool and MaxPool on quantized tensors.
+
+Every tensor of the IR is int8: a uint8 tensor q is stored as q - 128 and its zero point
+moved by the same amount, so that products and sums see the same differences
+q - zero. A layer's float scale ratio becomes a multiplier m of at most 24 bits and a
+shift n (`multiplier`), exactly as ONNX Runtime computes the float32 ratio; the
+requantization is then clip(rne(acc x m / 2^n) + zero). A Relu or Clip before a
+QuantizeLinear (or on a tensor with the same scale and zero point) becomes the clip of
+the layer that produces it.
+
+Nothing here knows about an accelerator; anything the IR cannot express is refused
+with the node, its operator and attributes, and what is supported."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ...errors import HwgenError
+from .. import semantics as sem
+from ..ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network, Quantization
+
+OPSETS = range(13, 22)
+SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, "
+             "Flatten and Reshape before a classifier, between QuantizeLinear/DequantizeLinear (QDQ); QLinearConv, "
+             "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool (QOperator)")
+QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
+                 "calibration_reader, quant_format=QuantFormat.QDQ, per_channel=True) with a CalibrationDataReader "
+                 "that yields a few representative inputs")
+
+
+def multiplier(ratio) -> tuple[int, int]:
+    """(m, n) with m / 2^n equal to the float32 `ratio` (m < 2^24, n <= 63, m odd unless
+    n = 0); a ratio too small for n <= 63 is rounded to fewer bits."""
+    r = np.float32(ratio)
+    if not np.isfinite(r) or r <= 0:
+        raise ValueError(f"scale ratio {r} is not a positive number")
+    f, e = np.frexp(r)
+    m, n = int(f * (1 << 24)), 24 - int(e)
+    while n > 0 and m % 2 == 0:
+        m, n = m // 2, n - 1
+    if n > sem.MAX_RQ_SHIFT:
+        m, n = int(sem.round_shift(m, n - sem.MAX_RQ_SHIFT)), sem.MAX_RQ_SHIFT
+    if n < 0:
+        raise ValueError(f"scale ratio {r} is 2^24 or more")
+    return m, n
+
+
+def multipliers(ratios) -> np.ndarray:
+    """(K, 2) int32 rows (m, n) of float32 ratios."""
+    return np.array([multiplier(r) for r in np.atleast_1d(ratios)], np.int32).reshape(-1, 2)
+
+
+# An add's sum (a - za) x ma + (b - zb) x mb is kept within int32, the accumulators'
+# width, so that an accelerator can form it exactly.
+ADD_SUM_BITS = 31
+
+
+def add_multipliers(ratio_a, ratio_b, span_a: int = 255, span_b: int = 255) -> tuple[int, int, int]:
+    """(ma, mb, n): ma / 2^n and mb / 2^n the float32 ratios, exact where the sum of
+    span_a x ma and span_b x mb stays below 2^ADD_SUM_BITS (span: the largest
+    |x - zero| of each input), else rounded at the largest shift that keeps it there;
+    common factors of 2 removed."""
+    fa, fb = Fraction(float(np.float32(ratio_a))), Fraction(float(np.float32(ratio_b)))
+    if fa <= 0 or fb <= 0:
+        raise ValueError(f"scale ratios {float(fa)}, {float(fb)} must be positive")
+    exact = max(fa.denominator, fb.denominator).bit_length() - 1       # both are dyadic
+    n = min(exact, sem.MAX_RQ_SHIFT)
+    while n >= 0 and span_a * _rne(fa * 2 ** n) + span_b * _rne(fb * 2 ** n) >= 1 << ADD_SUM_BITS:
+        n -= 1
+    if n < 0:
+        raise ValueError(f"scale ratios {float(fa)}, {float(fb)} are too large for an int32 sum")
+    ma, mb = _rne(fa * 2 ** n), _rne(fb * 2 ** n)
+    while n > 0 and ma % 2 == 0 and mb % 2 == 0:
+        ma, mb, n = ma // 2, mb // 2, n - 1
+    if max(ma, mb) >= 1 << sem.MULT_BITS:
+        raise ValueError(f"scale ratios {float(fa)}, {float(fb)} need multipliers of more than {sem.MULT_BITS} bits")
+    return ma, mb, n
+
+
+def _rne(v: Fraction) -> int:
+    """v rounded to the nearest integer, ties to even."""
+    q, r = divmod(v.numerator, v.denominator)
+    return q + (2 * r > v.denominator or (2 * r == v.denominator and q % 2 == 1))
+
+
+@dataclass
+class _QTensor:
+    """A quantized tensor of the IR: its IR name, shape and quantization; `lo`..`hi`
+    bounds its IR values (from its producer's clip)."""
+    name: str
+    shape: tuple
+    q: Quantization
+    lo: int = -128
+    hi: int = 127
+    layer: object = None            # the IR layer that produces it (None: the input)
+    onnx_name: str = ""             # the ONNX tensor holding it
+
+
+@dataclass
+class _QConst:
+    """A quantized initializer: integers, scale(s) and zero point(s)."""
+    data: np.ndarray
+    scale: np.ndarray
+    zero: np.ndarray
+
+
+@dataclass
+class _Float:
+    """A float result awaiting its QuantizeLinear: the operator node and its inputs, or
+    (op None) a dequantized tensor; `clip` a float range from Relu/Clip after it."""
+    node: object
+    inputs: list
+    source: _QTensor | None = None
+    clip: tuple[float, float] = (-np.inf, np.inf)
+    shape: tuple = ()
+
+
+@dataclass
+class _Import:
+    path: Path
+    model: object
+    values: dict = field(default_factory=dict)
+    inits: dict = field(default_factory=dict)
+    layers: list = field(default_factory=list)
+    names: set = field(default_factory=set)
+    readers: dict = field(default_factory=dict)
+
+
+def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]:
+    """The IR network of the quantized ONNX model at `path`, and its quantization:
+    {"input": Quantization, "output": Quantization, "input_name", "output_name",
+    "float_input": whether the model's input is float (quantized by its first
+    QuantizeLinear), "tensors": the ONNX name of each layer's quantized output}. Raises HwgenError naming the node for anything unsupported."""
+    path = Path(path)
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:  # onnx raises DecodeError, OSError, ...
+        raise HwgenError(f"model {path}: not a readable ONNX file ({type(e).__name__}: {e})") from None
+    opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    if opset.get("ai.onnx") not in OPSETS:
+        raise HwgenError(f"model {path}: default-domain opset {opset.get('ai.onnx')}; opsets "
+                         f"{OPSETS.start}..{OPSETS.stop - 1} are supported (onnx.version_converter.convert_version "
+                         "converts a model)")
+    g = model.graph
+    imp = _Import(path, model)
+    imp.inits = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    for node in g.node:
+        if node.op_type == "Constant":
+            imp.inits[node.output[0]] = numpy_helper.to_array(onnx.helper.get_attribute_value(node.attribute[0]))
+    ops = {n.op_type for n in g.node}
+    if not ops & {"QuantizeLinear", "QLinearConv", "QGemm", "QLinearMatMul", "DequantizeLinear"}:
+        raise HwgenError(f"model {path}: a float model (no QuantizeLinear, DequantizeLinear or QLinear operators); "
+                         + QUANTIZE_HINT.format(path=path, stem=path.stem))
+    for node in g.node:
+        for t in node.input:
+            imp.readers[t] = imp.readers.get(t, 0) + 1
+    inputs = [i for i in g.input if i.name not in imp.inits]
+    if len(inputs) != 1:
+        raise HwgenError(f"model {path}: {len(inputs)} graph inputs ({', '.join(i.name for i in inputs)}); a network "
+                         "has one input")
+    inp = inputs[0]
+    dims = inp.type.tensor_type.shape.dim
+    shape = tuple(d.dim_value if d.HasField("dim_value") else 0 for d in dims)
+    if len(shape) != 4 or min(shape) < 1:
+        given = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in dims]
+        raise HwgenError(f"model {path}: input {inp.name!r} has shape {given}; it must be four fixed sizes (NCHW): "
+                         "fix the dynamic dimensions, e.g. with onnxruntime.tools.make_dynamic_shape_fixed")
+    elem = inp.type.tensor_type.elem_type
+    float_input = elem == onnx.TensorProto.FLOAT
+    if not float_input:
+        if elem not in (onnx.TensorProto.UINT8, onnx.TensorProto.INT8):
+            raise HwgenError(f"model {path}: input {inp.name!r} has element type "
+                             f"{onnx.TensorProto.DataType.Name(elem)}; float, uint8 or int8 are supported")
+        # an integer input: its quantization is that of the first operator reading it
+        imp.values[inp.name] = _QTensor("input", shape, None, onnx_name=inp.name)
+    else:
+        imp.values[inp.name] = ("float input", shape)
+    for node in g.node:
+        if node.op_type == "Constant":
+            continue
+        _node(imp, node)
+    if len(g.output) != 1:
+        raise HwgenError(f"model {path}: {len(g.output)} graph outputs; a network has one output")
+    out = imp.values.get(g.output[0].name)
+    if isinstance(out, _Float) and out.node is None and out.source is not None:
+        out = out.source
+    if not isinstance(out, _QTensor) or out.layer is None:
+        raise HwgenError(f"model {path}: output {g.output[0].name!r} is not a quantized tensor computed by a "
+                         "supported operator (end the model with a QuantizeLinear, optionally followed by "
+                         "DequantizeLinear)")
+    first = imp.values[inp.name]
+    in_q = first.q if isinstance(first, _QTensor) else None
+    if in_q is None:
+        raise HwgenError(f"model {path}: input {inp.name!r} is not quantized by a QuantizeLinear before its first "
+                         "operator")
+    if out.layer is not imp.layers[-1]:
+        raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
+    net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q})
+    shapes = net.shapes()
+    tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
+    for node in g.node:
+        v = imp.values.get(node.output[0]) if node.output else None
+        if isinstance(v, _QTensor) and v.layer is not None and v.shape == shapes[v.name] \
+                and (v.lo, v.hi) == tuple(getattr(v.layer, "clip", (v.lo, v.hi))):
+            tensors[v.name] = node.output[0]
+    return net, {"input": in_q, "output": out.q, "input_name": inp.name, "output_name": g.output[0].name,
+                 "float_input": float_input, "tensors": tensors}
+
+
+def _ir_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip("._") or "layer"
+
+
+def _describe(node) -> str:
+    attrs = ", ".join(f"{a.name}={onnx.helper.get_attribute_value(a)!r}" for a in node.attribute)
+    label = f"node {node.name!r}" if node.name else f"the node computing {node.output[0]!r}"
+    return f"{label} ({node.op_type}{'; ' + attrs if attrs else ''})"
+
+
+def _fail(imp: _Import, node, why: str):
+    raise HwgenError(f"model {imp.path}: {_describe(node)}: {why}")
+
+
+def _attrs(node) -> dict:
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        out[a.name] = v.decode() if isinstance(v, bytes) else v
+    return out
+
+
+def _scalar(imp, node, name: str, what: str):
+    v = imp.inits.get(name)
+    if v is None:
+        _fail(imp, node, f"its {what} {name!r} is not a constant")
+    return v
+
+
+def _node(imp: _Import, node) -> None:
+    op = node.op_type
+    handler = _HANDLERS.get(op)
+    if handler is None:
+        _fail(imp, node, f"operator {op} is not supported; supported: {SUPPORTED}")
+    handler(imp, node)
+
+
+# -- QDQ --------------------------------------------------------------------------------
+def _quantize_linear(imp, node):
+    x = imp.values.get(node.input[0])
+    s = _scalar(imp, node, node.input[1], "scale")
+    z = imp.inits.get(node.input[2]) if len(node.input) > 2 and node.input[2] else np.uint8(0)
+    if np.size(s) != 1:
+        _fail(imp, node, "per-axis activation quantization is not supported; quantize activations per tensor")
+    q = Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), _dtype(imp, node, z))
+    if isinstance(x, tuple) and x[0] == "float input":
+        imp.values[node.output[0]] = imp.values[node.input[0]] = _QTensor("input", x[1], q, onnx_name=node.output[0])
+        return
+    if node.input[0] in imp.inits:
+        _fail(imp, node, "quantizes a float constant; quantize_static writes quantized initializers")
+    if not isinstance(x, _Float):
+        _fail(imp, node, "its input is not the result of a supported float operator")
+    t = _emit(imp, x, q)
+    t.onnx_name = node.output[0]
+    imp.values[node.output[0]] = t
+
+
+def _dequantize_linear(imp, node):
+    src = node.input[0]
+    s = _scalar(imp, node, node.input[1], "scale")
+    if len(node.input) > 2 and node.input[2]:
+        z = _scalar(imp, node, node.input[2], "zero point")
+    else:       # absent: 0 of the quantized type
+        z = np.zeros((), np.asarray(imp.inits.get(src, np.uint8(0))).dtype)
+    if src in imp.inits:
+        imp.values[node.output[0]] = _QConst(imp.inits[src], np.asarray(s, np.float32), np.asarray(z))
+        return
+    x = imp.values.get(src)
+    if not isinstance(x, _QTensor):
+        _fail(imp, node, "dequantizes a tensor that is not quantized by an earlier QuantizeLinear")
+    if x.q is None:     # an integer graph input, quantized by this node's parameters
+        x.q = Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), _dtype(imp, node, z))
+    imp.values[node.output[0]] = _Float(None, [], source=x, shape=x.shape)
+
+
+def _dtype(imp, node, z) -> str:
+    z = np.asarray(z)
+    if z.dtype == np.uint8:
+        return "uint8"
+    if z.dtype == np.int8:
+        return "int8"
+    _fail(imp, node, f"zero point of type {z.dtype}; 8-bit activations (uint8 or int8) are supported")
+
+
+def _float_op(imp, node):
+    ins = [imp.values.get(t) if t else None for t in node.input]
+    op = node.op_type
+    if op in ("Relu", "Clip"):
+        x = ins[0]
+        if not isinstance(x, _Float):
+            _fail(imp, node, "its input is not a dequantized tensor or a float operator's result")
+        lo, hi = (0.0, np.inf) if op == "Relu" else _clip_bounds(imp, node)
+        if x.node is None:      # of a quantized tensor: the clip of the layer computing it
+            imp.values[node.output[0]] = _Float(None, [], _clip_source(imp, node, x.source, lo, hi), shape=x.shape)
+        else:
+            imp.values[node.output[0]] = _Float(x.node, x.inputs, None, (max(x.clip[0], lo), min(x.clip[1], hi)))
+        return
+    if op in ("Flatten", "Reshape"):
+        x = ins[0]
+        if isinstance(x, _Float) and x.node is None:
+            imp.values[node.output[0]] = _Float(None, [], x.source, shape=_flat(imp, node, x.shape))
+            return
+        if isinstance(x, _Float):       # of a float result: checked where a classifier reads it
+            imp.values[node.output[0]] = x
+            return
+        if isinstance(x, _QTensor):
+            imp.values[node.output[0]] = _QTensor(x.name, _flat(imp, node, x.shape), x.q, x.lo, x.hi, x.layer,
+                                                  node.output[0])
+            return
+        _fail(imp, node, "flattens a tensor that is not quantized")
+    for t, v in zip(node.input, ins):
+        if t and not isinstance(v, (_Float, _QConst)) and t not in imp.inits:
+            _fail(imp, node, f"input {t!r} is neither dequantized from a quantized tensor nor a quantized constant")
+        if isinstance(v, _Float) and v.node is not None:
+            _fail(imp, node, f"input {t!r} is a float result that is not quantized first (insert QuantizeLinear/"
+                             "DequantizeLinear between the operators, as quantize_static does)")
+    imp.values[node.output[0]] = _Float(node, ins)
+
+
+def _flat(imp, node, shape):
+    if len(shape) != 4 or shape[2] * shape[3] != 1:
+        _fail(imp, node, f"flattens a tensor of shape {list(shape)}; only (N, C, 1, 1) before a classifier is "
+                         "supported")
+    return shape
+
+
+def _clip_bounds(imp, node):
+    a = _attrs(node)
+    lo, hi = a.get("min", -np.inf), a.get("max", np.inf)
+    for k, t in enumerate(node.input[1:3]):
+        if t:
+            v = imp.inits.get(t)
+            if v is None:
+                _fail(imp, node, f"its bound {t!r} is not a constant")
+            lo, hi = (float(v), hi) if k == 0 else (lo, float(v))
+    return float(lo), float(hi)
+
+
+def _source(imp, node, v, what="input") -> _QTensor:
+    if isinstance(v, _Float) and v.node is None and v.source is not None:
+        return v.source
+    if isinstance(v, _QTensor):
+        return v
+    _fail(imp, node, f"its {what} is not a quantized tensor")
+
+
+def _emit(imp, f: _Float, q: Quantization) -> _QTensor:
+    """The layer of float operator `f` whose result is quantized by `q`."""
+    lo, hi = _int_clip(q, f.clip)
+    if f.node is None:      # Relu/Clip (or nothing) between a dequantized tensor and its quantization
+        return _requantize_in_place(imp, f, q, lo, hi)
+    node = f.node
+    op = node.op_type
+    if op == "Conv":
+        x, w, b = (f.inputs + [None])[:3]
+        return _conv(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
+                     None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
+    if op in ("Gemm", "MatMul"):
+        x, w, b = (f.inputs + [None])[:3]
+        return _gemm(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
+                     None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
+    if op == "Add":
+        return _add(imp, node, _source(imp, node, f.inputs[0], "first input"),
+                    _source(imp, node, f.inputs[1], "second input"), q, lo, hi)
+    if op == "MaxPool":
+        return _maxpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi)
+    if op in ("AveragePool", "GlobalAveragePool"):
+        return _avgpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi, op == "GlobalAveragePool")
+    _fail(imp, node, f"operator {op} is not supported; supported: {SUPPORTED}")
+
+
+def _int_clip(q: Quantization, clip) -> tuple[int, int]:
+    """The IR range of a quantized result, narrowed by a float range (a Relu or Clip
+    before the quantization: quantization is monotone, so it commutes with the clip)."""
+    qlo, qhi = (0, 255) if q.dtype == "uint8" else (-128, 127)
+    lo, hi = qlo, qhi
+    if np.isfinite(clip[0]):
+        lo = max(qlo, min(qhi, int(np.rint(np.float32(clip[0]) / np.float32(q.scale))) + q.zero))
+    if np.isfinite(clip[1]):
+        hi = min(qhi, max(qlo, int(np.rint(np.float32(clip[1]) / np.float32(q.scale))) + q.zero))
+    return lo - q.offset, hi - q.offset
+
+
+def _requantize_in_place(imp, f: _Float, q: Quantization, lo: int, hi: int) -> _QTensor:
+    """A quantized tensor (clipped by a Relu/Clip before) quantized again: the same
+    tensor, when the parameters are the same."""
+    x = f.source
+    if (q.scale, q.ir_zero) != (x.q.scale, x.q.ir_zero):
+        raise HwgenError(f"model {imp.path}: tensor {x.onnx_name!r} is quantized again with scale {q.scale} and "
+                         f"zero point {q.zero} (was {x.q.scale}, {x.q.zero}); a requantization between operators "
+                         "is not supported (give the Relu/Clip the scale and zero point of its input)")
+    return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer)
+
+
+def _clip_source(imp, node, x: _QTensor, lo: float, hi: float) -> _QTensor:
+    """A Relu/Clip of quantized tensor x: x with the clip of the layer that computes
+    it narrowed, when nothing else reads x."""
+    layer = x.layer
+    if layer is None or not hasattr(layer, "clip") or _reads(imp, x) > 1:
+        _fail(imp, node, f"clips tensor {x.onnx_name!r}, which "
+              + ("is the network input" if layer is None else "other operators read too" if
+                 hasattr(layer, "clip") else f"a {layer.kind} layer computes")
+              + "; only a Relu/Clip of a convolution, dense, add or average pool result that nothing else reads is "
+              "supported")
+    ilo, ihi = _int_clip(x.q, (lo, hi))
+    layer.clip = (max(layer.clip[0], ilo), min(layer.clip[1], ihi))
+    return _QTensor(x.name, x.shape, x.q, *layer.clip, layer, x.onnx_name)
+
+
+def _reads(imp, x: _QTensor) -> int:
+    """How many operators read quantized tensor `x`, directly or through a
+    DequantizeLinear."""
+    count = 0
+    for node in imp.model.graph.node:
+        if x.onnx_name in node.input:
+            count += imp.readers.get(node.output[0], 0) if node.op_type == "DequantizeLinear" else 1
+    return count
+
+
+def _const(imp, node, v, what: str) -> _QConst:
+    if isinstance(v, _QConst):
+        return v
+    _fail(imp, node, f"its {what} is not a quantized constant (DequantizeLinear of an initializer)")
+
+
+# -- layers -----------------------------------------------------------------------------
+def _name(imp, node) -> str:
+    base = _ir_name(node.name or node.output[0])
+    name, k = base, 1
+    while name in imp.names or name == "input":
+        k += 1
+        name = f"{base}_{k}"
+    imp.names.add(name)
+    return name
+
+
+def _weights(imp, node, w: _QConst, out_axis: int = 0) -> np.ndarray:
+    """int8 weights: the quantized weights less their zero points (which must keep them
+    within int8)."""
+    z = np.asarray(w.zero, np.int64)
+    if z.ndim:
+        z = z.reshape([-1 if a == out_axis else 1 for a in range(w.data.ndim)])
+    v = np.asarray(w.data, np.int64) - z
+    if v.min() < -128 or v.max() > 127:
+        _fail(imp, node, "weights less their zero point leave int8; quantize weights as int8 with zero point 0 "
+                         "(WeightSymmetric=True)")
+    return v.astype(np.int8)
+
+
+def _scales(imp, node, w: _QConst, channels: int) -> np.ndarray:
+    s = np.asarray(w.scale, np.float32).ravel()
+    if s.size not in (1, channels):
+        _fail(imp, node, f"{s.size} weight scales for {channels} output channels")
+    return np.broadcast_to(s, (channels,))
+
+
+def _bias(imp, node, b: _QConst | None, x: _QTensor, sw: np.ndarray, channels: int) -> np.ndarray:
+    """The int32 bias, whose scale must be input scale x weight scale, zero point 0."""
+    if b is None:
+        return np.zeros(channels, np.int64)
+    data = np.asarray(b.data).ravel()
+    if data.dtype != np.int32 or data.size != channels or np.any(np.asarray(b.zero) != 0):
+        _fail(imp, node, f"bias of type {data.dtype} and {data.size} values; an int32 bias with zero point 0, one "
+                         "value per output channel, is supported")
+    want = (np.float32(x.q.scale) * sw).astype(np.float32)
+    got = np.broadcast_to(np.asarray(b.scale, np.float32).ravel(), (channels,))
+    if not np.allclose(got, want, rtol=1e-5, atol=0):
+        _fail(imp, node, "bias scale differs from input scale x weight scale; quantize_static writes it so")
+    return data.astype(np.int64)
+
+
+def _fold_zero(imp, node, bias: np.ndarray, w: np.ndarray, zx: int, depthwise: bool) -> np.ndarray:
+    """bias - zx x (sum of each output channel's weights): the accumulator of
+    sum((x - zx) w) with padding holding zx."""
+    folded = bias - zx * w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
+    if folded.min() < -(1 << 31) or folded.max() >= 1 << 31:
+        _fail(imp, node, "the bias with the input zero point folded in leaves int32")
+    return folded.astype(np.int32)
+
+
+def _out(imp, layer, shape, q, lo, hi) -> _QTensor:
+    imp.layers.append(layer)
+    return _QTensor(layer.name, shape, q, lo, hi, layer)
+
+
+def _conv_ratios(x: _QTensor, sw: np.ndarray, q: Quantization) -> np.ndarray:
+    """ONNX Runtime's float32 output scales: (x_scale x w_scale) / y_scale."""
+    return ((np.float32(x.q.scale) * sw).astype(np.float32) / np.float32(q.scale)).astype(np.float32)
+
+
+def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
+    if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or any(d != 1 for d in a.get("dilations", [1, 1])):
+        _fail(imp, node, "auto_pad SAME_* and dilations other than 1 are not supported; give explicit pads")
+    weight = _weights(imp, node, w)
+    o, ci, kh, kw = weight.shape
+    group = a.get("group", 1)
+    c = x.shape[1]
+    if ci * group != c or o % group:
+        _fail(imp, node, f"weights {list(weight.shape)} with group {group} do not match {c} input channels")
+    sw = _scales(imp, node, w, o)
+    bias = _bias(imp, node, b, x, sw, o)
+    stride = tuple(a.get("strides", [1, 1]))
+    pads = tuple(a.get("pads", [0, 0, 0, 0]))
+    pad = (pads[0], pads[1], pads[2], pads[3])
+    common = dict(stride=stride if stride[0] != stride[1] else stride[0],
+                  pad=pad if len(set(pad)) > 1 else pad[0], requant=multipliers(_conv_ratios(x, sw, q)),
+                  zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero)
+    name = _name(imp, node)
+    depthwise = group == c and o == c and ci == 1 and group > 1
+    if depthwise:
+        layer = DepthwiseConv2d(name, (x.name,), weight=weight,
+                                bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, True), **common)
+    else:
+        if group > 1:   # grouped: one convolution whose weights are zero outside each group's channels
+            full = np.zeros((o, c, kh, kw), np.int8)
+            per = o // group
+            for gi in range(group):
+                full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = weight[gi * per:(gi + 1) * per]
+            weight = full
+        layer = Conv2d(name, (x.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
+                       **common)
+    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+
+
+def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
+    if a.get("transA", 0) or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0:
+        _fail(imp, node, "transA, alpha or beta other than 0, 1 and 1 are not supported")
+    if len(x.shape) != 4 or x.shape[2:] != (1, 1):
+        _fail(imp, node, f"its input has shape {list(x.shape)}; a classifier reads (N, C) flattened from (N, C, 1, 1)")
+    trans_b = a.get("transB", 0)
+    if np.ndim(w.data) != 2:
+        _fail(imp, node, f"weights of shape {list(np.shape(w.data))}; a 2-D weight matrix is supported")
+    weight = _weights(imp, node, w, out_axis=0 if trans_b else 1)
+    weight = weight if trans_b else weight.T
+    o = weight.shape[0]
+    sw = _scales(imp, node, w, o)
+    bias = _bias(imp, node, b, x, sw, o)
+    layer = Dense(_name(imp, node), (x.name,), weight=np.ascontiguousarray(weight),
+                  bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
+                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi))
+    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+
+
+def _add(imp, node, xa: _QTensor, xb: _QTensor, q, lo, hi) -> _QTensor:
+    if xa.shape != xb.shape:
+        _fail(imp, node, f"adds shapes {list(xa.shape)} and {list(xb.shape)}; broadcasting is not supported")
+    ra = np.float32(xa.q.scale) / np.float32(q.scale)
+    rb = np.float32(xb.q.scale) / np.float32(q.scale)
+    try:
+        rq = np.array([add_multipliers(ra, rb, _span(xa), _span(xb))], np.int32)
+    except ValueError as e:
+        _fail(imp, node, str(e))
+    layer = Add(_name(imp, node), (xa.name, xb.name), requant=rq, zero=q.ir_zero, clip=(lo, hi),
+                in_zero=(xa.q.ir_zero, xb.q.ir_zero))
+    return _out(imp, layer, xa.shape, q, lo, hi)
+
+
+def _span(x: _QTensor) -> int:
+    """The largest |v - zero| of the IR values v of x."""
+    return max(x.q.ir_zero - x.lo, x.hi - x.q.ir_zero)
+
+
+def _window(imp, node, a, x: _QTensor):
+    if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or a.get("ceil_mode", 0) or \
+            any(d != 1 for d in a.get("dilations", [1, 1])):
+        _fail(imp, node, "auto_pad SAME_*, ceil_mode and dilations are not supported; give explicit pads")
+    k = tuple(a["kernel_shape"])
+    s = tuple(a.get("strides", [1, 1]))
+    p = tuple(a.get("pads", [0, 0, 0, 0]))
+    return (k if k[0] != k[1] else k[0], s if s[0] != s[1] else s[0], p if len(set(p)) > 1 else p[0])
+
+
+def _maxpool(imp, node, x: _QTensor, q, lo, hi) -> _QTensor:
+    if (q.scale, q.ir_zero) != (x.q.scale, x.q.ir_zero):
+        _fail(imp, node, "its output is quantized with another scale or zero point than its input")
+    k, s, p = _window(imp, node, _attrs(node), x)
+    layer = MaxPool(_name(imp, node), (x.name,), kernel=k, stride=s, pad=p, nonneg_input=x.lo >= 0)
+    lo, hi = max(lo, x.lo), min(hi, x.hi)
+    if (lo, hi) != (x.lo, x.hi):
+        _fail(imp, node, "a Relu/Clip after a max pool that narrows its input's range is not supported")
+    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+
+
+def _avgpool(imp, node, x: _QTensor, q, lo, hi, whole: bool) -> _QTensor:
+    name = _name(imp, node)
+    if whole:
+        count = x.shape[2] * x.shape[3]
+        ratio = np.float32(x.q.scale) / (np.float32(q.scale) * np.float32(count))
+        layer = GlobalAvgPool(name, (x.name,), requant=multipliers(ratio), zero=q.ir_zero, clip=(lo, hi),
+                              in_zero=x.q.ir_zero)
+    else:
+        a = _attrs(node)
+        k, s, p = _window(imp, node, a, x)
+        if p and not a.get("count_include_pad", 0):
+            _fail(imp, node, "padding with count_include_pad=0 divides border windows by fewer elements; "
+                             "count_include_pad=1 or no padding is supported")
+        kh, kw = (k, k) if isinstance(k, int) else k
+        ratio = np.float32(x.q.scale) / (np.float32(q.scale) * np.float32(kh * kw))
+        layer = AvgPool(name, (x.name,), kernel=k, stride=s, pad=p, requant=multipliers(ratio), zero=q.ir_zero,
+                        clip=(lo, hi), in_zero=x.q.ir_zero)
+    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+
+
+# -- QOperator --------------------------------------------------------------------------
+def _qparams(imp, node, k: int) -> Quantization:
+    """The quantization given by inputs k (scale) and k + 1 (zero point)."""
+    s = _scalar(imp, node, node.input[k], "scale")
+    z = _scalar(imp, node, node.input[k + 1], "zero point")
+    return Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), _dtype(imp, node, z))
+
+
+def _qinput(imp, node, k: int, scale_at: int) -> _QTensor:
+    x = imp.values.get(node.input[k])
+    if not isinstance(x, _QTensor):
+        _fail(imp, node, f"input {node.input[k]!r} is not a quantized tensor of the model")
+    q = _qparams(imp, node, scale_at)
+    if x.q is None:
+        x.q = q
+    elif (x.q.scale, x.q.ir_zero) != (q.scale, q.ir_zero):
+        _fail(imp, node, f"reads {node.input[k]!r} with scale {q.scale} and zero point {q.zero}, but it was quantized "
+                         f"with {x.q.scale} and {x.q.zero}")
+    return x
+
+
+def _qweight(imp, node, k: int) -> _QConst:
+    data = imp.inits.get(node.input[k])
+    if data is None:
+        _fail(imp, node, f"its weights {node.input[k]!r} are not a constant")
+    return _QConst(data, np.asarray(_scalar(imp, node, node.input[k + 1], "weight scale"), np.float32),
+                   np.asarray(_scalar(imp, node, node.input[k + 2], "weight zero point")))
+
+
+def _qbias(imp, node, k: int, x: _QTensor, w: _QConst) -> _QConst | None:
+    if len(node.input) <= k or not node.input[k]:
+        return None
+    data = imp.inits.get(node.input[k])
+    if data is None:
+        _fail(imp, node, f"its bias {node.input[k]!r} is not a constant")
+    return _QConst(data, (np.float32(x.q.scale) * np.asarray(w.scale, np.float32)).astype(np.float32),
+                   np.zeros(1, np.int32))
+
+
+def _set(imp, node, t: _QTensor) -> None:
+    t.onnx_name = node.output[0]
+    imp.values[node.output[0]] = t
+
+
+def _qlinear_conv(imp, node):
+    x = _qinput(imp, node, 0, 1)
+    w = _qweight(imp, node, 3)
+    q = _qparams(imp, node, 6)
+    _set(imp, node, _conv(imp, node, x, w, _qbias(imp, node, 8, x, w), q, *_int_clip(q, (-np.inf, np.inf)),
+                          _attrs(node)))
+
+
+def _qgemm(imp, node):
+    x = _qinput(imp, node, 0, 1)
+    w = _qweight(imp, node, 3)
+    if len(node.input) < 8 or not node.input[7]:
+        _fail(imp, node, "a QGemm with a float output is not supported; give y_scale and y_zero_point")
+    q = _qparams(imp, node, 7)
+    _set(imp, node, _gemm(imp, node, x, w, _qbias(imp, node, 6, x, w), q, *_int_clip(q, (-np.inf, np.inf)),
+                          _attrs(node)))
+
+
+def _qlinear_matmul(imp, node):
+    x = _qinput(imp, node, 0, 1)
+    w = _qweight(imp, node, 3)
+    q = _qparams(imp, node, 6)
+    _set(imp, node, _gemm(imp, node, x, w, None, q, *_int_clip(q, (-np.inf, np.inf)), {}))
+
+
+def _qlinear_add(imp, node):
+    xa, xb = _qinput(imp, node, 0, 1), _qinput(imp, node, 3, 4)
+    q = _qparams(imp, node, 6)
+    _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
+
+
+def _qlinear_pool(imp, node):
+    x = _qinput(imp, node, 0, 1)
+    if _attrs(node).get("channels_last", 0):
+        _fail(imp, node, "channels_last is not supported")
+    q = _qparams(imp, node, 3)
+    _set(imp, node, _avgpool(imp, node, x, q, *_int_clip(q, (-np.inf, np.inf)),
+                             node.op_type == "QLinearGlobalAveragePool"))
+
+
+def _maxpool_node(imp, node):
+    x = imp.values.get(node.input[0])
+    if isinstance(x, _QTensor):         # QOperator: on the quantized tensor itself
+        _set(imp, node, _maxpool(imp, node, x, x.q, x.lo, x.hi))
+    else:
+        _float_op(imp, node)
+
+
+_HANDLERS = {
+    "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
+    **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
+                                "Flatten", "Reshape")},
+    "MaxPool": _maxpool_node,
+    "QLinearConv": _qlinear_conv, "QGemm": _qgemm, "QLinearMatMul": _qlinear_matmul, "QLinearAdd": _qlinear_add,
+    "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
+}

@@ -1,0 +1,200 @@
+"""Float ONNX graphs of ResNet-18- and MobileNet-v2-shaped networks (and a small test
+network) with seeded weights, built with `onnx.helper` alone, and their quantization
+by ONNX Runtime's `quantize_static`: the models a user would bring, made without
+torch.
+
+Weights are He-normal, biases small, so activations keep a useful spread through
+the network; calibration runs on seeded normal inputs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+OPSET = 17
+
+
+class GraphBuilder:
+    """Float NCHW operators appended in order; `finish` makes the model."""
+
+    def __init__(self, name: str, shape: tuple[int, int, int, int], seed: int = 0):
+        self.name, self.shape = name, tuple(shape)
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+        self.channels = {"x": shape[1]}
+        self.last = "x"
+        self.k = 0
+
+    def _fresh(self, kind: str) -> str:
+        self.k += 1
+        return f"{kind}{self.k}"
+
+    def _init(self, name: str, a: np.ndarray) -> str:
+        self.inits.append(numpy_helper.from_array(np.asarray(a, np.float32), name))
+        return name
+
+    def conv(self, c_out: int, k: int | tuple[int, int], stride: int | tuple[int, int] = 1, pads=None,
+             relu: str | None = "relu", src: str | None = None, group: int = 1) -> str:
+        """Conv (+ Relu, or Clip 0..6 with relu="relu6"); pads (top, left, bottom,
+        right), default k // 2 on each side."""
+        src = src or self.last
+        c_in = self.channels[src]
+        kh, kw = (k, k) if isinstance(k, int) else k
+        sh, sw = (stride, stride) if isinstance(stride, int) else stride
+        pads = pads if pads is not None else (kh // 2, kw // 2, kh // 2, kw // 2)
+        name = self._fresh("conv")
+        fan_in = c_in // group * kh * kw
+        w = self.rng.normal(0, np.sqrt(2 / fan_in), (c_out, c_in // group, kh, kw))
+        b = self.rng.normal(0, 0.05, c_out)
+        self.nodes.append(helper.make_node("Conv", [src, self._init(f"{name}.w", w), self._init(f"{name}.b", b)],
+                                           [name], kernel_shape=[kh, kw], strides=[sh, sw], pads=list(pads),
+                                           group=group, name=name))
+        self.channels[name] = c_out
+        self.last = name
+        return self._act(name, relu)
+
+    def _act(self, name: str, relu: str | None) -> str:
+        if relu == "relu":
+            out = name + "_relu"
+            self.nodes.append(helper.make_node("Relu", [name], [out], name=out))
+        elif relu == "relu6":
+            out = name + "_relu6"
+            lo, hi = self._init(f"{out}.min", np.float32(0)), self._init(f"{out}.max", np.float32(6))
+            self.nodes.append(helper.make_node("Clip", [name, lo, hi], [out], name=out))
+        else:
+            return name
+        self.channels[out] = self.channels[name]
+        self.last = out
+        return out
+
+    def maxpool(self, k: int, stride: int, pad: int) -> str:
+        name = self._fresh("pool")
+        self.nodes.append(helper.make_node("MaxPool", [self.last], [name], kernel_shape=[k, k], strides=[stride] * 2,
+                                           pads=[pad] * 4, name=name))
+        self.channels[name] = self.channels[self.last]
+        self.last = name
+        return name
+
+    def add(self, a: str, b: str, relu: str | None = "relu") -> str:
+        name = self._fresh("add")
+        self.nodes.append(helper.make_node("Add", [a, b], [name], name=name))
+        self.channels[name] = self.channels[a]
+        self.last = name
+        return self._act(name, relu)
+
+    def head(self, classes: int) -> onnx.ModelProto:
+        """Global average pool, flatten and a Gemm classifier; the model."""
+        gap, flat, fc = self._fresh("gap"), self._fresh("flatten"), "logits"
+        c = self.channels[self.last]
+        self.nodes.append(helper.make_node("GlobalAveragePool", [self.last], [gap], name=gap))
+        self.nodes.append(helper.make_node("Flatten", [gap], [flat], name=flat))
+        w = self.rng.normal(0, np.sqrt(1 / c), (classes, c))
+        self.nodes.append(helper.make_node("Gemm", [flat, self._init("fc.w", w), self._init("fc.b", np.zeros(classes))],
+                                           [fc], transB=1, name="fc"))
+        return self.finish(fc, (self.shape[0], classes))
+
+    def finish(self, out: str, out_shape) -> onnx.ModelProto:
+        g = helper.make_graph(self.nodes, self.name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(self.shape))],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, list(out_shape))], self.inits)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+        onnx.checker.check_model(model)
+        return model
+
+
+def tiny(size: int = 16, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+    """A small network with every supported kind: a strided convolution, max pool,
+    a residual block, a depthwise and a grouped convolution with ReLU6, an average
+    pool, global average pool and a classifier."""
+    g = GraphBuilder("tiny", (1, 3, size, size), seed)
+    g.conv(16, 3, 2)
+    x = g.maxpool(3, 2, 1)
+    g.conv(16, 3, 1)
+    y = g.conv(16, 3, 1, relu=None)
+    g.add(x, y)
+    g.conv(16, 3, 1, group=16, relu="relu6")
+    g.conv(32, 1, 1, relu="relu6")
+    g.conv(32, (1, 3), (1, 2), pads=(0, 0, 0, 1), group=4)
+    name = g._fresh("avg")
+    g.nodes.append(helper.make_node("AveragePool", [g.last], [name], kernel_shape=[2, 2], strides=[1, 1],
+                                    name=name))
+    g.channels[name], g.last = 32, name
+    return g.head(classes)
+
+
+def resnet18(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """ResNet-18 v1 (torchvision's layout: 7x7/2 stem, 3x3/2 max pool, four stages of
+    two basic blocks, 1x1/2 projections)."""
+    g = GraphBuilder("resnet18", (1, 3, size, size), seed)
+    g.conv(64, 7, 2)
+    g.maxpool(3, 2, 1)
+    width = 64
+    for stage in range(4):
+        for block in range(2):
+            stride = 2 if stage and not block else 1
+            x = g.last
+            g.conv(width, 3, stride, src=x)
+            y = g.conv(width, 3, 1, relu=None)
+            short = g.conv(width, 1, stride, relu=None, src=x) if stride != 1 else x
+            g.add(y, short)
+        width *= 2
+    return g.head(classes)
+
+
+def mobilenet_v2(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """MobileNet-v2 1.0 (inverted residual blocks: 1x1 expansion with ReLU6, 3x3
+    depthwise with ReLU6, linear 1x1 projection, residual where shapes match)."""
+    g = GraphBuilder("mobilenet_v2", (1, 3, size, size), seed)
+    g.conv(32, 3, 2, relu="relu6")
+    c_in = 32
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                       (6, 320, 1, 1)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            x = g.last
+            hidden = c_in * t
+            if t != 1:
+                g.conv(hidden, 1, 1, relu="relu6", src=x)
+            g.conv(hidden, 3, stride, group=hidden, relu="relu6")
+            y = g.conv(c, 1, 1, relu=None)
+            if stride == 1 and c_in == c:
+                g.add(x, y, relu=None)
+            c_in = c
+    g.conv(1280, 1, 1, relu="relu6")
+    return g.head(classes)
+
+
+MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
+
+
+def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_channel: bool = True,
+             symmetric: bool = False, samples: int = 4, seed: int = 0) -> Path:
+    """`model` quantized by quantize_static (calibrated on `samples` seeded normal
+    inputs) and written to `path`: `fmt` "qdq" or "qoperator"; `symmetric`: int8
+    activations with zero point 0 (else uint8, asymmetric); weights int8 with zero
+    point 0, per channel or per tensor."""
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    rng = np.random.default_rng(seed)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.normal(0, 1, shape).astype(np.float32)} for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    path = Path(path)
+    src = path.with_suffix(".float.onnx")
+    onnx.save(model, str(src))
+    try:
+        quantize_static(str(src), str(path), Reader(),
+                        quant_format={"qdq": QuantFormat.QDQ, "qoperator": QuantFormat.QOperator}[fmt],
+                        per_channel=per_channel, activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
+                        weight_type=QuantType.QInt8,
+                        extra_options={"ActivationSymmetric": symmetric, "WeightSymmetric": True})
+    finally:
+        src.unlink(missing_ok=True)
+    return path

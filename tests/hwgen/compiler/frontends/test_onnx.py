@@ -1,0 +1,279 @@
+"""The ONNX front end against ONNX Runtime: models quantized by quantize_static (QDQ
+and QOperator, per-tensor and per-channel, symmetric int8 and asymmetric uint8
+activations), each layer's reference on ONNX Runtime's own inputs compared with
+ONNX Runtime's output of that layer (an exact-integer session)."""
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from hwgen.cli import main
+from hwgen.compiler import semantics as sem
+from hwgen.compiler.frontends import onnx_zoo
+from hwgen.compiler.frontends.onnx import add_multipliers, load_onnx, multiplier
+from hwgen.compiler.ir import Network, Quantization
+from hwgen.errors import HwgenError
+from tests.support.ort import layer_tensors
+
+
+def _rne(v: Fraction) -> int:
+    q, r = divmod(v.numerator, v.denominator)
+    return q + (2 * r > v.denominator or (2 * r == v.denominator and q % 2))
+
+
+def test_round_shift_is_round_half_to_even():
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.integers(-2 ** 55, 2 ** 55, 2000), np.arange(-40, 41), [2 ** 55 - 1, -2 ** 55]])
+    n = np.concatenate([rng.integers(0, 64, 2000), np.full(81, 3), [0, 63]])
+    got = sem.round_shift(p, n)
+    assert [int(g) for g in got] == [_rne(Fraction(int(a), 2 ** int(b))) for a, b in zip(p, n)]
+    # ties: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, -3.5 -> -4
+    assert sem.round_shift(np.array([5, 7, -5, -7]), 1).tolist() == [2, 4, -2, -4]
+
+
+def test_rescale_is_float32_arithmetic():
+    """rescale(acc, m, n) against numpy's float32: rint(float32(acc) x float32(m / 2^n))."""
+    rng = np.random.default_rng(4)
+    acc = np.concatenate([rng.integers(-2 ** 31, 2 ** 31, 3000), rng.integers(-2 ** 16, 2 ** 16, 3000),
+                          [3692, 2 ** 24 + 1, -(2 ** 25) - 3, 0, -1]])
+    scales = np.concatenate([rng.uniform(1e-6, 1, 3000), rng.uniform(1e-4, 1e-2, 3000),
+                             [2163043 / 2 ** 27, 0.5, 2 ** -20, 0.75, 1.0]]).astype(np.float32)
+    mn = np.array([multiplier(s) for s in scales])
+    want = np.rint(acc.astype(np.float32) * scales).astype(np.int64)
+    assert np.array_equal(sem.rescale(acc, mn[:, 0], mn[:, 1]), want)
+    # a product float32 rounds up to a tie: 3692 x 2163043 / 2^27 = 59.4999996 -> 59.5 -> 60
+    assert sem.rescale(np.array([3692]), 2163043, 27).tolist() == [60]
+
+
+def test_multiplier_is_the_float32_ratio_exactly():
+    rng = np.random.default_rng(1)
+    for r in np.concatenate([rng.uniform(1e-6, 4, 500), 2.0 ** np.arange(-30, 3)]).astype(np.float32):
+        m, n = multiplier(r)
+        assert 0 < m < 2 ** 24 and 0 <= n <= 63
+        assert Fraction(m, 2 ** n) == Fraction(float(r))
+        if Fraction(float(r)).numerator == 1:          # a power of two: a rounding shift alone
+            assert m == 1
+
+
+def test_add_multipliers_exact_when_the_sum_fits_and_bounded_otherwise():
+    ma, mb, n = add_multipliers(np.float32(0.5), np.float32(0.75))
+    assert (ma, mb, n) == (2, 3, 2)
+    rng = np.random.default_rng(2)
+    for ra, rb in rng.uniform(0.01, 3, (200, 2)).astype(np.float32):
+        ma, mb, n = add_multipliers(ra, rb, 128, 255)
+        assert 128 * ma + 255 * mb < 2 ** 31
+        for m, r in ((ma, ra), (mb, rb)):      # within half a unit of the shift
+            assert abs(Fraction(m, 2 ** n) - Fraction(float(r))) <= Fraction(1, 2 ** (n + 1))
+
+
+def test_quantization_round_trip():
+    q = Quantization(0.25, 131, "uint8")
+    x = np.array([-40, -32.75, -32.625, 0, 0.125, 0.375, 31, 100], np.float32)
+    v = q.quantize(x)
+    assert v.dtype == np.int8
+    # rint(x / 0.25) (ties to even) + 131, saturated to 0..255, then less 128
+    assert v.tolist() == [-128, -128, -127, 3, 3, 5, 127, 127]
+    assert q.dequantize(v).tolist() == [-32.75, -32.75, -32.5, 0, 0, 0.5, 31, 31]
+
+
+VARIANTS = [(fmt, sym, pc) for fmt in ("qdq", "qoperator") for sym in (False, True) for pc in (True, False)]
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("onnx")
+    return {v: onnx_zoo.quantize(onnx_zoo.tiny(), d / f"tiny-{v[0]}-{v[1]}-{v[2]}.onnx", v[0], per_channel=v[2],
+                                 symmetric=v[1]) for v in VARIANTS}
+
+
+def _compare_layers(path, seeds=(0, 1)):
+    """Per layer with a quantized ONNX tensor: (kind, elements, differing, largest
+    difference) of the IR reference on ONNX Runtime's inputs against ONNX Runtime's
+    output."""
+    net, quant = load_onnx(path)
+    stats = {}
+    for seed in seeds:
+        x = np.random.default_rng(seed).normal(0, 1, net.input_shape).astype(np.float32)
+        ort = layer_tensors(path, net, quant, x)
+        ort["input"] = quant["input"].quantize(x)
+        ours = {}
+        for layer in net.layers:
+            # inputs from ONNX Runtime; where it has no quantized tensor (a Relu folded into
+            # the layer before), that layer's reference on its ONNX Runtime inputs
+            ours[layer.name] = layer.reference(*(ort[t] if t in ort else ours[t] for t in layer.inputs))
+            if layer.name not in ort:
+                continue
+            d = ours[layer.name].astype(int) - ort[layer.name].astype(int)
+            s = stats.setdefault(layer.name, [layer.kind, 0, 0, 0])
+            s[1] += d.size
+            s[2] += int(np.count_nonzero(d))
+            s[3] = max(s[3], int(np.abs(d).max()))
+    return net, quant, stats
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[0]}-{'sym' if v[1] else 'asym'}-"
+                                                           f"{'per-channel' if v[2] else 'per-tensor'}")
+def test_tiny_every_layer_matches_onnx_runtime(tiny_models, variant):
+    net, quant, stats = _compare_layers(tiny_models[variant])
+    kinds = {s[0] for s in stats.values()}
+    assert {"conv2d", "depthwise_conv2d", "max_pool", "add", "global_avg_pool", "dense"} <= kinds
+    assert len(stats) >= len(net.layers) - 2     # every layer with a quantized ONNX tensor of its own
+    for name, (kind, n, differ, largest) in stats.items():
+        if kind == "add":
+            assert largest <= 1 and differ <= 1e-2 * n, (name, differ, n)
+        elif kind == "avg_pool" and variant[0] == "qdq":
+            # ONNX Runtime runs a QDQ AveragePool in float32: its exact ties (a quarter of a 2x2
+            # window's sums) round either way by float error; hwgen rounds them to even
+            assert largest <= 1 and differ <= 0.1 * n, (name, differ, n)
+        else:
+            assert differ == 0, (name, kind, differ, n, largest)
+
+
+def test_tiny_network_output_matches_onnx_runtime(tiny_models):
+    path = tiny_models["qoperator", False, True]
+    net, quant = load_onnx(path)
+    x = np.random.default_rng(5).normal(0, 1, net.input_shape).astype(np.float32)
+    ort = layer_tensors(path, net, quant, x)
+    ours = quant["output"].dequantize(net.reference(quant["input"].quantize(x)))
+    assert np.array_equal(ours.reshape(ort["output"].shape), ort["output"])
+
+
+def _exact_but_adds(stats, add_rate):
+    """Every layer but the adds bit-exact; adds within 1, at most `add_rate` of their
+    elements off (their multipliers are rounded to keep the sum within int32, where
+    ONNX Runtime's float32 sum is exact)."""
+    assert max(s[3] for s in stats.values()) <= 1
+    for name, (kind, n, differ, _) in stats.items():
+        assert differ == 0 or kind == "add", (name, kind, differ, n)
+    adds = [s for s in stats.values() if s[0] == "add"]
+    assert sum(s[2] for s in adds) <= add_rate * sum(s[1] for s in adds)
+
+
+def test_resnet18_per_channel_symmetric(tmp_path):
+    """ResNet-18 at 224x224 in QDQ, int8 activations, weights per channel."""
+    path = onnx_zoo.quantize(onnx_zoo.resnet18(), tmp_path / "resnet18.onnx", "qdq", per_channel=True,
+                             symmetric=True, samples=2)
+    net, quant, stats = _compare_layers(path, seeds=(0, 1))
+    assert len(stats) == len(net.layers) == 31
+    _exact_but_adds(stats, 1e-5)
+
+
+def test_mobilenet_v2_asymmetric_per_tensor(tmp_path):
+    """MobileNet-v2 (96x96) in QOperator, uint8 activations, weights per tensor."""
+    path = onnx_zoo.quantize(onnx_zoo.mobilenet_v2(size=96, classes=100), tmp_path / "mnv2.onnx", "qoperator",
+                             per_channel=False, symmetric=False, samples=2)
+    net, quant, stats = _compare_layers(path, seeds=(0, 1))
+    assert sum(la.kind == "depthwise_conv2d" for la in net.layers) == 17
+    assert len(stats) == len(net.layers)
+    _exact_but_adds(stats, 1e-4)
+
+
+def test_imported_network_saves_and_loads(tiny_models, tmp_path):
+    net, quant = load_onnx(tiny_models["qdq", False, True])
+    net.save(tmp_path)
+    again = Network.load(tmp_path)
+    x = quant["input"].quantize(np.random.default_rng(3).normal(0, 1, net.input_shape))
+    assert np.array_equal(again.reference(x), net.reference(x))
+    assert again.quantization == net.quantization == {"input": quant["input"], "output": quant["output"]}
+    assert any(isinstance(getattr(la, "pad", 0), tuple) for la in again.layers)   # the (1, 3) convolution
+
+
+# -- refusals -----------------------------------------------------------------------------
+def _float_model(nodes, inits=(), shape=(1, 3, 8, 8), out_shape=(1, 4, 8, 8), dim_param=False):
+    dims = ["N", *shape[1:]] if dim_param else list(shape)
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))], list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_float_model_is_refused_with_the_call_that_quantizes_it(tmp_path):
+    w = onnx.numpy_helper.from_array(np.ones((4, 3, 1, 1), np.float32), "w")
+    path = tmp_path / "float.onnx"
+    onnx.save(_float_model([helper.make_node("Conv", ["x", "w"], ["y"])], [w]), str(path))
+    with pytest.raises(HwgenError, match=r"float model.*quantize_static\(\"" + str(path).replace(".", r"\.")):
+        load_onnx(path)
+
+
+def test_a_dynamic_input_is_refused_naming_it(tmp_path):
+    path = tmp_path / "dyn.onnx"
+    w = onnx.numpy_helper.from_array(np.ones((4, 3, 1, 1), np.float32), "w")
+    model = _float_model([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("QuantizeLinear",
+                          ["c", "s"], ["y"])], [w, onnx.numpy_helper.from_array(np.float32(0.1), "s")],
+                         dim_param=True)
+    onnx.save(model, str(path))
+    with pytest.raises(HwgenError, match=r"input 'x' has shape \['N', 3, 8, 8\]"):
+        load_onnx(path)
+
+
+def test_an_unsupported_operator_is_refused_naming_the_node(tiny_models, tmp_path):
+    model = onnx.load(str(tiny_models["qoperator", False, True]))
+    for node in model.graph.node:
+        if node.op_type == "MaxPool":
+            node.op_type = "LpPool"
+            node.attribute.append(helper.make_attribute("p", 2))
+    path = tmp_path / "lp.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(HwgenError, match=r"node 'pool2' \(LpPool; .*p=2\): operator LpPool is not supported; "
+                                         r"supported: Conv"):
+        load_onnx(path)
+
+
+def test_an_old_opset_is_refused(tiny_models, tmp_path):
+    model = onnx.load(str(tiny_models["qdq", True, True]))
+    model.opset_import[0].version = 11
+    path = tmp_path / "old.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(HwgenError, match="opset 11; opsets 13..21 are supported"):
+        load_onnx(path)
+
+
+# -- the command line ---------------------------------------------------------------------
+def test_compile_and_run_a_users_input(tiny_models, tmp_path, capsys):
+    """hwgen compile --model net.onnx, then hwgen run DIR --input x.npy: the output
+    written dequantized equals ONNX Runtime's, its top 5 printed."""
+    path = tiny_models["qoperator", False, True]
+    out = tmp_path / "compiled"
+    assert main(["compile", "--model", str(path), "--config", "default", "-o", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["kind"] for r in report["layers"]][:2] == ["conv2d", "max_pool"]
+    net, quant = load_onnx(path)
+    x = np.random.default_rng(7).normal(0, 1, net.input_shape[1:]).astype(np.float32)     # one CHW image
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(out), "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    want = layer_tensors(path, net, quant, x[None])["output"]
+    got = np.load(tmp_path / "y.npy")
+    assert np.array_equal(got.reshape(want.shape), want) and summary["matches_reference"] is True
+    assert [e["class"] for e in summary["top5"][0]] == list(np.argsort(-want[0], kind="stable")[:5])
+    # already quantized: uint8, the model's input type
+    np.save(tmp_path / "xq.npy", (quant["input"].quantize(x).astype(np.int16) + 128).astype(np.uint8))
+    assert main(["run", str(out), "--input", str(tmp_path / "xq.npy"), "-o", str(tmp_path / "yq.npy")]) == 0
+    assert np.array_equal(np.load(tmp_path / "yq.npy"), got)
+    assert "top 5: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad,message", [
+    (np.zeros((3, 8, 8), np.float32), r"shape \[3, 8, 8\]; the network tiny\S* takes \[1, 3, 16, 16\]"),
+    (np.zeros((3, 16, 16), np.int8), "dtype int8; give float values or uint8"),
+    (np.full((3, 16, 16), np.nan, np.float32), "NaN"),
+])
+def test_bad_inputs_exit_2(tiny_models, tmp_path, capsys, bad, message):
+    out = tmp_path / "compiled"
+    assert main(["compile", "--model", str(tiny_models["qoperator", False, True]), "--config", "default", "-o",
+                 str(out)]) == 0
+    np.save(tmp_path / "x.npy", bad)
+    assert main(["run", str(out), "--input", str(tmp_path / "x.npy")]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_float_model_exits_2(tmp_path, capsys):
+    path = tmp_path / "float.onnx"
+    onnx.save(onnx_zoo.tiny(), str(path))
+    assert main(["compile", "--model", str(path), "--config", "default", "-o", str(tmp_path / "o")]) == 2
+    assert "quantize_static" in capsys.readouterr().err
