@@ -47,6 +47,14 @@ FPGA_GEMM_PIPELINE = 4
 # Families whose SoC memory ports are AXI3 (bursts of at most 16 beats): the Zynq-7000's
 # HP/ACP ports and the Cyclone V's FPGA-to-HPS bridge.
 AXI3_FAMILIES = ("xc7", "cyclonev")
+# ALU_RESCALE: the SCL opcode off, as a rounding shift alone, or with its 24-bit
+# multiplier (docs/semantics.md, "ALU").
+RESCALE_MODES = ("none", "shift", "multiply")
+# Families whose ALU_RESCALE "multiply" multipliers (32x24 bits, one per ALU lane) are
+# built from adders in the fabric rather than mapped to DSP blocks: the DE10-Nano's
+# 5CSEBA6 has 112 blocks, 91 of them taken by the GEMM and the ALU's MUL (docs/fpga.md,
+# "Rescale").
+SOFT_RESCALE_FAMILIES = ("cyclonev",)
 
 # Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
 # ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
@@ -74,6 +82,8 @@ FIELDS: dict[str, _Spec] = {
     "AXI_MAX_BURST": _Spec(int, None, "beats of the longest AXI burst (16 on AXI3 ports, up to 256 on AXI4)",
                            allowed=(1, 2, 4, 8, 16, 32, 64, 128, 256), isa=False),
     "ALU_EXT": _Spec(bool, False, "CLP/MOV opcodes and the pad-min LOAD bit"),
+    "ALU_RESCALE": _Spec(str, "none", "the SCL ALU opcode, a requantization rounding half to even: none, shift "
+                         "(x / 2^n) or multiply (x * m / 2^n, saturated)", allowed=RESCALE_MODES),
     "FREQ_MHZ": _Spec((int, float), 100, "clock target in MHz of builds, floorplans and boards", isa=False),
     # Microarchitecture options (docs/configuration.md, "FPGA builds"): they change
     # resources and cycles, never results. Not given, they follow FPGA.

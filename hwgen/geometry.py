@@ -22,10 +22,11 @@ LOAD_DEST = {MemType.UOP: MemType.UOP, MemType.INP: MemType.INP, MemType.WGT: Me
 # accumulator operands (the highly configurable VTA paper, section on pipelining).
 BASELINE_GEMM_INTERVAL = 4
 BASELINE_ALU_INTERVAL = {True: 4, False: 5}     # by use_imm
-# With ALU_COMPARE_STAGE, the operations that select by a comparison, and MUL, take
-# one more stage: their result comes from registered comparisons, operands and
-# product, so the stage that writes holds no carry chain and no multiplier.
-LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL)
+# With ALU_COMPARE_STAGE, the operations that select by a comparison, MUL and SCL
+# (ALU_RESCALE) take one more stage: their result comes from registered comparisons,
+# operands and products, so the stage that writes holds no multiplier and no carry chain
+# other than SCL's rounding increment.
+LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL, AluOp.SCL)
 # An AXI burst must not cross a 4 KiB boundary.
 BOUNDARY_BYTES = 4096
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from hwgen.errors import ProgramError
 from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
+from hwgen.isa.fields import ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from hwgen.program.check import block_shape, check_program, dram_elements, dram_span, loaded_uops
 from hwgen.program.tokens import neighbour_queues, schedule
 
@@ -204,7 +205,7 @@ class FSim:
             starts = np.flatnonzero(np.concatenate(([True], sa[1:] != sa[:-1])))
             dst = sa[starts]
             folded = _REDUCTIONS[op].reduceat(self.acc[s[order]], starts, axis=0, dtype=np.int32)
-            self.acc[dst] = alu_op(op, self.acc[dst], folded, self.cfg.acc_bits)
+            self.acc[dst] = alu_op(op, self.acc[dst], folded, self.cfg.acc_bits, self.cfg.ALU_RESCALE)
             self._writeback(dst)
             return
         imm = np.int32(insn.imm)
@@ -215,7 +216,7 @@ class FSim:
                 x, y = self.acc[ss], imm
             else:
                 x, y = self.acc[aa], self.acc[ss]
-            r = alu_op(op, x, y, self.cfg.acc_bits)
+            r = alu_op(op, x, y, self.cfg.acc_bits, self.cfg.ALU_RESCALE)
             # several writes of one entry in a segment: the last one wins
             last = len(aa) - 1 - np.unique(aa[::-1], return_index=True)[1]
             self.acc[aa[last]] = r[last]
@@ -225,9 +226,12 @@ class FSim:
 _REDUCTIONS = {AluOp.MIN: np.minimum, AluOp.MAX: np.maximum, AluOp.ADD: np.add}
 
 
-def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int) -> np.ndarray:
-    """One ALU operation on int32 lanes (docs/semantics.md), wrapping like the hardware."""
+def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int, rescale: str = "none") -> np.ndarray:
+    """One ALU operation on int32 lanes (docs/semantics.md), wrapping like the hardware;
+    `rescale` is the configuration's ALU_RESCALE (what SCL does)."""
     y = np.broadcast_to(np.asarray(y, dtype=np.int32), x.shape)
+    if op == AluOp.SCL:
+        return rescale_lanes(x, y, rescale, acc_bits)
     if op == AluOp.MIN:
         return np.minimum(x, y)
     if op == AluOp.MAX:
@@ -246,6 +250,26 @@ def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int) -> np.ndarray:
     if op == AluOp.MOV:
         return y.copy()
     raise ValueError(f"ALU opcode {op}")
+
+
+def rescale_lanes(x: np.ndarray, y: np.ndarray, rescale: str, acc_bits: int) -> np.ndarray:
+    """SCL: sat(rne(x * m / 2^n)) with n = y[5:0], m = y[29:6] ("multiply") or 1
+    ("shift"), rounding half to even, exactly in int64: |x * m| < 2^55."""
+    if rescale not in ("shift", "multiply"):
+        raise ValueError(f"SCL with ALU_RESCALE {rescale!r}")
+    y64 = y.astype(np.int64)
+    n = y64 & ((1 << ALU_SCL_SHIFT_BITS) - 1)
+    p = x.astype(np.int64)
+    if rescale == "multiply":
+        p = p * ((y64 >> ALU_SCL_SHIFT_BITS) & ((1 << ALU_SCL_MULT_BITS) - 1))
+    # every n >= 57 rounds |p| / 2^n < 1/4 to 0, as n = 57 does; clipped, 1 << n fits int64
+    n = np.minimum(n, acc_bits + ALU_SCL_MULT_BITS + 1)
+    q = p >> n                                  # floor
+    rem = p - (q << n)                          # 0 <= rem < 2^n
+    half = (np.int64(1) << n) >> 1              # 2^(n-1), 0 for n = 0
+    up = (rem > half) | ((rem == half) & (n > 0) & ((q & 1) == 1))
+    lo, hi = -(1 << (acc_bits - 1)), (1 << (acc_bits - 1)) - 1
+    return np.clip(q + up, lo, hi).astype(np.int32)
 
 
 def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:

@@ -28,7 +28,7 @@ from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.errors import HwgenError
 from hwgen.geometry import OVERLAP_HALVES, overlap_halves
 from hwgen.isa import AluOp, MemType, Module
-from hwgen.isa.opcodes import EXT_ALU_OPS
+from hwgen.isa.opcodes import alu_ops
 from hwgen.program import Program, ProgramBuilder
 
 from .compare import compare_traces
@@ -172,7 +172,7 @@ class _Gen:
 
     def alu(self):
         r, cfg, d = self.rng, self.cfg, self.cfg.depth
-        ops = [op for op in AluOp if cfg.ALU_EXT or op not in EXT_ALU_OPS]
+        ops = alu_ops(cfg)
         op = self.pick(ops)
         use_imm = bool(r.random() < 0.5)
         n = int(r.integers(1, 5))

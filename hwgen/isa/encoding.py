@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import EncodingError
 from .fields import INSN_BITS, INSN_BYTES, Layout, all_field_names
-from .opcodes import EXT_ALU_OPS, AluOp, MemType, Module, Opcode, module_of
+from .opcodes import AluOp, MemType, Module, Opcode, alu_op_error, module_of
 
 _ENUMS = {"memory_type": MemType, "alu_opcode": AluOp}
 FIELD_NAMES = all_field_names()
@@ -66,8 +66,8 @@ def _check_enums(cfg, opcode: Opcode, fields: dict) -> None:
         if name in fields and fields[name] not in enum._value2member_map_:
             raise EncodingError(f"{opcode.name}: {name}={fields[name]} is not one of "
                                 + ", ".join(f"{e.name}={e.value}" for e in enum))
-    if opcode == Opcode.ALU and fields.get("alu_opcode") in EXT_ALU_OPS and not cfg.ALU_EXT:
-        raise EncodingError(f"ALU: alu_opcode={AluOp(fields['alu_opcode']).name} needs ALU_EXT=true in the configuration")
+    if opcode == Opcode.ALU and (why := alu_op_error(cfg, fields.get("alu_opcode", 0))):
+        raise EncodingError(f"ALU: {why}")
 
 
 def encode(cfg, insn: Instruction) -> bytes:

@@ -30,9 +30,29 @@ class AluOp(IntEnum):
     MUL = 4
     CLP = 5  # ALU_EXT
     MOV = 6  # ALU_EXT
+    SCL = 7  # ALU_RESCALE
 
 
 EXT_ALU_OPS = frozenset({AluOp.CLP, AluOp.MOV})
+RESCALE_ALU_OPS = frozenset({AluOp.SCL})
+
+
+def alu_op_error(cfg, op: int) -> str | None:
+    """Why ALU opcode `op` is not an instruction of configuration `cfg` (the field it
+    needs), or None when it is one."""
+    if op not in AluOp._value2member_map_:
+        return f"alu_opcode={op} is not one of " + ", ".join(f"{e.name}={e.value}" for e in AluOp)
+    if op in EXT_ALU_OPS and not cfg.ALU_EXT:
+        return f"alu_opcode={AluOp(op).name} needs ALU_EXT=true in the configuration"
+    if op in RESCALE_ALU_OPS and cfg.ALU_RESCALE == "none":
+        return (f'alu_opcode={AluOp(op).name} needs ALU_RESCALE "shift" or "multiply" in the configuration '
+                '(it is "none")')
+    return None
+
+
+def alu_ops(cfg) -> list[AluOp]:
+    """The ALU opcodes that are instructions of `cfg`."""
+    return [op for op in AluOp if alu_op_error(cfg, op) is None]
 
 
 class Module(IntEnum):

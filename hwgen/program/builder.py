@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import HwgenError
 from ..isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
+from ..isa.opcodes import alu_op_error
 from .check import check_program
 from .format import ROLES, Program, Region
 
@@ -206,6 +207,8 @@ class ProgramBuilder:
         src_factor). With `imm`, micro-ops may give dst only: src = dst, which reads
         the same entry under the project's (docs/semantics.md) and upstream's reading of immediates."""
         op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
+        if why := alu_op_error(self.cfg, op):
+            raise HwgenError(why)
         uops = np.asarray(uops, dtype=np.int64)
         if uops.ndim == 1 or uops.shape[-1] == 1:
             if imm is None:

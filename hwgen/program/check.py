@@ -2,8 +2,9 @@
 Each problem is a ProgramError naming the instruction number and field:
 flags that name a missing neighbour, memory types a module cannot handle, padding
 where none is allowed, scratchpad writes past a buffer, DRAM accesses outside the
-image, micro-op slots never loaded, GEMM/ALU indices outside their buffers,
-unbalanced token queues, a missing FINISH or anything after it, and deadlock."""
+image, ALU opcodes the configuration lacks, micro-op slots never loaded, GEMM/ALU
+indices outside their buffers, unbalanced token queues, a missing FINISH or anything
+after it, and deadlock."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ProgramError
-from ..isa.opcodes import LOAD_MODULE_TYPES
+from ..isa.opcodes import LOAD_MODULE_TYPES, alu_op_error
 from ..isa import QUEUES, Instruction, MemType, Module, Opcode, decode_uops, uop_dtype
 from .tokens import finish_index, neighbour_queues, schedule
 
@@ -87,6 +88,8 @@ def check_program(program) -> CheckReport:
                 uops[:, base:base + n] = loaded_uops(cfg, program.dram, insn)
                 uop_loaded[base:base + n] = True
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
+            if insn.opcode == Opcode.ALU and (why := alu_op_error(cfg, insn.alu_opcode)):
+                raise err(why)
             _check_loop(cfg, insn, uops, uop_loaded, err)
 
     if fin is None:

@@ -120,6 +120,64 @@ def shift_scale(cfg, tiles: int = 64, seed: int = 0) -> Program:
                        {"shift": shift, "scale": scale})
 
 
+# SCL immediates of the rescale behaviour: rounding shifts (64 + n), m = 3 with n = 2,
+# the largest positive immediate (m = 511, n = 63) and negative ones, whose sign
+# extension makes m large (-1: m = 2^24 - 1, n = 63; -32768: m = 2^24 - 512, n = 0).
+RESCALE_IMMEDIATES = (64, 65, 66, 71, 64 + 31, 64 + 40, 3 * 64 + 2, 32767, -1, -32768, -4033, 1)
+
+
+def rescale(cfg, use_imm: bool, tiles: int = 48, chain: bool = False, seed: int = 0) -> Program:
+    """SCL (ALU_RESCALE) on int32 tiles a: over the whole range, small, and at the
+    limits. With `use_imm` the tiles are cut into groups, one immediate each from
+    RESCALE_IMMEDIATES; otherwise a second input s holds y per lane: m * 64 + n with a
+    realistic scale (n 23 .. 40), any n, or m and n at their ends, y[31:30] random.
+    With `chain` the micro-ops depend on each other back to back: each destination is
+    rescaled twice in a row (x forwarded), then every entry by the one before it (y
+    forwarded, two operands only). The 32-bit results are stored byte by byte: out0
+    holds the low bytes, then each SHR by 8 brings the next byte down for out1..out3."""
+    if cfg.ALU_RESCALE == "none":
+        raise HwgenError('the rescale behaviour needs ALU_RESCALE "shift" or "multiply"')
+    rng = _rng(seed)
+    shape = _acc_tiles(cfg, tiles)
+    lo, hi = -(1 << 31), (1 << 31) - 1
+    edges = np.array([0, 1, -1, 3, -3, 5, -5, 7, -7, hi, lo, hi - 1, lo + 1, 1 << 30, -(1 << 30), 65535, -65535])
+    kind = rng.random(shape)
+    a = np.where(kind < 0.4, rng.integers(lo, hi + 1, shape),
+                 np.where(kind < 0.7, rng.integers(-3000, 3000, shape), rng.choice(edges, shape)))
+    m = np.where(rng.random(shape) < 0.7, rng.integers(0, 1 << 24, shape), rng.choice([0, 1, 2, 3, (1 << 24) - 1], shape))
+    kind = rng.random(shape)
+    n = np.where(kind < 0.5, rng.integers(23, 41, shape),
+                 np.where(kind < 0.8, rng.integers(0, 64, shape), rng.choice([0, 1, 55, 56, 63], shape)))
+    y = (rng.integers(0, 4, shape) << 30 | m << 6 | n).astype(np.uint32).view(np.int32)
+    b = ProgramBuilder(cfg, "rescale")
+    ar = b.input("a", a.astype(np.int32), ACC_LAYOUT)
+    b.load(MemType.ACC, 0, ar, x_size=tiles)
+    if not use_imm:
+        b.load(MemType.ACC, tiles, b.input("s", y, ACC_LAYOUT), x_size=tiles)
+    dst = np.arange(tiles)
+    if use_imm:
+        for k, imm in enumerate(RESCALE_IMMEDIATES):
+            group = dst[k::len(RESCALE_IMMEDIATES)]
+            if group.size:
+                b.alu(AluOp.SCL, np.repeat(group, 2) if chain else group, imm=imm)
+    else:
+        b.alu(AluOp.SCL, np.stack([np.repeat(dst, 2) if chain else dst, tiles + np.arange(2 * tiles if chain else tiles)
+                                   % tiles], axis=1))
+        if chain:
+            b.alu(AluOp.SCL, np.stack([dst[1:], dst[:-1]], axis=1))
+    outs = [b.output(f"out{k}", shape, "int8", ACC_LAYOUT) for k in range(4)]
+    for k, out in enumerate(outs):
+        if k:
+            b.dep_pop(S, C)
+            b.alu(AluOp.SHR, dst, imm=8)
+        b.dep_push(C, S)
+        b.dep_pop(C, S)
+        b.store(0, out, x_size=tiles)
+        b.dep_push(S, C)
+    b.dep_pop(S, C)
+    return b.finish({"use_imm": use_imm, "chain": chain})
+
+
 def array_roundtrip(cfg, rows: int = 100, cols: int = 100, seed: int = 0) -> Program:
     """int8 (rows, cols, BATCH, BLOCK_OUT) through the device unchanged: ACC_8BIT loads,
     ALU SHR by 0 (ACC to OUT), stores, in chunks that fit the accumulator."""
@@ -230,4 +288,5 @@ REFERENCE = {
     "shift_scale": shift_scale,
     "array_roundtrip": array_roundtrip,
     "blocked_gemm": blocked_gemm,
+    "rescale": rescale,
 }

@@ -7,8 +7,9 @@
 With ALU_OP_REGISTER the forwarded operands are registered and the operation is a
 stage of its own; every micro-op then issues every other cycle, so that each result
 is recorded for forwarding before the next micro-op takes its operands. With
-ALU_COMPARE_STAGE as well, MIN, MAX, CLP and MUL (LATE_OPS) take one stage more, from
-registered comparisons and products, and issue every third cycle. With
+ALU_COMPARE_STAGE as well, MIN, MAX, CLP, MUL and SCL (LATE_OPS) take one stage more,
+from registered comparisons and products, and issue every third cycle. SCL
+(ALU_RESCALE) is computed in the same stage as the others, at their rate. With
 PIPELINED_UNITS false every micro-op waits out the original VTA's interval (4 cycles
 with an immediate, 5 with two operands; hwgen.geometry.alu_interval).
 
@@ -25,23 +26,61 @@ that a floorplan can place it next to its accumulator slice.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..geometry import LATE_OPS, alu_interval
-from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALUOP_BITS
+from ..config import SOFT_RESCALE_FAMILIES
+from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
-from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
+from .gemm import READ_TO_USE, AccWriteSignature, adder_tree, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
 from .rtl import fit_signed, registered
 
 
+def soft_product(x, mult):
+    """x (signed) * mult (unsigned), exact, as the sum of x << i over the set bits i of
+    `mult` in a balanced tree of adders: synthesis builds it from carry chains, not
+    from DSP blocks (hwgen.config.SOFT_RESCALE_FAMILIES)."""
+    width = len(x) + len(mult)                    # as x * mult: the product fits
+    return fit_signed(adder_tree([Mux(mult[i], x, 0) << i for i in range(len(mult))]), width).as_signed()
+
+
+def _wire(m: Module, value, name: str) -> Signal:
+    """`value` as a named signal, so that its logic is made once however often it is used."""
+    value = Value.cast(value)
+    w = Signal(value.shape(), name=name)
+    m.d.comb += w.eq(value)
+    return w
+
+
+def round_shift(m: Module, p, n, acc_bits: int, saturate: bool, name: str):
+    """rne(p / 2^n) (round half to even) of a signed p and an unsigned n, to ACC_WIDTH
+    bits, clamped to the signed range with `saturate` (without, the result must fit).
+    p with a zero bit below it, shifted right arithmetically, keeps the last bit
+    shifted out (the half) as its bit 0; the bits below it (the sticky bit) are those
+    of p below n, selected by a mask of comparisons with n."""
+    p2 = _wire(m, Cat(Const(0, 1), p).as_signed(), f"{name}_p2")
+    n = _wire(m, n, f"{name}_n")
+    t = _wire(m, p2 >> n, f"{name}_t")            # floor(p / 2^(n-1)); bit 0: the half
+    q = t[1:].as_signed()                         # floor(p / 2^n)
+    below = Cat(Const(i, len(n)) < n if i >> len(n) == 0 else Const(0, 1) for i in range(len(p2)))
+    up = _wire(m, t[0] & ((p2 & below).any() | t[1]), f"{name}_up")   # above the half, or at it with q odd
+    if not saturate:
+        return _wire(m, (q + up)[:acc_bits], f"{name}_q")
+    top = q[acc_bits - 1:]                        # all equal when q fits ACC_WIDTH bits
+    low = _wire(m, q[:acc_bits].as_signed() + up, f"{name}_low")
+    over = ~(top.all() | ~top.any()) | (low[acc_bits] ^ low[acc_bits - 1])
+    limit = Mux(q[-1], Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1, signed(acc_bits)))
+    return _wire(m, Mux(over, limit, low[:acc_bits]), f"{name}_q")
+
+
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
-             compare_stage: bool = False):
+             compare_stage: bool = False, rescale: str = "none", soft_multiplier: bool = False):
     """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
     are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
     operands and what the operations share (-y, the shift's direction and amounts,
@@ -50,13 +89,27 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     (hwgen.vta.dsp). With `compare_stage` (and `stage`) the LATE_OPS come a cycle
     later still, from their comparisons, operands and product registered once more
     (in the DSP block with `in_dsp`). The result is an AND-OR of the early and late
-    groups, each zero while none of its operations is selected."""
+    groups, each zero while none of its operations is selected.
+
+    `rescale` (ALU_RESCALE) adds SCL: "shift" a rounding shift of x, "multiply" of
+    x * m, from a 32x24-bit multiplier (`soft_multiplier`: built from adders). Its
+    multiplier takes operand copies of its own with `stage` (like MUL's); with
+    `compare_stage` the product (or x) and n are registered and the rounding shift
+    comes a stage later, with the LATE_OPS."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
     prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(),
             "left": (-n)[:shift_bits],                    # 1 .. 2^(shift_bits-1) when n < 0
             "right": n[:shift_bits - 1], "shl": n[-1]}
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
+    scl_m = None
+    if rescale != "none":
+        codes.append(AluOp.SCL)
+        prep["scl_n"] = y[:ALU_SCL_SHIFT_BITS]
+        if rescale == "multiply":
+            scl_x, scl_m = x, y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
+            if stage:       # like MUL's: copies of their own, next to the multiplier
+                scl_x, scl_m = (registered(m, v, f"{name}_scl_{k}", keep=True) for k, v in (("x", scl_x), ("m", scl_m)))
     sel = {code: (op == code) & ~reset for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
     late = stage and compare_stage
@@ -78,6 +131,11 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     cmp = {"lt": cmp_x < cmp_y, "x": x, "y": y}
     if ext:     # CLP = max(min(x, y), -y), both comparisons against -y made side by side
         cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
+    if rescale != "none":
+        scaled = (soft_product(scl_x, scl_m) if soft_multiplier else scl_x * scl_m) if scl_m is not None else x
+        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"]}
+        if late:
+            scl = {k: registered(m, v, f"{name}_scl_late_{k}") for k, v in scl.items()}
     if late:
         cmp = {k: registered(m, v, f"{name}_late_{k}") for k, v in cmp.items()}
     results = {
@@ -91,14 +149,16 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         results[AluOp.CLP] = Mux(cmp["lt"], Mux(cmp["x_gt"], cmp["x"], cmp["neg_y"]),
                                  Mux(cmp["y_gt"], cmp["y"], cmp["neg_y"]))
         results[AluOp.MOV] = y
+    if rescale != "none":
+        results[AluOp.SCL] = round_shift(m, scl["p"], scl["n"], acc_bits, rescale == "multiply", f"{name}_scl")
 
     def chosen(code):
         return fit_signed(results[code], acc_bits) & sel[code].replicate(acc_bits)
     # one-hot: balanced AND-ORs, not a chain; the last group enters last: the LATE_OPS
-    # from their registers, or else the multiplier's product, the latest to arrive
+    # from their registers, or else the multipliers' results, the latest to arrive
     groups = [0, 0]
     for code in results:
-        k = code in LATE_OPS if late else code == AluOp.MUL
+        k = code in LATE_OPS if late else code in (AluOp.MUL, AluOp.SCL)
         groups[k] = groups[k] | chosen(code)
     return groups[0] | groups[1]
 
@@ -129,7 +189,8 @@ class AluLane(wiring.Component):
             y = Mux(self.use_imm, self.imm, self.at_src[b])
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
-                                                cfg.ALU_COMPARE_STAGE))
+                                                cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,
+                                                cfg.FPGA in SOFT_RESCALE_FAMILIES))
         return m
 
 
@@ -165,7 +226,8 @@ class TensorAlu(wiring.Component):
         reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
         imm = Signal(signed(cfg.acc_bits))
         late = Signal()     # with ALU_COMPARE_STAGE: one of LATE_OPS, written a stage later
-        is_late = Cat(self.op == code for code in LATE_OPS).any() if cfg.ALU_COMPARE_STAGE else Const(0)
+        late_ops = [code for code in LATE_OPS if code != AluOp.SCL or cfg.ALU_RESCALE != "none"]
+        is_late = Cat(self.op == code for code in late_ops).any() if cfg.ALU_COMPARE_STAGE else Const(0)
         with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it
             m.d.sync += [reset.eq(self.reset), op.eq(self.op), use_imm.eq(self.use_imm), imm.eq(self.imm),
                          late.eq(is_late)]

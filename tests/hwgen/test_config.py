@@ -56,6 +56,13 @@ def test_isa_hash_ignores_bus_version_and_clock():
     assert VTAConfig({"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_BLOCK": 3}).isa_hash == a.isa_hash
 
 
+def test_rescale_enters_the_isa_hash():
+    hashes = {mode: VTAConfig({"ALU_RESCALE": mode}) for mode in ("none", "shift", "multiply")}
+    assert hashes["none"].isa_hash == VTAConfig().isa_hash and VTAConfig().ALU_RESCALE == "none"
+    assert len({c.isa_hash for c in hashes.values()}) == 3
+    assert VTAConfig().isa_differences(hashes["shift"]) == {"ALU_RESCALE": ("none", "shift")}
+
+
 def test_replace_follows_log_block():
     assert VTAConfig().replace(LOG_BLOCK=3, LOG_INP_BUFF_SIZE=14, LOG_WGT_BUFF_SIZE=16,
                                LOG_ACC_BUFF_SIZE=16).block_in == 8
@@ -69,6 +76,8 @@ BAD = [
     ({"LOG_BATCH": "1"}, "LOG_BATCH", ["integer"]),
     ({"LOG_BATCH": 1.0}, "LOG_BATCH", ["integer"]),
     ({"ALU_EXT": 1}, "ALU_EXT", ["boolean"]),
+    ({"ALU_RESCALE": "round"}, "ALU_RESCALE", ["not allowed", "['none', 'shift', 'multiply']"]),
+    ({"ALU_RESCALE": True}, "ALU_RESCALE", ["string"]),
     ({"LOG_INP_WIDTH": 2}, "LOG_INP_WIDTH", ["not allowed", "[3]"]),
     ({"LOG_ACC_WIDTH": 4}, "LOG_ACC_WIDTH", ["not allowed"]),
     ({"LOG_UOP_WIDTH": 4}, "LOG_UOP_WIDTH", ["not allowed", "[5, 6]"]),

@@ -140,6 +140,8 @@ def test_assembly_syntax():
     ("LOAD sram_base", ["prog.s:2:", "expected field=value"]),
     ("LOAD sram_base=1 sram_base=2", ["prog.s:2:", "given twice"]),
     ("ALU alu_opcode=MOV", ["prog.s:2:", "ALU_EXT"]),
+    ("ALU alu_opcode=SCL use_imm=1 imm=67", ["prog.s:2:", "alu_opcode=SCL", "ALU_RESCALE", '"none"']),
+    ("ALU alu_opcode=7", ["prog.s:2:", "alu_opcode=SCL", "ALU_RESCALE"]),
     ("LOAD is_pad_min_value=1", ["prog.s:2:", "no field 'is_pad_min_value'"]),
     ("LOAD opcode=1", ["prog.s:2:", "the opcode is the line's first word (LOAD)", "remove opcode=1"]),
     ("LOAD y_size=-1", ["prog.s:2:", "y_size=-1"]),
@@ -152,6 +154,30 @@ def test_assembly_errors_name_the_line(text, words):
     assert e.value.line == 2
     for w in words:
         assert w in str(e.value)
+
+
+@pytest.mark.parametrize("mode", ["shift", "multiply"])
+def test_rescale_assembles_round_trip_and_needs_its_field(mode):
+    """SCL is ALU opcode 7 with ALU_RESCALE: assembled by name or number, disassembled
+    by name, the same bytes again; decoding those bytes without the field names the
+    instruction, the opcode and the field."""
+    cfg = VTAConfig({"ALU_RESCALE": mode})
+    text = ("ALU uop_end=2 iter_out=1 iter_in=1 alu_opcode=scl use_imm=1 imm=67\n"
+            "ALU uop_end=2 iter_out=3 iter_in=1 dst_factor_out=2 src_factor_out=2 alu_opcode=7\n"
+            "ALU uop_end=1 iter_out=1 iter_in=1 alu_opcode=SCL use_imm=1 imm=-32768\nFINISH\n")
+    insns = assemble(cfg, text)
+    assert [i.alu_opcode for i in insns[:3]] == [AluOp.SCL] * 3 and insns[0].imm == 67
+    binary = encode_program(cfg, insns)
+    word = int.from_bytes(binary[:16], "little")
+    assert word >> 108 & 0b111 == 7 and word >> 111 & 1 == 1 and word >> 112 == 67   # alu_opcode, use_imm, imm
+    text2 = disassemble(cfg, binary)
+    assert text2.count("alu_opcode=SCL") == 3
+    assert encode_program(cfg, assemble(cfg, text2)) == binary
+    with pytest.raises(EncodingError) as e:
+        decode_program(VTAConfig(), binary)
+    assert "instruction 0 (byte 0)" in str(e.value) and "alu_opcode=SCL needs ALU_RESCALE" in str(e.value)
+    with pytest.raises(EncodingError, match="ALU_RESCALE"):
+        encode(VTAConfig({"ALU_EXT": True}), insns[0])
 
 
 def test_decode_rejects_what_assembly_cannot_express():

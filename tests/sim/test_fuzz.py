@@ -55,7 +55,7 @@ def test_fuzz_finds_a_planted_difference(tmp_path, monkeypatch):
     import sim.fsim as fsim
     from hwgen.isa import AluOp
     real = fsim.alu_op
-    monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, bits: real(AluOp.MAX if op == AluOp.MIN else op, x, y, bits))
+    monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, *a: real(AluOp.MAX if op == AluOp.MIN else op, x, y, *a))
     camp = fuzz([random_config(2)], 200, 5, tmp_path)
     assert camp.divergences
     d = camp.divergences[0]

@@ -49,7 +49,7 @@ def test_divergence_names_instruction_entry_and_lanes(monkeypatch):
     prog = ref.blocked_gemm(cfg, 32, 64, 32)
     good = traced(prog)
     real = fsim.alu_op
-    monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, bits: real(op, x, y, bits) + (op == AluOp.MAX))
+    monkeypatch.setattr(fsim, "alu_op", lambda op, x, y, *a: real(op, x, y, *a) + (op == AluOp.MAX))
     bad = traced(prog)
     report = first_divergence(good, bad, prog)
     max_insn = next(i for i, insn in enumerate(prog.insns) if insn.mnemonic == "ALU.MAX")

@@ -1,12 +1,14 @@
 """A literal interpreter of docs/semantics.md's GEMM/ALU loops: nested Python loops over
 (o, i, u), one lane at a time, Python integers wrapped by hand. The independent
 reference for fsim's vectorised model and for the generated GEMM/ALU hardware."""
+from fractions import Fraction
+
 import numpy as np
 from hypothesis import strategies as st
 
 from hwgen import VTAConfig
 from hwgen.isa import AluOp, Instruction, MemType, Opcode
-from hwgen.isa.opcodes import EXT_ALU_OPS
+from hwgen.isa.opcodes import alu_ops
 
 UOP_BASE = 3  # micro-op slot of a case's first micro-op
 
@@ -19,7 +21,18 @@ def sext8(v: int) -> int:
     return ((v & 0xFF) ^ 0x80) - 0x80
 
 
-def lane_op(op: AluOp, x: int, y: int) -> int:
+def rescale(x: int, y: int, mode: str) -> int:
+    """SCL as docs/semantics.md words it, in exact rationals: n = y[5:0], m = y[29:6]
+    (1 with "shift"), round(x * m / 2^n) half to even (Fraction's round), clamped."""
+    y &= (1 << 32) - 1
+    n, m = y & 63, (y >> 6) & ((1 << 24) - 1) if mode == "multiply" else 1
+    return max(-(1 << 31), min((1 << 31) - 1, round(Fraction(x * m, 1 << n))))
+
+
+def lane_op(op: AluOp, x: int, y: int, mode: str = "none") -> int:
+    if op == AluOp.SCL:
+        assert mode in ("shift", "multiply")
+        return rescale(x, y, mode)
     if op == AluOp.MIN:
         return min(x, y)
     if op == AluOp.MAX:
@@ -58,7 +71,7 @@ def interpret(cfg, acc, out, inp, wgt, uops, insn):
                                 x, y = acc[s, b, j], insn.imm
                             else:
                                 x, y = acc[a, b, j], acc[s, b, j]
-                            acc[a, b, j] = lane_op(AluOp(insn.alu_opcode), x, y)
+                            acc[a, b, j] = lane_op(AluOp(insn.alu_opcode), int(x), int(y), cfg.ALU_RESCALE)
                         out[a, b, j] = sext8(acc[a, b, j])
     return acc.astype(np.int64), out
 
@@ -82,15 +95,16 @@ def random_state(cfg, seed: int) -> dict:
 
 SMALL = [
     VTAConfig({"LOG_BATCH": 0, "LOG_BLOCK": 1, "LOG_INP_BUFF_SIZE": 5, "LOG_WGT_BUFF_SIZE": 5,
-               "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
+               "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True, "ALU_RESCALE": "multiply"}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 6,
-               "LOG_WGT_BUFF_SIZE": 6, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True}),
+               "LOG_WGT_BUFF_SIZE": 6, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
+               "ALU_RESCALE": "shift"}),
     # the FPGA options: one accumulator read port, two products per multiplier, GEMM stages,
     # registered write-back
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
                "ACC_READ_PORTS": 1, "DSP_PACKING": True, "GEMM_PIPELINE": 3, "ACC_WRITE_REGISTER": True,
-               "INDEX_REGISTER": True, "ALU_OP_REGISTER": False}),
+               "INDEX_REGISTER": True, "ALU_OP_REGISTER": False, "ALU_RESCALE": "shift"}),
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 3, "LOG_BLOCK_OUT": 1, "LOG_INP_BUFF_SIZE": 7,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1,
                "ACC_WRITE_REGISTER": True}),
@@ -98,9 +112,9 @@ SMALL = [
     # simulator cannot run the ECP5's DSP primitive: Verilator runs it, tests/sim/tsim)
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
-               "FPGA": "ecp5", "DSP_PRIMITIVES": False}),
+               "FPGA": "ecp5", "DSP_PRIMITIVES": False, "ALU_RESCALE": "multiply"}),
     VTAConfig({"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 6, "LOG_WGT_BUFF_SIZE": 7,
-               "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_OP_REGISTER": True}),
+               "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_OP_REGISTER": True, "ALU_RESCALE": "shift"}),
 ]
 
 
@@ -134,7 +148,7 @@ def loop_cases(draw, configs=None):
         fields.update(wgt_factor_out=wfo, wgt_factor_in=wfi)
     else:
         use_imm = draw(st.booleans())
-        ops = [op for op in AluOp if cfg.ALU_EXT or op not in EXT_ALU_OPS]
+        ops = alu_ops(cfg)
         fields.update(alu_opcode=draw(st.sampled_from(ops)), use_imm=int(use_imm),
                       imm=draw(st.integers(-40, 40) | st.integers(-(1 << 15), (1 << 15) - 1)))
     return cfg, seed, dst, src, wgt, Instruction(opcode, **fields)

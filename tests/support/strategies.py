@@ -7,7 +7,8 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from hwgen import ConfigError, VTAConfig
-from hwgen.isa import AluOp, Instruction, MemType, Opcode
+from hwgen.isa import Instruction, MemType, Opcode
+from hwgen.isa.opcodes import alu_ops
 
 
 def examples(n: int) -> int:
@@ -30,6 +31,7 @@ def configs(draw):
         "LOG_WGT_BUFF_SIZE": depth["WGT"] + lbo + lbi,
         "LOG_ACC_BUFF_SIZE": depth["ACC"] + lb + lbo + 2,
         "ALU_EXT": draw(st.booleans()),
+        "ALU_RESCALE": draw(st.sampled_from(["none", "shift", "multiply"])),
     }
     for k in ("INP", "WGT", "ACC"):
         fields[f"LOG_{k}_FACTOR_RESTRICT"] = draw(st.integers(0, 2))
@@ -48,8 +50,7 @@ def instructions(draw, cfg):
         if f.name == "memory_type":
             v = int(draw(st.sampled_from(list(MemType))))
         elif f.name == "alu_opcode":
-            ops = [o for o in AluOp if cfg.ALU_EXT or o not in (AluOp.CLP, AluOp.MOV)]
-            v = int(draw(st.sampled_from(ops)))
+            v = int(draw(st.sampled_from(alu_ops(cfg))))
         else:
             v = draw(st.integers(f.lo, f.hi))
         fields[f.name] = v

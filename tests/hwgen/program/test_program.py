@@ -1,4 +1,7 @@
 """Program format, builder and the checks every program passes before it runs."""
+import json
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -105,6 +108,37 @@ def test_save_load_round_trip(tmp_path, cfg):
     assert q.regions == p.regions
     np.testing.assert_array_equal(q.dram, p.dram)
     np.testing.assert_array_equal(run(q).outputs["out"], run(p).outputs["out"])
+
+
+def test_rescale_needs_its_field_in_checker_builder_and_file(tmp_path):
+    """SCL on a configuration with ALU_RESCALE "none": the checker names the
+    instruction and the field, the builder refuses it, and a program file whose
+    configuration was edited to "none" does not load."""
+    text = "LOAD memory_type=UOP y_size=1 x_size=1 x_stride=1\nALU uop_end=1 iter_out=1 iter_in=1 alu_opcode=7\nFINISH"
+    cfg = VTAConfig({"ALU_RESCALE": "shift"})
+    prog = asm_program(text, cfg, uops=[0])
+    check_program(prog)
+    prog.config = VTAConfig()
+    with pytest.raises(ProgramError) as e:
+        check_program(prog)
+    assert e.value.index == 1 and "instruction 1 (ALU.SCL): alu_opcode=SCL needs ALU_RESCALE" in str(e.value)
+    with pytest.raises(HwgenError, match='alu_opcode=SCL needs ALU_RESCALE "shift" or "multiply"'):
+        ProgramBuilder(VTAConfig()).alu("SCL", [0], imm=65)
+    good = ref.rescale(VTAConfig({"ALU_RESCALE": "multiply"}), use_imm=True, tiles=2)
+    path = good.save(tmp_path / "scl.vtaprog")
+    assert Program.load(path).insns == good.insns
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    doc = json.loads(files["program.json"])
+    doc["config"]["ALU_RESCALE"] = "none"
+    doc["isa_hash"] = VTAConfig(doc["config"]).isa_hash
+    files["program.json"] = json.dumps(doc).encode()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+    with pytest.raises(HwgenError, match=r"instructions.bin: instruction \d+ \(byte \d+\): ALU: alu_opcode=SCL "
+                                         "needs ALU_RESCALE"):
+        Program.load(path)
 
 
 def test_load_rejects_other_files(tmp_path):

@@ -72,6 +72,24 @@ def test_alu_operation_stage_halves_every_alu_micro_op(config):
         assert c[1] - c[0] == 4 * ii and c[2] - c[1] == 8 * ii, (opcode, alu, c)
 
 
+@pytest.mark.parametrize("config", [0, 2, 4, 5])
+def test_rescale_issue_rate(config):
+    """SCL at the rate of the ALU's other operations: one micro-op per cycle on the
+    generic build (two-operand ones every other cycle with one read port), every other
+    cycle with ALU_OP_REGISTER, every third with ALU_COMPARE_STAGE, as LATE_OPS
+    (hwgen.geometry.alu_interval)."""
+    from hwgen.geometry import alu_interval
+    from hwgen.isa import AluOp, Opcode
+    cfg = SMALL[config]
+    assert cfg.ALU_RESCALE != "none"
+    for alu in ({"alu_opcode": AluOp.SCL, "use_imm": 1, "imm": 64 + 3}, {"alu_opcode": AluOp.SCL}):
+        ii = alu_interval(cfg, bool(alu.get("use_imm")), True)
+        assert ii == (3 if cfg.ALU_COMPARE_STAGE else 2 if cfg.ALU_OP_REGISTER else
+                      2 if cfg.ACC_READ_PORTS == 1 and "imm" not in alu else 1)
+        c = [_cycles(cfg, Opcode.ALU, n, **alu) for n in (4, 8)]
+        assert c[1] - c[0] == 4 * ii, (alu, c)
+
+
 
 @pytest.mark.parametrize("config", range(len(SMALL)))
 def test_every_forwarding_distance(config):
@@ -81,9 +99,12 @@ def test_every_forwarding_distance(config):
     from hwgen.isa import AluOp, Instruction, Opcode
     cfg = SMALL[config]
     n = 12
-    for opcode, alu in ((Opcode.GEMM, {}), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}),
-                        (Opcode.ALU, {"alu_opcode": AluOp.ADD})):
-        for k in range(1, 7):
+    cases = [(Opcode.GEMM, {}), (Opcode.ALU, {"alu_opcode": AluOp.ADD, "use_imm": 1, "imm": 3}),
+             (Opcode.ALU, {"alu_opcode": AluOp.ADD})]
+    if cfg.ALU_RESCALE != "none":       # dependent SCL micro-ops, both operands forwarded
+        cases.append((Opcode.ALU, {"alu_opcode": AluOp.SCL}))
+    for opcode, alu in cases:
+        for k in range(1, 7 if alu.get("alu_opcode") != AluOp.SCL else 6):    # forwarding covers at most 4
             state = random_state(cfg, k)
             dst = np.arange(n) % k
             src = (np.arange(n) + 1) % k if opcode == Opcode.ALU else np.zeros(n, int)

@@ -1,5 +1,7 @@
 """Instruction semantics on fsim against hand-computed vectors and plain sequential
 Python loops (docs/semantics.md)."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,8 @@ from hwgen.isa import AluOp, Instruction, MemType, Opcode
 from hwgen.program import ProgramBuilder
 from sim import run
 from sim.fsim import FSim, alu_op
+
+from tests.support.spec_interpreter import rescale
 
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -30,6 +34,88 @@ I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 def test_alu_operation_vectors(op, x, y, expect):
     got = alu_op(op, np.array([x], dtype=np.int32), np.int32(y), 32)
     assert got.dtype == np.int32 and int(got[0]) == expect
+
+
+def _y(m: int, n: int, top: int = 0) -> int:
+    """SCL's second operand as an int32: n in y[5:0], m in y[29:6], `top` in y[31:30]."""
+    v = top << 30 | m << 6 | n
+    return v - (1 << 32) if v >> 31 else v
+
+
+M24 = (1 << 24) - 1
+# (x, m, n, expected): "multiply", worked out by hand (docs/semantics.md, "ALU")
+SCL_MULTIPLY = [
+    (5, 1, 1, 2), (7, 1, 1, 4), (-5, 1, 1, -2), (-7, 1, 1, -4),          # ties to the even neighbour
+    (3, 1, 1, 2), (1, 1, 1, 0), (-1, 1, 1, 0), (-3, 1, 1, -2),
+    (9, 1, 2, 2), (10, 1, 2, 2), (11, 1, 2, 3), (-10, 1, 2, -2), (-11, 1, 2, -3), (-9, 1, 2, -2),
+    (1000, 3, 0, 3000), (-7, 5, 0, -35),                                 # n = 0: the product
+    (I32_MAX, M24, 0, I32_MAX), (I32_MIN, M24, 0, I32_MIN),              # saturated
+    (I32_MAX, 2, 1, I32_MAX), (I32_MAX, 3, 1, I32_MAX), (I32_MIN, 2, 1, I32_MIN), (I32_MIN, 3, 1, I32_MIN),
+    (65535, 65537, 1, I32_MAX),               # (2^32 - 1) / 2 = 2^31 - 1/2: rounds to 2^31, saturates
+    (-65535, 65537, 1, I32_MIN),              # -2^31 + 1/2 rounds to -2^31: in range
+    (-65535, 65537, 0, I32_MIN),
+    (I32_MIN, M24, 55, -1), (I32_MAX, M24, 55, 1),                       # |x * m| / 2^55 just under 1
+    (I32_MIN, M24, 56, 0), (I32_MAX, M24, 56, 0), (I32_MIN, M24, 63, 0),  # below 1/2: 0
+    (1 << 30, 4, 33, 0), (3 << 29, 4, 33, 1),                           # 1/2 -> 0, 3/4 -> 1
+    (12345, 0, 3, 0), (I32_MIN, 0, 0, 0),                                 # m = 0
+    (3 * 5 * 7, 1000, 10, 103),                                           # 105000 / 1024 = 102.54
+]
+# (x, n, expected): "shift", m taken as 1 whatever y[29:6] holds
+SCL_SHIFT = [
+    (5, 1, 2), (7, 1, 4), (-5, 1, -2), (-7, 1, -4), (12, 3, 2), (20, 3, 2), (-12, 3, -2),
+    (I32_MAX, 0, I32_MAX), (I32_MIN, 0, I32_MIN), (I32_MAX, 1, 1 << 30), (I32_MIN, 1, -(1 << 30)),
+    (I32_MIN, 31, -1), (1 << 30, 31, 0), ((1 << 30) + 1, 31, 1), (-(1 << 30), 31, 0), (-(1 << 30) - 1, 31, -1),
+    (I32_MIN, 32, 0), (I32_MAX, 32, 0), (I32_MIN, 63, 0), (-1, 40, 0),
+]
+
+
+@pytest.mark.parametrize("x,m,n,expect", SCL_MULTIPLY)
+def test_scl_multiply_vectors(x, m, n, expect):
+    assert rescale(x, _y(m, n), "multiply") == expect          # the reference agrees with the table
+    for top in range(4):                                        # y[31:30] are ignored
+        got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, "multiply")
+        assert got.dtype == np.int32 and int(got[0]) == expect, top
+
+
+@pytest.mark.parametrize("x,n,expect", SCL_SHIFT)
+def test_scl_shift_vectors(x, n, expect):
+    assert rescale(x, _y(0, n), "shift") == expect
+    for m, top in ((0, 0), (1, 1), (M24, 2), (0x5A5A5A, 3)):        # y[29:6] and y[31:30] are ignored
+        got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, "shift")
+        assert got.dtype == np.int32 and int(got[0]) == expect, (m, top)
+
+
+def test_scl_immediate_64_plus_n_is_a_rounding_shift():
+    x = np.array([12, 20, -12, 5, -5, I32_MAX, I32_MIN], dtype=np.int32)
+    for mode in ("shift", "multiply"):
+        for n in (0, 1, 3, 31, 40, 63):
+            got = alu_op(AluOp.SCL, x, np.int32(64 + n), 32, mode)
+            assert [int(v) for v in got] == [round(Fraction(int(v), 1 << n)) for v in x], (mode, n)
+        # imm = n alone is m = 0 under "multiply"; a negative imm is a large m
+        assert not alu_op(AluOp.SCL, x, np.int32(3), 32, "multiply").any()
+        assert int(alu_op(AluOp.SCL, x[:1], np.int32(-1), 32, mode)[0]) == rescale(12, -1, mode)
+
+
+@pytest.mark.parametrize("mode", ["shift", "multiply"])
+def test_scl_random_vectors_match_exact_rationals(mode):
+    """20,000 lanes: x and y over the whole int32 range, and x near the limits, small
+    and at powers of two, y with every n and small or full m, so that ties, saturation
+    and every shift distance occur; against Fraction arithmetic."""
+    rng = np.random.default_rng(11)
+    k = 20_000
+    edges = np.array([0, 1, -1, 2, -2, 3, I32_MAX, I32_MIN, I32_MAX - 1, I32_MIN + 1, 1 << 30, -(1 << 30)])
+    x = np.where(rng.random(k) < 0.5, rng.integers(I32_MIN, I32_MAX + 1, k),
+                 np.where(rng.random(k) < 0.5, rng.choice(edges, k), rng.integers(-4096, 4096, k)))
+    x = np.where(rng.random(k) < 0.1, np.left_shift(1, rng.integers(0, 31, k)) * rng.choice([1, -1, 3], k), x)
+    x = np.clip(x, I32_MIN, I32_MAX)
+    n = rng.integers(0, 64, k)
+    m = np.where(rng.random(k) < 0.5, rng.integers(0, 1 << 24, k), rng.choice([0, 1, 2, 3, M24, 1 << 23], k))
+    top = rng.integers(0, 4, k)
+    y = ((top << 30) | (m << 6) | n).astype(np.uint32).view(np.int32)
+    y = np.where(rng.random(k) < 0.2, rng.integers(I32_MIN, I32_MAX + 1, k), y).astype(np.int32)
+    got = alu_op(AluOp.SCL, x.astype(np.int32), y, 32, mode)
+    want = [rescale(int(a), int(b), mode) for a, b in zip(x, y)]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.int64))
 
 
 def _acc_program(cfg, values, body, ext=False):
