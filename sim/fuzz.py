@@ -2,7 +2,8 @@
 
 A random program is a sequence of phases, each run by one module (load, compute or
 store), with random LOADs (strides, padding, pad-min), GEMMs and ALUs (random micro-ops,
-loops, factors, opcodes, immediates, resets, compressed or unrolled) and STOREs, all
+loops, factors, opcodes, immediates, resets, compressed or unrolled; SCL's scales
+among the ACC data and its immediates drawn for it) and STOREs, all
 within the buffers. Consecutive phases of different modules are separated by a token
 pair, so every phase starts after all earlier ones are complete: no races by
 construction. Extra tokens are pushed in one phase and popped in a later phase of the
@@ -67,7 +68,34 @@ class _Gen:
         r = self.rng
         small = r.integers(-300, 300, shape)
         wide = r.integers(-(1 << 31), 1 << 31, shape)
-        return np.where(r.random(shape) < 0.2, wide, small).astype(np.int32)
+        values = np.where(r.random(shape) < 0.2, wide, small)
+        if self.cfg.ALU_RESCALE != "none":      # SCL's second operands: m, n and y[31:30]
+            values = np.where(r.random(shape) < 0.3, self._scales(shape), values)
+        return values.astype(np.int32)
+
+    def _scales(self, shape):
+        """SCL operands y = m * 64 + n (y[31:30] random): realistic scales (n 16..40),
+        any m and n, and m and n at their ends."""
+        r = self.rng
+        m = np.where(r.random(shape) < 0.7, r.integers(0, 1 << 24, shape), r.choice([0, 1, 2, (1 << 24) - 1], shape))
+        kind = r.random(shape)
+        n = np.where(kind < 0.5, r.integers(16, 41, shape),
+                     np.where(kind < 0.8, r.integers(0, 64, shape), r.choice([0, 1, 55, 56, 63], shape)))
+        return (r.integers(0, 4, shape) << 30 | m << 6 | n).astype(np.uint32).view(np.int32)
+
+    def _scl_imm(self) -> int:
+        """An SCL immediate: a rounding shift (64 + n), a small m with any n, an edge
+        (m = 0, the largest immediate, negative ones: sign extension makes m large) or
+        any value."""
+        r = self.rng
+        kind = r.random()
+        if kind < 0.4:
+            return 64 + int(r.integers(0, 64))
+        if kind < 0.7:
+            return int(r.integers(0, 512)) * 64 + int(r.integers(0, 64))
+        if kind < 0.85:
+            return self.pick([0, 1, 63, 32767, -1, -64, -32768])
+        return int(r.integers(-32768, 32768))
 
     def pick(self, options):
         return options[int(self.rng.integers(len(options)))]
@@ -185,7 +213,9 @@ class _Gen:
         (dlo, dhi), (slo, shi) = self._reach(uops, loops, 0), self._reach(uops, loops, 1)
         self.compute_footprint("ALU", min(dlo, slo), max(dhi, shi))
         imm = None
-        if use_imm:
+        if use_imm and op == AluOp.SCL:
+            imm = self._scl_imm()
+        elif use_imm:
             imm = int(r.integers(-40, 41)) if op == AluOp.SHR or r.random() < 0.7 else int(r.integers(-32768, 32768))
         reset = bool(r.random() < 0.05)
         self.b.alu(op, uops, loops, imm=imm, reset=reset, compress=bool(r.random() < 0.7))
@@ -292,6 +322,7 @@ def random_config(seed: int):
         # the DSP primitive exists for ECP5 builds without packed multipliers
         fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
         fields["ALU_COMPARE_STAGE"] = fields["ALU_OP_REGISTER"] and bool(rng.random() < 0.5)
+        fields["ALU_RESCALE"] = str(rng.choice(["none", "none", "shift", "multiply"]))
         try:
             return VTAConfig(fields)
         except HwgenError:
@@ -375,7 +406,8 @@ def save_reproducers(divergences: list[dict], outdir: Path) -> None:
 
 
 def _names(configs: list) -> list[str]:
-    return [c.name + ("+ext" if c.ALU_EXT else "") + f"/axi{c.AXI_DATA_BITS}" for c in configs]
+    return [c.name + ("+ext" if c.ALU_EXT else "") + ("" if c.ALU_RESCALE == "none" else f"+scl-{c.ALU_RESCALE}")
+            + f"/axi{c.AXI_DATA_BITS}" for c in configs]
 
 
 def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,

@@ -10,7 +10,7 @@ from sim.fuzz import chunks, fuzz, merge, random_config, random_program, run_chu
 from hwgen.program import check_program
 from sim import run
 
-from tests.conftest import CONFIG_DIR, MAIN_CONFIGS
+from tests.conftest import CONFIG_DIR, MAIN_CONFIGS, config
 
 
 @pytest.mark.parametrize("name", MAIN_CONFIGS + ["1x16x16-aluext"])
@@ -48,6 +48,26 @@ def test_fuzz_fixed_seeds_pass(tmp_path):
     camp = fuzz([random_config(2), load_config(CONFIG_DIR / "1x16x16-aluext.json")], 24, 5, tmp_path)
     assert camp.programs == 24 and not camp.divergences, camp.divergences
     assert camp.coverage["gemm"] > 0
+
+
+def test_rescale_is_drawn_where_configured():
+    """Random configurations turn ALU_RESCALE on now and then; on a configuration with
+    it, programs use SCL with immediates and with scales from the ACC data."""
+    assert {random_config(s).ALU_RESCALE for s in range(12)} == {"none", "shift", "multiply"}
+    cfg = config('default+ALU_RESCALE="multiply"')
+    seen = Counter()
+    for seed in range(40):
+        seen.update(random_program(cfg, seed).features)
+    assert seen["alu SCL imm"] > 0 and seen["alu SCL vector"] > 0
+    assert not any("SCL" in k for seed in range(40) for k in random_program(load_config("default"), seed).features)
+
+
+def test_fuzz_rescale_on_tsim(tmp_path):
+    """A short campaign on builds the equivalence tests make: SCL with both settings."""
+    camp = fuzz([config('default+ALU_RESCALE="multiply"'), config('1x8x8+ecp5+ALU_RESCALE="multiply"'),
+                 config('default+ALU_RESCALE="shift"+COMPUTE_OVERLAP=false')], 36, 7, tmp_path)
+    assert camp.programs == 36 and not camp.divergences, camp.divergences
+    assert sum(v for k, v in camp.coverage.items() if "SCL" in k) > 5, camp.coverage
 
 
 def test_fuzz_finds_a_planted_difference(tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
 """Every reference behaviour of docs/semantics.md on the generated RTL (tsim) gives output
 bytes identical to fsim's, on the main configurations, on a 512-bit bus with several
-bursts in flight, random stalls and out-of-order read completion, with ALU_EXT, and on
+bursts in flight, random stalls and out-of-order read completion, with ALU_EXT and
+ALU_RESCALE (SCL bit-exact byte by byte, dependent micro-ops back to back), and on
 1x32x32 with 64-bit micro-ops and restricted factor fields, and as built for FPGA
 families (one accumulator read port, split scratchpads, packed multipliers, the ECP5's
 DSP primitive with its own registers), and with the original VTA's unpipelined
@@ -23,12 +24,13 @@ CONFIGS = {
     "1x16x16-aluext": {"stall": 0.1},
     "1x32x32": {"stall": 0.1, "out_of_order": True},  # 64-bit micro-ops, restricted factors, 256-bit bus
     # FPGA builds: one ACC read port and split scratchpads; packed multipliers on xc7,
-    # MULT18X18D instances (its simulation model) on ecp5
-    "default+xc7": {"stall": 0.1},
+    # MULT18X18D instances (its simulation model) on ecp5; with SCL (ALU_RESCALE) on
+    # xc7 and cyclonev (its multipliers made of adders, BATCH 2)
+    'default+xc7+ALU_RESCALE="multiply"': {"stall": 0.1},
     "1x8x8+ecp5": {"stall": 0.1},
-    "2x16x16+cyclonev": {"out_of_order": True},
+    '2x16x16+cyclonev+ALU_RESCALE="multiply"': {"out_of_order": True},
     # the original VTA's sequencing (GEMM and ALU micro-ops every 4th/5th cycle)
-    "1x16x16-aluext+PIPELINED_UNITS=false": {"stall": 0.1},
+    '1x16x16-aluext+PIPELINED_UNITS=false+ALU_RESCALE="shift"': {"stall": 0.1},
     "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true+QUEUE_ROOM_REGISTER=true": {},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
@@ -47,6 +49,8 @@ def programs(cfg):
         yield f"gemm_threads{threads}", ref.gemm(cfg, threads=threads)
     for op, imm in ALU + (EXT_ALU if cfg.ALU_EXT else []):
         yield f"alu_{op}_{'imm' if imm else 'vec'}", ref.alu(cfg, op, imm)
+    if cfg.ALU_RESCALE != "none":
+        yield from rescale_programs(cfg)
     yield "relu", ref.relu(cfg)
     yield "shift_scale", ref.shift_scale(cfg)
     # ALU instructions of one micro-op back to back: the next one starts as soon as the
@@ -61,12 +65,36 @@ def programs(cfg):
                        ref.blocked_gemm(cfg, *dims, threads=threads, compress=compress))
 
 
+def rescale_programs(cfg):
+    """SCL with immediates and per-lane scales, independent and dependent back to back."""
+    for use_imm in (True, False):
+        for chain in (False, True):
+            yield (f"rescale_{'imm' if use_imm else 'vec'}{'_chained' if chain else ''}",
+                   ref.rescale(cfg, use_imm, chain=chain))
+
+
+# SCL on more builds, its programs only: the default with each setting (with and without
+# compute overlap), and the comparison stage of ECP5 builds (SCL a stage later)
+RESCALE_CONFIGS = {
+    'default+ALU_RESCALE="multiply"': {"stall": 0.1},
+    'default+ALU_RESCALE="shift"+COMPUTE_OVERLAP=false': {"out_of_order": True},
+    '1x8x8+ecp5+ALU_RESCALE="multiply"': {"stall": 0.1},
+}
+
+
 @pytest.mark.parametrize("name", CONFIGS)
 def test_reference_behaviours_match_fsim(name):
-    cfg = config(name)
-    memory = CONFIGS[name]
+    check(name, CONFIGS[name], programs(config(name)))
+
+
+@pytest.mark.parametrize("name", RESCALE_CONFIGS)
+def test_rescale_matches_fsim(name):
+    check(name, RESCALE_CONFIGS[name], rescale_programs(config(name)))
+
+
+def check(name, memory, labelled):
     failures = []
-    for label, prog in programs(cfg):
+    for label, prog in labelled:
         want = run(prog, "fsim")
         got = run(prog, "tsim", TsimOptions(**memory))
         for region, expect in want.outputs.items():

@@ -200,6 +200,34 @@ def test_unpipelined_units_take_the_original_intervals(name, program):
         np.testing.assert_array_equal(baseline.outputs[region], want)
 
 
+@pytest.mark.parametrize("name,interval", [('default+ALU_RESCALE="multiply"', (1, 1)),
+                                           ('default+xc7+ALU_RESCALE="multiply"', (2, 2)),
+                                           ('1x8x8+ecp5+ALU_RESCALE="multiply"', (3, 3)),
+                                           ('default+ALU_RESCALE="shift"+COMPUTE_OVERLAP=false', (1, 1))])
+def test_rescale_cost_per_micro_op(name, interval):
+    """SCL micro-ops cost alu_interval cycles each (by immediate and two-operand form) on
+    tsim and in the cycle model: every cycle on the generic build, every other with the
+    operation stage (xc7), every third with the comparison stage (ecp5), the builds of
+    the equivalence tests. 48 more micro-ops take 48 intervals more."""
+    from hwgen.geometry import LATE_OPS, alu_interval
+    from hwgen.program import ProgramBuilder
+    from hwgen.program.timing import predict
+    cfg = config(name)
+
+    def program(n, use_imm):
+        b = ProgramBuilder(cfg)
+        if use_imm:
+            b.alu("SCL", [0], [(n, 1)], imm=64 + 3)
+        else:
+            b.alu("SCL", [(0, 100)], [(n, 1, 1)])
+        return b.finish()
+    for use_imm, want in zip((True, False), interval):
+        assert alu_interval(cfg, use_imm, AluOp.SCL in LATE_OPS) == want
+        short, long = program(16, use_imm), program(64, use_imm)
+        assert (run(long, "tsim").cycles - run(short, "tsim").cycles) == 48 * want, (use_imm, want)
+        assert predict(long) - predict(short) == 48 * want
+
+
 def test_activity_samples_add_up_to_the_counters():
     """Sampled every 256 cycles: one sample per period over the run, counts that never
     decrease, final counts equal to the counters the run reports, busy cycles never
