@@ -63,11 +63,15 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
 
 
 def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, progress=None) -> dict:
-    """Run `compiled` on the network's sample input (`input_seed`) and compare the
+    """Run `compiled` on the network's sample input (`input_seed`; an imported model's:
+    standard normal values quantized by its input quantization) and compare the
     output bit for bit with the numpy semantics of the whole network. Returns a
     JSON-able summary: cycles, the cycle model's prediction and its error, MAC
     utilization, DRAM bytes, `matches_reference`, per-layer figures, wall time."""
-    x = zoo.sample_input(net, input_seed)
+    if net.quantization:     # an imported model: a float input as its first QuantizeLinear quantizes it
+        x = net.quantization["input"].quantize(np.random.default_rng(input_seed).normal(0, 1, net.input_shape))
+    else:
+        x = zoo.sample_input(net, input_seed)
     result = run_network(net, cfg, compiled, x, target, progress)
     return {"target": target.name, "network": net.name, "config": cfg.name,
             "cycles": result.get("cycles"), "predicted_cycles": result.get("predicted_cycles"),

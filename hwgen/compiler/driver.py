@@ -21,7 +21,7 @@ from ..program.timing import predict
 from . import ir
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
-from .mapping import MappingOptions, fuse, host_reason, input_block
+from .mapping import MappingOptions, fuse, host_reason, input_block, input_padding, without_padding
 
 
 @dataclass
@@ -35,6 +35,7 @@ class CompiledLayer:
     out_shape: tuple
     program: object = None
     plan: dict = field(default_factory=dict)
+    padding: tuple | None = None        # mapping.input_padding: what the host pads input 0 with
 
     @cached_property
     def predicted_cycles(self) -> int | None:
@@ -42,7 +43,11 @@ class CompiledLayer:
         return None if self.program is None else predict(self.program)
 
     def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
-        """NCHW input k in the blocked layout of the program's region "in{k}"."""
+        """NCHW input k in the blocked layout of the program's region "in{k}" (input 0
+        padded first where the host pads it)."""
+        if k == 0 and self.padding is not None:
+            (top, left, bottom, right), value = self.padding
+            x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
         return pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
 
     def unpack_output(self, out: np.ndarray) -> np.ndarray:
@@ -77,11 +82,23 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
         reason = host_reason(layer, cfg, ins)
         c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name])
         if not reason:
-            c.program, c.plan = lower_layer(layer, cfg, ins, options)
+            c.padding = input_padding(layer, cfg)
+            lowered, lowered_shapes = _padded(layer, ins, c.padding)
+            c.program, c.plan = lower_layer(lowered, cfg, lowered_shapes, options)
         out.append(c)
         if progress:
             progress(k + 1, len(layers), layer.name)
     return out
+
+
+def _padded(layer, shapes, padding):
+    """The layer and input shapes the program is lowered from: without the padding
+    the host writes, input 0 that much larger."""
+    if padding is None:
+        return layer, shapes
+    (top, left, bottom, right), _ = padding
+    n, c, h, w = shapes[0]
+    return without_padding(layer), [(n, c, h + top + bottom, w + left + right), *shapes[1:]]
 
 
 def save_compiled(directory: Path, net: ir.Network, cfg, compiled: list[CompiledLayer]) -> None:
@@ -148,6 +165,7 @@ def load_compiled(directory: str | Path):
                           shapes[layer.name])
         if layer.name in doc["programs"]:
             c.program = Program.load(directory / doc["programs"][layer.name])
+            c.padding = input_padding(layer, cfg)
         c.plan = {}
         compiled.append((c, rep))
     return net, cfg, compiled

@@ -347,6 +347,7 @@ class ConvAdd(Layer):
     results as the two layers."""
     conv: Conv2d = None
     add: Add = None
+    conv_input: int = 0         # which of the add's inputs the convolution's output is
     kind = "conv2d+add"
     arity = 2
 
@@ -354,7 +355,8 @@ class ConvAdd(Layer):
         return self.add.out_shape(self.conv.out_shape(x), short)
 
     def reference(self, x, short):
-        return self.add.reference(self.conv.reference(x), short)
+        pair = (self.conv.reference(x), short)
+        return self.add.reference(*(pair if self.conv_input == 0 else pair[::-1]))
 
     def macs(self, shapes):
         return self.conv.macs(shapes[:1])
@@ -453,6 +455,10 @@ class Network:
         for layer in self.layers:
             values[layer.name] = layer.reference(*(values[t] for t in layer.inputs))
         return values if keep else values[self.output]
+
+    def batched(self, n: int) -> "Network":
+        """The same network on batches of n inputs."""
+        return dataclasses.replace(self, input_shape=(n, *self.input_shape[1:]))
 
     def macs(self) -> int:
         shapes = self.shapes()

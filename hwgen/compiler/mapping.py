@@ -15,8 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import dataclasses
+
+import numpy as np
+
 from ..errors import HwgenError
+from ..isa.fields import ALU_IMM_BITS
 from . import ir
+from .requant import AddRequant, Requant, bias_entries
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
@@ -53,24 +59,33 @@ def input_block(layer, cfg, k: int = 0) -> int:
     return cfg.block_out
 
 
-def _unlowered(layer) -> str | None:
-    """What of `layer` the lowering cannot express, or None."""
-    if getattr(layer, "requant", None) is not None or getattr(layer, "zero", 0):
-        return "requantization by multipliers and zero points (an imported model's) has no lowering"
-    in_zero = getattr(layer, "in_zero", 0)
-    if getattr(layer, "pad_value", 0) or (any(in_zero) if isinstance(in_zero, tuple) else in_zero):
-        return "input zero points have no lowering"
-    for attr in ("stride", "pad", "kernel"):
-        if isinstance(getattr(layer, attr, 0), tuple):
-            return f"a {attr} that differs between the axes has no lowering"
+# The pad-min value of an INP load (docs/semantics.md): an input zero point it can pad with.
+PAD_MIN = -128
+
+
+def _unlowered(layer, cfg, shapes) -> str | None:
+    """What of `layer` the lowering or the configuration cannot express, or None."""
+    rq = getattr(layer, "requant", None)
+    if rq is not None:
+        if cfg.ALU_RESCALE == "none":
+            return ("requantization by multipliers (an imported model's) needs the SCL ALU operation: "
+                    "ALU_RESCALE \"multiply\" (or \"shift\" where every scale is a power of two)")
+        if cfg.ALU_RESCALE == "shift" and np.any(rq[:, :-1] != 1):
+            return ("scales that are not powers of two need the SCL multiplier: ALU_RESCALE \"multiply\" "
+                    "(the configuration has \"shift\")")
+    if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)) and layer.in_zero:
+        count = int(np.prod(layer.kernels)) if isinstance(layer, ir.AvgPool) else shapes[0][2] * shapes[0][3]
+        if count * abs(layer.in_zero) >= 1 << (ALU_IMM_BITS - 1):
+            return (f"the input zero point times the window ({count} x {layer.in_zero}) does not fit an ALU "
+                    "immediate")
     return None
 
 
 def host_reason(layer, cfg, shapes) -> str | None:
     """Why `layer` (with input shapes `shapes`) must run on the host, or None."""
     if isinstance(layer, ir.ConvAdd):
-        return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add)
-    unlowered = _unlowered(layer)
+        return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add, cfg, shapes[1:])
+    unlowered = _unlowered(layer, cfg, shapes)
     if unlowered:
         return unlowered
     if isinstance(layer, ir.Conv2d):
@@ -78,13 +93,37 @@ def host_reason(layer, cfg, shapes) -> str | None:
         if 2 * c < cfg.block_in:
             return (f"{c} input channels fill {c}/{cfg.block_in} of the GEMM's input lanes "
                     "(channel-light layer, run on the host as in VTA)")
-    elif isinstance(layer, ir.MaxPool):
-        if layer.pad and not cfg.ALU_EXT and not layer.nonneg_input:
-            return "padding of a possibly negative input needs pad-min loads (ALU_EXT)"
-    elif isinstance(layer, ir.GlobalAvgPool):
-        if shapes[0][2] != shapes[0][3]:
-            return "the ALU schedule needs a square image"
     return None
+
+
+def input_padding(layer, cfg) -> tuple[tuple[int, int, int, int], int] | None:
+    """The padding the host writes around input 0 of `layer` (an accelerator layer)
+    where its loads cannot pad as the layer needs: ((top, left, bottom, right), value),
+    or None. A convolution whose padding differs between opposite sides, or whose
+    padding value (its input's zero point) is neither 0 nor, with ALU_EXT, -128
+    (pad-min); a max pool of a possibly negative input without ALU_EXT (-128, the
+    smallest int8, never wins); an average pool with an input zero point (the padding
+    holds it, so that the window's sum less count x zero point counts it as 0)."""
+    conv = layer.conv if isinstance(layer, ir.ConvAdd) else layer
+    pads = conv.pads if hasattr(conv, "pad") else (0, 0, 0, 0)
+    if not any(pads):
+        return None
+    if isinstance(conv, (ir.Conv2d, ir.DepthwiseConv2d)):
+        if pads[:2] != pads[2:] or (conv.pad_value and not (conv.pad_value == PAD_MIN and cfg.ALU_EXT)):
+            return pads, conv.pad_value
+    elif isinstance(conv, ir.MaxPool):
+        if not cfg.ALU_EXT and not conv.nonneg_input:
+            return pads, PAD_MIN
+    elif isinstance(conv, ir.AvgPool) and conv.in_zero:
+        return pads, conv.in_zero
+    return None
+
+
+def without_padding(layer):
+    """`layer` with its padding taken away (written by the host, `input_padding`)."""
+    if isinstance(layer, ir.ConvAdd):
+        return dataclasses.replace(layer, conv=dataclasses.replace(layer.conv, pad=0))
+    return dataclasses.replace(layer, pad=0)
 
 
 def depthwise_on_gemm(layer: ir.DepthwiseConv2d, cfg, engine: str) -> bool:
@@ -96,15 +135,24 @@ def depthwise_on_gemm(layer: ir.DepthwiseConv2d, cfg, engine: str) -> bool:
     return engine == "gemm" or (engine == "auto" and square)
 
 
-def conv_shape(cfg, layer, x, residual: bool = False) -> ConvShape:
+def conv_shape(cfg, layer, x, add: ir.Add | None = None) -> ConvShape:
     """The GEMM problem of a convolution (conv2d, dense or depthwise on the GEMM) on
-    input shape x; `residual`: a shortcut is added in its epilogue."""
+    input shape x; `add`: a residual add fused into its epilogue."""
     n, c, h, w = x
+    o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
+    rq = Requant.of(layer, o)
+    add_rq = None if add is None else AddRequant.of(add)
+    floor = len(Requant(1, rq.clip).passes(cfg.ALU_EXT))         # SHR and the clip
+    passes = len(rq.passes(cfg.ALU_EXT)) - floor
+    if add_rq is not None:   # beyond a floor shift's ADD, SHR and clip
+        passes += add_rq.pass_count(cfg.ALU_EXT) - 1 - floor
+    extra = {"bias_entries": bias_entries(rq, add_rq), "epilogue_passes": max(passes, 0),
+             "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN)}
+    kh, kw = layer.weight.shape[2:]
+    pad = layer.pads[:2]            # (top, left); the lowering needs bottom = top and right = left
     if isinstance(layer, ir.DepthwiseConv2d):
-        return ConvShape.of(cfg, n, c, c, h, w, layer.kernel, layer.kernel, (layer.stride,) * 2, (layer.pad,) * 2,
-                            depthwise=True)
-    o, _, kh, kw = layer.weight.shape
-    return ConvShape.of(cfg, n, c, o, h, w, kh, kw, (layer.stride,) * 2, (layer.pad,) * 2, residual)
+        return ConvShape.of(cfg, n, c, c, h, w, kh, kw, layer.strides, pad, depthwise=True, **extra)
+    return ConvShape.of(cfg, n, c, o, h, w, kh, kw, layer.strides, pad, add is not None, **extra)
 
 
 def plan_conv(cfg, s: ConvShape, t: Tiling) -> dict:
@@ -133,7 +181,8 @@ def fuse(net: ir.Network, cfg) -> list:
             if (type(conv) is ir.Conv2d and readers[t] == 1 and t != net.output and t not in absorbed
                     and host_reason(conv, cfg, [shapes[conv.inputs[0]]]) is None):
                 short = layer.inputs[1 - k]
-                fused[layer.name] = ir.ConvAdd(layer.name, (conv.inputs[0], short), conv=conv, add=layer)
+                fused[layer.name] = ir.ConvAdd(layer.name, (conv.inputs[0], short), conv=conv, add=layer,
+                                               conv_input=k)
                 absorbed.add(t)
                 break
     return [fused.get(la.name, la) for la in net.layers if la.name not in absorbed]

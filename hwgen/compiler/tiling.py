@@ -46,7 +46,12 @@ class ConvShape:
     `nb`: batch blocks; `residual`: a residual add is fused into the epilogue (each
     output tile's shortcut is loaded next to it in ACC); `depthwise`: output block c
     reads input block c alone, with block-diagonal weights (cib == cob; tiles of one
-    channel block)."""
+    channel block); `bias_entries`: ACC entries per output channel block of the bias
+    region (the bias, and an imported model's SCL words, `requant.bias_entries`);
+    `epilogue_passes`: ALU passes per output entry beyond a floor shift's (SHR and
+    the clip, and a fused residual's ADD, SHR and clip), each counted as a
+    two-operand pass; `pad_min`: the input is padded with -128 (pad-min loads, an
+    imported model's uint8 input whose zero point is 0)."""
     nb: int
     cib: int
     cob: int
@@ -60,6 +65,9 @@ class ConvShape:
     pw: int = 0
     residual: bool = False
     depthwise: bool = False
+    bias_entries: int = 1
+    epilogue_passes: int = 0
+    pad_min: bool = False
 
     def __post_init__(self):
         if self.depthwise and self.cib != self.cob:
@@ -81,9 +89,10 @@ class ConvShape:
 
     @classmethod
     def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0),
-           residual: bool = False, depthwise: bool = False):
+           residual: bool = False, depthwise: bool = False, bias_entries: int = 1, epilogue_passes: int = 0,
+           pad_min: bool = False):
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
-                   stride[0], stride[1], pad[0], pad[1], residual, depthwise)
+                   stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, epilogue_passes, pad_min)
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,8 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
     tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
-    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw, (tiles_acc + t.oc_n * t.tco) * t.acc_slots,
+    return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw,
+                     (tiles_acc + t.oc_n * t.tco * s.bias_entries) * t.acc_slots,
                      math.prod(ext[:4]))
 
 
@@ -199,7 +209,7 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
             per_hg = sum(sum(g) if len(g) == 1 else 0 for g in cg), sum(sum(g) for g in cg if len(g) > 1)
             wgt = s.nb * n_w * (per_hg[0] * len(hg) + per_hg[1] * n_h) * s.cib * kk
     out = {"INP": inp * E[MemType.INP], "WGT": wgt * E[MemType.WGT],
-           "ACC": s.nb * len(hg) * n_w * s.cob * E[MemType.ACC],
+           "ACC": s.nb * len(hg) * n_w * s.cob * s.bias_entries * E[MemType.ACC],
            "OUT": s.nb * s.cob * s.oh * s.ow * E[MemType.OUT]}
     if s.residual:
         out["ACC_8BIT"] = s.nb * s.cob * s.oh * s.ow * E[MemType.ACC_8BIT]
@@ -236,6 +246,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     imm, late = alu_interval(cfg, True, False), alu_interval(cfg, True, True)
     clip = late if cfg.ALU_EXT else 2 * late              # CLP, or MAX and MIN
     copy, epilogue = imm * entries, (imm + clip) * entries  # bias copy; SHR, clip
+    epilogue += s.epilogue_passes * alu_interval(cfg, False, False) * entries
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
         epilogue += (alu_interval(cfg, False, False) + imm + clip) * entries + b["ACC_8BIT"] // bus
     if cfg.COMPUTE_OVERLAP:

@@ -108,6 +108,7 @@ class _QTensor:
     hi: int = 127
     layer: object = None            # the IR layer that produces it (None: the input)
     onnx_name: str = ""             # the ONNX tensor holding it
+    flat: bool = False              # flattened to (N, C x H x W): only a classifier reads it
 
 
 @dataclass
@@ -321,16 +322,14 @@ def _float_op(imp, node):
     if op in ("Flatten", "Reshape"):
         x = ins[0]
         if isinstance(x, _Float) and x.node is None:
-            imp.values[node.output[0]] = _Float(None, [], x.source, shape=_flat(imp, node, x.shape))
-            return
-        if isinstance(x, _Float):       # of a float result: checked where a classifier reads it
-            imp.values[node.output[0]] = x
+            _check_flatten(imp, node, x.source.shape)
+            imp.values[node.output[0]] = _Float(None, [], _flattened(x.source), shape=x.shape)
             return
         if isinstance(x, _QTensor):
-            imp.values[node.output[0]] = _QTensor(x.name, _flat(imp, node, x.shape), x.q, x.lo, x.hi, x.layer,
-                                                  node.output[0])
+            _check_flatten(imp, node, x.shape)
+            imp.values[node.output[0]] = _flattened(x, node.output[0])
             return
-        _fail(imp, node, "flattens a tensor that is not quantized")
+        _fail(imp, node, "flattens a tensor that is not quantized (a float result: quantize it first)")
     for t, v in zip(node.input, ins):
         if t and not isinstance(v, (_Float, _QConst)) and t not in imp.inits:
             _fail(imp, node, f"input {t!r} is neither dequantized from a quantized tensor nor a quantized constant")
@@ -340,11 +339,22 @@ def _float_op(imp, node):
     imp.values[node.output[0]] = _Float(node, ins)
 
 
-def _flat(imp, node, shape):
-    if len(shape) != 4 or shape[2] * shape[3] != 1:
-        _fail(imp, node, f"flattens a tensor of shape {list(shape)}; only (N, C, 1, 1) before a classifier is "
-                         "supported")
-    return shape
+def _check_flatten(imp, node, shape) -> None:
+    """A Flatten at axis 1, or a Reshape to (N, C x H x W)."""
+    n, size = shape[0], int(np.prod(shape[1:]))
+    if node.op_type == "Flatten":
+        if _attrs(node).get("axis", 1) != 1:
+            _fail(imp, node, "a Flatten other than at axis 1 is not supported")
+        return
+    target = imp.inits.get(node.input[1]) if len(node.input) > 1 else None
+    if target is None or [int(v) for v in np.ravel(target)] not in ([n, size], [n, -1], [-1, size], [0, -1],
+                                                                     [0, size]):
+        _fail(imp, node, f"reshapes {list(shape)} to {None if target is None else np.ravel(target).tolist()}; only "
+                         f"a flattening to [{n}, {size}] before a classifier is supported")
+
+
+def _flattened(x: _QTensor, onnx_name: str = "") -> _QTensor:
+    return _QTensor(x.name, x.shape, x.q, x.lo, x.hi, x.layer, onnx_name or x.onnx_name, flat=True)
 
 
 def _clip_bounds(imp, node):
@@ -361,10 +371,12 @@ def _clip_bounds(imp, node):
 
 def _source(imp, node, v, what="input") -> _QTensor:
     if isinstance(v, _Float) and v.node is None and v.source is not None:
-        return v.source
-    if isinstance(v, _QTensor):
-        return v
-    _fail(imp, node, f"its {what} is not a quantized tensor")
+        v = v.source
+    if not isinstance(v, _QTensor):
+        _fail(imp, node, f"its {what} is not a quantized tensor")
+    if v.flat and v.shape[2:] != (1, 1) and node.op_type not in ("Gemm", "MatMul", "QGemm", "QLinearMatMul"):
+        _fail(imp, node, f"its {what} is flattened from {list(v.shape)}; only a classifier reads a flattened tensor")
+    return v
 
 
 def _emit(imp, f: _Float, q: Quantization) -> _QTensor:
@@ -412,7 +424,7 @@ def _requantize_in_place(imp, f: _Float, q: Quantization, lo: int, hi: int) -> _
         raise HwgenError(f"model {imp.path}: tensor {x.onnx_name!r} is quantized again with scale {q.scale} and "
                          f"zero point {q.zero} (was {x.q.scale}, {x.q.zero}); a requantization between operators "
                          "is not supported (give the Relu/Clip the scale and zero point of its input)")
-    return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer)
+    return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer, flat=x.flat)
 
 
 def _clip_source(imp, node, x: _QTensor, lo: float, hi: float) -> _QTensor:
@@ -511,9 +523,30 @@ def _conv_ratios(x: _QTensor, sw: np.ndarray, q: Quantization) -> np.ndarray:
     return ((np.float32(x.q.scale) * sw).astype(np.float32) / np.float32(q.scale)).astype(np.float32)
 
 
+def _pads(imp, node, a, shape, kernel) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right): `pads`, or what auto_pad SAME_UPPER/SAME_LOWER
+    gives (the output size ceil(input / stride), the odd padding after / before)."""
+    if any(d != 1 for d in a.get("dilations", [1, 1])):
+        _fail(imp, node, "dilations other than 1 are not supported")
+    mode = a.get("auto_pad", "NOTSET")
+    if mode in ("NOTSET", "VALID"):
+        p = a.get("pads", [0, 0, 0, 0]) if mode == "NOTSET" else [0, 0, 0, 0]
+        return (p[0], p[1], p[2], p[3])
+    before, after = [], []
+    for size, k, st in zip(shape[2:], kernel, a.get("strides", [1, 1])):
+        total = max((-(-size // st) - 1) * st + k - size, 0)
+        small = total // 2
+        before.append(small if mode == "SAME_UPPER" else total - small)
+        after.append(total - before[-1])
+    return (before[0], before[1], after[0], after[1])
+
+
+def _compact(v: tuple):
+    """An IR attribute: the integer where all entries agree, else the tuple."""
+    return v[0] if len(set(v)) == 1 else tuple(v)
+
+
 def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
-    if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or any(d != 1 for d in a.get("dilations", [1, 1])):
-        _fail(imp, node, "auto_pad SAME_* and dilations other than 1 are not supported; give explicit pads")
     weight = _weights(imp, node, w)
     o, ci, kh, kw = weight.shape
     group = a.get("group", 1)
@@ -522,12 +555,8 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
         _fail(imp, node, f"weights {list(weight.shape)} with group {group} do not match {c} input channels")
     sw = _scales(imp, node, w, o)
     bias = _bias(imp, node, b, x, sw, o)
-    stride = tuple(a.get("strides", [1, 1]))
-    pads = tuple(a.get("pads", [0, 0, 0, 0]))
-    pad = (pads[0], pads[1], pads[2], pads[3])
-    common = dict(stride=stride if stride[0] != stride[1] else stride[0],
-                  pad=pad if len(set(pad)) > 1 else pad[0], requant=multipliers(_conv_ratios(x, sw, q)),
-                  zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero)
+    common = dict(stride=_compact(tuple(a.get("strides", [1, 1]))), pad=_compact(_pads(imp, node, a, x.shape, (kh, kw))),
+                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero)
     name = _name(imp, node)
     depthwise = group == c and o == c and ci == 1 and group > 1
     if depthwise:
@@ -548,19 +577,22 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
 def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     if a.get("transA", 0) or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0:
         _fail(imp, node, "transA, alpha or beta other than 0, 1 and 1 are not supported")
-    if len(x.shape) != 4 or x.shape[2:] != (1, 1):
-        _fail(imp, node, f"its input has shape {list(x.shape)}; a classifier reads (N, C) flattened from (N, C, 1, 1)")
     trans_b = a.get("transB", 0)
     if np.ndim(w.data) != 2:
         _fail(imp, node, f"weights of shape {list(np.shape(w.data))}; a 2-D weight matrix is supported")
     weight = _weights(imp, node, w, out_axis=0 if trans_b else 1)
     weight = weight if trans_b else weight.T
     o = weight.shape[0]
+    if weight.shape[1] != int(np.prod(x.shape[1:])):
+        _fail(imp, node, f"weights for {weight.shape[1]} inputs, its input has shape {list(x.shape)}")
     sw = _scales(imp, node, w, o)
     bias = _bias(imp, node, b, x, sw, o)
-    layer = Dense(_name(imp, node), (x.name,), weight=np.ascontiguousarray(weight),
-                  bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
+    # a classifier of a flattened (N, C, H, W) tensor is a convolution by an H x W kernel
+    weight = np.ascontiguousarray(weight.reshape(o, *x.shape[1:]))
+    params = dict(weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
                   requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi))
+    kind = Dense if x.shape[2:] == (1, 1) else Conv2d
+    layer = kind(_name(imp, node), (x.name,), **params)
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
 
 
@@ -584,13 +616,10 @@ def _span(x: _QTensor) -> int:
 
 
 def _window(imp, node, a, x: _QTensor):
-    if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or a.get("ceil_mode", 0) or \
-            any(d != 1 for d in a.get("dilations", [1, 1])):
-        _fail(imp, node, "auto_pad SAME_*, ceil_mode and dilations are not supported; give explicit pads")
+    if a.get("ceil_mode", 0):
+        _fail(imp, node, "ceil_mode is not supported")
     k = tuple(a["kernel_shape"])
-    s = tuple(a.get("strides", [1, 1]))
-    p = tuple(a.get("pads", [0, 0, 0, 0]))
-    return (k if k[0] != k[1] else k[0], s if s[0] != s[1] else s[0], p if len(set(p)) > 1 else p[0])
+    return _compact(k), _compact(tuple(a.get("strides", [1, 1]))), _compact(_pads(imp, node, a, x.shape, k))
 
 
 def _maxpool(imp, node, x: _QTensor, q, lo, hi) -> _QTensor:

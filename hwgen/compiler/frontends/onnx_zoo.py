@@ -198,3 +198,34 @@ def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_cha
     finally:
         src.unlink(missing_ok=True)
     return path
+
+
+def power_of_two_scales(path: str | Path, out: str | Path) -> Path:
+    """The QDQ model at `path` with every activation and weight scale rounded to the
+    nearest power of two and every bias scale made input scale x weight scale again:
+    the same integers, a model whose requantizations are all rounding shifts."""
+    model = onnx.load(str(path))
+    inits = {i.name: i for i in model.graph.initializer}
+
+    def set_scale(name: str, value: np.ndarray) -> None:
+        inits[name].CopyFrom(numpy_helper.from_array(np.asarray(value, np.float32).reshape(
+            numpy_helper.to_array(inits[name]).shape), name))
+
+    scale_of = {}       # dequantized tensor -> its scale initializer
+    for node in model.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            scale_of[node.output[0]] = node.input[1]
+    biases = set()
+    for node in model.graph.node:
+        if node.op_type in ("Conv", "Gemm") and len(node.input) > 2:
+            biases.add(scale_of[node.input[2]])
+    for name in {scale_of[t] for t in scale_of} - biases:
+        s = numpy_helper.to_array(inits[name])
+        set_scale(name, 2.0 ** np.round(np.log2(s)))
+    for node in model.graph.node:
+        if node.op_type in ("Conv", "Gemm") and len(node.input) > 2:
+            sx = numpy_helper.to_array(inits[scale_of[node.input[0]]])
+            sw = numpy_helper.to_array(inits[scale_of[node.input[1]]])
+            set_scale(scale_of[node.input[2]], np.float32(sx) * sw)
+    onnx.save(model, str(out))
+    return Path(out)

@@ -13,7 +13,8 @@ from ...errors import HwgenError
 from ...isa import AluOp, MemType
 from ...program.builder import ProgramBuilder
 from ..tiling import in_range, tiles
-from .conv import Pipeline, epilogue
+from ..requant import AddRequant, Requant
+from .conv import Pipeline, add_steps, epilogue
 from .kernels import affine_kernel
 
 
@@ -25,31 +26,35 @@ def _alu(b, op, base, dims, imm=None):
     b.alu(op, k.uops, k.loops, imm=imm)
 
 
-def _window(b, op, dst: int, src: int, th: int, tw: int, k: int, stride: int, iw: int) -> None:
-    """dst[p] = op over p's k x k window, for the th x tw outputs of a tile whose input
-    (rows of iw) starts at src; the input's entries may be overwritten.
+def _window(b, op, dst: int, src: int, th: int, tw: int, kernel, stride, iw: int) -> None:
+    """dst[p] = op over p's kh x kw window (`kernel`; `stride` (sh, sw)), for the th x tw
+    outputs of a tile whose input (rows of iw) starts at src; the input's entries may
+    be overwritten.
 
     Directly: a copy of the window's first element, then op with each of the other
-    k*k - 1 (k*k passes per output). Separably, when a column of each window belongs
-    to no other window (k <= 2 * stride - 1) and that takes fewer passes: op of each
-    input row's window columns into that column, in place ((k - 1) passes per input
-    row and output column), then the copy and op down the rows into dst (k per output).
-    ResNet's 3 x 3 / 2 max pool: 7 passes per output instead of 9."""
-    ih = (th - 1) * stride + k
-    pix = [(th, tw, stride * iw), (tw, 1, stride)]
-    own = k - stride            # the first column of a window that no neighbour reads
-    if k > 1 and 0 <= own < stride and (k - 1) * ih * tw + k * th * tw < k * k * th * tw:
-        rows = [(ih, iw, iw), (tw, stride, stride)]
-        for m in (m for m in range(k) if m != own):
+    kh*kw - 1 (kh*kw passes per output). Separably, when a column of each window
+    belongs to no other window (kw <= 2 * sw - 1) and that takes fewer passes: op of
+    each input row's window columns into that column, in place ((kw - 1) passes per
+    input row and output column), then the copy and op down the rows into dst (kh per
+    output). ResNet's 3 x 3 / 2 max pool: 7 passes per output instead of 9."""
+    (kh, kw), (sh, sw) = kernel, stride
+    ih = (th - 1) * sh + kh
+    pix = [(th, tw, sh * iw), (tw, 1, sw)]
+    own = kw - sw               # the first column of a window that no neighbour reads
+    if kw > 1 and 0 <= own < sw and (kw - 1) * ih * tw + kh * th * tw < kh * kw * th * tw:
+        rows = [(ih, iw, iw), (tw, sw, sw)]
+        for m in (m for m in range(kw) if m != own):
             _alu(b, op, (src + own, src + m), rows)
         src += own
         _alu(b, AluOp.ADD, (dst, src), pix, imm=0)
-        _alu(b, op, (dst, src + iw), pix + [(k - 1, 0, iw)])
+        if kh > 1:
+            _alu(b, op, (dst, src + iw), pix + [(kh - 1, 0, iw)])
         return
     _alu(b, AluOp.ADD, (dst, src), pix, imm=0)
-    if k > 1:
-        _alu(b, op, (dst, src + 1), pix + [(k - 1, 0, 1)])               # rest of the first row
-        _alu(b, op, (dst, src + iw), pix + [(k - 1, 0, iw), (k, 0, 1)])  # the other rows
+    if kw > 1:
+        _alu(b, op, (dst, src + 1), pix + [(kw - 1, 0, 1)])                # rest of the first row
+    if kh > 1:
+        _alu(b, op, (dst, src + iw), pix + [(kh - 1, 0, iw), (kw, 0, 1)])  # the other rows
 
 
 def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
@@ -67,51 +72,61 @@ def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
                      f"{cfg.depth[MemType.ACC]}-entry ACC of configuration {cfg.name}")
 
 
-def lower_window(b: ProgramBuilder, kind: str, shape, kernel: int, stride: int, pad: int, x, out,
-                 shift: int = 0, clip=(-128, 127), pad_min: bool = False, weights=None, bias=None,
+def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out,
+                 rq: Requant = Requant(), pad_min: bool = False, weights=None, bias=None, in_sum: int = 0,
                  name: str = "pool") -> None:
     """Sliding-window layers. `kind`: "max" (copy of the first window element, MAX of
-    the others), "avg" (copy of the first, ADD of the others, requantize) or
-    "depthwise" (per tile: window copies into a scratch area, MUL by the weight
-    entries, bias copy, sum, requantize). shape = (NB, CB, H, W). Padding loads as
-    zeros, or as the minimum with `pad_min` (max pool of possibly negative inputs)."""
+    the others), "avg" (copy of the first, ADD of the others, ADD of `in_sum`, the
+    epilogue `rq`) or "depthwise" (per tile: window copies into a scratch area, MUL by
+    the weight entries, bias copy, sum, the epilogue). shape = (NB, CB, H, W). Padding
+    loads as zeros, or as the minimum with `pad_min` (max pool of possibly negative
+    inputs). `bias`: per channel block the bias and, with words, `rq`'s SCL word
+    (depthwise), or the word alone (avg with words). `kernel` (kh, kw), `stride`
+    (sh, sw), `pad` (top, left, bottom, right)."""
     nb, cb, h, w = shape
-    k = kernel
-    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
-    kk = k * k
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
+    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    kk = kh * kw
     dw = kind == "depthwise"
+    words = rq.words is not None
+    per_channel = (1 if dw else 0) + words            # bias entries per channel block
 
     def entries(th, tw):
-        return (((th - 1) * stride + k) * ((tw - 1) * stride + k) + th * tw * (1 + (kk if dw else 0))
-                + ((kk + 1) if dw else 0))
+        return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if dw else 0))
+                + (kk if dw else 0) + per_channel)
     th_max, tw_max = _tile_shape(b.cfg, name, oh, ow, entries)
 
     def tile(base, n, c, y0, th, x0, tw):
-        ys, xs = in_range(y0, th, stride, k, pad, h), in_range(x0, tw, stride, k, pad, w)
-        ih, iw = (th - 1) * stride + k, (tw - 1) * stride + k
+        ys, xs = in_range(y0, th, sh, kh, pt, h), in_range(x0, tw, sw, kw, pl, w)
+        ih, iw = (th - 1) * sh + kh, (tw - 1) * sw + kw
         src, dst = base, base + ih * iw
         tmp = dst + th * tw
-        wgt = tmp + kk * th * tw
+        wgt = tmp + (kk * th * tw if dw else 0)
+        consts = wgt + (kk if dw else 0)                  # the channel's bias and word
         b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
                x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
         if dw:
             b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
-            b.load(MemType.ACC, wgt + kk, bias, c, x_size=1)
-        pix = [(th, tw, stride * iw), (tw, 1, stride)]
+        if per_channel:
+            b.load(MemType.ACC, consts, bias, c * per_channel, x_size=per_channel)
+        pix = [(th, tw, sh * iw), (tw, 1, sw)]
+        word = (consts + per_channel - 1, [0])
 
         def work():
             if kind == "max":
-                _window(b, AluOp.MAX, dst, src, th, tw, k, stride, iw)
+                _window(b, AluOp.MAX, dst, src, th, tw, (kh, kw), (sh, sw), iw)
             elif kind == "avg":
-                _window(b, AluOp.ADD, dst, src, th, tw, k, stride, iw)
-                epilogue(b, dst, [(th * tw, 1)], shift, clip)
+                _window(b, AluOp.ADD, dst, src, th, tw, (kh, kw), (sh, sw), iw)
+                if in_sum:
+                    _alu(b, AluOp.ADD, (dst, dst), [(th * tw, 1, 1)], imm=in_sum)
+                epilogue(b, dst, [(th * tw, 1)], rq, word)
             else:
-                scratch = [(k, k * th * tw, iw), (k, th * tw, 1)]
+                scratch = [(kh, kw * th * tw, iw), (kw, th * tw, 1)]
                 _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
                 _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
-                _alu(b, AluOp.ADD, (dst, wgt + kk), [(th * tw, 1, 0)], imm=0)  # dst = bias
+                _alu(b, AluOp.ADD, (dst, consts), [(th * tw, 1, 0)], imm=0)  # dst = bias
                 _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
-                epilogue(b, dst, [(th * tw, 1)], shift, clip)
+                epilogue(b, dst, [(th * tw, 1)], rq, word)
         return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw, x_stride=ow)
     _prefetched(b, [lambda base, a=(n, c, y0, th, x0, tw): tile(base, *a)
                     for n in range(nb) for c in range(cb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)])
@@ -143,16 +158,21 @@ def _finish(p: Pipeline, work, store) -> None:
     p.group_end(store)
 
 
-def lower_add(b: ProgramBuilder, count: int, x0, x1, out, shift: int, clip, name: str = "add") -> None:
-    """Residual add of two tensors of `count` elements each."""
-    chunk = b.cfg.depth[MemType.ACC] // 4
+def lower_add(b: ProgramBuilder, count: int, x0, x1, out, add: Requant | AddRequant, words=None,
+              name: str = "add") -> None:
+    """Residual add of two tensors of `count` elements each; an imported add's
+    multiplier words (two ACC elements) in region `words`, loaded beside each tile."""
+    imported = isinstance(add, AddRequant)
+    chunk = (b.cfg.depth[MemType.ACC] // 2 - (2 if imported else 0)) // 2
 
     def tile(base, e0, n):
         b.load(MemType.ACC_8BIT, base, x0, e0, x_size=n)
         b.load(MemType.ACC_8BIT, base + chunk, x1, e0, x_size=n)
+        if imported:
+            b.load(MemType.ACC, base + 2 * chunk, words, 0, x_size=2)
 
         def work():
-            _alu(b, AluOp.ADD, (base, base + chunk), [(n, 1, 1)])
-            epilogue(b, base, [(n, 1)], shift, clip)
+            for emit, _ in add_steps(b, base, base + chunk, [(n, 1)], add, (base + 2 * chunk, [0])):
+                emit()
         return work, lambda: b.store(base, out, e0, x_size=n)
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])

@@ -12,13 +12,15 @@ the ones the tiling search predicted:
   parts within each), bias load (and a fused residual's shortcut), every output entry
   set to its bias (one ALU pass: ADD with immediate 0 reads ACC[src],
   docs/semantics.md, so it copies the bias entry; no GEMM reset pass, no bias ADD pass),
-  the steps' GEMMs, and the epilogue: SHR, clip (CLP on ALU_EXT when the range is
-  symmetric, MAX/MIN otherwise), emitted among the next group's GEMMs (`lower_conv`);
+  the steps' GEMMs, and the epilogue (`requant.Requant`: SHR or SCL by the channel's
+  word, clip (CLP on ALU_EXT when the range is symmetric, MAX/MIN otherwise), the
+  zero point's ADD), emitted among the next group's GEMMs (`lower_conv`);
 - store module: the group's output tiles, then a token that frees the ACC half.
 
 Tensors in DRAM are blocked (see `packing`): input (NB, CIB, H, W) INP elements,
-weights (COB, CIB, KH, KW) WGT elements (depthwise: (COB, 1, KH, KW)), bias (COB,) ACC
-elements, output (NB, COB, OH, OW) OUT elements."""
+weights (COB, CIB, KH, KW) WGT elements (depthwise: (COB, 1, KH, KW)), bias (COB,
+bias_entries) ACC elements (`requant.pack_bias`), output (NB, COB, OH, OW) OUT
+elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ...program.timing import predict
+from ..requant import IDENTITY, AddRequant, Requant, rounding_shift_imm
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, search, shortlist, tiles, within
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -116,34 +119,57 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def epilogue_steps(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> list:
-    """SHR and clip over the ACC entries base + dims, as ALU instructions not yet
-    emitted: (function emitting it, micro-op iterations) each."""
-    cfg = b.cfg
-    imm_ops = []
-    if shift:
-        imm_ops.append((AluOp.SHR, shift))
-    lo, hi = clip
-    if cfg.ALU_EXT and lo == -hi:
-        imm_ops.append((AluOp.CLP, hi))
-    else:
-        imm_ops += [(AluOp.MAX, lo), (AluOp.MIN, hi)]
-    k = affine_kernel(cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
+def _pass(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None):
+    """One ALU pass over the ACC entries base + dims ((extent, factor) each), not yet
+    emitted: (function emitting it, micro-op iterations). With `imm` None the second
+    operand is `operand` = (base, factors per dimension)."""
+    if imm is None:
+        k = affine_kernel(b.cfg, "ALU", (base, operand[0]), [(n, f, g) for (n, f), g in zip(dims, operand[1])])
+        return (lambda: b.alu(op, k.uops, k.loops)), k.iterations
+    k = affine_kernel(b.cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
     loops = [(lp[0], lp[1]) for lp in k.loops]
-    return [(lambda op=op, imm=imm: b.alu(op, k.uops[:, 0], loops, imm=imm), k.iterations) for op, imm in imm_ops]
+    return (lambda: b.alu(op, k.uops[:, 0], loops, imm=imm)), k.iterations
 
 
-def epilogue(b: ProgramBuilder, base: int, dims, shift: int, clip: tuple[int, int]) -> None:
-    """SHR and clip over the ACC entries base + dims."""
-    for emit, _ in epilogue_steps(b, base, dims, shift, clip):
+def epilogue_steps(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> list:
+    """The passes of `rq` over the ACC entries base + dims, as ALU instructions not
+    yet emitted: (function emitting it, micro-op iterations) each. `words`: the SCL
+    words' (base, factor per dimension) when `rq` has words."""
+    return [_pass(b, op, base, dims, imm, words) for op, imm in rq.passes(b.cfg.ALU_EXT)]
+
+
+def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | AddRequant, words=None) -> list:
+    """A residual add of the entries short + dims into tile + dims and its epilogue
+    (`add_steps` of an imported add: `words`, the (base, factors) of its multiplier
+    words a and b, b's one entry after a's)."""
+    plus = _pass(b, AluOp.ADD, tile, dims, None, (short, [f for _, f in dims]))
+    if isinstance(add, Requant):
+        return [plus] + epilogue_steps(b, tile, dims, add)
+    steps = []
+    for k, (x, zero) in enumerate(((tile, add.in_zero[0]), (short, add.in_zero[1]))):
+        if zero:
+            steps.append(_pass(b, AluOp.ADD, x, dims, -zero))
+        if add.words[k] != IDENTITY:
+            steps.append(_pass(b, AluOp.SCL, x, dims, None, (words[0] + k, words[1])))
+    steps.append(plus)
+    if add.n:
+        steps.append(_pass(b, AluOp.SCL, tile, dims, rounding_shift_imm(add.n)))
+    return steps + epilogue_steps(b, tile, dims, add.out)
+
+
+def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> None:
+    """The passes of `rq` over the ACC entries base + dims."""
+    for emit, _ in epilogue_steps(b, base, dims, rq, words):
         emit()
 
 
-def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shift: int, clip: tuple[int, int],
-               name: str = "conv", residual=None) -> None:
-    """Emit a convolution: regions x (input), w (weights), bias, out (output) of `b`.
-    `residual` = (region, shift, clip) fuses a residual add: out = requantize(conv
-    output + shortcut) with the shortcut blocked like the output.
+def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
+               residual=None) -> None:
+    """Emit a convolution: regions x (input), w (weights), bias (with its words, in
+    s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
+    `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
+    out = the add of the convolution's output and the shortcut, blocked like the
+    output.
 
     Groups alternate between the two halves of ACC. Each group's epilogue is emitted
     among the next group's GEMM steps, after its bias load and copy: after each step
@@ -180,7 +206,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
         acc0 = p.group_begin()
         bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
-        b.load(MemType.ACC, bias0, bias, co0, x_size=co_n)
+        be = s.bias_entries
+        b.load(MemType.ACC, bias0, bias, co0 * be, x_size=co_n * be)
         if residual is not None:     # the shortcut beside each output tile, off the epilogue's path
             for hi, (y0, th_a) in enumerate(hg):
                 for cj, (c0, c_n) in enumerate(cg):
@@ -189,8 +216,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                         b.load(MemType.ACC_8BIT, sram + n_tiles * tile_size, residual[0], off, **kw)
         for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
             for cj, (c0, c_n) in enumerate(cg):
-                k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj)),
-                                  [(c_n, th_a * tw_a, 1), (th_a, tw_a, 0), (tw_a, 1, 0)])
+                k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj) * be),
+                                  [(c_n, th_a * tw_a, be), (th_a, tw_a, 0), (tw_a, 1, 0)])
                 b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
 
         def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n, parts):
@@ -206,7 +233,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 for ci in range(ci_n):
                     b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
                            ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
-                           y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]))
+                           y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]),
+                           pad_min=s.pad_min)
             if wnew:
                 p.free(wgt_buf.halves[wh_].last_step)
                 # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
@@ -250,12 +278,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
                 tile = acc0 + (hi * t.oc_n + cj) * tile_size
                 pix = th_a * tw_a
                 dims = [(c_n, pix), (th_a, tw_a), (tw_a, 1)]
-                ends += epilogue_steps(b, tile, dims, shift, clip)
+                entry = bias0 + cg_offset(cg, cj) * be           # this tile's first channel's bias
+                ends += epilogue_steps(b, tile, dims, rq, (entry + 1, [be, 0, 0]))
                 if residual is not None:
-                    short = tile + n_tiles * tile_size
-                    k = affine_kernel(cfg, "ALU", (tile, short), [(e, f, f) for e, f in dims])
-                    ends.append((lambda k=k: b.alu(AluOp.ADD, k.uops, k.loops), c_n * pix))
-                    ends += epilogue_steps(b, tile, dims, residual[1], residual[2])
+                    ends += add_steps(b, tile, tile + n_tiles * tile_size, dims, residual[1],
+                                      (entry + be - 2, [be, 0, 0]))
                 out_tiles.append((tile, y0, th_a, c0, c_n))
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
         return steps, ends
@@ -300,21 +327,21 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, shif
     p.drain()
 
 
-def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, shift: int, clip: tuple[int, int], residual=None,
+def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residual=None,
                   name: str = "conv") -> Tiling:
     """The tiling of a convolution: with `goal` "bytes" the search's fewest-bytes one;
     with "cycles" the one whose program the cycle model (`program.timing`) finds
-    fastest among the search's shortlist (ties: the earlier one). `shift`, `clip` and
-    `residual` = (shift, clip) or None are the layer's epilogue, whose instructions
-    count."""
+    fastest among the search's shortlist (ties: the earlier one). `rq` and `residual`
+    (the add's Requant or AddRequant, or None) are the layer's epilogue, whose
+    instructions count."""
     if goal == "bytes":
         return search(cfg, s, reuse, name).tiling
-    return _fastest(cfg, s, tuple(shortlist(cfg, s, reuse, name)), shift, tuple(clip),
-                    None if residual is None else (residual[0], tuple(residual[1])))
+    return _fastest(cfg, s, tuple(shortlist(cfg, s, reuse, name)), rq.timing(),
+                    None if residual is None else residual.timing())
 
 
 @lru_cache(maxsize=1024)
-def _fastest(cfg, s: ConvShape, tilings: tuple[Tiling, ...], shift: int, clip, residual) -> Tiling:
+def _fastest(cfg, s: ConvShape, tilings: tuple[Tiling, ...], rq: Requant, residual) -> Tiling:
     """Of `tilings`, the one whose program the cycle model finds fastest. Programs are
     built on placeholder regions (the instructions do not depend on the data) and not
     checked: the chosen tiling's program is built again, and checked, by the caller."""
@@ -323,10 +350,10 @@ def _fastest(cfg, s: ConvShape, tilings: tuple[Tiling, ...], shift: int, clip, r
         blk = (cfg.batch, cfg.block_out)
         x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
         w = b.alloc("w", (s.cob, s.cig, s.kh, s.kw, cfg.block_out, cfg.block_in), "int8")
-        bias = b.alloc("bias", (s.cob, *blk), "int32")
+        bias = b.alloc("bias", (s.cob, s.bias_entries, *blk), "int32")
         out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
-        short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), *residual)
-        lower_conv(b, s, t, x, w, bias, out, shift, clip, residual=short)
+        short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), residual)
+        lower_conv(b, s, t, x, w, bias, out, rq, residual=short)
         return predict(b.finish(check=False))
     return min(tilings, key=cycles)
 

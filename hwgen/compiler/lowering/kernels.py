@@ -7,6 +7,7 @@ indices. `affine_kernel` turns such a nest into the two loops and the micro-ops 
 need the fewest micro-ops, within the instruction's iteration and factor fields."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -23,7 +24,7 @@ class Kernel:
 
     @property
     def iterations(self) -> int:
-        return len(self.uops) * int(np.prod([lp[0] for lp in self.loops] or [1]))
+        return len(self.uops) * math.prod(lp[0] for lp in self.loops)
 
 
 def field_limits(cfg, opcode: str) -> tuple[int, tuple[int, ...]]:
@@ -45,7 +46,7 @@ def affine_kernel(cfg, opcode: str, base, dims) -> Kernel:
     best = ()
     for r in (2, 1):
         for pick in combinations(fits, r):
-            if np.prod([dims[k][0] for k in pick]) > np.prod([dims[k][0] for k in best] or [1]):
+            if math.prod(dims[k][0] for k in pick) > math.prod(dims[k][0] for k in best):
                 best = pick
     loops = [dims[k] for k in best]
     rest = [d for k, d in enumerate(dims) if k not in best]

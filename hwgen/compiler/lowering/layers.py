@@ -16,6 +16,7 @@ from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block
 from ..tiling import Tiling, blocks
 from .alu import lower_add, lower_window
 from .conv import choose_tiling, lower_conv
+from ..requant import AddRequant, Requant, pack_bias
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -33,45 +34,59 @@ def _builder(layer, cfg, shapes):
     return b, regions, out
 
 
-def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, residual=None):
+def _bias(b, rq: Requant, add, bias: np.ndarray):
+    """The bias region: per channel block the bias, `rq`'s SCL word and an imported
+    add's multiplier words (requant.pack_bias)."""
+    cfg = b.cfg
+    packed = pack_channels(pack_bias(bias, rq, add, len(bias)), cfg.batch, cfg.block_out, np.int32)
+    return b.input("bias", packed, "(COB, ENTRIES, BATCH, BLOCK_OUT)")
+
+
+def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, add: ir.Add | None = None,
+          conv_input: int = 0):
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
-    the shortcut added with `residual` = (shift, clip))."""
-    s = conv_shape(cfg, conv, shapes[0], residual is not None)
+    the shortcut added by `add`, whose input `conv_input` the convolution is)."""
+    s = conv_shape(cfg, conv, shapes[0], add)
+    rq = Requant.of(conv, conv.weight.shape[0])
+    residual = None if add is None else (AddRequant.of(add, conv_input) or Requant(add.shift, tuple(add.clip)))
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
-        cfg, s, options.reuse, options.goal, conv.shift, conv.clip, residual, layer.name))
+        cfg, s, options.reuse, options.goal, rq, residual, layer.name))
     b, (x, *short), out = _builder(layer, cfg, shapes)
     w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    bias = b.input("bias", pack_channels(conv.bias, cfg.batch, cfg.block_out, np.int32), "(COB, BATCH, BLOCK_OUT)")
-    lower_conv(b, s, plan["tiling"], x, w, bias, out, conv.shift, conv.clip, layer.name,
-               (short[0], *residual) if residual else None)
+    bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias)
+    lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None)
     return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
 
 
-def _window(layer, cfg, shapes, kind, kernel, **kw):
+def _window(layer, cfg, shapes, kind, rq: Requant = Requant(), **kw):
     b, (x,), out = _builder(layer, cfg, shapes)
     n, c, h, w = shapes[0]
-    lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), kernel, layer.stride, layer.pad, x,
-                 out, name=layer.name, **kw)
+    words = None
+    if rq.words is not None:
+        words = b.input("words", pack_channels(rq.channel_words(c), cfg.batch, cfg.block_out, np.int32),
+                        "(CB, BATCH, BLOCK_OUT)")
+    lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels, layer.strides,
+                 layer.pads, x, out, rq, bias=words, name=layer.name, **kw)
     return b.finish({"layer": layer.name}), {}
 
 
 def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
     b, (x,), out = _builder(layer, cfg, shapes)
     n, c, h, w = shapes[0]
-    br = b.input("bias", pack_channels(layer.bias, cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
+    rq = Requant.of(layer, c)
+    br = _bias(b, rq, None, layer.bias)
     if not depthwise_on_gemm(layer, cfg, options.depthwise):
         wr = b.input("w", pack_depthwise(layer.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
-        lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernel,
-                     layer.stride, layer.pad, x, out, shift=layer.shift, clip=layer.clip, weights=wr, bias=br,
-                     name=layer.name)
+        lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels,
+                     layer.strides, layer.pads, x, out, rq, weights=wr, bias=br, name=layer.name)
         return b.finish({"layer": layer.name}), {}
     s = conv_shape(cfg, layer, shapes[0])
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
-        cfg, s, options.reuse, options.goal, layer.shift, layer.clip, name=layer.name))
-    diag = np.zeros((c, cfg.block_in, layer.kernel, layer.kernel), np.int8)   # channel j of a block: lane j
+        cfg, s, options.reuse, options.goal, rq, name=layer.name))
+    diag = np.zeros((c, cfg.block_in, *layer.kernels), np.int8)   # channel j of a block: lane j
     diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
     wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    lower_conv(b, s, plan["tiling"], x, wr, br, out, layer.shift, layer.clip, layer.name)
+    lower_conv(b, s, plan["tiling"], x, wr, br, out, rq, layer.name)
     return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
 
 
@@ -79,26 +94,31 @@ def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
     """The program of `layer` on input shapes `shapes`, and its plan."""
     options = options or MappingOptions()
     if isinstance(layer, ir.ConvAdd):
-        return _conv(layer, layer.conv, cfg, shapes, options, residual=(layer.add.shift, layer.add.clip))
+        return _conv(layer, layer.conv, cfg, shapes, options, layer.add, layer.conv_input)
     if isinstance(layer, ir.Conv2d):
         return _conv(layer, layer, cfg, shapes, options)
     if isinstance(layer, ir.DepthwiseConv2d):
         return _depthwise(layer, cfg, shapes, options)
     if isinstance(layer, ir.MaxPool):
-        return _window(layer, cfg, shapes, "max", layer.kernel,
-                       pad_min=bool(layer.pad and cfg.ALU_EXT and not layer.nonneg_input))
-    if isinstance(layer, ir.AvgPool):
-        return _window(layer, cfg, shapes, "avg", layer.kernel, shift=layer.shift, clip=layer.clip)
-    if isinstance(layer, ir.GlobalAvgPool):
-        # an average pool with the whole image as its window
-        pool = ir.AvgPool(layer.name, layer.inputs, kernel=shapes[0][2], stride=1, pad=0, shift=layer.shift,
-                          clip=layer.clip)
-        return _window(pool, cfg, shapes, "avg", pool.kernel, shift=pool.shift, clip=pool.clip)
+        return _window(layer, cfg, shapes, "max", pad_min=bool(any(layer.pads) and cfg.ALU_EXT and not layer.nonneg_input))
+    if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
+        pool = layer
+        if isinstance(layer, ir.GlobalAvgPool):     # an average pool with the whole image as its window
+            pool = ir.AvgPool(layer.name, layer.inputs, kernel=tuple(shapes[0][2:]), stride=1, pad=0,
+                              shift=layer.shift, clip=layer.clip, requant=layer.requant, zero=layer.zero,
+                              in_zero=layer.in_zero)
+        return _window(pool, cfg, shapes, "avg", Requant.of(pool, shapes[0][1]),
+                       in_sum=-pool.in_zero * int(np.prod(pool.kernels)))
     if isinstance(layer, ir.Add):
         b, (x0, x1), out = _builder(layer, cfg, shapes)
         n, c, h, w = shapes[0]
-        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out, layer.shift, layer.clip,
-                  layer.name)
+        add = AddRequant.of(layer)
+        words = None
+        if add is not None:
+            words = b.input("words", pack_channels(np.repeat(np.array(add.words, np.int32), cfg.block_out), cfg.batch,
+                                                   cfg.block_out, np.int32), "(2, BATCH, BLOCK_OUT)")
+        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out,
+                  add or Requant(layer.shift, tuple(layer.clip)), words, layer.name)
         return b.finish({"layer": layer.name}), {}
     raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")
 
@@ -109,7 +129,7 @@ def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: 
     """A program computing one conv2d (NCHW int8 x, OIHW int8 w, int32 bias) with the
     given tiling or the one searched for `goal` (MappingOptions), its input region
     filled with x; its output region "out" is the blocked output."""
-    layer = ir.Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=clip)
+    layer = ir.Conv2d(name, ("x",), weight=w, bias=bias, stride=stride, pad=pad, shift=shift, clip=tuple(clip))
     options = MappingOptions(reuse=reuse, tilings={name: tiling} if tiling else {}, goal=goal)
     prog, _ = lower_layer(layer, cfg, [x.shape], options)
     prog.write("in0", pack_act(x, cfg.batch, input_block(layer, cfg)))

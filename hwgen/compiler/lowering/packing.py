@@ -42,8 +42,13 @@ def pack_wgt(w: np.ndarray, block_out: int, block_in: int) -> np.ndarray:
 
 def pack_channels(v: np.ndarray, batch: int, blk: int, dtype) -> np.ndarray:
     """A per-channel vector (bias) as (C/blk, B, blk) elements, repeated over the batch
-    rows, so that element c-block adds to every row of an accumulator entry."""
+    rows, so that element c-block adds to every row of an accumulator entry; a
+    (C, E) array (several values per channel) as (C/blk, E, B, blk) elements."""
     v = _pad_to(np.asarray(v), 0, blk).astype(dtype)
+    if v.ndim == 2:
+        cb, e = v.shape[0] // blk, v.shape[1]
+        return np.ascontiguousarray(np.broadcast_to(v.reshape(cb, blk, e).transpose(0, 2, 1)[:, :, None, :],
+                                                    (cb, e, batch, blk)))
     return np.ascontiguousarray(np.broadcast_to(v.reshape(-1, 1, blk), (len(v) // blk, batch, blk)))
 
 

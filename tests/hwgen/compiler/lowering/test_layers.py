@@ -121,13 +121,18 @@ def test_wide_images_tile_columns(cfg_name):
               nonneg=True)
 
 
-def test_max_pool_without_pad_min_runs_on_host_unless_input_nonneg():
-    cfg = cfg_of("default")
-    pool = MaxPool("pool", ("x",), kernel=3, stride=2, pad=1)
-    assert "pad-min" in host_reason(pool, cfg, [(1, 16, 8, 8)])
-    assert host_reason(pool, cfg_of("1x16x16-aluext"), [(1, 16, 8, 8)]) is None
-    pool.nonneg_input = True
-    assert host_reason(pool, cfg, [(1, 16, 8, 8)]) is None
+@pytest.mark.parametrize("cfg_name,padding", [("default", ((1, 1, 2, 2), -128)), ("1x16x16-aluext", None)])
+def test_max_pool_of_negative_inputs_padded_by_the_host_without_pad_min(cfg_name, padding):
+    """Without ALU_EXT (pad-min loads) the host writes the padding, -128, which never
+    wins; with it the loads pad; after a ReLU (nonneg_input) zero padding is the same."""
+    cfg = cfg_of(cfg_name)
+    net = Network("pool", "x", (1, 16, 9, 8), [MaxPool("pool", ("x",), kernel=3, stride=2, pad=(1, 1, 2, 2))])
+    (c,) = compile_network(net, cfg)
+    assert c.where == "vta" and c.padding == padding
+    x = np.random.default_rng(3).integers(-128, 0, net.input_shape, dtype=np.int8)       # all negative
+    assert np.array_equal(run_network(net, cfg, [c], x, Fsim())["output"], net.reference(x))
+    net.layers[0].nonneg_input = True
+    assert compile_network(net, cfg)[0].padding is None
 
 
 def small_net() -> Network:

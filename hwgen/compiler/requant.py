@@ -1,0 +1,138 @@
+"""Requantization on the accelerator: the ALU passes that turn a layer's int32 results
+into its int8 outputs, as docs/layers.md ("On the accelerator") defines them. The
+lowering emits them; the tiling search counts them.
+
+- `Requant`: a layer's epilogue. SHR by a floor `shift` (the zoo's power-of-two
+  scales), or SCL by each output channel's word (an imported model's multiplier and
+  shift, with float32 rounding, docs/semantics.md), then the clip shifted by the zero
+  point and the ADD of the zero point.
+- `AddRequant`: an imported add, (a - za) x ma + (b - zb) x mb rounded by 2^n: ADDs of
+  the negated zero points, exact SCLs by the multipliers, the ADD of the two, an exact
+  rounding SCL by 2^n, then the add's own `Requant`.
+
+An SCL operand word packs the multiplier m, the shift n and the float32-rounding flag
+(`scl_word`); words live in ACC entries beside the bias (`bias_entries`)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..isa import AluOp
+from ..isa.fields import ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
+from . import ir
+from .semantics import INT8
+
+# The SCL operand bit that asks for float32 rounding (of x and of the product).
+FLOAT_ROUNDING_BIT = ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS
+
+
+def scl_word(m: int, n: int, float_rounding: bool) -> int:
+    """The SCL operand of multiplier m and shift n (docs/semantics.md)."""
+    return (int(float_rounding) << FLOAT_ROUNDING_BIT) | (int(m) << ALU_SCL_SHIFT_BITS) | int(n)
+
+
+# The SCL word of x * 1 / 2^0: x itself.
+IDENTITY = 1 << ALU_SCL_SHIFT_BITS
+
+
+def rounding_shift_imm(n: int) -> int:
+    """The SCL immediate of an exact rounding shift by n (m = 1)."""
+    return (1 << ALU_SCL_SHIFT_BITS) | n
+
+
+@dataclass(frozen=True)
+class Requant:
+    """A layer's epilogue (hashable: the tiling search caches by it). `words`: the SCL
+    word of each output channel, None for a floor `shift`."""
+    shift: int = 0
+    clip: tuple[int, int] = INT8
+    words: tuple[int, ...] | None = None
+    zero: int = 0
+
+    @classmethod
+    def of(cls, layer, channels: int) -> "Requant":
+        """The epilogue of IR `layer` (conv2d, dense, depthwise, pools) with `channels`
+        output channels."""
+        rq = getattr(layer, "requant", None)
+        words = None
+        if rq is not None:
+            rows = np.broadcast_to(rq, (channels, 2))
+            words = tuple(scl_word(m, n, True) for m, n in rows)
+        return cls(layer.shift, tuple(layer.clip), words, getattr(layer, "zero", 0))
+
+    def passes(self, alu_ext: bool) -> list[tuple[AluOp, int | None]]:
+        """The ALU passes in order: (opcode, immediate), immediate None for the
+        channel's word as second operand."""
+        ops: list[tuple[AluOp, int | None]] = []
+        if self.shift:
+            ops.append((AluOp.SHR, self.shift))
+        if self.words is not None:
+            ops.append((AluOp.SCL, None))
+        lo, hi = self.clip[0] - self.zero, self.clip[1] - self.zero
+        if alu_ext and lo == -hi:
+            ops.append((AluOp.CLP, hi))
+        else:
+            ops += [(AluOp.MAX, lo), (AluOp.MIN, hi)]
+        if self.zero:
+            ops.append((AluOp.ADD, self.zero))
+        return ops
+
+    def timing(self) -> "Requant":
+        """The same passes with placeholder words: equal for epilogues whose programs
+        take the same cycles (the tiling search caches by it)."""
+        return dataclasses.replace(self, words=None if self.words is None else (0,) * len(self.words))
+
+    def channel_words(self, channels: int) -> np.ndarray:
+        """The words as an int32 vector of `channels` (zeros without words)."""
+        return np.array(self.words if self.words is not None else [0] * channels, np.int64).astype(np.int32)
+
+
+@dataclass(frozen=True)
+class AddRequant:
+    """An imported add after its inputs a (in place) and b: `words` (ma, mb) as exact
+    SCL words, `n` the rounding shift, `in_zero` (za, zb), `out` the clip and zero."""
+    in_zero: tuple[int, int]
+    words: tuple[int, int]
+    n: int
+    out: Requant
+
+    def timing(self) -> "AddRequant":
+        """The same passes with placeholder values (see Requant.timing)."""
+        return AddRequant(tuple(int(z != 0) for z in self.in_zero),
+                          tuple(w if w == IDENTITY else 0 for w in self.words), int(self.n > 0), self.out.timing())
+
+    def pass_count(self, alu_ext: bool) -> int:
+        """ALU passes: the zero points' ADDs, the SCLs by multipliers other than 1, the
+        ADD, the rounding SCL (n > 0), the clip and zero point."""
+        return (sum(z != 0 for z in self.in_zero) + sum(w != IDENTITY for w in self.words) + 1 + (self.n > 0)
+                + len(self.out.passes(alu_ext)))
+
+    @classmethod
+    def of(cls, add: ir.Add, first: int = 0) -> "AddRequant | None":
+        """The epilogue of `add` (None for a floor shift's) with its input `first` as
+        the one added into (a fused convolution's output): the inputs swapped for 1."""
+        if add.requant is None:
+            return None
+        ma, mb, n = (int(v) for v in add.requant[0])
+        words, zeros = (scl_word(ma, 0, False), scl_word(mb, 0, False)), tuple(add.in_zero)
+        if first:
+            words, zeros = words[::-1], zeros[::-1]
+        return cls(zeros, words, n, Requant(0, tuple(add.clip), None, add.zero))
+
+
+def bias_entries(rq: Requant, add: AddRequant | None = None) -> int:
+    """ACC entries per output channel block of a convolution's bias region: the bias,
+    its SCL word, and an imported add's two multiplier words."""
+    return 1 + (rq.words is not None) + (2 if add is not None else 0)
+
+
+def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: int) -> np.ndarray:
+    """(channels, bias_entries) int32: each channel's bias, word and add words."""
+    cols = [np.asarray(bias, np.int64).astype(np.int32)]
+    if rq.words is not None:
+        cols.append(rq.channel_words(channels))
+    if add is not None:
+        cols += [np.full(channels, w, np.int32) for w in add.words]
+    return np.stack(cols, axis=1)

@@ -1,0 +1,48 @@
+"""A trained network end to end: qonnx's MNIST CNN quantized by quantize_static on
+part of scikit-learn's digits, the rest classified on the accelerator (the whole test
+set as one batch) and by ONNX Runtime: every top-1 the same, the outputs bit-exact."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from hwgen.compiler.driver import compile_network
+from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.mapping import MappingOptions
+from hwgen.config import load_config
+from sim import target
+from sim.runtime import run_network
+from tests.support import mnist
+from tests.support.ort import session
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory):
+    return mnist.quantized_model(tmp_path_factory.mktemp("mnist"))
+
+
+def _ort_scores(path, x) -> np.ndarray:
+    s = session(__import__("onnx").load(str(path)))
+    name = s.get_inputs()[0].name
+    return np.concatenate([s.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))])
+
+
+@pytest.mark.parametrize("target_name", ["fsim"])
+def test_mnist_on_the_accelerator_agrees_with_onnx_runtime(quantized, target_name):
+    x, labels = mnist.digits()
+    x, labels = x[mnist.CALIBRATION:], labels[mnist.CALIBRATION:]
+    net, quant = load_onnx(quantized)
+    batch = net.batched(len(x))
+    cfg = load_config({"ALU_RESCALE": "multiply", "ALU_EXT": True})
+    compiled = compile_network(batch, cfg, MappingOptions(goal="bytes"))
+    assert [c.where for c in compiled] == ["host", "vta", "vta", "vta", "vta"]     # one input channel: host
+    result = run_network(batch, cfg, compiled, quant["input"].quantize(x), target(target_name))
+    ours = quant["output"].dequantize(result["output"]).reshape(len(x), -1)
+    theirs = _ort_scores(quantized, x)
+    assert np.array_equal(ours, theirs)
+    assert np.array_equal(ours.argmax(axis=1), theirs.argmax(axis=1))
+    float_model = ort.InferenceSession(str(quantized.parent / "mnist.onnx"))
+    float_top1 = np.concatenate([float_model.run(None, {"Input3": x[i:i + 1]})[0] for i in range(len(x))]).argmax(1)
+    accuracy, float_accuracy = np.mean(ours.argmax(axis=1) == labels), np.mean(float_top1 == labels)
+    assert float_accuracy > 0.9 and accuracy >= float_accuracy - 0.01     # quantization costs at most a point
