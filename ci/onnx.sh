@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Imported ONNX models end to end: ResNet-18 (QDQ, int8 activations, weights per channel)
+# and MobileNet-v2 (QDQ, uint8 activations) built with onnx.helper and quantized by
+# onnxruntime's quantize_static, imported, compiled and run on tsim at 224x224 on the
+# default configuration with ALU_RESCALE "multiply": cycles, MAC utilization per layer,
+# bit-exactness against the IR reference and against ONNX Runtime.
+# Arguments go to benchmarks/onnx_bench.py (--models, --config, --target, --size, --json).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python benchmarks/onnx_bench.py "$@"
