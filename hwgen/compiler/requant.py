@@ -4,14 +4,14 @@ lowering emits them; the tiling search counts them.
 
 - `Requant`: a layer's epilogue. SHR by a floor `shift` (the zoo's power-of-two
   scales), or SCL by each output channel's word (an imported model's multiplier and
-  shift, with float32 rounding, docs/semantics.md), then the clip shifted by the zero
+  shift, docs/semantics.md), then the clip shifted by the zero
   point and the ADD of the zero point.
 - `AddRequant`: an imported add, (a - za) x ma + (b - zb) x mb rounded by 2^n: ADDs of
-  the negated zero points, exact SCLs by the multipliers, the ADD of the two, an exact
-  rounding SCL by 2^n, then the add's own `Requant`.
+  the negated zero points, SCLs by the multipliers, the ADD of the two, a rounding SCL
+  by 2^n, then the add's own `Requant`.
 
-An SCL operand word packs the multiplier m, the shift n and the float32-rounding flag
-(`scl_word`); words live in ACC entries beside the bias (`bias_entries`)."""
+An SCL operand word packs the multiplier m and the shift n (`scl_word`); words live in
+ACC entries beside the bias (`bias_entries`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -24,13 +24,11 @@ from ..isa.fields import ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from . import ir
 from .semantics import INT8
 
-# The SCL operand bit that asks for float32 rounding (of x and of the product).
-FLOAT_ROUNDING_BIT = ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS
-
-
-def scl_word(m: int, n: int, float_rounding: bool) -> int:
+def scl_word(m: int, n: int) -> int:
     """The SCL operand of multiplier m and shift n (docs/semantics.md)."""
-    return (int(float_rounding) << FLOAT_ROUNDING_BIT) | (int(m) << ALU_SCL_SHIFT_BITS) | int(n)
+    if not (0 <= m < 1 << ALU_SCL_MULT_BITS and 0 <= n < 1 << ALU_SCL_SHIFT_BITS):
+        raise ValueError(f"SCL multiplier {m} or shift {n} out of range")
+    return (int(m) << ALU_SCL_SHIFT_BITS) | int(n)
 
 
 # The SCL word of x * 1 / 2^0: x itself.
@@ -59,7 +57,7 @@ class Requant:
         words = None
         if rq is not None:
             rows = np.broadcast_to(rq, (channels, 2))
-            words = tuple(scl_word(m, n, True) for m, n in rows)
+            words = tuple(scl_word(m, n) for m, n in rows)
         return cls(layer.shift, tuple(layer.clip), words, getattr(layer, "zero", 0))
 
     def passes(self, alu_ext: bool) -> list[tuple[AluOp, int | None]]:
@@ -116,7 +114,7 @@ class AddRequant:
         if add.requant is None:
             return None
         ma, mb, n = (int(v) for v in add.requant[0])
-        words, zeros = (scl_word(ma, 0, False), scl_word(mb, 0, False)), tuple(add.in_zero)
+        words, zeros = (scl_word(ma, 0), scl_word(mb, 0)), tuple(add.in_zero)
         if first:
             words, zeros = words[::-1], zeros[::-1]
         return cls(zeros, words, n, Requant(0, tuple(add.clip), None, add.zero))

@@ -57,23 +57,9 @@ def round_shift(p: np.ndarray, n) -> np.ndarray:
     return q + up
 
 
-def round_significant(p: np.ndarray, bits: int = 24) -> np.ndarray:
-    """p rounded to `bits` significant bits, ties to even, as float32 rounds an
-    integer (|p| < 2^62)."""
-    p = np.asarray(p, np.int64)
-    length = np.zeros(p.shape, np.int64)
-    mag = np.abs(p)
-    for k in range(62, bits - 1, -1):         # bit length of |p|, where it exceeds `bits`
-        length = np.where((length == 0) & (mag >= np.int64(1) << k), k + 1, length)
-    r = np.maximum(length - bits, 0)
-    return round_shift(p, r) << r
-
-
 def rescale(acc: np.ndarray, m, n) -> np.ndarray:
-    """rne(fl(fl(acc) x m) / 2^n) with fl the rounding to 24 significant bits: what
-    float32 arithmetic gives for acc times the float32 scale m / 2^n, then rounded to
-    an integer, ties to even."""
-    return round_shift(round_significant(round_significant(acc) * m), n)
+    """rne(acc x m / 2^n), exactly (|acc x m| < 2^55)."""
+    return round_shift(np.asarray(acc, np.int64) * m, n)
 
 
 def channel_param(v: np.ndarray, ndim: int) -> np.ndarray:
