@@ -697,29 +697,16 @@ def _set(imp, node, t: _QTensor) -> None:
     imp.values[node.output[0]] = t
 
 
-def _qlinear_conv(imp, node):
-    x = _qinput(imp, node, 0, 1)
-    w = _qweight(imp, node, 3)
-    q = _qparams(imp, node, 6)
-    _set(imp, node, _conv(imp, node, x, w, _qbias(imp, node, 8, x, w), q, *_int_clip(q, (-np.inf, np.inf)),
-                          _attrs(node)))
-
-
-def _qgemm(imp, node):
-    x = _qinput(imp, node, 0, 1)
-    w = _qweight(imp, node, 3)
-    if len(node.input) < 8 or not node.input[7]:
-        _fail(imp, node, "a QGemm with a float output is not supported; give y_scale and y_zero_point")
-    q = _qparams(imp, node, 7)
-    _set(imp, node, _gemm(imp, node, x, w, _qbias(imp, node, 6, x, w), q, *_int_clip(q, (-np.inf, np.inf)),
-                          _attrs(node)))
-
-
-def _qlinear_matmul(imp, node):
-    x = _qinput(imp, node, 0, 1)
-    w = _qweight(imp, node, 3)
-    q = _qparams(imp, node, 6)
-    _set(imp, node, _gemm(imp, node, x, w, None, q, *_int_clip(q, (-np.inf, np.inf)), {}))
+def _qlinear_weighted(imp, node, out_at: int, bias_at: int | None, emit) -> None:
+    """QLinearConv, QGemm and QLinearMatMul: x and its scale and zero point at inputs
+    0-2, the weights and theirs at 3-5, the output's scale and zero point at `out_at`,
+    an int32 bias at `bias_at`; `emit` makes the layer (_conv or _gemm)."""
+    x, w = _qinput(imp, node, 0, 1), _qweight(imp, node, 3)
+    if len(node.input) <= out_at or not node.input[out_at]:
+        _fail(imp, node, f"a {node.op_type} with a float output is not supported; give y_scale and y_zero_point")
+    q = _qparams(imp, node, out_at)
+    bias = None if bias_at is None else _qbias(imp, node, bias_at, x, w)
+    _set(imp, node, emit(imp, node, x, w, bias, q, *_int_clip(q, (-np.inf, np.inf)), _attrs(node)))
 
 
 def _qlinear_add(imp, node):
@@ -750,6 +737,9 @@ _HANDLERS = {
     **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
                                 "Flatten", "Reshape")},
     "MaxPool": _maxpool_node,
-    "QLinearConv": _qlinear_conv, "QGemm": _qgemm, "QLinearMatMul": _qlinear_matmul, "QLinearAdd": _qlinear_add,
+    "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
+    "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
+    "QLinearMatMul": lambda imp, node: _qlinear_weighted(imp, node, 6, None, _gemm),
+    "QLinearAdd": _qlinear_add,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }
