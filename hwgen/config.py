@@ -50,11 +50,12 @@ AXI3_FAMILIES = ("xc7", "cyclonev")
 # ALU_RESCALE: the SCL opcode off, as a rounding shift alone, or with its 24-bit
 # multiplier (docs/semantics.md, "ALU").
 RESCALE_MODES = ("none", "shift", "multiply")
-# Families whose ALU_RESCALE "multiply" multipliers (32x24 bits, one per ALU lane) are
-# built from adders in the fabric rather than mapped to DSP blocks: the DE10-Nano's
-# 5CSEBA6 has 112 blocks, 91 of them taken by the GEMM and the ALU's MUL (docs/fpga.md,
-# "Rescale").
-SOFT_RESCALE_FAMILIES = ("cyclonev",)
+# How a family builds the 32x24-bit product of ALU_RESCALE "multiply" in each ALU lane
+# (docs/fpga.md, "Rescale"); other families multiply x by m and leave it to synthesis.
+# "split": x's low 17 bits (unsigned) and high 15 bits times m, one DSP48E1 (25x18)
+# each, where Yosys makes four of the whole product; "soft": from adders in the fabric,
+# since the DE10-Nano's 5CSEBA6 has 112 DSP blocks and the GEMM and the ALU's MUL take 91.
+RESCALE_MULTIPLIERS = {"xc7": "split", "cyclonev": "soft"}
 
 # Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
 # ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
@@ -107,8 +108,8 @@ FIELDS: dict[str, _Spec] = {
                            "read beats before they reach the clients", isa=False),
     "ALU_OP_REGISTER": _Spec(bool, None, "the ALU's forwarded operands registered before the operation (every "
                              "ALU micro-op every other cycle)", isa=False),
-    "ALU_COMPARE_STAGE": _Spec(bool, None, "with ALU_OP_REGISTER: MIN, MAX, CLP and MUL a stage after the other ALU "
-                               "operations, from registered comparisons and products (their micro-ops every third "
+    "ALU_COMPARE_STAGE": _Spec(bool, None, "with ALU_OP_REGISTER: MIN, MAX, CLP, MUL and SCL a stage after the other "
+                               "ALU operations, from registered comparisons and products (their micro-ops every third "
                                "cycle)", isa=False),
     "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen",
                             isa=False),

@@ -31,29 +31,66 @@ from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..geometry import LATE_OPS, alu_interval
-from ..config import SOFT_RESCALE_FAMILIES
+from ..config import RESCALE_MULTIPLIERS
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
-from .gemm import READ_TO_USE, AccWriteSignature, adder_tree, history_depth, write_back
+from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
 from .rtl import fit_signed, registered
 
 
-def soft_product(x, mult):
-    """x (signed) * mult (unsigned), exact, as the sum of x << i over the set bits i of
-    `mult` in a balanced tree of adders: synthesis builds it from carry chains, not
-    from DSP blocks (hwgen.config.SOFT_RESCALE_FAMILIES)."""
-    width = len(x) + len(mult)                    # as x * mult: the product fits
-    return fit_signed(adder_tree([Mux(mult[i], x, 0) << i for i in range(len(mult))]), width).as_signed()
+SPLIT_LOW_BITS = 17     # x's low part in a split product: unsigned, one bit under a DSP48E1's 18-bit B port
 
 
-def _wire(m: Module, value, name: str) -> Signal:
-    """`value` as a named signal, so that its logic is made once however often it is used."""
+def rescale_product(m: Module, x, mult, build: str, name: str):
+    """x (signed) * mult (unsigned), exact: as one product ("product"), as two of x's
+    low SPLIT_LOW_BITS bits (unsigned) and high bits (signed), each fitting a 25x18
+    multiplier ("split"), or from adders ("soft", `soft_product`)."""
+    if build == "soft":
+        return soft_product(m, x, mult, name)
+    if build == "split":
+        lo = x[:SPLIT_LOW_BITS] * mult
+        hi = x[SPLIT_LOW_BITS:].as_signed() * mult
+        return fit_signed((hi << SPLIT_LOW_BITS) + lo, len(x) + len(mult)).as_signed()
+    return x * mult
+
+
+def soft_product(m: Module, x, mult, name: str):
+    """x (signed) * mult (unsigned), exact, from adders in the fabric rather than DSP
+    blocks (hwgen.config.RESCALE_MULTIPLIERS). Radix-4 Booth: mult's digits d_k =
+    -2 mult[2k+1] + mult[2k] + mult[2k-1] (-2 .. 2) select a row of 0, x or 2x, inverted
+    for a negative digit, whose +1 goes into one correction term; the rows and the
+    correction are summed by a balanced tree of adders whose sums are kept signals,
+    so that synthesis makes each a carry chain (merged, they become one carry-save tree
+    of LUTs, about twice the area)."""
+    digits = (len(mult) + 2) // 2                     # the top digit reads mult's top bit as unsigned
+    bits = Cat(Const(0, 1), mult, Const(0, 2 * digits + 1 - len(mult)))    # mult[-1] = 0, zeros on top
+    wide = Cat(x, x[-1]).as_signed()                  # room for 2x
+    terms, negs = [], []
+    for k in range(digits):
+        below, low, high = bits[2 * k], bits[2 * k + 1], bits[2 * k + 2]    # mult[2k-1], mult[2k], mult[2k+1]
+        one = below ^ low
+        two = Mux(high, ~low & ~below, low & below)
+        row = Mux(one, wide, Mux(two, (wide << 1)[:len(wide)].as_signed(), 0))
+        terms.append(Mux(high, ~row, row) << 2 * k)
+        negs.append(high)
+    terms.append(Cat(Cat(n, Const(0, 1)) for n in negs))
+    level = 0
+    while len(terms) > 1:
+        pairs = [terms[k] + terms[k + 1] if k + 1 < len(terms) else terms[k] for k in range(0, len(terms), 2)]
+        terms = [_wire(m, v, f"{name}_sum{level}_{k}", keep=True) for k, v in enumerate(pairs)]
+        level += 1
+    return fit_signed(terms[0], len(x) + len(mult)).as_signed()
+
+
+def _wire(m: Module, value, name: str, keep: bool = False) -> Signal:
+    """`value` as a named signal, so that its logic is made once however often it is
+    used; with `keep`, synthesis keeps it as a net of its own."""
     value = Value.cast(value)
-    w = Signal(value.shape(), name=name)
+    w = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
     m.d.comb += w.eq(value)
     return w
 
@@ -62,14 +99,17 @@ def round_shift(m: Module, p, n, acc_bits: int, saturate: bool, name: str):
     """rne(p / 2^n) (round half to even) of a signed p and an unsigned n, to ACC_WIDTH
     bits, clamped to the signed range with `saturate` (without, the result must fit).
     p with a zero bit below it, shifted right arithmetically, keeps the last bit
-    shifted out (the half) as its bit 0; the bits below it (the sticky bit) are those
-    of p below n, selected by a mask of comparisons with n."""
-    p2 = _wire(m, Cat(Const(0, 1), p).as_signed(), f"{name}_p2")
+    shifted out (the half) as its bit 0; a logarithmic shifter ORs the bits each of
+    its stages drops into the sticky bit (p's bits below the half)."""
+    t = Cat(Const(0, 1), p).as_signed()
     n = _wire(m, n, f"{name}_n")
-    t = _wire(m, p2 >> n, f"{name}_t")            # floor(p / 2^(n-1)); bit 0: the half
-    q = t[1:].as_signed()                         # floor(p / 2^n)
-    below = Cat(Const(i, len(n)) < n if i >> len(n) == 0 else Const(0, 1) for i in range(len(p2)))
-    up = _wire(m, t[0] & ((p2 & below).any() | t[1]), f"{name}_up")   # above the half, or at it with q odd
+    sticky = Const(0, 1)
+    for k in range(len(n)):                       # shift by 2^k where n[k], noting the bits shifted out
+        out = t[:min(1 << k, len(t))].any()
+        t = _wire(m, Mux(n[k], t >> (1 << k), t), f"{name}_t{k}")
+        sticky = sticky | (n[k] & out)
+    q = t[1:].as_signed()                         # floor(p / 2^n); t[0] is the half
+    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
     if not saturate:
         return _wire(m, (q + up)[:acc_bits], f"{name}_q")
     top = q[acc_bits - 1:]                        # all equal when q fits ACC_WIDTH bits
@@ -80,7 +120,7 @@ def round_shift(m: Module, p, n, acc_bits: int, saturate: bool, name: str):
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
-             compare_stage: bool = False, rescale: str = "none", soft_multiplier: bool = False):
+             compare_stage: bool = False, rescale: str = "none", multiplier: str = "product"):
     """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
     are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
     operands and what the operations share (-y, the shift's direction and amounts,
@@ -92,7 +132,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     groups, each zero while none of its operations is selected.
 
     `rescale` (ALU_RESCALE) adds SCL: "shift" a rounding shift of x, "multiply" of
-    x * m, from a 32x24-bit multiplier (`soft_multiplier`: built from adders). Its
+    x * m, from a 32x24-bit multiplier built as `multiplier` says (`rescale_product`). Its
     multiplier takes operand copies of its own with `stage` (like MUL's); with
     `compare_stage` the product (or x) and n are registered and the rounding shift
     comes a stage later, with the LATE_OPS."""
@@ -132,7 +172,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     if ext:     # CLP = max(min(x, y), -y), both comparisons against -y made side by side
         cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
     if rescale != "none":
-        scaled = (soft_product(scl_x, scl_m) if soft_multiplier else scl_x * scl_m) if scl_m is not None else x
+        scaled = rescale_product(m, scl_x, scl_m, multiplier, f"{name}_scl") if scl_m is not None else x
         scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"]}
         if late:
             scl = {k: registered(m, v, f"{name}_scl_late_{k}") for k, v in scl.items()}
@@ -190,7 +230,7 @@ class AluLane(wiring.Component):
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
                                                 cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,
-                                                cfg.FPGA in SOFT_RESCALE_FAMILIES))
+                                                RESCALE_MULTIPLIERS.get(cfg.FPGA, "product")))
         return m
 
 

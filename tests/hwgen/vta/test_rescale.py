@@ -24,8 +24,9 @@ LANES = {
     "shift, operation stage": ({"ALU_RESCALE": "shift", "ALU_OP_REGISTER": True}, 1),
     "multiply, comparison stage": ({"ALU_RESCALE": "multiply", "ALU_OP_REGISTER": True, "ALU_COMPARE_STAGE": True}, 2),
     "shift, comparison stage": ({"ALU_RESCALE": "shift", "ALU_OP_REGISTER": True, "ALU_COMPARE_STAGE": True}, 2),
-    # the multiplier from adders, as Cyclone V builds it
+    # the multiplier from adders, as Cyclone V builds it, and in two parts, as xc7 does
     "multiply, soft multiplier": ({"ALU_RESCALE": "multiply", "FPGA": "cyclonev", "ACC_READ_PORTS": 2}, 1),
+    "multiply, split multiplier": ({"ALU_RESCALE": "multiply", "FPGA": "xc7", "ACC_READ_PORTS": 2}, 1),
 }
 
 
@@ -84,7 +85,8 @@ def test_lane_matches_exact_rationals(lane):
 
 def test_each_setting_builds_only_its_logic():
     """ALU_RESCALE "none" builds no SCL logic, "shift" no multiplier, "multiply" one
-    multiplier per lane, or none on Cyclone V, whose multiplier is made of adders."""
+    multiplier per lane, two on xc7 (25x18 each), none on Cyclone V, whose multiplier
+    is made of adders."""
     from hwgen.vta.rtl import to_verilog
 
     def lane(**fields):
@@ -96,3 +98,4 @@ def test_each_setting_builds_only_its_logic():
     assert lane(ALU_RESCALE="shift") == (products, True)
     assert lane(ALU_RESCALE="multiply") == (products + 1, True)
     assert lane(ALU_RESCALE="multiply", FPGA="cyclonev") == (products, True)
+    assert lane(ALU_RESCALE="multiply", FPGA="xc7") == (products + 2, True)
