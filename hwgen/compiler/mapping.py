@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import HwgenError
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
+from . import semantics as sem
 from .requant import AddRequant, Requant, bias_entries
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
@@ -59,8 +60,9 @@ def input_block(layer, cfg, k: int = 0) -> int:
     return cfg.block_out
 
 
-# The pad-min value of an INP load (docs/semantics.md): an input zero point it can pad with.
-PAD_MIN = -128
+# The pad-min value of an INP load, the smallest int8 (docs/semantics.md): an input zero
+# point it can pad with.
+PAD_MIN = sem.INT8[0]
 
 
 def _unlowered(layer, cfg, shapes) -> str | None:

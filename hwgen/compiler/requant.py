@@ -32,12 +32,7 @@ def scl_word(m: int, n: int) -> int:
 
 
 # The SCL word of x * 1 / 2^0: x itself.
-IDENTITY = 1 << ALU_SCL_SHIFT_BITS
-
-
-def rounding_shift_imm(n: int) -> int:
-    """The SCL immediate of an exact rounding shift by n (m = 1)."""
-    return (1 << ALU_SCL_SHIFT_BITS) | n
+IDENTITY = scl_word(1, 0)
 
 
 @dataclass(frozen=True)

@@ -504,7 +504,7 @@ def _bias(imp, node, b: _QConst | None, x: _QTensor, sw: np.ndarray, channels: i
     return data.astype(np.int64)
 
 
-def _fold_zero(imp, node, bias: np.ndarray, w: np.ndarray, zx: int, depthwise: bool) -> np.ndarray:
+def _fold_zero(imp, node, bias: np.ndarray, w: np.ndarray, zx: int) -> np.ndarray:
     """bias - zx x (sum of each output channel's weights): the accumulator of
     sum((x - zx) w) with padding holding zx."""
     folded = bias - zx * w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
@@ -561,7 +561,7 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     depthwise = group == c and o == c and ci == 1 and group > 1
     if depthwise:
         layer = DepthwiseConv2d(name, (x.name,), weight=weight,
-                                bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, True), **common)
+                                bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero), **common)
     else:
         if group > 1:   # grouped: one convolution whose weights are zero outside each group's channels
             full = np.zeros((o, c, kh, kw), np.int8)
@@ -569,7 +569,7 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
             for gi in range(group):
                 full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = weight[gi * per:(gi + 1) * per]
             weight = full
-        layer = Conv2d(name, (x.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
+        layer = Conv2d(name, (x.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
                        **common)
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
 
@@ -589,7 +589,7 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     bias = _bias(imp, node, b, x, sw, o)
     # a classifier of a flattened (N, C, H, W) tensor is a convolution by an H x W kernel
     weight = np.ascontiguousarray(weight.reshape(o, *x.shape[1:]))
-    params = dict(weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero, False),
+    params = dict(weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
                   requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi))
     kind = Dense if x.shape[2:] == (1, 1) else Conv2d
     layer = kind(_name(imp, node), (x.name,), **params)

@@ -31,7 +31,7 @@ from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ...program.timing import predict
-from ..requant import IDENTITY, AddRequant, Requant, rounding_shift_imm
+from ..requant import IDENTITY, AddRequant, Requant, scl_word
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, search, shortlist, tiles, within
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -153,7 +153,7 @@ def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | Add
             steps.append(_pass(b, AluOp.SCL, x, dims, None, (words[0] + k, words[1])))
     steps.append(plus)
     if add.n:
-        steps.append(_pass(b, AluOp.SCL, tile, dims, rounding_shift_imm(add.n)))
+        steps.append(_pass(b, AluOp.SCL, tile, dims, scl_word(1, add.n)))
     return steps + epilogue_steps(b, tile, dims, add.out)
 
 
