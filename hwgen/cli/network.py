@@ -121,6 +121,8 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
     given = list(x.shape)
     if x.ndim == len(net.input_shape) - 1:
         x = x[None]
+    elif x.ndim == 2 and tuple(net.input_shape[2:]) == (1, 1):     # (N, K) rows of features
+        x = x[:, :, None, None]
     if x.shape != tuple(net.input_shape):
         raise HwgenError(f"--input {path}: shape {given}; the network {net.name} takes "
                          f"{list(net.input_shape)} (NCHW, or CHW for one image)")

@@ -24,6 +24,10 @@ from ..errors import HwgenError
 from ..files import json_fields, read_json
 from . import semantics as sem
 
+# Weights are int8; int16 holds weights that a zero point moved out of int8 (an ONNX
+# model's uint8 weights less their zero point span -255..255), which only the host runs.
+WEIGHT_DTYPES = (np.int8, np.int16)
+
 
 @dataclass
 class Layer:
@@ -43,7 +47,7 @@ class Layer:
     def check(self) -> None:
         """Raise HwgenError, naming the layer and the attribute, unless every attribute
         is within docs/layers.md's ranges (shift 0..31, clip within int8, zero points
-        and pad values int8, stride and kernel at least 1, pad at least 0, int8 weights,
+        and pad values int8, stride and kernel at least 1, pad at least 0, int8 (or int16) weights,
         int32 biases and requantization arrays of the kind's shapes)."""
         if not isinstance(self.name, str) or not self.name:
             raise HwgenError(f"layer {self.name!r}: the name must be a non-empty string")
@@ -145,7 +149,7 @@ class Conv2d(Layer):
 
     def check(self):
         super().check()
-        _array(self, "weight", np.int8, 4)
+        _array(self, "weight", WEIGHT_DTYPES, 4)
         _array(self, "bias", np.int32, 1)
         o, i, kh, kw = self.weight.shape
         if self.bias.shape != (o,):
@@ -284,7 +288,7 @@ class DepthwiseConv2d(_Window):
 
     def check(self):
         super().check()
-        _array(self, "weight", np.int8, 4)
+        _array(self, "weight", WEIGHT_DTYPES, 4)
         _array(self, "bias", np.int32, 1)
         c, one, kh, kw = self.weight.shape
         if one != 1 or min(c, kh, kw) < 1:
@@ -539,13 +543,14 @@ def _integer(layer, attr: str, value, lo: int, hi: int | None, alternative: str 
                          f"{limit}{alternative}")
 
 
-def _array(layer, attr: str, dtype, ndim: int) -> None:
+def _array(layer, attr: str, dtypes, ndim: int) -> None:
     a = getattr(layer, attr)
     if not isinstance(a, np.ndarray):
         raise HwgenError(f"layer {layer.name}: no {attr} (weights.npz needs an array {layer.name}.{attr})")
-    if a.dtype != dtype:
-        raise HwgenError(f"layer {layer.name}: {attr} has dtype {a.dtype}; it must be {np.dtype(dtype).name} "
-                         "(quantize the model first)")
+    dtypes = tuple(np.dtype(d) for d in np.atleast_1d(dtypes))
+    if a.dtype not in dtypes:
+        raise HwgenError(f"layer {layer.name}: {attr} has dtype {a.dtype}; it must be "
+                         f"{' or '.join(d.name for d in dtypes)} (quantize the model first)")
     if a.ndim != ndim:
         raise HwgenError(f"layer {layer.name}: {attr} has shape {a.shape}; it must have {ndim} dimension(s)")
 

@@ -90,6 +90,10 @@ def host_reason(layer, cfg, shapes) -> str | None:
     unlowered = _unlowered(layer, cfg, shapes)
     if unlowered:
         return unlowered
+    weight = getattr(layer, "weight", None)
+    if weight is not None and weight.dtype != np.int8:
+        return (f"weights span {int(weight.min())}..{int(weight.max())}, beyond int8 (a weight zero point moved "
+                "them): the GEMM multiplies int8 weights")
     if isinstance(layer, ir.Conv2d):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:

@@ -40,6 +40,8 @@ SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPo
 QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
                  "calibration_reader, quant_format=QuantFormat.QDQ, per_channel=True) with a CalibrationDataReader "
                  "that yields a few representative inputs")
+# quantize_dynamic's operators: scales computed at run time and int32 results
+DYNAMIC = ("ConvInteger", "MatMulInteger", "DynamicQuantizeLinear")
 
 
 def multiplier(ratio) -> tuple[int, int]:
@@ -163,7 +165,7 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         if node.op_type == "Constant":
             imp.inits[node.output[0]] = numpy_helper.to_array(onnx.helper.get_attribute_value(node.attribute[0]))
     ops = {n.op_type for n in g.node}
-    if not ops & {"QuantizeLinear", "QLinearConv", "QGemm", "QLinearMatMul", "DequantizeLinear"}:
+    if not ops & {"QuantizeLinear", "QLinearConv", "QGemm", "QLinearMatMul", "DequantizeLinear", *DYNAMIC}:
         raise HwgenError(f"model {path}: a float model (no QuantizeLinear, DequantizeLinear or QLinear operators); "
                          + QUANTIZE_HINT.format(path=path, stem=path.stem))
     for node in g.node:
@@ -176,10 +178,13 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     inp = inputs[0]
     dims = inp.type.tensor_type.shape.dim
     shape = tuple(d.dim_value if d.HasField("dim_value") else 0 for d in dims)
-    if len(shape) != 4 or min(shape) < 1:
+    if len(shape) not in (2, 4) or min(shape) < 1:
         given = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in dims]
-        raise HwgenError(f"model {path}: input {inp.name!r} has shape {given}; it must be four fixed sizes (NCHW): "
-                         "fix the dynamic dimensions, e.g. with onnxruntime.tools.make_dynamic_shape_fixed")
+        raise HwgenError(f"model {path}: input {inp.name!r} has shape {given}; it must be four fixed sizes (NCHW) "
+                         "or two (N rows of features for a classifier): fix the dynamic dimensions, e.g. with "
+                         "onnxruntime.tools.make_dynamic_shape_fixed")
+    flat = len(shape) == 2          # (N, K) rows: the IR's (N, K, 1, 1), read by a classifier only
+    shape = shape + (1, 1) if flat else shape
     elem = inp.type.tensor_type.elem_type
     float_input = elem == onnx.TensorProto.FLOAT
     if not float_input:
@@ -187,9 +192,9 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             raise HwgenError(f"model {path}: input {inp.name!r} has element type "
                              f"{onnx.TensorProto.DataType.Name(elem)}; float, uint8 or int8 are supported")
         # an integer input: its quantization is that of the first operator reading it
-        imp.values[inp.name] = _QTensor("input", shape, None, onnx_name=inp.name)
+        imp.values[inp.name] = _QTensor("input", shape, None, onnx_name=inp.name, flat=flat)
     else:
-        imp.values[inp.name] = ("float input", shape)
+        imp.values[inp.name] = ("float input", shape, flat)
     for node in g.node:
         if node.op_type == "Constant":
             continue
@@ -244,16 +249,28 @@ def _attrs(node) -> dict:
     return out
 
 
-def _scalar(imp, node, name: str, what: str):
+def _scalar(imp, node, name: str, what: str, per_axis: bool = False):
+    """The constant `name`: a float32 scale or a zero point, one value unless
+    `per_axis` (a weight's)."""
     v = imp.inits.get(name)
     if v is None:
         _fail(imp, node, f"its {what} {name!r} is not a constant")
+    if "scale" in what and v.dtype != np.float32:
+        _fail(imp, node, f"its {what} {name!r} is {v.dtype}; float32 scales are supported (ONNX Runtime's "
+                         "requantization ratios are float32)")
+    if not per_axis and np.size(v) != 1:
+        _fail(imp, node, f"its {what} {name!r} has {np.size(v)} values; activations are quantized per tensor "
+                         "(one value)")
     return v
 
 
 def _node(imp: _Import, node) -> None:
     op = node.op_type
     handler = _HANDLERS.get(op)
+    if op in DYNAMIC:
+        _fail(imp, node, f"dynamic quantization ({', '.join(DYNAMIC)}, as quantize_dynamic writes) is not supported: "
+                         "its activation scales are computed at run time and its products stay int32; "
+                         + QUANTIZE_HINT.format(path=imp.path, stem=imp.path.stem))
     if handler is None:
         _fail(imp, node, f"operator {op} is not supported; supported: {SUPPORTED}")
     handler(imp, node)
@@ -262,13 +279,14 @@ def _node(imp: _Import, node) -> None:
 # -- QDQ --------------------------------------------------------------------------------
 def _quantize_linear(imp, node):
     x = imp.values.get(node.input[0])
-    s = _scalar(imp, node, node.input[1], "scale")
+    s = _scalar(imp, node, node.input[1], "scale", per_axis=True)
     z = imp.inits.get(node.input[2]) if len(node.input) > 2 and node.input[2] else np.uint8(0)
     if np.size(s) != 1:
         _fail(imp, node, "per-axis activation quantization is not supported; quantize activations per tensor")
     q = Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), _dtype(imp, node, z))
     if isinstance(x, tuple) and x[0] == "float input":
-        imp.values[node.output[0]] = imp.values[node.input[0]] = _QTensor("input", x[1], q, onnx_name=node.output[0])
+        imp.values[node.output[0]] = imp.values[node.input[0]] = _QTensor("input", x[1], q, onnx_name=node.output[0],
+                                                                          flat=x[2])
         return
     if node.input[0] in imp.inits:
         _fail(imp, node, "quantizes a float constant; quantize_static writes quantized initializers")
@@ -281,12 +299,13 @@ def _quantize_linear(imp, node):
 
 def _dequantize_linear(imp, node):
     src = node.input[0]
-    s = _scalar(imp, node, node.input[1], "scale")
+    weights = src in imp.inits
+    s = _scalar(imp, node, node.input[1], "scale", per_axis=weights)
     if len(node.input) > 2 and node.input[2]:
-        z = _scalar(imp, node, node.input[2], "zero point")
+        z = _scalar(imp, node, node.input[2], "zero point", per_axis=weights)
     else:       # absent: 0 of the quantized type
         z = np.zeros((), np.asarray(imp.inits.get(src, np.uint8(0))).dtype)
-    if src in imp.inits:
+    if weights:
         imp.values[node.output[0]] = _QConst(imp.inits[src], np.asarray(s, np.float32), np.asarray(z))
         return
     x = imp.values.get(src)
@@ -470,16 +489,13 @@ def _name(imp, node) -> str:
 
 
 def _weights(imp, node, w: _QConst, out_axis: int = 0) -> np.ndarray:
-    """int8 weights: the quantized weights less their zero points (which must keep them
-    within int8)."""
+    """The quantized weights less their zero points: int8 where they fit (as
+    quantize_static writes them), else int16 (a layer the host runs)."""
     z = np.asarray(w.zero, np.int64)
     if z.ndim:
         z = z.reshape([-1 if a == out_axis else 1 for a in range(w.data.ndim)])
     v = np.asarray(w.data, np.int64) - z
-    if v.min() < -128 or v.max() > 127:
-        _fail(imp, node, "weights less their zero point leave int8; quantize weights as int8 with zero point 0 "
-                         "(WeightSymmetric=True)")
-    return v.astype(np.int8)
+    return v.astype(np.int8 if -128 <= v.min() and v.max() <= 127 else np.int16)
 
 
 def _scales(imp, node, w: _QConst, channels: int) -> np.ndarray:
@@ -564,7 +580,7 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
                                 bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero), **common)
     else:
         if group > 1:   # grouped: one convolution whose weights are zero outside each group's channels
-            full = np.zeros((o, c, kh, kw), np.int8)
+            full = np.zeros((o, c, kh, kw), weight.dtype)
             per = o // group
             for gi in range(group):
                 full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = weight[gi * per:(gi + 1) * per]
@@ -678,8 +694,8 @@ def _qweight(imp, node, k: int) -> _QConst:
     data = imp.inits.get(node.input[k])
     if data is None:
         _fail(imp, node, f"its weights {node.input[k]!r} are not a constant")
-    return _QConst(data, np.asarray(_scalar(imp, node, node.input[k + 1], "weight scale"), np.float32),
-                   np.asarray(_scalar(imp, node, node.input[k + 2], "weight zero point")))
+    return _QConst(data, np.asarray(_scalar(imp, node, node.input[k + 1], "weight scale", True), np.float32),
+                   np.asarray(_scalar(imp, node, node.input[k + 2], "weight zero point", True)))
 
 
 def _qbias(imp, node, k: int, x: _QTensor, w: _QConst) -> _QConst | None:

@@ -4,6 +4,7 @@ set as one batch) and by ONNX Runtime: every top-1 the same, the outputs bit-exa
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -23,7 +24,7 @@ def quantized(tmp_path_factory):
 
 
 def _ort_scores(path, x) -> np.ndarray:
-    s = session(__import__("onnx").load(str(path)))
+    s = session(onnx.load(str(path)))
     name = s.get_inputs()[0].name
     return np.concatenate([s.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))])
 
