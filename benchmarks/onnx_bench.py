@@ -1,7 +1,10 @@
 """Imported ONNX models on the accelerator, printed as figures.
 
-    python benchmarks/onnx_bench.py [--models resnet18,mobilenet_v2] [--config CFG] [--target tsim|fsim]
+    python -m benchmarks.onnx_bench [--models resnet18,mobilenet_v2,mnist] [--config CFG] [--target tsim|fsim]
                                     [--size N] [--json]
+
+(from the repository's root: the MNIST data preparation is the tests' own,
+tests/support/mnist.py).
 
 For each model: the float graph built with onnx.helper (seeded weights,
 hwgen.compiler.frontends.onnx_zoo) and quantized by onnxruntime's quantize_static
@@ -11,7 +14,13 @@ seconds), then one input (standard normal) run layer by layer on the target: cyc
 MAC utilization, the cycle model's prediction, and per layer where it runs, its
 cycles and utilization; the output is checked bit for bit against the IR reference
 and against ONNX Runtime (an exact-integer session), top-1 included. The default
-configuration is the shipped default with ALU_RESCALE "multiply"."""
+configuration is the shipped default with ALU_RESCALE "multiply".
+
+mnist: a trained network, qonnx's MNIST CNN quantized by quantize_static (QDQ, uint8
+activations) on the first 300 of scikit-learn's digits (resized to 28x28); the other
+1,497 classified as one batch on the target: top-1 accuracy of the float model, of
+ONNX Runtime's int8 model and of hwgen, top-1 agreement and bit-exact outputs against
+ONNX Runtime, cycles per image."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 from hwgen import load_config
@@ -29,15 +39,15 @@ from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
 from sim import Fsim, Tsim
 from sim.runtime import run_network
+from tests.support import mnist
+from tests.support.ort import session
 
 QUANTIZATION = {"resnet18": dict(fmt="qdq", per_channel=True, symmetric=True),
                 "mobilenet_v2": dict(fmt="qdq", per_channel=True, symmetric=False)}
 
 
 def _ort_output(path: Path, x: np.ndarray) -> np.ndarray:
-    options = ort.SessionOptions()
-    options.add_session_config_entry("session.qdqisint8allowed", "1")
-    s = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    s = session(onnx.load(str(path)))
     return s.run(None, {s.get_inputs()[0].name: x})[0]
 
 
@@ -72,9 +82,44 @@ def bench(name: str, cfg, target: str, size: int, directory: Path) -> dict:
             "layers": layers}
 
 
+def bench_mnist(cfg, target: str, directory: Path) -> dict:
+    path = mnist.quantized_model(directory)
+    x, labels = mnist.digits()
+    x, labels = x[mnist.CALIBRATION:], labels[mnist.CALIBRATION:]
+    net, quant = load_onnx(path)
+    batch = net.batched(len(x))
+    compiled = compile_network(batch, cfg)
+    t = time.perf_counter()
+    r = run_network(batch, cfg, compiled, quant["input"].quantize(x), Tsim() if target == "tsim" else Fsim())
+    run_wall = time.perf_counter() - t
+    ours = quant["output"].dequantize(r["output"]).reshape(len(x), -1)
+    theirs = mnist.scores(session(onnx.load(str(path))), x)
+    float_scores = mnist.scores(ort.InferenceSession(str(directory / "mnist.onnx")), x)
+    return {"model": "mnist", "config": cfg.name, "target": target, "images": len(x),
+            "float_accuracy": round(float(np.mean(float_scores.argmax(1) == labels)), 4),
+            "onnxruntime_int8_accuracy": round(float(np.mean(theirs.argmax(1) == labels)), 4),
+            "hwgen_accuracy": round(float(np.mean(ours.argmax(1) == labels)), 4),
+            "top1_agreement": round(float(np.mean(ours.argmax(1) == theirs.argmax(1))), 4),
+            "bit_exact_images": int(np.all(ours == theirs, axis=1).sum()),
+            "host_layers": [{"name": e["name"], "reason": e["reason"]} for e in r["layers"] if e["where"] == "host"],
+            "cycles": r.get("cycles"), "cycles_per_image": None if r.get("cycles") is None else r["cycles"] // len(x),
+            "run_seconds": round(run_wall, 1)}
+
+
+def _print_mnist(res: dict) -> None:
+    print(f"mnist ({res['images']} held-out digits, one batch) on {res['config']} {res['target']}: top-1 accuracy "
+          f"float {res['float_accuracy']:.2%}, ONNX Runtime int8 {res['onnxruntime_int8_accuracy']:.2%}, hwgen "
+          f"{res['hwgen_accuracy']:.2%}; top-1 agreement with ONNX Runtime {res['top1_agreement']:.2%}, "
+          f"{res['bit_exact_images']} of {res['images']} outputs bit-exact")
+    if res["cycles"] is not None:
+        print(f"  {res['cycles']:,} cycles ({res['cycles_per_image']:,} per image), run {res['run_seconds']} s")
+    for e in res["host_layers"]:
+        print(f"  host: {e['name']}: {e['reason']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="resnet18,mobilenet_v2")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,mnist")
     ap.add_argument("--config", help="a configuration (default: the default with ALU_RESCALE multiply)")
     ap.add_argument("--target", choices=("tsim", "fsim"), default="tsim")
     ap.add_argument("--size", type=int, default=224, help="input image size")
@@ -84,6 +129,11 @@ def main():
     out = []
     with tempfile.TemporaryDirectory() as d:
         for name in args.models.split(","):
+            if name == "mnist":
+                out.append(bench_mnist(cfg, args.target, Path(d)))
+                if not args.json:
+                    _print_mnist(out[-1])
+                continue
             res = bench(name, cfg, args.target, args.size, Path(d))
             out.append(res)
             if args.json:

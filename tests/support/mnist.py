@@ -54,3 +54,10 @@ def quantized_model(directory: Path) -> Path:
                     quant_format=QuantFormat.QDQ, per_channel=False, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
     return directory / "mnist_int8.onnx"
+
+
+def scores(session, x: np.ndarray) -> np.ndarray:
+    """The model's outputs (N, 10) for images x, one image per run (the model's batch
+    is 1)."""
+    name = session.get_inputs()[0].name
+    return np.concatenate([session.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))])
