@@ -16,19 +16,26 @@ FIELD_NAMES = all_field_names()
 
 class Instruction:
     """One instruction: an opcode and its fields by the names of docs/isa.md. Fields not given
-    are 0. Values are plain integers (enumerated fields may be given as enums)."""
+    are 0. Values are plain integers (enumerated fields may be given as enums).
 
-    __slots__ = ("opcode", "fields")
+    Fields are plain attributes: those given live in the instance's dictionary (`fields`,
+    which the builder edits in place), the others read as the class's 0, so that reading a
+    field costs an attribute lookup (the compiler's cycle model reads millions)."""
+
+    __slots__ = ("opcode", "__dict__")
 
     def __init__(self, opcode: Opcode | int, **fields: int):
         self.opcode = Opcode(opcode)
-        self.fields = {k: int(v) for k, v in fields.items()}
+        self.__dict__.update({k: int(v) for k, v in fields.items()})
+
+    @property
+    def fields(self) -> dict[str, int]:
+        """The fields given, by name (editing it edits the instruction)."""
+        return self.__dict__
 
     def __getattr__(self, name: str) -> int:
-        # only reached for names that are not attributes: instruction fields read as 0
-        if name not in FIELD_NAMES:
-            raise AttributeError(f"instructions have no field {name!r}")
-        return self.fields.get(name, 0)
+        # only reached for names that are neither set nor fields of any instruction
+        raise AttributeError(f"instructions have no field {name!r}")
 
     @property
     def module(self) -> Module:
@@ -55,6 +62,11 @@ class Instruction:
     def __repr__(self) -> str:
         body = " ".join(f"{k}={v}" for k, v in self.nonzero().items())
         return f"<{self.opcode.name} {body}>"
+
+
+# Every field reads as 0 unless given ("opcode" is the slot).
+for _name in FIELD_NAMES - {"opcode"}:
+    setattr(Instruction, _name, 0)
 
 
 def layout_of(cfg, opcode: int) -> Layout:

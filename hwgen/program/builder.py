@@ -17,6 +17,7 @@ programs, in the style of the VTA runtime.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -35,6 +36,30 @@ UOP_REGION = "uops"
 
 def _module(m) -> Module:
     return m if isinstance(m, Module) else Module[str(m).upper()]
+
+
+@lru_cache(maxsize=1 << 14)
+def _encoded(cfg, uops: bytes, loops: tuple[tuple[int, ...], ...], ncols: int, compress: bool):
+    """ProgramBuilder._kernel of int64 micro-ops `uops` (bytes, `ncols` columns): cached,
+    as a compiler's candidate programs share most kernels. The words are read-only."""
+    uops = np.frombuffer(uops, dtype=np.int64).reshape(-1, ncols)
+    loops = [lp + (0,) * (1 + ncols - len(lp)) for lp in loops]
+    if len(loops) > 2:
+        raise HwgenError(f"a micro-op kernel has at most two loops, got {len(loops)}")
+    if any(len(lp) != 1 + ncols for lp in loops):
+        raise HwgenError(f"each loop is (extent, {', '.join(['dst_factor', 'src_factor', 'wgt_factor'][:ncols])})")
+    loops = [(1,) + (0,) * ncols] * (2 - len(loops)) + loops  # pad outer loops
+    (n_out, *f_out), (n_in, *f_in) = loops
+    if not compress:
+        o = np.arange(n_out)[:, None, None, None] * np.array(f_out)
+        i = np.arange(n_in)[None, :, None, None] * np.array(f_in)
+        uops = (uops[None, None, :, :] + o + i).reshape(-1, ncols)
+        n_out = n_in = 1
+        f_out = f_in = [0] * ncols
+    cols = [uops[:, k] for k in range(ncols)] + [np.zeros(len(uops), np.int64)] * (3 - ncols)
+    words = encode_uops(cfg, *cols)
+    words.flags.writeable = False
+    return words, (n_out, n_in), tuple(zip(f_out, f_in))
 
 
 class ProgramBuilder:
@@ -148,22 +173,8 @@ class ProgramBuilder:
     # -- micro-op kernels -------------------------------------------------------------
     def _kernel(self, uops: np.ndarray, loops: Sequence[tuple], ncols: int, compress: bool):
         """(words, iters, factors) for a kernel; factors[k] = (out, in) for dst, src, wgt."""
-        loops = [tuple(int(v) for v in lp) + (0,) * (1 + ncols - len(lp)) for lp in loops]
-        if len(loops) > 2:
-            raise HwgenError(f"a micro-op kernel has at most two loops, got {len(loops)}")
-        if any(len(lp) != 1 + ncols for lp in loops):
-            raise HwgenError(f"each loop is (extent, {', '.join(['dst_factor', 'src_factor', 'wgt_factor'][:ncols])})")
-        loops = [(1,) + (0,) * ncols] * (2 - len(loops)) + loops  # pad outer loops
-        (n_out, *f_out), (n_in, *f_in) = loops
-        if not compress:
-            o = np.arange(n_out)[:, None, None, None] * np.array(f_out)
-            i = np.arange(n_in)[None, :, None, None] * np.array(f_in)
-            uops = (uops[None, None, :, :] + o + i).reshape(-1, ncols)
-            n_out = n_in = 1
-            f_out = f_in = [0] * ncols
-        cols = [uops[:, k] for k in range(ncols)] + [np.zeros(len(uops), np.int64)] * (3 - ncols)
-        words = encode_uops(self.cfg, *cols)
-        return words, (n_out, n_in), list(zip(f_out, f_in))
+        loops = tuple(tuple(int(v) for v in lp) for lp in loops)
+        return _encoded(self.cfg, uops.tobytes(), loops, ncols, compress)
 
     def _resident_kernel(self, words: np.ndarray) -> tuple[int, int]:
         """Make a kernel resident in the micro-op buffer; returns (uop_bgn, uop_end)."""

@@ -16,6 +16,7 @@ import json
 import re
 import zipfile
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ class Region:
     layout: str = ""
     role: str = "input"
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 

@@ -20,6 +20,7 @@ of tsim's memory model unless given. The store's writes do not share the read ch
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,19 @@ def _row_bursts(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, 
         to_boundary = (BOUNDARY_BYTES - cur % BOUNDARY_BYTES) // bus
         cur += min(max_burst, to_boundary, (end - cur) // bus) * bus
         bursts += 1
+    return beats, bursts
+
+
+@lru_cache(maxsize=1 << 16)
+def _rows_bursts(addr: int, stride: int, nbytes: int, rows: int, bus: int, max_burst: int) -> tuple[int, int]:
+    """(beats, bursts) of `rows` rows of `nbytes`, the first at byte `addr`, `stride`
+    bytes apart. Bursts split only at bus words and 4 KiB boundaries, so callers pass
+    `addr` and `stride` modulo BOUNDARY_BYTES (a multiple of the bus width): the
+    compiler's tiling search meets the same few transfers many times."""
+    beats = bursts = 0
+    for y in range(rows):
+        b, n = _row_bursts((addr + y * stride) % BOUNDARY_BYTES, nbytes, bus, max_burst)
+        beats, bursts = beats + b, bursts + n
     return beats, bursts
 
 
@@ -104,17 +118,15 @@ class _Model:
         self.read = _ReadChannel()
         longest = min(self.max_burst, BOUNDARY_BYTES // self.bus)    # beats
         self.burst_hold = int(self._hold(longest, 1))      # the channel time of the longest burst
+        self.write_lanes = {mt: g.write_lanes(mt) for mt in MemType}
         self.uop = np.zeros((3, self.cfg.depth[MemType.UOP]), dtype=np.int64)   # dst, src, wgt
+        self.extremes = {}            # (row, uop_bgn, uop_end) -> (min, max) of the loaded micro-ops
 
     # -- durations -------------------------------------------------------------------------
     def _transfer(self, insn: Instruction, elem_bytes: int) -> tuple[int, int]:
         """(beats, bursts) of a load's or store's DRAM rows."""
-        beats = bursts = 0
-        for y in range(insn.y_size):
-            b, n = _row_bursts((insn.dram_base + y * insn.x_stride) * elem_bytes, insn.x_size * elem_bytes,
-                               self.bus, self.max_burst)
-            beats, bursts = beats + b, bursts + n
-        return beats, bursts
+        return _rows_bursts(insn.dram_base * elem_bytes % BOUNDARY_BYTES, insn.x_stride * elem_bytes % BOUNDARY_BYTES,
+                            insn.x_size * elem_bytes, insn.y_size, self.bus, self.max_burst)
 
     def _hold(self, beats: int, bursts: int) -> float:
         """The read channel's time for a transfer: its data beats, or its bursts' round
@@ -124,11 +136,11 @@ class _Model:
     def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int] | None]:
         """(cycles alone, (cycles it holds the read channel, the longest it waits for
         it) or None for a load without a transfer)."""
-        mt = MemType(insn.memory_type)
+        mt = insn.memory_type
         if insn.x_size == 0:
             return LOAD_FIXED, None
         beats, bursts = self._transfer(insn, self.cfg.elem_bytes[mt])
-        writes = -(-insn.y_size * insn.x_size // geometry(self.cfg).write_lanes(mt))
+        writes = -(-insn.y_size * insn.x_size // self.write_lanes[mt])
         rows, cols = block_shape(insn)
         pads = rows * cols - insn.y_size * insn.x_size
         round_trip = (self.latency + LOAD_BURST) * bursts / self.inflight
@@ -158,7 +170,7 @@ class _Model:
         if insn.opcode == Opcode.GEMM:
             interval = gemm_interval(self.cfg)
         else:
-            interval = alu_interval(self.cfg, bool(insn.use_imm), AluOp(insn.alu_opcode) in LATE_OPS)
+            interval = alu_interval(self.cfg, bool(insn.use_imm), insn.alu_opcode in LATE_OPS)
         return UNIT_FIXED + self.iterations(insn) * interval
 
     # -- footprints ----------------------------------------------------------------------------
@@ -166,11 +178,12 @@ class _Model:
         n = insn.y_size * insn.x_size
         if n:
             self.uop[:, insn.sram_base:insn.sram_base + n] = loaded_uops(self.cfg, self.program.dram, insn)
+            self.extremes.clear()
 
     def halves(self, insn: Instruction) -> frozenset:
         """The ACC/OUT halves a compute instruction touches (none for UOP loads)."""
         if insn.opcode == Opcode.LOAD:
-            if MemType(insn.memory_type) == MemType.UOP or insn.x_size == 0:
+            if insn.memory_type == MemType.UOP or insn.x_size == 0:
                 return frozenset()
             rows, cols = block_shape(insn)
             return overlap_halves(self.cfg, insn.sram_base, insn.sram_base + rows * cols - 1)
@@ -178,8 +191,12 @@ class _Model:
             return frozenset()
         touched = frozenset()
         for row, kind in enumerate(("dst", "src") if insn.opcode == Opcode.ALU else ("dst",)):
-            base = self.uop[row, insn.uop_bgn:insn.uop_end]
-            touched |= overlap_halves(self.cfg, int(base.min()), loop_max(int(base.max()), insn, kind))
+            key = (row, insn.uop_bgn, insn.uop_end)
+            if key not in self.extremes:
+                base = self.uop[row, insn.uop_bgn:insn.uop_end]
+                self.extremes[key] = int(base.min()), int(base.max())
+            lo, hi = self.extremes[key]
+            touched |= overlap_halves(self.cfg, lo, loop_max(hi, insn, kind))
         return touched
 
     # -- the run -----------------------------------------------------------------------------------
@@ -189,8 +206,9 @@ class _Model:
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
         end = 0
-        for i in schedule(insns):     # every instruction after those that push the tokens it pops
-            insn, m = insns[i], insns[i].module
+        modules = [insn.module for insn in insns]
+        for i in schedule(insns, modules=modules):   # every instruction after those that push the tokens it pops
+            insn, m = insns[i], modules[i]
             (pop_prev, pop_next), (push_prev, push_next) = neighbour_queues(m)
             ready = 0
             for q in (q for q, flag in ((pop_prev, insn.pop_prev), (pop_next, insn.pop_next)) if flag):
@@ -215,7 +233,7 @@ class _Model:
         elif m == Module.STORE:
             d = self.store_cycles(insn) if insn.opcode == Opcode.STORE else ISSUE
         elif insn.opcode == Opcode.LOAD:
-            if MemType(insn.memory_type) == MemType.UOP:
+            if insn.memory_type == MemType.UOP:
                 self.uop_load(insn)
             d, channel = self.load_cycles(insn)
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
@@ -261,7 +279,7 @@ class _Overlap:
         halves = model.halves(insn)
         if cls != "LOAD":
             rng = (insn.uop_bgn, insn.uop_end)           # the micro-ops it reads
-        elif MemType(insn.memory_type) == MemType.UOP:
+        elif insn.memory_type == MemType.UOP:
             rng = (insn.sram_base, insn.sram_base + insn.y_size * insn.x_size)   # those it writes
         else:
             rng = None

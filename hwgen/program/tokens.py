@@ -23,13 +23,16 @@ def neighbour_queues(m: Module) -> tuple[tuple[str | None, str | None], tuple[st
 _Q = {m: neighbour_queues(m) for m in Module}
 
 
-def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None) -> Iterator[int]:
+def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None,
+             modules: Sequence[Module] | None = None) -> Iterator[int]:
     """Run the token semantics: yields instruction numbers in a legal execution order
     (each module runs until it blocks, in the order load, compute, store), calling
     `execute(i)` before pushing i's tokens. Stops after everything ran, or raises
     DeadlockError naming each module's blocked instruction. Flags that name a missing
-    neighbour must have been rejected before (see check.check_program)."""
-    queues = {m: [i for i, insn in enumerate(insns) if insn.module == m] for m in Module}
+    neighbour must have been rejected before (see check.check_program). `modules`: each
+    instruction's module, when the caller has them."""
+    modules = [insn.module for insn in insns] if modules is None else modules
+    queues = {m: [i for i, mi in enumerate(modules) if mi == m] for m in Module}
     heads = {m: 0 for m in Module}
     tokens = {q: 0 for q in QUEUES.values()}
     remaining = len(insns)

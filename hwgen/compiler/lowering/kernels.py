@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
+from typing import Sequence
 
 import numpy as np
 
@@ -20,13 +22,14 @@ from ...isa import MemType
 @dataclass(frozen=True)
 class Kernel:
     uops: np.ndarray            # (n, k) base + unrolled dimensions
-    loops: list[tuple]          # up to two (extent, *factors), outer first
+    loops: Sequence[tuple]      # up to two (extent, *factors), outer first
 
     @property
     def iterations(self) -> int:
         return len(self.uops) * math.prod(lp[0] for lp in self.loops)
 
 
+@lru_cache(maxsize=256)
 def field_limits(cfg, opcode: str) -> tuple[int, tuple[int, ...]]:
     """Largest loop extent and largest factor per index (dst, src[, wgt]) of an opcode."""
     lay = cfg.layouts[opcode]
@@ -38,9 +41,15 @@ def field_limits(cfg, opcode: str) -> tuple[int, tuple[int, ...]]:
 def affine_kernel(cfg, opcode: str, base, dims) -> Kernel:
     """`base`: index tuple; `dims`: (extent, *factors) outer to inner. Picks the (at
     most two) dimensions to run as loops so that the fewest micro-ops remain, keeping
-    their order; the others are unrolled into micro-ops in their order."""
+    their order; the others are unrolled into micro-ops in their order. Kernels are
+    shared (read-only micro-ops): a lowering asks for the same few many times."""
+    return _affine_kernel(cfg, opcode, tuple(int(v) for v in base), tuple(tuple(int(v) for v in d) for d in dims))
+
+
+@lru_cache(maxsize=1 << 14)
+def _affine_kernel(cfg, opcode: str, base: tuple[int, ...], dims: tuple[tuple[int, ...], ...]) -> Kernel:
     max_iter, max_factor = field_limits(cfg, opcode)
-    dims = [tuple(int(v) for v in d) for d in dims if d[0] > 1]
+    dims = [d for d in dims if d[0] > 1]
     fits = [k for k, d in enumerate(dims)
             if d[0] <= max_iter and all(0 <= f <= m for f, m in zip(d[1:], max_factor))]
     best = ()
@@ -48,11 +57,12 @@ def affine_kernel(cfg, opcode: str, base, dims) -> Kernel:
         for pick in combinations(fits, r):
             if math.prod(dims[k][0] for k in pick) > math.prod(dims[k][0] for k in best):
                 best = pick
-    loops = [dims[k] for k in best]
+    loops = tuple(dims[k] for k in best)
     rest = [d for k, d in enumerate(dims) if k not in best]
     uops = np.array([base], dtype=np.int64)
     for extent, *f in rest:
         uops = (uops[:, None, :] + np.arange(extent)[None, :, None] * np.array(f)[None, None, :]).reshape(-1, len(base))
+    uops.flags.writeable = False
     return Kernel(uops, loops)
 
 
@@ -72,10 +82,13 @@ def split_kernel(k: Kernel, n: int = 2) -> list[Kernel]:
     if k.loops and k.loops[0][0] >= 2:
         extent, *factors = k.loops[0]
         parts, start = [], 0
-        for size in np.diff(np.linspace(0, extent, min(n, extent) + 1).round().astype(int)):
-            parts.append(Kernel(k.uops + start * np.array(factors, dtype=np.int64), [(int(size), *factors),
+        m = min(n, extent)
+        for j in range(1, m + 1):
+            # np.linspace(0, extent, m + 1).round(): j x step in floating point, halves to even
+            end = extent if j == m else round(j * (extent / m))
+            parts.append(Kernel(k.uops + start * np.array(factors, dtype=np.int64), [(end - start, *factors),
                                                                                      *k.loops[1:]]))
-            start += int(size)
+            start = end
         return parts
     if len(k.uops) >= 2 and not k.loops:
         return [Kernel(u, []) for u in np.array_split(k.uops, min(n, len(k.uops)))]
