@@ -1,6 +1,6 @@
 """Compiler benchmarks, printed as figures.
 
-    python benchmarks/compiler_bench.py [--json] [--only tps,reuse,networks] [--configs a,b] [--networks a,b]
+    python benchmarks/compiler_bench.py [--json] [--only tps,reuse,compile,networks] [--runs net:config,...]
 
 tps       DRAM bytes loaded by the tiling search's schedule against the fallback
           (minimal-scratchpad) schedule on the ResNet-18 convolutions C2-C11 at BLOCK 32
@@ -8,6 +8,9 @@ tps       DRAM bytes loaded by the tiling search's schedule against the fallback
 reuse     bytes loaded into INP and WGT by the ResNet convolutions with reuse-aware
           double buffering against plain virtual threads: on the same (searched) tilings,
           and with each searching its own best tiling
+compile   seconds to compile each network of --runs: searching every tiling (an empty
+          tiling cache, as the first compilation after a change to the compiler) and
+          again from the cache the first one wrote (as any later compilation)
 networks  networks end to end on tsim: total cycles, MAC utilization, DRAM bytes,
           bit-exactness and wall time (default: ResNet-18 on 1x16x16, 1x32x32 and
           1x64x64, MobileNet-v1 on 1x16x16)
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import tempfile
 import time
 from dataclasses import replace
 
@@ -25,6 +30,7 @@ from hwgen import load_config
 from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d
+from hwgen.compiler.lowering.cache import forget
 from hwgen.compiler.mapping import conv_shape, host_reason
 from hwgen.compiler.tiling import ConvShape, dram_bytes, fallback, load_bytes, search
 from sim import Tsim
@@ -79,6 +85,33 @@ def _inp_wgt(b: dict) -> int:
     return b["INP"] + b["WGT"]
 
 
+def compile_times(runs, report=None):
+    out = []
+    old = os.environ.get("HWGEN_CACHE")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["HWGEN_CACHE"] = tmp
+        try:
+            for net_name, config in runs:
+                cfg, net = load_config(config), zoo.get(net_name)
+                seconds = []
+                for _ in ("searched", "cached"):
+                    forget()
+                    t0 = time.perf_counter()
+                    compile_network(net, cfg)
+                    seconds.append(round(time.perf_counter() - t0, 2))
+                out.append({"network": net_name, "config": cfg.name, "searched_seconds": seconds[0],
+                            "cached_seconds": seconds[1]})
+                if report:
+                    report(out[-1])
+        finally:
+            forget()
+            if old is None:
+                del os.environ["HWGEN_CACHE"]
+            else:
+                os.environ["HWGEN_CACHE"] = old
+    return out
+
+
 def networks(runs, report=None):
     out = []
     for net_name, config in runs:
@@ -103,11 +136,12 @@ def networks(runs, report=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--only", default="tps,reuse,networks")
+    ap.add_argument("--only", default="tps,reuse,compile,networks")
     ap.add_argument("--runs", default="resnet18:default,resnet18:1x32x32,resnet18:1x64x64,mobilenet_v1:default",
-                    help="network:config pairs for the network runs")
+                    help="network:config pairs for the compile and network runs")
     args = ap.parse_args()
     parts = args.only.split(",")
+    runs = [tuple(p.split(":")) for p in args.runs.split(",")]
     res = {}
     if "tps" in parts:
         res["tps"] = tps()
@@ -124,8 +158,13 @@ def main():
                 print(f"  {r['network']:>9} on {r['config']:<8}: {r['reuse_bytes']:>12,}; plain, same tilings "
                       f"{r['plain_same_tiling_bytes']:>12,} ({r['saved_same_tiling']:.0%} saved); plain, its own "
                       f"best tilings {r['plain_best_tiling_bytes']:>12,} ({r['saved_best_tiling']:.0%} saved)")
+    if "compile" in parts:
+        if not args.json:
+            print("Compile seconds (tiling search, then from the tiling cache):", flush=True)
+        res["compile"] = compile_times(runs, None if args.json else lambda r: print(
+            f"  {r['network']} on {r['config']}: {r['searched_seconds']} s searched, {r['cached_seconds']} s cached",
+            flush=True))
     if "networks" in parts:
-        runs = [tuple(p.split(":")) for p in args.runs.split(",")]
         def show(r):
             print(f"  {r['network']} on {r['config']}: {r['cycles']:,} cycles, MAC utilization "
                   f"{r['mac_utilization']:.1%}, {r['dram_bytes']:,} DRAM bytes, "

@@ -14,7 +14,6 @@ An SCL operand word packs the multiplier m and the shift n (`scl_word`); words l
 ACC entries beside the bias (`bias_entries`)."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,9 +72,13 @@ class Requant:
         return ops
 
     def timing(self) -> "Requant":
-        """The same passes with placeholder words: equal for epilogues whose programs
-        take the same cycles (the tiling search caches by it)."""
-        return dataclasses.replace(self, words=None if self.words is None else (0,) * len(self.words))
+        """The same passes with placeholder immediates and words: equal for epilogues
+        whose programs take the same cycles (the cycle model reads no immediate; the
+        tiling search caches by it). The clip stays symmetric about the zero point, or not."""
+        zero = int(self.zero != 0)
+        lo, hi = self.clip[0] - self.zero, self.clip[1] - self.zero
+        return Requant(int(self.shift != 0), (zero - 1, zero + 1) if lo == -hi else (zero, zero + 1),
+                       None if self.words is None else (0,) * len(self.words), zero)
 
     def channel_words(self, channels: int) -> np.ndarray:
         """The words as an int32 vector of `channels` (zeros without words)."""

@@ -24,7 +24,6 @@ elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
@@ -33,6 +32,7 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from ..requant import IDENTITY, AddRequant, Requant, scl_word
 from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, search, shortlist, tiles, within
+from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
 L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
@@ -333,15 +333,16 @@ def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residu
     with "cycles" the one whose program the cycle model (`program.timing`) finds
     fastest among the search's shortlist (ties: the earlier one). `rq` and `residual`
     (the add's Requant or AddRequant, or None) are the layer's epilogue, whose
-    instructions count."""
+    instructions count. The choice is remembered (`cache`) for layers of the same
+    problem, in this run and the next."""
     if goal == "bytes":
         return search(cfg, s, reuse, name).tiling
-    return _fastest(cfg, s, tuple(shortlist(cfg, s, reuse, name)), rq.timing(),
-                    None if residual is None else residual.timing())
+    rq, residual = rq.timing(), None if residual is None else residual.timing()
+    return remembered(problem_key(cfg, s, reuse, rq, residual),
+                      lambda: _fastest(cfg, s, shortlist(cfg, s, reuse, name), rq, residual))
 
 
-@lru_cache(maxsize=1024)
-def _fastest(cfg, s: ConvShape, tilings: tuple[Tiling, ...], rq: Requant, residual) -> Tiling:
+def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) -> Tiling:
     """Of `tilings`, the one whose program the cycle model finds fastest. Programs are
     built on placeholder regions (the instructions do not depend on the data) and not
     checked: the chosen tiling's program is built again, and checked, by the caller."""

@@ -1,0 +1,136 @@
+"""The remembered tilings of the cycle-ranked search (hwgen.compiler.lowering.cache):
+a hit gives what a fresh search gives, and a changed configuration or compiler source
+misses. The references are the search itself (`_fastest` over the shortlist) and
+programs lowered on a forced tiling, never a stored output."""
+import json
+
+import numpy as np
+import pytest
+
+from hwgen import load_config
+from hwgen.compiler.lowering import cache
+from hwgen.compiler.lowering import conv as lconv
+from hwgen.compiler.lowering.kernels import Kernel, split_kernel
+from hwgen.compiler.lowering.layers import conv2d_program
+from hwgen.compiler.requant import Requant
+from hwgen.compiler.tiling import ConvShape, Tiling, fallback, shortlist
+from hwgen.program.builder import ProgramBuilder
+from hwgen.program.timing import predict
+
+RQ = Requant(4)
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty cache directory and nothing remembered in the process."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
+    cache.forget()
+    yield tmp_path / "tilings"
+    cache.forget()
+
+
+def _problem(cfg):
+    s = ConvShape.of(cfg, 1, 32, 32, 8, 8, 3, 3, (1, 1), (1, 1))
+    return s, cache.problem_key(cfg, s, True, RQ.timing(), None)
+
+
+def _searched(cfg, s):
+    return lconv._fastest(cfg, s, shortlist(cfg, s), RQ.timing(), None)
+
+
+def _choose(cfg, s):
+    return lconv.choose_tiling(cfg, s, True, "cycles", RQ)
+
+
+def _conv(cfg, tiling=None):
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (1, 32, 8, 8), dtype=np.int8)
+    w = rng.integers(-128, 128, (32, 32, 3, 3), dtype=np.int8)
+    bias = rng.integers(-1000, 1000, 32, dtype=np.int32)
+    return conv2d_program(cfg, x, w, bias, pad=1, shift=RQ.shift, tiling=tiling)
+
+
+def _same(a, b):
+    assert a.insn_bytes == b.insn_bytes
+    assert np.array_equal(a.dram, b.dram)
+
+
+def test_a_hit_gives_the_searched_tiling_and_program(fresh):
+    cfg = load_config("default")
+    s, key = _problem(cfg)
+    reference = _searched(cfg, s)
+    cold = _conv(cfg)
+    assert json.loads((fresh / f"{key}.json").read_text()) == reference.to_dict()
+    cache.forget()                                  # a new run: only the file remembers
+    warm = _conv(cfg)
+    _same(cold, warm)
+    _same(warm, _conv(cfg, reference))
+
+
+def test_the_file_is_read_under_its_key_only(fresh, monkeypatch):
+    cfg = load_config("default")
+    s, key = _problem(cfg)
+    planted = fallback(s)
+    assert planted != _searched(cfg, s)
+    fresh.mkdir(parents=True)
+    (fresh / f"{key}.json").write_text(json.dumps(planted.to_dict()))
+    assert _choose(cfg, s) == planted               # the file is what a hit returns
+    cache.forget()
+    monkeypatch.setattr(cache, "source_digest", lambda: "an edited compiler")
+    assert _choose(cfg, s) == _searched(cfg, s)
+    other = cfg.replace(AXI_MAX_INFLIGHT=cfg.AXI_MAX_INFLIGHT * 2)
+    assert cache.problem_key(other, s, True, RQ.timing(), None) != key
+    assert _choose(other, s) == _searched(other, s)
+
+
+@pytest.mark.parametrize("content", ["not json", '{"th": 1}', json.dumps({**Tiling(1, 1, 1, 1).to_dict(), "th": "1"})])
+def test_an_unreadable_file_is_searched_again_and_rewritten(fresh, content):
+    cfg = load_config("default")
+    s, key = _problem(cfg)
+    fresh.mkdir(parents=True)
+    (fresh / f"{key}.json").write_text(content)
+    assert _choose(cfg, s) == _searched(cfg, s)
+    assert json.loads((fresh / f"{key}.json").read_text()) == _searched(cfg, s).to_dict()
+
+
+def test_the_source_digest_covers_the_compiler():
+    assert len(cache.source_digest()) == 64
+    names = {p.name for p in cache._HWGEN.joinpath("compiler").rglob("*.py")}
+    assert {"tiling.py", "conv.py", "cache.py"} <= names
+
+
+@pytest.mark.parametrize("a,b", [
+    (Requant(3), Requant(7)),
+    (Requant(3, (0, 127)), Requant(1, (0, 100))),
+    (Requant(2, (-128, 127), None, 5), Requant(6, (-100, 90), None, -3)),
+    (Requant(0, (-127, 127), (11, 12), 0), Requant(0, (-90, 90), (13, 14), 0)),
+])
+def test_epilogues_of_one_timing_form_take_the_same_cycles(a, b):
+    """What lets layers of different shifts, clips and zero points share a choice: the
+    programs differ in immediates and words alone, which the cycle model does not read."""
+    cfg = load_config("1x16x16-aluext").replace(ALU_RESCALE="multiply")
+    assert a.timing() == b.timing()
+    assert len(a.passes(True)) == len(b.passes(True))
+    words = 1 + (a.words is not None)
+    s = ConvShape.of(cfg, 1, 32, 32, 6, 6, 3, 3, (1, 1), (1, 1), bias_entries=words)
+    t = shortlist(cfg, s)[0]
+
+    def cycles(rq):
+        b = ProgramBuilder(cfg)
+        x = b.alloc("x", (1, 2, 6, 6, 1, 16), "int8")
+        w = b.alloc("w", (2, 2, 3, 3, 16, 16), "int8")
+        bias = b.alloc("bias", (2, words, 1, 16), "int32")
+        out = b.output("out", (1, 2, 6, 6, 1, 16), "int8")
+        lconv.lower_conv(b, s, t, x, w, bias, out, rq)
+        return predict(b.finish(check=False))
+    assert cycles(a) == cycles(b)
+
+
+def test_split_kernel_cuts_as_linspace_rounds():
+    """The runs of a split GEMM loop: np.linspace(0, extent, n + 1).round()."""
+    for extent in range(2, 600):
+        for n in range(1, 6):
+            k = Kernel(np.zeros((1, 3), np.int64), [(extent, 1, 2, 3)])
+            sizes = [kn.loops[0][0] for kn in split_kernel(k, n)]
+            cuts = np.linspace(0, extent, min(n, extent) + 1).round().astype(int)
+            assert sizes == list(np.diff(cuts))
