@@ -16,6 +16,12 @@ cycles and utilization; the output is checked bit for bit against the IR referen
 and against ONNX Runtime (an exact-integer session), top-1 included. The default
 configuration is the shipped default with ALU_RESCALE "multiply".
 
+tv:NAME (e.g. tv:resnet18, tv:mobilenet_v2): torchvision's model, where torch and
+torchvision are installed (they are no dependency of hwgen), exported by
+torch.onnx.export (opset 17, batch norms folded), with seeded random weights and batch
+norm statistics measured on random inputs (so that activations keep their scale through
+the depth, as a trained network's do), quantized like the model of the same name above.
+
 mnist: a trained network, qonnx's MNIST CNN quantized by quantize_static (QDQ, uint8
 activations) on the first 300 of scikit-learn's digits (resized to 28x28); the other
 1,497 classified as one batch on the target: top-1 accuracy of the float model, of
@@ -24,6 +30,7 @@ ONNX Runtime, cycles per image."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import tempfile
 import time
@@ -51,9 +58,32 @@ def _ort_output(path: Path, x: np.ndarray) -> np.ndarray:
     return s.run(None, {s.get_inputs()[0].name: x})[0]
 
 
+def torchvision_model(name: str, size: int, directory: Path, seed: int = 0) -> onnx.ModelProto:
+    """torchvision's `name` exported to ONNX (see the module's docstring)."""
+    try:
+        torch, models = importlib.import_module("torch"), importlib.import_module("torchvision.models")
+    except ImportError as e:
+        raise SystemExit(f"tv:{name} needs torch and torchvision ({e}); they are not dependencies of hwgen") from None
+    torch.manual_seed(seed)
+    model = getattr(models, name)(weights=None)
+    for m in model.modules():       # batch statistics of random inputs: cumulative averages
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.momentum = None
+    with torch.no_grad():
+        model.train()
+        for _ in range(4):
+            model(torch.randn(8, 3, size, size))
+    model.eval()
+    path = directory / f"tv_{name}.float.onnx"
+    torch.onnx.export(model, torch.randn(1, 3, size, size), str(path), opset_version=17, input_names=["x"],
+                      output_names=["logits"], dynamo=False)
+    return onnx.load(str(path))
+
+
 def bench(name: str, cfg, target: str, size: int, directory: Path) -> dict:
-    path = onnx_zoo.quantize(onnx_zoo.MODELS[name](size=size), directory / f"{name}.onnx", samples=2,
-                             **QUANTIZATION[name])
+    base = name.removeprefix("tv:")
+    model = torchvision_model(base, size, directory) if name.startswith("tv:") else onnx_zoo.MODELS[name](size=size)
+    path = onnx_zoo.quantize(model, directory / f"{name.replace(':', '_')}.onnx", samples=2, **QUANTIZATION[base])
     wall, cpu = time.perf_counter(), time.process_time()
     net, quant = load_onnx(path)
     compiled = compile_network(net, cfg)
@@ -138,7 +168,7 @@ def main():
             out.append(res)
             if args.json:
                 continue
-            print(f"{name} {args.size}x{args.size} ({QUANTIZATION[name]}) on {cfg.name} {args.target}: "
+            print(f"{name} {args.size}x{args.size} ({QUANTIZATION[name.removeprefix('tv:')]}) on {cfg.name} {args.target}: "
                   f"import + compile {res['compile_seconds']} s ({res['compile_cpu_seconds']} s CPU)")
             if res["cycles"] is not None:
                 print(f"  {res['cycles']:,} cycles (model {res['predicted_cycles']:,}), MAC utilization "

@@ -177,11 +177,12 @@ def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_cha
     activations with zero point 0 (else uint8, asymmetric); weights int8 with zero
     point 0, per channel or per tensor."""
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    name = model.graph.input[0].name
     rng = np.random.default_rng(seed)
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.data = iter([{"x": rng.normal(0, 1, shape).astype(np.float32)} for _ in range(samples)])
+            self.data = iter([{name: rng.normal(0, 1, shape).astype(np.float32)} for _ in range(samples)])
 
         def get_next(self):
             return next(self.data, None)
