@@ -74,20 +74,46 @@ def network(prog: Program, weights: dict[str, np.ndarray]) -> ir.Network:
     return net
 
 
+def _square(layer, attr: str) -> int:
+    """The one value of a layer's per-axis attribute (strides, pads, kernels): EngineIR's
+    operations have square windows, one stride and the same padding on every side."""
+    values = set(getattr(layer, attr))
+    if len(values) != 1:
+        raise HwgenError(f"layer {layer.name}: {attr} {list(getattr(layer, attr))}; EngineIR's operations take one "
+                         f"value for every axis and side")
+    return values.pop()
+
+
+def _check_expressible(layer) -> None:
+    """Refuse what EngineIR's operations do not compute: a requantization by multipliers,
+    zero points, padding by a value, weights beyond int8 (an imported model's)."""
+    if getattr(layer, "requant", None) is not None:
+        raise HwgenError(f"layer {layer.name}: requantization by per-channel multipliers (an imported ONNX "
+                         "model's); EngineIR's operations requantize by one shift")
+    for attr in ("zero", "pad_value", "in_zero"):
+        if np.any(np.asarray(getattr(layer, attr, 0)) != 0):
+            raise HwgenError(f"layer {layer.name}: {attr} {getattr(layer, attr)}; EngineIR's operations have no "
+                             "zero points (their tensors are int8 with zero 0)")
+    weight = getattr(layer, "weight", None)
+    if weight is not None and weight.dtype != np.int8:
+        raise HwgenError(f"layer {layer.name}: {weight.dtype} weights; EngineIR's engines multiply int8")
+
+
 def _operation(layer, shapes):
     """(op, stride, kernel, pad, tensor arguments) of a network layer."""
+    _check_expressible(layer)
     x = layer.inputs
     match layer:
         case ir.Dense():
             return "dense_rq", 1, 1, 0, x
         case ir.Conv2d():
-            return "conv2d_rq", layer.stride, 1, layer.pad, x
+            return "conv2d_rq", _square(layer, "strides"), 1, _square(layer, "pads"), x
         case ir.DepthwiseConv2d():
-            return "dwconv_rq", layer.stride, layer.kernel, layer.pad, x
+            return "dwconv_rq", _square(layer, "strides"), _square(layer, "kernels"), _square(layer, "pads"), x
         case ir.MaxPool():
-            return "maxpool", layer.stride, layer.kernel, layer.pad, x
+            return "maxpool", _square(layer, "strides"), _square(layer, "kernels"), _square(layer, "pads"), x
         case ir.AvgPool():
-            return "sumpool_rq", layer.stride, layer.kernel, layer.pad, x
+            return "sumpool_rq", _square(layer, "strides"), _square(layer, "kernels"), _square(layer, "pads"), x
         case ir.GlobalAvgPool():
             _, _, h, w = shapes[x[0]]
             if h != w:

@@ -1,6 +1,7 @@
 """EngineIR: the interpreter against the network reference, the text form, the rewrites
 (every sampled design computes the reference), counting and extraction against brute
 force."""
+import dataclasses
 import itertools
 import json
 import random
@@ -50,6 +51,32 @@ def test_lowered_network_computes_its_reference(name):
     assert np.array_equal(interp.run(prog, weights, x), net.reference(x))
     assert len(prog.stmts) == len(net.layers)
     assert all(isinstance(s.schedule, Engine) and s.schedule.hw.hw == s.spec.hw for s in prog.stmts)
+
+
+def test_per_axis_attributes_lower_when_square():
+    """A stride, pad or kernel given per axis lowers as the one value it repeats."""
+    net = small_cnn()
+    net.layers[0] = dataclasses.replace(net.layers[0], stride=(1, 1), pad=(1, 1, 1, 1))
+    net.layers[3] = dataclasses.replace(net.layers[3], kernel=(2, 2), stride=(2, 2))
+    prog, weights = lower.lower(net)
+    x = _input(net)
+    assert np.array_equal(interp.run(prog, weights, x), net.reference(x))
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"stride": (1, 2)}, r"c1: strides \[1, 2\]"),
+    ({"pad": (1, 0, 1, 0)}, r"c1: pads \[1, 0, 1, 0\]"),
+    ({"requant": np.array([[3, 4]] * 4, np.int32), "shift": 0}, "c1: requantization by per-channel multipliers"),
+    ({"zero": 3}, "c1: zero 3"),
+    ({"pad_value": -2}, "c1: pad_value -2"),
+])
+def test_what_engineir_cannot_compute_is_refused_naming_the_layer(change, message):
+    """An imported model's requantization, zero points and per-axis windows: refused
+    rather than lowered to a program that computes something else."""
+    net = small_cnn(size=12)
+    net.layers[0] = dataclasses.replace(net.layers[0], **change)
+    with pytest.raises(HwgenError, match=message):
+        lower.lower(net)
 
 
 def _design(prog, graph, rng):
