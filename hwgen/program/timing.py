@@ -200,8 +200,11 @@ class _Model:
         return touched
 
     # -- the run -----------------------------------------------------------------------------------
-    def run(self) -> int:
+    def run(self, limit: int | None = None) -> int:
         insns = self.program.insns
+        # GEMMs run one after another (on the GEMM unit, or on a sequential compute
+        # module), so the run ends no sooner than the last one's end plus those left
+        gemm_left = sum(self.unit_cycles(insn) for insn in insns if insn.opcode == Opcode.GEMM)
         pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
@@ -223,7 +226,11 @@ class _Model:
                 if flag:
                     pushed.setdefault(q, []).append(retire + TOKEN)
             end = max(end, retire)
-        return end + LAUNCH
+            if limit is not None and insn.opcode == Opcode.GEMM:
+                gemm_left -= self.unit_cycles(insn)
+                if done + gemm_left + LAUNCH >= limit:
+                    return limit
+        return end + LAUNCH if limit is None else min(end + LAUNCH, limit)
 
     def execute(self, m: Module, insn: Instruction, t: int, state) -> tuple[int, int, int]:
         """(start, end, retirement) of `insn` on module `m`, not before `t`."""
@@ -317,6 +324,9 @@ class _Overlap:
         return rng[1] <= other_rng[0] or other_rng[1] <= rng[0]
 
 
-def predict(program, latency: int = MEMORY_LATENCY) -> int:
-    """The predicted cycles of `program` (a checked one) from launch to FINISH."""
-    return _Model(program, latency).run()
+def predict(program, latency: int = MEMORY_LATENCY, limit: int | None = None) -> int:
+    """The predicted cycles of `program` (a checked one) from launch to FINISH. With
+    `limit`: the prediction if it is less than `limit`, else `limit` (found as soon as
+    the GEMMs left cannot end before it: a search that only needs to know whether a
+    program beats the best one so far stops there)."""
+    return _Model(program, latency).run(limit)

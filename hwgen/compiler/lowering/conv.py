@@ -343,10 +343,11 @@ def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residu
 
 
 def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) -> Tiling:
-    """Of `tilings`, the one whose program the cycle model finds fastest. Programs are
-    built on placeholder regions (the instructions do not depend on the data) and not
-    checked: the chosen tiling's program is built again, and checked, by the caller."""
-    def cycles(t: Tiling) -> int:
+    """Of `tilings`, the first of those whose program the cycle model finds fastest.
+    Programs are built on placeholder regions (the instructions do not depend on the
+    data) and not checked: the chosen tiling's program is built again, and checked, by
+    the caller. A program's prediction stops once it cannot beat the best so far."""
+    def cycles(t: Tiling, limit: int | None) -> int:
         b = ProgramBuilder(cfg, "tiling")
         blk = (cfg.batch, cfg.block_out)
         x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
@@ -355,8 +356,13 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
         out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
         short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), residual)
         lower_conv(b, s, t, x, w, bias, out, rq, residual=short)
-        return predict(b.finish(check=False))
-    return min(tilings, key=cycles)
+        return predict(b.finish(check=False), limit=limit)
+    best, fastest = None, None
+    for t in tilings:
+        c = cycles(t, best)
+        if best is None or c < best:
+            best, fastest = c, t
+    return fastest
 
 
 def cg_offset(cg, cj: int) -> int:

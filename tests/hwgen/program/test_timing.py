@@ -10,7 +10,7 @@ from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
 from hwgen.compiler import ir
 from hwgen.config import VTAConfig
 from hwgen.program.builder import ProgramBuilder
-from hwgen.program.timing import _row_bursts, predict
+from hwgen.program.timing import _row_bursts, _rows_bursts, predict
 from sim.tsim import Tsim
 
 SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
@@ -22,6 +22,25 @@ def test_row_bursts_split_at_max_burst_and_4k():
     assert _row_bursts(0, 8 * 40, 8, 16) == (40, 3)             # 16 + 16 + 8 beats
     assert _row_bursts(4096 - 16, 32, 8, 256) == (4, 2)         # two beats each side of 4 KiB
     assert _row_bursts(3, 8, 8, 16) == (2, 1)                   # unaligned: two partial beats
+
+
+def test_rows_bursts_repeat_every_4k():
+    """The cached transfer of several rows is the sum of its rows', wherever it starts
+    modulo 4 KiB."""
+    for addr in (0, 8, 4096 - 24, 1000):
+        for stride in (40, 4096 + 72, 512):
+            rows = [_row_bursts(addr + 4096 * 3 + y * stride, 200, 8, 16) for y in range(5)]
+            got = _rows_bursts(addr % 4096, stride % 4096, 200, 5, 8, 16)
+            assert got == (sum(b for b, _ in rows), sum(n for _, n in rows))
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_limit_stops_only_programs_that_reach_it(overlap):
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
+    for prog in layers(cfg):
+        full = predict(prog)
+        for limit in (1, full // 2, full - 1, full, full + 1, 10 * full):
+            assert predict(prog, limit=limit) == (full if full < limit else limit)
 
 
 def layers(cfg):
