@@ -1,5 +1,9 @@
+import ast
+import inspect
 import json
 import os
+import re
+import textwrap
 
 import pytest
 from hypothesis import settings
@@ -44,3 +48,75 @@ def default_cfg():
 @pytest.fixture
 def ext_cfg():
     return config("1x16x16-aluext")
+
+
+# Test lanes by cost (pyproject's markers). A test is marked by what its code reaches, so
+# that a new test gets its lane without a decorator: the names and string constants of
+# the test function, its fixtures, its parameters, and the test helpers they call
+# (functions of the tests package, followed transitively).
+LANES = {
+    # fuzz campaigns and the simulated boards run tsim
+    "tsim": re.compile(r"^(tsim|Tsim\w*|fsim,tsim|board-sim|SimulatedBoard|fuzz)$"),
+    "cocotb": re.compile(r"^run_cocotb$"),
+    "rtl": re.compile(r"^(run_rtl|rtl)$"),
+    "synth": re.compile(r"^(synthesize|--synth)$"),
+    "pnr": re.compile(r"^(place_and_route|PlaceRoute|--pnr)$"),
+}
+HEAVY = tuple(LANES)
+FOLDER_LANES = {"tests/sim/tsim/": "tsim"}
+
+
+def _tokens(fn, seen: set) -> set[str]:
+    """Names and string constants of `fn` (its docstring left out) and of the functions
+    of the tests package it names, transitively."""
+    fn = inspect.unwrap(fn)
+    if fn in seen or not getattr(fn, "__module__", "").startswith("tests") or not inspect.isfunction(fn):
+        return set()
+    seen.add(fn)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    doc = body[0].value if body and isinstance(body[0], ast.Expr) else None
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+            target = fn.__globals__.get(node.id)
+            if isinstance(target, str):
+                out.add(target)
+            elif inspect.isfunction(target):
+                out |= _tokens(target, seen)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node is not doc:
+            out.add(node.value)
+    return out
+
+
+def _lanes(item) -> set[str]:
+    seen: set = set()
+    tokens = _tokens(item.function, seen)
+    slow = False
+    for name in item.fixturenames:
+        for fixturedef in item._fixtureinfo.name2fixturedefs.get(name, ()):
+            tokens |= _tokens(fixturedef.func, seen)
+            slow |= getattr(fixturedef.func, "slow", False)     # tests.support.lanes.slow_fixture
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        tokens |= {v for v in callspec.params.values() if isinstance(v, str)}
+        tokens |= set(callspec.id.split("-"))
+    lanes = {lane for lane, pattern in LANES.items() if any(pattern.match(t) for t in tokens)}
+    path = item.path.relative_to(item.config.rootpath).as_posix()
+    lanes |= {lane for folder, lane in FOLDER_LANES.items() if path.startswith(folder)}
+    return lanes | ({"slow"} if slow else set())
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        lanes = _lanes(item)
+        for lane in lanes:
+            item.add_marker(lane)
+        if lanes & set(HEAVY):
+            item.add_marker("slow")

@@ -10,9 +10,11 @@ from boards.flash import flash, flash_remote, load_plan
 from boards.plan import board_config, write_plan
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
+from tests.support.lanes import slow_fixture
 
 
 @pytest.fixture(scope="module")
+@slow_fixture
 def built(tmp_path_factory):
     """A plan per board family, with stand-in bitstream files."""
     out = {}

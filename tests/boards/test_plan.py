@@ -15,10 +15,12 @@ from boards.plan import CACHE_COHERENT, CACHE_NONCOHERENT, board_config, wrapper
 from hwgen import HwgenError, VTAConfig, load_config
 from hwgen.cli import main
 from sim.verilator import verilator_env
+from tests.support.lanes import slow_fixture
 from tests.support.tcl_check import record
 
 
 @pytest.fixture(scope="module")
+@slow_fixture
 def plans(tmp_path_factory):
     """The plans of 1x8x8 and of a 512-bit-bus core for every board (no fit check)."""
     out = {}
@@ -149,6 +151,7 @@ def test_configurations_a_board_cannot_take_are_refused():
     assert board_config(BOARDS["de10-nano"], load_config("default")).FPGA == "cyclonev"
 
 
+@pytest.mark.slow
 def test_cli_writes_a_plan_and_refuses_bad_input(tmp_path, capsys):
     assert main(["board", "build", "--board", "pynq-z1", "--config", "1x8x8", "-o", str(tmp_path / "p"), "--no-fit",
                  "--json"]) == 0

@@ -5,6 +5,7 @@ the command's JSON equal to report.json."""
 import json
 
 import numpy as np
+import pytest
 
 import sim
 from dse.report import run_report
@@ -38,6 +39,7 @@ def test_report_of_a_small_resnet():
     assert all(0 <= x <= 1.0001 for k, v in a["series"].items() for x in v if not k.endswith("per_cycle"))
 
 
+@pytest.mark.slow
 def test_report_command_writes_charts_and_the_json(tmp_path, capsys):
     cfg = load_config("1x8x8")
     net = zoo.get("resnet18", size=16, classes=10)

@@ -91,6 +91,7 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
     assert again["pipelined"]["cycles"] == piped["cycles"]
 
 
+@pytest.mark.slow
 def test_sweep_on_a_separately_started_dask_cluster(space, tmp_path, capsys):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     sched_file = tmp_path / "scheduler.json"
@@ -120,6 +121,7 @@ def test_sweep_on_a_separately_started_dask_cluster(space, tmp_path, capsys):
             p.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_and_bad_space_are_bad_input(tmp_path, capsys):
     path = tmp_path / "space.yaml"
     path.write_text(SPACE)

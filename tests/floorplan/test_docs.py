@@ -2,9 +2,12 @@
 import re
 from pathlib import Path
 
+import pytest
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "floorplanning.md"
 
 
+@pytest.mark.slow
 def test_the_floorplanning_guide_runs(tmp_path, capsys):
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
     assert len(blocks) == 2

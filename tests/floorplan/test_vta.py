@@ -136,6 +136,7 @@ def test_default_mapping_by_hand():
     assert (wgt.macro.name, wgt.rows, wgt.cols) == ("sram_1024x256", 1, 8)
 
 
+@pytest.mark.slow
 def test_paths_match_the_generated_netlist(tmp_path, capsys):
     cfg = load_config(CONFIG_DIR / "1x8x8.json")
     build(cfg, tmp_path / "rtl", tech=TECH)          # scratchpads as the tech's macros

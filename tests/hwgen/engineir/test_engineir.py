@@ -91,6 +91,7 @@ def _ops(term, out):
     return out
 
 
+@pytest.mark.slow
 def test_every_rewrite_preserves_the_network_semantics():
     """Designs sampled from the saturated e-graph, each interpreted and compared with the
     network's reference; between them they use every kind of term."""
@@ -162,6 +163,7 @@ def _brute_force(prog, graph, model, bw):
     return per, {(c.area, c.latency, c.traffic) for c in points if not any(o.dominates(c) for o in points)}
 
 
+@pytest.mark.slow
 def test_count_and_exact_front_against_brute_force():
     prog, _ = lower.lower(_tiny())
     graph = rewrites.explore(prog, [1])
@@ -172,6 +174,7 @@ def test_count_and_exact_front_against_brute_force():
     assert len(brute) > 5
 
 
+@pytest.mark.slow
 def test_front_designs_cost_what_they_claim_and_compute_the_reference():
     """Each extracted design's costs, recomputed from its program text, are those the
     extractor reported; the designs run correctly."""
@@ -249,6 +252,7 @@ def test_machine_timing_counts_the_sequencers_cycles():
 
 
 @pytest.mark.parametrize("timing", ["stream", "machine"])
+@pytest.mark.slow
 def test_machine_timing_predicts_front_designs(timing):
     """Fronts extracted with either timing: the machine timing's latency is within 2 %
     of the compiled program's cycles for every design (RTL runs check those cycles)."""

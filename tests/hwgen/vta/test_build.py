@@ -15,6 +15,7 @@ SMALL = {"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_A
          "LOG_UOP_BUFF_SIZE": 10}
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_complete(tmp_path, capsys):
     cfgfile = tmp_path / "small.json"
     cfgfile.write_text(json.dumps({**SMALL, "AXI_DATA_BITS": 128, "AXI_MAX_INFLIGHT": 4}))
@@ -34,6 +35,7 @@ def test_build_is_deterministic_and_complete(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["default", "1x16x32"])
+@pytest.mark.slow
 def test_verilog_is_lint_clean(name, tmp_path):
     from hwgen import load_config
     from hwgen.vta.build import build
@@ -44,6 +46,7 @@ def test_verilog_is_lint_clean(name, tmp_path):
     assert lint.returncode == 0 and "%Warning" not in lint.stderr and "%Error" not in lint.stderr, lint.stderr[:3000]
 
 
+@pytest.mark.slow
 def test_area_report(tmp_path):
     from hwgen.vta.build import build
     cfg = VTAConfig(SMALL)

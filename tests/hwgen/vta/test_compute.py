@@ -11,6 +11,9 @@ from tests.support.hw_bench import run_unit
 from tests.support.spec_interpreter import SMALL, UOP_BASE, interpret, loop_cases, random_state
 from tests.support.strategies import examples
 
+# Amaranth simulations of whole units: seconds each
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("config", range(len(SMALL)))
 @settings(max_examples=examples(12))

@@ -6,6 +6,7 @@ import re
 import subprocess
 
 import numpy as np
+import pytest
 
 from floorplan import check
 from floorplan.vta import OriginalFloorplan
@@ -24,6 +25,7 @@ from tests.conftest import CONFIG_DIR
 TECH = load_tech("example")
 
 
+@pytest.mark.slow
 def test_netlist_macros_are_the_floorplans(tmp_path):
     cfg = load_config(CONFIG_DIR / "1x8x8.json")
     build(cfg, tmp_path, tech=TECH)

@@ -159,6 +159,7 @@ def _within_one(stats, rate):
     assert differ <= rate * total, (differ, total)
 
 
+@pytest.mark.slow
 def test_resnet18_per_channel_symmetric(tmp_path):
     """ResNet-18 at 224x224 in QDQ, int8 activations, weights per channel."""
     path = onnx_zoo.quantize(onnx_zoo.resnet18(), tmp_path / "resnet18.onnx", "qdq", per_channel=True,
@@ -168,6 +169,7 @@ def test_resnet18_per_channel_symmetric(tmp_path):
     _within_one(stats, 2e-6)
 
 
+@pytest.mark.slow
 def test_mobilenet_v2_asymmetric_per_tensor(tmp_path):
     """MobileNet-v2 (96x96) in QOperator, uint8 activations, weights per tensor."""
     path = onnx_zoo.quantize(onnx_zoo.mobilenet_v2(size=96, classes=100), tmp_path / "mnv2.onnx", "qoperator",

@@ -218,6 +218,7 @@ def test_model_round_trip_and_cli(tmp_path, capsys):
     assert [e["where"] for e in summary["layers"]][0] == "host" and summary["dram_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_zoo_shapes():
     for name, classes in (("resnet18", 1000), ("mobilenet_v1", 1000)):
         net = zoo.get(name)
@@ -225,6 +226,7 @@ def test_zoo_shapes():
     assert sum(isinstance(la, Conv2d) for la in zoo.get("resnet50").layers) == 53 + 1   # + the classifier
 
 
+@pytest.mark.slow
 def test_resnet18_on_fsim():
     """The whole ResNet-18 (first convolution on the host) bit for bit on fsim."""
     cfg = cfg_of("default")
