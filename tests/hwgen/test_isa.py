@@ -196,3 +196,45 @@ def test_decode_rejects_what_assembly_cannot_express():
 def test_uop_out_of_range():
     with pytest.raises(EncodingError, match="uop 1: src_idx=2048"):
         encode_uops(VTAConfig(), [0, 0], [0, 2048], [0, 0])
+
+
+# Index and factor widths derived by hand from docs/configuration.md ("Derived values"):
+# depth bits = LOG_X_BUFF_SIZE + 3 - log2 element bits (UOP 5, INP 0+4+3, WGT 4+4+3,
+# ACC 0+4+5), factor bits = depth bits - LOG_X_FACTOR_RESTRICT. Each configuration
+# makes the ACC, INP and WGT widths differ, so a field sized from the wrong buffer shows.
+@pytest.mark.parametrize("fields,bits", [
+    # ACC 16+3-9 = 10 (factor 9), INP 15+3-7 = 11, WGT 18+3-11 = 10, UOP 15+3-5 = 13
+    ({"LOG_ACC_BUFF_SIZE": 16, "LOG_ACC_FACTOR_RESTRICT": 1},
+     {"UOPD": 13, "ACCD": 10, "INPD": 11, "WGTD": 10, "ACCF": 9, "INPF": 11, "WGTF": 10}),
+    # ACC 17+3-9 = 11, INP 14+3-7 = 10 (factor 8), WGT 10 (factor 9), UOP 14+3-5 = 12
+    ({"LOG_INP_BUFF_SIZE": 14, "LOG_UOP_BUFF_SIZE": 14, "LOG_INP_FACTOR_RESTRICT": 2, "LOG_WGT_FACTOR_RESTRICT": 1},
+     {"UOPD": 12, "ACCD": 11, "INPD": 10, "WGTD": 10, "ACCF": 11, "INPF": 8, "WGTF": 9}),
+])
+def test_index_and_factor_widths_follow_the_configuration(fields, bits):
+    """GEMM, ALU and micro-op index and factor fields have the widths of docs/isa.md for
+    configurations whose buffers differ in depth: the largest value of each field
+    encodes and decodes back, one more is refused."""
+    cfg = VTAConfig(fields)
+    loop = {"uop_bgn": bits["UOPD"], "uop_end": bits["UOPD"] + 1,
+            "dst_factor_out": bits["ACCF"], "dst_factor_in": bits["ACCF"]}
+    widths = {
+        Opcode.GEMM: {**loop, "src_factor_out": bits["INPF"], "src_factor_in": bits["INPF"],
+                      "wgt_factor_out": bits["WGTF"], "wgt_factor_in": bits["WGTF"]},
+        Opcode.ALU: {**loop, "src_factor_out": bits["ACCF"], "src_factor_in": bits["ACCF"]},
+    }
+    for opcode, expect in widths.items():
+        for name, width in expect.items():
+            assert cfg.layouts[opcode.name][name].width == width, (opcode.name, name)
+            top = Instruction(opcode, **{name: (1 << width) - 1})
+            assert decode(cfg, encode(cfg, top)) == top
+            with pytest.raises(EncodingError, match=f"{name}={1 << width} does not fit its {width}-bit field"):
+                encode(cfg, Instruction(opcode, **{name: 1 << width}))
+    uop = {"dst_idx": bits["ACCD"], "src_idx": max(bits["ACCD"], bits["INPD"]), "wgt_idx": bits["WGTD"]}
+    for i, (name, width) in enumerate(uop.items()):
+        assert cfg.layouts["UOP"][name].width == width, name
+        cols = [[0], [0], [0]]
+        cols[i] = [(1 << width) - 1]
+        assert [list(c) for c in decode_uops(cfg, encode_uops(cfg, *cols))] == cols
+        cols[i] = [1 << width]
+        with pytest.raises(EncodingError, match=f"uop 0: {name}={1 << width} does not fit"):
+            encode_uops(cfg, *cols)
