@@ -57,6 +57,25 @@ def test_fit_names_each_resource_over_budget_and_the_fix():
     assert Fit(DEVICES["xc7z020"], {"lut": 53200, "ff": 0, "bram": 140, "dsp": 220}, 0).over() == []
 
 
+@pytest.mark.parametrize("name, headroom, budget", [
+    # 90 % of 41,910 ALM, 166,036 FF, 553 M10K, 112 DSP blocks: 37,719, 149,432.4, 497.7, 100.8
+    ("5cseba6", 0.1, {"lut": 37719, "ff": 149432, "bram": 497, "dsp": 100}),
+    # 92.5 % of 83,640 LUT4, 83,640 FF, 208 DP16KD, 156 MULT18X18D: 77,367, 77,367, 192.4, 144.3
+    ("lfe5u-85f", 0.075, {"lut": 77367, "ff": 77367, "bram": 192, "dsp": 144}),
+])
+def test_a_budget_with_a_fraction_is_its_whole_part(name, headroom, budget):
+    """A design fits while each resource used is at most the capacity less the headroom
+    (docs/fpga.md); counts are whole, so a budget with a fraction is its whole part:
+    using the budget fits, one more of any resource is over."""
+    dev = DEVICES[name]
+    at = Fit(dev, budget, headroom)
+    assert [row["budget"] for row in at.rows()] == list(budget.values()) and at.over() == []
+    for r in budget:
+        over = Fit(dev, {**budget, r: budget[r] + 1}, headroom)
+        assert over.over() == [r]
+        assert [row["fits"] for row in over.rows()] == [other != r for other in budget]
+
+
 def test_block_ram_lower_bound():
     # default: UOP 256 Kbit, INP 256 Kbit, WGT 2 Mbit, ACC 1 Mbit, OUT 256 Kbit = 3,932,160 bits
     cfg = load_config("default")
