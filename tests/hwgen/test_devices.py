@@ -42,6 +42,19 @@ def test_cells_count_per_family_rule(fam, cells, expect):
     assert FAMILIES[fam].resources(cells) == expect
 
 
+def test_cyclone_v_counts_half_an_alm_per_mlab_cell():
+    """A memory LAB is 20 MLAB cells over 10 ALMs (docs/fpga.md): half an ALM per cell,
+    summed with the logic's ALMs before rounding up, and counted against the budget."""
+    count = FAMILIES["cyclonev"].resources
+    assert count({"MISTRAL_MLAB": 20})["lut"] == 10
+    assert count({"MISTRAL_MLAB": 7})["lut"] == 4                              # 3.5
+    assert count({"MISTRAL_ALUT6": 2, "MISTRAL_ALUT_ARITH": 1, "MISTRAL_MLAB": 3})["lut"] == 4   # 2 + 0.5 + 1.5
+    # the 10 % budget of the 5CSEBA6's 41,910 ALMs is 37,719 ALMs: 75,438 MLAB cells
+    dev = DEVICES["5cseba6"]
+    for cells, over in ((75438, []), (75439, ["lut"])):
+        assert Fit(dev, count({"MISTRAL_MLAB": cells}), 0.1).over() == over
+
+
 def test_fit_names_each_resource_over_budget_and_the_fix():
     cfg = load_config("default")
     fit = Fit(DEVICES["xc7z020"], {"lut": 47880, "ff": 1, "bram": 127, "dsp": 199}, 0.1)
