@@ -108,6 +108,46 @@ def test_cache_states_and_prune(tmp_path, monkeypatch, capsys):
     assert [b["state"] for b in cache.cached_builds()] == ["interrupted"]
 
 
+def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
+    """A build's cache name carries a digest of every source the simulator is made from
+    (sim/tsim/cache.py): the generator, the ISA tables, the configuration, geometry,
+    register map, SRAM models and tech, the harness and the Verilator installation.
+    Changing any one of them in a copy of the sources, or adding a generator module,
+    names another build, so a changed source never reuses an old one."""
+    hwgen = tmp_path / "hwgen"
+    for path in cache._HWGEN.rglob("*.py"):
+        copy = hwgen / path.relative_to(cache._HWGEN)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+    harness = tmp_path / "harness.cpp"
+    harness.write_bytes(cache.HARNESS.read_bytes())
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_HWGEN", hwgen)
+    monkeypatch.setattr(cache, "HARNESS", harness)
+    monkeypatch.setattr(cache, "verilator_root", lambda: tmp_path / "verilator")
+
+    def name():
+        cache.generator_digest.cache_clear()
+        return build_dir(SMALL, "").name
+
+    try:
+        base = name()
+        sources = ["vta/core.py", "isa/fields.py", "config.py", "geometry.py", "registers.py", "sram.py", "tech.py"]
+        for path in [*(hwgen / s for s in sources), harness]:
+            original = path.read_bytes()
+            path.write_bytes(original + b"\n")
+            assert name() != base, path.name
+            path.write_bytes(original)
+            assert name() == base
+        (hwgen / "vta" / "extra.py").write_text("")
+        assert name() != base
+        (hwgen / "vta" / "extra.py").unlink()
+        monkeypatch.setattr(cache, "verilator_root", lambda: tmp_path / "another-verilator")
+        assert name() != base
+    finally:
+        cache.generator_digest.cache_clear()
+
+
 def _fake_builds(monkeypatch, tmp_path, seconds=0.0):
     """Replace the Verilator build by one that takes `seconds` and writes a small
     library; returns the list of builds made."""
