@@ -3,6 +3,7 @@ u-dma-buf sysfs tree, a fake pynq module."""
 import sys
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,6 +83,30 @@ def test_udmabuf_hands_out_aligned_buffers_and_syncs_their_range(udmabuf):
     assert (dev / "udmabuf0").read_bytes()[4096:9096] == bytes([7]) * 5000
     with pytest.raises(HwgenError, match=r"do not fit its 1048576 \(12288 in use\)"):
         mem.allocate(1 << 20)
+
+
+def test_udmabuf_sets_range_and_direction_before_the_sync(udmabuf, monkeypatch):
+    """u-dma-buf syncs the range and direction its sysfs attributes hold when
+    sync_for_device or sync_for_cpu is written (docs/boards.md), so each flush and
+    invalidate writes sync_offset, sync_size and sync_direction (1 to the device, 2
+    from it) first and the sync last."""
+    dev, cls = udmabuf
+    mem = UdmaBuf("udmabuf0", dev, cls)
+    mem.allocate(100)
+    buf = mem.allocate(5000)
+    writes, write_text = [], Path.write_text
+
+    def record(path, text, *args, **kwargs):
+        writes.append((path.relative_to(mem.sysfs).as_posix(), text))
+        return write_text(path, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", record)
+    buf.flush()
+    buf.invalidate()
+    assert writes == [("sync_offset", "4096\n"), ("sync_size", "5000\n"), ("sync_direction", "1\n"),
+                      ("sync_for_device", "1\n"),
+                      ("sync_offset", "4096\n"), ("sync_size", "5000\n"), ("sync_direction", "2\n"),
+                      ("sync_for_cpu", "1\n")]
 
 
 def test_without_udmabuf_or_pynq_the_error_names_both(tmp_path, monkeypatch):
