@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable
 
 from .config import PACKED_DSP_FAMILIES
@@ -177,7 +178,9 @@ class Fit:
     headroom: float
 
     def budget(self, resource: str) -> int:
-        return math.floor(self.device.capacity[resource] * (1 - self.headroom))
+        # exact: the headroom as the decimal it was given (0.33 is 33/100, where the float
+        # product would make 53,200 x 0.67 = 35,643.99...)
+        return math.floor(self.device.capacity[resource] * (1 - Fraction(str(self.headroom))))
 
     def over(self) -> list[str]:
         return [r for r in RESOURCES if self.used[r] > self.budget(r)]

@@ -44,7 +44,8 @@ def cache_dir() -> Path:
 def generator_digest() -> str:
     h = hashlib.sha256()
     for path in sorted([*_HWGEN.joinpath("vta").glob("*.py"), *_HWGEN.joinpath("isa").glob("*.py"),
-                        *(_HWGEN / f for f in ("config.py", "geometry.py", "registers.py", "sram.py", "tech.py")),
+                        *(_HWGEN / f for f in ("config.py", "geometry.py", "registers.py", "sram.py", "tech.py",
+                                               "version.py")),        # the version: the core's ID register
                         HARNESS]):
         h.update(path.name.encode())
         h.update(path.read_bytes())

@@ -75,6 +75,9 @@ def test_fit_names_each_resource_over_budget_and_the_fix():
     ("5cseba6", 0.1, {"lut": 37719, "ff": 149432, "bram": 497, "dsp": 100}),
     # 92.5 % of 83,640 LUT4, 83,640 FF, 208 DP16KD, 156 MULT18X18D: 77,367, 77,367, 192.4, 144.3
     ("lfe5u-85f", 0.075, {"lut": 77367, "ff": 77367, "bram": 192, "dsp": 144}),
+    # 67 % of 53,200 LUT, 106,400 FF, 140 BRAM36, 220 DSP48E1: exactly 35,644 and 71,288 (a float
+    # product gives 35,643.99...), 93.8, 147.4
+    ("xc7z020", 0.33, {"lut": 35644, "ff": 71288, "bram": 93, "dsp": 147}),
 ])
 def test_a_budget_with_a_fraction_is_its_whole_part(name, headroom, budget):
     """A design fits while each resource used is at most the capacity less the headroom
