@@ -194,3 +194,14 @@ def test_freq_mhz_any_positive_number():
 def test_a_renamed_field_names_its_new_name():
     with pytest.raises(ConfigError, match="now called VME_REGISTERS"):
         VTAConfig({"VME_CMD_BUFFER": True})
+
+
+@pytest.mark.parametrize("bus, beats", [(64, 2), (128, 1)])
+def test_an_instruction_fits_one_burst_exactly_at_the_boundary(bus, beats):
+    """AXI_MAX_BURST is at least 128 / AXI_DATA_BITS (docs/configuration.md): one burst holds
+    an instruction. A burst of exactly 128 bits is accepted, one beat less is refused naming
+    the least burst that fits."""
+    assert load_config({"AXI_DATA_BITS": bus, "AXI_MAX_BURST": beats}).AXI_MAX_BURST == beats
+    if beats > 1:
+        with pytest.raises(ConfigError, match=f"AXI_MAX_BURST to at least {beats}"):
+            load_config({"AXI_DATA_BITS": bus, "AXI_MAX_BURST": beats - 1})
