@@ -91,9 +91,10 @@ def host_reason(layer, cfg, shapes) -> str | None:
     if unlowered:
         return unlowered
     weight = getattr(layer, "weight", None)
-    if weight is not None and weight.dtype != np.int8:
-        return (f"weights span {int(weight.min())}..{int(weight.max())}, beyond int8 (a weight zero point moved "
-                "them): the GEMM multiplies int8 weights")
+    top = 1 << (cfg.wgt_bits - 1)
+    if weight is not None and not -top <= int(weight.min()) <= int(weight.max()) < top:
+        return (f"weights span {int(weight.min())}..{int(weight.max())}, beyond int{cfg.wgt_bits} (a weight zero "
+                f"point moved them): the GEMM multiplies {cfg.wgt_bits}-bit weights")
     if isinstance(layer, ir.Conv2d):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:

@@ -204,7 +204,8 @@ class _Model:
         insns = self.program.insns
         # GEMMs run one after another (on the GEMM unit, or on a sequential compute
         # module), so the run ends no sooner than the last one's end plus those left
-        gemm_left = sum(self.unit_cycles(insn) for insn in insns if insn.opcode == Opcode.GEMM)
+        gemm_left = 0 if limit is None else sum(self.unit_cycles(insn) for insn in insns
+                                                 if insn.opcode == Opcode.GEMM)
         pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None

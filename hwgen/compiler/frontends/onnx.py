@@ -255,7 +255,7 @@ def _scalar(imp, node, name: str, what: str, per_axis: bool = False):
     v = imp.inits.get(name)
     if v is None:
         _fail(imp, node, f"its {what} {name!r} is not a constant")
-    if "scale" in what and v.dtype != np.float32:
+    if v.dtype.kind == "f" and v.dtype != np.float32:      # zero points are integers
         _fail(imp, node, f"its {what} {name!r} is {v.dtype}; float32 scales are supported (ONNX Runtime's "
                          "requantization ratios are float32)")
     if not per_axis and np.size(v) != 1:
