@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwgen.compiler import semantics as sem
 from hwgen.errors import ProgramError
 from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
-from hwgen.isa.fields import ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
+from hwgen.isa.fields import ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from hwgen.program.check import block_shape, check_program, dram_elements, dram_span, loaded_uops
 from hwgen.program.tokens import neighbour_queues, schedule
 
@@ -254,22 +255,19 @@ def alu_op(op: AluOp, x: np.ndarray, y, acc_bits: int, rescale: str = "none") ->
 
 def rescale_lanes(x: np.ndarray, y: np.ndarray, rescale: str, acc_bits: int) -> np.ndarray:
     """SCL: sat(rne(x * m / 2^n)) with n = y[5:0], m = y[29:6] ("multiply") or 1
-    ("shift"), rounding half to even, exactly in int64: |x * m| < 2^55."""
+    ("shift"), rounding half to even, exactly in int64 (|x * m| < 2^56); with y[30],
+    x and the product rounded to float32's significand first (docs/semantics.md)."""
     if rescale not in ("shift", "multiply"):
         raise ValueError(f"SCL with ALU_RESCALE {rescale!r}")
     y64 = y.astype(np.int64)
     n = y64 & ((1 << ALU_SCL_SHIFT_BITS) - 1)
-    p = x.astype(np.int64)
-    if rescale == "multiply":
-        p = p * ((y64 >> ALU_SCL_SHIFT_BITS) & ((1 << ALU_SCL_MULT_BITS) - 1))
-    # every n >= 57 rounds |p| / 2^n < 1/4 to 0, as n = 57 does; clipped, 1 << n fits int64
-    n = np.minimum(n, acc_bits + ALU_SCL_MULT_BITS + 1)
-    q = p >> n                                  # floor
-    rem = p - (q << n)                          # 0 <= rem < 2^n
-    half = (np.int64(1) << n) >> 1              # 2^(n-1), 0 for n = 0
-    up = (rem > half) | ((rem == half) & (n > 0) & ((q & 1) == 1))
+    m = (y64 >> ALU_SCL_SHIFT_BITS) & ((1 << ALU_SCL_MULT_BITS) - 1) if rescale == "multiply" else 1
+    q = sem.rescale(x.astype(np.int64), m, n, float32=False)
+    f = ((y64 >> ALU_SCL_FLOAT_BIT) & 1) == 1
+    if f.any():
+        q = np.where(f, sem.rescale(x.astype(np.int64), m, n, float32=True), q)
     lo, hi = -(1 << (acc_bits - 1)), (1 << (acc_bits - 1)) - 1
-    return np.clip(q + up, lo, hi).astype(np.int32)
+    return np.clip(q, lo, hi).astype(np.int32)
 
 
 def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:

@@ -27,6 +27,9 @@ from . import semantics as sem
 # Weights are int8; int16 holds weights that a zero point moved out of int8 (an ONNX
 # model's uint8 weights less their zero point span -255..255), which only the host runs.
 WEIGHT_DTYPES = (np.int8, np.int16)
+# How a layer with a requant array rounds its rescale (docs/layers.md): exactly, or as
+# ONNX Runtime's float32 arithmetic does.
+ROUNDINGS = ("exact", "float32")
 
 
 @dataclass
@@ -77,8 +80,14 @@ class Layer:
                              f"{sem.INT8[0]} <= lo <= hi <= {sem.INT8[1]}")
         if not isinstance(getattr(self, "nonneg_input", False), bool):
             raise HwgenError(f"layer {self.name}: nonneg_input must be true or false")
+        rounding = getattr(self, "rounding", "exact")
+        if rounding not in ROUNDINGS:
+            raise HwgenError(f"layer {self.name}: rounding {rounding!r}; it must be one of {', '.join(ROUNDINGS)}")
         if getattr(self, "requant", None) is not None:
             self._check_requant()
+        elif rounding != "exact":
+            raise HwgenError(f"layer {self.name}: rounding {rounding!r} rounds a requant array's rescale, and the "
+                             "layer has none (it requantizes by its shift): set rounding \"exact\"")
 
     def _check_requant(self) -> None:
         rq, cols = self.requant, self.requant_columns
@@ -114,7 +123,7 @@ class Layer:
         return tuple(self.pad) if isinstance(self.pad, (tuple, list)) else (self.pad,) * 4
 
     def _requant_args(self) -> dict:
-        return {"requant": self.requant, "zero": self.zero}
+        return {"requant": self.requant, "zero": self.zero, "float32": self.rounding == "float32"}
 
     def macs(self, shapes) -> int:
         """Useful multiply-accumulates (the numerator of MAC utilization)."""
@@ -145,6 +154,7 @@ class Conv2d(Layer):
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     pad_value: int = 0
+    rounding: str = "exact"
     kind = "conv2d"
 
     def check(self):
@@ -228,6 +238,7 @@ class AvgPool(_Window):
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     in_zero: int = 0
+    rounding: str = "exact"
     kind = "avg_pool"
 
     def attrs(self):
@@ -251,6 +262,7 @@ class GlobalAvgPool(Layer):
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     in_zero: int = 0
+    rounding: str = "exact"
     kind = "global_avg_pool"
 
     def attrs(self):
@@ -279,6 +291,7 @@ class DepthwiseConv2d(_Window):
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     pad_value: int = 0
+    rounding: str = "exact"
     kind = "depthwise_conv2d"
 
     def __post_init__(self):

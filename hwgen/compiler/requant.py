@@ -4,7 +4,7 @@ lowering emits them; the tiling search counts them.
 
 - `Requant`: a layer's epilogue. SHR by a floor `shift` (the zoo's power-of-two
   scales), or SCL by each output channel's word (an imported model's multiplier and
-  shift, docs/semantics.md), then the clip shifted by the zero
+  shift, and its rounding, docs/semantics.md), then the clip shifted by the zero
   point and the ADD of the zero point.
 - `AddRequant`: an imported add, (a - za) x ma + (b - zb) x mb rounded by 2^n: ADDs of
   the negated zero points, SCLs by the multipliers, the ADD of the two, a rounding SCL
@@ -19,15 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..isa import AluOp
-from ..isa.fields import ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
+from ..isa.fields import ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from . import ir
 from .semantics import INT8
 
-def scl_word(m: int, n: int) -> int:
-    """The SCL operand of multiplier m and shift n (docs/semantics.md)."""
+def scl_word(m: int, n: int, float32: bool = False) -> int:
+    """The SCL operand of multiplier m and shift n, rounding as float32 does with
+    `float32` (docs/semantics.md)."""
     if not (0 <= m < 1 << ALU_SCL_MULT_BITS and 0 <= n < 1 << ALU_SCL_SHIFT_BITS):
         raise ValueError(f"SCL multiplier {m} or shift {n} out of range")
-    return (int(m) << ALU_SCL_SHIFT_BITS) | int(n)
+    return (int(float32) << ALU_SCL_FLOAT_BIT) | (int(m) << ALU_SCL_SHIFT_BITS) | int(n)
 
 
 # The SCL word of x * 1 / 2^0: x itself.
@@ -51,7 +52,8 @@ class Requant:
         words = None
         if rq is not None:
             rows = np.broadcast_to(rq, (channels, 2))
-            words = tuple(scl_word(m, n) for m, n in rows)
+            float32 = getattr(layer, "rounding", "exact") == "float32"
+            words = tuple(scl_word(m, n, float32) for m, n in rows)
         return cls(layer.shift, tuple(layer.clip), words, getattr(layer, "zero", 0))
 
     def passes(self, alu_ext: bool) -> list[tuple[AluOp, int | None]]:

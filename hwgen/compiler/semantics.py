@@ -12,7 +12,9 @@ VTA layout, so that it can judge the compiled programs.
   arithmetic (flooring) right shift and clip(v, lo, hi) = min(max(v, lo), hi).
   (lo, hi) is (-128, 127) by default; ReLU is lo = 0. A layer with a `requant`
   array (imported models) instead computes clip(rne(a x m / 2^n) + zero, lo, hi) with
-  the multiplier m and shift n of its channel: round half to even, exact.
+  the multiplier m and shift n of its channel: round half to even, exact; with the
+  layer's `rounding` "float32", a and the product a x m are first rounded to 24
+  significant bits, as ONNX Runtime's float32 arithmetic does (`rescale`).
 - conv2d: acc[n, o, y, x] = bias[o] + sum over c, ky, kx of
   x[n, c, y*sh + ky - ph, x*sw + kx - pw] * w[o, c, ky, kx], where positions outside
   the input (padding) contribute 0; out = requantize(acc).
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..isa.fields import FLOAT32_SIGNIFICAND_BITS
+
 INT8 = (-128, 127)
 # Requantization shifts an int32 accumulator: at most 31 places.
 MAX_SHIFT = 31
@@ -41,7 +45,7 @@ def wrap32(a: np.ndarray) -> np.ndarray:
 
 # A requantization multiplier has at most 24 bits (a float32 scale's significand),
 # its shift at most 6.
-MULT_BITS = 24
+MULT_BITS = FLOAT32_SIGNIFICAND_BITS
 MAX_RQ_SHIFT = 63
 
 
@@ -57,9 +61,32 @@ def round_shift(p: np.ndarray, n) -> np.ndarray:
     return q + up
 
 
-def rescale(acc: np.ndarray, m, n) -> np.ndarray:
-    """rne(acc x m / 2^n), exactly (|acc x m| < 2^55)."""
-    return round_shift(np.asarray(acc, np.int64) * m, n)
+def bit_length(a: np.ndarray) -> np.ndarray:
+    """The bit length of each non-negative int64 value (0 for 0)."""
+    v = np.asarray(a, np.int64)
+    length = np.zeros(v.shape, np.int64)
+    for s in (32, 16, 8, 4, 2, 1):
+        big = (v >> s) > 0
+        length += np.where(big, s, 0)
+        v = np.where(big, v >> s, v)
+    return length + (v > 0)
+
+
+def round_to_float32(p: np.ndarray) -> np.ndarray:
+    """Each int64 value (|p| < 2^62) rounded to float32's 24-bit significand, half to
+    even, as an integer: rne(p / 2^k) x 2^k with k the bits of |p| beyond 24."""
+    p = np.asarray(p, np.int64)
+    k = np.maximum(bit_length(np.abs(p)) - FLOAT32_SIGNIFICAND_BITS, 0)
+    return round_shift(p, k) << k
+
+
+def rescale(acc: np.ndarray, m, n, float32: bool = False) -> np.ndarray:
+    """rne(acc x m / 2^n), exactly (|acc x m| < 2^55); with `float32`, as ONNX
+    Runtime's float32 arithmetic computes rint(float(acc) x scale) for the float32
+    scale m / 2^n: acc and the product rounded to 24 significant bits first."""
+    if not float32:
+        return round_shift(np.asarray(acc, np.int64) * m, n)
+    return round_shift(round_to_float32(round_to_float32(acc) * np.asarray(m, np.int64)), n)
 
 
 def channel_param(v: np.ndarray, ndim: int) -> np.ndarray:
@@ -69,16 +96,17 @@ def channel_param(v: np.ndarray, ndim: int) -> np.ndarray:
 
 
 def requantize(acc: np.ndarray, shift: int = 0, clip: tuple[int, int] = INT8, requant: np.ndarray | None = None,
-               zero: int = 0) -> np.ndarray:
+               zero: int = 0, float32: bool = False) -> np.ndarray:
     """int8 clip(acc >> shift + zero, lo, hi) with acc wrapped to int32, or with
     `requant` (K, 2), rows (m, n) per channel (axis 1; K = 1: every channel):
-    clip(rne(acc x m / 2^n) + zero, lo, hi)."""
+    clip(rne(acc x m / 2^n) + zero, lo, hi), the rescale rounding as float32 does with
+    `float32`."""
     lo, hi = clip
     a = wrap32(np.asarray(acc)).astype(np.int64)
     if requant is None:
         v = a >> shift
     else:
-        v = rescale(a, channel_param(requant[:, 0], a.ndim), channel_param(requant[:, 1], a.ndim))
+        v = rescale(a, channel_param(requant[:, 0], a.ndim), channel_param(requant[:, 1], a.ndim), float32)
     return np.clip(v + zero, lo, hi).astype(np.int8)
 
 

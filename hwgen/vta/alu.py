@@ -32,7 +32,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..geometry import LATE_OPS, alu_interval
 from ..config import RESCALE_MULTIPLIERS
-from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
+from ..isa.fields import (ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS,
+                          ALUOP_BITS, FLOAT32_SIGNIFICAND_BITS)
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
 from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
@@ -46,15 +47,14 @@ SPLIT_LOW_BITS = 17     # x's low part in a split product: unsigned, one bit und
 
 
 def rescale_product(m: Module, x, mult, build: str, name: str):
-    """x (signed) * mult (unsigned), exact: as one product ("product"), as two of x's
-    low SPLIT_LOW_BITS bits (unsigned) and high bits (signed), each fitting a 25x18
-    multiplier ("split"), or from adders ("soft", `soft_product`)."""
+    """x * mult of unsigned values, exact: as one product ("product"), as two of x's
+    low SPLIT_LOW_BITS bits and its high bits, each fitting a 25x18 multiplier
+    ("split"), or from adders ("soft", `soft_product`)."""
+    bits = len(x) + len(mult)
     if build == "soft":
-        return soft_product(m, x, mult, name)
+        return soft_product(m, Cat(x, Const(0, 1)).as_signed(), mult, name)[:bits]
     if build == "split":
-        lo = x[:SPLIT_LOW_BITS] * mult
-        hi = x[SPLIT_LOW_BITS:].as_signed() * mult
-        return fit_signed((hi << SPLIT_LOW_BITS) + lo, len(x) + len(mult)).as_signed()
+        return ((x[SPLIT_LOW_BITS:] * mult << SPLIT_LOW_BITS) + x[:SPLIT_LOW_BITS] * mult)[:bits]
     return x * mult
 
 
@@ -95,28 +95,48 @@ def _wire(m: Module, value, name: str, keep: bool = False) -> Signal:
     return w
 
 
-def round_shift(m: Module, p, n, acc_bits: int, saturate: bool, name: str):
-    """rne(p / 2^n) (round half to even) of a signed p and an unsigned n, to ACC_WIDTH
-    bits, clamped to the signed range with `saturate` (without, the result must fit).
-    p with a zero bit below it, shifted right arithmetically, keeps the last bit
-    shifted out (the half) as its bit 0; a logarithmic shifter ORs the bits each of
-    its stages drops into the sticky bit (p's bits below the half)."""
-    t = Cat(Const(0, 1), p).as_signed()
+def float32_round(m: Module, v, name: str):
+    """v (unsigned) rounded to float32's FLOAT32_SIGNIFICAND_BITS significant bits, half
+    to even, one bit wider. The bits below the leading one, ORed down from the top
+    (`lead`), shifted down by the significand's width mark the bits to drop (`drop`):
+    the half is the highest of them, the kept bits' last one the bit above it."""
+    if len(v) <= FLOAT32_SIGNIFICAND_BITS:
+        return v
+    lead, span = v, 1
+    while span < len(v):
+        lead = lead | (lead >> span)
+        span *= 2
+    lead = _wire(m, lead, f"{name}_lead")
+    drop = _wire(m, lead >> FLOAT32_SIGNIFICAND_BITS, f"{name}_drop")
+    half = drop & ~(drop >> 1)
+    last = Cat(Const(1, 1), drop)[:len(v)] & ~drop
+    up = _wire(m, (v & half).any() & ((v & (drop >> 1)).any() | (v & last).any()), f"{name}_up")
+    return _wire(m, (v & ~drop) + Mux(up, last, 0), f"{name}_rounded")
+
+
+def round_shift(m: Module, p, n, name: str):
+    """rne(p / 2^n) (round half to even) of an unsigned p and n. p with a zero bit
+    below it, shifted right, keeps the last bit shifted out (the half) as its bit 0; a
+    logarithmic shifter ORs the bits each of its stages drops into the sticky bit (p's
+    bits below the half)."""
+    t = Cat(Const(0, 1), p)
     n = _wire(m, n, f"{name}_n")
     sticky = Const(0, 1)
     for k in range(len(n)):                       # shift by 2^k where n[k], noting the bits shifted out
         out = t[:min(1 << k, len(t))].any()
         t = _wire(m, Mux(n[k], t >> (1 << k), t), f"{name}_t{k}")
         sticky = sticky | (n[k] & out)
-    q = t[1:].as_signed()                         # floor(p / 2^n); t[0] is the half
-    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
-    if not saturate:
-        return _wire(m, (q + up)[:acc_bits], f"{name}_q")
-    top = q[acc_bits - 1:]                        # all equal when q fits ACC_WIDTH bits
-    low = _wire(m, q[:acc_bits].as_signed() + up, f"{name}_low")
-    over = ~(top.all() | ~top.any()) | (low[acc_bits] ^ low[acc_bits - 1])
-    limit = Mux(q[-1], Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1, signed(acc_bits)))
-    return _wire(m, Mux(over, limit, low[:acc_bits]), f"{name}_q")
+    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with the quotient odd
+    return _wire(m, t[1:] + up, f"{name}_q")
+
+
+def signed_saturated(m: Module, magnitude, negative, acc_bits: int, name: str):
+    """+-magnitude clamped to the signed ACC_WIDTH range."""
+    over = magnitude[acc_bits - 1:].any()         # 2^(ACC_WIDTH-1) or more
+    low = magnitude[:acc_bits - 1]
+    limit = Mux(negative, Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1,
+                                                                             signed(acc_bits)))
+    return _wire(m, Mux(over, limit, Mux(negative, -low, low)[:acc_bits].as_signed()), f"{name}_q")
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
@@ -144,12 +164,20 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
     scl_m = None
     if rescale != "none":
+        # in sign and magnitude, x's magnitude rounded to float32 with y[30] ahead of
+        # the operand registers, the multiplier and the rounding shift unsigned
         codes.append(AluOp.SCL)
-        prep["scl_n"] = y[:ALU_SCL_SHIFT_BITS]
+        negative, to_float = x[-1], y[ALU_SCL_FLOAT_BIT]
+        magnitude = _wire(m, Mux(negative, -x, x)[:acc_bits], f"{name}_scl_mag")
+        scl_x = _wire(m, Mux(to_float, float32_round(m, magnitude, f"{name}_scl_xf")[:acc_bits], magnitude),
+                      f"{name}_scl_x")
+        prep |= {"scl_n": y[:ALU_SCL_SHIFT_BITS], "scl_float": to_float, "scl_neg": negative}
         if rescale == "multiply":
-            scl_x, scl_m = x, y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
+            scl_m = y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
             if stage:       # like MUL's: copies of their own, next to the multiplier
                 scl_x, scl_m = (registered(m, v, f"{name}_scl_{k}", keep=True) for k, v in (("x", scl_x), ("m", scl_m)))
+        else:
+            prep["scl_x"] = scl_x
     sel = {code: (op == code) & ~reset for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
     late = stage and compare_stage
@@ -172,8 +200,9 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     if ext:     # CLP = max(min(x, y), -y), both comparisons against -y made side by side
         cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
     if rescale != "none":
-        scaled = rescale_product(m, scl_x, scl_m, multiplier, f"{name}_scl") if scl_m is not None else x
-        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"]}
+        scaled = rescale_product(m, scl_x, scl_m, multiplier, f"{name}_scl") if scl_m is not None else prep["scl_x"]
+        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"], "float": prep["scl_float"],
+               "neg": prep["scl_neg"]}
         if late:
             scl = {k: registered(m, v, f"{name}_scl_late_{k}") for k, v in scl.items()}
     if late:
@@ -190,7 +219,11 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
                                  Mux(cmp["y_gt"], cmp["y"], cmp["neg_y"]))
         results[AluOp.MOV] = y
     if rescale != "none":
-        results[AluOp.SCL] = round_shift(m, scl["p"], scl["n"], acc_bits, rescale == "multiply", f"{name}_scl")
+        p = scl["p"]
+        if scl_m is not None:       # x * m < 2^55: rounded, it keeps its width
+            p = Mux(scl["float"], float32_round(m, p, f"{name}_scl_pf")[:len(p)], p)
+        results[AluOp.SCL] = signed_saturated(m, round_shift(m, p, scl["n"], f"{name}_scl"), scl["neg"], acc_bits,
+                                              f"{name}_scl")
 
     def chosen(code):
         return fit_signed(results[code], acc_bits) & sel[code].replicate(acc_bits)

@@ -22,10 +22,15 @@ def sext8(v: int) -> int:
 
 
 def rescale(x: int, y: int, mode: str) -> int:
-    """SCL as docs/semantics.md words it, in exact rationals: n = y[5:0], m = y[29:6]
-    (1 with "shift"), round(x * m / 2^n) half to even (Fraction's round), clamped."""
+    """SCL as docs/semantics.md words it: n = y[5:0], m = y[29:6] (1 with "shift"),
+    round(x * m / 2^n) half to even in exact rationals (Fraction's round), clamped; with
+    y[30], in IEEE float32 as ONNX Runtime computes it: rint(float32(x) * scale) with the
+    float32 scale m / 2^n (numpy's float32 product, rounded to nearest even)."""
     y &= (1 << 32) - 1
     n, m = y & 63, (y >> 6) & ((1 << 24) - 1) if mode == "multiply" else 1
+    if y >> 30 & 1:
+        v = np.float32(x) * np.float32(m * 2.0 ** -n)      # m / 2^n is a float32: exact
+        return int(max(-(1 << 31), min((1 << 31) - 1, np.rint(np.float64(v)))))
     return max(-(1 << 31), min((1 << 31) - 1, round(Fraction(x * m, 1 << n))))
 
 

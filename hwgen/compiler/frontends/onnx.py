@@ -12,7 +12,8 @@ Every tensor of the IR is int8: a uint8 tensor q is stored as q - 128 and its ze
 moved by the same amount, so that products and sums see the same differences
 q - zero. A layer's float scale ratio becomes a multiplier m of at most 24 bits and a
 shift n (`multiplier`), exactly as ONNX Runtime computes the float32 ratio; the
-requantization is then clip(rne(acc x m / 2^n) + zero). A Relu or Clip before a
+requantization is then clip(rne(acc x m / 2^n) + zero) with acc and the product rounded
+to float32 first, as ONNX Runtime's arithmetic does (the layers' `rounding`). A Relu or Clip before a
 QuantizeLinear (or on a tensor with the same scale and zero point) becomes the clip of
 the layer that produces it.
 
@@ -40,6 +41,8 @@ SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPo
 QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
                  "calibration_reader, quant_format=QuantFormat.QDQ, per_channel=True) with a CalibrationDataReader "
                  "that yields a few representative inputs")
+# ONNX Runtime requantizes in float32: rint(float(acc) * scale), both rounded to 24 bits
+ROUNDING = "float32"
 # quantize_dynamic's operators: scales computed at run time and int32 results
 DYNAMIC = ("ConvInteger", "MatMulInteger", "DynamicQuantizeLinear")
 
@@ -572,7 +575,8 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     sw = _scales(imp, node, w, o)
     bias = _bias(imp, node, b, x, sw, o)
     common = dict(stride=_compact(tuple(a.get("strides", [1, 1]))), pad=_compact(_pads(imp, node, a, x.shape, (kh, kw))),
-                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero)
+                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero,
+                  rounding=ROUNDING)
     name = _name(imp, node)
     depthwise = group == c and o == c and ci == 1 and group > 1
     if depthwise:
@@ -606,7 +610,7 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     # a classifier of a flattened (N, C, H, W) tensor is a convolution by an H x W kernel
     weight = np.ascontiguousarray(weight.reshape(o, *x.shape[1:]))
     params = dict(weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
-                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi))
+                  requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), rounding=ROUNDING)
     kind = Dense if x.shape[2:] == (1, 1) else Conv2d
     layer = kind(_name(imp, node), (x.name,), **params)
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
@@ -655,7 +659,7 @@ def _avgpool(imp, node, x: _QTensor, q, lo, hi, whole: bool) -> _QTensor:
         count = x.shape[2] * x.shape[3]
         ratio = np.float32(x.q.scale) / (np.float32(q.scale) * np.float32(count))
         layer = GlobalAvgPool(name, (x.name,), requant=multipliers(ratio), zero=q.ir_zero, clip=(lo, hi),
-                              in_zero=x.q.ir_zero)
+                              in_zero=x.q.ir_zero, rounding=ROUNDING)
     else:
         a = _attrs(node)
         k, s, p = _window(imp, node, a, x)
@@ -665,7 +669,7 @@ def _avgpool(imp, node, x: _QTensor, q, lo, hi, whole: bool) -> _QTensor:
         kh, kw = (k, k) if isinstance(k, int) else k
         ratio = np.float32(x.q.scale) / (np.float32(q.scale) * np.float32(kh * kw))
         layer = AvgPool(name, (x.name,), kernel=k, stride=s, pad=p, requant=multipliers(ratio), zero=q.ir_zero,
-                        clip=(lo, hi), in_zero=x.q.ir_zero)
+                        clip=(lo, hi), in_zero=x.q.ir_zero, rounding=ROUNDING)
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
 
 

@@ -47,6 +47,8 @@ BAD_LAYERS = [
     ({"zero": 128}, "zero = 128; it must be an integer, -128..127"),
     ({"pad_value": -129}, "pad_value = -129"),
     ({"pad_value": -128, "zero": 5}, None),
+    ({"rounding": "float64"}, "rounding 'float64'; it must be one of exact, float32"),
+    ({"rounding": "float32"}, "layer has none (it requantizes by its shift): set rounding \"exact\""),
 ]
 
 
@@ -96,6 +98,28 @@ def test_bad_requantization(tmp_path, requant, message):
         return
     with pytest.raises(HwgenError, match=re.escape(message)):
         Network.load(path)
+
+
+def test_float32_rounding_round_trips_and_rounds_as_float32(tmp_path):
+    """A layer with rounding "float32" keeps it through model.json, and its reference
+    requantizes as numpy's float32 product does: rint(float32(acc) x float32(m / 2^n))."""
+    m, n = 2163043, 27               # a 24-bit multiplier: the float32 scale m / 2^27
+    weight = np.random.default_rng(2).integers(-8, 8, (16, 16, 3, 3), dtype=np.int8)
+    weight[0] = 0                    # channel 0 is its bias: 3692 x m / 2^27 = 59.4999996, 59.5 in float32
+    bias = np.full(16, 3692, np.int32)
+    path = _model(tmp_path, {"shift": 0, "rounding": "float32", "zero": -128},
+                  {"c.requant": np.array([[m, n]], np.int32), "c.weight": weight, "c.bias": bias})
+    net = Network.load(path)
+    assert net.layers[0].rounding == "float32"
+    net.save(tmp_path / "again")
+    assert Network.load(tmp_path / "again").layers[0].rounding == "float32"
+    x = np.random.default_rng(1).integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
+    acc = net.layers[0].accumulator(x)
+    want = np.clip(np.rint(acc.astype(np.float32) * np.float32(m / 2 ** n)) - 128, -128, 127)
+    assert np.array_equal(net.reference(x), want)
+    assert (want[0, 0] == 60 - 128).all()
+    net.layers[0].rounding = "exact"
+    assert not np.array_equal(net.reference(x), want)
 
 
 @pytest.mark.parametrize("arrays,message", BAD_ARRAYS, ids=[str(k) for k in range(len(BAD_ARRAYS))])

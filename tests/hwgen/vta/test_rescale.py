@@ -1,7 +1,8 @@
 """SCL (ALU_RESCALE) in the ALU's lane, in Amaranth's simulator: random and edge
 operands streamed one per cycle through the lane as each configuration builds it
 (combinational, with the operation stage, with the comparison stage, with the
-multiplier built from adders), against the exact rationals of docs/semantics.md."""
+multiplier built from adders), against docs/semantics.md's exact rationals and, with
+y[30], numpy's IEEE float32 arithmetic (tests.support.spec_interpreter.rescale)."""
 import numpy as np
 import pytest
 from amaranth.hdl import ClockDomain, Module
@@ -31,8 +32,8 @@ LANES = {
 
 
 def operands(count: int, seed: int) -> tuple[list[int], list[int]]:
-    """x and y: edge values (ties, saturation, every n, m at its ends, y[31:30] set)
-    then random ones over the whole range."""
+    """x and y: edge values (ties, saturation, every n, m at its ends, float32 rounding's
+    ties, y[31:30] set) then random ones over the whole range."""
     rng = np.random.default_rng(seed)
     xs = [5, 7, -5, -7, 3, -3, 1, -1, 0, I32_MAX, I32_MIN, 65535, -65535, 1 << 30, -(1 << 30), (1 << 30) + 1]
     ys = [65, 65, 65, 65, 65, 65, 65, 65, 64, (1 << 30) - 64, (1 << 30) - 64, 65537 * 64 + 1, 65537 * 64 + 1,
@@ -41,6 +42,17 @@ def operands(count: int, seed: int) -> tuple[list[int], list[int]]:
         for x, m in ((I32_MIN, (1 << 24) - 1), (I32_MAX, (1 << 24) - 1), (-12345, 1), (3 << n >> 1 if n else 7, 1)):
             xs.append(max(I32_MIN, min(I32_MAX, x)))
             ys.append(m << 6 | n)
+    # float32 rounding (y[30]): x just past 24 significant bits (ties to even both ways),
+    # products whose 25th bit is a tie, x * m / 2^n at a tie after the rounding
+    for x in (1 << 24, (1 << 24) + 1, (1 << 24) + 3, (1 << 25) + 2, (1 << 25) + 6, I32_MAX, I32_MIN, -(1 << 24) - 1,
+              -(1 << 24) - 3, 12582913, -12582913):
+        for m, n in ((1, 0), (3, 1), ((1 << 23) + 1, 23), ((1 << 24) - 1, 40), ((1 << 23) + 1, 47)):
+            xs.append(x)
+            ys.append(1 << 30 | m << 6 | n)
+    for x, m in ((4097, 4097), (-4097, 4097), (8193, 2049), (3, (1 << 23) + 1), ((1 << 23) + 1, 3)):
+        for n in (0, 1, 2, 12, 24, 25):
+            xs.append(x)
+            ys.append(1 << 30 | m << 6 | n)
     while len(xs) < count:
         x = int(rng.integers(I32_MIN, I32_MAX + 1)) if rng.random() < 0.6 else int(rng.integers(-999, 1000))
         top, m, n = int(rng.integers(0, 4)), int(rng.integers(0, 1 << 24)), int(rng.integers(0, 64))
@@ -52,7 +64,7 @@ def operands(count: int, seed: int) -> tuple[list[int], list[int]]:
 
 
 @pytest.mark.parametrize("lane", LANES)
-def test_lane_matches_exact_rationals(lane):
+def test_lane_matches_the_reference(lane):
     fields, latency = LANES[lane]
     cfg = VTAConfig({**SMALL, **fields})
     dut = AluLane(cfg)

@@ -69,10 +69,25 @@ SCL_SHIFT = [
 ]
 
 
+# (mode, x, m, n, exact, float32): y[30] rounds x and x * m to 24 significant bits first
+SCL_FLOAT = [
+    ("shift", (1 << 25) + 1, 1, 26, 1, 0),          # 1/2 + 2^-26 -> 1; the 2^-26 rounded off: a tie -> 0
+    ("shift", -(1 << 25) - 1, 1, 26, -1, 0),
+    ("multiply", 3, 11184811, 26, 1, 0),            # 3 x 11184811 = 2^25 + 1
+    ("multiply", -3, 11184811, 26, -1, 0),
+    ("shift", (1 << 24) + 3, 1, 0, (1 << 24) + 3, (1 << 24) + 4),   # a tie rounds to the even significand
+    ("shift", (1 << 24) + 1, 1, 0, (1 << 24) + 1, 1 << 24),
+    ("shift", I32_MAX, 1, 0, I32_MAX, I32_MAX),     # float(x) = 2^31, saturated
+    ("multiply", I32_MIN, 1, 0, I32_MIN, I32_MIN),
+    ("multiply", 4097, 4097, 0, 16785409, 16785408),
+    ("multiply", 1000, 1000, 3, 125000, 125000),    # exact in float32 as well
+]
+
+
 @pytest.mark.parametrize("x,m,n,expect", SCL_MULTIPLY)
 def test_scl_multiply_vectors(x, m, n, expect):
     assert rescale(x, _y(m, n), "multiply") == expect          # the reference agrees with the table
-    for top in range(4):                                        # y[31:30] are ignored
+    for top in (0, 2):                                          # y[31] is ignored
         got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, "multiply")
         assert got.dtype == np.int32 and int(got[0]) == expect, top
 
@@ -80,9 +95,17 @@ def test_scl_multiply_vectors(x, m, n, expect):
 @pytest.mark.parametrize("x,n,expect", SCL_SHIFT)
 def test_scl_shift_vectors(x, n, expect):
     assert rescale(x, _y(0, n), "shift") == expect
-    for m, top in ((0, 0), (1, 1), (M24, 2), (0x5A5A5A, 3)):        # y[29:6] and y[31:30] are ignored
+    for m, top in ((0, 0), (1, 0), (M24, 2), (0x5A5A5A, 2)):        # y[29:6] and y[31] are ignored
         got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, "shift")
         assert got.dtype == np.int32 and int(got[0]) == expect, (m, top)
+
+
+@pytest.mark.parametrize("mode,x,m,n,exact,float32", SCL_FLOAT)
+def test_scl_float32_rounding_vectors(mode, x, m, n, exact, float32):
+    for top, expect in ((0, exact), (1, float32), (3, float32)):
+        assert rescale(x, _y(m, n, top), mode) == expect, top   # the reference agrees with the table
+        got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, mode)
+        assert int(got[0]) == expect, top
 
 
 def test_scl_immediate_64_plus_n_is_a_rounding_shift():
@@ -97,10 +120,11 @@ def test_scl_immediate_64_plus_n_is_a_rounding_shift():
 
 
 @pytest.mark.parametrize("mode", ["shift", "multiply"])
-def test_scl_random_vectors_match_exact_rationals(mode):
+def test_scl_random_vectors_match_the_reference(mode):
     """20,000 lanes: x and y over the whole int32 range, and x near the limits, small
     and at powers of two, y with every n and small or full m, so that ties, saturation
-    and every shift distance occur; against Fraction arithmetic."""
+    and every shift distance occur, y[30] (float32 rounding) set in half of them;
+    against Fraction arithmetic and numpy's float32 (tests.support.spec_interpreter)."""
     rng = np.random.default_rng(11)
     k = 20_000
     edges = np.array([0, 1, -1, 2, -2, 3, I32_MAX, I32_MIN, I32_MAX - 1, I32_MIN + 1, 1 << 30, -(1 << 30)])
