@@ -149,7 +149,7 @@ def _run_input(args, net, cfg, compiled) -> int:
         result = run_network(net, cfg, compiled, x, target, progress=step)
     matches = bool(np.array_equal(result["output"], net.reference(x)))
     q = (net.quantization or {}).get("output")
-    out = q.dequantize(result["output"]) if q else result["output"]
+    out = net.model_output(q.dequantize(result["output"]) if q else result["output"])
     scores = out.reshape(out.shape[0], -1)
     top5 = [[{"class": int(k), "value": float(row[k])} for k in np.argsort(-row, kind="stable")[:5]] for row in scores]
     with replacing(out_path) as tmp, open(tmp, "wb") as f:

@@ -438,6 +438,8 @@ class Network:
     input_shape: tuple[int, int, int, int]
     layers: list = field(default_factory=list)
     quantization: dict | None = None
+    # the output is rows (N, C), as an ONNX classifier gives it, of the IR's (N, C, 1, 1)
+    flat_output: bool = False
 
     @property
     def output(self) -> str:
@@ -464,7 +466,15 @@ class Network:
                                  f"{list(shapes[layer.inputs[0]])}: the window is larger than the padded input; "
                                  "use a smaller kernel or more padding")
             shapes[layer.name] = out
+        if self.flat_output and shapes[self.output][2:] != (1, 1):
+            raise HwgenError(f"network {self.name}: flat_output, but the output has shape "
+                             f"{list(shapes[self.output])}; only an (N, C, 1, 1) output is rows (N, C)")
         return shapes
+
+    def model_output(self, v: np.ndarray) -> np.ndarray:
+        """The output tensor v shaped as the source model gives it: (N, C) rows with
+        `flat_output`, else as the IR's."""
+        return v.reshape(v.shape[:2]) if self.flat_output else v
 
     def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
         """The semantics of the whole network on input x (NCHW int8)."""
@@ -488,6 +498,8 @@ class Network:
                           for la in self.layers]}
         if self.quantization:
             doc["quantization"] = {k: q.to_json() for k, q in self.quantization.items()}
+        if self.flat_output:
+            doc["flat_output"] = True
         return doc
 
     def save(self, directory: Path) -> None:
@@ -504,7 +516,7 @@ class Network:
             path = path / "model.json"
         where = f"model {path}"
         doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},
-                          {"quantization": dict})
+                          {"quantization": dict, "flat_output": bool})
         json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
             with np.load(path.parent / "weights.npz") as npz:
@@ -515,7 +527,8 @@ class Network:
         if quant is not None:
             json_fields(quant, f"{where}: quantization", {"input": dict, "output": dict})
             quant = {k: Quantization.from_json(v, f"{where}: quantization.{k}") for k, v in quant.items()}
-        net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]), quantization=quant)
+        net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]), quantization=quant,
+                  flat_output=doc.get("flat_output", False))
         for k, d in enumerate(doc["layers"]):
             if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("kind"), str) \
                     or not isinstance(d.get("inputs"), list):

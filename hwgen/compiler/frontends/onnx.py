@@ -218,7 +218,8 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
                          "operator")
     if out.layer is not imp.layers[-1]:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
-    net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q})
+    net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q},
+                  flat_output=_rank(g.output[0], out) == 2)
     shapes = net.shapes()
     tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
     for node in g.node:
@@ -228,6 +229,15 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             tensors[v.name] = node.output[0]
     return net, {"input": in_q, "output": out.q, "input_name": inp.name, "output_name": g.output[0].name,
                  "float_input": float_input, "tensors": tensors}
+
+
+def _rank(value_info, out: _QTensor) -> int:
+    """The rank of the graph output: as declared, else 2 for a flattened tensor or a
+    classifier's result."""
+    dims = value_info.type.tensor_type.shape.dim
+    if dims:
+        return len(dims)
+    return 2 if out.flat or isinstance(out.layer, Dense) else 4
 
 
 def _ir_name(name: str) -> str:

@@ -100,6 +100,13 @@ def test_bad_requantization(tmp_path, requant, message):
         Network.load(path)
 
 
+def test_flat_output_only_of_a_one_by_one_output(tmp_path):
+    doc = {"name": "one", "input": {"name": "data", "shape": [1, 16, 8, 8]}, "flat_output": True,
+           "layers": [{"name": "c", "kind": "conv2d", "inputs": ["data"], "stride": 1, "pad": 1, "shift": 4}]}
+    with pytest.raises(HwgenError, match=re.escape("flat_output, but the output has shape [1, 16, 8, 8]")):
+        Network.load(_model(tmp_path, doc=doc))
+
+
 def test_float32_rounding_round_trips_and_rounds_as_float32(tmp_path):
     """A layer with rounding "float32" keeps it through model.json, and its reference
     requantizes as numpy's float32 product does: rint(float32(acc) x float32(m / 2^n))."""

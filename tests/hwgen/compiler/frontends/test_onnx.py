@@ -193,6 +193,7 @@ def test_imported_network_saves_and_loads(tiny_models, tmp_path):
     x = quant["input"].quantize(np.random.default_rng(3).normal(0, 1, net.input_shape))
     assert np.array_equal(again.reference(x), net.reference(x))
     assert again.quantization == net.quantization == {"input": quant["input"], "output": quant["output"]}
+    assert again.flat_output is net.flat_output is True          # the Gemm's (N, classes)
     assert any(isinstance(getattr(la, "pad", 0), tuple) for la in again.layers)   # the (1, 3) convolution
 
 
@@ -261,7 +262,8 @@ def test_compile_and_run_a_users_input(tiny_models, tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     want = layer_tensors(path, net, quant, x[None])["output"]
     got = np.load(tmp_path / "y.npy")
-    assert np.array_equal(got.reshape(want.shape), want) and summary["matches_reference"] is True
+    assert got.shape == want.shape == (1, 10)        # ONNX's (N, classes), not the IR's (N, classes, 1, 1)
+    assert np.array_equal(got, want) and summary["matches_reference"] is True
     assert [e["class"] for e in summary["top5"][0]] == list(np.argsort(-want[0], kind="stable")[:5])
     # already quantized: uint8, the model's input type
     np.save(tmp_path / "xq.npy", (quant["input"].quantize(x).astype(np.int16) + 128).astype(np.uint8))
