@@ -12,6 +12,8 @@ BUGS = {
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "
                                   "in that half)",
+    "overlap_load_without_padding": "under COMPUTE_OVERLAP a load's footprint counts its data rows only, not its "
+                                    "padding rows (which it writes as well)",
 }
 
 

@@ -77,6 +77,8 @@ class OverlapSequencer:
 
         def load_footprint(fields, is_uop, start, name):
             rows = fields.y_pad_0 + fields.y_size + fields.y_pad_1
+            if "overlap_load_without_padding" in bugs:
+                rows = fields.y_size
             cols = fields.x_pad_0 + fields.x_size + fields.x_pad_1
             size = ProductSum(m, [(rows, cols)], start, name)
             writes = (fields.x_size != 0) & (size.value != 0)

@@ -91,3 +91,34 @@ def test_overlap_ignores_acc_halves():
     assert report.startswith("first divergence in stream write/ACC")
     assert re.search(rf"instruction {gemm}, entry \d+\n", report) and f">> {gemm:5d} compute  GEMM" in report
     assert f"{add:5d} compute  ALU" in report
+
+
+def test_overlap_load_footprint_includes_padding():
+    """A padded ACC load whose data lies in ACC's first half and whose bottom padding
+    rows reach into the second, after a long GEMM accumulating there: the load must
+    wait for the GEMM (its padding overwrites the GEMM's results). Counting only its
+    data rows, it issues beside the GEMM, whose later writes then survive the zeros:
+    the diff names the GEMM and lists the load beside it."""
+    cfg = VTAConfig({**CFG.to_dict(), "COMPUTE_OVERLAP": True})
+    half = cfg.depth[MemType.ACC] // 2
+    rng = np.random.default_rng(2)
+    b = ProgramBuilder(cfg, "padding_hazard")
+    gemm_operands(b, rng)
+    rows, cols = 2, 4
+    base = half - rows * cols                   # data up to the end of half 0, one padding row past it
+    x = b.input("x", rng.integers(-9, 10, (rows, cols, cfg.batch, cfg.block_out), dtype=np.int32))
+    out = b.output("out", ((rows + 1) * cols, cfg.batch, cfg.block_out), "int8")
+    b.gemm(np.array([[half + j, 0, 0] for j in range(cols)]), [(1, 0, 0, 0)], reset=True)
+    gemm = b.gemm(np.array([[half + j, j, j] for j in range(cols)]), [(100, 0, 0, 0)])   # 100 times into ACC half..
+    load = b.load(MemType.ACC, base, x, y_size=rows, x_size=cols, pad=(0, 1, 0, 0))
+    b.alu(AluOp.SHR, np.arange(base, half + cols), imm=0)      # ACC to OUT
+    b.dep_push(Module.COMPUTE, Module.STORE)
+    b.dep_pop(Module.COMPUTE, Module.STORE)
+    b.store(base, out, x_size=(rows + 1) * cols)
+    prog = b.finish()
+    want = run(prog).outputs["out"]
+    assert not want[rows * cols:].any()         # the padding row: zeros over the GEMM's sums
+    assert np.array_equal(run(prog, "tsim").outputs["out"], want)
+    report = divergence(prog, "overlap_load_without_padding")
+    assert report.startswith("first divergence in stream write/ACC")
+    assert f">> {gemm:5d} compute  GEMM" in report and f"{load:5d} compute  LOAD" in report
