@@ -47,14 +47,15 @@ SPLIT_LOW_BITS = 17     # x's low part in a split product: unsigned, one bit und
 
 
 def rescale_product(m: Module, x, mult, build: str, name: str):
-    """x * mult of unsigned values, exact: as one product ("product"), as two of x's
-    low SPLIT_LOW_BITS bits and its high bits, each fitting a 25x18 multiplier
-    ("split"), or from adders ("soft", `soft_product`)."""
-    bits = len(x) + len(mult)
+    """x (signed) * mult (unsigned), exact: as one product ("product"), as two of x's
+    low SPLIT_LOW_BITS bits (unsigned) and high bits (signed), each fitting a 25x18
+    multiplier ("split"), or from adders ("soft", `soft_product`)."""
     if build == "soft":
-        return soft_product(m, Cat(x, Const(0, 1)).as_signed(), mult, name)[:bits]
+        return soft_product(m, x, mult, name)
     if build == "split":
-        return ((x[SPLIT_LOW_BITS:] * mult << SPLIT_LOW_BITS) + x[:SPLIT_LOW_BITS] * mult)[:bits]
+        lo = x[:SPLIT_LOW_BITS] * mult
+        hi = x[SPLIT_LOW_BITS:].as_signed() * mult
+        return fit_signed((hi << SPLIT_LOW_BITS) + lo, len(x) + len(mult)).as_signed()
     return x * mult
 
 
@@ -96,47 +97,47 @@ def _wire(m: Module, value, name: str, keep: bool = False) -> Signal:
 
 
 def float32_round(m: Module, v, name: str):
-    """v (unsigned) rounded to float32's FLOAT32_SIGNIFICAND_BITS significant bits, half
-    to even, one bit wider. The bits below the leading one, ORed down from the top
-    (`lead`), shifted down by the significand's width mark the bits to drop (`drop`):
-    the half is the highest of them, the kept bits' last one the bit above it."""
-    if len(v) <= FLOAT32_SIGNIFICAND_BITS:
+    """v (signed) rounded to float32's FLOAT32_SIGNIFICAND_BITS significant bits, half
+    to even, one bit wider. The bits that differ from the sign, ORed down from the top
+    (`lead`), shifted down by the significand's width mark the bits to drop (`drop`;
+    for -2^k one bit fewer, all zero); clearing them floors v, the highest of them is
+    the half, the kept bits' last one decides a tie. Half to even is symmetric, so the
+    floor and the increment need no magnitude."""
+    bits = len(v)
+    if bits - 1 <= FLOAT32_SIGNIFICAND_BITS:
         return v
-    lead, span = v, 1
-    while span < len(v):
+    lead, span = v.as_unsigned() ^ v[-1].replicate(bits), 1
+    while span < bits:
         lead = lead | (lead >> span)
         span *= 2
-    lead = _wire(m, lead, f"{name}_lead")
     drop = _wire(m, lead >> FLOAT32_SIGNIFICAND_BITS, f"{name}_drop")
     half = drop & ~(drop >> 1)
-    last = Cat(Const(1, 1), drop)[:len(v)] & ~drop
-    up = _wire(m, (v & half).any() & ((v & (drop >> 1)).any() | (v & last).any()), f"{name}_up")
-    return _wire(m, (v & ~drop) + Mux(up, last, 0), f"{name}_rounded")
+    last = Cat(Const(1, 1), drop)[:bits] & ~drop
+    u = v.as_unsigned()
+    up = _wire(m, (u & half).any() & ((u & (drop >> 1)).any() | (u & last).any()), f"{name}_up")
+    return _wire(m, fit_signed((u & ~drop).as_signed() + Mux(up, last, 0), bits + 1).as_signed(), f"{name}_rounded")
 
 
-def round_shift(m: Module, p, n, name: str):
-    """rne(p / 2^n) (round half to even) of an unsigned p and n. p with a zero bit
-    below it, shifted right, keeps the last bit shifted out (the half) as its bit 0; a
+def round_shift(m: Module, p, n, acc_bits: int, name: str):
+    """sat(rne(p / 2^n)) (round half to even, clamped to the signed ACC_WIDTH range) of
+    a signed p and an unsigned n. p with a zero bit below it, shifted right
+    arithmetically, keeps the last bit shifted out (the half) as its bit 0; a
     logarithmic shifter ORs the bits each of its stages drops into the sticky bit (p's
     bits below the half)."""
-    t = Cat(Const(0, 1), p)
+    t = Cat(Const(0, 1), p).as_signed()
     n = _wire(m, n, f"{name}_n")
     sticky = Const(0, 1)
     for k in range(len(n)):                       # shift by 2^k where n[k], noting the bits shifted out
         out = t[:min(1 << k, len(t))].any()
         t = _wire(m, Mux(n[k], t >> (1 << k), t), f"{name}_t{k}")
         sticky = sticky | (n[k] & out)
-    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with the quotient odd
-    return _wire(m, t[1:] + up, f"{name}_q")
-
-
-def signed_saturated(m: Module, magnitude, negative, acc_bits: int, name: str):
-    """+-magnitude clamped to the signed ACC_WIDTH range."""
-    over = magnitude[acc_bits - 1:].any()         # 2^(ACC_WIDTH-1) or more
-    low = magnitude[:acc_bits - 1]
-    limit = Mux(negative, Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1,
-                                                                             signed(acc_bits)))
-    return _wire(m, Mux(over, limit, Mux(negative, -low, low)[:acc_bits].as_signed()), f"{name}_q")
+    q = t[1:].as_signed()                         # floor(p / 2^n); t[0] is the half
+    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
+    top = q[acc_bits - 1:]                        # all equal when q fits ACC_WIDTH bits
+    low = _wire(m, q[:acc_bits].as_signed() + up, f"{name}_low")
+    over = ~(top.all() | ~top.any()) | (low[acc_bits] ^ low[acc_bits - 1])
+    limit = Mux(q[-1], Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1, signed(acc_bits)))
+    return _wire(m, Mux(over, limit, low[:acc_bits]), f"{name}_q")
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
@@ -164,14 +165,11 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     codes = [AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR, AluOp.MUL] + ([AluOp.CLP, AluOp.MOV] if ext else [])
     scl_m = None
     if rescale != "none":
-        # in sign and magnitude, x's magnitude rounded to float32 with y[30] ahead of
-        # the operand registers, the multiplier and the rounding shift unsigned
+        # x rounded to float32 with y[30] ahead of the operand registers
         codes.append(AluOp.SCL)
-        negative, to_float = x[-1], y[ALU_SCL_FLOAT_BIT]
-        magnitude = _wire(m, Mux(negative, -x, x)[:acc_bits], f"{name}_scl_mag")
-        scl_x = _wire(m, Mux(to_float, float32_round(m, magnitude, f"{name}_scl_xf")[:acc_bits], magnitude),
-                      f"{name}_scl_x")
-        prep |= {"scl_n": y[:ALU_SCL_SHIFT_BITS], "scl_float": to_float, "scl_neg": negative}
+        to_float = y[ALU_SCL_FLOAT_BIT]
+        scl_x = _wire(m, Mux(to_float, float32_round(m, x, f"{name}_scl_xf"), x), f"{name}_scl_x")
+        prep |= {"scl_n": y[:ALU_SCL_SHIFT_BITS], "scl_float": to_float}
         if rescale == "multiply":
             scl_m = y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
             if stage:       # like MUL's: copies of their own, next to the multiplier
@@ -201,8 +199,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
     if rescale != "none":
         scaled = rescale_product(m, scl_x, scl_m, multiplier, f"{name}_scl") if scl_m is not None else prep["scl_x"]
-        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"], "float": prep["scl_float"],
-               "neg": prep["scl_neg"]}
+        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"], "float": prep["scl_float"]}
         if late:
             scl = {k: registered(m, v, f"{name}_scl_late_{k}") for k, v in scl.items()}
     if late:
@@ -220,10 +217,9 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         results[AluOp.MOV] = y
     if rescale != "none":
         p = scl["p"]
-        if scl_m is not None:       # x * m < 2^55: rounded, it keeps its width
-            p = Mux(scl["float"], float32_round(m, p, f"{name}_scl_pf")[:len(p)], p)
-        results[AluOp.SCL] = signed_saturated(m, round_shift(m, p, scl["n"], f"{name}_scl"), scl["neg"], acc_bits,
-                                              f"{name}_scl")
+        if scl_m is not None:       # |x * m| < 2^55: rounded, it keeps its width
+            p = Mux(scl["float"], float32_round(m, p, f"{name}_scl_pf")[:len(p)].as_signed(), p)
+        results[AluOp.SCL] = round_shift(m, p, scl["n"], acc_bits, f"{name}_scl")
 
     def chosen(code):
         return fit_signed(results[code], acc_bits) & sel[code].replicate(acc_bits)
