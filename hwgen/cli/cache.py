@@ -1,18 +1,21 @@
-"""`hwgen cache`: the cached tsim builds."""
+"""`hwgen cache`: the cached tsim builds and chosen tilings."""
 from __future__ import annotations
 
 from rich.table import Table
 
+from hwgen.compiler.lowering import cache as tilings
 from sim.tsim import cache_dir, cached_builds, prune_cache
 
 from .common import OK, add_json, console, print_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("cache", help="list the cached tsim builds and their state; prune stale, corrupt and interrupted ones")
+    p = sub.add_parser("cache", help="list the cached tsim builds and their state, and the tilings the compiler "
+                                     "chose; prune stale, corrupt and interrupted builds and stale tilings")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--prune", action="store_true", help="remove the builds this generator cannot use")
-    what.add_argument("--clear", action="store_true", help="remove every build not in progress")
+    what.add_argument("--prune", action="store_true",
+                      help="remove the builds this generator cannot use and the tilings of earlier compiler sources")
+    what.add_argument("--clear", action="store_true", help="remove every build not in progress and every tiling")
     add_json(p)
     p.set_defaults(func=cache)
 
@@ -20,17 +23,20 @@ def register(sub) -> None:
 def cache(args) -> int:
     if args.prune or args.clear:
         removed = prune_cache(everything=args.clear)
+        gone = tilings.prune(everything=args.clear)
         summary = {"cache": str(cache_dir()), "removed": len(removed), "freed_bytes": sum(b["bytes"] for b in removed),
-                   "kept": len(cached_builds())}
+                   "kept": len(cached_builds()), "tilings_removed": sum(e["files"] for e in gone),
+                   "tilings_freed_bytes": sum(e["bytes"] for e in gone)}
         if args.json:
             print_json(summary)
         else:
             console().print(f"removed {summary['removed']} builds ({summary['freed_bytes'] / 2**20:.0f} MiB) from "
-                            f"{summary['cache']}; {summary['kept']} kept")
+                            f"{summary['cache']}; {summary['kept']} kept; removed {summary['tilings_removed']} "
+                            f"tilings ({summary['tilings_freed_bytes'] / 2**10:.0f} KiB) from {tilings.cache_dir()}")
         return OK
-    builds = cached_builds()
+    builds, chosen = cached_builds(), tilings.entries()
     if args.json:
-        print_json({"cache": str(cache_dir()), "builds": builds})
+        print_json({"cache": str(cache_dir()), "builds": builds, "tilings": chosen})
         return OK
     table = Table("config", "variant", "MiB", "state", title=f"tsim builds in {cache_dir()}")
     for b in builds:
@@ -42,4 +48,8 @@ def cache(args) -> int:
     con.print(f"{len(builds)} builds, {sum(b['bytes'] for b in builds) / 2**20:.0f} MiB; {len(unusable)} unusable "
               f"(stale, corrupt or interrupted: {sum(b['bytes'] for b in unusable) / 2**20:.0f} MiB): "
               "hwgen cache --prune removes them")
+    stale = [e for e in chosen if e["state"] == "stale"]
+    con.print(f"tilings in {tilings.cache_dir()}: {sum(e['files'] for e in chosen if e['state'] == 'current')} of "
+              f"the current compiler, {sum(e['files'] for e in stale)} of earlier ones "
+              f"({sum(e['bytes'] for e in stale) / 2**10:.0f} KiB, removed by --prune)")
     return OK

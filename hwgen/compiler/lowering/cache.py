@@ -8,8 +8,9 @@ convolution's shape, the reuse option and the epilogues' cycle-relevant form
 (`Requant.timing`). The file's name is the SHA-256 of the problem and of the source
 of the modules the search runs (the compiler, the program builder and cycle model,
 the ISA, the configuration and geometry), so that an edited compiler never reads a
-choice its predecessor made. A file that cannot be read as a tiling is ignored and
-written again."""
+choice its predecessor made; the files of one source digest share a directory named
+by it (`current_dir`), so that those of earlier sources can be pruned (`prune`). A
+file that cannot be read as a tiling is ignored and written again."""
 from __future__ import annotations
 
 import hashlib
@@ -37,6 +38,40 @@ def forget() -> None:
 
 def cache_dir() -> Path:
     return cache_root() / "tilings"
+
+
+def current_dir() -> Path:
+    """Where the tilings of the current sources are kept."""
+    return cache_dir() / source_digest()[:16]
+
+
+def _bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
+
+
+def entries() -> list[dict]:
+    """Every entry of the tiling cache: a directory of one source digest ("current"
+    or "stale") or a file outside them ("stale"), with its files and bytes."""
+    if not cache_dir().is_dir():
+        return []
+    current = current_dir()
+    return [{"path": str(p), "state": "current" if p == current else "stale", "bytes": _bytes(p),
+             "files": sum(1 for _ in p.glob("*.json")) if p.is_dir() else 1}
+            for p in sorted(cache_dir().iterdir())]
+
+
+def prune(everything: bool = False) -> list[dict]:
+    """Remove the stale entries (every one with `everything`); the removed entries."""
+    removed = [e for e in entries() if everything or e["state"] == "stale"]
+    for e in removed:
+        path = Path(e["path"])
+        if path.is_dir():
+            for f in path.iterdir():
+                f.unlink()
+            path.rmdir()
+        else:
+            path.unlink()
+    return removed
 
 
 @cache
@@ -75,7 +110,7 @@ def remembered(key: str, choose: Callable[[], Tiling]) -> Tiling:
     """The tiling remembered under `key`, else `choose()`, remembered."""
     if key in _chosen:
         return _chosen[key]
-    path = cache_dir() / f"{key}.json"
+    path = current_dir() / f"{key}.json"
     t = _read(path)
     if t is None:
         t = choose()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hwgen import load_config
+from hwgen.cli import main
 from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering import conv as lconv
 from hwgen.compiler.lowering.kernels import Kernel, split_kernel
@@ -25,7 +26,7 @@ def fresh(tmp_path, monkeypatch):
     """An empty cache directory and nothing remembered in the process."""
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
     cache.forget()
-    yield tmp_path / "tilings"
+    yield cache.current_dir()
     cache.forget()
 
 
@@ -77,6 +78,7 @@ def test_the_file_is_read_under_its_key_only(fresh, monkeypatch):
     assert _choose(cfg, s) == planted               # the file is what a hit returns
     cache.forget()
     monkeypatch.setattr(cache, "source_digest", lambda: "an edited compiler")
+    assert cache.current_dir() != fresh
     assert _choose(cfg, s) == _searched(cfg, s)
     other = cfg.replace(AXI_MAX_INFLIGHT=cfg.AXI_MAX_INFLIGHT * 2)
     assert cache.problem_key(other, s, True, RQ.timing(), None) != key
@@ -134,3 +136,24 @@ def test_split_kernel_cuts_as_linspace_rounds():
             sizes = [kn.loops[0][0] for kn in split_kernel(k, n)]
             cuts = np.linspace(0, extent, min(n, extent) + 1).round().astype(int)
             assert sizes == list(np.diff(cuts))
+
+
+def test_prune_removes_the_tilings_of_earlier_sources(fresh, monkeypatch, capsys):
+    """Tilings chosen by earlier compiler sources (and files from before the cache had
+    directories) are stale: `hwgen cache --prune` removes them and keeps the current
+    ones, which `--clear` removes too."""
+    cfg = load_config("default")
+    s, key = _problem(cfg)
+    _choose(cfg, s)
+    (fresh.parent / "0123456789abcdef").mkdir()
+    (fresh.parent / "0123456789abcdef" / f"{key}.json").write_text("{}")
+    (fresh.parent / f"{key}.json").write_text("{}")
+    states = sorted((e["state"], e["files"]) for e in cache.entries())
+    assert states == [("current", 1), ("stale", 1), ("stale", 1)]
+    assert main(["cache", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["tilings"]) == 3
+    assert main(["cache", "--prune", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tilings_removed"] == 2
+    assert [p.name for p in fresh.parent.iterdir()] == [fresh.name] and (fresh / f"{key}.json").exists()
+    assert main(["cache", "--clear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tilings_removed"] == 1 and not list(fresh.parent.iterdir())
