@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa.fields import FLOAT32_SIGNIFICAND_BITS
-
 INT8 = (-128, 127)
+# A float32's significand, which ONNX Runtime's float32 requantization rounds to.
+FLOAT32_SIGNIFICAND_BITS = np.finfo(np.float32).nmant + 1
 # Requantization shifts an int32 accumulator: at most 31 places.
 MAX_SHIFT = 31
 RELU = (0, 127)

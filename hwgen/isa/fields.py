@@ -98,12 +98,11 @@ MEMTYPE_BITS = 3
 ALUOP_BITS = 3
 ALU_MUL_BITS = 8      # MUL multiplies the low 8 bits of each operand, read as int8 (docs/semantics.md)
 # SCL (ALU_RESCALE) reads its shift n from y[5:0] and its multiplier m from y[29:6],
-# both unsigned, and from y[30] whether to round x and the product to float32's
-# 24-bit significand first (docs/semantics.md)
+# both unsigned, and from y[30] whether to round x and the product to as many
+# significant bits as m has first: m is a float32 significand (docs/semantics.md)
 ALU_SCL_SHIFT_BITS = 6
 ALU_SCL_MULT_BITS = 24
 ALU_SCL_FLOAT_BIT = ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS
-FLOAT32_SIGNIFICAND_BITS = 24
 
 
 def memory_spec(alu_ext: bool) -> list:

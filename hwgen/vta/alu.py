@@ -32,8 +32,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..geometry import LATE_OPS, alu_interval
 from ..config import RESCALE_MULTIPLIERS
-from ..isa.fields import (ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS,
-                          ALUOP_BITS, FLOAT32_SIGNIFICAND_BITS)
+from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
 from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
@@ -97,20 +96,20 @@ def _wire(m: Module, value, name: str, keep: bool = False) -> Signal:
 
 
 def float32_round(m: Module, v, name: str):
-    """v (signed) rounded to float32's FLOAT32_SIGNIFICAND_BITS significant bits, half
-    to even, one bit wider. The bits that differ from the sign, ORed down from the top
+    """v (signed) rounded to ALU_SCL_MULT_BITS significant bits (a float32's, as many
+    as the multiplier has), half to even, one bit wider. The bits that differ from the sign, ORed down from the top
     (`lead`), shifted down by the significand's width mark the bits to drop (`drop`;
     for -2^k one bit fewer, all zero); clearing them floors v, the highest of them is
     the half, the kept bits' last one decides a tie. Half to even is symmetric, so the
     floor and the increment need no magnitude."""
     bits = len(v)
-    if bits - 1 <= FLOAT32_SIGNIFICAND_BITS:
+    if bits - 1 <= ALU_SCL_MULT_BITS:
         return v
     lead, span = v.as_unsigned() ^ v[-1].replicate(bits), 1
     while span < bits:
         lead = lead | (lead >> span)
         span *= 2
-    drop = _wire(m, lead >> FLOAT32_SIGNIFICAND_BITS, f"{name}_drop")
+    drop = _wire(m, lead >> ALU_SCL_MULT_BITS, f"{name}_drop")
     half = drop & ~(drop >> 1)
     last = Cat(Const(1, 1), drop)[:bits] & ~drop
     u = v.as_unsigned()

@@ -5,7 +5,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from hwgen.compiler import semantics as sem
 from hwgen.isa import AluOp, Instruction, MemType, Opcode
+from hwgen.isa.fields import ALU_SCL_MULT_BITS
 from hwgen.program import ProgramBuilder
 from sim import run
 from sim.fsim import FSim, alu_op
@@ -98,6 +100,12 @@ def test_scl_shift_vectors(x, n, expect):
     for m, top in ((0, 0), (1, 0), (M24, 2), (0x5A5A5A, 2)):        # y[29:6] and y[31] are ignored
         got = alu_op(AluOp.SCL, np.array([x], dtype=np.int32), np.int32(_y(m, n, top)), 32, "shift")
         assert got.dtype == np.int32 and int(got[0]) == expect, (m, top)
+
+
+def test_the_scl_multiplier_is_a_float32_significand():
+    """The width SCL's float32 rounding keeps (hwgen.vta.alu uses the multiplier's) is
+    a float32's significand, as the IR's rounding has it."""
+    assert ALU_SCL_MULT_BITS == sem.FLOAT32_SIGNIFICAND_BITS == 24
 
 
 @pytest.mark.parametrize("mode,x,m,n,exact,float32", SCL_FLOAT)
