@@ -1,0 +1,191 @@
+"""Accelerator architectures for the mapper (docs/mapper.md): memory levels from the
+outermost (DRAM) in, a PE array and a MAC, read from YAML and checked before any use.
+
+A level holds some of the three tensors (W weights, I inputs, O outputs/partial sums),
+has a size (none: unbounded, DRAM), a word width, energies per word read and written
+(by default from its size, `energy.access_pj`), optionally a bandwidth in words per
+cycle, double buffering, and whether each PE has its own instance (register files). The
+array has PEs along one or more dimensions, the loops each dimension may unroll, a hop
+energy, and whether a small layer may be replicated over idle PEs."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ..errors import HwgenError
+from ..files import json_fields
+from . import energy
+
+TENSORS = ("W", "I", "O")
+# The loops of a convolution: batch, group, output channel, input channel (of a group),
+# output row, output column, kernel row, kernel column.
+LOOPS = ("N", "G", "K", "C", "P", "Q", "R", "S")
+SHIPPED = Path(__file__).resolve().parent / "archs"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory of a level: the tensors it keeps, its capacity (None: unbounded),
+    word width, energies per word and bandwidth in words per cycle (None: no bound)."""
+    name: str
+    holds: tuple[str, ...]
+    size_bytes: int | None
+    word_bits: int
+    read_pj: float
+    write_pj: float
+    bandwidth: float | None = None
+
+    @property
+    def words(self) -> int | None:
+        """Capacity in words (None: unbounded)."""
+        return None if self.size_bytes is None else self.size_bytes * 8 // self.word_bits
+
+
+@dataclass(frozen=True)
+class Level:
+    """A level of the hierarchy: one memory shared by the tensors it holds, or several
+    side by side (VTA's INP, WGT and ACC scratchpads), each keeping its own tensors."""
+    name: str
+    memories: tuple[Memory, ...]
+    double_buffered: bool = False
+    per_pe: bool = False
+
+    @property
+    def holds(self) -> tuple[str, ...]:
+        return tuple(t for t in TENSORS if any(t in mem.holds for mem in self.memories))
+
+    def memory_of(self, tensor: str) -> Memory | None:
+        return next((mem for mem in self.memories if tensor in mem.holds), None)
+
+
+@dataclass(frozen=True)
+class Array:
+    dims: tuple[int, ...]
+    unroll: tuple[tuple[str, ...], ...]
+    hop_pj: float = energy.HOP_PJ
+    replication: bool = True
+
+    @property
+    def pes(self) -> int:
+        return math.prod(self.dims)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    levels: tuple[Level, ...]
+    array: Array
+    mac_pj: float = energy.MAC_PJ
+
+    def check(self, where: str) -> "Architecture":
+        """Raise HwgenError naming `where` and the field unless the description is
+        consistent: at least two levels with distinct names, the outermost unbounded or
+        holding every tensor, every tensor held somewhere, only the innermost levels per
+        PE, known loops, positive sizes, widths, dimensions and non-negative energies."""
+        if len(self.levels) < 2:
+            raise HwgenError(f"{where}: levels: {len(self.levels)} given; an architecture needs at least two "
+                             "(DRAM and an on-chip memory)")
+        names = [lv.name for lv in self.levels]
+        if len(set(names)) != len(names):
+            raise HwgenError(f"{where}: levels: the name {next(n for n in names if names.count(n) > 1)!r} is used twice")
+        for k, lv in enumerate(self.levels):
+            at = f"{where}: levels[{k}] ({lv.name})"
+            for mem in lv.memories:
+                unknown = [t for t in mem.holds if t not in TENSORS]
+                if unknown or not mem.holds:
+                    raise HwgenError(f"{at}: {mem.name} holds {list(mem.holds)}; give one or more of "
+                                     f"{', '.join(TENSORS)}")
+                if mem.word_bits < 1 or (mem.size_bytes is not None and mem.size_bytes * 8 < mem.word_bits):
+                    raise HwgenError(f"{at}: {mem.name}: word_bits {mem.word_bits} and size_bytes {mem.size_bytes} "
+                                     "leave no word")
+                if min(mem.read_pj, mem.write_pj) < 0 or (mem.bandwidth is not None and mem.bandwidth <= 0):
+                    raise HwgenError(f"{at}: {mem.name}: energies must be non-negative and a bandwidth positive")
+            held = [t for mem in lv.memories for t in mem.holds]
+            if len(set(held)) != len(held):
+                raise HwgenError(f"{at}: tensor {next(t for t in held if held.count(t) > 1)} is held by two of its "
+                                 "memories; each tensor has one memory per level")
+            if lv.per_pe and any(not inner.per_pe for inner in self.levels[k + 1:]):
+                raise HwgenError(f"{at}: per_pe, but a level inside it is shared; per-PE levels are the innermost")
+        if set(self.levels[0].holds) != set(TENSORS):
+            raise HwgenError(f"{where}: levels[0] ({self.levels[0].name}) holds {list(self.levels[0].holds)}; the "
+                             f"outermost level holds every tensor ({', '.join(TENSORS)})")
+        if any(mem.size_bytes is not None for mem in self.levels[0].memories):
+            raise HwgenError(f"{where}: levels[0] ({self.levels[0].name}) has a size; the outermost level (DRAM) is "
+                             "unbounded: leave size_bytes out")
+        a = self.array
+        if not a.dims or min(a.dims) < 1 or len(a.unroll) != len(a.dims):
+            raise HwgenError(f"{where}: array: dims {list(a.dims)} must be positive, with one unroll list per "
+                             f"dimension (unroll has {len(a.unroll)})")
+        for d, loops in enumerate(a.unroll):
+            bad = [n for n in loops if n not in LOOPS]
+            if bad or not loops:
+                raise HwgenError(f"{where}: array: unroll[{d}] is {list(loops)}; give loops of {', '.join(LOOPS)}")
+        if min(self.mac_pj, a.hop_pj) < 0:
+            raise HwgenError(f"{where}: mac_pj and hop_pj must be non-negative")
+        return self
+
+
+MEMORY_FIELDS = {"size_bytes": int, "read_pj": float, "write_pj": float, "bandwidth": float}
+
+
+def _memory(d: dict, name: str, where: str) -> Memory:
+    size = d.get("size_bytes")
+    if size is not None and size < 1:
+        raise HwgenError(f"{where}: size_bytes {size} must be at least 1 (leave it out for DRAM)")
+    default = energy.DRAM_PJ * d["word_bits"] / energy.TABLE_WORD_BITS if size is None \
+        else energy.access_pj(size, d["word_bits"])
+    read = float(d.get("read_pj", default))
+    return Memory(name, tuple(d["holds"]), size, d["word_bits"], read, float(d.get("write_pj", read)),
+                  d.get("bandwidth"))
+
+
+def _level(doc, where: str) -> Level:
+    """A level: one memory's fields beside its name, or `memories`, a list of them."""
+    common = {"name": str}, {"double_buffered": bool, "per_pe": bool}
+    if isinstance(doc, dict) and "memories" in doc:
+        d = json_fields(doc, where, {**common[0], "memories": list}, common[1])
+        mems = []
+        for k, m in enumerate(d["memories"]):
+            at = f"{where}: memories[{k}]"
+            mems.append(_memory(json_fields(m, at, {"name": str, "word_bits": int, "holds": list}, MEMORY_FIELDS),
+                                m["name"], at))
+        if not mems:
+            raise HwgenError(f"{where}: memories is empty; give one or more")
+    else:
+        d = json_fields(doc, where, {**common[0], "word_bits": int, "holds": list}, {**common[1], **MEMORY_FIELDS})
+        mems = [_memory(d, d["name"], where)]
+    return Level(d["name"], tuple(mems), d.get("double_buffered", False), d.get("per_pe", False))
+
+
+def from_doc(doc, where: str) -> Architecture:
+    """An architecture from its YAML document (already parsed); errors name `where`."""
+    d = json_fields(doc, where, {"name": str, "levels": list, "array": dict}, {"mac_pj": float})
+    levels = tuple(_level(lv, f"{where}: levels[{k}]") for k, lv in enumerate(d["levels"]))
+    a = json_fields(d["array"], f"{where}: array", {"dims": list, "unroll": list}, {"hop_pj": float,
+                                                                                      "replication": bool})
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in a["dims"]) \
+            or not all(isinstance(u, list) and all(isinstance(n, str) for n in u) for u in a["unroll"]):
+        raise HwgenError(f"{where}: array: dims must be integers and unroll a list of lists of loop names")
+    array = Array(tuple(a["dims"]), tuple(tuple(u) for u in a["unroll"]), float(a.get("hop_pj", energy.HOP_PJ)),
+                  a.get("replication", True))
+    return Architecture(d["name"], levels, array, float(d.get("mac_pj", energy.MAC_PJ))).check(where)
+
+
+def load_architecture(path: str | Path) -> Architecture:
+    """The architecture in the YAML file `path`, checked."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise HwgenError(f"architecture {path}: cannot read it ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        raise HwgenError(f"architecture {path}: not YAML ({e})") from None
+    return from_doc(doc, f"architecture {path}")
+
+
+def shipped() -> dict[str, Path]:
+    """The shipped architecture descriptions by name."""
+    return {p.stem: p for p in sorted(SHIPPED.glob("*.yaml"))}
