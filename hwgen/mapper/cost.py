@@ -1,0 +1,162 @@
+"""The cost of a mapping (docs/mapper.md, "Cost model"): accesses per memory and
+tensor, energy, cycles and utilization of one workload on one architecture.
+
+A mapping gives each level its temporal loops (innermost first, each with a factor)
+and each array dimension its spatial loops; the array sits inside the innermost
+shared level, so per-PE levels see one PE's share. Factors may overshoot a bound
+(imperfect factorization: the last iteration is partial); the model counts whole
+iterations, and utilization shows the waste.
+
+Reuse follows the loop order: the tile of a tensor that a level holds is fetched again
+whenever an index the tensor depends on changes in the loops outside that level,
+except across the innermost run of loops it does not depend on (the tile stays:
+stationary). Partial sums that leave a level before their reduction ends are written
+back and read again."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import HwgenError
+from .arch import LOOPS, TENSORS, Architecture
+from .workload import Workload
+
+# The loops each tensor's index depends on (inputs through the sliding window).
+RELEVANT = {"W": frozenset("GKCRS"), "I": frozenset("NGCPQRS"), "O": frozenset("NGKPQ")}
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """`temporal[i]`: level i's loops (the architecture's order, outermost level
+    first), innermost loop first, as (loop, factor); `spatial[d]`: array dimension d's
+    loops as (loop, factor)."""
+    temporal: tuple[tuple[tuple[str, int], ...], ...]
+    spatial: tuple[tuple[tuple[str, int], ...], ...]
+
+    def factor(self, loop: str) -> int:
+        """The product of every factor of `loop`."""
+        return math.prod(f for level in (*self.temporal, *self.spatial) for n, f in level if n == loop)
+
+
+def array_level(arch: Architecture) -> int:
+    """The index of the innermost shared level: the array sits just inside it."""
+    return max(i for i, lv in enumerate(arch.levels) if not lv.per_pe)
+
+
+def check_mapping(arch: Architecture, w: Workload, m: Mapping) -> None:
+    """Raise HwgenError unless `m` has a loop list per level and per array dimension,
+    known loops with positive factors, spatial loops each dimension may unroll within
+    its size, and factors covering every bound."""
+    if len(m.temporal) != len(arch.levels) or len(m.spatial) != len(arch.array.dims):
+        raise HwgenError(f"mapping: {len(m.temporal)} temporal and {len(m.spatial)} spatial loop lists for "
+                         f"{len(arch.levels)} levels and {len(arch.array.dims)} array dimensions")
+    for where, loops in [*(("level", lv) for lv in m.temporal), *(("array", d) for d in m.spatial)]:
+        for n, f in loops:
+            if n not in LOOPS or not isinstance(f, int) or f < 1:
+                raise HwgenError(f"mapping: {where} loop ({n!r}, {f!r}); loops are {', '.join(LOOPS)} with factors >= 1")
+    for d, loops in enumerate(m.spatial):
+        if any(n not in arch.array.unroll[d] for n, _ in loops) or math.prod(f for _, f in loops) > arch.array.dims[d]:
+            raise HwgenError(f"mapping: array dimension {d} unrolls {list(loops)}; it has {arch.array.dims[d]} PEs "
+                             f"and may unroll {list(arch.array.unroll[d])}")
+    short = [n for n, b in w.bounds.items() if m.factor(n) < b]
+    if short:
+        raise HwgenError(f"mapping: the factors of {short[0]} multiply to {m.factor(short[0])}, below its bound "
+                         f"{w.bounds[short[0]]}")
+
+
+def tile_words(w: Workload, t: str, factors: dict[str, int]) -> int:
+    """Words of tensor t in a tile of the given loop extents (1 where absent)."""
+    f = {n: factors.get(n, 1) for n in LOOPS}
+    if t == "W":
+        return f["G"] * f["K"] * f["C"] * f["R"] * f["S"]
+    if t == "O":
+        return f["N"] * f["G"] * f["K"] * f["P"] * f["Q"]
+    rows = (f["P"] - 1) * w.stride[0] + f["R"]
+    cols = (f["Q"] - 1) * w.stride[1] + f["S"]
+    return f["N"] * f["G"] * f["C"] * rows * cols
+
+
+def refetches(outer: list[tuple[str, int]], t: str) -> int:
+    """How often a tile of t is fetched over the loops `outer` (innermost first): the
+    product of their factors but those of the innermost run t does not depend on."""
+    k = 0
+    while k < len(outer) and (outer[k][0] not in RELEVANT[t] or outer[k][1] == 1):
+        k += 1
+    return math.prod(f for _, f in outer[k:])
+
+
+@dataclass
+class Cost:
+    accesses: dict[tuple[str, str], dict[str, int]]     # (memory, tensor) -> {"reads", "writes"}
+    energy_pj: dict[str, float]                         # memory name or "MAC" -> pJ
+    macs: int
+    cycles: int
+    utilization: float
+
+    @property
+    def total_pj(self) -> float:
+        return sum(self.energy_pj.values())
+
+    @property
+    def edp(self) -> float:
+        return self.total_pj * self.cycles
+
+
+def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
+    """The cost of running workload `w` on `arch` as `m` maps it (checked first)."""
+    check_mapping(arch, w, m)
+    inner_shared = array_level(arch)
+    spatial = [lp for dim in m.spatial for lp in dim]
+    pes = math.prod(f for _, f in spatial)
+    accesses: dict[tuple[str, str], dict[str, int]] = {}
+
+    def count(mem, t, kind, n):
+        accesses.setdefault((mem.name, t), {"reads": 0, "writes": 0})[kind] += n
+
+    for t in TENSORS:
+        chain = [i for i, lv in enumerate(arch.levels) if t in lv.holds]
+        for parent, child in zip(chain, chain[1:]):
+            inside = {}
+            for j in range(child, len(arch.levels)):
+                for n, f in m.temporal[j]:
+                    inside[n] = inside.get(n, 1) * f
+            # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
+            below = parent <= inner_shared < child
+            if not below:
+                for n, f in spatial:
+                    inside[n] = inside.get(n, 1) * f
+            copies = math.prod(f for n, f in spatial if n in RELEVANT[t]) if below else 1
+            # loops of the levels from the child's parent outward decide the refetches
+            loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]
+            moved = tile_words(w, t, inside) * copies * refetches(loops, t)
+            pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
+            count(pm, t, "reads", moved)
+            count(cm, t, "writes", moved)
+            if t == "O":          # partial sums go back up; the first fill of each output reads nothing
+                outputs = tile_words(w, "O", {n: m.factor(n) for n in LOOPS})
+                count(cm, t, "reads", moved)
+                count(pm, t, "writes", moved)
+                accesses[(pm.name, t)]["reads"] -= min(outputs, accesses[(pm.name, t)]["reads"])
+        # the MACs read W and I and update O in the innermost memory holding each: a
+        # per-PE one in every PE, a shared one once per distinct word the PEs take
+        # (sent to several, or reduced across them, where a spatial loop is irrelevant)
+        innermost = arch.levels[chain[-1]]
+        per_step = pes if innermost.per_pe else math.prod(f for n, f in spatial if n in RELEVANT[t])
+        iterations = math.prod(f for lv in m.temporal for _, f in lv) * per_step
+        count(innermost.memory_of(t), t, "reads", iterations)
+        if t == "O":
+            count(innermost.memory_of(t), t, "writes", iterations)
+    energy = {}
+    for lv in arch.levels:
+        for mem in lv.memories:
+            e = sum(a["reads"] * mem.read_pj + a["writes"] * mem.write_pj
+                    for (name, _), a in accesses.items() if name == mem.name)
+            energy[mem.name] = e
+    macs = w.macs
+    energy["MAC"] = macs * arch.mac_pj
+    steps = math.prod(f for lv in m.temporal for _, f in lv)
+    transfer = [math.ceil(sum(a["reads"] + a["writes"] for (name, _), a in accesses.items() if name == mem.name)
+                          / mem.bandwidth)
+                for lv in arch.levels for mem in lv.memories if mem.bandwidth]
+    cycles = max([steps, *transfer])
+    return Cost(accesses, energy, macs, cycles, macs / (cycles * arch.array.pes))

@@ -1,0 +1,81 @@
+"""The mapper's cost model (hwgen.mapper.cost) against a literal walk of the loop nest
+(every iteration in order, counting when each tile must be fetched: independent of the
+model's reuse rule) and against hand-counted accesses of a small mapping."""
+import itertools
+import math
+import re
+
+import numpy as np
+import pytest
+
+from hwgen import HwgenError
+from hwgen.mapper import load_architecture, parse_bounds, shipped
+from hwgen.mapper.cost import RELEVANT, Mapping, evaluate, refetches
+
+EYERISS = load_architecture(shipped()["eyeriss"])
+W = parse_bounds("K=16,C=16,P=8,Q=8,R=3,S=3")
+M = Mapping(temporal=((("C", 4), ("K", 2)), (("Q", 8), ("P", 8)), (("S", 3),)),
+            spatial=((("R", 3), ("C", 4)), (("K", 8),)))
+
+
+def walked_fetches(loops, t):
+    """Walk `loops` (innermost first) outermost to innermost, every iteration in order,
+    and count the iterations whose indices of the loops t depends on differ from the
+    previous iteration's (the first counts): how often the tile below is fetched."""
+    order = loops[::-1]
+    fetches, last = 0, None
+    for idx in itertools.product(*(range(f) for _, f in order)):
+        key = tuple(i for i, (n, _) in zip(idx, order) if n in RELEVANT[t])
+        fetches += key != last
+        last = key
+    return fetches
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_refetches_follow_a_walk_of_the_loops(seed):
+    rng = np.random.default_rng(seed)
+    loops = [(str(rng.choice(list("NGKCPQRS"))), int(rng.integers(1, 4))) for _ in range(int(rng.integers(0, 6)))]
+    for t in ("W", "I", "O"):
+        assert refetches(loops, t) == walked_fetches(loops, t), (loops, t)
+
+
+def test_hand_counted_accesses():
+    c = evaluate(EYERISS, W, M)
+    a = c.accesses
+    assert c.macs == 16 * 16 * 8 * 8 * 3 * 3
+    # weights: each fetched from DRAM once; every PE's 3-weight row again for each C, K step
+    assert a["DRAM", "W"] == {"reads": 16 * 16 * 9, "writes": 0}
+    assert a["GlobalBuffer", "W"]["reads"] == 3 * (3 * 4 * 8) * (4 * 2)
+    # inputs: the 10 x 10 window of 4 channels, for each of 4 channel steps and 2 output-channel steps
+    assert a["DRAM", "I"]["reads"] == 4 * 10 * 10 * 4 * 2
+    # outputs: written to DRAM once, never read back (the reduction over C ends in the buffer)
+    assert a["DRAM", "O"] == {"reads": 0, "writes": 16 * 8 * 8}
+    # every MAC reads a weight and an input and updates a partial sum in its PE's RF
+    assert a["RF", "W"]["reads"] == a["RF", "I"]["reads"] == c.macs
+    assert a["RF", "O"]["writes"] - a["RF", "O"]["reads"] == 0
+    assert c.energy_pj["MAC"] == pytest.approx(c.macs * 0.075)
+    assert c.energy_pj["DRAM"] == pytest.approx(200 * (2304 + 3200 + 1024))
+    # the global buffer's 16 words a cycle bound the time
+    moved = sum(v["reads"] + v["writes"] for (mem, _), v in a.items() if mem == "GlobalBuffer")
+    assert c.cycles == math.ceil(moved / 16) and c.utilization == pytest.approx(c.macs / (c.cycles * 256))
+
+
+def test_keeping_a_tensor_stationary_saves_its_refetches():
+    """The same blocking with C and K swapped at DRAM: K innermost keeps the inputs'
+    tile (independent of K) for both K steps, C innermost keeps the outputs'."""
+    swapped = Mapping(((("K", 2), ("C", 4)), *M.temporal[1:]), M.spatial)
+    a, b = evaluate(EYERISS, W, M).accesses, evaluate(EYERISS, W, swapped).accesses
+    assert b["DRAM", "I"]["reads"] == a["DRAM", "I"]["reads"] // 2
+    assert b["DRAM", "O"]["reads"] > a["DRAM", "O"]["reads"] == 0
+
+
+@pytest.mark.parametrize("mapping,message", [
+    (Mapping(M.temporal[:2], M.spatial), "2 temporal and 2 spatial loop lists for 3 levels"),
+    (Mapping(M.temporal, ((("R", 3), ("C", 8)), (("K", 8),))), "array dimension 0 unrolls"),
+    (Mapping(M.temporal, ((("R", 3), ("K", 4)), (("K", 4),))), "may unroll ['R', 'C', 'S']"),
+    (Mapping(((("C", 2), ("K", 2)), *M.temporal[1:]), M.spatial), "the factors of C multiply to 8, below its bound 16"),
+    (Mapping(((("C", 0), ("K", 2)), *M.temporal[1:]), M.spatial), "level loop ('C', 0)"),
+])
+def test_bad_mappings_are_refused(mapping, message):
+    with pytest.raises(HwgenError, match=re.escape(message)):
+        evaluate(EYERISS, W, mapping)
