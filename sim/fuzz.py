@@ -69,7 +69,7 @@ class _Gen:
         small = r.integers(-300, 300, shape)
         wide = r.integers(-(1 << 31), 1 << 31, shape)
         values = np.where(r.random(shape) < 0.2, wide, small)
-        if self.cfg.ALU_RESCALE != "none":      # SCL's second operands: m, n and y[31:30]
+        if self.cfg.ALU_RESCALE != "none":      # SCL's second operands: m, n and y[31:30] (y[30]: float32 rounding)
             values = np.where(r.random(shape) < 0.3, self._scales(shape), values)
         return values.astype(np.int32)
 

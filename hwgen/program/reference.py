@@ -130,7 +130,7 @@ def rescale(cfg, use_imm: bool, tiles: int = 48, chain: bool = False, seed: int 
     """SCL (ALU_RESCALE) on int32 tiles a: over the whole range, small, and at the
     limits. With `use_imm` the tiles are cut into groups, one immediate each from
     RESCALE_IMMEDIATES; otherwise a second input s holds y per lane: m * 64 + n with a
-    realistic scale (n 23 .. 40), any n, or m and n at their ends, y[31:30] random.
+    realistic scale (n 23 .. 40), any n, or m and n at their ends, y[31:30] random (y[30]: float32 rounding).
     With `chain` the micro-ops depend on each other back to back: each destination is
     rescaled twice in a row (x forwarded), then every entry by the one before it (y
     forwarded, two operands only). The 32-bit results are stored byte by byte: out0
