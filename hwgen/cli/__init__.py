@@ -17,10 +17,10 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import HwgenError
-from . import asm, board, build, cache, config, dse, engineir, example, floorplan, fuzz, network, run
+from . import asm, board, build, cache, config, dse, engineir, example, floorplan, fuzz, mapper, network, run
 from .common import BAD_INPUT, INTERNAL, INTERRUPTED
 
-GROUPS = (config, asm, run, network, build, board, floorplan, fuzz, dse, cache, engineir, example)
+GROUPS = (config, asm, run, network, build, board, floorplan, fuzz, dse, cache, engineir, mapper, example)
 
 
 def build_parser() -> argparse.ArgumentParser:

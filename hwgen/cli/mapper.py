@@ -1,0 +1,86 @@
+"""`hwgen map`: the best mapping of each layer of a network (or of one layer) onto an
+architecture, by the mapper's cost model (docs/mapper.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+
+from ..compiler.frontends import zoo
+from ..compiler.frontends.onnx import load_onnx
+from ..config import load_config
+from ..errors import HwgenError
+from ..mapper import load_architecture, parse_bounds, shipped, workloads
+from ..mapper.search import OBJECTIVES, search
+from ..mapper.vta import architecture
+from .common import OK, add_json, at_least, console, print_json, progress_bar
+
+
+def register(sub) -> None:
+    p = sub.add_parser("map", help="map each layer's loop nest onto an architecture: best energy, cycles or EDP")
+    p.add_argument("--arch", required=True,
+                   help=f"an architecture YAML, a shipped one ({', '.join(shipped())}), or a VTA configuration "
+                        "(JSON or a shipped name), converted")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
+    what.add_argument("--model", help="a quantized ONNX model")
+    what.add_argument("--layer", help="one layer by its loop bounds, e.g. K=64,C=64,P=56,Q=56,R=3,S=3,stride=1")
+    p.add_argument("--objective", choices=OBJECTIVES, default="energy", help="what the search minimizes (default energy)")
+    p.add_argument("--budget", type=at_least(1), default=3000, help="blockings drawn per layer (default 3000)")
+    p.add_argument("--seed", type=at_least(0), default=0, help="the search's seed (default 0)")
+    p.add_argument("--imperfect", action="store_true", help="temporal factors may overshoot a bound (Ruby)")
+    add_json(p)
+    p.set_defaults(func=run_map)
+
+
+def _architecture(text: str):
+    if text in shipped():
+        return load_architecture(shipped()[text])
+    if Path(text).suffix in (".yaml", ".yml"):
+        return load_architecture(text)
+    return architecture(load_config(text))
+
+
+def run_map(args) -> int:
+    arch = _architecture(args.arch)
+    if args.layer:
+        layers = [parse_bounds(args.layer)]
+    else:
+        if args.network and args.network not in zoo.ZOO:
+            raise HwgenError(f"--network {args.network!r}: not in the model zoo ({', '.join(zoo.ZOO)})")
+        net = zoo.get(args.network) if args.network else load_onnx(args.model)[0]
+        layers = workloads(net)
+        if not layers:
+            raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
+    bar, step = progress_bar(args, len(layers), f"mapping onto {arch.name}")
+    rows = []
+    with bar:
+        for k, w in enumerate(layers):
+            r = search(arch, w, args.objective, args.budget, seed=args.seed, imperfect=args.imperfect)
+            c = r.cost
+            rows.append({"layer": w.name, "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
+                         "energy_pj": round(c.total_pj, 1), "edp": c.edp,
+                         "energy_by_memory_pj": {k: round(v, 1) for k, v in c.energy_pj.items()},
+                         "mapping": {"temporal": [list(map(list, lv)) for lv in r.mapping.temporal],
+                                     "spatial": [list(map(list, d)) for d in r.mapping.spatial]},
+                         "costed": r.costed})
+            step(k + 1, len(layers), w.name)
+    total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
+             "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
+    total["edp"] = total["energy_pj"] * total["cycles"]
+    doc = {"architecture": arch.name, "objective": args.objective, "layers": rows, "total": total}
+    if args.json:
+        print_json(doc)
+        return OK
+    table = Table("layer", "MACs", "cycles", "util.", "energy (pJ)", *(m.name for lv in arch.levels
+                                                                       for m in lv.memories),
+                  title=f"best {args.objective} mappings on {arch.name} (energy by memory in pJ)")
+    for r in rows:
+        table.add_row(r["layer"], f"{r['macs']:,}", f"{r['cycles']:,}", f"{r['utilization']:.1%}",
+                      f"{r['energy_pj']:.3g}", *(f"{r['energy_by_memory_pj'][m.name]:.3g}" for lv in arch.levels
+                                                 for m in lv.memories))
+    con = console()
+    con.print(table)
+    con.print(f"total: {total['macs']:,} MACs, {total['cycles']:,} cycles, {total['energy_pj']:.4g} pJ, "
+              f"EDP {total['edp']:.4g} pJ x cycles")
+    return OK

@@ -1,0 +1,36 @@
+"""`hwgen map`: one layer or a network mapped onto a shipped architecture or a VTA
+configuration, as a table or JSON; bad input refused with status 2."""
+import json
+
+import pytest
+
+from hwgen.cli import main
+from hwgen.compiler.frontends import zoo
+from hwgen.mapper import parse_bounds
+
+
+def test_one_layer_as_json(capsys):
+    assert main(["map", "--arch", "eyeriss", "--layer", "K=16,C=16,P=8,Q=8,R=3,S=3", "--budget", "300",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["layers"]
+    assert row["macs"] == parse_bounds("K=16,C=16,P=8,Q=8,R=3,S=3").macs == doc["total"]["macs"]
+    assert row["energy_pj"] == pytest.approx(sum(row["energy_by_memory_pj"].values()), rel=1e-6)
+    assert row["utilization"] == pytest.approx(row["macs"] / (row["cycles"] * 256), abs=1e-4)
+
+
+def test_a_network_on_a_vta_configuration(capsys):
+    assert main(["map", "--arch", "1x8x8", "--network", "resnet18", "--budget", "40", "--objective", "cycles"]) == 0
+    out = capsys.readouterr().out
+    assert "best cycles mappings on vta-1x8x8" in out and f"total: {zoo.get('resnet18').macs():,} MACs" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--arch", "eyeriss", "--layer", "K=0"], "K=0; give a positive integer"),
+    (["--arch", "nowhere.yaml", "--layer", "K=4"], "architecture nowhere.yaml: cannot read it"),
+    (["--arch", "eyeriss", "--network", "lenet"], "--network 'lenet': not in the model zoo"),
+    (["--arch", "no-such-config", "--layer", "K=4"], "no-such-config"),
+])
+def test_bad_input_exits_2(capsys, argv, message):
+    assert main(["map", *argv]) == 2
+    assert message in capsys.readouterr().err
