@@ -11,6 +11,7 @@ from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config
 from ..errors import HwgenError
 from ..mapper import load_architecture, parse_bounds, shipped, workloads
+from ..mapper.report import energy_chart
 from ..mapper.search import OBJECTIVES, search
 from ..mapper.vta import architecture
 from .common import OK, add_json, at_least, console, print_json, progress_bar
@@ -29,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--budget", type=at_least(1), default=3000, help="blockings drawn per layer (default 3000)")
     p.add_argument("--seed", type=at_least(0), default=0, help="the search's seed (default 0)")
     p.add_argument("--imperfect", action="store_true", help="temporal factors may overshoot a bound (Ruby)")
+    p.add_argument("--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
+                                                   "(.png or .svg)")
     add_json(p)
     p.set_defaults(func=run_map)
 
@@ -42,6 +45,8 @@ def _architecture(text: str):
 
 
 def run_map(args) -> int:
+    if args.chart and Path(args.chart).suffix not in (".png", ".svg"):
+        raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
     arch = _architecture(args.arch)
     if args.layer:
         layers = [parse_bounds(args.layer)]
@@ -69,6 +74,9 @@ def run_map(args) -> int:
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
     total["edp"] = total["energy_pj"] * total["cycles"]
     doc = {"architecture": arch.name, "objective": args.objective, "layers": rows, "total": total}
+    if args.chart:
+        energy_chart(rows, f"best {args.objective} mappings on {arch.name}", args.chart)
+        doc["chart"] = args.chart
     if args.json:
         print_json(doc)
         return OK

@@ -34,3 +34,13 @@ def test_a_network_on_a_vta_configuration(capsys):
 def test_bad_input_exits_2(capsys, argv, message):
     assert main(["map", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_chart_is_drawn(tmp_path, capsys):
+    chart = tmp_path / "energy.png"
+    assert main(["map", "--arch", "tpu", "--network", "resnet18", "--budget", "20", "--chart", str(chart),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["chart"] == str(chart)
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["map", "--arch", "tpu", "--layer", "K=4", "--chart", str(tmp_path / "energy.pdf")]) == 2
+    assert "give a .png or .svg file" in capsys.readouterr().err
