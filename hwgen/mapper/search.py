@@ -7,9 +7,11 @@ Ruby); and for each level, which tensor stays: its order puts the loops that ten
 does not depend on innermost. Under the cost model only that innermost run decides
 reuse (`cost.refetches`), so these orders cover every distinct cost of a blocking.
 
-The spatial choices are ranked by the PEs they use and the best `spatial` kept; the
-level splits are enumerated when few, else drawn (seeded) `budget` times; each drawn
-blocking that fits every memory is costed with every choice of stationary tensors."""
+The spatial choices are ranked by the PEs they use and the best `spatial` kept; for
+each, the blocking with every bound at the outermost level comes first (the smallest
+tiles), then the level splits, all of them when few, else `budget / spatial` drawn
+(seeded); each blocking that fits every memory is costed with every choice of
+stationary tensors."""
 from __future__ import annotations
 
 import itertools
@@ -93,6 +95,15 @@ def score(cost: Cost, objective: str) -> float:
     return {"energy": cost.total_pj, "cycles": cost.cycles, "edp": cost.edp}[objective]
 
 
+def _decode(per_loop: list[list[tuple[int, ...]]], index: int) -> list[tuple[int, ...]]:
+    """The blocking numbered `index` of the product of the loops' splits."""
+    chosen = []
+    for s in per_loop:
+        index, r = divmod(index, len(s))
+        chosen.append(s[r])
+    return chosen
+
+
 def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = 8,
            seed: int = 0, imperfect: bool = False, progress=None) -> Result:
     """The best mapping of `w` on `arch` for `objective` found as the module says;
@@ -112,12 +123,10 @@ def search(arch: Architecture, w: Workload, objective: str = "energy", budget: i
         size = math.prod(len(s) for s in per_loop)
         share = max(1, budget // len(options))
         draws = range(size) if size <= share else (rng.randrange(size) for _ in range(share))
-        for index in draws:
+        # every bound at the outermost level first: the smallest tiles, so that something fits whenever anything does
+        outermost = [tuple(-(-w.bounds[n] // sf.get(n, 1)) if lv == 0 else 1 for lv in range(levels)) for n in LOOPS]
+        for chosen in itertools.chain([outermost], (_decode(per_loop, index) for index in draws)):
             tried += 1
-            chosen = []
-            for s in per_loop:
-                index, r = divmod(index, len(s))
-                chosen.append(s[r])
             blocking = [[(n, chosen[i][lv]) for i, n in enumerate(LOOPS) if chosen[i][lv] > 1] for lv in range(levels)]
             if not fits(arch, w, Mapping(tuple(tuple(b) for b in blocking), sp)):
                 continue
