@@ -5,8 +5,9 @@ import json
 import pytest
 
 from hwgen.cli import main
-from hwgen.compiler.frontends import zoo
-from hwgen.mapper import parse_bounds
+from hwgen.compiler.frontends import onnx_zoo, zoo
+from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.mapper import parse_bounds, workloads
 
 
 def test_one_layer_as_json(capsys):
@@ -44,3 +45,14 @@ def test_a_chart_is_drawn(tmp_path, capsys):
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["map", "--arch", "tpu", "--layer", "K=4", "--chart", str(tmp_path / "energy.pdf")]) == 2
     assert "give a .png or .svg file" in capsys.readouterr().err
+
+
+def test_an_onnx_model(tmp_path, capsys):
+    """Every layer with MACs of an imported model: the grouped convolution as one
+    convolution, the depthwise one with G = channels."""
+    path = onnx_zoo.quantize(onnx_zoo.tiny(), tmp_path / "tiny.onnx", samples=1)
+    assert main(["map", "--arch", "simba", "--model", str(path), "--budget", "30", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    net, _ = load_onnx(path)
+    assert [r["layer"] for r in doc["layers"]] == [w.name for w in workloads(net)]
+    assert doc["total"]["macs"] == net.macs()
