@@ -82,7 +82,7 @@ class Architecture:
 
     def check(self, where: str) -> "Architecture":
         """Raise HwgenError naming `where` and the field unless the description is
-        consistent: at least two levels with distinct names, the outermost unbounded or
+        consistent: at least two levels with distinct names, memories with distinct names, the outermost unbounded or
         holding every tensor, every tensor held somewhere, only the innermost levels per
         PE, known loops, positive sizes, widths, dimensions and non-negative energies."""
         if len(self.levels) < 2:
@@ -91,6 +91,10 @@ class Architecture:
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise HwgenError(f"{where}: levels: the name {next(n for n in names if names.count(n) > 1)!r} is used twice")
+        mems = [mem.name for lv in self.levels for mem in lv.memories]
+        if len(set(mems)) != len(mems):
+            raise HwgenError(f"{where}: the memory name {next(n for n in mems if mems.count(n) > 1)!r} is used twice; "
+                             "costs are reported by memory")
         for k, lv in enumerate(self.levels):
             at = f"{where}: levels[{k}] ({lv.name})"
             for mem in lv.memories:

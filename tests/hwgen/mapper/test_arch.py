@@ -88,6 +88,11 @@ def test_a_tensor_in_two_memories_of_a_level_and_files_that_are_not_yaml(tmp_pat
         {"name": "A", "word_bits": 8, "holds": ["W", "I"], "size_bytes": 64},
         {"name": "B", "word_bits": 8, "holds": ["I", "O"], "size_bytes": 64}]}
     (tmp_path / "two.yaml").write_text(yaml.safe_dump(doc))
+    same = yaml.safe_load(yaml.safe_dump(GOOD))
+    same["levels"][1] = {"name": "pads", "memories": [{"name": "DRAM", "word_bits": 8, "holds": ["W"], "size_bytes": 64}]}
+    (tmp_path / "same.yaml").write_text(yaml.safe_dump(same))
+    with pytest.raises(HwgenError, match="the memory name 'DRAM' is used twice"):
+        load_architecture(tmp_path / "same.yaml")
     with pytest.raises(HwgenError, match=r"levels\[1\] \(pads\): tensor I is held by two of its memories"):
         load_architecture(tmp_path / "two.yaml")
     (tmp_path / "bad.yaml").write_text("name: [unclosed")
