@@ -64,6 +64,16 @@ def check_mapping(arch: Architecture, w: Workload, m: Mapping) -> None:
                          f"{w.bounds[short[0]]}")
 
 
+def extents(arch: Architecture, m: Mapping, level: int) -> dict[str, int]:
+    """Each loop's extent inside `level`: the temporal factors of it and the levels
+    within it, and the spatial ones when the level is shared (the array is inside it)."""
+    out: dict[str, int] = {}
+    inner = [lp for j in range(level, len(arch.levels)) for lp in m.temporal[j]]
+    for n, f in inner + ([lp for dim in m.spatial for lp in dim] if level <= array_level(arch) else []):
+        out[n] = out.get(n, 1) * f
+    return out
+
+
 def tile_words(w: Workload, t: str, factors: dict[str, int]) -> int:
     """Words of tensor t in a tile of the given loop extents (1 where absent)."""
     f = {n: factors.get(n, 1) for n in LOOPS}
@@ -116,15 +126,9 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     for t in TENSORS:
         chain = [i for i, lv in enumerate(arch.levels) if t in lv.holds]
         for parent, child in zip(chain, chain[1:]):
-            inside = {}
-            for j in range(child, len(arch.levels)):
-                for n, f in m.temporal[j]:
-                    inside[n] = inside.get(n, 1) * f
+            inside = extents(arch, m, child)
             # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
             below = parent <= inner_shared < child
-            if not below:
-                for n, f in spatial:
-                    inside[n] = inside.get(n, 1) * f
             copies = math.prod(f for n, f in spatial if n in RELEVANT[t]) if below else 1
             # loops of the levels from the child's parent outward decide the refetches
             loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import HwgenError
 from .arch import LOOPS, TENSORS, Architecture
-from .cost import RELEVANT, Cost, Mapping, array_level, evaluate, tile_words
+from .cost import RELEVANT, Cost, Mapping, evaluate, extents, tile_words
 from .workload import Workload
 
 OBJECTIVES = ("energy", "cycles", "edp")
@@ -66,16 +66,8 @@ def order(loops: list[tuple[str, int]], stationary: str) -> tuple[tuple[str, int
 def fits(arch: Architecture, w: Workload, m: Mapping) -> bool:
     """Whether every memory holds the tiles of the loops inside it (twice over when
     double buffered); spatial loops count for shared levels."""
-    inner_shared = array_level(arch)
     for i, lv in enumerate(arch.levels):
-        inside: dict[str, int] = {}
-        for j in range(i, len(arch.levels)):
-            for n, f in m.temporal[j]:
-                inside[n] = inside.get(n, 1) * f
-        if i <= inner_shared:
-            for dim in m.spatial:
-                for n, f in dim:
-                    inside[n] = inside.get(n, 1) * f
+        inside = extents(arch, m, i)
         for mem in lv.memories:
             need = sum(tile_words(w, t, inside) for t in mem.holds)
             if mem.words is not None and need * (2 if lv.double_buffered else 1) > mem.words:
