@@ -44,10 +44,6 @@ class MemoryMap:
         return [self.instance(r, c, copy_prefix(p, copies)) for p in range(copies) for r in range(self.rows)
                 for c in cols]
 
-    def column_bits(self, col: int, width: int) -> range:
-        """The bits of a `width`-bit word that macro column `col` stores."""
-        return range(col * self.macro.bits, min((col + 1) * self.macro.bits, width))
-
 
 def copy_prefix(port: int, copies: int) -> str:
     return f"p{port}_" if copies > 1 else ""

@@ -15,7 +15,6 @@ from rich.progress import Progress
 
 from ..config import load_config, shipped_configs
 from ..errors import HwgenError
-from ..tech import load_tech
 
 OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -53,14 +52,6 @@ def add_json(p: argparse.ArgumentParser, what: str = "print one JSON object") ->
 
 def print_json(doc) -> None:
     print(json.dumps(doc))
-
-
-def add_tech(p: argparse.ArgumentParser, default: str | None, help: str) -> None:
-    p.add_argument("--tech", default=default, help=help)
-
-
-def tech(args):
-    return load_tech(args.tech)
 
 
 def add_memory_model(p: argparse.ArgumentParser) -> None:

@@ -93,7 +93,6 @@ MEMOP_STRIDE_BITS = 16
 MEMOP_PAD_BITS = 4
 LOOP_ITER_BITS = 14
 ALU_IMM_BITS = 16
-OPCODE_BITS = 3
 MEMTYPE_BITS = 3
 ALUOP_BITS = 3
 ALU_MUL_BITS = 8      # MUL multiplies the low 8 bits of each operand, read as int8 (docs/semantics.md)

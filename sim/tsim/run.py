@@ -161,7 +161,6 @@ class TsimMmio(Mmio):
 
     def __init__(self, lib: ctypes.CDLL, handle):
         self.lib, self.handle = lib, handle
-        self.limit_reached = False
 
     def read(self, offset: int) -> int:
         value = self.lib.tsim_read_reg(self.handle, offset)
@@ -182,7 +181,6 @@ class TsimMmio(Mmio):
             if self.waiting is not None:
                 self.waiting()
         self._check()
-        self.limit_reached = status == 2
         return status == 0
 
     @property
