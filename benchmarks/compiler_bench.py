@@ -27,11 +27,11 @@ from dataclasses import replace
 import numpy as np
 
 from hwgen import load_config
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d
 from hwgen.compiler.lowering.cache import forget
 from hwgen.compiler.mapping import conv_shape, host_reason
+from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.tiling import ConvShape, dram_bytes, fallback, load_bytes, search
 from sim import Tsim
 from sim.runtime import run_network

@@ -41,9 +41,9 @@ import onnx
 import onnxruntime as ort
 
 from hwgen import load_config
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.pipeline import compile_network
 from sim import Fsim, Tsim
 from sim.runtime import run_network
 from tests.support import mnist

@@ -1,5 +1,5 @@
 """Boards: the DE10-Nano and the Pynq-Z1/Z2 (one module each), the host driver that
-runs programs on a core through its registers and DMA memory (`driver`), the host's
+runs programs on a core through its registers and DMA memory (`host_driver`), the host's
 access to a real board (`host`) and a simulated board on tsim (`simulated`)."""
 from __future__ import annotations
 

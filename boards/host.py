@@ -15,10 +15,10 @@ import numpy as np
 
 from hwgen.errors import HwgenError
 from hwgen.registers import DRAM_BASE_ALIGN
-from sim.driver import Mmio
+from sim.launch import Mmio
 
 from .board import Board
-from .driver import DmaBuffer, DmaMemory, Device, RegionMemory
+from .host_driver import DmaBuffer, DmaMemory, Device, RegionMemory
 
 UDMABUF_CLASS = Path("/sys/class/u-dma-buf")
 # u-dma-buf's sync_direction values

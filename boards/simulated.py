@@ -1,5 +1,5 @@
 """A simulated board: the core of a build on tsim behind the host driver
-(boards/driver.py), its registers through the simulated AXI4-Lite port and its DMA
+(boards/host_driver.py), its registers through the simulated AXI4-Lite port and its DMA
 memory a region of simulated physical memory. Everything the driver does on a board
 happens here cycle-accurately: the identification check, the `dram_base` offset on
 every bus address, cache maintenance and time limits.
@@ -19,7 +19,7 @@ from sim.target import Target, layout
 from sim.tsim.run import TsimDevice, TsimOptions
 
 from .board import Board
-from .driver import BoardSession, DmaBuffer, Device, RegionMemory
+from .host_driver import BoardSession, DmaBuffer, Device, RegionMemory
 
 # Where the simulated DMA region starts: inside the 1 GiB of DRAM both boards have,
 # above what their Linux images use.

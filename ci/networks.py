@@ -7,7 +7,7 @@ run on a target, output compared bit for bit with the numpy semantics.
 Prints one line per (network, configuration) and exits 1 if any output differs or a
 compilation fails. On fsim the three networks over the nine example configurations
 take about 25 minutes on two cores. board-sim runs each layer through the host driver
-(boards/driver.py) on tsim, as on --board (default: a memory port that is not
+(boards/host_driver.py) on tsim, as on --board (default: a memory port that is not
 coherent, so every cache-maintenance step matters).
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ import sim
 from boards import BOARDS
 from boards.simulated import SimulatedBoard
 from hwgen import HwgenError, load_config
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import compile_network
 from hwgen.config import shipped_configs
 from sim.runtime import verify_network
 

@@ -27,8 +27,8 @@ import sim
 from floorplan.checks import check
 from floorplan.vta import STYLES
 from hwgen import __version__
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import compile_network
 from hwgen.config import VTAConfig
 from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError

@@ -1,6 +1,6 @@
 """Targets that run hwgen programs, behind one protocol (sim.target): the reference
 model (fsim) and the generated RTL under Verilator (tsim); the launch protocol that
-drives a core through its registers (sim.driver); traces and their first divergence
+drives a core through its registers (sim.launch); traces and their first divergence
 (sim.trace); differential fuzzing (sim.fuzz)."""
 from .fsim import Fsim, FsimOptions
 from .target import COUNTERS, RunResult, Session, Target

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import boards
-from boards.driver import check_identity
+from boards.host_driver import check_identity
 from boards.flash import flash, flash_remote, load_plan
 from boards.host import DevMem
 from boards.plan import board_config, write_plan

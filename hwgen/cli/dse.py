@@ -8,7 +8,7 @@ from dse import Executor, load_space, run_sweep
 from dse.report import run_report, write_report_charts
 from sim import TsimOptions
 
-from ..compiler.driver import load_compiled
+from ..compiler.pipeline import load_compiled
 from ..files import staged
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
 

@@ -9,7 +9,7 @@ import numpy as np
 from sim.runtime import run_network, verify_network
 
 from ..config import load_config
-from ..compiler.driver import compile_network, load_compiled, save_compiled
+from ..compiler.pipeline import compile_network, load_compiled, save_compiled
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..compiler.ir import Network

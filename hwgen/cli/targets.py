@@ -7,7 +7,7 @@ import argparse
 
 import boards
 import sim
-from boards.driver import Board
+from boards.host_driver import Board
 from boards.host import open_device
 from boards.simulated import SimulatedBoard
 from sim.target import Target

@@ -8,7 +8,7 @@ before it):
    search with its byte and cycle models (`MappingOptions` holds forced choices);
 4. `lowering`: mapped layers to programs (packing, micro-op kernels, GEMM and ALU
    schedules);
-5. `driver`: a whole network through mapping and lowering, and the files of a
+5. `pipeline`: a whole network through mapping and lowering, and the files of a
    compiled network.
 
 Running a compiled network on a target is `sim.runtime`.

@@ -4,7 +4,7 @@
   harness (harness.cpp) into a shared library;
 - `cache`: where those builds live, keyed by configuration, generator and variant;
 - `run`: the `Tsim` target: the program's memory in a numpy array the harness uses in
-  place, launched through the control registers by sim.driver, with an optional
+  place, launched through the control registers by sim.launch, with an optional
   event trace and waveform window.
 """
 from .build import WAVE_FORMATS, build_tsim, fst_available

@@ -1,7 +1,7 @@
 // tsim: the Verilated VTA core with a memory model, driven through its registers.
 //
 // The harness is an AXI4 slave memory model on the core's m_axi_* ports and an
-// AXI4-Lite port on its s_axil_* ports through which the host (sim/driver.py, the
+// AXI4-Lite port on its s_axil_* ports through which the host (sim/launch.py, the
 // same code a board driver runs) reads and writes the control registers. Polling a
 // register for a bit runs the clock in C++, so long runs never cross into Python per
 // cycle; the DRAM is the caller's buffer, read and written in place.

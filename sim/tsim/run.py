@@ -1,6 +1,6 @@
 """Running programs on tsim: the generated RTL under Verilator, with the harness's
 memory model, driven through its control registers by the launch protocol of
-sim/driver.py, the code a board driver runs.
+sim/launch.py, the code a board driver runs.
 
 The DRAM is a numpy array that the harness reads and writes in place; the program's
 image sits at byte 0 and its instruction stream after it (sim.target.layout)."""
@@ -25,7 +25,7 @@ from hwgen.vta.bugs import check_bugs
 
 from hwgen.registers import OFFSETS
 
-from ..driver import Mmio, run_program
+from ..launch import Mmio, run_program
 from ..target import ACTIVITY_COUNTERS, Activity, Progress, Session, Target, layout, place
 from .build import WAVE_FORMATS, build_tsim
 

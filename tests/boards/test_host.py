@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from boards import BOARDS
-from boards.driver import BitstreamMismatch
 from boards.host import DevMem, PynqMemory, UdmaBuf, dma_memory, open_device
+from boards.host_driver import BitstreamMismatch
 from hwgen import HwgenError, VTAConfig
 
 PYNQ = BOARDS["pynq-z2"]

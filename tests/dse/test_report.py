@@ -11,8 +11,8 @@ import sim
 from dse.report import run_report
 from hwgen import load_config
 from hwgen.cli import main
-from hwgen.compiler.driver import compile_network, save_compiled
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import compile_network, save_compiled
 
 
 def test_report_of_a_small_resnet():

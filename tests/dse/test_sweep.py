@@ -18,8 +18,8 @@ from dse.evaluate import results_dir, scaled_area
 from dse.sweep import jobs
 from hwgen import VTAConfig
 from hwgen.cli import main
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import compile_network
 from sim.runtime import verify_network
 
 SPACE = """

@@ -18,9 +18,9 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.backend.test.loader import load_model_tests
 from onnx.reference import ReferenceEvaluator
 
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.ir import Quantization
+from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from hwgen.errors import HwgenError
 from sim import target

@@ -8,9 +8,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.mapping import MappingOptions
+from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from sim import target
 from sim.runtime import run_network

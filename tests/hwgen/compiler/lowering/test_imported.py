@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from sim import target
 from sim.runtime import run_network

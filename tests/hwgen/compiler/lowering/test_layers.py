@@ -8,12 +8,12 @@ import pytest
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler import semantics as sem
-from hwgen.compiler.driver import compile_network
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
 from hwgen.compiler.mapping import MappingOptions, host_reason, input_block
+from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.tiling import Tiling
 from sim import Fsim, Tsim, run
 from sim.runtime import run_network

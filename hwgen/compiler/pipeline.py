@@ -1,4 +1,4 @@
-"""The compiler's driver: a network through mapping and lowering to one program per
+"""The compiler's pipeline: a network through mapping and lowering to one program per
 accelerator layer, and the files of a compiled network.
 
 A compiled network is a directory: network.json (graph, shapes, placement, report),

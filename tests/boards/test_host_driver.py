@@ -1,11 +1,11 @@
-"""The host driver (boards/driver.py) on simulated boards: tsim behind the driver's
+"""The host driver (boards/host_driver.py) on simulated boards: tsim behind the driver's
 register sequence, DMA buffers at a physical base and cache maintenance, against
 fsim, the reference model."""
 import numpy as np
 import pytest
 
 from boards import BOARDS
-from boards.driver import BitstreamMismatch, check_identity
+from boards.host_driver import BitstreamMismatch, check_identity
 from boards.simulated import PHYSICAL_BASE, SimulatedBoard, SimulatedBuffer
 from hwgen import DeadlockError, HwgenError, VTAConfig, load_config
 from hwgen.isa import assemble
@@ -14,7 +14,7 @@ from hwgen.program import reference as ref
 from hwgen.registers import ID_MAGIC, OFFSETS, REGISTER_MAP_HASH
 from hwgen.version import VERSION
 from sim import TsimOptions, run
-from sim.driver import Mmio
+from sim.launch import Mmio
 from sim.tsim.run import TsimDevice
 
 SMALL = VTAConfig({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10, "LOG_ACC_BUFF_SIZE": 11,

@@ -6,7 +6,7 @@ import pytest
 from hwgen.program import reference as ref
 from hwgen.registers import CONTROL_FINISHED, CONTROL_LAUNCH, OFFSETS, REGISTERS
 from sim import Fsim, Tsim, TsimOptions
-from sim.driver import Mmio, launch, module_states, token_counts
+from sim.launch import Mmio, launch, module_states, token_counts
 from sim.target import COUNTERS
 
 from tests.conftest import config

@@ -1,5 +1,5 @@
 """The host driver, written once: a program run on a core reached through its
-registers (an MMIO, sim.driver) and physically contiguous DMA memory, as on a board.
+registers (an MMIO, sim.launch) and physically contiguous DMA memory, as on a board.
 tsim runs the same code through its simulated registers and memory
 (boards/simulated.py), so every step below is checked cycle-accurately before a board
 exists.
@@ -14,7 +14,7 @@ A run (BoardSession):
   3. before the launch the CPU's caches are cleaned over the buffer (`flush`) unless
      the board's memory port is coherent; after the run they are invalidated over it,
      so that the CPU reads what the core wrote;
-  4. the launch protocol of sim.driver, with the MMIO's time limit."""
+  4. the launch protocol of sim.launch, with the MMIO's time limit."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -25,7 +25,7 @@ import numpy as np
 from hwgen.errors import HwgenError
 from hwgen.program.check import check_program
 from hwgen.registers import DRAM_BASE_ALIGN, ID_MAGIC, IDENTIFICATION, OFFSETS, identification
-from sim.driver import Mmio, run_program
+from sim.launch import Mmio, run_program
 from sim.target import Progress, Session, Target, layout, place
 
 
