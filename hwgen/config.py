@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -161,15 +162,15 @@ _BUFFERS = ("UOP", "INP", "WGT", "ACC")
 
 def _type_name(kind) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({int: "integer", float: "number", str: "string", bool: "boolean"}[k] for k in kinds)
+    return " or ".join({int: "an integer", float: "a number", str: "a string", bool: "a boolean"}[k] for k in kinds)
 
 
 def _check_type(name: str, value, spec: _Spec) -> None:
     kinds = spec.kind if isinstance(spec.kind, tuple) else (spec.kind,)
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:
-        raise ConfigError(name, value, f"must be a JSON {_type_name(spec.kind)} ({spec.doc})",
-                          f"write it as a {_type_name(spec.kind)}, for example {name}: {json.dumps(spec.default if spec.default is not None else 4)}")
+        raise ConfigError(name, value, f"must be {_type_name(spec.kind)} ({spec.doc})",
+                          f"write it as {_type_name(spec.kind)}, for example {name}: {json.dumps(spec.default if spec.default is not None else 4)}")
 
 
 class VTAConfig:
@@ -203,10 +204,23 @@ class VTAConfig:
         self._values = values
         for name, value in values.items():
             setattr(self, name, value)
-        self._derive()
-        self._check_compat(fields)
-        self._check_options()
-        self._check_layouts()
+        try:
+            self._derive()
+            self._check_compat(fields)
+            self._check_options()
+            self._check_layouts()
+        except ConfigError as e:
+            raise self._with_defaults(e, fields) from None
+
+    def _with_defaults(self, e: ConfigError, given: dict) -> ConfigError:
+        """`e` with the fields it names that `given` left out and their defaults, so a
+        rule broken by a default points at the missing field."""
+        taken = [n for n in FIELDS if n not in given and n in self._values and re.search(rf"\b{n}\b", str(e))]
+        if not taken:
+            return e
+        note = ", ".join(f"{n}={json.dumps(self._values[n])}" for n in taken)
+        return ConfigError(e.field, e.value, e.rule, f"{e.fix} (not set in the configuration, so defaults were "
+                                                     f"taken: {note}; set them to choose)")
 
     # -- validation -------------------------------------------------------------------
     @staticmethod
@@ -435,4 +449,7 @@ def load_config(path: str | Path | dict | VTAConfig | None = None) -> VTAConfig:
     data = read_json(path, "configuration")
     if not isinstance(data, dict):
         raise ConfigError("config", str(path), "must be a JSON object", "write the fields as {\"LOG_BATCH\": 0, ...}")
-    return VTAConfig(data, source=str(path))
+    try:
+        return VTAConfig(data, source=str(path))
+    except ConfigError as e:
+        raise ConfigError(e.field, e.value, e.rule, e.fix, where=f"configuration {path}") from None

@@ -9,9 +9,9 @@ class HwgenError(Exception):
 class ConfigError(HwgenError):
     """An invalid configuration: names the field, the value, the rule and the fix."""
 
-    def __init__(self, field: str, value, rule: str, fix: str):
-        self.field, self.value, self.rule, self.fix = field, value, rule, fix
-        super().__init__(f"{field}={value!r}: {rule}; {fix}")
+    def __init__(self, field: str, value, rule: str, fix: str, where: str | None = None):
+        self.field, self.value, self.rule, self.fix, self.where = field, value, rule, fix, where
+        super().__init__(f"{where + ': ' if where else ''}{field}={value!r}: {rule}; {fix}")
 
 
 class EncodingError(HwgenError):

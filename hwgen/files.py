@@ -18,6 +18,14 @@ from typing import Callable, Iterable, Iterator
 from .errors import HwgenError
 
 
+def _umask() -> int:
+    """The process's file-mode creation mask (reading it means setting it: restored
+    at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def replacing(path: str | Path) -> Iterator[Path]:
     """A temporary path in `path`'s directory to write to; renamed over `path` when
@@ -31,6 +39,7 @@ def replacing(path: str | Path) -> Iterator[Path]:
     except OSError as e:
         raise HwgenError(f"{path}: cannot write there ({e}); choose another place") from None
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; the file is the user's, as open() would make it
     try:
         yield Path(tmp)
         os.replace(tmp, path)
@@ -70,6 +79,7 @@ def staged(out: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Stagi
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     except OSError as e:
         raise HwgenError(f"{out}: cannot write there ({e}); choose another place") from None
+    stage.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the directory becomes `out`
     try:
         yield Staging(stage, out)
         files = sorted(p.relative_to(stage) for p in stage.rglob("*") if not p.is_dir())

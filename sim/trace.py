@@ -148,10 +148,12 @@ class Trace:
         if not lines:
             raise HwgenError(f"trace {path}: empty; not a trace file (no JSON header line)")
         head = parse_json(lines[0], f"trace {path}")
-        if not isinstance(head, dict) or head.get("format") != FORMAT or head.get("version") != VERSION:
-            found = (head.get("format"), head.get("version")) if isinstance(head, dict) else (None, None)
-            raise HwgenError(f"trace {path}: format {found[0]!r} version {found[1]!r}, "
-                             f"expected {FORMAT!r} version {VERSION}")
+        if not isinstance(head, dict) or "format" not in head:
+            raise HwgenError(f"trace {path}: line 1 is not a trace header (a JSON object with \"format\": "
+                             f"{json.dumps(FORMAT)}); give a trace written by hwgen run --trace")
+        if head["format"] != FORMAT or head.get("version") != VERSION:
+            raise HwgenError(f"trace {path}: format {head['format']!r} version {head.get('version')!r}; this hwgen "
+                             f"reads {FORMAT!r} version {VERSION}: record the trace again with this version")
         json_fields(head, f"trace {path}: line 1", {"format": str, "version": int, "mode": str},
                     {"target": str, "config": dict, "program": str})
         events = []

@@ -3,10 +3,13 @@ arguments, calls the library function that tests and ci/ scripts call too, and
 prints. Exit status: 0 success, 1 a failed check (outputs differ, violations,
 divergences), 2 bad input (named: file, field, line, instruction, layer), 3 an
 internal error (a one-line message; the traceback goes to a file the message names),
-130 interrupted (Ctrl-C or SIGTERM: clean-ups run, partial outputs are removed)."""
+130 interrupted (Ctrl-C or SIGTERM: clean-ups run, partial outputs are removed), 141 the
+reader of its output went away (as for SIGPIPE)."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import signal
 import sys
 import tempfile
@@ -15,20 +18,24 @@ import time
 import traceback
 from pathlib import Path
 
-from .. import __version__
 from ..errors import HwgenError
-from . import asm, board, build, cache, config, dse, engineir, example, floorplan, fuzz, mapper, network, run
-from .common import BAD_INPUT, INTERNAL, INTERRUPTED
+from ..version import VERSION
+from .commands import COMMANDS
+from .common import BAD_INPUT, CLOSED_PIPE, INTERNAL, INTERRUPTED
 
-GROUPS = (config, asm, run, network, build, board, floorplan, fuzz, dse, cache, engineir, mapper, example)
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """hwgen's parser with the full parser of `command` (its module imported) and
+    every other command by its one-line help only; None: every command by its help."""
     p = argparse.ArgumentParser(prog="hwgen", description="Generate, program and verify VTA accelerators.")
-    p.add_argument("--version", action="version", version=f"hwgen {__version__}")
+    p.add_argument("--version", action="version", version=f"hwgen {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in GROUPS:
-        group.register(sub)
+    module = COMMANDS[command].module if command in COMMANDS else None
+    for name, c in COMMANDS.items():
+        if c.module != module:
+            sub.add_parser(name, help=c.help)
+        elif name == command:
+            importlib.import_module(f"{__name__}.{module}").register(sub)
     return p
 
 
@@ -37,18 +44,26 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(next((w for w in words if not w.startswith("-")), None)).parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         previous = signal.signal(signal.SIGTERM, _terminate)  # so that clean-ups run as for Ctrl-C
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except HwgenError as e:
         print(f"error: {e}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`hwgen ... | head`): end quietly, as a program killed by
+        # SIGPIPE would; stdout goes to /dev/null so that the exit's flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE
     except Exception as e:
         report = _crash_report(argv)
         print(f"internal error: {type(e).__name__}: {e}\nThis is a bug in hwgen; the traceback is in {report}; "
@@ -64,6 +79,6 @@ def _crash_report(argv: list[str] | None) -> Path:
     new file; returns its path."""
     fd, name = tempfile.mkstemp(prefix=f"hwgen-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
     with open(fd, "w") as f:
-        f.write(f"hwgen {__version__}\ncommand: hwgen {' '.join(sys.argv[1:] if argv is None else argv)}\n\n")
+        f.write(f"hwgen {VERSION}\ncommand: hwgen {' '.join(sys.argv[1:] if argv is None else argv)}\n\n")
         traceback.print_exc(file=f)
     return Path(name)

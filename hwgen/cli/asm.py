@@ -9,17 +9,18 @@ from ..errors import HwgenError
 from ..files import read_bytes, read_text, replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
+from .commands import add_command
 from .common import OK, add_config, refuse_inputs
 
 
 def register(sub) -> None:
-    a = sub.add_parser("asm", help="assemble text to a binary instruction stream")
+    a = add_command(sub, "asm")
     a.add_argument("file")
     add_config(a)
     a.add_argument("-o", "--output", help="output file (default: FILE with .bin)")
     a.set_defaults(func=asm)
 
-    d = sub.add_parser("disasm", help="disassemble a binary instruction stream or a .vtaprog")
+    d = add_command(sub, "disasm")
     d.add_argument("file")
     add_config(d, required=False, help="configuration (not needed for a .vtaprog)")
     d.add_argument("--no-comments", action="store_true", help="omit the instruction-number comments")

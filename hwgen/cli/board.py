@@ -17,25 +17,26 @@ from ..errors import HwgenError
 from ..files import staged
 from ..fpga import fit_record, synthesize
 from ..vta.shell import TOP_NAME
-from .common import FAILED, OK, add_config, add_json, console, output_dir, print_json
+from .commands import add_command, add_subcommand
+from .common import FAILED, OK, add_config, add_json, console, output_dir, percent, print_json, stages
 
 
 def register(sub) -> None:
-    b = sub.add_parser("board", help="board builds")
+    b = add_command(sub, "board")
     cmds = b.add_subparsers(dest="board_command", required=True)
-    p = cmds.add_parser("build", help="write a board's vendor build plan (core, processor system, project, "
+    p = add_subcommand(cmds, "build", "write a board's vendor build plan (core, processor system, project, "
                                       "build.sh) after checking the core's fit by synthesis")
     p.add_argument("--board", required=True, choices=list(boards.BOARDS))
     add_config(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
-    p.add_argument("--headroom", type=float, default=10.0, metavar="PERCENT",
+    p.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                    help="percent of every resource of the device kept free for the board shell (default 10)")
     p.add_argument("--no-fit", action="store_true", help="skip the synthesis and fit check (the plan records none)")
     p.add_argument("--run", action="store_true", help="then run build.sh: the vendor tools make the bitstream")
     add_json(p)
     p.set_defaults(func=build)
 
-    f = cmds.add_parser("flash", help="load a build plan's bitstream: on the board (PYNQ or the FPGA manager), over "
+    f = add_subcommand(cmds, "flash", "load a build plan's bitstream: on the board (PYNQ or the FPGA manager), over "
                                       "JTAG (openFPGALoader), or on --host over ssh")
     f.add_argument("plan", help="a directory made by hwgen board build, with its bitstream built")
     f.add_argument("--host", help="user@board: copy the bitstream there and load it with hwgen on the board")
@@ -49,17 +50,11 @@ def register(sub) -> None:
 def build(args) -> int:
     board = boards.board(args.board)
     cfg = board_config(board, load_config(args.config))
-    if not 0 <= args.headroom < 100:
-        raise HwgenError(f"--headroom {args.headroom}: give a percentage in [0, 100)")
     out = output_dir(args.output)
-    con = console(stderr=True)
     t0 = time.perf_counter()
     problems: list[str] = []
 
-    with con.status("building", spinner="dots") as status:
-        def step(msg: str) -> None:
-            status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
-
+    with stages("building") as step:
         def check_fit(verilog) -> dict:
             step(f"synthesizing for {board.device.family.title} with Yosys (cached by configuration)")
             syn = synthesize(verilog, TOP_NAME, board.device.family, f"{cfg.name}-{cfg.build_hash}", step=step)

@@ -14,23 +14,17 @@ from ..fpga import fit_record, place_and_route, seed_sweep, synthesize
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from ..vta.shell import TOP_NAME
-from .common import FAILED, OK, add_config, add_json, at_least, console, output_dir, print_json
+from .commands import add_command
+from .common import (FAILED, OK, add_config, add_json, at_least, console, output_dir, percent, print_json,
+                     stages)
 
 SYNTH_LOG = "synth.log"
 PNR = "pnr.json"
 PNR_LOG = "pnr.log"
 
 
-def _percent(text: str) -> float:
-    value = float(text)
-    if not 0 <= value < 100:
-        raise ValueError(text)
-    return value
-
-
 def register(sub) -> None:
-    p = sub.add_parser("build", help="generate the Verilog of a VTA core, its manifest and C header; synthesize it "
-                                     "for an FPGA family and check its fit")
+    p = add_command(sub, "build")
     add_config(p)
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("--area", action="store_true", help="also write a Yosys cell report of the generic RTL "
@@ -53,7 +47,7 @@ def register(sub) -> None:
     fpga.add_argument("--seeds", type=at_least(1), default=1, metavar="N",
                       help="try up to N seeds from --seed in turn until one meets FREQ_MHZ, keeping that run "
                            "(or the fastest); default 1")
-    fpga.add_argument("--headroom", type=_percent, default=10.0, metavar="PERCENT",
+    fpga.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                       help="percent of every resource kept free for the rest of the design (a board shell); "
                            "default 10")
     add_json(p)
@@ -104,11 +98,8 @@ def _checked(args):
 def build(args) -> int:
     cfg, tech, fam, dev = _checked(args)
     out = output_dir(args.output)
-    con = console(stderr=True)
     t0 = time.perf_counter()
-    with con.status("building", spinner="dots") as status:
-        def step(msg: str) -> None:
-            status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
+    with stages("building") as step:
         with staged(out, inputs=[args.config]) as stage:
             result = build_core(cfg, stage.path, area=args.area, progress=step, tech=tech)
             if args.synth:

@@ -6,12 +6,12 @@ from rich.table import Table
 from hwgen.compiler.lowering import cache as tilings
 from sim.tsim import cache_dir, cached_builds, prune_cache
 
+from .commands import add_command
 from .common import OK, add_json, console, print_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("cache", help="list the cached tsim builds and their state, and the tilings the compiler "
-                                     "chose; prune stale, corrupt and interrupted builds and stale tilings")
+    p = add_command(sub, "cache")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--prune", action="store_true",
                       help="remove the builds this generator cannot use and the tilings of earlier compiler sources")

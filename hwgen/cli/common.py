@@ -8,7 +8,10 @@ import argparse
 import json
 import sys
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import Progress
@@ -16,7 +19,8 @@ from rich.progress import Progress
 from ..config import load_config, shipped_configs
 from ..errors import HwgenError
 
-OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
+OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED, CLOSED_PIPE = 0, 1, 2, 3, 130, 141
+UNWRAPPED = 10_000  # a piped console's width: wider than any line hwgen prints
 
 
 def at_least(lo: int):
@@ -32,8 +36,24 @@ def at_least(lo: int):
     return parse
 
 
+def percent(text: str) -> float:
+    """An argparse type: a percentage in [0, 100) (anything else is a usage error,
+    status 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a percentage in [0, 100)") from None
+    if not 0 <= value < 100:
+        raise argparse.ArgumentTypeError(f"{text} is outside [0, 100); give a percentage in that range")
+    return value
+
+
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr)
+    """A console on stdout (or stderr): wrapped to the terminal's width on a terminal,
+    never wrapped when piped (one line per record, for grep and diff)."""
+    if (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, width=UNWRAPPED, soft_wrap=True)
 
 
 def add_config(p: argparse.ArgumentParser, required: bool = True, help: str | None = None) -> None:
@@ -68,13 +88,50 @@ def add_memory_model(p: argparse.ArgumentParser) -> None:
 MEMORY_MODEL = ("latency", "stall", "out_of_order", "seed", "max_cycles")
 
 
+PROGRESS_PERIOD = 5.0  # seconds between progress lines when stderr is not a terminal
+
+
+class _Lines:
+    """Progress as lines on stderr, for logs: the first report at once, then the
+    latest at most every PROGRESS_PERIOD seconds, and the last count."""
+
+    def __init__(self, what: str):
+        self.what, self.t0, self.last = what, time.monotonic(), None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def report(self, text: str, final: bool = False) -> None:
+        now = time.monotonic()
+        if final or self.last is None or now - self.last >= PROGRESS_PERIOD:
+            self.last = now
+            print(f"{self.what}: {text} ({now - self.t0:.0f} s)", file=sys.stderr, flush=True)
+
+
 def progress_bar(args, total: int, what: str):
-    """A progress bar on stderr (off with --json or without a terminal) and a
-    callback step(done, total, name)."""
-    bar = Progress(console=console(stderr=True), transient=True,
-                   disable=getattr(args, "json", False) or not sys.stderr.isatty())
+    """Progress of counted work on stderr: a bar on a terminal, else lines (_Lines);
+    returns the context to run the work in and a callback step(done, total, name)."""
+    if not sys.stderr.isatty():
+        lines = _Lines(what)
+        return lines, lambda done, n, name: lines.report(f"{done}/{n} {name}", final=done == n)
+    bar = Progress(console=console(stderr=True), transient=True)
     task = bar.add_task(what, total=total)
     return bar, lambda done, n, name: bar.update(task, completed=done, description=f"{what}: {name}")
+
+
+@contextmanager
+def stages(what: str) -> Iterator[Callable[[str], None]]:
+    """Progress of work in stages on stderr: a spinner with the stage and the seconds
+    spent on a terminal, else lines (_Lines); yields the callback step(stage)."""
+    t0 = time.perf_counter()
+    if not sys.stderr.isatty():
+        yield _Lines(what).report
+        return
+    with console(stderr=True).status(what, spinner="dots") as status:
+        yield lambda msg: status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
 
 
 def refuse_inputs(out: Path, inputs) -> None:

@@ -10,12 +10,12 @@ from sim import TsimOptions
 
 from ..compiler.pipeline import load_compiled
 from ..files import staged
+from .commands import add_command
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
 
 
 def register(sub) -> None:
-    p = sub.add_parser("dse", help="sweep a design space: build, compile, run bit-exact on tsim and measure the "
-                                   "area of every point on a Dask cluster; Pareto fronts and charts")
+    p = add_command(sub, "dse")
     p.add_argument("space", help="the space, a YAML file (docs/dse.md)")
     p.add_argument("--network", action="append",
                    help="a zoo network to run every point on (repeatable; replaces the space's networks)")
@@ -28,8 +28,7 @@ def register(sub) -> None:
     add_json(p, "print the summary as one JSON object")
     p.set_defaults(func=dse)
 
-    p = sub.add_parser("report", help="run a compiled network on tsim sampling its activity: per-layer roofline "
-                                      "and the load/compute/store activity over time, as charts and JSON")
+    p = add_command(sub, "report")
     p.add_argument("network_dir", help="a compiled network (hwgen compile -o DIR)")
     p.add_argument("--target", default="tsim", choices=["tsim"], help="the cycle-accurate target (tsim)")
     p.add_argument("-o", "--output", required=True, help="output directory (report.json, roofline.*, activity.*)")

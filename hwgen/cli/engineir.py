@@ -20,14 +20,14 @@ from ..engineir.report import plot_front, record
 from ..engineir.rtl.build import build
 from ..errors import HwgenError
 from ..files import staged
+from .commands import add_command, add_subcommand
 from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, refuse_inputs
 
 def register(sub) -> None:
-    g = sub.add_parser("engineir", help="EngineIR: hardware engines and software schedules in one program; "
-                                        "design-space exploration with e-graph rewrites")
+    g = add_command(sub, "engineir")
     cmds = g.add_subparsers(dest="engineir_command", required=True)
 
-    p = cmds.add_parser("lower", help="a network as an EngineIR program: one engine of each layer's size")
+    p = add_subcommand(cmds, "lower", "a network as an EngineIR program: one engine of each layer's size")
     p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
     p.add_argument("--size", type=at_least(1), help="the zoo network's input size (default: its own)")
     p.add_argument("--classes", type=at_least(1), help="the zoo network's classes (default: its own)")
@@ -36,7 +36,7 @@ def register(sub) -> None:
     add_json(p)
     p.set_defaults(func=lower_cmd)
 
-    p = cmds.add_parser("explore", help="the e-graph of a program's designs: its size, the designs it represents, "
+    p = add_subcommand(cmds, "explore", "the e-graph of a program's designs: its size, the designs it represents, "
                                         "the Pareto front of area, latency and DRAM traffic")
     p.add_argument("program", help="an EngineIR program (.eir)")
     p.add_argument("-o", "--output", required=True, help="output directory: front.json, front.png/.svg, designs/")
@@ -51,14 +51,14 @@ def register(sub) -> None:
     add_json(p, "print front.json's contents")
     p.set_defaults(func=explore_cmd)
 
-    p = cmds.add_parser("build", help="a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
+    p = add_subcommand(cmds, "build", "a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
     p.add_argument("design", help="an EngineIR program (.eir)")
     p.add_argument("-o", "--output", required=True, help="output directory")
     _add_model(p)
     add_json(p)
     p.set_defaults(func=build_cmd)
 
-    p = cmds.add_parser("run", help="run a design on the interpreter (ref) or its RTL in Verilator (rtl) and compare "
+    p = add_subcommand(cmds, "run", "run a design on the interpreter (ref) or its RTL in Verilator (rtl) and compare "
                                     "with the network's reference")
     p.add_argument("design", help="an EngineIR program (.eir), its weights beside it")
     p.add_argument("--target", choices=("ref", "rtl"), default="ref")

@@ -10,11 +10,12 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..isa import AluOp
 from ..program.reference import REFERENCE
+from .commands import add_command
 from .common import OK, add_config, refuse_inputs
 
 
 def register(sub) -> None:
-    p = sub.add_parser("example", help="write one of the reference programs")
+    p = add_command(sub, "example")
     p.add_argument("name", help=", ".join(REFERENCE))
     add_config(p, required=False, help="configuration JSON or shipped name (default: the upstream default)")
     p.add_argument("-o", "--output", help="output .vtaprog")

@@ -12,11 +12,12 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..files import staged
 from ..tech import load_tech
+from .commands import add_command
 from .common import FAILED, OK, add_config, add_json, console, output_dir, print_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("floorplan", help="floorplan a configuration's core: checks, DEF, OpenROAD Tcl, SVG, wires")
+    p = add_command(sub, "floorplan")
     add_config(p)
     p.add_argument("--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
     p.add_argument("--style", default="original",

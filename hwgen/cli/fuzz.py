@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
-
-from rich.progress import Progress
 
 from dse import Executor
 from sim.fuzz import CHUNK_PROGRAMS, chunks, merge, random_config, run_chunk, save_reproducers
@@ -12,11 +9,12 @@ from sim.fuzz import fuzz as run_campaign
 
 from ..config import load_config
 from ..files import staged
-from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json
+from .commands import add_command
+from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
 
 
 def register(sub) -> None:
-    p = sub.add_parser("fuzz", help="run random legal programs on fsim and tsim and report divergences")
+    p = add_command(sub, "fuzz")
     p.add_argument("--count", type=at_least(1), default=100, help="number of programs")
     p.add_argument("--seed", type=at_least(0), default=0)
     p.add_argument("--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
@@ -54,16 +52,14 @@ def fuzz(args) -> int:
     else:
         configs = [random_config(args.seed * 1000 + k) for k in range(args.configs)]
     outdir = output_dir(args.output)
-    with Progress(console=console(stderr=True), transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("fuzzing", total=args.count)
+    bar, step = progress_bar(args, args.count, "fuzzing")
+    with bar:
         with staged(outdir) as stage:
             failed = []
             if args.workers is None and args.scheduler is None:
-                camp = run_campaign(configs, args.count, args.seed, stage.path,
-                                    progress=lambda done, total, name: bar.update(task, completed=done,
-                                                                                  description=f"fuzzing {name}"))
+                camp = run_campaign(configs, args.count, args.seed, stage.path, progress=step)
             else:
-                camp, failed = _distributed(args, configs, lambda done: bar.update(task, completed=done))
+                camp, failed = _distributed(args, configs, lambda done: step(done, args.count, "programs"))
                 save_reproducers(camp.divergences, stage.path)
             camp.divergences = stage.final(camp.divergences)
             report = {**camp.report(), "failed_jobs": failed}

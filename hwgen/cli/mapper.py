@@ -14,11 +14,12 @@ from ..mapper import load_architecture, parse_bounds, shipped, workloads
 from ..mapper.report import energy_chart
 from ..mapper.search import OBJECTIVES, search
 from ..mapper.vta import architecture
+from .commands import add_command
 from .common import OK, add_json, at_least, console, print_json, progress_bar
 
 
 def register(sub) -> None:
-    p = sub.add_parser("map", help="map each layer's loop nest onto an architecture: best energy, cycles or EDP")
+    p = add_command(sub, "map")
     p.add_argument("--arch", required=True,
                    help=f"an architecture YAML, a shipped one ({', '.join(shipped())}), or a VTA configuration "
                         "(JSON or a shipped name), converted")

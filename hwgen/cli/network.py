@@ -16,11 +16,12 @@ from ..compiler.ir import Network
 from ..compiler.mapping import ENGINES, GOALS, MappingOptions
 from ..errors import HwgenError
 from ..files import replacing, staged
+from .commands import add_command
 from .common import FAILED, OK, add_config, add_json, config, console, output_dir, print_json, progress_bar
 from .targets import TARGETS, make_target
 
 def register(sub) -> None:
-    p = sub.add_parser("compile", help="compile a network to VTA programs, one per layer")
+    p = add_command(sub, "compile")
     p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
     p.add_argument("--model", help="a quantized ONNX model (.onnx, as onnxruntime's quantize_static writes it), or a "
                                     "model.json (with weights.npz beside it), as written by hwgen compile")
@@ -87,9 +88,14 @@ def run(args) -> int:
         raise HwgenError(f"{', '.join(ignored)}: not available for a compiled network (a directory); run one of "
                          "its layer programs (.vtaprog) for traces, waveforms and output files")
     net, cfg, compiled = load_compiled(args.program)
+    hardware = config(args)
+    if hardware is not None:    # as for one program: the hardware must run the programs as compiled
+        for c, _ in compiled:
+            if c.program is not None:
+                c.program.check_config(hardware)
     if args.input:
-        return _run_input(args, net, cfg, [c for c, _ in compiled])
-    target = make_target(args, config(args), cfg)
+        return _run_input(args, net, cfg, [c for c, _ in compiled], hardware)
+    target = make_target(args, hardware, cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
         summary = verify_network(net, cfg, [c for c, _ in compiled], target,
@@ -140,10 +146,10 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
     return (x.astype(np.int16) - (q.offset if q else 0)).astype(np.int8)
 
 
-def _run_input(args, net, cfg, compiled) -> int:
+def _run_input(args, net, cfg, compiled, hardware) -> int:
     x = read_input(args.input, net)
     out_path = Path(args.output) if args.output else Path(args.program) / "output.npy"
-    target = make_target(args, config(args), cfg)
+    target = make_target(args, hardware, cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
         result = run_network(net, cfg, compiled, x, target, progress=step)

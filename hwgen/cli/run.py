@@ -16,6 +16,7 @@ from ..errors import HwgenError
 from ..files import staged
 from ..program import Program
 from . import network
+from .commands import add_command, add_subcommand
 from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, output_dir, \
     print_json, progress_bar
 from .targets import HELP, TARGETS, add_board_options, make_target, memory_model
@@ -24,7 +25,7 @@ BOTH = "fsim,tsim"
 
 
 def register(sub) -> None:
-    r = sub.add_parser("run", help="run a program on a target")
+    r = add_command(sub, "run")
     r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
     r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
     r.add_argument("--input", metavar="X.npy",
@@ -48,9 +49,9 @@ def register(sub) -> None:
                        help="only from the first of these instructions becoming current to the last retiring")
     r.set_defaults(func=run)
 
-    tr = sub.add_parser("trace", help="work with traces")
+    tr = add_command(sub, "trace")
     cmds = tr.add_subparsers(dest="trace_command", required=True)
-    td = cmds.add_parser("diff", help="print the first divergence between two traces (exit 1 if they differ)")
+    td = add_subcommand(cmds, "diff", "print the first divergence between two traces (exit 1 if they differ)")
     td.add_argument("expected")
     td.add_argument("actual")
     td.add_argument("--program", help="the .vtaprog, to show the instructions around the divergence")

@@ -534,6 +534,10 @@ class Network:
                     or not isinstance(d.get("inputs"), list):
                 raise HwgenError(f"{where}: layers[{k}] needs at least name and kind (strings) and inputs (a list "
                                  "of tensor names)")
+            twin = next((j for j, la in enumerate(net.layers) if la.name == d["name"]), None)
+            if twin is not None:    # before the weights: both layers' arrays would have the same keys
+                raise HwgenError(f"{where}: layers[{twin}] and layers[{k}] are both named {d['name']!r}; give each "
+                                 f"layer its own name (its arrays in weights.npz are NAME.weight, NAME.bias, ...)")
             kind = d.pop("kind")
             if kind not in KINDS:
                 raise HwgenError(f"model {path}: layer {d.get('name')!r} has unknown kind {kind!r}; "

@@ -53,11 +53,17 @@ def parse_line(cfg, text: str, line: int = 1, source: str = "<asm>") -> Instruct
 
 
 def assemble(cfg, text: str, source: str = "<asm>") -> list[Instruction]:
+    """The instructions of assembly `text` (AsmError naming `source` and the line of
+    the first error). A text without instructions is an error: no program is empty."""
     out = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for n, line in enumerate(lines, start=1):
         insn = parse_line(cfg, line, n, source)
         if insn is not None:
             out.append(insn)
+    if not out:
+        raise AsmError(max(len(lines), 1), "no instructions (the file is empty or only comments); a program is "
+                                           "one instruction per line, ending with FINISH", source)
     return out
 
 

@@ -187,6 +187,9 @@ class Program:
         except IsADirectoryError:
             raise HwgenError(f"{path}: is a directory; give a .vtaprog file (or a directory made by "
                              "hwgen compile to hwgen run)") from None
+        except FileNotFoundError:
+            raise HwgenError(f"{path}: no such file; check the path (programs are written by hwgen example, "
+                             "hwgen compile and Program.save)") from None
         except (OSError, zipfile.BadZipFile, KeyError, zipfile.LargeZipFile) as e:
             raise HwgenError(f"{path}: not a readable hwgen program ({e}); "
                              "write programs with Program.save or `hwgen` commands") from None

@@ -83,9 +83,15 @@ class _Waves(ctypes.Structure):
                 ("dumped_last", ctypes.c_uint64)]
 
 
-def _integer(name: str, value, lo: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise HwgenError(f"tsim option {name}={value!r}: must be an integer >= {lo}")
+def _integer(name: str, value, lo: int, hi: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        within = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise HwgenError(f"tsim option {name}={value!r}: must be an integer {within}")
+
+
+# A memory latency's bound: DRAM answers in about 100 cycles; a latency in the
+# millions would only make every burst a silent wait of that long.
+MAX_LATENCY = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -93,16 +99,17 @@ class TsimOptions:
     """How tsim runs a program.
 
     `config`: the hardware's configuration (default: the program's; it must have the
-    program's ISA, e.g. another bus width). Memory model: `latency` cycles to the
-    first beat of a read and to a write response, at most `max_outstanding` read
-    bursts accepted (default AXI_MAX_INFLIGHT), each channel stalled with probability
-    `stall` per cycle (seeded by `seed`), read bursts completed in random order with
-    `out_of_order`. A run that has not finished after `max_cycles` is a deadlock.
-    `check`: check the program first. `bugs`: a build with injected bugs
-    (hwgen.vta.bugs). `waves`: dump a waveform. `tech`: scratchpads built from its
-    SRAM macros (with their behavioural models). `activity`: every this many cycles
-    (a multiple of 64; 0: never) the harness samples the activity counters
-    (ACTIVITY_COUNTERS) while it polls, the session's `activity` afterwards."""
+    program's ISA, e.g. another bus width). Memory model: `latency` cycles (at most
+    MAX_LATENCY) to the first beat of a read and to a write response, at most
+    `max_outstanding` read bursts accepted (default AXI_MAX_INFLIGHT), each channel
+    stalled with probability `stall` per cycle (seeded by `seed`), read bursts
+    completed in random order with `out_of_order`. A run that has not finished after
+    `max_cycles` is a deadlock. `check`: check the program first. `bugs`: a build
+    with injected bugs (hwgen.vta.bugs). `waves`: dump a waveform. `tech`:
+    scratchpads built from its SRAM macros (with their behavioural models).
+    `activity`: every this many cycles (a multiple of 64; 0: never) the harness
+    samples the activity counters (ACTIVITY_COUNTERS) while it polls, the session's
+    `activity` afterwards."""
     config: object = None
     latency: int = MEMORY_LATENCY
     max_outstanding: int | None = None
@@ -117,7 +124,7 @@ class TsimOptions:
     activity: int = 0
 
     def __post_init__(self):
-        _integer("latency", self.latency, 0)
+        _integer("latency", self.latency, 0, MAX_LATENCY)
         _integer("activity", self.activity, 0)
         if self.activity % POLL_STEP:
             raise HwgenError(f"tsim option activity={self.activity}: a multiple of {POLL_STEP} cycles (the harness "

@@ -157,9 +157,11 @@ def test_cli_writes_a_plan_and_refuses_bad_input(tmp_path, capsys):
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["board"] == "pynq-z1" and doc["fit"] is None and (tmp_path / "p" / "build.tcl").is_file()
-    assert main(["board", "build", "--board", "pynq-z1", "--config", "1x8x8", "-o", str(tmp_path / "q"),
-                 "--headroom", "120"]) == 2
-    assert "--headroom 120.0: give a percentage in [0, 100)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["board", "build", "--board", "pynq-z1", "--config", "1x8x8", "-o", str(tmp_path / "q"),
+              "--headroom", "120"])
+    assert e.value.code == 2
+    assert "argument --headroom: 120 is outside [0, 100); give a percentage in that range" in capsys.readouterr().err
     assert not (tmp_path / "q").exists()
 
 

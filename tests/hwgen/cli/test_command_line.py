@@ -1,0 +1,185 @@
+"""The command line as a user meets it: start-up cost, --help, closed pipes, file
+modes, piped output and progress in logs."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hwgen.cli import build_parser, main
+from hwgen.cli import common
+from hwgen.cli.commands import COMMANDS, EXIT_STATUSES
+from hwgen.compiler.ir import Conv2d, Network
+from hwgen.errors import HwgenError
+from hwgen.files import replacing, staged
+
+HEAVY = ("dask", "distributed", "matplotlib", "egglog", "onnx", "onnxruntime", "amaranth", "plotly", "zigzag")
+
+
+def _imports(*argv: str) -> set[str]:
+    """The top-level modules `hwgen ARGV` imports."""
+    code = ("import sys\nfrom hwgen.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    return set(r.stderr.split()[-400:])
+
+
+def test_version_and_help_import_no_command():
+    for argv in (["--version"], ["--help"], ["config", "show", "default", "--json"]):
+        assert not _imports(*argv) & set(HEAVY), argv
+
+
+def test_a_command_imports_what_it_runs():
+    assert "egglog" in _imports("engineir", "--help") and "distributed" in _imports("dse", "--help")
+
+
+def test_each_module_registers_exactly_its_commands():
+    """The command index names, for every command, the module that adds it: each
+    module's register adds those commands and no other."""
+    for module in {c.module for c in COMMANDS.values()}:
+        name = next(n for n, c in COMMANDS.items() if c.module == module)
+        sub = build_parser(name)._subparsers._group_actions[0]
+        full = {n for n, p in sub.choices.items() if p.epilog}
+        assert full == {n for n, c in COMMANDS.items() if c.module == module}, module
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_help_shows_examples_exit_statuses_and_defaults(command, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    assert all(example in out for example in COMMANDS[command].examples)
+    assert " ".join(EXIT_STATUSES.split()) in " ".join(out.split())
+    assert all(f"hwgen {command}" in example for example in COMMANDS[command].examples)
+
+
+def test_help_states_defaults():
+    parser = build_parser("fuzz")
+    text = parser._subparsers._group_actions[0].choices["fuzz"].format_help()
+    assert "(default: 100)" in " ".join(text.split())            # --count, given no default in its help
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_closed_pipe_ends_quietly():
+    """`hwgen ... | head` with the reader gone: no traceback and no internal error."""
+    r = subprocess.run(f"{sys.executable} -m hwgen.cli config show default --json | head -c 1",
+                       shell=True, capture_output=True, text=True, executable="/bin/bash")
+    assert r.stdout == "{" and r.stderr == ""
+    code = ("import os, sys\nr, w = os.pipe()\nos.close(r)\nos.dup2(w, 1)\nfrom hwgen.cli import main\n"
+            "sys.exit(main(['config', 'show', 'default', '--json']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (common.CLOSED_PIPE, "")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_outputs_follow_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        with replacing(tmp_path / "f.bin") as tmp:
+            tmp.write_bytes(b"x")
+        with staged(tmp_path / "out") as stage:
+            (stage.path / "a.txt").write_text("a")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "f.bin").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~umask
+    assert (tmp_path / "out" / "a.txt").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_piped_output_is_not_wrapped(tmp_path):
+    """A line longer than 80 columns stays one line when stdout is a pipe."""
+    long_name = tmp_path / ("p" * 120 + ".vtaprog")
+    assert main(["example", "save_load", "-o", str(long_name)]) == 0
+    r = subprocess.run([sys.executable, "-m", "hwgen.cli", "run", str(long_name), "--target", "fsim"],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stdout.splitlines() if str(long_name) in line]
+    assert lines and all(len(line) > 120 for line in lines)
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch, capsys):
+    """A log gets the first report at once, at most one a period after it, and the
+    last; --json does not silence it (the JSON is on stdout)."""
+    clock = iter([0.0, 0.0, 1.0, 2.0, 6.0, 7.0])
+    monkeypatch.setattr(common.time, "monotonic", lambda: next(clock))
+    bar, step = common.progress_bar(argparse.Namespace(json=True), 5, "compiling")
+    with bar:
+        for k in range(1, 6):
+            step(k, 5, f"layer{k}")
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["compiling: 1/5 layer1 (0 s)", "compiling: 4/5 layer4 (6 s)", "compiling: 5/5 layer5 (7 s)"]
+    monkeypatch.undo()
+    with common.stages("building") as stage:
+        stage("elaborating")
+    assert capsys.readouterr().err.startswith("building: elaborating (")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("net")
+    rng = np.random.default_rng(0)
+    net = Network("one", "data", (1, 16, 8, 8))
+    net.layers.append(Conv2d("c", ("data",), weight=rng.integers(-8, 8, (16, 16, 3, 3), dtype=np.int8),
+                             bias=np.zeros(16, np.int32), stride=1, pad=1, shift=4))
+    net.save(tmp / "model")
+    assert main(["compile", "--model", str(tmp / "model" / "model.json"), "--config", "default",
+                 "-o", str(tmp / "out")]) == 0
+    return tmp / "out"
+
+
+@pytest.mark.parametrize("target", ["fsim", "tsim"])
+def test_a_compiled_network_is_run_on_the_given_configuration_or_refused(compiled, target, capsys):
+    capsys.readouterr()
+    assert main(["run", str(compiled), "--target", target, "--config", "1x8x8"]) == 2
+    assert "rebuild the program" in capsys.readouterr().err
+    if target == "fsim":
+        assert main(["run", str(compiled), "--target", target, "--config", "default", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["matches_reference"]
+
+
+def _bad(capsys, argv) -> str:
+    """The message of `hwgen ARGV`, which must be bad input (status 2)."""
+    try:
+        status = main(argv)
+    except SystemExit as e:        # argparse's usage errors
+        status = e.code
+    assert status == 2, argv
+    return " ".join(capsys.readouterr().err.split())
+
+
+def test_messages_name_the_cause_and_the_fix(tmp_path, capsys):
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"LOG_ACC_BUFF_SIZE": 20}')      # the GEMM word overflows with the default UOP depth
+    msg = _bad(capsys, ["config", "show", str(cfg)])
+    assert f"configuration {cfg}: instruction GEMM" in msg
+    assert "not set in the configuration, so defaults were taken: LOG_UOP_BUFF_SIZE=15" in msg
+    (tmp_path / "e.s").write_text("# nothing yet\n")
+    assert "e.s:1: no instructions" in _bad(capsys, ["asm", str(tmp_path / "e.s"), "--config", "default"])
+    assert not (tmp_path / "e.bin").exists()
+    assert "missing.vtaprog: no such file; check the path" in _bad(capsys, ["run", str(tmp_path / "missing.vtaprog")])
+    (tmp_path / "t.jsonl").write_text('{"events": []}\n')
+    assert "line 1 is not a trace header" in _bad(capsys, ["trace", "diff", *[str(tmp_path / "t.jsonl")] * 2])
+    assert "--headroom: 150 is outside [0, 100)" in _bad(capsys, ["build", "--config", "default", "--fpga", "xc7",
+                                                                  "--synth", "--headroom", "150", "-o", "x"])
+    prog = tmp_path / "p.vtaprog"
+    assert main(["example", "save_load", "--config", "1x8x8", "-o", str(prog)]) == 0
+    assert "latency=1000000000: must be an integer in [0, 65536]" in _bad(
+        capsys, ["run", str(prog), "--target", "tsim", "--latency", "1000000000"])
+
+
+def test_a_duplicate_layer_name_is_named(tmp_path):
+    rng = np.random.default_rng(0)
+    net = Network("two", "data", (1, 16, 8, 8))
+    for name, src in (("a", "data"), ("b", "a")):
+        net.layers.append(Conv2d(name, (src,), weight=rng.integers(-8, 8, (16, 16, 3, 3), dtype=np.int8),
+                                 bias=np.zeros(16, np.int32), stride=1, pad=1, shift=4))
+    net.save(tmp_path)
+    doc = json.loads((tmp_path / "model.json").read_text())
+    doc["layers"][1]["name"] = "a"
+    (tmp_path / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(HwgenError, match=r"layers\[0\] and layers\[1\] are both named 'a'; give each layer its own"):
+        Network.load(tmp_path)
