@@ -17,7 +17,8 @@ from ..compiler.mapping import ENGINES, GOALS, MappingOptions
 from ..errors import HwgenError
 from ..files import replacing, staged
 from .commands import add_command
-from .common import FAILED, OK, add_config, add_json, config, console, output_dir, print_json, progress_bar
+from .common import (FAILED, OK, add_config, add_json, at_least, config, console, output_dir, print_json,
+                     progress_bar)
 from .targets import TARGETS, make_target
 
 def register(sub) -> None:
@@ -34,6 +35,8 @@ def register(sub) -> None:
     p.add_argument("--tiling-goal", choices=GOALS, default="cycles",
                    help="what the tiling search minimises: the cycle model's prediction of each layer's program "
                         "(among a shortlist of the closed-form search), or the DRAM bytes loaded (the VTA paper's TPS)")
+    p.add_argument("--jobs", type=at_least(1), help="processes lowering layers at once (default: one per core; the "
+                                                    "programs are the same for any number)")
     add_json(p)
     p.set_defaults(func=compile_cmd)
 
@@ -51,7 +54,7 @@ def compile_cmd(args) -> int:
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
-        compiled = compile_network(net, cfg, options, progress=step)
+        compiled = compile_network(net, cfg, options, progress=step, jobs=args.jobs)
     model = Path(args.model or ".")
     model = model / "model.json" if model.is_dir() else model        # as Network.load finds it
     inputs = ([model] if model.suffix == ".onnx" else [model, model.parent / "weights.npz"]) if args.model else []

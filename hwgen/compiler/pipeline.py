@@ -7,6 +7,8 @@ network, for the host layers and the reference)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -70,25 +72,59 @@ class CompiledLayer:
 
 
 def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None, progress=None,
-                    fuse_adds: bool = True) -> list[CompiledLayer]:
+                    fuse_adds: bool = True, jobs: int | None = None) -> list[CompiledLayer]:
     """Map and lower every layer of `net` for `cfg` (residual adds fused unless
-    `fuse_adds` is off); `progress(done, total, name)` after each layer."""
+    `fuse_adds` is off); `progress(done, total, name)` after each layer. The layers
+    are lowered in `jobs` processes (default: one per core; one inside a daemon
+    process, such as a Dask worker, which may not start any); the programs do not
+    depend on how many."""
     options = options or MappingOptions()
     shapes = net.shapes()
     layers = fuse(net, cfg) if fuse_adds else net.layers
     out = []
-    for k, layer in enumerate(layers):
+    for layer in layers:
         ins = [shapes[t] for t in layer.inputs]
         reason = host_reason(layer, cfg, ins)
         c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name])
         if not reason:
             c.padding = input_padding(layer, cfg)
-            lowered, lowered_shapes = _padded(layer, ins, c.padding)
-            c.program, c.plan = lower_layer(lowered, cfg, lowered_shapes, options)
         out.append(c)
-        if progress:
-            progress(k + 1, len(layers), layer.name)
+    work = [c for c in out if c.where == "vta"]
+    jobs = min(jobs or os.cpu_count() or 1, len(work))
+    pool = None
+    if jobs > 1 and len(work) >= PARALLEL_LAYERS and not multiprocessing.current_process().daemon:
+        pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+        tasks = ((c, cfg, options) for c in work)
+        lowered = map(_lower, tasks) if pool is None else pool.imap(_lower, tasks)   # in order
+        for k, c in enumerate(out):
+            if c.where == "vta":
+                result = next(lowered)
+                if isinstance(result, str):
+                    raise HwgenError(result)
+                c.program, c.plan = result
+            if progress:
+                progress(k + 1, len(out), c.layer.name)
+    finally:
+        if pool is not None:
+            pool.terminate()
     return out
+
+
+# Fewer accelerator layers than this are lowered in this process (starting workers
+# costs more than they save).
+PARALLEL_LAYERS = 4
+
+
+def _lower(job):
+    """(program, plan) of a compiled layer `job` = (CompiledLayer, cfg, options), or
+    the message of the bad input it is (an error's type may not survive pickling)."""
+    c, cfg, options = job
+    lowered, lowered_shapes = _padded(c.layer, c.in_shapes, c.padding)
+    try:
+        return lower_layer(lowered, cfg, lowered_shapes, options)
+    except HwgenError as e:
+        return str(e)
 
 
 def _padded(layer, shapes, padding):
