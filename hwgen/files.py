@@ -13,9 +13,11 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from .errors import HwgenError
+
+T = TypeVar("T")
 
 
 def _umask() -> int:
@@ -117,6 +119,45 @@ def exclusive(lock: Path, waiting: Callable[[], None] | None = None) -> Iterator
                 waiting()
             fcntl.flock(f, fcntl.LOCK_EX)
         yield
+
+
+def entry_lock(entry: Path) -> Path:
+    """The lock file of cache entry `entry`: `.locks/NAME.lock` beside it."""
+    return entry.parent / ".locks" / f"{entry.name}.lock"
+
+
+def cached_entry(entry: Path, load: Callable[[Path], T | None], make: Callable[[Path], T],
+                 waiting: Callable[[], None] | None = None, rejected: Callable[[Path], None] | None = None,
+                 work_prefix: str = ".work-") -> T:
+    """The discipline of every cache of tool results (syntheses, placements, tsim
+    builds): `load(entry)` if it gives a result; otherwise, holding the entry's lock
+    (`entry_lock`; `waiting` is called if another process holds it), `load` again
+    (made while we waited), else remove the entry `load` rejects (`rejected(entry)`
+    told first) and `make(work)` in a fresh directory `work_prefix` + NAME-PID beside
+    it, which is renamed to `entry` once `make` returns (so `make` writes last what
+    `load` checks); work directories of interrupted makes are removed first. A
+    half-made entry never exists."""
+    found = load(entry)
+    if found is not None:
+        return found
+    with exclusive(entry_lock(entry), waiting=waiting):
+        found = load(entry)
+        if found is not None:
+            return found
+        if entry.exists():
+            if rejected is not None:
+                rejected(entry)
+            shutil.rmtree(entry, ignore_errors=True)
+        for stale in entry.parent.glob(f"{work_prefix}{entry.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        work = entry.parent / f"{work_prefix}{entry.name}-{os.getpid()}"
+        work.mkdir(parents=True)
+        try:
+            result = make(work)
+            work.rename(entry)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return result
 
 
 def held(lock: Path) -> bool:

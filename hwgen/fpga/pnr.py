@@ -16,9 +16,9 @@ from typing import Callable
 
 from ..devices import Device
 from ..errors import HwgenError, ToolError
-from ..files import cache_root
+from ..files import cache_root, cached_entry
 from . import tools
-from .cache import Report, cached
+from .cache import Report
 from .synth import Synthesis
 
 LOG = "nextpnr.log"
@@ -107,7 +107,7 @@ def place_and_route(syn: Synthesis, device: Device, target_mhz: float, seed: int
         result.save(work)
         return result
 
-    return cached(entry, PlaceRoute.load, make, lambda: step("waiting for another process placing the same design"))
+    return cached_entry(entry, PlaceRoute.load, make, lambda: step("waiting for another process placing the same design"))
 
 
 def seed_sweep(place: Callable[[int], PlaceRoute], seeds: range, target_mhz: float) -> tuple[PlaceRoute, list]:

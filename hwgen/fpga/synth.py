@@ -18,9 +18,9 @@ from typing import Callable
 
 from ..devices import Family
 from ..errors import HwgenError
-from ..files import cache_root, sha256
+from ..files import cache_root, cached_entry, sha256
 from . import tools
-from .cache import Report, cached
+from .cache import Report
 
 NETLIST = "netlist.json"   # the mapped netlist, for place and route (ECP5)
 LOG = "yosys.log"
@@ -102,4 +102,4 @@ def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: boo
         result.save(work)
         return result
 
-    return cached(entry, Synthesis.load, make, lambda: step("waiting for another process synthesizing the same design"))
+    return cached_entry(entry, Synthesis.load, make, lambda: step("waiting for another process synthesizing the same design"))

@@ -19,8 +19,7 @@ from hwgen.engineir.lang import DTYPES, Program
 from hwgen.engineir.rtl.build import TOP, generate
 from hwgen.engineir.rtl.microcode import DRAM8, DRAM32, ONCHIP8, Microcode
 from hwgen.errors import HwgenError
-from hwgen.files import cache_root
-from hwgen.fpga.cache import cached
+from hwgen.files import cache_root, cached_entry
 
 from ..verilator import include_flags, run_tool, verilator_env, verilator_root
 
@@ -61,8 +60,8 @@ def build_library(verilog: str, progress: Callable[[str], None] | None = None) -
         shutil.rmtree(work / "obj")
         return entry / LIBRARY
 
-    return cached(entry, lambda e: e / LIBRARY if (e / LIBRARY).is_file() else None, make,
-                  lambda: step("waiting for another build of this design"))
+    return cached_entry(entry, lambda e: e / LIBRARY if (e / LIBRARY).is_file() else None, make,
+                        lambda: step("waiting for another build of this design"))
 
 
 def _load(lib: Path) -> ctypes.CDLL:

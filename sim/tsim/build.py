@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Callable
 
 from hwgen.errors import HwgenError
+from hwgen.files import cached_entry
 from hwgen.vta.bugs import check_bugs
 from hwgen.vta.build import build
 
 from ..verilator import include_flags, run_tool, verilator_env
-from .cache import HARNESS, LIBRARY, build_dir, entry_lock, problem, publish, work_dir
+from .cache import HARNESS, LIBRARY, WORK_PREFIX, build_dir, problem, record
 
 WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
 
@@ -50,48 +51,41 @@ def build_tsim(cfg, progress: Callable[[str], None] | None = None, trace: bool =
                + "".join(f"-{b}" for b in sorted(check_bugs(bugs)))
                + (f"-macros-{tech.name}-{hashlib.sha256(repr(tech).encode()).hexdigest()[:8]}" if tech else ""))
     target = build_dir(cfg, variant)
-    lib = target / LIBRARY
-    if target.is_dir() and problem(target) is None:
-        return lib
-    with entry_lock(target, waiting=lambda: step("waiting for another process building this configuration")):
-        if target.is_dir():
-            why = problem(target)
-            if why is None:
-                return lib
-            (progress or _warn)(f"the cached build {target} is corrupt ({why}); rebuilding it")
-            shutil.rmtree(target)
-        _build(cfg, work_dir(target), target, step, trace, bugs, waves, tech)
-    return lib
+
+    def make(work: Path) -> Path:
+        _build(cfg, work, step, trace, bugs, waves, tech)
+        return target / LIBRARY
+    return cached_entry(target, lambda entry: entry / LIBRARY if entry.is_dir() and problem(entry) is None else None,
+                        make, lambda: step("waiting for another process building this configuration"),
+                        lambda entry: (progress or _warn)(f"the cached build {entry} is corrupt ({problem(entry)}); "
+                                                          "rebuilding it"), WORK_PREFIX)
 
 
 def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _build(cfg, work: Path, target: Path, step, trace: bool, bugs, waves: str | None, tech) -> None:
-    """Build in `work` and publish it as `target`; `work` is removed whatever happens."""
+def _build(cfg, work: Path, step, trace: bool, bugs, waves: str | None, tech) -> None:
+    """Build the library in `work`, with its record (written last)."""
     env = verilator_env()
-    try:
-        step("generating Verilog")
-        # reads that meet a write are undefined in hardware: poisoned here, so every
-        # simulation checks that the design never uses one
-        files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech, poison=True).files
-        step("Verilating")
-        jobs = str(os.cpu_count() or 1)
-        sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]
-        run_tool(["verilator", "--cc", *sources,
-              "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
-              "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
-              "--build", "-j", jobs], env)
-        step("linking the harness")
-        defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
-        run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
-              f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
-              *include_flags(), str(HARNESS),
-              str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
-              *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / LIBRARY)], env)
-        shutil.rmtree(work / "obj")
-        ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
-        publish(work, target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    step("generating Verilog")
+    # reads that meet a write are undefined in hardware: poisoned here, so every
+    # simulation checks that the design never uses one
+    files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech, poison=True).files
+    step("Verilating")
+    jobs = str(os.cpu_count() or 1)
+    sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]
+    run_tool(["verilator", "--cc", *sources,
+          "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
+          "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
+          "--build", "-j", jobs], env)
+    step("linking the harness")
+    defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
+    run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,
+          f"-I{work / 'obj'}", f"-I{work / 'rtl'}",
+          *include_flags(), str(HARNESS),
+          str(work / "obj" / "Vvta__ALL.a"), str(work / "obj" / "libverilated.a"), "-pthread",
+          *(["-llz4", "-lz"] if waves == "fst" else []), "-o", str(work / LIBRARY)], env)
+    shutil.rmtree(work / "obj")
+    ctypes.CDLL(str(work / LIBRARY))  # never cache a library that does not load
+    record(work)

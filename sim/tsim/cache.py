@@ -4,9 +4,9 @@ covers every source the simulator is made from (the generator, the configuration
 geometry, the register map, SRAM macro models, the harness and the Verilator
 installation), so a changed generator never uses an old build.
 
-An entry is built under an exclusive lock of its name (`.locks/NAME.lock`, so
-concurrent first builds of one configuration build once) in a directory
-`build-NAME-*`, and published by renaming that directory once it holds the library and
+An entry is built as every cache entry is (hwgen.files.cached_entry: under the lock
+`.locks/NAME.lock`, so concurrent first builds of one configuration build once) in a
+directory `build-NAME-PID`, renamed to the entry once it holds the library and
 `entry.json` (the library's size and SHA-256). Loading verifies the record, so a
 truncated or altered library is reported and rebuilt instead of crashing the
 process; a `build-*` directory whose lock nobody holds was left by an interrupted
@@ -18,12 +18,10 @@ import json
 import os
 import re
 import shutil
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterator
 
-from hwgen.files import cache_root, exclusive, held, sha256
+from hwgen.files import cache_root, entry_lock, held, sha256
 
 from ..verilator import verilator_root
 
@@ -32,7 +30,7 @@ LIBRARY = "libtsim.so"
 ENTRY = "entry.json"
 _HWGEN = Path(__file__).resolve().parents[2] / "hwgen"
 _BUILD_NAME = re.compile(r"^(?P<config>.+)-(?P<build_hash>[0-9a-f]{16})-(?P<generator>[0-9a-f]{16})(?P<variant>(-.+)?)$")
-_WORK_PREFIX = "build-"
+WORK_PREFIX = "build-"
 _LOCKS = ".locks"
 
 
@@ -58,38 +56,16 @@ def build_dir(cfg, variant: str) -> Path:
     return cache_dir() / f"{cfg.name}-{cfg.build_hash}-{generator_digest()}{variant}"
 
 
-def _lock_path(name: str) -> Path:
-    return cache_dir() / _LOCKS / f"{name}.lock"
-
-
-@contextmanager
-def entry_lock(entry: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the exclusive lock of cache entry `entry` (see hwgen.files.exclusive)."""
-    with exclusive(_lock_path(entry.name), waiting):
-        yield
-
-
 def _locked(name: str) -> bool:
     """Whether some process holds the lock of entry `name` now."""
-    return held(_lock_path(name))
+    return held(entry_lock(cache_dir() / name))
 
 
-def work_dir(entry: Path) -> Path:
-    """A fresh directory to build `entry` in (hold its lock); directories left there by
-    interrupted builds of the same entry are removed first."""
-    for stale in entry.parent.glob(f"{_WORK_PREFIX}{entry.name}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    work = entry.parent / f"{_WORK_PREFIX}{entry.name}-{os.getpid()}"
-    work.mkdir(parents=True)
-    return work
-
-
-def publish(work: Path, entry: Path) -> None:
-    """Record the library built in `work` and move `work` to `entry` in one rename
-    (hold the entry's lock; `entry` must not exist)."""
+def record(work: Path) -> None:
+    """Record the library built in `work` (its size and SHA-256), which `problem`
+    verifies: the last file a build writes."""
     lib = work / LIBRARY
     (work / ENTRY).write_text(json.dumps({"library": LIBRARY, "bytes": lib.stat().st_size, "sha256": sha256(lib)}))
-    work.rename(entry)
 
 
 def problem(entry: Path) -> str | None:
@@ -128,8 +104,8 @@ def cached_builds() -> list[dict]:
             continue
         size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
         m = _BUILD_NAME.match(d.name)
-        if d.name.startswith(_WORK_PREFIX) or not m:
-            target = d.name[len(_WORK_PREFIX):].rsplit("-", 1)[0]
+        if d.name.startswith(WORK_PREFIX) or not m:
+            target = d.name[len(WORK_PREFIX):].rsplit("-", 1)[0]
             state = "building" if _locked(target) else "interrupted"
             m = _BUILD_NAME.match(target)
             variant = m["variant"].lstrip("-") if m else None

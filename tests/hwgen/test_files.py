@@ -1,8 +1,12 @@
 """Strict reading and whole-or-nothing writing (hwgen/files.py)."""
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from hwgen.errors import HwgenError
-from hwgen.files import json_fields, parse_json, read_text, replacing, staged
+from hwgen.files import cached_entry, json_fields, parse_json, read_text, replacing, staged
 
 
 def test_replacing_leaves_the_old_file_when_interrupted(tmp_path):
@@ -70,3 +74,32 @@ def test_json_fields():
                          ({"n": 1, "x": 2, "s": "", "t": 0}, "unknown field 't'")]:
         with pytest.raises(HwgenError, match=message):
             json_fields(doc, "w", spec)
+
+
+def test_cached_entry_makes_once_and_never_leaves_half_an_entry(tmp_path):
+    entry = tmp_path / "e"
+    made, waits, rejected = [], [], []
+
+    def load(e):
+        return (e / "r").read_text() if (e / "r").is_file() else None
+
+    def make(work):
+        made.append(work.name)
+        time.sleep(0.2)
+        (work / "r").write_text("result")
+        return "result"
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda _: cached_entry(entry, load, make, lambda: waits.append(1)), range(3)))
+    assert got == ["result"] * 3 and len(made) == 1 and len(waits) == 2
+    assert made[0] == f".work-e-{os.getpid()}" and sorted(p.name for p in tmp_path.iterdir()) == [".locks", "e"]
+    (entry / "r").unlink()                                  # an entry load rejects is made again
+    (tmp_path / ".work-e-99").mkdir()                       # what an interrupted make left
+    assert cached_entry(entry, load, make, rejected=rejected.append) == "result"
+    assert rejected == [entry] and len(made) == 2 and not (tmp_path / ".work-e-99").exists()
+
+    def fail(work):
+        (work / "r").write_text("half")
+        raise RuntimeError("tool crashed")
+    with pytest.raises(RuntimeError):
+        cached_entry(tmp_path / "f", load, fail, work_prefix="build-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".locks", "e"]

@@ -61,14 +61,13 @@ def _entry(root, name, record=True):
     d.mkdir(parents=True)
     (d / cache.LIBRARY).write_bytes(b"x" * 10)
     if record:
-        cache.publish(d, root / (name + ".tmp"))
-        (root / (name + ".tmp")).rename(d)
+        cache.record(d)
 
 
 def _hold_lock(name: str):
     """A process holding the cache lock of entry `name` until it is killed."""
-    code = ("import sys, time; from pathlib import Path; from sim.tsim.cache import entry_lock, cache_dir\n"
-            f"with entry_lock(cache_dir() / {name!r}):\n    print('locked', flush=True); time.sleep(600)")
+    code = ("import time; from hwgen.files import entry_lock, exclusive; from sim.tsim.cache import cache_dir\n"
+            f"with exclusive(entry_lock(cache_dir() / {name!r})):\n    print('locked', flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     return proc
@@ -155,11 +154,12 @@ def _fake_builds(monkeypatch, tmp_path, seconds=0.0):
     library; returns the list of builds made."""
     made = []
 
-    def fake(cfg, work, target, step, *rest):
-        made.append(target.name)
+    def fake(cfg, work, step, *rest):
+        target = work.name[len(cache.WORK_PREFIX):].rsplit("-", 1)[0]     # build-NAME-PID
+        made.append(target)
         time.sleep(seconds)
-        (work / cache.LIBRARY).write_bytes(b"library of " + target.name.encode())
-        cache.publish(work, target)
+        (work / cache.LIBRARY).write_bytes(b"library of " + target.encode())
+        cache.record(work)
 
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
     monkeypatch.setattr(tsim_build, "_build", fake)
