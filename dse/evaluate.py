@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -32,11 +30,9 @@ from hwgen.compiler.pipeline import compile_network
 from hwgen.config import VTAConfig
 from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
-from hwgen.files import cache_root
-from hwgen.fpga import synthesize
+from hwgen.files import cache_root, replacing
+from hwgen.flows import core_synthesis
 from hwgen.tech import load_tech
-from hwgen.vta.build import build
-from hwgen.vta.shell import TOP_NAME
 from sim.runtime import verify_network
 
 # The floorplan whose die is the scaled area: the original VTA arrangement.
@@ -84,21 +80,15 @@ def stored(job: Job) -> dict | None:
 
 
 def store(job: Job, result: dict) -> None:
-    """Written to a temporary name and renamed: a result is whole or absent."""
-    d = results_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f".{job.key}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(d / f"{job.key}.json")
+    """Written whole or not at all (hwgen.files.replacing)."""
+    with replacing(results_dir() / f"{job.key}.json") as tmp:
+        tmp.write_text(json.dumps(result, indent=1))
 
 
 def fpga_resources(cfg: VTAConfig, family: str, step=None) -> dict:
-    """The resources (hwgen.devices units) of `cfg`'s Verilog synthesized for `family`,
-    cached by the Verilog's digest."""
-    with tempfile.TemporaryDirectory() as tmp:
-        result = build(cfg, tmp)
-        syn = synthesize(Path(tmp) / result.files["verilog"], TOP_NAME, FAMILIES[family],
-                         f"{cfg.name}-{cfg.build_hash}", step=step)
+    """The resources (hwgen.devices units) of `cfg`'s Verilog synthesized for `family`
+    (hwgen.flows, cached by the Verilog's digest)."""
+    syn = core_synthesis(cfg, None, FAMILIES[family], step)
     return {**syn.resources, "synthesis_seconds": syn.seconds, "synthesis_cached": syn.cached}
 
 

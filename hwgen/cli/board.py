@@ -15,8 +15,7 @@ from boards.plan import board_config, write_plan
 from ..config import load_config
 from ..errors import HwgenError
 from ..files import staged
-from ..fpga import fit_record, synthesize
-from ..vta.shell import TOP_NAME
+from ..flows import core_fit
 from .commands import add_command, add_subcommand
 from .common import FAILED, OK, add_config, add_json, console, output_dir, percent, print_json, stages
 
@@ -56,9 +55,7 @@ def build(args) -> int:
 
     with stages("building") as step:
         def check_fit(verilog) -> dict:
-            step(f"synthesizing for {board.device.family.title} with Yosys (cached by configuration)")
-            syn = synthesize(verilog, TOP_NAME, board.device.family, f"{cfg.name}-{cfg.build_hash}", step=step)
-            fit, record = fit_record(cfg, syn, board.device, args.headroom)
+            _, fit, record = core_fit(cfg, verilog, board.device, args.headroom, step)
             problems.extend(fit.problems(cfg))
             if problems:
                 raise _DoesNotFit()

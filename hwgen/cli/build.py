@@ -7,13 +7,13 @@ import shutil
 import time
 
 from ..config import load_config
-from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family, placeable
+from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
-from ..fpga import fit_record, place_and_route, seed_sweep, synthesize
+from ..flows import core_fit
+from ..fpga import place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
-from ..vta.shell import TOP_NAME
 from .commands import add_command
 from .common import (FAILED, OK, add_config, add_json, at_least, console, output_dir, percent, print_json,
                      stages)
@@ -103,10 +103,7 @@ def build(args) -> int:
         with staged(out, inputs=[args.config]) as stage:
             result = build_core(cfg, stage.path, area=args.area, progress=step, tech=tech)
             if args.synth:
-                step(f"synthesizing for {fam.title} with Yosys")
-                syn = synthesize(stage.path / result.files["verilog"], TOP_NAME, fam, f"{cfg.name}-{cfg.build_hash}",
-                                 netlist=placeable(fam), step=step)
-                fit, area = fit_record(cfg, syn, dev, args.headroom)
+                syn, fit, area = core_fit(cfg, stage.path / result.files["verilog"], dev, args.headroom, step)
                 (stage.path / AREA).write_text(json.dumps(area, indent=1))
                 shutil.copyfile(syn.log, stage.path / SYNTH_LOG)
                 result.files.update(area=AREA, synth_log=SYNTH_LOG)

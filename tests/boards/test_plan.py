@@ -12,8 +12,9 @@ import pytest
 from boards import BOARDS
 from boards.de10_nano import LW_BRIDGE_BASE
 from boards.plan import CACHE_COHERENT, CACHE_NONCOHERENT, board_config, wrapper_ports, write_plan
-from hwgen import HwgenError, VTAConfig, load_config
+from hwgen import HwgenError, VTAConfig, flows, load_config
 from hwgen.cli import main
+from hwgen.fpga.synth import Synthesis
 from sim.verilator import verilator_env
 from tests.support.lanes import slow_fixture
 from tests.support.tcl_check import record
@@ -168,11 +169,9 @@ def test_cli_writes_a_plan_and_refuses_bad_input(tmp_path, capsys):
 def test_cli_writes_nothing_when_the_core_does_not_fit(tmp_path, capsys, monkeypatch):
     """The fit is checked before the plan is complete: a synthesis over the device's
     budget (here the xc7z020's 220 DSP48E1) stops it with status 1 naming the resource."""
-    from hwgen.cli import board as board_cli
-    from hwgen.fpga.synth import Synthesis
     over = Synthesis(family="xc7", top="vta", cells={}, resources={"lut": 1000, "ff": 1000, "bram": 10, "dsp": 400},
                      seconds=1.0, yosys="stand-in", entry=str(tmp_path))
-    monkeypatch.setattr(board_cli, "synthesize", lambda *a, **k: over)
+    monkeypatch.setattr(flows, "synthesize", lambda *a, **k: over)
     out = tmp_path / "plan"
     assert main(["board", "build", "--board", "pynq-z2", "--config", "1x8x8", "-o", str(out), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)

@@ -1,0 +1,37 @@
+"""The flows run on a configuration's core by every command that needs them (hwgen
+build, board builds, the design-space exploration): its Verilog synthesized for an
+FPGA family, and the synthesis checked against a device. One definition, so that the
+figures each command reports come from the same run of the same tools."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .devices import Device, Family, Fit, placeable
+from .fpga import Synthesis, fit_record, synthesize
+from .vta.build import build
+from .vta.shell import TOP_NAME
+
+
+def core_synthesis(cfg, verilog: str | Path | None, family: Family,
+                   step: Callable[[str], None] | None = None) -> Synthesis:
+    """`cfg`'s core (Verilog file `verilog`, as hwgen.vta.build wrote it; None: built
+    here into a temporary directory) synthesized for `family` (cached by the Verilog;
+    with a netlist where the family has an open place-and-route flow)."""
+    if verilog is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return core_synthesis(cfg, Path(tmp) / build(cfg, tmp).files["verilog"], family, step)
+    step = step or (lambda _: None)
+    step(f"synthesizing for {family.title} with Yosys")
+    return synthesize(Path(verilog), TOP_NAME, family, f"{cfg.name}-{cfg.build_hash}", netlist=placeable(family),
+                      step=step)
+
+
+def core_fit(cfg, verilog: str | Path | None, device: Device, headroom_percent: float,
+             step: Callable[[str], None] | None = None) -> tuple[Synthesis, Fit, dict]:
+    """`core_synthesis` on `device`'s family and its fit on `device` keeping
+    `headroom_percent` of every resource free: (synthesis, fit, the fit's record)."""
+    syn = core_synthesis(cfg, verilog, device.family, step)
+    fit, record = fit_record(cfg, syn, device, headroom_percent)
+    return syn, fit, record
