@@ -5,7 +5,9 @@ a Dask cluster, with Pareto fronts and charts.
 - `space`: the YAML space file, checked;
 - `evaluate`: one point as a pure, content-addressed job;
 - `executor`: Dask distributed (a local cluster or an existing scheduler);
-- `areas`, `pareto`, `plots`: the area models, fronts and charts;
+- `areas`, `objectives`: the area models, and the fronts' objectives (data: a name,
+  where the point's result holds it, a direction);
+- `pareto`, `plots`: the N-dimensional fronts and the charts;
 - `sweep`: all of it together, and the output files.
 """
 from .evaluate import Job, evaluate

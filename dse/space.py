@@ -17,6 +17,7 @@ file, the key and the fix.
       fpga: xc7                         # synthesize each point for this family (optional)
       asic: example                     # scaled area: the floorplan's die with this tech (optional)
     budget: {device: xc7z020, headroom_percent: 10}   # optional; needs area.fpga of its family
+    objectives: [area, cycles]          # optional, the default; the fronts' objectives (dse.objectives)
 """
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ from hwgen.errors import HwgenError
 from hwgen.files import read_text
 from hwgen.tech import load_tech
 
-KEYS = {"base", "fields", "points", "networks", "area", "budget"}
+from .objectives import AREA, DEFAULT, OBJECTIVES
+
+KEYS = {"base", "fields", "points", "networks", "area", "budget", "objectives"}
 NETWORK_KEYS = {"name", "size", "classes"}
 
 
@@ -50,7 +53,8 @@ class Space:
     (field names, or the names of linked axes), `changes` one dict of field changes per point (the grid first, then the listed points, duplicates
     removed), `networks` zoo specs ({"name", and the builder's size/classes}),
     `fpga` a family name or None, `asic` a tech name or path or None, `tech_digest`
-    that tech file's digest (it enters the points' cache keys)."""
+    that tech file's digest (it enters the points' cache keys), `objectives` the names
+    of the fronts' objectives (dse.objectives.OBJECTIVES)."""
     path: Path
     base: dict
     changes: list[dict]
@@ -60,6 +64,7 @@ class Space:
     tech_digest: str | None = None
     budget: Budget | None = None
     varied: list[str] = field(default_factory=list)
+    objectives: tuple[str, ...] = DEFAULT
 
 
 def _error(path: Path, key: str, msg: str) -> HwgenError:
@@ -197,7 +202,24 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
                 raise _error(path, "points" if c in extra else "fields.FPGA",
                              f"point {point_label(c)} builds for {family} but area.fpga synthesizes for {fpga}: "
                              "the area must be of the design whose cycles are measured")
-    return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes))
+    objectives = DEFAULT if "objectives" not in doc else \
+        _objectives(path, doc["objectives"], fpga is not None or asic is not None)
+    return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes), objectives)
+
+
+def _objectives(path: Path, names, measures_area: bool) -> tuple[str, ...]:
+    known = ", ".join(OBJECTIVES)
+    if not isinstance(names, list) or len(names) < 2:
+        raise _error(path, "objectives", f"a list of at least two objectives among {known}, got {names!r}")
+    for k, name in enumerate(names):
+        if not isinstance(name, str) or name not in OBJECTIVES:
+            raise _error(path, f"objectives[{k}]", f"unknown objective {name!r}; the known objectives are {known}")
+        if name in names[:k]:
+            raise _error(path, f"objectives[{k}]", f"{name} is given twice")
+    if AREA in names and not measures_area:
+        raise _error(path, "objectives", "area needs an area model: set area.fpga (a family) and/or area.asic "
+                     "(a tech), or leave area out of the objectives")
+    return tuple(names)
 
 
 def point_label(change: dict) -> str:

@@ -1,7 +1,7 @@
 """A sweep: every point of a space (dse.space) on every network, evaluated as pure jobs
-(dse.evaluate) on an executor (dse.executor), then the tables, the Pareto fronts of
-cycles against each area model, the charts and the best point under the budget.
-The area models are those of dse.areas.
+(dse.evaluate) on an executor (dse.executor), then the tables, the Pareto fronts in the
+space's objectives (dse.objectives; by default cycles against each area model), the
+charts and the best point under the budget. The area models are those of dse.areas.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hwgen.devices import RESOURCES
 from .areas import area_models, area_value
 from .evaluate import Job, evaluate, store, stored
 from .executor import Executor
+from .objectives import costs, describe, front_names, values
 from .pareto import pareto_front
 from .plots import write_charts
 from .space import Space, network_label, point_label
@@ -60,18 +61,20 @@ def csv_rows(points: list[dict], varied: list[str]) -> str:
 
 
 def summarise(space: Space, points: list[dict]) -> dict:
-    """Fronts per network and area model, and the best point under the budget."""
+    """Fronts per network (per area model when area is an objective), and the best
+    point under the budget. A front entry has the point's label and key and its value
+    of each objective, under the objective's name."""
     models = area_models(space)
     out = {"space": str(space.path), "points": len(points),
            "statuses": {s: sum(p["status"] == s for p in points) for s in sorted({p["status"] for p in points})},
-           "area_models": models, "networks": {}}
+           "objectives": describe(space.objectives), "area_models": models, "networks": {}}
     for net in dict.fromkeys(p["network_label"] for p in points):
         ok = [p for p in points if p["network_label"] == net and p["status"] == "ok"]
         entry = {"fronts": {}}
-        for model in models:
-            front = pareto_front(ok, lambda p: area_value(p, model), lambda p: p["cycles"])
-            entry["fronts"][model] = [{"label": p["label"], "key": p["key"], "area": area_value(p, model),
-                                       "cycles": p["cycles"]} for p in front]
+        for name in front_names(space.objectives, models):
+            scored = [(p, v) for p in ok if (v := values(p, space.objectives, name)) is not None]
+            front = pareto_front(scored, lambda s: costs(s[1], space.objectives))
+            entry["fronts"][name] = [{"label": p["label"], "key": p["key"], **v} for p, v in front]
         if space.budget is not None:
             fitting = [p for p in ok if p["fit"]["fits"]]
             best = min(fitting, key=lambda p: (p["cycles"], area_value(p, "fpga"))) if fitting else None

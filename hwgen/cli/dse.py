@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from dse import Executor, load_space, run_sweep
+from dse.objectives import NO_AREA, format_values
 from dse.report import run_report, write_report_charts
 from sim import TsimOptions
 
@@ -66,11 +67,12 @@ def dse(args) -> int:
     con = console()
     con.print(f"{summary['points']} points in {summary['seconds']:.0f} s: "
               + ", ".join(f"{n} {s}" for s, n in summary["statuses"].items()) + f" -> {out}")
+    names = [o["name"] for o in summary["objectives"]]
     for net, entry in summary["networks"].items():
         for model, front in entry["fronts"].items():
-            unit = summary["area_models"][model]["unit"]
-            con.print(f"[bold]{net}[/bold] front ({model}): "
-                      + "; ".join(f"{f['label']} {f['area']:g} {unit} {f['cycles']:,} cycles" for f in front))
+            unit = summary["area_models"].get(model, {}).get("unit", "")
+            con.print(f"[bold]{net}[/bold] front" + ("" if model == NO_AREA else f" ({model})") + ": "
+                      + "; ".join(f"{f['label']} {format_values(f, names, unit)}" for f in front))
         best = entry.get("best_under_budget")
         if "best_under_budget" in entry:
             con.print(f"  best within {summary['budget']['device']}: "

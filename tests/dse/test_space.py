@@ -37,6 +37,7 @@ budget: {device: xc7z020, headroom_percent: 15}
     assert s.networks == [{"name": "resnet18"}, {"name": "mobilenet_v1", "size": 64}]
     assert s.fpga == "xc7" and s.budget.device == "xc7z020" and s.budget.headroom_percent == 15
     assert s.tech_digest is not None
+    assert s.objectives == ("area", "cycles")           # the default
     assert point_label(s.changes[0]) == "blk8 acc32K inp16K" and point_label({}) == "base"
     assert len(load_space(write(tmp_path, "networks: [resnet18]"), networks=["resnet34"]).networks) == 1
 

@@ -78,6 +78,22 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
     assert "pipelined" in svg and "xc7z020" in svg
     html = (out / "pareto.html").read_text()
     assert str(piped["cycles"]) in html and str(base["cycles"]) in html
+    assert [o["name"] for o in summary["objectives"]] == ["area", "cycles"]
+
+    # other objectives over the same stored results: nothing runs, fronts in four objectives
+    path4 = tmp_path / "space4.yaml"
+    path4.write_text(SPACE + "objectives: [area, cycles, dram_bytes, mac_utilization]\n")
+    four = run_sweep(load_space(path4), tmp_path / "out4", None)
+    assert four["statuses"] == {"ok": 2}
+    assert [o["name"] for o in four["objectives"]] == ["area", "cycles", "dram_bytes", "mac_utilization"]
+    fronts4 = four["networks"][net_label]["fronts"]
+    assert set(fronts4) == {"fpga", "asic"} and "pipelined" in {f["label"] for f in fronts4["asic"]}
+    for front in fronts4.values():
+        for f in front:
+            p = by_label[f["label"]]
+            assert (f["cycles"], f["dram_bytes"], f["mac_utilization"]) == \
+                (p["cycles"], p["dram_bytes"], p["mac_utilization"])
+    assert (tmp_path / "out4" / "pareto_resnet18_16_10_fpga.png").stat().st_size > 1000
 
     # interrupted: one result missing; without an executor it is pending, the other read back
     (results_dir() / f"{piped['key']}.json").unlink()
