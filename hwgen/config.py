@@ -6,13 +6,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .devices import FAMILIES
 from .errors import ConfigError
 from .files import read_json
 from .isa import fields as L
@@ -30,34 +31,14 @@ class _Spec:
     isa: bool = True  # part of the ISA/semantics hash
 
 
-# FPGA families (hwgen.devices describes them) and those whose multipliers take two
-# int8 products sharing an operand at once: the DSP48E1's 25x18 multiplier. Cyclone V
-# and ECP5 blocks already split into 9x9 products, which packing would waste.
-FPGA_FAMILIES = ("xc7", "cyclonev", "ecp5")
-PACKED_DSP_FAMILIES = ("xc7",)
-# Families whose DSP primitive the generator instantiates with its own registers, where
-# Yosys would leave them in the fabric (hwgen.vta.dsp): the ECP5's MULT18X18D.
-DSP_PRIMITIVE_FAMILIES = ("ecp5",)
-# Families whose builds take, by default, the options that trade a few cycles for clock
-# rate (ALU_COMPARE_STAGE, BUSY_REGISTER, QUEUE_ROOM_REGISTER): the one whose timing is measured
-# (nextpnr), where those paths limit the clock (docs/fpga.md).
-TIMED_FAMILIES = ("ecp5",)
+# FPGA families: hwgen.devices.FAMILIES, whose build traits give the defaults below.
+FPGA_FAMILIES = tuple(FAMILIES)
 # GEMM pipeline stages of an FPGA build: its multipliers' operands (twice) and products
 # registered, the adder trees cut (docs/fpga.md, "GEMM pipeline stages").
 FPGA_GEMM_PIPELINE = 4
-# Families whose SoC memory ports are AXI3 (bursts of at most 16 beats): the Zynq-7000's
-# HP/ACP ports and the Cyclone V's FPGA-to-HPS bridge.
-AXI3_FAMILIES = ("xc7", "cyclonev")
 # ALU_RESCALE: the SCL opcode off, as a rounding shift alone, or with its 24-bit
 # multiplier (docs/semantics.md, "ALU").
 RESCALE_MODES = ("none", "shift", "multiply")
-# How a family builds the 32x24-bit product of ALU_RESCALE "multiply" in each ALU lane
-# (docs/fpga.md, "Rescale"); other families multiply x by m and leave it to synthesis.
-# "split": x's low 17 bits (unsigned) and high 15 bits times m, one DSP48E1 (25x18)
-# each, where Yosys makes four of the whole product; "soft": from adders in the fabric,
-# since the DE10-Nano's 5CSEBA6 has 112 DSP blocks and the GEMM and the ALU's MUL take 91.
-RESCALE_MULTIPLIERS = {"xc7": "split", "cyclonev": "soft"}
-
 # Only int8 inputs/weights and int32 accumulators: the ALU's MUL (low 8 bits), the
 # ACC_8BIT load and OUT = low 8 bits of ACC are defined for these lane types.
 FIELDS: dict[str, _Spec] = {
@@ -139,22 +120,23 @@ def _fpga_defaults(fpga: str) -> dict:
     """The values of the microarchitecture fields a configuration leaves out, for
     its FPGA field (docs/fpga.md)."""
     on = fpga != "none"
+    fam = FAMILIES.get(fpga)
+    packed, primitives = fam is not None and fam.packed_dsp, fam is not None and fam.dsp_primitive is not None
+    timed, axi3 = fam is not None and fam.timed, fam is not None and fam.axi3
     return {
-        "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": fpga in PACKED_DSP_FAMILIES,
-        "DSP_PRIMITIVES": fpga in DSP_PRIMITIVE_FAMILIES,
+        "ACC_READ_PORTS": 1 if on else 2, "DSP_PACKING": packed, "DSP_PRIMITIVES": primitives,
         # the family whose timing is measured (nextpnr); elsewhere ALU_COMPARE_STAGE costs
         # ALU cycles and the others would change cycle counts measured without them
-        "ALU_COMPARE_STAGE": fpga in TIMED_FAMILIES, "BUSY_REGISTER": fpga in TIMED_FAMILIES,
-        "QUEUE_ROOM_REGISTER": fpga in TIMED_FAMILIES,
+        "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
         # no ISA cost; its area on each family: docs/fpga.md, "Compute overlap"
         "COMPUTE_OVERLAP": True,
-        "AXI_MAX_BURST": 16 if fpga in AXI3_FAMILIES else 256,
+        "AXI_MAX_BURST": 16 if axi3 else 256,
         # short AXI3 bursts, one at a time, would leave the bus idle for the memory
         # latency after each (ResNet-18 on tsim: 9.26 M cycles against 7.99 M)
-        "AXI_MAX_INFLIGHT": 4 if fpga in AXI3_FAMILIES else 1,
+        "AXI_MAX_INFLIGHT": 4 if axi3 else 1,
     }
 _RENAMED = {"VME_CMD_BUFFER": "VME_REGISTERS"}      # old name -> field
 _BUFFERS = ("UOP", "INP", "WGT", "ACC")
@@ -304,10 +286,11 @@ class VTAConfig:
                               f"set it to {out_size} or remove it")
 
     def _check_options(self) -> None:
-        if self.DSP_PRIMITIVES and self.FPGA not in DSP_PRIMITIVE_FAMILIES:
+        with_primitives = [f.name for f in FAMILIES.values() if f.dsp_primitive]
+        if self.DSP_PRIMITIVES and self.FPGA not in with_primitives:
             raise ConfigError("DSP_PRIMITIVES", True, f"DSP primitives are instantiated for FPGA "
-                              f"{' or '.join(DSP_PRIMITIVE_FAMILIES)} only, not {self.FPGA}",
-                              f"set DSP_PRIMITIVES to false or FPGA to {DSP_PRIMITIVE_FAMILIES[0]}")
+                              f"{' or '.join(with_primitives)} only, not {self.FPGA}",
+                              f"set DSP_PRIMITIVES to false or FPGA to {with_primitives[0]}")
         if self.ALU_COMPARE_STAGE and not self.ALU_OP_REGISTER:
             raise ConfigError("ALU_COMPARE_STAGE", True, "the comparison stage follows the ALU's operation stage",
                               "set ALU_OP_REGISTER to true or ALU_COMPARE_STAGE to false")
@@ -364,6 +347,11 @@ class VTAConfig:
         """Identifies everything a program depends on (ISA layout, buffer shapes and
         semantics); a program runs on any configuration with the same isa_hash."""
         return self._digest(isa_only=True)
+
+    @property
+    def family(self):
+        """The FPGA family this build is for (hwgen.devices.Family), None without one."""
+        return FAMILIES.get(self.FPGA)
 
     @cached_property
     def build_hash(self) -> str:

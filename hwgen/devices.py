@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
-from .config import PACKED_DSP_FAMILIES
 from .errors import HwgenError
 from .geometry import geometry
 
@@ -46,6 +45,18 @@ class Family:
     weights: dict = field(default_factory=dict)
     count: Callable[[dict], dict] | None = None
     primitives: str | None = None
+    # What a build for the family takes by default (hwgen.config, docs/fpga.md):
+    axi3: bool = False            # its SoC memory ports take AXI3 bursts of at most 16 beats
+    packed_dsp: bool = False      # a multiplier takes two int8 products sharing an operand
+    dsp_primitive: str | None = None   # the multiplier the generator instantiates with its registers
+    rescale_multiplier: str = "product"    # how an ALU lane builds SCL's product (hwgen.vta.alu)
+    nextpnr: str | None = None    # the open place-and-route tool, whose timing builds are tuned to
+
+    @property
+    def timed(self) -> bool:
+        """Whether builds take the options that trade a few cycles for clock rate: the
+        family whose timing is measured (nextpnr), where those paths limit the clock."""
+        return self.nextpnr is not None
 
     def resources(self, cells: dict[str, int]) -> dict[str, int]:
         """Resource use of a netlist with `cells` (cell type -> count); counts are
@@ -75,15 +86,24 @@ FAMILIES = {f.name: f for f in (
     Family("xc7", "Xilinx 7-series", "synth_xilinx -family xc7 -flatten -noiopad -noclkbuf",
            {"lut": "LUT", "ff": "FF", "bram": "RAMB36", "dsp": "DSP48E1"}, 32768,
            {"lut": _XC7_LUTS, "ff": {t: 1 for t in ("FDRE", "FDSE", "FDCE", "FDPE")},
-            "bram": {"RAMB36E1": 1, "RAMB18E1": 0.5}, "dsp": {"DSP48E1": 1}}),
+            "bram": {"RAMB36E1": 1, "RAMB18E1": 0.5}, "dsp": {"DSP48E1": 1}},
+           # the DSP48E1's 25x18 multiplier packs two int8 products; SCL's 32x24 product
+           # in two of them, where Yosys makes four per lane (docs/fpga.md, "Rescale");
+           # the Zynq's HP/ACP ports are AXI3
+           axi3=True, packed_dsp=True, rescale_multiplier="split"),
     Family("cyclonev", "Intel Cyclone V", "synth_intel_alm -family cyclonev -noiopad -noclkbuf",
-           {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, count=_cyclonev_resources),
+           {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, count=_cyclonev_resources,
+           # the 5CSEBA6's 112 DSP blocks go to the GEMM and the ALU's MUL: SCL's product
+           # from adders; the FPGA-to-HPS bridge is AXI3
+           axi3=True, rescale_multiplier="soft"),
     # A distributed RAM (DPR16X4) takes two slices in RAM mode and one for its write
     # port: six LUT4 sites.
     Family("ecp5", "Lattice ECP5", "synth_ecp5",
            {"lut": "LUT4", "ff": "FF", "bram": "DP16KD", "dsp": "MULT18X18D"}, 16384,
            {"lut": {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}, "ff": {"TRELLIS_FF": 1},
-            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}, primitives="+/lattice/cells_bb_ecp5.v"),
+            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}, primitives="+/lattice/cells_bb_ecp5.v",
+           # Yosys leaves the registers around a MULT18X18D in the fabric (hwgen.vta.dsp)
+           dsp_primitive="MULT18X18D", nextpnr="nextpnr-ecp5"),
 )}
 
 
@@ -153,7 +173,7 @@ _FIELDS = {
 
 def shrink_hint(resource: str, cfg, fam: Family) -> str:
     """What in configuration `cfg` to change to use less of `resource` of `fam`."""
-    if resource == "dsp" and fam.name in PACKED_DSP_FAMILIES and not cfg.DSP_PACKING:
+    if resource == "dsp" and fam.packed_dsp and not cfg.DSP_PACKING:
         return "set DSP_PACKING to true (two products per multiplier), or " + _FIELDS[resource].split(": ", 1)[1]
     if resource != "bram":
         return _FIELDS[resource]

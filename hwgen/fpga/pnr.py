@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..devices import Device
+from ..devices import FAMILIES, Device
 from ..errors import HwgenError, ToolError
 from ..files import cache_root, cached_entry
 from . import tools
@@ -84,25 +84,27 @@ def place_and_route(syn: Synthesis, device: Device, target_mhz: float, seed: int
     """Place and route the netlist of `syn` on `device` out of context, constrained
     to `target_mhz`, or return the cached result. Timing that misses the target is
     reported, not an error."""
-    if not device.nextpnr:
-        raise HwgenError(f"place and route runs for ECP5 devices (the open flow); {device.name} is "
+    tool = device.family.nextpnr
+    if not device.nextpnr or tool is None:
+        placeable = ", ".join(f.title for f in FAMILIES.values() if f.nextpnr)
+        raise HwgenError(f"place and route runs for {placeable} devices (the open flow); {device.name} is "
                          f"{device.family.title}")
     step = step or (lambda _: None)
     netlist = syn.netlist()
     key = hashlib.sha256(json.dumps([syn.netlist_sha256, device.name, target_mhz, seed,
-                                     tools.version("nextpnr-ecp5")]).encode()).hexdigest()[:16]
+                                     tools.version(tool)]).encode()).hexdigest()[:16]
     entry = pnr_cache() / f"{Path(syn.entry).name}-{device.name}-{key}"
     def make(work: Path) -> PlaceRoute:
         shutil.copyfile(netlist, work / "netlist.json")
         argv = [*device.nextpnr, "--json", "netlist.json", "--out-of-context", "--freq", f"{target_mhz:g}",
                 "--seed", str(seed), "--timing-allow-fail", "--report", _RAW]
         t0 = time.perf_counter()
-        tools.run("nextpnr-ecp5", argv, work, work / LOG,
+        tools.run(tool, argv, work, work / LOG,
                   lines=lambda line: step(f"nextpnr: {line[6:80]}") if line.startswith("Info: ") else None)
         seconds = time.perf_counter() - t0
         fmax, steps, logic, routing, util = _summary(json.loads((work / _RAW).read_text()))
         result = PlaceRoute(device.name, target_mhz, fmax, steps, logic, routing, util, round(seconds, 1),
-                            tools.version("nextpnr-ecp5"), seed, str(entry))
+                            tools.version(tool), seed, str(entry))
         (work / "netlist.json").unlink()
         result.save(work)
         return result

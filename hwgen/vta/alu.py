@@ -31,7 +31,6 @@ from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..geometry import LATE_OPS, alu_interval
-from ..config import RESCALE_MULTIPLIERS
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
@@ -60,7 +59,7 @@ def rescale_product(m: Module, x, mult, build: str, name: str):
 
 def soft_product(m: Module, x, mult, name: str):
     """x (signed) * mult (unsigned), exact, from adders in the fabric rather than DSP
-    blocks (hwgen.config.RESCALE_MULTIPLIERS). Radix-4 Booth: mult's digits d_k =
+    blocks (hwgen.devices, Family.rescale_multiplier). Radix-4 Booth: mult's digits d_k =
     -2 mult[2k+1] + mult[2k] + mult[2k-1] (-2 .. 2) select a row of 0, x or 2x, inverted
     for a negative digit, whose +1 goes into one correction term; the rows and the
     correction are summed by a balanced tree of adders whose sums are kept signals,
@@ -258,7 +257,7 @@ class AluLane(wiring.Component):
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
                                                 cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,
-                                                RESCALE_MULTIPLIERS.get(cfg.FPGA, "product")))
+                                                cfg.family.rescale_multiplier if cfg.family else "product"))
         return m
 
 

@@ -2,12 +2,18 @@
 import pytest
 
 from hwgen import HwgenError, load_config
-from hwgen.config import FPGA_FAMILIES, PACKED_DSP_FAMILIES
+from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, Fit, bram_lower_bound, device, family
 
 
 def test_one_list_of_families():
-    assert tuple(FAMILIES) == FPGA_FAMILIES and set(PACKED_DSP_FAMILIES) <= set(FAMILIES)
+    assert tuple(FAMILIES) == FPGA_FAMILIES
+    for fam in FAMILIES.values():       # a family's traits are its builds' defaults
+        cfg = VTAConfig({"FPGA": fam.name})
+        assert cfg.family is fam and cfg.DSP_PACKING == fam.packed_dsp
+        assert cfg.DSP_PRIMITIVES == (fam.dsp_primitive is not None) and cfg.ALU_COMPARE_STAGE == fam.timed
+        assert cfg.AXI_MAX_BURST == (16 if fam.axi3 else 256)
+    assert VTAConfig().family is None
     assert {DEVICES[d].family.name for d in DEFAULT_DEVICE.values()} == set(FAMILIES)
     assert device("XC7Z020") is DEVICES["xc7z020"]
     with pytest.raises(HwgenError, match="unknown device 'xc7z010'; known: xc7z020, 5cseba6, lfe5u-85f"):

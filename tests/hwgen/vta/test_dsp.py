@@ -68,3 +68,7 @@ def test_synthesis_keeps_the_instance_and_its_registers(tmp_path, monkeypatch):
     params = [c["parameters"] for c in cells.values() if c["type"] == PRIMITIVE]
     assert sorted(p["REG_OUTPUT_CLK"] for p in params) == ["CLK0", "NONE"]
     assert all(p["REG_INPUTA_CLK"] == p["REG_INPUTB_CLK"] == "CLK0" for p in params)
+
+
+def test_the_families_primitives_are_the_one_this_generator_instantiates():
+    assert {f.dsp_primitive for f in FAMILIES.values()} - {None} == {PRIMITIVE}
