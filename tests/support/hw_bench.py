@@ -28,22 +28,17 @@ def unpack(words: list[int], mem: MemType, shape: tuple) -> np.ndarray:
 
 
 class ComputeBench(Elaboratable):
-    """UOP, INP, WGT, ACC and OUT memories around a TensorGemm or TensorAlu."""
+    """UOP, INP, WGT, ACC and OUT memories around a TensorGemm or TensorAlu; the
+    testbench writes their contents before each instruction."""
 
-    def __init__(self, cfg, unit_cls, state: dict, uop_words):
+    def __init__(self, cfg, unit_cls):
         self.cfg = cfg
         d = cfg.depth
         self.unit = unit_cls(cfg)
         self.mems = {
-            MemType.UOP: memory.Memory(shape=cfg.uop_bits, depth=d[MemType.UOP], init=[int(w) for w in uop_words]),
-            MemType.INP: memory.Memory(shape=entry_layout(cfg, MemType.INP).size, depth=d[MemType.INP],
-                                       init=pack(state["inp"], MemType.INP)),
-            MemType.WGT: memory.Memory(shape=entry_layout(cfg, MemType.WGT).size, depth=d[MemType.WGT],
-                                       init=pack(state["wgt"], MemType.WGT)),
-            MemType.ACC: memory.Memory(shape=entry_layout(cfg, MemType.ACC).size, depth=d[MemType.ACC],
-                                       init=pack(state["acc"], MemType.ACC)),
-            MemType.OUT: memory.Memory(shape=entry_layout(cfg, MemType.OUT).size, depth=d[MemType.OUT],
-                                       init=pack(state["out"], MemType.OUT)),
+            MemType.UOP: memory.Memory(shape=cfg.uop_bits, depth=d[MemType.UOP], init=[]),
+            **{mt: memory.Memory(shape=entry_layout(cfg, mt).size, depth=d[mt], init=[])
+               for mt in (MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)},
         }
 
     def elaborate(self, platform):
@@ -66,41 +61,62 @@ class ComputeBench(Elaboratable):
         return m
 
 
+def run_units(cfg, jobs) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """Run GEMM/ALU instructions, each job (insn, state, dst, src, wgt, uop_base) from
+    its own scratchpad state, one after another on one simulated unit per opcode
+    (building a simulator costs seconds, running an instruction milliseconds); returns
+    per job (ACC, OUT, cycles from start to idle), in order."""
+    results: list = [None] * len(jobs)
+    for unit_cls, opcode in ((TensorGemm, Opcode.GEMM), (TensorAlu, Opcode.ALU)):
+        mine = [k for k, job in enumerate(jobs) if (job[0].opcode == Opcode.GEMM) == (opcode == Opcode.GEMM)]
+        if mine:
+            bench = ComputeBench(cfg, unit_cls)
+            _simulate(cfg, bench, [(k, jobs[k]) for k in mine], results)
+    return results
+
+
 def run_unit(cfg, insn, state: dict, dst, src, wgt, uop_base: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Run one GEMM/ALU instruction on its unit; returns (ACC, OUT, cycles from start
-    to idle)."""
-    words = np.zeros(cfg.depth[MemType.UOP], dtype=np.uint64)
-    words[uop_base:uop_base + len(dst)] = encode_uops(cfg, dst, src, wgt)
-    bench = ComputeBench(cfg, TensorGemm if insn.opcode == Opcode.GEMM else TensorAlu, state, words)
-    u = bench.unit
-    result = {}
+    """Run one GEMM/ALU instruction on its unit (run_units)."""
+    return run_units(cfg, [(insn, state, dst, src, wgt, uop_base)])[0]
+
+
+def _simulate(cfg, bench: ComputeBench, jobs, results: list) -> None:
+    u, d = bench.unit, cfg.depth
 
     async def testbench(ctx):
-        p = u.params
-        for name in ("uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out", "dst_factor_in",
-                     "src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in"):
-            ctx.set(getattr(p, name), getattr(insn, name))
-        ctx.set(u.reset, insn.reset)
-        if insn.opcode == Opcode.ALU:
-            ctx.set(u.op, insn.alu_opcode)
-            ctx.set(u.use_imm, insn.use_imm)
-            ctx.set(u.imm, insn.imm)
-        ctx.set(u.start, 1)
-        await ctx.tick()
-        ctx.set(u.start, 0)
-        cycles = 1
-        while ctx.get(u.busy):
+        for k, (insn, state, dst, src, wgt, uop_base) in jobs:
+            words = np.zeros(d[MemType.UOP], dtype=np.uint64)
+            words[uop_base:uop_base + len(dst)] = encode_uops(cfg, dst, src, wgt)
+            contents = {MemType.UOP: [int(w) for w in words],
+                        **{mt: pack(state[mt.name.lower()], mt)
+                           for mt in (MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)}}
+            for mt, values in contents.items():
+                for a, v in enumerate(values):
+                    ctx.set(bench.mems[mt].data[a], v)
+            p = u.params
+            for name in ("uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out", "dst_factor_in",
+                         "src_factor_out", "src_factor_in", "wgt_factor_out", "wgt_factor_in"):
+                ctx.set(getattr(p, name), getattr(insn, name))
+            ctx.set(u.reset, insn.reset)
+            if insn.opcode == Opcode.ALU:
+                ctx.set(u.op, insn.alu_opcode)
+                ctx.set(u.use_imm, insn.use_imm)
+                ctx.set(u.imm, insn.imm)
+            ctx.set(u.start, 1)
             await ctx.tick()
-            cycles += 1
-        result["cycles"] = cycles
-        d = cfg.depth
-        result["acc"] = unpack([ctx.get(bench.mems[MemType.ACC].data[k]) for k in range(d[MemType.ACC])],
-                               MemType.ACC, (d[MemType.ACC], cfg.batch, cfg.block_out))
-        result["out"] = unpack([ctx.get(bench.mems[MemType.OUT].data[k]) for k in range(d[MemType.ACC])],
-                               MemType.OUT, (d[MemType.ACC], cfg.batch, cfg.block_out))
+            ctx.set(u.start, 0)
+            cycles = 1
+            while ctx.get(u.busy):
+                await ctx.tick()
+                cycles += 1
+            shape = (d[MemType.ACC], cfg.batch, cfg.block_out)
+            results[k] = (unpack([ctx.get(bench.mems[MemType.ACC].data[a]) for a in range(d[MemType.ACC])],
+                                 MemType.ACC, shape),
+                          unpack([ctx.get(bench.mems[MemType.OUT].data[a]) for a in range(d[MemType.ACC])],
+                                 MemType.OUT, shape), cycles)
+            await ctx.tick()            # a cycle between instructions, as the core's issue leaves
 
     sim = Simulator(bench)
     sim.add_clock(1e-8)
     sim.add_testbench(testbench)
     sim.run()
-    return result["acc"], result["out"], result["cycles"]
