@@ -2,7 +2,8 @@
 directory per build named CONFIG-BUILDHASH-GENERATOR[-VARIANT]. The generator digest
 covers every source the simulator is made from (the generator, the configuration and
 geometry, the register map, SRAM macro models, the harness and the Verilator
-installation), so a changed generator never uses an old build.
+installation, and the FPGA families whose traits the generator reads), so a changed
+generator never uses an old build.
 
 An entry is built as every cache entry is (hwgen.files.cached_entry: under the lock
 `.locks/NAME.lock`, so concurrent first builds of one configuration build once) in a
@@ -42,8 +43,10 @@ def cache_dir() -> Path:
 def generator_digest() -> str:
     h = hashlib.sha256()
     for path in sorted([*_HWGEN.joinpath("vta").glob("*.py"), *_HWGEN.joinpath("isa").glob("*.py"),
-                        *(_HWGEN / f for f in ("config.py", "geometry.py", "registers.py", "sram.py", "tech.py",
-                                               "version.py")),        # the version: the core's ID register
+                        # devices.py: a family's traits choose defaults and how the ALU multiplies;
+                        # the version: the core's ID register
+                        *(_HWGEN / f for f in ("config.py", "devices.py", "geometry.py", "registers.py", "sram.py",
+                                               "tech.py", "version.py")),
                         HARNESS]):
         h.update(path.name.encode())
         h.update(path.read_bytes())

@@ -109,8 +109,8 @@ def test_cache_states_and_prune(tmp_path, monkeypatch, capsys):
 
 def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
     """A build's cache name carries a digest of every source the simulator is made from
-    (sim/tsim/cache.py): the generator, the ISA tables, the configuration, geometry,
-    register map, SRAM models and tech, the version (in the core's ID register), the
+    (sim/tsim/cache.py): the generator, the ISA tables, the configuration, the FPGA
+    families, geometry, register map, SRAM models and tech, the version (in the core's ID register), the
     harness and the Verilator installation.
     Changing any one of them in a copy of the sources, or adding a generator module,
     names another build, so a changed source never reuses an old one."""
@@ -132,8 +132,8 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
 
     try:
         base = name()
-        sources = ["vta/core.py", "isa/fields.py", "config.py", "geometry.py", "registers.py", "sram.py", "tech.py",
-                   "version.py"]
+        sources = ["vta/core.py", "isa/fields.py", "config.py", "devices.py", "geometry.py", "registers.py", "sram.py",
+                   "tech.py", "version.py"]
         for path in [*(hwgen / s for s in sources), harness]:
             original = path.read_bytes()
             path.write_bytes(original + b"\n")
