@@ -1,4 +1,4 @@
-"""`hwgen cache`: the cached tsim builds and chosen tilings."""
+"""`hwgen cache`: the cached tsim builds, Verilog and chosen tilings."""
 from __future__ import annotations
 
 from rich.table import Table
@@ -6,6 +6,7 @@ from rich.table import Table
 from hwgen.compiler.lowering import cache as tilings
 from sim.tsim import cache_dir, cached_builds, prune_cache
 
+from ..vta.build import cached_verilog, prune_verilog, verilog_cache
 from .commands import add_command
 from .common import OK, add_json, console, print_json
 
@@ -24,19 +25,23 @@ def cache(args) -> int:
     if args.prune or args.clear:
         removed = prune_cache(everything=args.clear)
         gone = tilings.prune(everything=args.clear)
+        verilog = prune_verilog(everything=args.clear)
         summary = {"cache": str(cache_dir()), "removed": len(removed), "freed_bytes": sum(b["bytes"] for b in removed),
                    "kept": len(cached_builds()), "tilings_removed": sum(e["files"] for e in gone),
-                   "tilings_freed_bytes": sum(e["bytes"] for e in gone)}
+                   "tilings_freed_bytes": sum(e["bytes"] for e in gone), "verilog_removed": len(verilog),
+                   "verilog_freed_bytes": sum(e["bytes"] for e in verilog)}
         if args.json:
             print_json(summary)
         else:
             console().print(f"removed {summary['removed']} builds ({summary['freed_bytes'] / 2**20:.0f} MiB) from "
                             f"{summary['cache']}; {summary['kept']} kept; removed {summary['tilings_removed']} "
-                            f"tilings ({summary['tilings_freed_bytes'] / 2**10:.0f} KiB) from {tilings.cache_dir()}")
+                            f"tilings ({summary['tilings_freed_bytes'] / 2**10:.0f} KiB) from {tilings.cache_dir()}; "
+                            f"removed {summary['verilog_removed']} Verilog builds "
+                            f"({summary['verilog_freed_bytes'] / 2**20:.0f} MiB) from {verilog_cache()}")
         return OK
     builds, chosen = cached_builds(), tilings.entries()
     if args.json:
-        print_json({"cache": str(cache_dir()), "builds": builds, "tilings": chosen})
+        print_json({"cache": str(cache_dir()), "builds": builds, "tilings": chosen, "verilog": cached_verilog()})
         return OK
     table = Table("config", "variant", "MiB", "state", title=f"tsim builds in {cache_dir()}")
     for b in builds:
@@ -48,6 +53,10 @@ def cache(args) -> int:
     con.print(f"{len(builds)} builds, {sum(b['bytes'] for b in builds) / 2**20:.0f} MiB; {len(unusable)} unusable "
               f"(stale, corrupt or interrupted: {sum(b['bytes'] for b in unusable) / 2**20:.0f} MiB): "
               "hwgen cache --prune removes them")
+    verilog = cached_verilog()
+    old = [e for e in verilog if not e["current"]]
+    con.print(f"Verilog in {verilog_cache()}: {len(verilog) - len(old)} builds of this generator, {len(old)} of "
+              f"earlier ones ({sum(e['bytes'] for e in old) / 2**20:.0f} MiB, removed by --prune)")
     stale = [e for e in chosen if e["state"] == "stale"]
     con.print(f"tilings in {tilings.cache_dir()}: {sum(e['files'] for e in chosen if e['state'] == 'current')} of "
               f"the current compiler, {sum(e['files'] for e in stale)} of earlier ones "

@@ -1,14 +1,21 @@
 """`hwgen build`: a configuration to Verilog of the whole core, a manifest, the C header
 of derived constants for harnesses and drivers, the Verilator lint waivers, and on
-request a Yosys cell report. Deterministic: the same configuration gives the same bytes."""
+request a Yosys cell report. Deterministic: the same configuration gives the same bytes.
+
+The Verilog is cached in `$HWGEN_CACHE/verilog` by the configuration's build hash, the
+build's options and `generator_digest`, a digest of every source the generator is
+made from, so that any change to them builds again and nothing else does."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
@@ -18,10 +25,12 @@ from amaranth.lib.wiring import Flow
 
 from .. import __version__
 from ..errors import HwgenError
+from ..files import cache_root, cached_entry
 from ..geometry import geometry
 from ..isa.opcodes import MemType
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTER_BASE, COUNTERS, REGISTERS
 from ..sram import map_memory, sram_model
+from .bugs import check_bugs
 from .dsp import primitive_models
 from .rtl import to_verilog
 from .core import TRACED, trace_members, trace_ports
@@ -34,6 +43,48 @@ MANIFEST = "manifest.json"
 SRAM_MODELS = "sram_models.v"
 PRIMITIVE_MODELS = "primitive_models.v"
 AREA = "area.json"
+PORTS = "ports.json"        # in a Verilog cache entry: the top's ports
+
+# The sources the generator is made from: itself, the ISA tables, the configuration
+# and the FPGA families whose traits choose its defaults, geometry, register map, SRAM
+# macro mapping and models, process data, and the version (the core's ID register).
+HWGEN = Path(__file__).resolve().parents[1]
+GENERATOR_SOURCES = ("vta/*.py", "isa/*.py", "config.py", "devices.py", "geometry.py", "registers.py", "sram.py",
+                     "tech.py", "version.py")
+
+
+@cache
+def generator_digest() -> str:
+    """A digest of the generator's sources (GENERATOR_SOURCES, names and contents)."""
+    h = hashlib.sha256()
+    for path in sorted(p for pattern in GENERATOR_SOURCES for p in HWGEN.glob(pattern)):
+        h.update(str(path.relative_to(HWGEN)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def verilog_cache() -> Path:
+    return cache_root() / "verilog"
+
+
+def cached_verilog() -> list[dict]:
+    """The cached Verilog builds: path, bytes and whether this generator made it
+    (`current`; the others are stale)."""
+    root = verilog_cache()
+    if not root.is_dir():
+        return []
+    return [{"path": str(d), "bytes": sum(f.stat().st_size for f in d.rglob("*") if f.is_file()),
+             "current": d.name.split("-")[-2:-1] == [generator_digest()]}
+            for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")]
+
+
+def prune_verilog(everything: bool = False) -> list[dict]:
+    """Remove the cached Verilog of earlier generators (with `everything`: all of
+    it); returns the entries removed."""
+    gone = [e for e in cached_verilog() if everything or not e["current"]]
+    for e in gone:
+        shutil.rmtree(e["path"], ignore_errors=True)
+    return gone
 
 # The Verilog is a netlist written by Yosys from Amaranth, whose width and reset
 # semantics are exact; these rules flag idioms of that writer, not design errors.
@@ -182,21 +233,32 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
     step = progress or (lambda _: None)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    step("elaborating and writing Verilog")
     plan = macro_plan(cfg, tech) if tech is not None else None
-    shell = Shell(cfg, trace, bugs, {n: p["map"] for n, p in plan.items()} if plan else None, poison)
-    verilog = to_verilog(shell, TOP_NAME)
-    (out / VERILOG).write_text(verilog)
+    bugs = check_bugs(bugs)
+    options = hashlib.sha256(repr((trace, sorted(bugs), poison, plan and sorted(
+        (n, repr(p["map"])) for n, p in plan.items()))).encode()).hexdigest()[:8]
+    entry = verilog_cache() / f"{cfg.name}-{cfg.build_hash}-{generator_digest()}-{options}"
+
+    def elaborate(work: Path) -> Path:
+        step("elaborating and writing Verilog")
+        shell = Shell(cfg, trace, bugs, {n: p["map"] for n, p in plan.items()} if plan else None, poison)
+        (work / PORTS).write_text(json.dumps(ports(shell)))
+        (work / VERILOG).write_text(to_verilog(shell, TOP_NAME))
+        return entry
+    cached = cached_entry(entry, lambda e: e if (e / VERILOG).is_file() and (e / PORTS).is_file() else None, elaborate,
+                          lambda: step("waiting for another process elaborating the same design"))
+    shutil.copyfile(cached / VERILOG, out / VERILOG)
+    verilog = (out / VERILOG).read_text()
     (out / HEADER).write_text(header(cfg))
     (out / WAIVERS).write_text(LINT_WAIVERS)
     files = {"verilog": VERILOG, "header": HEADER, "lint_waivers": WAIVERS}
     manifest = {
         "generator": "hwgen", "version": __version__, "top": TOP_NAME,
         "config": cfg.to_dict(), "derived": cfg.derived(),
-        "ports": ports(shell), "hierarchy": hierarchy(verilog), "files": files,
+        "ports": json.loads((cached / PORTS).read_text()), "hierarchy": hierarchy(verilog), "files": files,
     }
-    if shell.bugs:
-        manifest["injected_bugs"] = sorted(shell.bugs)
+    if bugs:
+        manifest["injected_bugs"] = sorted(bugs)
     if poison:
         manifest["poisoned_read_during_write"] = True
     if plan:

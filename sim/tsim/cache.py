@@ -1,9 +1,8 @@
 """The cache of tsim builds: `$HWGEN_CACHE/tsim` (default `~/.cache/hwgen/tsim`), one
 directory per build named CONFIG-BUILDHASH-GENERATOR[-VARIANT]. The generator digest
-covers every source the simulator is made from (the generator, the configuration and
-geometry, the register map, SRAM macro models, the harness and the Verilator
-installation, and the FPGA families whose traits the generator reads), so a changed
-generator never uses an old build.
+covers every source the simulator is made from (the Verilog generator's sources,
+hwgen.vta.build.GENERATOR_SOURCES, the harness and the Verilator installation), so a
+changed generator never uses an old build.
 
 An entry is built as every cache entry is (hwgen.files.cached_entry: under the lock
 `.locks/NAME.lock`, so concurrent first builds of one configuration build once) in a
@@ -16,20 +15,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 from functools import cache
 from pathlib import Path
 
 from hwgen.files import cache_root, entry_lock, held, sha256
+from hwgen.vta import build as vta_build
 
 from ..verilator import verilator_root
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
 LIBRARY = "libtsim.so"
 ENTRY = "entry.json"
-_HWGEN = Path(__file__).resolve().parents[2] / "hwgen"
 _BUILD_NAME = re.compile(r"^(?P<config>.+)-(?P<build_hash>[0-9a-f]{16})-(?P<generator>[0-9a-f]{16})(?P<variant>(-.+)?)$")
 WORK_PREFIX = "build-"
 _LOCKS = ".locks"
@@ -41,15 +39,10 @@ def cache_dir() -> Path:
 
 @cache
 def generator_digest() -> str:
-    h = hashlib.sha256()
-    for path in sorted([*_HWGEN.joinpath("vta").glob("*.py"), *_HWGEN.joinpath("isa").glob("*.py"),
-                        # devices.py: a family's traits choose defaults and how the ALU multiplies;
-                        # the version: the core's ID register
-                        *(_HWGEN / f for f in ("config.py", "devices.py", "geometry.py", "registers.py", "sram.py",
-                                               "tech.py", "version.py")),
-                        HARNESS]):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    """The Verilog generator's digest (hwgen.vta.build.generator_digest) with the
+    harness and the Verilator installation the library is built with."""
+    h = hashlib.sha256(vta_build.generator_digest().encode())
+    h.update(HARNESS.read_bytes())
     h.update(str(verilator_root()).encode())
     return h.hexdigest()[:16]
 

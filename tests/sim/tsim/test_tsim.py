@@ -13,6 +13,7 @@ from hwgen.cli import main
 from hwgen.isa import AluOp, assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
+from hwgen.vta import build as vta_build
 from sim import Tsim, TsimOptions, run
 from sim.target import ACTIVITY_COUNTERS
 from sim.tsim import build as tsim_build
@@ -97,7 +98,8 @@ def test_cache_states_and_prune(tmp_path, monkeypatch, capsys):
         assert main(["cache", "--prune", "--json"]) == 0
         assert json.loads(capsys.readouterr().out) == {"cache": str(root), "removed": 4, "freed_bytes": 3 * 10 + 5
                                                        + 2 * len((root / current / cache.ENTRY).read_bytes()),
-                                                       "kept": 2, "tilings_removed": 0, "tilings_freed_bytes": 0}
+                                                       "kept": 2, "tilings_removed": 0, "tilings_freed_bytes": 0,
+                                                       "verilog_removed": 0, "verilog_freed_bytes": 0}
         assert sorted(p.name for p in root.iterdir() if p.name != ".locks") == sorted([current, building])
         assert main(["cache", "--clear", "--json"]) == 0
         assert [p.name for p in root.iterdir() if p.name != ".locks"] == [building]
@@ -115,19 +117,20 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
     Changing any one of them in a copy of the sources, or adding a generator module,
     names another build, so a changed source never reuses an old one."""
     hwgen = tmp_path / "hwgen"
-    for path in cache._HWGEN.rglob("*.py"):
-        copy = hwgen / path.relative_to(cache._HWGEN)
+    for path in vta_build.HWGEN.rglob("*.py"):
+        copy = hwgen / path.relative_to(vta_build.HWGEN)
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes(path.read_bytes())
     harness = tmp_path / "harness.cpp"
     harness.write_bytes(cache.HARNESS.read_bytes())
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "_HWGEN", hwgen)
+    monkeypatch.setattr(vta_build, "HWGEN", hwgen)
     monkeypatch.setattr(cache, "HARNESS", harness)
     monkeypatch.setattr(cache, "verilator_root", lambda: tmp_path / "verilator")
 
     def name():
         cache.generator_digest.cache_clear()
+        vta_build.generator_digest.cache_clear()
         return build_dir(SMALL, "").name
 
     try:
@@ -147,6 +150,7 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
         assert name() != base
     finally:
         cache.generator_digest.cache_clear()
+        vta_build.generator_digest.cache_clear()
 
 
 def _fake_builds(monkeypatch, tmp_path, seconds=0.0):
