@@ -4,7 +4,12 @@
 Every engine call is executed on the part of its statement's problem that the
 enclosing loops, parallel slices and passes select (its region), clamped to the
 problem (the last tile of a loop and the lanes of a padded engine are smaller). Results
-must not depend on the schedule: that is what the rewrites' tests check."""
+must not depend on the schedule: that is what the rewrites' tests check.
+
+The calls of one engine of a schedule partition its pass's problem (`passes`), so
+`run` executes each engine once, on the union of its calls' regions, with whole-tensor
+operations; `run(..., calls=True)` executes the calls one by one, as the generated
+machine does (`steps`)."""
 from __future__ import annotations
 
 import itertools
@@ -18,8 +23,10 @@ from ..errors import HwgenError
 from .lang import As, Engine, Loop, Par, Pad, Program, Seq, Spec, Stmt, Term, step
 
 
-def run(prog: Program, weights: dict[str, np.ndarray], x: np.ndarray, keep: bool = False):
-    """Run `prog` on input x; the output tensor (or every tensor with `keep`)."""
+def run(prog: Program, weights: dict[str, np.ndarray], x: np.ndarray, keep: bool = False, calls: bool = False):
+    """Run `prog` on input x; the output tensor (or every tensor with `keep`). With
+    `calls`, every engine call is executed on its own (the same values; tiled designs
+    make millions of calls)."""
     values = {prog.input: np.asarray(x), **weights}
     for name in prog.weights():
         if name not in weights:
@@ -28,16 +35,17 @@ def run(prog: Program, weights: dict[str, np.ndarray], x: np.ndarray, keep: bool
             raise HwgenError(f"program {prog.name}: weight {name} has shape {weights[name].shape}, "
                              f"declared {prog.tensors[name].shape}")
     for s in prog.stmts:
-        values[s.out] = run_stmt(s, [values[a] for a in s.args], prog.tensors[s.out].shape)
+        values[s.out] = run_stmt(s, [values[a] for a in s.args], prog.tensors[s.out].shape, calls)
     return values if keep else values[prog.output]
 
 
-def run_stmt(s: Stmt, args: list[np.ndarray], out_shape: tuple) -> np.ndarray:
-    """One statement: its schedule executed call by call."""
+def run_stmt(s: Stmt, args: list[np.ndarray], out_shape: tuple, calls: bool = False) -> np.ndarray:
+    """One statement: each engine of its schedule on its pass's whole problem, or with
+    `calls` its schedule executed call by call."""
     env = _Env(s, args, out_shape)
-    for group in steps(s):
-        for call in group:
-            _call(call.spec, call.region, env)
+    work = (call for group in steps(s) for call in group) if calls else passes(s)
+    for call in work:
+        _call(call.spec, call.region, env)
     return env.y.reshape(out_shape)
 
 
@@ -114,10 +122,43 @@ def steps(s: Stmt) -> Iterator[list[Call]]:
     """A statement's calls in execution order, grouped: the calls of one group run at
     the same time, on distinct engine instances (parallel slices), and write disjoint
     parts of the result."""
-    region = {d: (0, n) for d, n in zip(s.spec.k.dims, s.spec.dims)}
-    if s.spec.k.dims == ("n",):
-        region = {"n": np.arange(s.spec["n"]), "of": (((0, s.spec["n"]),), 0)}
-    yield from _steps(s.schedule, s.spec, region, {}, result_box(s.spec), s.where)
+    yield from _steps(s.schedule, s.spec, _problem_region(s.spec), {}, result_box(s.spec), s.where)
+
+
+def _problem_region(spec: Spec) -> dict:
+    """The region of a statement's whole problem."""
+    if spec.k.dims == ("n",):
+        return {"n": np.arange(spec["n"]), "of": (((0, spec["n"]),), 0)}
+    return {d: (0, n) for d, n in zip(spec.k.dims, spec.dims)}
+
+
+def passes(s: Stmt) -> Iterator[Call]:
+    """For each engine of a statement's schedule, in the order of their first calls in
+    `steps`, one call (instance 0) on the union of the regions of all its calls: the
+    statement's whole problem, or every element of the result for a pass after another
+    (`seq`). Executed, these compute what the calls of `steps` compute:
+    - a loop's and a parallel slice's parts are disjoint and cover their region, and a
+      pad and an `as` keep it, so an engine's calls cover each result element and each
+      index of its reductions once;
+    - reductions are split by sequential loops only, so the call that starts from the
+      bias comes first for its result box; each call's sum is wrapped to int32, and
+      the requantization wraps the total again: the wrapped whole sum;
+    - a pass after a `seq` reads only elements whose first pass is complete (a
+      requantizing problem's reductions are never split outside its `seq`)."""
+    yield from _passes(s.schedule, s.spec, _problem_region(s.spec), result_box(s.spec), s.where)
+
+
+def _passes(term: Term, spec: Spec, region: dict, box: tuple, where: str) -> Iterator[Call]:
+    children = step(term, spec, where)
+    if isinstance(term, Engine):
+        yield Call(spec, region, 0)
+    elif isinstance(term, Seq):
+        (first, a), (then, b) = children
+        yield from _passes(first, a, region, box, where)
+        yield from _passes(then, b, pass_region(region, box), box, where)
+    else:
+        (body, sub), = children
+        yield from _passes(body, sub, region, box, where)
 
 
 def instances(term: Term) -> dict[tuple, int]:

@@ -93,8 +93,9 @@ def _ops(term, out):
 
 @pytest.mark.slow
 def test_every_rewrite_preserves_the_network_semantics():
-    """Designs sampled from the saturated e-graph, each interpreted and compared with the
-    network's reference; between them they use every kind of term."""
+    """Designs sampled from the saturated e-graph, each interpreted (each engine once,
+    and call by call) and compared with the network's reference; between them they use
+    every kind of term."""
     net = small_cnn()
     prog, weights = lower.lower(net)
     graph = rewrites.explore(prog, [1, 2, 8])
@@ -107,7 +108,8 @@ def test_every_rewrite_preserves_the_network_semantics():
             design = _design(prog, graph, rng)
             for s in design.stmts:
                 _ops(s.schedule, seen)
-            assert np.array_equal(interp.run(design, weights, x), want), text.dumps(design)
+            for calls in (False, True):
+                assert np.array_equal(interp.run(design, weights, x, calls=calls), want), text.dumps(design)
     assert seen == {"Engine", "Loop", "Par", "Pad", "Seq", "As"}
 
 
