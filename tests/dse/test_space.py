@@ -63,3 +63,194 @@ def test_bad_spaces_are_refused_by_name(tmp_path, text, words):
         load_space(path)
     assert all(w in str(e.value) for w in words), str(e.value)
     assert "nosuch" in words or str(path) in str(e.value)
+
+
+KEYS_TEXT = "area, base, budget, fields, networks, objectives, points"
+ZOO_TEXT = "resnet18, resnet34, resnet50, mobilenet_v1"
+NETWORK_FORM = "a zoo name or {name: N, size: S, classes: C}, got "
+
+
+@pytest.mark.parametrize("text,key,msg", [
+    ("networks: [resnet18]\nfield: {}", "field", f"unknown key; a space has {KEYS_TEXT}"),
+    ("networks: [resnet18]\nfields: [1]", "fields", "a mapping from configuration field to values"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: 5}", "fields.LOG_BLOCK",
+     "give a non-empty list of values or {from: A, to: B}, got 5"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: 3}}", "fields.LOG_BLOCK",
+     "give a non-empty list of values or {from: A, to: B}, got {'from': 3}"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: 3, to: 5, by: 1}}", "fields.LOG_BLOCK",
+     "give a non-empty list of values or {from: A, to: B}, got {'from': 3, 'to': 5, 'by': 1}"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: 3, to: 5, step: 0}}", "fields.LOG_BLOCK",
+     "a range needs integers from <= to and step >= 1, got {'from': 3, 'to': 5, 'step': 0}"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: true, to: 5}}", "fields.LOG_BLOCK",
+     "a range needs integers from <= to and step >= 1, got {'from': True, 'to': 5}"),
+    ("networks: [resnet18]\nfields: {LOG_BLOCK: {from: 5, to: 4}}", "fields.LOG_BLOCK",
+     "a range needs integers from <= to and step >= 1, got {'from': 5, 'to': 4}"),
+    ("networks: [resnet18]\nfields: {shape: [{LOG_BLOK: 3}]}", "fields.shape[0]",
+     "'LOG_BLOK' is not a configuration field (docs/configuration.md)"),
+    ("networks: [resnet18]\npoints: {LOG_BLOCK: 3}", "points", "a list of mappings from configuration field to value"),
+    ("networks: [resnet18]\npoints: [1]", "points", "a list of mappings from configuration field to value"),
+    ("networks: [resnet18]\npoints: [{LOG_BLOCK: 3}, {LOG_BLOK: 3}]", "points[1]",
+     "'LOG_BLOK' is not a configuration field (docs/configuration.md)"),
+    ("networks: []", "networks", "a non-empty list of zoo networks (or give --network)"),
+    ("networks: resnet18", "networks", "a non-empty list of zoo networks (or give --network)"),
+    ("networks: [resnet18, 5]", "networks[1]", NETWORK_FORM + "5"),
+    ("networks: [{size: 3}]", "networks[0]", NETWORK_FORM + "{'size': 3}"),
+    ("networks: [{name: resnet18, depth: 3}]", "networks[0]", NETWORK_FORM + "{'name': 'resnet18', 'depth': 3}"),
+    ("networks: [resnet19]", "networks[0]", f"unknown network 'resnet19'; the zoo has {ZOO_TEXT}"),
+    ("networks: [{name: resnet18, classes: 0}]", "networks[0].classes", "a positive integer, got 0"),
+    ("networks: [{name: resnet18, classes: x}]", "networks[0].classes", "a positive integer, got 'x'"),
+    ("networks: [{name: resnet18, size: true}]", "networks[0].size", "a positive integer, got True"),
+    ("networks: [resnet18]\nbase: 5", "base",
+     "a shipped configuration (1x16x16-aluext, 1x16x16-axi128, 1x16x16-axi512, 1x16x32, 1x32x32, 1x64x64, "
+     "1x8x8, 2x16x16, default) or a JSON file"),
+    ("networks: [resnet18]\narea: {gpu: x}", "area",
+     "a mapping with fpga (a family: xc7, cyclonev, ecp5) and/or asic (a tech)"),
+    ("networks: [resnet18]\narea: [fpga]", "area",
+     "a mapping with fpga (a family: xc7, cyclonev, ecp5) and/or asic (a tech)"),
+    ("networks: [resnet18]\narea: {fpga: xc8}", "area.fpga", "unknown family 'xc8'; choose among xc7, cyclonev, ecp5"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, margin: 1}", "budget",
+     "a mapping {device: NAME, headroom_percent: P}"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {headroom_percent: 5}", "budget",
+     "a mapping {device: NAME, headroom_percent: P}"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: [device]", "budget", "a mapping {device: NAME, headroom_percent: P}"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z010}", "budget.device",
+     "unknown device 'xc7z010'; choose among xc7z020, 5cseba6, lfe5u-85f"),
+    ("networks: [resnet18]\narea: {fpga: ecp5}\nbudget: {device: xc7z020}", "budget.device",
+     "xc7z020 is a Xilinx 7-series device: set area.fpga to xc7 so that each point is synthesized for it"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: 100}",
+     "budget.headroom_percent", "a number in [0, 100), got 100"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: -0.5}",
+     "budget.headroom_percent", "a number in [0, 100), got -0.5"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: true}",
+     "budget.headroom_percent", "a number in [0, 100), got True"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: ten}",
+     "budget.headroom_percent", "a number in [0, 100), got 'ten'"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nfields: {FPGA: [xc7, ecp5]}", "fields.FPGA",
+     "point FPGA=ecp5 builds for ecp5 but area.fpga synthesizes for xc7: "
+     "the area must be of the design whose cycles are measured"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\npoints: [{FPGA: ecp5}]", "points",
+     "point FPGA=ecp5 builds for ecp5 but area.fpga synthesizes for xc7: "
+     "the area must be of the design whose cycles are measured"),
+    ("networks: [resnet18]\nobjectives: [cycles]", "objectives",
+     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, got ['cycles']"),
+    ("networks: [resnet18]\nobjectives: [cycles, bytes]", "objectives[1]",
+     "unknown objective 'bytes'; the known objectives are area, cycles, dram_bytes, mac_utilization"),
+    ("networks: [resnet18]\nobjectives: [cycles, dram_bytes, cycles]", "objectives[2]", "cycles is given twice"),
+    ("networks: [resnet18]\nobjectives: [area, cycles]", "objectives",
+     "area needs an area model: set area.fpga (a family) and/or area.asic (a tech), "
+     "or leave area out of the objectives"),
+])
+def test_bad_space_messages_in_full(tmp_path, text, key, msg):
+    """Each refusal names the file and the key, and says what is expected (dse/space.py's
+    contract: `space FILE: KEY: MESSAGE`)."""
+    path = write(tmp_path, text)
+    with pytest.raises(HwgenError) as e:
+        load_space(path)
+    assert str(e.value) == f"space {path}: {key}: {msg}"
+
+
+def test_bad_space_documents_in_full(tmp_path):
+    path = write(tmp_path, "- 1\n")
+    with pytest.raises(HwgenError) as e:
+        load_space(path)
+    assert str(e.value) == f"space {path}: a mapping with keys {KEYS_TEXT}"
+    # a YAML syntax error: the line of the mark (one-based) and the parser's problem
+    path = write(tmp_path, "networks: [resnet18\n")
+    with pytest.raises(HwgenError) as e:
+        load_space(path)
+    assert str(e.value) == f"space {path}: line 2: not valid YAML (expected ',' or ']', but got '<stream end>')"
+    path = write(tmp_path, "networks: [resnet18]\nfields:\n  LOG_BLOCK: [3, 4\n  LOG_BATCH: [0]\n")
+    with pytest.raises(HwgenError) as e:
+        load_space(path)
+    assert str(e.value).startswith(f"space {path}: line 4: not valid YAML (")
+    # an error of the reader has no mark
+    path = write(tmp_path, "networks: [resnet18]\nbase: \x07\n")
+    with pytest.raises(HwgenError) as e:
+        load_space(path)
+    assert str(e.value).startswith(f"space {path}: YAML: not valid YAML (unacceptable character #x0007")
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(HwgenError) as e:
+        load_space(missing)
+    assert str(e.value).startswith(f"space {missing}: cannot read the file")
+    with pytest.raises(HwgenError) as e:        # networks given on the command line: checked alike
+        load_space(write(tmp_path, "networks: [resnet18]"), networks=["resnet18", "resnet19"])
+    assert str(e.value) == f"space {tmp_path / 'space.yaml'}: networks[1]: unknown network 'resnet19'; the zoo has {ZOO_TEXT}"
+
+
+def test_ranges_single_values_points_and_defaults(tmp_path):
+    path = write(tmp_path, """
+fields:
+  LOG_BLOCK: {from: 3, to: 7, step: 2}
+  LOG_ACC_BUFF_SIZE: {from: 16, to: 16}
+  LOG_INP_BUFF_SIZE: [14]
+networks: [{name: resnet18, size: 1, classes: 1}]
+""")
+    s = load_space(path)
+    assert s.path == path
+    assert s.changes == [{"LOG_BLOCK": 3}, {"LOG_BLOCK": 5}, {"LOG_BLOCK": 7}]
+    # axes of one value belong to the base, not to the points' labels
+    assert s.varied == ["LOG_BLOCK"] and s.base["LOG_ACC_BUFF_SIZE"] == 16 and s.base["LOG_INP_BUFF_SIZE"] == 14
+    assert s.networks == [{"name": "resnet18", "size": 1, "classes": 1}]
+    assert (s.fpga, s.asic, s.tech_digest, s.budget) == (None, None, None, None)
+    # no grid: the listed points alone; nothing at all: the base alone
+    only = load_space(write(tmp_path, "networks: [resnet18]\npoints: [{PIPELINED_UNITS: false}, {LOG_BLOCK: 3}]"))
+    assert only.changes == [{"PIPELINED_UNITS": False}, {"LOG_BLOCK": 3}] and only.varied == []
+    assert load_space(write(tmp_path, "networks: [resnet18]")).changes == [{}]
+    # a budget's headroom: 10 % unless given, 0 and anything below 100 allowed
+    for given, head in (("", 10.0), (", headroom_percent: 0", 0.0), (", headroom_percent: 99.5", 99.5)):
+        s = load_space(write(tmp_path, f"networks: [resnet18]\narea: {{fpga: xc7}}\n"
+                                       f"budget: {{device: xc7z020{given}}}"))
+        assert s.budget.device == "xc7z020" and s.budget.headroom_percent == head
+        assert type(s.budget.headroom_percent) is float
+    # area from the FPGA alone is an area model
+    s = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: ecp5}\nobjectives: [area, cycles]"))
+    assert s.objectives == ("area", "cycles") and s.fpga == "ecp5"
+    s = load_space(write(tmp_path, "networks: [resnet18]\nobjectives: [cycles, mac_utilization, dram_bytes]"))
+    assert s.objectives == ("cycles", "mac_utilization", "dram_bytes")
+
+
+def test_base_and_tech_files_next_to_the_space(tmp_path):
+    import hashlib
+    import json
+
+    from hwgen.config import load_config
+    from hwgen.tech import TECHS, load_tech
+    (tmp_path / "mine.json").write_text(json.dumps({**load_config("1x8x8").given(), "LOG_ACC_BUFF_SIZE": 15}))
+    s = load_space(write(tmp_path, "base: mine.json\nnetworks: [resnet18]"))
+    assert s.base["LOG_ACC_BUFF_SIZE"] == 15 and s.base["LOG_BLOCK"] == 3 and s.base["LOG_WGT_BUFF_SIZE"] == 16
+    shipped = load_space(write(tmp_path, "base: 1x8x8\nnetworks: [resnet18]"))
+    assert shipped.base == load_config("1x8x8").given()
+    # a shipped tech by name, or a tech file relative to the space; the digest is the
+    # first 16 hex digits of the SHA-256 of the tech's repr
+    s = load_space(write(tmp_path, "networks: [resnet18]\narea: {asic: example}"))
+    assert s.asic == "example" and s.objectives == ("area", "cycles")
+    assert s.tech_digest == hashlib.sha256(repr(load_tech("example")).encode()).hexdigest()[:16]
+    (tmp_path / "local.json").write_text((TECHS / "example.json").read_text())
+    s = load_space(write(tmp_path, "networks: [resnet18]\narea: {asic: local.json}"))
+    assert s.asic == str(tmp_path / "local.json")
+    assert s.tech_digest == hashlib.sha256(repr(load_tech(tmp_path / "local.json")).encode()).hexdigest()[:16]
+
+
+def test_network_labels():
+    from dse.space import network_label
+    assert network_label({"name": "resnet18"}) == "resnet18"
+    assert network_label({"name": "resnet18", "size": 56}) == "resnet18@56"
+    assert network_label({"name": "resnet18", "classes": 10}) == "resnet18/10"
+    assert network_label({"name": "resnet18", "size": 56, "classes": 10}) == "resnet18@56/10"
+    assert network_label({"classes": 10, "size": 56, "name": "mobilenet_v1"}) == "mobilenet_v1@56/10"
+
+
+@pytest.mark.parametrize("change,label", [
+    ({"LOG_BLOCK": 5}, "blk32"), ({"LOG_BLOCK_IN": 4}, "in16"), ({"LOG_BLOCK_OUT": 6}, "out64"),
+    ({"LOG_BATCH": 1}, "batch2"), ({"AXI_DATA_BITS": 128}, "axi128"),
+    ({"LOG_ACC_BUFF_SIZE": 17}, "acc128K"), ({"LOG_WGT_BUFF_SIZE": 10}, "wgt1K"),
+    ({"LOG_UOP_BUFF_SIZE": 9}, "uop512B"), ({"LOG_INP_BUFF_SIZE": 3}, "inp8B"),
+    ({"LOG_UOP_WIDTH": 6}, "uop64b"), ({"LOG_WGT_FACTOR_RESTRICT": 2}, "wgtr2"), ({"LOG_INP_FACTOR_RESTRICT": 0}, "inpr0"),
+    ({"AXI_MAX_INFLIGHT": 4}, "inflight4"),
+    ({"PIPELINED_UNITS": True}, "pipelined"), ({"PIPELINED_UNITS": False}, "unpipelined"),
+    ({"COMPUTE_OVERLAP": False}, "COMPUTE_OVERLAP=false"), ({"FPGA": "xc7"}, "FPGA=xc7"),
+    ({"LOG_BLOCK": 4, "AXI_DATA_BITS": 256, "COMPUTE_OVERLAP": True}, "blk16 axi256 COMPUTE_OVERLAP=true"),
+    ({"AXI_MAX_BURST": 16}, "AXI_MAX_BURST=16"), ({"LOG_OUT_BUFF_SIZE": 12}, "out4K"),
+])
+def test_point_labels(change, label):
+    assert point_label(change) == label

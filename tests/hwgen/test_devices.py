@@ -104,3 +104,74 @@ def test_block_ram_lower_bound():
     assert bram_lower_bound(cfg, FAMILIES["xc7"]) == 120
     assert bram_lower_bound(cfg, FAMILIES["cyclonev"]) == 480
     assert bram_lower_bound(cfg, FAMILIES["ecp5"]) == 240
+
+
+def test_cyclone_v_counts_each_cell_kind_and_nothing_else():
+    """Each kind of cell on its own (docs/fpga.md): a small LUT or NOT, an arithmetic cell
+    and an MLAB cell are half an ALM; a DSP block takes three 9x9, two 18x18 or one 27x27
+    products; no cells use nothing."""
+    count = FAMILIES["cyclonev"].resources
+    assert count({}) == {"lut": 0, "ff": 0, "bram": 0, "dsp": 0}
+    for kind in ("MISTRAL_ALUT2", "MISTRAL_ALUT3", "MISTRAL_ALUT4", "MISTRAL_ALUT5", "MISTRAL_NOT",
+                 "MISTRAL_ALUT_ARITH", "MISTRAL_MLAB"):
+        assert count({kind: 4}) == {"lut": 2, "ff": 0, "bram": 0, "dsp": 0}, kind
+        assert count({kind: 3}) == {"lut": 2, "ff": 0, "bram": 0, "dsp": 0}, kind     # 1.5 -> 2
+    assert count({"MISTRAL_ALUT6": 3}) == {"lut": 3, "ff": 0, "bram": 0, "dsp": 0}
+    assert count({"MISTRAL_FF": 5}) == {"lut": 0, "ff": 5, "bram": 0, "dsp": 0}
+    assert count({"MISTRAL_M10K": 6}) == {"lut": 0, "ff": 0, "bram": 6, "dsp": 0}
+    for kind, n, blocks in (("MISTRAL_MUL9X9", 4, 2), ("MISTRAL_MUL9X9", 3, 1), ("MISTRAL_MUL18X18", 3, 2),
+                            ("MISTRAL_MUL18X18", 2, 1), ("MISTRAL_MUL27X27", 2, 2)):
+        assert count({kind: n}) == {"lut": 0, "ff": 0, "bram": 0, "dsp": blocks}, kind
+    # cell kinds of other families count towards nothing
+    assert count({"LUT6": 9, "FDRE": 9, "RAMB36E1": 9, "DSP48E1": 9}) == {"lut": 0, "ff": 0, "bram": 0, "dsp": 0}
+
+
+def test_unknown_family_names_the_known_ones():
+    with pytest.raises(HwgenError) as e:
+        family("virtex")
+    assert str(e.value) == "unknown FPGA family 'virtex'; known: xc7, cyclonev, ecp5"
+    assert family("ecp5") is FAMILIES["ecp5"]
+
+
+def test_place_and_route_support_and_devices_per_family():
+    from hwgen.devices import devices_of, placeable
+    assert [placeable(FAMILIES[f]) for f in ("xc7", "cyclonev", "ecp5")] == [False, False, True]
+    assert [devices_of(FAMILIES[f]) for f in ("xc7", "cyclonev", "ecp5")] == [["xc7z020"], ["5cseba6"], ["lfe5u-85f"]]
+
+
+def test_shrink_hints_in_full():
+    from hwgen.devices import shrink_hint
+    cfg = load_config("default")
+    assert not cfg.DSP_PACKING
+    assert shrink_hint("dsp", cfg, FAMILIES["xc7"]) == (
+        "set DSP_PACKING to true (two products per multiplier), or lower LOG_BATCH, LOG_BLOCK_IN or LOG_BLOCK_OUT")
+    # a family without packed multipliers, or a configuration packing them already
+    plain = "the multipliers are BATCH x BLOCK_IN x BLOCK_OUT: lower LOG_BATCH, LOG_BLOCK_IN or LOG_BLOCK_OUT"
+    assert shrink_hint("dsp", cfg, FAMILIES["ecp5"]) == plain
+    assert shrink_hint("dsp", cfg.replace(DSP_PACKING=True), FAMILIES["xc7"]) == plain
+    # the scratchpads largest first, counting a second read port as a second copy: ACC
+    # 2048 x 512 bits twice (2 Mbit), WGT 1024 x 1024 bits (1 Mbit, LOG_WGT_BUFF_SIZE 17),
+    # then UOP, INP and OUT (256 Kbit each) in the core's order
+    small = cfg.replace(COMPUTE_OVERLAP=False, LOG_WGT_BUFF_SIZE=17)
+    assert shrink_hint("bram", small, FAMILIES["xc7"]) == (
+        "the scratchpads hold ACC 128 KiB stored 2 times for its read ports (ACC_READ_PORTS 1 stores it once) "
+        "(LOG_ACC_BUFF_SIZE 17), WGT 128 KiB (LOG_WGT_BUFF_SIZE 17), UOP 32 KiB (LOG_UOP_BUFF_SIZE 15), "
+        "INP 32 KiB (LOG_INP_BUFF_SIZE 15), OUT 32 KiB (LOG_ACC_BUFF_SIZE 17); "
+        "lowering a LOG_*_BUFF_SIZE by one halves that buffer")
+
+
+def test_fit_rows_in_full():
+    """Every column of the fit table, by hand: budgets 90 % of 53,200, 106,400, 140 and 220
+    rounded down; percentages of the capacity to one decimal."""
+    fit = Fit(DEVICES["xc7z020"], {"lut": 47880, "ff": 1, "bram": 127, "dsp": 199}, 0.1)
+    assert fit.rows() == [
+        {"resource": "lut", "unit": "LUT", "used": 47880, "capacity": 53200, "budget": 47880, "percent": 90.0,
+         "fits": True},
+        {"resource": "ff", "unit": "FF", "used": 1, "capacity": 106400, "budget": 95760, "percent": 0.0,
+         "fits": True},
+        {"resource": "bram", "unit": "RAMB36", "used": 127, "capacity": 140, "budget": 126, "percent": 90.7,
+         "fits": False},     # 90.714...
+        {"resource": "dsp", "unit": "DSP48E1", "used": 199, "capacity": 220, "budget": 198, "percent": 90.5,
+         "fits": False},     # 90.4545...
+    ]
+    assert all(type(row["percent"]) is float for row in fit.rows())
