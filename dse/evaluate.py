@@ -5,8 +5,10 @@ compares the output bit for bit with the network's numpy semantics, then measure
 area models: the FPGA resources of the point's own Verilog synthesized for a family
 (Yosys, cached) and the scaled ASIC area, the die of the point's floorplan with a tech.
 Its result is stored under a key of everything it depends on (the configuration's
-build hash, the network, the area models, the generator version), so a repeated or
-resumed sweep reads it back instead of running it.
+build hash, the network, the area models, and a digest of the sources its figures come
+from: `measured_sources`), so a repeated or resumed sweep reads it back instead of
+running it, and a sweep after a change to the generator, compiler, simulator, area
+models or synthesis measures again.
 
 Statuses: "ok"; "invalid" (the field combination is not a valid configuration);
 "infeasible" (the network does not compile for it, e.g. a tile does not fit);
@@ -18,7 +20,8 @@ import hashlib
 import json
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import sim
@@ -34,6 +37,7 @@ from hwgen.files import cache_root, replacing
 from hwgen.flows import core_synthesis
 from hwgen.tech import load_tech
 from sim.runtime import verify_network
+from sim.verilator import verilator_root
 
 # The floorplan whose die is the scaled area: the original VTA arrangement.
 AREA_STYLE = "original"
@@ -52,18 +56,42 @@ class Job:
     budget_device: str | None = None
     headroom_percent: float = 10.0
     version: str = __version__
+    sources: str = field(default_factory=lambda: measured_sources())
 
     @property
     def key(self) -> str:
         """The content address of the result (configuration, network, area models,
-        generator version)."""
+        version and sources)."""
         try:
             build_hash = VTAConfig(self.fields).build_hash
         except HwgenError:
             build_hash = json.dumps(self.fields, sort_keys=True)
         ident = {"build": build_hash, "network": self.network, "fpga": self.fpga, "asic": self.tech_digest,
-                 "budget": [self.budget_device, self.headroom_percent], "version": self.version}
+                 "budget": [self.budget_device, self.headroom_percent], "version": self.version,
+                 "sources": self.sources}
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:20]
+
+
+# What a point's figures are computed from, relative to the repository: the core's
+# generator, the compiler and programs, the simulators and runtime, the floorplanner,
+# the FPGA flows and device tables, and this module with its area models.
+MEASURED = ("hwgen/vta", "hwgen/isa", "hwgen/program", "hwgen/compiler", "hwgen/fpga", "hwgen/config.py",
+            "hwgen/devices.py", "hwgen/geometry.py", "hwgen/registers.py", "hwgen/sram.py", "hwgen/tech.py",
+            "hwgen/flows.py", "hwgen/version.py", "sim", "floorplan", "dse/evaluate.py", "dse/areas.py")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@cache
+def measured_sources() -> str:
+    """A digest of the sources in MEASURED (paths and contents, the tsim harness
+    included) and of the Verilator installation."""
+    h = hashlib.sha256(str(verilator_root()).encode())
+    for name in MEASURED:
+        path = ROOT / name
+        for f in sorted(p for p in path.rglob("*") if p.suffix in (".py", ".cpp")) if path.is_dir() else [path]:
+            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
 
 
 def results_dir() -> Path:
@@ -107,15 +135,15 @@ def scaled_area(cfg: VTAConfig, tech_path: str) -> dict:
 def evaluate(job: Job) -> dict:
     """Run one point (see the module docstring); never raises for a point's own
     failure, which is its status. A stored result is returned as is."""
-    if job.version != __version__:
-        raise HwgenError(f"this worker runs hwgen {__version__}, the sweep hwgen {job.version}: start the workers "
-                         "from the same installation")
+    if job.version != __version__ or job.sources != measured_sources():
+        raise HwgenError(f"this worker runs hwgen {__version__} from sources {measured_sources()}, the sweep hwgen "
+                         f"{job.version} from {job.sources}: start the workers from the same installation")
     found = stored(job)
     if found is not None:
         return {**found, "cached": True}
     t0 = time.perf_counter()
     result = {"key": job.key, "label": job.label, "change": job.change, "network": job.network,
-              "version": job.version}
+              "version": job.version, "sources": job.sources}
     try:
         result.update(_measure(job))
     except Exception as e:        # a point's failure is reported with the point, the sweep goes on
