@@ -155,3 +155,174 @@ def test_a_device_that_never_finishes_is_reported():
     busy = ref.array_roundtrip(SMALL)
     with pytest.raises(HwgenError, match=r"did not finish within max_cycles=500 while still executing"):
         SimulatedBoard(options=TsimOptions(max_cycles=500)).run(busy)
+
+
+# -- the driver's steps against scripted registers and memory ----------------------------
+
+class _Log(list):
+    """What the driver did, in order."""
+
+
+class _ScriptedBuffer:
+    def __init__(self, log, nbytes, physical_address):
+        self.log, self.physical_address = log, physical_address
+        self.array = np.full(nbytes, 0xEE, dtype=np.uint8)
+
+    def flush(self):
+        self.log.append("flush")
+
+    def invalidate(self):
+        self.log.append("invalidate")
+
+    def close(self):
+        self.log.append("close")
+
+
+class _ScriptedRegion:
+    """A RegionMemory over scripted buffers at physical address `base` + offset."""
+
+    def __new__(cls, log, size, base, hint=""):
+        from boards.host_driver import RegionMemory
+
+        class Region(RegionMemory):
+            def buffer(self, offset, nbytes):
+                log.append(("buffer", offset, nbytes))
+                return _ScriptedBuffer(log, nbytes, base + offset)
+        return Region(size, "region", hint)
+
+
+class _ScriptedCore(Mmio):
+    """Registers of a core of `cfg` that finishes every launch at once, retiring
+    `retired` instructions per module after `cycles` cycles."""
+
+    def __init__(self, log, cfg, cycles=1234, finishes=True):
+        from hwgen.registers import identification
+        self.log, self.finishes = log, finishes
+        self.values = {OFFSETS[k]: v for k, v in identification(cfg.build_hash).items()}
+        self.values[OFFSETS["cycles"]] = cycles
+
+    def read(self, offset):
+        return self.values.get(offset, 0)
+
+    def write(self, offset, value):
+        name = next(k for k, v in OFFSETS.items() if v == offset)
+        self.log.append(("write", name, value))
+        self.values[offset] = value
+
+    def poll(self, offset, mask):
+        self.log.append("poll")
+        return self.finishes
+
+
+def _device(log, cfg, coherent, size=1 << 20, base=0x1000_0000):
+    from boards.host_driver import Device
+    return Device(_ScriptedCore(log, cfg), _ScriptedRegion(log, size, base), cfg, coherent, "0x43c00000", "10 s")
+
+
+@pytest.mark.parametrize("coherent", [False, True])
+def test_a_run_cleans_the_caches_before_and_invalidates_after(coherent):
+    """docs: the caches are cleaned over the buffer before the launch and invalidated
+    after it unless the port is coherent; dram_base is the buffer's physical address and
+    the instruction stream follows the DRAM image, page-aligned (sim.target.layout)."""
+    from boards.host_driver import Board, BoardSession
+    from hwgen.registers import CONTROL_LAUNCH
+    log = _Log()
+    prog = ref.gemm(SMALL)
+    closed = []
+    session = BoardSession(_device(log, SMALL, coherent), prog, on_close=lambda: closed.append(1))
+    insn_base = -(-prog.dram.size // 4096) * 4096
+    size = insn_base + -(-len(prog.insns) * 16 // 4096) * 4096 + 4096
+    assert log == [("buffer", 0, size)]
+    assert session.buffer.physical_address == 0x1000_0000 and session.layout.insn_base == insn_base
+    # the image is placed: the DRAM image, zeros up to the stream, the stream, zeros after
+    mem = session.buffer.array
+    assert np.array_equal(session.dram, prog.dram) and session.dram.size == prog.dram.size
+    assert not mem[prog.dram.size:insn_base].any()
+    assert bytes(mem[insn_base:insn_base + len(prog.insns) * 16]) == prog.insn_bytes
+    assert not mem[insn_base + len(prog.insns) * 16:size].any()
+    log.clear()
+    counters = session.launch()
+    run = [("write", "dram_base", 0x1000_0000), ("write", "insn_count", len(prog.insns)),
+           ("write", "insn_base", insn_base), ("write", "control", CONTROL_LAUNCH), "poll"]
+    assert log == (run if coherent else ["flush", *run, "invalidate"])
+    assert session.cycles == 1234 and counters["gemm_uops"] == 0
+    log.clear()
+    session.close()
+    session.close()
+    assert log == ["close"] and closed == [1] and session.buffer is None
+    # the Board target: a session of the same device, no trace
+    board = Board(_device(log, SMALL, coherent))
+    assert isinstance(board.load(prog), BoardSession)
+    with pytest.raises(HwgenError) as e:
+        board.load(prog, trace=True)
+    assert str(e.value) == "a board records no trace; compare traces on fsim and tsim (hwgen run --target both)"
+
+
+def test_a_run_that_does_not_finish_restores_nothing_and_reports():
+    from boards.host_driver import BoardSession
+    log = _Log()
+    dev = _device(log, SMALL, False)
+    dev.mmio.finishes = False
+    session = BoardSession(dev, ref.gemm(SMALL))
+    log.clear()
+    with pytest.raises((HwgenError, DeadlockError)):
+        session.launch()
+    assert log[0] == "flush" and "invalidate" not in log
+
+
+def test_buffers_come_from_the_region_in_aligned_pieces():
+    log = _Log()
+    region = _ScriptedRegion(log, 3 * 4096 + 100, 0x2000_0000, hint="reserve more with mem=")
+    assert region.allocate(10).physical_address == 0x2000_0000
+    assert region.allocate(4096).physical_address == 0x2000_1000     # 10 rounded up to a page
+    assert region.used == 4096 + 4096
+    assert region.allocate(4096 + 100).physical_address == 0x2000_2000   # exactly to the end
+    with pytest.raises(HwgenError) as e:
+        region.allocate(1)
+    assert str(e.value) == f"region: 1 bytes do not fit its {3 * 4096 + 100} (16384 in use); reserve more with mem="
+    bare = _ScriptedRegion(log, 4096, 0)
+    bare.allocate(4095)
+    with pytest.raises(HwgenError) as e:
+        bare.allocate(2)
+    assert str(e.value) == "region: 2 bytes do not fit its 4096 (4096 in use)"
+    assert [x for x in log if x[0] == "buffer"] == [("buffer", 0, 10), ("buffer", 4096, 4096),
+                                                     ("buffer", 8192, 4196), ("buffer", 0, 4095)]
+
+
+def test_a_misaligned_buffer_a_bad_program_and_another_configuration_are_refused():
+    from boards.host_driver import Board, BoardSession
+    log = _Log()
+    with pytest.raises(HwgenError) as e:
+        BoardSession(_device(log, SMALL, True, base=0x1000_0800), ref.gemm(SMALL))
+    assert str(e.value) == ("DMA buffer at 0x10000800: the core needs a multiple of 4096 bytes "
+                            "(docs/registers.md, Memory)")
+    with pytest.raises(HwgenError):
+        BoardSession(_device(log, SMALL, True), ref.gemm(load_config("1x8x8")))
+    bad = ref.gemm(SMALL)
+    bad.insns[0].fields["pop_next"] = 1       # a token nobody pushes
+    with pytest.raises(HwgenError):
+        BoardSession(_device(log, SMALL, True), bad)
+    with pytest.raises(HwgenError):
+        Board(_device(log, SMALL, True)).load(bad)
+    assert Board(_device(log, SMALL, True), check=False).load(bad).program is bad
+
+
+def test_identity_messages_in_full():
+    from hwgen.registers import identification
+    with pytest.raises(BitstreamMismatch) as e:
+        check_identity(_Registers({OFFSETS["id_magic"]: 0xABCD}), SMALL, "0x43c00000")
+    assert str(e.value) == (f"0x43c00000: no hwgen core answers (id_magic reads 0x0000ABCD, an hwgen core reads "
+                            f"0x{ID_MAGIC:08X}); load the build's bitstream first (hwgen board flash)")
+    other = SMALL.replace(LOG_ACC_BUFF_SIZE=10)
+    ids = {OFFSETS[k]: v for k, v in identification(other.build_hash, "10.11.12").items()}
+    ids[OFFSETS["id_register_map"]] = 0xAB
+    with pytest.raises(BitstreamMismatch) as e:
+        check_identity(_Registers(ids), SMALL, "here")
+    assert str(e.value) == (
+        f"here: the loaded bitstream is not this build; "
+        f"build hash: the bitstream has {other.build_hash}, the build ({SMALL.name}) has {SMALL.build_hash}; "
+        f"generator version: the bitstream has 10.11.12, the build ({SMALL.name}) has {VERSION}; "
+        f"register map: the bitstream has 000000ab, the build ({SMALL.name}) has {REGISTER_MAP_HASH:08x}. "
+        "Flash the bitstream built from this configuration, or give the build it came from")
+    # the build's own registers pass
+    check_identity(_Registers({OFFSETS[k]: v for k, v in identification(SMALL.build_hash).items()}), SMALL, "here")
