@@ -148,3 +148,202 @@ def test_an_unscanned_first_pass_costs_what_tsim_takes(uops):
     steps = {b - a for a, b in zip(measured, measured[1:])}
     assert len(steps) == 1, measured
     assert [b - a for a, b in zip(predicted, predicted[1:])] == [steps.pop()] * 2, (measured, predicted)
+
+
+# -- the model's parts against hand counts and brute-force references ----------------------
+
+def _bursts_by_beats(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, int]:
+    """(beats, bursts) of a row by listing its bus words: a burst starts at the first
+    word, at every word on a 4 KiB boundary and after `max_burst` words."""
+    words = range(addr // bus, -(-(addr + nbytes) // bus))
+    bursts, length = 0, 0
+    for w in words:
+        if bursts == 0 or (w * bus) % 4096 == 0 or length == max_burst:
+            bursts, length = bursts + 1, 0
+        length += 1
+    return len(words), bursts
+
+
+def test_row_bursts_match_the_words_they_cover():
+    rng = np.random.default_rng(1)
+    for _ in range(3000):
+        bus = int(rng.choice([4, 8, 16, 64]))
+        max_burst = int(rng.choice([1, 2, 3, 16, 256]))
+        addr = int(rng.integers(0, 3 * 4096))
+        nbytes = int(rng.integers(1, 9000))
+        assert _row_bursts(addr, nbytes, bus, max_burst) == _bursts_by_beats(addr, nbytes, bus, max_burst), \
+            (addr, nbytes, bus, max_burst)
+
+
+def test_rows_bursts_are_the_sum_of_the_rows():
+    rng = np.random.default_rng(2)
+    for _ in range(400):
+        bus, max_burst = int(rng.choice([8, 16])), int(rng.choice([2, 16, 256]))
+        addr, stride = int(rng.integers(0, 4096)) // bus * bus, int(rng.integers(0, 4096)) // bus * bus
+        nbytes, rows = int(rng.integers(1, 600)), int(rng.integers(1, 9))
+        want = [_bursts_by_beats(addr + y * stride, nbytes, bus, max_burst) for y in range(rows)]
+        assert _rows_bursts(addr, stride, nbytes, rows, bus, max_burst) == \
+            (sum(b for b, _ in want), sum(n for _, n in want))
+
+
+def test_read_channel_takes_the_first_free_cycles():
+    """The read channel against a set of busy cycles: `occupy(t, n)` takes the first n
+    free cycles from t on and returns the end of the last; the intervals kept are the
+    maximal runs of busy cycles."""
+    from hwgen.program.timing import _ReadChannel
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        channel, busy = _ReadChannel(), set()
+        for _ in range(int(rng.integers(1, 12))):
+            t, n = int(rng.integers(0, 60)), int(rng.integers(0, 9))
+            taken, c = [], t
+            while len(taken) < n:
+                if c not in busy:
+                    taken.append(c)
+                c += 1
+            busy.update(taken)
+            assert channel.occupy(t, n) == (taken[-1] + 1 if taken else t), (t, n)
+            runs = []
+            for c in sorted(busy):
+                if runs and runs[-1][1] == c:
+                    runs[-1][1] = c + 1
+                else:
+                    runs.append([c, c + 1])
+            assert [list(r) for r in zip(channel.starts, channel.ends)] == runs
+
+
+def _model(options=None, latency=16):
+    from hwgen.program.timing import _Model
+    cfg = VTAConfig({**SMALL, **(options or {})})
+    b = ProgramBuilder(cfg)
+    b.alu("ADD", [[0, 0]], imm=1)
+    return _Model(b.finish(), latency)
+
+
+def _load(mt, **fields):
+    from hwgen.isa import Instruction, MemType, Opcode
+    return Instruction(Opcode.LOAD, memory_type=MemType[mt], **fields)
+
+
+def test_load_cycles_by_hand():
+    """SMALL: an 8-byte bus, bursts of up to 256 beats; INP entries 4 bytes (two written
+    a cycle), ACC entries 16 bytes (one a cycle). A load costs 7 + max(beats, writes) +
+    (16 + 2) per burst over the bursts in flight + padding (one a cycle, plus 7); it holds
+    the read channel max(beats, (beats + 18 x bursts) / in flight) and waits at most the
+    longest burst's hold (256 beats) per burst."""
+    four, one = _model({"AXI_MAX_INFLIGHT": 4}), _model()
+    # 4 rows of 32 bytes, 256 bytes apart: 16 beats in 4 bursts, 16 writes
+    inp = _load("INP", y_size=4, x_size=8, x_stride=64)
+    assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4 * 256))              # hold (16 + 72) / 4
+    assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4 * (256 + 18)))
+    # a row across 4 KiB (bytes 4080..4112): 4 beats in 2 bursts, 4 writes; the same
+    # 5 pages on
+    for base in (1020, 1020 + 5 * 1024):
+        assert four.load_cycles(_load("INP", dram_base=base, y_size=1, x_size=8, x_stride=8)) == (7 + 4 + 9, (10, 512))
+    # unaligned: bytes 4..12 are two beats
+    assert one.load_cycles(_load("INP", dram_base=1, y_size=1, x_size=2, x_stride=2)) == (7 + 2 + 18, (20, 274))
+    # ACC rows of 48 bytes at 80 and 240: 12 beats, 2 bursts, 6 writes; a 3 x 5 block
+    # with 9 padding entries
+    acc = _load("ACC", dram_base=5, y_size=2, x_size=3, x_stride=10, y_pad_0=1, x_pad_1=2)
+    assert one.load_cycles(acc) == (7 + 12 + 36 + 9 + 7, (48, 2 * 274))
+    assert _model(latency=30).load_cycles(acc) == (7 + 12 + 64 + 9 + 7, (76, 2 * 288))
+    # more beats than writes: 16 ACC entries are 32 beats, 16 writes; more writes than
+    # beats: 16 micro-ops of 4 bytes are 8 beats, 16 writes
+    assert one.load_cycles(_load("ACC", y_size=1, x_size=16, x_stride=16)) == (7 + 32 + 18, (50, 274))
+    assert one.load_cycles(_load("UOP", y_size=1, x_size=16, x_stride=16)) == (7 + 16 + 18, (26, 274))
+    assert one.load_cycles(_load("INP", y_size=0, x_size=0)) == (7, None)
+
+
+def test_store_and_unit_cycles_by_hand():
+    from hwgen.isa import AluOp, Instruction, Opcode
+    m = _model()
+    # OUT entries of 4 bytes: 2 rows of 32 bytes, 8 beats, 2 bursts, 16 reads:
+    # 10 + 16 (round trip) + 16 + 3 per burst
+    st = Instruction(Opcode.STORE, y_size=2, x_size=8, x_stride=8)
+    assert m.store_cycles(st) == 10 + 16 + 16 + 6
+    assert _model(latency=40).store_cycles(st) == 10 + 40 + 16 + 6
+    # a row of 64 entries, 256 bytes: 32 beats, 64 reads
+    assert m.store_cycles(Instruction(Opcode.STORE, y_size=1, x_size=64, x_stride=64)) == 10 + 16 + 64 + 3
+    assert m.store_cycles(Instruction(Opcode.STORE, y_size=0, x_size=0)) == 1
+    gemm = Instruction(Opcode.GEMM, uop_bgn=2, uop_end=5, iter_out=2, iter_in=5)
+    assert m.iterations(gemm) == 30 and m.unit_cycles(gemm) == 6 + 30
+    assert m.iterations(Instruction(Opcode.GEMM, uop_bgn=0, uop_end=4)) == 4        # loops of 0 run once
+    # the original sequencing: a GEMM micro-op every 4th cycle, ALU every 4th (immediate)
+    # or 5th (two operands)
+    seq = _model({"PIPELINED_UNITS": False})
+    assert seq.unit_cycles(gemm) == 6 + 4 * 30
+    alu = dict(uop_bgn=0, uop_end=3, iter_out=1, iter_in=2)
+    assert seq.unit_cycles(Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, use_imm=1, **alu)) == 6 + 4 * 6
+    assert seq.unit_cycles(Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, **alu)) == 6 + 5 * 6
+    # with the comparison stage a late operation (MAX) issues every 3rd cycle, ADD every 2nd
+    late = _model({"ALU_OP_REGISTER": True, "ALU_COMPARE_STAGE": True, "ACC_READ_PORTS": 1})
+    assert late.unit_cycles(Instruction(Opcode.ALU, alu_opcode=AluOp.MAX, **alu)) == 6 + 3 * 6
+    assert late.unit_cycles(Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, **alu)) == 6 + 2 * 6
+
+
+def test_first_pass_by_hand():
+    """micro-ops + 5 + a bit of the larger loop extent less one a cycle."""
+    from hwgen.isa import Instruction, Opcode
+    from hwgen.program.timing import _Model
+    for uops, out, inn, want in ((3, 0, 0, 8), (3, 1, 1, 8), (1, 2, 1, 7), (3, 16, 2, 12), (3, 2, 17, 13),
+                                 (4, 256, 3, 17)):
+        insn = Instruction(Opcode.ALU, uop_bgn=10, uop_end=10 + uops, iter_out=out, iter_in=inn)
+        assert _Model.first_pass(insn) == want, (uops, out, inn)
+
+
+def _alu_pair(cfg):
+    b = ProgramBuilder(cfg)
+    b.alu("ADD", [[0, 0], [1, 1]], imm=1)      # LOAD.UOP of 2 micro-ops at 0, ALU over them
+    b.alu("ADD", [[4, 4]], imm=1)              # LOAD.UOP of 1 micro-op at 2, ALU over it
+    return b.finish()
+
+
+def test_a_sequential_compute_module_by_hand():
+    """Without compute overlap each compute instruction starts a cycle after the
+    previous one's end; the run ends 22 cycles (launch) after FINISH retires."""
+    prog = _alu_pair(VTAConfig({**SMALL, "COMPUTE_OVERLAP": False}))
+    # LOAD.UOP of 8 bytes: 7 + max(1 beat, 2 writes) + 18 = 27, from 0 (holding the read
+    # channel for 19 cycles); the ALU 6 + 2 from 28 to 36; the second LOAD.UOP (one
+    # micro-op) 7 + 1 + 18 = 26 from 37 to 63; the ALU 6 + 1 from 64 to 71; FINISH from 72
+    # to 73
+    assert predict(prog) == 73 + 22
+    assert predict(prog, latency=26) == 73 + 2 * 10 + 22           # each load's round trip 10 cycles longer
+    assert predict(prog, limit=50) == 50 and predict(prog, limit=96) == 95
+
+
+def test_compute_overlap_by_hand():
+    """The same program with compute overlap (docs/semantics.md, "Compute overlap"):
+    - LOAD.UOP [0, 2): 0 to 27;
+    - the first ALU reads micro-ops [0, 2) the load writes: it waits for the load's end,
+      27, runs alone, so its first pass (2 micro-ops + 5) makes its footprint known at
+      34, and ends at 35;
+    - the second LOAD.UOP writes [2, 3), apart from the ALU's micro-ops, but waits for
+      the ALU's footprint: from 34 to 34 + 26 = 60 (the read channel is free);
+    - the second ALU reads [2, 3): it waits for that load, 60, and ends at 67;
+    - FINISH waits for every unit: 67 to 68; the run ends at 68 + 22."""
+    prog = _alu_pair(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    assert predict(prog) == 68 + 22
+
+
+def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
+    """An INP load (load module) and an ACC load (compute module) both from cycle 0:
+    the INP load, met first, holds the read channel for 88 cycles (16 beats and 4
+    round trips of 18, one burst in flight); the ACC load waits for it, at most its
+    longest burst's hold per burst of its own."""
+    def program(cfg, acc_rows, acc_cols):
+        b = ProgramBuilder(cfg)
+        x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
+        a = b.input("a", np.zeros(4 * 4 * 64 * 4, dtype=np.int8))
+        b.load("INP", 0, x, 0, y_size=4, x_size=8, x_stride=64)
+        b.load("ACC", 0, a, 0, y_size=acc_rows, x_size=acc_cols, x_stride=64)
+        return b.finish()
+    # the INP load: 7 + 16 + 72 = 95, pushing its token at 96 for FINISH
+    # ACC 2 rows of 32 entries (512 bytes, 64 beats, one burst each): 7 + 128 + 36 = 171
+    # alone, holding the channel for 164 cycles: waits 88, ends at 259; FINISH 259 to 260
+    assert predict(program(VTAConfig(SMALL), 2, 32)) == 260 + 22
+    # with bursts of 16 beats a burst holds the channel 16 + 18 = 34 cycles: an ACC load
+    # of one 2-beat burst (7 + 2 + 18 = 27 alone) waits 34, not 88: ends at 61; FINISH
+    # waits for the INP load's token (96) and ends at 97
+    assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16}), 1, 1)) == 97 + 22
+    # the same without compute overlap: FINISH waits for the token (96) too
+    assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16, "COMPUTE_OVERLAP": False}), 1, 1)) == 97 + 22
