@@ -265,3 +265,27 @@ def test_machine_timing_predicts_front_designs(timing):
             predicted = extract.design_costs(design, cost.STRUCTURAL, cost.MACHINE).latency
             cycles = compile_design(design).cycles()
             assert abs(predicted - cycles) <= 0.02 * cycles, (net.name, predicted, cycles, design.stmts)
+
+
+def test_calibrated_model_reads_its_record(tmp_path):
+    """A calibration record read back: the lane coefficients in LANE_KINDS order, the
+    register, fixed and requantize coefficients, the structural buffer cost (not fitted)
+    and a source naming the held-out error."""
+    lanes = {k: 10.0 + i for i, k in enumerate(reversed(cost.LANE_KINDS))}
+    record = {"source": "syntheses of 12 engines", "held_out_error": {"mean_percent": 3.5, "max_percent": 9.25},
+              "coefficients": {"lane": lanes, "register_bit": 1.75, "fixed": 120.5, "requantize": 33.0}}
+    path = tmp_path / "area.json"
+    path.write_text(json.dumps(record))
+    model = cost.calibrated(path)
+    assert model == cost.AreaModel(
+        lane=(("conv2d", 17.0), ("dense", 16.0), ("dwconv", 15.0), ("sumpool", 14.0), ("maxpool", 13.0),
+              ("add", 12.0), ("rq", 11.0), ("relu", 10.0)),
+        register_bit=1.75, buffer_bit=1 / 16, fixed=120.5, requantize=33.0,
+        source="syntheses of 12 engines; held-out error 3.5 % mean, 9.25 % max")
+    # the shipped record, read the same way
+    doc = json.loads(cost.CALIBRATION.read_text())
+    shipped = cost.calibrated()
+    assert shipped == cost.CALIBRATED
+    assert dict(shipped.lane) == doc["coefficients"]["lane"] and shipped.fixed == doc["coefficients"]["fixed"]
+    assert shipped.register_bit == doc["coefficients"]["register_bit"]
+    assert shipped.requantize == doc["coefficients"]["requantize"]

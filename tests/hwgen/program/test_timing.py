@@ -347,3 +347,21 @@ def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
     assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16}), 1, 1)) == 97 + 22
     # the same without compute overlap: FINISH waits for the token (96) too
     assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16, "COMPUTE_OVERLAP": False}), 1, 1)) == 97 + 22
+
+
+@pytest.mark.parametrize("alu_dst, cycles", [(64, 84 + 22), (10, 85 + 22)])
+def test_an_alu_beside_a_gemm_by_hand(alu_dst, cycles):
+    """ACC has 128 entries, halves of 64. An ALU of three micro-ops (their LOAD.UOP: 0 to
+    28; the ALU waits for it, runs alone from 28 to 37, its footprint known at 36); a
+    GEMM's LOAD.UOP of 4 micro-ops (3 beats, 4 writes: 29 cycles) waits for that
+    footprint, 36 to 65; the GEMM (4 micro-ops, 10 cycles) reads what it writes: 65 to
+    75, alone, its footprint known at 65 + 4 + 5 = 74; the same ALU again (its micro-ops
+    resident) waits for the footprint, 74, then:
+    - on the other half (entries 64..66) runs beside the GEMM, 74 to 83; FINISH 83 to 84;
+    - on the GEMM's half (entries 10..12) waits for its end, 75 to 84; FINISH 84 to 85."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    uops = [[alu_dst + k] * 2 for k in range(3)]
+    b.alu("ADD", uops, imm=1)
+    b.gemm([[k, k, k] for k in range(4)])
+    b.alu("ADD", uops, imm=1)
+    assert predict(b.finish()) == cycles
