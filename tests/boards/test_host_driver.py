@@ -181,14 +181,14 @@ class _ScriptedBuffer:
 class _ScriptedRegion:
     """A RegionMemory over scripted buffers at physical address `base` + offset."""
 
-    def __new__(cls, log, size, base, hint=""):
+    def __new__(cls, log, size, base, *hint):
         from boards.host_driver import RegionMemory
 
         class Region(RegionMemory):
             def buffer(self, offset, nbytes):
                 log.append(("buffer", offset, nbytes))
                 return _ScriptedBuffer(log, nbytes, base + offset)
-        return Region(size, "region", hint)
+        return Region(size, "region", *hint)
 
 
 class _ScriptedCore(Mmio):
@@ -259,20 +259,40 @@ def test_a_run_cleans_the_caches_before_and_invalidates_after(coherent):
 
 
 def test_a_run_that_does_not_finish_restores_nothing_and_reports():
+    """A core still executing when the MMIO's time limit passes: the error names the
+    limit the device was given (sim.launch.run_program); nothing is invalidated."""
     from boards.host_driver import BoardSession
     log = _Log()
     dev = _device(log, SMALL, False)
     dev.mmio.finishes = False
+    dev.mmio.values[OFFSETS["module_state"]] = 2 << 2          # compute: executing
     session = BoardSession(dev, ref.gemm(SMALL))
     log.clear()
-    with pytest.raises((HwgenError, DeadlockError)):
+    with pytest.raises(HwgenError) as e:
         session.launch()
+    assert str(e.value).startswith("the run did not finish within 10 s while still executing")
     assert log[0] == "flush" and "invalidate" not in log
+
+
+def test_a_run_reports_its_progress():
+    from boards.host_driver import BoardSession
+    log, told = _Log(), []
+    prog = ref.gemm(SMALL)
+    BoardSession(_device(log, SMALL, True), prog).launch(lambda *a: told.append(a))
+    assert told == [(len(prog.insns), len(prog.insns), None)]
+
+
+def test_the_device_checks_the_identity_where_it_was_told():
+    from boards.host_driver import Device
+    other = SMALL.replace(LOG_ACC_BUFF_SIZE=10)
+    with pytest.raises(BitstreamMismatch) as e:
+        Device(_ScriptedCore(_Log(), other), _ScriptedRegion(_Log(), 4096, 0), SMALL, True, "0x43c00000", "10 s")
+    assert str(e.value).startswith("0x43c00000: the loaded bitstream is not this build; build hash: ")
 
 
 def test_buffers_come_from_the_region_in_aligned_pieces():
     log = _Log()
-    region = _ScriptedRegion(log, 3 * 4096 + 100, 0x2000_0000, hint="reserve more with mem=")
+    region = _ScriptedRegion(log, 3 * 4096 + 100, 0x2000_0000, "reserve more with mem=")
     assert region.allocate(10).physical_address == 0x2000_0000
     assert region.allocate(4096).physical_address == 0x2000_1000     # 10 rounded up to a page
     assert region.used == 4096 + 4096

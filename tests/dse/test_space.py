@@ -218,8 +218,10 @@ def test_base_and_tech_files_next_to_the_space(tmp_path):
     (tmp_path / "mine.json").write_text(json.dumps({**load_config("1x8x8").given(), "LOG_ACC_BUFF_SIZE": 15}))
     s = load_space(write(tmp_path, "base: mine.json\nnetworks: [resnet18]"))
     assert s.base["LOG_ACC_BUFF_SIZE"] == 15 and s.base["LOG_BLOCK"] == 3 and s.base["LOG_WGT_BUFF_SIZE"] == 16
+    # a shipped name is the shipped configuration, even beside a file of that name
+    (tmp_path / "1x8x8").write_text(json.dumps({**load_config("1x8x8").given(), "LOG_ACC_BUFF_SIZE": 15}))
     shipped = load_space(write(tmp_path, "base: 1x8x8\nnetworks: [resnet18]"))
-    assert shipped.base == load_config("1x8x8").given()
+    assert shipped.base == load_config("1x8x8").given() and shipped.base["LOG_ACC_BUFF_SIZE"] == 16
     # a shipped tech by name, or a tech file relative to the space; the digest is the
     # first 16 hex digits of the SHA-256 of the tech's repr
     s = load_space(write(tmp_path, "networks: [resnet18]\narea: {asic: example}"))
@@ -251,6 +253,7 @@ def test_network_labels():
     ({"COMPUTE_OVERLAP": False}, "COMPUTE_OVERLAP=false"), ({"FPGA": "xc7"}, "FPGA=xc7"),
     ({"LOG_BLOCK": 4, "AXI_DATA_BITS": 256, "COMPUTE_OVERLAP": True}, "blk16 axi256 COMPUTE_OVERLAP=true"),
     ({"AXI_MAX_BURST": 16}, "AXI_MAX_BURST=16"), ({"LOG_OUT_BUFF_SIZE": 12}, "out4K"),
+    ({"TARGET": "Sim"}, "TARGET=Sim"),          # only booleans are written in lower case
 ])
 def test_point_labels(change, label):
     assert point_label(change) == label
