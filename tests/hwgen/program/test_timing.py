@@ -365,3 +365,55 @@ def test_an_alu_beside_a_gemm_by_hand(alu_dst, cycles):
     b.gemm([[k, k, k] for k in range(4)])
     b.alu("ADD", uops, imm=1)
     assert predict(b.finish()) == cycles
+
+
+@pytest.mark.parametrize("gemm_dst, alu_dst, alu_src, cycles", [
+    (0, 10, 70, 85 + 22),        # the ALU writes the GEMM's half
+    (64, 10, 70, 85 + 22),       # the ALU reads the GEMM's half
+    (64, 10, 20, 84 + 22),       # apart: the GEMM's inputs (its src) are not in ACC
+])
+def test_an_alu_conflicts_through_what_it_reads_and_writes(gemm_dst, alu_dst, alu_src, cycles):
+    """The timeline of test_an_alu_beside_a_gemm_by_hand with a two-operand ALU (one
+    micro-op a cycle on SMALL too): its halves are those of its destinations and of its
+    sources; a GEMM's, those of its destinations."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    uops = [[alu_dst + k, alu_src + k] for k in range(3)]
+    b.alu("ADD", uops)
+    b.gemm([[gemm_dst + k, k, k] for k in range(4)])
+    b.alu("ADD", uops)
+    assert predict(b.finish()) == cycles
+
+
+def test_a_micro_op_load_beside_a_running_alu_by_hand():
+    """test_an_alu_beside_a_gemm_by_hand (ALU on the other half, 74 to 83, beside the
+    GEMM, so its footprint is known at issue) and then a third ALU over new micro-ops:
+    their LOAD.UOP (3 words at byte 28: 2 beats; 28 cycles, holding the read channel 20)
+    is apart from the running ALU's micro-ops and issues at once, 75 to 103; the ALU
+    reads them: 103 to 112; FINISH 112 to 113."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    uops = [[64 + k] * 2 for k in range(3)]
+    b.alu("ADD", uops, imm=1)
+    b.gemm([[k, k, k] for k in range(4)])
+    b.alu("ADD", uops, imm=1)
+    b.alu("ADD", [[70 + k] * 2 for k in range(3)], imm=1)
+    assert predict(b.finish()) == 113 + 22
+
+
+@pytest.mark.parametrize("sram_base, x_size, gemm_dst, cycles", [
+    (62, 2, 64, 90),     # entries 62..63: the other half, beside the GEMM
+    (0, 2, 64, 90),
+    (63, 2, 64, 91),     # 63..64 reach the GEMM's half: after it
+    (64, 2, 64, 91),
+    (64, 1, 64, 89),     # one entry (2 beats, 1 write: 27 cycles), after the GEMM
+])
+def test_an_acc_load_beside_a_gemm_by_hand(sram_base, x_size, gemm_dst, cycles):
+    """A GEMM of 4 micro-ops (LOAD.UOP 0 to 29; the GEMM 29 to 39, its footprint known at
+    38), then an ACC load on the compute module (2 entries of 16 bytes: 4 beats, 2
+    writes, 29 cycles, holding the read channel 22): on the other ACC half it starts at
+    38 and ends at 67 (FINISH 67 to 68); on the GEMM's half it starts at the GEMM's end,
+    39, and ends at 68 (FINISH 68 to 69)."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    a = b.input("a", np.zeros(4 * 4 * 4 * 4, dtype=np.int32))
+    b.gemm([[gemm_dst + k, k, k] for k in range(4)])
+    b.load("ACC", sram_base, a, 0, y_size=1, x_size=x_size, x_stride=x_size)
+    assert predict(b.finish()) == cycles
