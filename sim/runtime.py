@@ -41,7 +41,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
                 activities[layer.name] = session.activity
             loaded, stored = sum(cnt["load_bytes"].values()), cnt["store_bytes"]
             entry.update(instructions=len(c.program.insns), bytes=int(loaded + stored), load_bytes=int(loaded),
-                         store_bytes=int(stored), wall_seconds=round(time.perf_counter() - t, 4))
+                         store_bytes=int(stored), loads={k: int(v) for k, v in cnt["load_bytes"].items()},
+                         wall_seconds=round(time.perf_counter() - t, 4))
             entry["predicted_cycles"] = c.predicted_cycles
             if cycles is not None:
                 entry["cycles"] = int(cycles)

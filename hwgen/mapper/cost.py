@@ -4,8 +4,9 @@ tensor, energy, cycles and utilization of one workload on one architecture.
 A mapping gives each level its temporal loops (innermost first, each with a factor)
 and each array dimension its spatial loops; the array sits inside the innermost
 shared level, so per-PE levels see one PE's share. Factors may overshoot a bound
-(imperfect factorization: the last iteration is partial); the model counts whole
-iterations, and utilization shows the waste.
+(imperfect factorization): the last tile along a loop is partial and counted as it
+is (Ruby), tiles past the bound are empty and neither fetched nor run; a spatial
+remainder leaves PEs idle, which utilization shows.
 
 Reuse follows the loop order: the tile of a tensor that a level holds is fetched again
 whenever an index the tensor depends on changes in the loops outside that level,
@@ -86,13 +87,51 @@ def tile_words(w: Workload, t: str, factors: dict[str, int]) -> int:
     return f["N"] * f["G"] * f["C"] * rows * cols
 
 
-def refetches(outer: list[tuple[str, int]], t: str) -> int:
-    """How often a tile of t is fetched over the loops `outer` (innermost first): the
-    product of their factors but those of the innermost run t does not depend on."""
+def _stationary_run(outer: list[tuple[str, int]], t: str) -> int:
+    """The length of the innermost run of `outer` (innermost first) that t does not
+    depend on (or of factor 1): the tile stays across it."""
     k = 0
     while k < len(outer) and (outer[k][0] not in RELEVANT[t] or outer[k][1] == 1):
         k += 1
-    return math.prod(f for _, f in outer[k:])
+    return k
+
+
+def refetches(outer: list[tuple[str, int]], t: str) -> int:
+    """How often a tile of t is fetched over the loops `outer` (innermost first): the
+    product of their factors but those of the innermost run t does not depend on."""
+    return math.prod(f for _, f in outer[_stationary_run(outer, t):])
+
+
+def fetched_words(w: Workload, t: str, inside: dict[str, int], outer: list[tuple[str, int]],
+                  spread: dict[str, int] | None = None) -> int:
+    """Words of t fetched into a level whose tiles have the loop extents `inside`, over
+    the loops `outer` (innermost first; `spread`: the spatial factors by which the
+    tile is copied to per-PE levels), with tiles trimmed at each loop's bound: every
+    non-empty tile position along a loop t depends on brings that position's part of
+    the tensor (a loop's positions add up to its bound; an input tile's rows are its
+    outputs' rows times the stride plus the kernel's, each position's), and each
+    non-empty position of a loop t does not depend on, outside the stationary run,
+    brings the tile again."""
+    k = _stationary_run(outer, t)
+    positions = {n: (spread or {}).get(n, 1) if n in RELEVANT[t] else 1 for n in LOOPS}
+    stay = {n: 1 for n in LOOPS}
+    for j, (n, f) in enumerate(outer):
+        if j < k:
+            stay[n] *= f
+        else:
+            positions[n] *= f
+    bounds = w.bounds
+    unit = {n: inside.get(n, 1) * stay[n] for n in LOOPS}       # what one counted position covers
+    count = {n: min(positions[n], -(-bounds[n] // unit[n])) for n in LOOPS}    # non-empty positions
+    again = math.prod(count[n] for n in LOOPS if n not in RELEVANT[t])
+    if t != "I":
+        return math.prod(bounds[n] for n in RELEVANT[t]) * again
+
+    def span(out: str, kernel: str, stride: int) -> int:
+        # each (output, kernel) position pair: (its outputs - 1) x stride + its kernel rows
+        return count[kernel] * (bounds[out] - count[out]) * stride + count[out] * bounds[kernel]
+    return (bounds["N"] * bounds["G"] * bounds["C"] * span("P", "R", w.stride[0]) * span("Q", "S", w.stride[1])
+            * again)
 
 
 @dataclass
@@ -117,6 +156,9 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     check_mapping(arch, w, m)
     inner_shared = array_level(arch)
     spatial = [lp for dim in m.spatial for lp in dim]
+    # time steps: along each loop, its array passes (the temporal tiles past its bound
+    # are empty, the last one partial)
+    steps = math.prod(-(-b // math.prod(f for n, f in spatial if n == loop)) for loop, b in w.bounds.items())
     pes = math.prod(f for _, f in spatial)
     accesses: dict[tuple[str, str], dict[str, int]] = {}
 
@@ -129,15 +171,17 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             inside = extents(arch, m, child)
             # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
             below = parent <= inner_shared < child
-            copies = math.prod(f for n, f in spatial if n in RELEVANT[t]) if below else 1
+            spread = {}
+            for n, f in (spatial if below else ()):
+                spread[n] = spread.get(n, 1) * f
             # loops of the levels from the child's parent outward decide the refetches
             loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]
-            moved = tile_words(w, t, inside) * copies * refetches(loops, t)
+            moved = fetched_words(w, t, inside, loops, spread)
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
             if t == "O":          # partial sums go back up; the first fill of each output reads nothing
-                outputs = tile_words(w, "O", {n: m.factor(n) for n in LOOPS})
+                outputs = w.tensor_words()["O"]
                 count(cm, t, "reads", moved)
                 count(pm, t, "writes", moved)
                 accesses[(pm.name, t)]["reads"] -= min(outputs, accesses[(pm.name, t)]["reads"])
@@ -146,7 +190,7 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
         # (sent to several, or reduced across them, where a spatial loop is irrelevant)
         innermost = arch.levels[chain[-1]]
         per_step = pes if innermost.per_pe else math.prod(f for n, f in spatial if n in RELEVANT[t])
-        iterations = math.prod(f for lv in m.temporal for _, f in lv) * per_step
+        iterations = steps * per_step
         count(innermost.memory_of(t), t, "reads", iterations)
         if t == "O":
             count(innermost.memory_of(t), t, "writes", iterations)
@@ -158,7 +202,6 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    steps = math.prod(f for lv in m.temporal for _, f in lv)
     transfer = [math.ceil(sum(a["reads"] + a["writes"] for (name, _), a in accesses.items() if name == mem.name)
                           / mem.bandwidth)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]

@@ -1,15 +1,23 @@
 """A VTA configuration as a mapper architecture, derived from the configuration alone:
-DRAM behind the AXI bus (its bytes per cycle the bandwidth), the INP, WGT and ACC
-scratchpads side by side as one level (their depths times entry sizes; ACC's words are
-ACC_WIDTH bits, the others 8; loads double-buffer them), and the GEMM core as a BATCH x
-BLOCK_OUT x BLOCK_IN array that unrolls N, K and C."""
+DRAM behind the AXI bus (its bytes per cycle the bandwidth); ACC, which keeps the
+outputs of a group of tiles while their reduction runs (ACC_WIDTH-bit words; groups
+alternate between its halves); INP and WGT side by side, which the steps of a group
+refill (8-bit words, double buffered); each its depth times its entry size; and the
+GEMM core as a BATCH x BLOCK_OUT x BLOCK_IN array that unrolls N, K and C.
+
+`tiling_mapping` writes a tiling of the compiler (hwgen.compiler.tiling) as a mapping
+of this architecture, so that the model and the compiler's programs can be compared."""
 from __future__ import annotations
 
+from ..compiler.tiling import ConvShape, Tiling
 from ..config import VTAConfig
+from ..errors import HwgenError
 from ..geometry import geometry
 from ..isa import MemType
 from . import energy
 from .arch import Architecture, Array, Level, Memory
+from .cost import Mapping
+from .workload import Workload
 
 # Which tensor each scratchpad keeps.
 SCRATCHPADS = ((MemType.INP, "I"), (MemType.WGT, "W"), (MemType.ACC, "O"))
@@ -19,12 +27,47 @@ def architecture(cfg: VTAConfig) -> Architecture:
     bus = geometry(cfg).bus_bytes
     dram = Memory("DRAM", ("W", "I", "O"), None, 8, energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS,
                   energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(bus))
-    pads = []
+    pads = {}
     for mt, tensor in SCRATCHPADS:
         size = cfg.depth[mt] * cfg.elem_bytes[mt]
         bits = cfg.acc_bits if mt == MemType.ACC else 8
         pj = energy.access_pj(size, bits)
-        pads.append(Memory(mt.name, (tensor,), size, bits, pj, pj))
-    levels = (Level("DRAM", (dram,)), Level("scratchpads", tuple(pads), double_buffered=True))
+        pads[mt] = Memory(mt.name, (tensor,), size, bits, pj, pj)
+    levels = (Level("DRAM", (dram,)), Level("accumulators", (pads[MemType.ACC],), double_buffered=True),
+              Level("inputs and weights", (pads[MemType.INP], pads[MemType.WGT]), double_buffered=True))
     array = Array((cfg.batch, cfg.block_out, cfg.block_in), (("N",), ("K",), ("C",)), replication=False)
     return Architecture(f"vta-{cfg.name}", levels, array).check(f"configuration {cfg.name}")
+
+
+def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
+    """The loop bounds of a convolution given in VTA blocks (depthwise: one group per
+    channel)."""
+    n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
+    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw))
+    if s.depthwise:
+        return Workload(name, G=c_out, **common)
+    return Workload(name, K=c_out, C=c_in, **common)
+
+
+def tiling_mapping(cfg: VTAConfig, s: ConvShape, t: Tiling) -> Mapping:
+    """The loop nest of the compiler's program for tiling `t` (hwgen.compiler.lowering.
+    conv.lower_conv) as a mapping of `architecture(cfg)`: groups of tiles over DRAM
+    (output channel groups innermost, then column tiles, row groups, batch); within a
+    group, ACC keeping its oc_n x h_n output tiles while the steps run over input
+    channel tiles, row tiles and output channel tiles (innermost); within a step, INP
+    and WGT holding one input chunk and one weight chunk, the GEMM's loops over the
+    tile's output channel blocks, rows and columns, input channel blocks and kernel;
+    the array unrolling BATCH, BLOCK_OUT and BLOCK_IN. Partial tiles count as whole
+    ones (imperfect factors)."""
+    def count(n: int, size: int) -> int:
+        return -(-n // size)
+    n_h, n_w, n_co = count(s.oh, t.th), count(s.ow, t.tw), count(s.cob, t.tco)
+    if s.depthwise:
+        raise HwgenError("a depthwise tiling runs block-diagonal weights on the array, which unrolls N, K and C "
+                         "of one convolution: not a mapping of this architecture")
+    dram = (("K", count(n_co, t.oc_n)), ("Q", n_w), ("P", count(n_h, t.h_n)), ("N", s.nb))
+    acc = (("K", min(t.oc_n, n_co)), ("P", min(t.h_n, n_h)), ("C", count(s.cib, t.tci)))
+    step = (("S", s.kw), ("R", s.kh), ("C", min(t.tci, s.cib)), ("Q", min(t.tw, s.ow)), ("P", min(t.th, s.oh)),
+            ("K", min(t.tco, s.cob)))
+    spatial = ((("N", cfg.batch),), (("K", cfg.block_out),), (("C", cfg.block_in),))
+    return Mapping((dram, acc, step), spatial)

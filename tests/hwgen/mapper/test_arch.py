@@ -111,12 +111,13 @@ def test_vta_configurations_convert_from_their_fields(name):
     cfg = load_config(name)
     f = cfg.to_dict()
     arch = architecture(cfg)
-    pads = arch.levels[1]
-    assert [m.name for m in pads.memories] == ["INP", "WGT", "ACC"] and pads.double_buffered
+    acc, pads = arch.levels[1:]
+    assert [m.name for m in acc.memories] == ["ACC"] and acc.holds == ("O",) and acc.double_buffered
+    assert [m.name for m in pads.memories] == ["INP", "WGT"] and pads.holds == ("W", "I") and pads.double_buffered
     # VTA's LOG_*_BUFF_SIZE fields are log2 of bytes
-    assert [m.size_bytes for m in pads.memories] == [1 << f["LOG_INP_BUFF_SIZE"], 1 << f["LOG_WGT_BUFF_SIZE"],
-                                                    1 << f["LOG_ACC_BUFF_SIZE"]]
-    assert pads.memory_of("O").word_bits == 1 << f["LOG_ACC_WIDTH"]
+    assert [m.size_bytes for m in (*pads.memories, *acc.memories)] == [
+        1 << f["LOG_INP_BUFF_SIZE"], 1 << f["LOG_WGT_BUFF_SIZE"], 1 << f["LOG_ACC_BUFF_SIZE"]]
+    assert acc.memory_of("O").word_bits == 1 << f["LOG_ACC_WIDTH"]
     assert arch.array.dims == (1 << f["LOG_BATCH"], 1 << f["LOG_BLOCK_OUT"], 1 << f["LOG_BLOCK_IN"])
     assert arch.levels[0].memories[0].bandwidth == f["AXI_DATA_BITS"] // 8
 

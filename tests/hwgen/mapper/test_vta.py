@@ -1,0 +1,47 @@
+"""The compiler's tilings as mappings of a VTA configuration's architecture: where the
+tiles divide the layer and nothing is padded, the model's DRAM traffic is the
+compiler's own closed form (hwgen.compiler.tiling.dram_bytes, which tsim's counters
+check) and its steps are the GEMM's micro-op iterations."""
+import itertools
+
+import pytest
+
+from hwgen import load_config
+from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, fits
+from hwgen.errors import HwgenError
+from hwgen.mapper.cost import evaluate
+from hwgen.mapper.vta import architecture, tiling_mapping, workload
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@pytest.mark.parametrize("config", ["default", "1x8x8", "1x32x32", "2x16x16"])
+def test_dividing_tilings_move_what_the_compiler_moves(config):
+    cfg = load_config(config)
+    arch = architecture(cfg)
+    checked = 0
+    for size, ci, co, k, stride in ((28, 64, 64, 3, 1), (14, 128, 256, 1, 2), (8, 256, 128, 3, 1)):
+        s = ConvShape.of(cfg, 1, ci, co, size + k - 1 if stride == 1 else size, size + k - 1 if stride == 1 else size,
+                         k, k, (stride, stride), (0, 0))
+        for th, tw, tco, tci in itertools.product(_divisors(s.oh)[-3:], _divisors(s.ow)[-3:], _divisors(s.cob)[:3],
+                                                  _divisors(s.cib)[-2:]):
+            for oc_n, h_n in ((1, 1), (1, 2), (2, 1)):
+                t = Tiling(th, tw, tco, tci, oc_n, h_n, reuse=True)
+                if not fits(cfg, s, t) or (s.cob // tco) % oc_n or (s.oh // th) % h_n:
+                    continue
+                cost = evaluate(arch, workload(cfg, s), tiling_mapping(cfg, s, t))
+                moved = {t_: a["reads"] + a["writes"] for (mem, t_), a in cost.accesses.items() if mem == "DRAM"}
+                b = dram_bytes(cfg, s, t)
+                assert (moved["I"], moved["W"], moved["O"]) == (b["INP"], b["WGT"], b["OUT"]), (s, t)
+                assert cost.cycles >= s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
+                checked += 1
+    assert checked > 20
+
+
+def test_a_depthwise_tiling_is_refused():
+    cfg = load_config("default")
+    s = ConvShape.of(cfg, 1, 64, 64, 16, 16, 3, 3, (1, 1), (1, 1), depthwise=True)
+    with pytest.raises(HwgenError, match="depthwise"):
+        tiling_mapping(cfg, s, Tiling(4, 4, 1, 1, 1, 1, reuse=True))
