@@ -417,3 +417,28 @@ def test_an_acc_load_beside_a_gemm_by_hand(sram_base, x_size, gemm_dst, cycles):
     b.gemm([[gemm_dst + k, k, k] for k in range(4)])
     b.load("ACC", sram_base, a, 0, y_size=1, x_size=x_size, x_stride=x_size)
     assert predict(b.finish()) == cycles
+
+
+def test_stores_and_tokens_by_hand():
+    """Three stores, each pushing a token to the compute module, whose second and third
+    LOAD.UOP and FINISH pop them in turn (no compute overlap). Stores of OUT entries (4
+    bytes): 10 + 16 (round trip) + max(beats, entries) + 3 per burst.
+    - store module: 2 rows of 8 entries (8 beats, 2 bursts): 0 to 48, token at 49; one
+      entry: 48 to 78, token at 79; 2 rows of 8 again: 78 to 126, token at 127;
+    - compute: LOAD.UOP (one micro-op: 26 cycles) 0 to 26, ALU (7) 27 to 34; LOAD.UOP
+      after the first token, 49 to 75, ALU 76 to 83; LOAD.UOP after the second token
+      (79) and the ALU: 84 to 110, ALU 111 to 118; FINISH after the third token, 127
+      to 128."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": False}))
+    y = b.output("y", (2 * 8 * 4,), "int8")
+    b.store(0, y, 0, y_size=2, x_size=8, x_stride=8)
+    b.dep_push("store", "compute")
+    b.store(1, y, 0, y_size=1, x_size=1, x_stride=1)
+    b.dep_push("store", "compute")
+    b.store(0, y, 0, y_size=2, x_size=8, x_stride=8)
+    b.alu("ADD", [[0, 0]], imm=1)
+    b.dep_pop("store", "compute")
+    b.alu("ADD", [[1, 1]], imm=1)
+    b.dep_pop("store", "compute")
+    b.alu("ADD", [[2, 2]], imm=1)
+    assert predict(b.finish()) == 128 + 22
