@@ -442,3 +442,20 @@ def test_stores_and_tokens_by_hand():
     b.dep_pop("store", "compute")
     b.alu("ADD", [[2, 2]], imm=1)
     assert predict(b.finish()) == 128 + 22
+
+
+def test_an_instruction_beside_a_running_unit_waits_for_its_scan_by_hand():
+    """An instruction issued beside a running unit first scans its micro-ops (their
+    number + 3 cycles from its issue). ALU A (one micro-op at 0, ACC half 1) and a GEMM
+    (4 micro-ops at 1..4, half 0), each after its LOAD.UOP, then both again (resident):
+    - LOAD.UOP [0, 1) 0 to 26; A, alone, 26 to 33 (footprint known at 26 + 1 + 5 = 32);
+    - LOAD.UOP [1, 5) (3 beats, 4 writes: 29 cycles) waits for that footprint: 32 to 61;
+    - the GEMM reads it: 61 to 71, alone (footprint known at 61 + 4 + 5 = 70);
+    - A again, issued at 62, waits for the GEMM's footprint: 70 to 77, beside it;
+    - the GEMM again, issued at 71 beside A (apart, A's footprint known): its scan holds
+      it until 71 + 4 + 3 = 78; 78 to 88; FINISH 88 to 89."""
+    b = ProgramBuilder(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}))
+    for _ in range(2):
+        b.alu("ADD", [[64, 64]], imm=1)
+        b.gemm([[k, k, k] for k in range(4)])
+    assert predict(b.finish()) == 89 + 22
