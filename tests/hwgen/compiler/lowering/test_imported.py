@@ -103,3 +103,19 @@ def test_tsim_runs_imported_models_bit_exact(models):
         if key == "p2":
             want = layer_tensors(models[key], net, quant, xf)["output"]
             assert np.array_equal(quant["output"].dequantize(result["output"]).reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused-add", "add"])
+@pytest.mark.parametrize("sym", [True, False], ids=["int8", "uint8"])
+def test_tiny_lowered_in_this_process_bit_exact_on_fsim(models, sym, fuse):
+    """The imported adds (zero points, each input's multiplier word, the sum's shift),
+    fused into their convolution or alone, lowered in this process (jobs=1) and run on
+    fsim: bit for bit against the IR reference."""
+    net, quant = load_onnx(models[sym])
+    cfg = load_config(CONFIGS["multiply"])
+    compiled = compile_network(net, cfg, fuse_adds=fuse, jobs=1)
+    assert any(c.where == "vta" and "add" in c.layer.kind for c in compiled)
+    for seed in (0, 1):
+        x = quant["input"].quantize(np.random.default_rng(seed).normal(0, 1, net.input_shape))
+        result = run_network(net, cfg, compiled, x, target("fsim"))
+        assert np.array_equal(result["output"], net.reference(x))
