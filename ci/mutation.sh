@@ -18,9 +18,9 @@
 # mutants (no observable difference), with the reason.
 # Time with one worker (CHILDREN=1) on this two-core machine: the devices, fit, front,
 # space and host driver modules 4 minutes (1,134 mutants), the cycle model 11 (627),
-# the lowering about 45 (2,723: its tests run the compiler on fsim), EngineIR's cost and
-# extraction over an hour (1,377: a mutated cost often makes the extraction search run
-# until the timeout); the configuration to floorplan modules 11 minutes on two workers
+# the lowering about 40 (2,723, estimated: half of them took 18; its tests run the
+# compiler on fsim), EngineIR's cost and extraction over an hour (1,377, estimated: a
+# mutated cost often makes the extraction search run until the timeout); the configuration to floorplan modules 11 minutes on two workers
 # (2,517). The tests run with a cache of their own ($HWGEN_CACHE, removed at the end):
 # every mutant's sources have one digest, so tilings chosen under one mutant would be
 # kept for the next runs; within a run they are shared (a mutant of the tiling search
