@@ -181,8 +181,9 @@ def shrink_hint(resource: str, cfg, fam: Family) -> str:
     parts = []
     for sp in pads:
         kib = sp.entry_bits * sp.depth // 8 // 1024
-        copies = (f" stored {sp.read_ports} times for its read ports (ACC_READ_PORTS 1 stores it once)"
-                  if sp.read_ports > 1 else "")
+        # the second copy's field: ACC's second read port, UOP's is compute overlap's
+        once = "ACC_READ_PORTS 1" if sp.buffer.name == "ACC" else "COMPUTE_OVERLAP false"
+        copies = f" stored {sp.read_ports} times for its read ports ({once} stores it once)" if sp.read_ports > 1 else ""
         field = "ACC" if sp.buffer.name == "OUT" else sp.buffer.name     # OUT has ACC's depth
         parts.append(f"{sp.buffer.name} {kib} KiB{copies} (LOG_{field}_BUFF_SIZE "
                      f"{getattr(cfg, f'LOG_{field}_BUFF_SIZE')})")

@@ -70,6 +70,8 @@ def test_fit_names_each_resource_over_budget_and_the_fix():
     assert bram.startswith("127 RAMB36 used, the budget on xc7z020 is 126 (140 less 10% headroom)")
     assert "WGT 256 KiB (LOG_WGT_BUFF_SIZE 18), ACC 128 KiB stored 2 times" in bram
     assert "ACC_READ_PORTS 1 stores it once" in bram and "OUT 32 KiB (LOG_ACC_BUFF_SIZE 17)" in bram
+    # UOP's second read port is compute overlap's, not ACC_READ_PORTS'
+    assert "UOP 32 KiB stored 2 times for its read ports (COMPUTE_OVERLAP false stores it once)" in bram
     assert "set DSP_PACKING to true" in dsp and "LOG_BLOCK_IN" in dsp
     packed = load_config("default").replace(FPGA="xc7")
     assert "DSP_PACKING" not in Fit(DEVICES["xc7z020"], {"lut": 0, "ff": 0, "bram": 0, "dsp": 221}, 0).problems(packed)[0]
