@@ -33,7 +33,7 @@ from hwgen.compiler.pipeline import compile_network
 from hwgen.config import VTAConfig
 from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
-from hwgen.files import cache_root, replacing
+from hwgen.files import cache_root, replacing, source_digest
 from hwgen.flows import core_synthesis
 from hwgen.tech import load_tech
 from sim.runtime import verify_network
@@ -85,13 +85,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def measured_sources() -> str:
     """A digest of the sources in MEASURED (paths and contents, the tsim harness
     included) and of the Verilator installation."""
-    h = hashlib.sha256(str(verilator_root()).encode())
-    for name in MEASURED:
-        path = ROOT / name
-        for f in sorted(p for p in path.rglob("*") if p.suffix in (".py", ".cpp")) if path.is_dir() else [path]:
-            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0")
-            h.update(hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()[:16]
+    return hashlib.sha256((source_digest(ROOT, MEASURED, (".py", ".cpp")) + str(verilator_root())).encode()
+                          ).hexdigest()[:16]
 
 
 def results_dir() -> Path:

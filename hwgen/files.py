@@ -182,6 +182,21 @@ def sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def source_digest(root: Path, names: Iterable[str], suffixes: tuple[str, ...] = (".py",)) -> str:
+    """SHA-256 (hex) of the files `names` under `root` (a name is a file, a directory
+    whose files with `suffixes` count, recursively, or a glob): their paths relative to
+    `root` and their contents, so that a renamed, added or edited source changes it."""
+    h = hashlib.sha256()
+    for name in names:
+        path = root / name
+        found = (sorted(f for f in path.rglob("*") if f.suffix in suffixes) if path.is_dir()
+                 else [path] if path.exists() else sorted(root.glob(name)))
+        for f in found:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def read_bytes(path: str | Path, what: str) -> bytes:
     """The contents of `what` file `path`; an unreadable file is an error naming it."""
     path = Path(path)

@@ -9,7 +9,7 @@ GEMM core as a BATCH x BLOCK_OUT x BLOCK_IN array that unrolls N, K and C.
 of this architecture, so that the model and the compiler's programs can be compared."""
 from __future__ import annotations
 
-from ..compiler.tiling import ConvShape, Tiling
+from ..compiler.tiling import ConvShape, Tiling, blocks
 from ..config import VTAConfig
 from ..errors import HwgenError
 from ..geometry import geometry
@@ -59,14 +59,12 @@ def tiling_mapping(cfg: VTAConfig, s: ConvShape, t: Tiling) -> Mapping:
     tile's output channel blocks, rows and columns, input channel blocks and kernel;
     the array unrolling BATCH, BLOCK_OUT and BLOCK_IN. Partial tiles count as whole
     ones (imperfect factors)."""
-    def count(n: int, size: int) -> int:
-        return -(-n // size)
-    n_h, n_w, n_co = count(s.oh, t.th), count(s.ow, t.tw), count(s.cob, t.tco)
+    n_h, n_w, n_co = blocks(s.oh, t.th), blocks(s.ow, t.tw), blocks(s.cob, t.tco)
     if s.depthwise:
         raise HwgenError("a depthwise tiling runs block-diagonal weights on the array, which unrolls N, K and C "
                          "of one convolution: not a mapping of this architecture")
-    dram = (("K", count(n_co, t.oc_n)), ("Q", n_w), ("P", count(n_h, t.h_n)), ("N", s.nb))
-    acc = (("K", min(t.oc_n, n_co)), ("P", min(t.h_n, n_h)), ("C", count(s.cib, t.tci)))
+    dram = (("K", blocks(n_co, t.oc_n)), ("Q", n_w), ("P", blocks(n_h, t.h_n)), ("N", s.nb))
+    acc = (("K", min(t.oc_n, n_co)), ("P", min(t.h_n, n_h)), ("C", blocks(s.cib, t.tci)))
     step = (("S", s.kw), ("R", s.kh), ("C", min(t.tci, s.cib)), ("Q", min(t.tw, s.ow)), ("P", min(t.th, s.oh)),
             ("K", min(t.tco, s.cob)))
     spatial = ((("N", cfg.batch),), (("K", cfg.block_out),), (("C", cfg.block_in),))

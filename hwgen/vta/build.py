@@ -25,7 +25,7 @@ from amaranth.lib.wiring import Flow
 
 from .. import __version__
 from ..errors import HwgenError
-from ..files import cache_root, cached_entry
+from ..files import cache_root, cached_entry, source_digest
 from ..geometry import geometry
 from ..isa.opcodes import MemType
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTER_BASE, COUNTERS, REGISTERS
@@ -56,11 +56,7 @@ GENERATOR_SOURCES = ("vta/*.py", "isa/*.py", "config.py", "devices.py", "geometr
 @cache
 def generator_digest() -> str:
     """A digest of the generator's sources (GENERATOR_SOURCES, names and contents)."""
-    h = hashlib.sha256()
-    for path in sorted(p for pattern in GENERATOR_SOURCES for p in HWGEN.glob(pattern)):
-        h.update(str(path.relative_to(HWGEN)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    return source_digest(HWGEN, GENERATOR_SOURCES)[:16]
 
 
 def verilog_cache() -> Path:

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
+from ... import files
 from ...files import cache_root, replacing
 from ..tiling import ConvShape, Tiling
 
@@ -77,13 +78,7 @@ def prune(everything: bool = False) -> list[dict]:
 @cache
 def source_digest() -> str:
     """SHA-256 of the sources in SOURCES (their paths and contents)."""
-    h = hashlib.sha256()
-    for name in SOURCES:
-        path = _HWGEN / name
-        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            h.update(f.relative_to(_HWGEN).as_posix().encode() + b"\0")
-            h.update(hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
+    return files.source_digest(_HWGEN, SOURCES)
 
 
 def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual) -> str:
