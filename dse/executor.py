@@ -15,7 +15,9 @@ from hwgen import __version__
 from hwgen.errors import HwgenError
 
 
-# How long a given cluster may take to show its first worker (one starting meanwhile).
+# How long a given scheduler may take to answer (Dask retries a refused connection
+# until then), and to show its first worker (one starting meanwhile).
+CONNECT_SECONDS = 20
 WORKER_WAIT_SECONDS = 60
 
 
@@ -42,7 +44,7 @@ class Executor:
     def __enter__(self) -> "Executor":
         try:
             if self.scheduler is not None:
-                self.client = Client(self.scheduler, timeout="20s")
+                self.client = Client(self.scheduler, timeout=f"{CONNECT_SECONDS}s")
             else:
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                              dashboard_address=None, silence_logs=40)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import sim
-from dse import Executor, load_space, run_sweep
+from dse import Executor, executor, load_space, run_sweep
 from dse.evaluate import results_dir, scaled_area
 from dse.sweep import jobs
 from hwgen import VTAConfig
@@ -138,7 +138,8 @@ def test_sweep_on_a_separately_started_dask_cluster(space, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_unreachable_scheduler_and_bad_space_are_bad_input(tmp_path, capsys):
+def test_unreachable_scheduler_and_bad_space_are_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(executor, "CONNECT_SECONDS", 2)
     path = tmp_path / "space.yaml"
     path.write_text(SPACE)
     assert main(["dse", str(path), "-o", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9"]) == 2

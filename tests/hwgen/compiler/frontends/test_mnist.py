@@ -33,11 +33,13 @@ def test_set(quantized):
         mnist.scores(ort.InferenceSession(str(quantized.parent / "mnist.onnx")), x).argmax(axis=1)
 
 
-# fsim with ALU_EXT (loads pad max pools with -128), tsim without (the host pads them)
-@pytest.mark.parametrize("target_name,fields", [("fsim", {"ALU_RESCALE": "multiply", "ALU_EXT": True}),
-                                                ("tsim", {"ALU_RESCALE": "multiply"})])
-def test_mnist_on_the_accelerator_agrees_with_onnx_runtime(quantized, test_set, target_name, fields):
-    x, labels, theirs, float_top1 = test_set
+# fsim with ALU_EXT (loads pad max pools with -128) on the whole test set; tsim without
+# (the host pads them) on its first 256 digits: bit-exact with ONNX Runtime there implies
+# its accuracy too, which the whole set measures
+@pytest.mark.parametrize("target_name,fields,digits", [("fsim", {"ALU_RESCALE": "multiply", "ALU_EXT": True}, None),
+                                                       ("tsim", {"ALU_RESCALE": "multiply"}, 256)])
+def test_mnist_on_the_accelerator_agrees_with_onnx_runtime(quantized, test_set, target_name, fields, digits):
+    x, labels, theirs, float_top1 = (a[:digits] for a in test_set)
     net, quant = load_onnx(quantized)
     batch = net.batched(len(x))
     cfg = load_config(fields)
@@ -47,5 +49,6 @@ def test_mnist_on_the_accelerator_agrees_with_onnx_runtime(quantized, test_set, 
     ours = quant["output"].dequantize(result["output"]).reshape(len(x), -1)
     assert np.array_equal(ours, theirs)
     assert np.array_equal(ours.argmax(axis=1), theirs.argmax(axis=1))
-    accuracy, float_accuracy = np.mean(ours.argmax(axis=1) == labels), np.mean(float_top1 == labels)
-    assert float_accuracy > 0.9 and accuracy >= float_accuracy - 0.01     # quantization costs at most a point
+    if digits is None:
+        accuracy, float_accuracy = np.mean(ours.argmax(axis=1) == labels), np.mean(float_top1 == labels)
+        assert float_accuracy > 0.9 and accuracy >= float_accuracy - 0.01   # quantization costs at most a point
