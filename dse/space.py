@@ -17,6 +17,8 @@ file, the key and the fix.
       fpga: xc7                         # synthesize each point for this family (optional)
       asic: example                     # scaled area: the floorplan's die with this tech (optional)
     budget: {device: xc7z020, headroom_percent: 10}   # optional; needs area.fpga of its family
+                                        # or {board: pynq-z1, ...}: its device, and no point's bus
+                                        # (AXI_DATA_BITS) wider than the board's memory port
     objectives: [area, cycles]          # optional, the default; the fronts' objectives (dse.objectives)
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from boards import BOARDS
 from hwgen.compiler.frontends import zoo
 from hwgen.config import FIELDS, load_config, shipped_configs
 from hwgen.devices import DEVICES, FAMILIES
@@ -43,8 +46,11 @@ NETWORK_KEYS = {"name", "size", "classes"}
 
 @dataclass(frozen=True)
 class Budget:
+    """The device every point must fit, with `headroom_percent` of it left free; `board`:
+    the board carrying it, when the space names one (its memory port bounds the bus)."""
     device: str
     headroom_percent: float = 10.0
+    board: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,19 +188,33 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
 
     budget = doc.get("budget")
     if budget is not None:
-        if not isinstance(budget, dict) or "device" not in budget or not set(budget) <= {"device", "headroom_percent"}:
-            raise _error(path, "budget", "a mapping {device: NAME, headroom_percent: P}")
-        dev = DEVICES.get(budget["device"])
+        if not isinstance(budget, dict) or not {"device", "board"} & set(budget) \
+                or not set(budget) <= {"device", "board", "headroom_percent"}:
+            raise _error(path, "budget", "a mapping {device: NAME, headroom_percent: P} or {board: NAME, "
+                         "headroom_percent: P}")
+        board = None
+        if "board" in budget:
+            board = BOARDS.get(budget["board"])
+            if board is None:
+                raise _error(path, "budget.board", f"unknown board {budget['board']!r}; choose among "
+                             f"{', '.join(BOARDS)}")
+            if budget.get("device", board.device_name) != board.device_name:
+                raise _error(path, "budget.device", f"the {board.title} carries {board.device_name}, not "
+                             f"{budget['device']}: give the board or the device")
+        key = "budget.board" if board is not None else "budget.device"
+        dev = DEVICES.get(board.device_name if board is not None else budget["device"])
         if dev is None:
-            raise _error(path, "budget.device", f"unknown device {budget['device']!r}; choose among "
-                         f"{', '.join(DEVICES)}")
+            raise _error(path, key, f"unknown device {budget['device']!r}; choose among {', '.join(DEVICES)}")
         if fpga != dev.family.name:
-            raise _error(path, "budget.device", f"{dev.name} is a {dev.family.title} device: set area.fpga to "
+            article = "an" if dev.family.title[0] in "AEIOU" else "a"
+            raise _error(path, key, f"{dev.name} is {article} {dev.family.title} device: set area.fpga to "
                          f"{dev.family.name} so that each point is synthesized for it")
         head = budget.get("headroom_percent", 10.0)
         if not isinstance(head, (int, float)) or isinstance(head, bool) or not 0 <= head < 100:
             raise _error(path, "budget.headroom_percent", f"a number in [0, 100), got {head!r}")
-        budget = Budget(dev.name, float(head))
+        if board is not None:
+            _within_port(path, board, base, unique, extra, axes)
+        budget = Budget(dev.name, float(head), None if board is None else board.name)
     if fpga is not None:
         for c in unique:
             family = {**base, **c}.get("FPGA", "none")
@@ -205,6 +225,22 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
     objectives = DEFAULT if "objectives" not in doc else \
         _objectives(path, doc["objectives"], fpga is not None or asic is not None)
     return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes), objectives)
+
+
+def _within_port(path: Path, board, base: dict, points: list[dict], extra: list[dict], axes: dict) -> None:
+    """Every point's bus no wider than `board`'s memory port: a wider core would meet
+    the port through a width converter, and the cycles measured for it would not hold
+    on the board."""
+    port = board.memory
+    for c in points:
+        bits = {**base, **c}.get("AXI_DATA_BITS", FIELDS["AXI_DATA_BITS"].default)
+        if bits > port.data_bits:
+            axis = next((k for k, v in axes.items() if any("AXI_DATA_BITS" in x for x in v)), None)
+            key = "base" if "AXI_DATA_BITS" not in c else "points" if c in extra or axis is None else f"fields.{axis}"
+            raise _error(path, key, f"point {point_label(c)} has a {bits}-bit bus, wider than the {board.title}'s "
+                         f"memory port ({port.name}, {port.data_bits} bits): its cycles would not hold on the "
+                         f"board; keep AXI_DATA_BITS at most {port.data_bits}, or give budget.device instead of "
+                         "budget.board")
 
 
 def _objectives(path: Path, names, measures_area: bool) -> tuple[str, ...]:

@@ -68,6 +68,9 @@ def test_bad_spaces_are_refused_by_name(tmp_path, text, words):
 KEYS_TEXT = "area, base, budget, fields, networks, objectives, points"
 ZOO_TEXT = "resnet18, resnet34, resnet50, mobilenet_v1"
 NETWORK_FORM = "a zoo name or {name: N, size: S, classes: C}, got "
+BUDGET_FORM = "a mapping {device: NAME, headroom_percent: P} or {board: NAME, headroom_percent: P}"
+PYNQ_PORT = "memory port (S_AXI_ACP, 64 bits): its cycles would not hold on the board; keep AXI_DATA_BITS at " \
+    "most 64, or give budget.device instead of budget.board"
 
 
 @pytest.mark.parametrize("text,key,msg", [
@@ -109,14 +112,31 @@ NETWORK_FORM = "a zoo name or {name: N, size: S, classes: C}, got "
      "a mapping with fpga (a family: xc7, cyclonev, ecp5) and/or asic (a tech)"),
     ("networks: [resnet18]\narea: {fpga: xc8}", "area.fpga", "unknown family 'xc8'; choose among xc7, cyclonev, ecp5"),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, margin: 1}", "budget",
-     "a mapping {device: NAME, headroom_percent: P}"),
+     BUDGET_FORM),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {headroom_percent: 5}", "budget",
-     "a mapping {device: NAME, headroom_percent: P}"),
-    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: [device]", "budget", "a mapping {device: NAME, headroom_percent: P}"),
+     BUDGET_FORM),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: [device]", "budget", BUDGET_FORM),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z010}", "budget.device",
      "unknown device 'xc7z010'; choose among xc7z020, 5cseba6, lfe5u-85f"),
     ("networks: [resnet18]\narea: {fpga: ecp5}\nbudget: {device: xc7z020}", "budget.device",
      "xc7z020 is a Xilinx 7-series device: set area.fpga to xc7 so that each point is synthesized for it"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z3}", "budget.board",
+     "unknown board 'pynq-z3'; choose among de10-nano, pynq-z1, pynq-z2"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: de10-nano}", "budget.board",
+     "5cseba6 is an Intel Cyclone V device: set area.fpga to cyclonev so that each point is synthesized for it"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z1, device: lfe5u-85f}", "budget.device",
+     "the Digilent Pynq-Z1 carries xc7z020, not lfe5u-85f: give the board or the device"),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z2}\nfields: {AXI_DATA_BITS: [64, 128]}",
+     "fields.AXI_DATA_BITS", "point axi128 has a 128-bit bus, wider than the TUL Pynq-Z2's " + PYNQ_PORT),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z1}\n"
+     "fields: {shape: [{LOG_BLOCK: 4}, {LOG_BLOCK: 5, AXI_DATA_BITS: 256}]}",
+     "fields.shape", "point blk32 axi256 has a 256-bit bus, wider than the Digilent Pynq-Z1's " + PYNQ_PORT),
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z1}\npoints: [{AXI_DATA_BITS: 512}]",
+     "points", "point axi512 has a 512-bit bus, wider than the Digilent Pynq-Z1's " + PYNQ_PORT),
+    ("networks: [resnet18]\nbase: 1x16x16-axi128\narea: {fpga: cyclonev}\nbudget: {board: de10-nano}", "base",
+     "point base has a 128-bit bus, wider than the Terasic DE10-Nano's memory port (f2h_axi_slave, 64 bits): its "
+     "cycles would not hold on the board; keep AXI_DATA_BITS at most 64, or give budget.device instead of "
+     "budget.board"),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: 100}",
      "budget.headroom_percent", "a number in [0, 100), got 100"),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020, headroom_percent: -0.5}",
@@ -147,6 +167,24 @@ def test_bad_space_messages_in_full(tmp_path, text, key, msg):
     with pytest.raises(HwgenError) as e:
         load_space(path)
     assert str(e.value) == f"space {path}: {key}: {msg}"
+
+
+def test_a_board_budget_is_its_device_with_the_bus_bounded_by_its_port(tmp_path):
+    s = load_space(write(tmp_path, """
+networks: [resnet18]
+area: {fpga: xc7}
+budget: {board: pynq-z2, headroom_percent: 5}
+fields: {AXI_DATA_BITS: [64], LOG_BLOCK: [4, 5]}
+"""))
+    assert (s.budget.device, s.budget.board, s.budget.headroom_percent) == ("xc7z020", "pynq-z2", 5)
+    assert s.base["AXI_DATA_BITS"] == 64 and len(s.changes) == 2
+    same = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: cyclonev}\n"
+                                      "budget: {board: de10-nano, device: 5cseba6}"))
+    assert (same.budget.device, same.budget.board) == ("5cseba6", "de10-nano")
+    # a device alone bounds nothing: a 512-bit point on the xc7z020 is a design question, not a board's
+    wide = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020}\n"
+                                      "fields: {AXI_DATA_BITS: [64, 512]}"))
+    assert wide.budget.board is None and len(wide.changes) == 2
 
 
 def test_bad_space_documents_in_full(tmp_path):
