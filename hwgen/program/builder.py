@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import HwgenError
-from ..isa import AluOp, Instruction, MemType, Module, Opcode, encode_uops
+from ..isa import AluOp, Instruction, MemType, Module, Opcode, decode_uops, encode_uops
 from ..isa.opcodes import alu_op_error
 from .check import check_program
 from .format import ROLES, Program, Region
@@ -80,10 +80,15 @@ class ProgramBuilder:
         self._uop_fixups: list[tuple[int, int]] = []  # (instruction, image offset)
         self._resident: dict[bytes, int] = {}         # kernel -> uop buffer slot
         self._uop_next = 0
+        self._uop_loads: dict[int, np.ndarray] = {}   # UOP load instruction -> the words it loads
+        self._sealed = False
+        self._observer, self._every = None, 0
 
     # -- DRAM regions -----------------------------------------------------------------
     def alloc(self, name: str, shape, dtype, role: str = "input", layout: str = "", data=None) -> Region:
         """Reserve a DRAM region; `data` (if given) is its initial contents."""
+        if self._sealed and role != "uop":
+            raise HwgenError(f"region {name!r}: the builder is sealed (no region after the instructions start)")
         if name in self.regions or (name == UOP_REGION and role != "uop"):
             raise HwgenError(f"region {name!r} already exists; choose another name")
         if role not in ROLES:
@@ -127,7 +132,24 @@ class ProgramBuilder:
         self._pending[m] = [0, 0]
         self.insns.append(insn)
         self._last[m] = len(self.insns) - 1
+        if self._observer is not None and len(self.insns) % self._every == 0:
+            self._observer()
         return self._last[m]
+
+    def observe(self, callback, every: int) -> None:
+        """Call `callback()` after every `every` instructions (a model following the
+        program as it is written; an exception it raises ends the writing)."""
+        self._observer, self._every = callback, every
+
+    def seal(self) -> None:
+        """No more regions: the micro-op image will go where the next region would, so
+        each micro-op load gets its final DRAM address when emitted (a model following
+        the writing times it right)."""
+        self._sealed = True
+
+    def loaded_uops(self, i: int, insn: Instruction) -> np.ndarray:
+        """(3, n): dst, src and wgt indices of the micro-ops UOP load number `i` loads."""
+        return np.stack(decode_uops(self.cfg, self._uop_loads[i]))
 
     def _noop(self, m: Module, **flags) -> int:
         op, mt = _NOOP[m]
@@ -195,7 +217,12 @@ class ProgramBuilder:
             self._uop_words.append(words)
             self._uop_size += n
         bgn = self._uop_next
-        i = self.emit(Instruction(Opcode.LOAD, memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n))
+        fields = dict(memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n)
+        if self._sealed:
+            fields["dram_base"] = self._top // self.cfg.elem_bytes[MemType.UOP] + self._kernels[key]
+        i = len(self.insns)
+        self._uop_loads[i] = words
+        self.emit(Instruction(Opcode.LOAD, **fields))
         self._uop_fixups.append((i, self._kernels[key]))
         self._resident[key] = bgn
         self._uop_next += n

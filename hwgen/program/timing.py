@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from functools import lru_cache
+from typing import Iterator
 
 import numpy as np
 
 from ..geometry import BOUNDARY_BYTES, LATE_OPS, OVERLAP_WINDOW, alu_interval, gemm_interval, geometry, overlap_halves
 from ..isa import AluOp, Instruction, MemType, Module, Opcode
 from .check import block_shape, loaded_uops, loop_max
-from .tokens import neighbour_queues, schedule
+from .tokens import MODULE_QUEUES, schedule
 
 # A memory round trip in cycles: tsim's memory model by default.
 MEMORY_LATENCY = 16
@@ -109,8 +110,11 @@ class _ReadChannel:
 
 
 class _Model:
-    def __init__(self, program, latency: int):
-        self.cfg, self.program = program.config, program
+    """The model of one program: `insns` (a list that may still grow, see `Stream`) and
+    `uops(i, insn)`, the (3, n) micro-ops that UOP load `insn` (number i) copies."""
+
+    def __init__(self, cfg, insns: list[Instruction], uops, latency: int):
+        self.cfg, self.insns, self.uops = cfg, insns, uops
         g = geometry(self.cfg)
         self.bus, self.max_burst = g.bus_bytes, g.max_burst
         self.latency = latency
@@ -174,10 +178,10 @@ class _Model:
         return UNIT_FIXED + self.iterations(insn) * interval
 
     # -- footprints ----------------------------------------------------------------------------
-    def uop_load(self, insn: Instruction) -> None:
+    def uop_load(self, i: int, insn: Instruction) -> None:
         n = insn.y_size * insn.x_size
         if n:
-            self.uop[:, insn.sram_base:insn.sram_base + n] = loaded_uops(self.cfg, self.program.dram, insn)
+            self.uop[:, insn.sram_base:insn.sram_base + n] = self.uops(i, insn)
             self.extremes.clear()
 
     def halves(self, insn: Instruction) -> frozenset:
@@ -200,25 +204,43 @@ class _Model:
         return touched
 
     # -- the run -----------------------------------------------------------------------------------
-    def run(self, limit: int | None = None) -> int:
-        insns = self.program.insns
-        # GEMMs run one after another (on the GEMM unit, or on a sequential compute
-        # module), so the run ends no sooner than the last one's end plus those left
-        gemm_left = 0 if limit is None else sum(self.unit_cycles(insn) for insn in insns
-                                                 if insn.opcode == Opcode.GEMM)
+    def unit_work(self, insn: Instruction) -> int:
+        """A GEMM's or ALU's cycles beyond its fixed cost: a convolution's programs all
+        have the same total of each kind, whatever their tiling (`Stream`)."""
+        return self.unit_cycles(insn) - UNIT_FIXED
+
+    def work(self) -> tuple[int, int]:
+        """The GEMM and ALU work (`unit_work`) of all the instructions."""
+        gemm = sum(self.unit_work(insn) for insn in self.insns if insn.opcode == Opcode.GEMM)
+        return gemm, sum(self.unit_work(insn) for insn in self.insns if insn.opcode == Opcode.ALU)
+
+    def run(self, limit: int | None = None, work: tuple[int, int] | None = None,
+            complete=None) -> Iterator[int | None]:
+        """Yields None where the program must grow first (see `tokens.schedule`'s
+        `complete`), then, last, the prediction; with `limit`: `limit` as soon as the
+        program cannot end before it. GEMMs run one after another, and so do ALU
+        instructions (on their units; without compute overlap all of them one after
+        another), so the run ends no sooner than the last one's end plus the `work` (the
+        program's GEMM and ALU work, `work()` if None) of those left."""
+        insns = self.insns
+        gemm_left, alu_left = (self.work() if work is None else work) if limit is not None else (0, 0)
+        gemm_end = alu_end = 0
         pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
         end = 0
-        modules = [insn.module for insn in insns]
-        for i in schedule(insns, modules=modules):   # every instruction after those that push the tokens it pops
+        modules = []
+        for i in schedule(insns, modules=modules, complete=complete):   # every instruction after those that
+            if i is None:                                                 # push the tokens it pops
+                yield None
+                continue
             insn, m = insns[i], modules[i]
-            (pop_prev, pop_next), (push_prev, push_next) = neighbour_queues(m)
+            (pop_prev, pop_next), (push_prev, push_next) = MODULE_QUEUES[m]
             ready = 0
             for q in (q for q, flag in ((pop_prev, insn.pop_prev), (pop_next, insn.pop_next)) if flag):
                 ready = max(ready, pushed[q][popped.get(q, 0)])
                 popped[q] = popped.get(q, 0) + 1
-            start, done, retire = self.execute(m, insn, max(free[m], ready), state)
+            start, done, retire, d = self.execute(m, i, insn, max(free[m], ready), state)
             if m != Module.COMPUTE:
                 free[m] = done
             else:
@@ -227,14 +249,21 @@ class _Model:
                 if flag:
                     pushed.setdefault(q, []).append(retire + TOKEN)
             end = max(end, retire)
-            if limit is not None and insn.opcode == Opcode.GEMM:
-                gemm_left -= self.unit_cycles(insn)
-                if done + gemm_left + LAUNCH >= limit:
-                    return limit
-        return end + LAUNCH if limit is None else min(end + LAUNCH, limit)
+            if limit is not None and insn.opcode in (Opcode.GEMM, Opcode.ALU):
+                if insn.opcode == Opcode.GEMM:
+                    gemm_left, gemm_end = gemm_left - (d - UNIT_FIXED), done
+                else:
+                    alu_left, alu_end = alu_left - (d - UNIT_FIXED), done
+                bound = max(gemm_end, alu_end) + gemm_left + alu_left if state is None else \
+                    max(gemm_end + gemm_left, alu_end + alu_left)
+                if max(bound, end) + LAUNCH >= limit:
+                    yield limit
+                    return
+        yield end + LAUNCH if limit is None else min(end + LAUNCH, limit)
 
-    def execute(self, m: Module, insn: Instruction, t: int, state) -> tuple[int, int, int]:
-        """(start, end, retirement) of `insn` on module `m`, not before `t`."""
+    def execute(self, m: Module, i: int, insn: Instruction, t: int, state) -> tuple[int, int, int, int]:
+        """(start, end, retirement, cycles alone) of instruction `i` on module `m`, not
+        before `t`."""
         channel = None
         if m == Module.LOAD:
             d, channel = self.load_cycles(insn)
@@ -242,7 +271,7 @@ class _Model:
             d = self.store_cycles(insn) if insn.opcode == Opcode.STORE else ISSUE
         elif insn.opcode == Opcode.LOAD:
             if insn.memory_type == MemType.UOP:
-                self.uop_load(insn)
+                self.uop_load(i, insn)
             d, channel = self.load_cycles(insn)
         elif insn.opcode in (Opcode.GEMM, Opcode.ALU):
             d = self.unit_cycles(insn)
@@ -250,8 +279,8 @@ class _Model:
             d = ISSUE
         if m != Module.COMPUTE or state is None:
             done = self.end(t, d, channel)
-            return t, done, done
-        return state.issue(self, insn, t, d, channel)
+            return t, done, done, d
+        return (*state.issue(self, insn, t, d, channel), d)
 
     def end(self, t: int, d: int, channel: tuple[int, int] | None) -> int:
         """When an instruction of `d` cycles alone started at `t` ends, given its use of
@@ -261,6 +290,10 @@ class _Model:
             return t + d
         hold, longest_wait = channel
         return t + d + min(self.read.occupy(t, hold) - t - hold, longest_wait)
+
+
+# the compute module's unit classes under compute overlap, by opcode
+_UNIT_CLASS = {Opcode.LOAD: "LOAD", Opcode.GEMM: "GEMM", Opcode.ALU: "ALU", Opcode.FINISH: "FINISH"}
 
 
 class _Overlap:
@@ -273,8 +306,7 @@ class _Overlap:
         self.retired: list[int] = []
 
     def issue(self, model: _Model, insn: Instruction, t: int, d: int, channel) -> tuple[int, int, int]:
-        cls = ("LOAD" if insn.opcode == Opcode.LOAD else insn.opcode.name if insn.opcode in (Opcode.GEMM, Opcode.ALU)
-               else "FINISH")
+        cls = _UNIT_CLASS[insn.opcode]
         k = len(self.retired)
         if k >= OVERLAP_WINDOW:
             t = max(t, self.retired[k - OVERLAP_WINDOW])
@@ -328,6 +360,44 @@ class _Overlap:
 def predict(program, latency: int = MEMORY_LATENCY, limit: int | None = None) -> int:
     """The predicted cycles of `program` (a checked one) from launch to FINISH. With
     `limit`: the prediction if it is less than `limit`, else `limit` (found as soon as
-    the GEMMs left cannot end before it: a search that only needs to know whether a
-    program beats the best one so far stops there)."""
-    return _Model(program, latency).run(limit)
+    the GEMMs and ALU instructions left cannot end before it: a search that only needs
+    to know whether a program beats the best one so far stops there)."""
+    cfg = program.config
+    model = _Model(cfg, program.insns, lambda i, insn: loaded_uops(cfg, program.dram, insn), latency)
+    return next(model.run(limit))
+
+
+class Beaten(Exception):
+    """A program being written cannot end before the limit of its `Stream`."""
+
+
+class Stream:
+    """The prediction of a program while `builder` (a ProgramBuilder) writes it: the
+    model runs behind the writing, every `every` instructions, and raises Beaten out of
+    the builder's call as soon as the program cannot end before `limit` (see `predict`),
+    so that a search stops writing a program that cannot win. `work`: the program's
+    GEMM and ALU work (`_Model.work`), known from another program of the same
+    convolution, or None (then `limit` must be None too). Seals the builder (no region
+    after the instructions start). After `builder.finish()`, `result()` is what
+    `predict` would find for the finished program."""
+
+    def __init__(self, builder, limit: int | None = None, work: tuple[int, int] | None = None,
+                 latency: int = MEMORY_LATENCY, every: int = 64):
+        if limit is not None and work is None:
+            raise ValueError("a limit needs the program's work")
+        builder.seal()
+        self.model = _Model(builder.cfg, builder.insns, builder.loaded_uops, latency)
+        self._complete = False
+        self._run = self.model.run(limit, work, complete=lambda: self._complete)
+        builder.observe(self._advance, every)
+
+    def _advance(self) -> None:
+        for r in self._run:
+            if r is None:
+                return
+            raise Beaten(r)
+
+    def result(self) -> int:
+        """The prediction of the finished program."""
+        self._complete = True
+        return next(r for r in self._run if r is not None)

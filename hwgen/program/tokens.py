@@ -20,29 +20,58 @@ def neighbour_queues(m: Module) -> tuple[tuple[str | None, str | None], tuple[st
     return pop, push
 
 
-_Q = {m: neighbour_queues(m) for m in Module}
+# each module's neighbour_queues
+MODULE_QUEUES = {m: neighbour_queues(m) for m in Module}
 
 
 def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None,
-             modules: Sequence[Module] | None = None) -> Iterator[int]:
+             modules: Sequence[Module] | None = None, complete: Callable[[], bool] | None = None
+             ) -> Iterator[int | None]:
     """Run the token semantics: yields instruction numbers in a legal execution order
     (each module runs until it blocks, in the order load, compute, store), calling
     `execute(i)` before pushing i's tokens. Stops after everything ran, or raises
     DeadlockError naming each module's blocked instruction. Flags that name a missing
     neighbour must have been rejected before (see check.check_program). `modules`: each
-    instruction's module, when the caller has them."""
-    modules = [insn.module for insn in insns] if modules is None else modules
-    queues = {m: [i for i, mi in enumerate(modules) if mi == m] for m in Module}
+    instruction's module: a list the generator completes as it meets the instructions,
+    which the caller may read for those yielded.
+
+    `complete`: for a program still being written (`insns` grows), whether it is
+    complete. Until it is, the generator yields None where it needs an instruction not
+    written yet, or its module's last one (a later push may still flag it): resume it
+    once more are written. The order is the one the complete program gets."""
+    n_known = 0
+    modules = [] if modules is None else modules
+    queues: dict[Module, list[int]] = {m: [] for m in Module}
+
+    def extend() -> int:
+        for i in range(n_known, len(insns)):
+            if i == len(modules):
+                modules.append(insns[i].module)
+            queues[modules[i]].append(i)
+        return len(insns)
     heads = {m: 0 for m in Module}
     tokens = {q: 0 for q in QUEUES.values()}
-    remaining = len(insns)
-    while remaining:
+    ran = 0
+    while True:
+        done = complete is None or complete()
+        n_known = extend()
+        if done and ran == n_known:
+            return
         progress = False
         for m in Module:
             q = queues[m]
-            (pop_prev, pop_next), (push_prev, push_next) = _Q[m]
-            while heads[m] < len(q):
-                i = q[heads[m]]
+            (pop_prev, pop_next), (push_prev, push_next) = MODULE_QUEUES[m]
+            while True:
+                h = heads[m]
+                if h >= len(q) - (0 if done else 1):
+                    if done:
+                        break
+                    yield None              # wait for more of the program, at this very point
+                    done = complete()
+                    n_known = extend()
+                    progress = True
+                    continue
+                i = q[h]
                 insn = insns[i]
                 pp, pn = insn.pop_prev, insn.pop_next
                 if (pp and tokens[pop_prev] == 0) or (pn and tokens[pop_next] == 0):
@@ -58,7 +87,7 @@ def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None
                 if insn.push_next:
                     tokens[push_next] += 1
                 heads[m] += 1
-                remaining -= 1
+                ran += 1
                 progress = True
                 yield i
         if not progress:
@@ -73,7 +102,7 @@ def _blocked(insns, queues, heads, tokens) -> dict[str, str]:
             continue
         i = q[heads[m]]
         insn = insns[i]
-        (pop_prev, pop_next), _ = _Q[m]
+        (pop_prev, pop_next), _ = MODULE_QUEUES[m]
         waits = [f"{flag} on {qn} (empty)" for flag, qn, want in
                  (("pop_prev", pop_prev, insn.pop_prev), ("pop_next", pop_next, insn.pop_next))
                  if want and tokens[qn] == 0]

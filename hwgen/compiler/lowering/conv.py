@@ -29,9 +29,10 @@ from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
-from ...program.timing import predict
+from ...program.timing import Beaten, Stream
 from ..requant import IDENTITY, AddRequant, Requant, scl_word
-from ..tiling import ConvShape, Tiling, capacity, footprint, groups, in_range, search, shortlist, tiles, within
+from ..tiling import (ConvShape, Tiling, capacity, footprint, groups, in_range, load_bytes, search, shortlist, tiles,
+                      within)
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -346,8 +347,11 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
     """Of `tilings`, the first of those whose program the cycle model finds fastest.
     Programs are built on placeholder regions (the instructions do not depend on the
     data) and not checked: the chosen tiling's program is built again, and checked, by
-    the caller. A program's prediction stops once it cannot beat the best so far."""
-    def cycles(t: Tiling, limit: int | None) -> int:
+    the caller. The fewest-bytes tiling, often the fastest, goes first; the others are
+    predicted while they are written (`timing.Stream`), and their writing stops once
+    they cannot beat the best so far. Their GEMM and ALU work, which the bound needs,
+    is the first program's: a convolution's is the same under any tiling."""
+    def cycles(t: Tiling, limit: int | None, work) -> tuple[int, tuple[int, int]]:
         b = ProgramBuilder(cfg, "tiling")
         blk = (cfg.batch, cfg.block_out)
         x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
@@ -355,14 +359,24 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
         bias = b.alloc("bias", (s.cob, s.bias_entries, *blk), "int32")
         out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
         short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), residual)
-        lower_conv(b, s, t, x, w, bias, out, rq, residual=short)
-        return predict(b.finish(check=False), limit=limit)
-    best, fastest = None, None
-    for t in tilings:
-        c = cycles(t, best)
-        if best is None or c < best:
-            best, fastest = c, t
-    return fastest
+        stream = Stream(b, limit, work)
+        try:
+            lower_conv(b, s, t, x, w, bias, out, rq, residual=short)
+            b.finish(check=False)
+        except Beaten:
+            return limit, work
+        return stream.result(), stream.model.work() if work is None else work
+    fewest = min(range(len(tilings)), key=lambda k: (load_bytes(cfg, s, tilings[k]), k))
+    best, work = cycles(tilings[fewest], None, None)
+    first = fewest
+    for k, t in enumerate(tilings):
+        if k == fewest:
+            continue
+        # an earlier tiling wins a tie: it must be predicted exactly at the best's cycles
+        c, _ = cycles(t, best + 1 if k < first else best, work)
+        if c < best or (c == best and k < first):
+            best, first = c, k
+    return tilings[first]
 
 
 def cg_offset(cg, cj: int) -> int:

@@ -217,7 +217,8 @@ def _model(options=None, latency=16):
     cfg = VTAConfig({**SMALL, **(options or {})})
     b = ProgramBuilder(cfg)
     b.alu("ADD", [[0, 0]], imm=1)
-    return _Model(b.finish(), latency)
+    prog = b.finish()
+    return _Model(cfg, prog.insns, None, latency)
 
 
 def _load(mt, **fields):
