@@ -234,21 +234,20 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     one's epilogue stand alone; without it everything adds up. Not overlapped either
     way: the first step's loads, and the last group's store. `b`: the schedule's
     dram_bytes, when already known."""
-    bus = geometry(cfg).bus_bytes
+    bus, gemm_iv, imm, late, two = _rates(cfg)
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
     n_co, n_ci = -(-s.cob // t.tco), -(-s.cig // t.tci)
     steps = s.nb * n_h * n_w * n_co * n_ci
     n_groups = s.nb * -(-n_h // t.h_n) * n_w * -(-n_co // t.oc_n)
-    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_interval(cfg) + STEP_CYCLES * steps
+    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_iv + STEP_CYCLES * steps
     entries = s.nb * s.cob * s.oh * s.ow
-    imm, late = alu_interval(cfg, True, False), alu_interval(cfg, True, True)
     clip = late if cfg.ALU_EXT else 2 * late              # CLP, or MAX and MIN
     copy, epilogue = imm * entries, (imm + clip) * entries  # bias copy; SHR, clip
-    epilogue += s.epilogue_passes * alu_interval(cfg, False, False) * entries
+    epilogue += s.epilogue_passes * two * entries
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        epilogue += (alu_interval(cfg, False, False) + imm + clip) * entries + b["ACC_8BIT"] // bus
+        epilogue += (two + imm + clip) * entries + b["ACC_8BIT"] // bus
     if cfg.COMPUTE_OVERLAP:
         # with one slot a half's next bias copy also waits for its store
         alu = copy + epilogue + (b["OUT"] // bus if t.acc_slots == 1 else 0)
@@ -256,8 +255,8 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
     else:
         compute = gemm + copy + epilogue
     memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
-    first_rows = in_range(0, min(t.th, s.oh), s.sh, s.kh, s.ph, s.h)[1]
-    first_cols = in_range(0, min(t.tw, s.ow), s.sw, s.kw, s.pw, s.w)[1]
+    first_rows = _rows(s.oh, t.th, s.sh, s.kh, s.ph, s.h)[0]
+    first_cols = _rows(s.ow, t.tw, s.sw, s.kw, s.pw, s.w)[0]
     first = (first_rows * first_cols * min(t.tci, s.cib) * E[MemType.INP]
              + min(t.tco, s.cob) * min(t.tci, s.cib) * s.kh * s.kw * E[MemType.WGT]) // bus
     last = t.oc_n * t.h_n * t.tco * t.th * t.tw * E[MemType.OUT] // bus
@@ -265,6 +264,14 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int
 
 
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
+
+
+@lru_cache(maxsize=256)
+def _rates(cfg) -> tuple[int, int, int, int, int]:
+    """(bus bytes, GEMM interval, ALU intervals: with an immediate, with an immediate
+    and late, with two operands) of `cfg`: predicted_cycles runs for every candidate."""
+    return (geometry(cfg).bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False),
+            alu_interval(cfg, True, True), alu_interval(cfg, False, False))
 
 
 @dataclass(frozen=True)

@@ -205,25 +205,42 @@ class _Model:
 
     # -- the run -----------------------------------------------------------------------------------
     def unit_work(self, insn: Instruction) -> int:
-        """A GEMM's or ALU's cycles beyond its fixed cost: a convolution's programs all
-        have the same total of each kind, whatever their tiling (`Stream`)."""
+        """A GEMM's or ALU's cycles beyond its fixed cost."""
         return self.unit_cycles(insn) - UNIT_FIXED
 
-    def work(self) -> tuple[int, int]:
-        """The GEMM and ALU work (`unit_work`) of all the instructions."""
-        gemm = sum(self.unit_work(insn) for insn in self.insns if insn.opcode == Opcode.GEMM)
-        return gemm, sum(self.unit_work(insn) for insn in self.insns if insn.opcode == Opcode.ALU)
+    def transfer_bytes(self, insn: Instruction) -> int:
+        """The DRAM bytes of a load or store (padding is not read)."""
+        return insn.y_size * insn.x_size * self.cfg.elem_bytes[insn.memory_type]
 
-    def run(self, limit: int | None = None, work: tuple[int, int] | None = None,
+    def work(self) -> tuple[int, int, int, int]:
+        """The program's work: (the GEMM and the ALU `unit_work`, the bytes the load
+        module loads and those the store module stores). A convolution's programs all
+        have the same GEMM, ALU and store work whatever their tiling (`Stream`); the
+        search's closed form gives each tiling's loaded bytes (`tiling.dram_bytes`)."""
+        gemm = alu = loads = stores = 0
+        for insn in self.insns:
+            if insn.opcode == Opcode.GEMM:
+                gemm += self.unit_work(insn)
+            elif insn.opcode == Opcode.ALU:
+                alu += self.unit_work(insn)
+            elif insn.opcode == Opcode.STORE:
+                stores += self.transfer_bytes(insn)
+            elif insn.opcode == Opcode.LOAD and insn.module == Module.LOAD:
+                loads += self.transfer_bytes(insn)
+        return gemm, alu, loads, stores
+
+    def run(self, limit: int | None = None, work: tuple[int, int, int, int] | None = None,
             complete=None) -> Iterator[int | None]:
         """Yields None where the program must grow first (see `tokens.schedule`'s
         `complete`), then, last, the prediction; with `limit`: `limit` as soon as the
         program cannot end before it. GEMMs run one after another, and so do ALU
         instructions (on their units; without compute overlap all of them one after
-        another), so the run ends no sooner than the last one's end plus the `work` (the
-        program's GEMM and ALU work, `work()` if None) of those left."""
+        another), the load module's loads and the store module's stores, each at least
+        a bus beat per bus word; so the run ends no sooner than the last one's end plus
+        the `work` (`work()` if None) of those left."""
         insns = self.insns
-        gemm_left, alu_left = (self.work() if work is None else work) if limit is not None else (0, 0)
+        gemm_left, alu_left, load_left, store_left = \
+            (self.work() if work is None else work) if limit is not None else (0, 0, 0, 0)
         gemm_end = alu_end = 0
         pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
@@ -249,14 +266,22 @@ class _Model:
                 if flag:
                     pushed.setdefault(q, []).append(retire + TOKEN)
             end = max(end, retire)
-            if limit is not None and insn.opcode in (Opcode.GEMM, Opcode.ALU):
+            if limit is not None:
                 if insn.opcode == Opcode.GEMM:
                     gemm_left, gemm_end = gemm_left - (d - UNIT_FIXED), done
-                else:
+                elif insn.opcode == Opcode.ALU:
                     alu_left, alu_end = alu_left - (d - UNIT_FIXED), done
+                else:
+                    if m == Module.LOAD:
+                        load_left -= self.transfer_bytes(insn)
+                    elif insn.opcode == Opcode.STORE:
+                        store_left -= self.transfer_bytes(insn)
+                    continue            # the bound is tested at each GEMM and ALU instruction
                 bound = max(gemm_end, alu_end) + gemm_left + alu_left if state is None else \
                     max(gemm_end + gemm_left, alu_end + alu_left)
-                if max(bound, end) + LAUNCH >= limit:
+                bound = max(bound, end, free[Module.LOAD] + load_left // self.bus,
+                            free[Module.STORE] + store_left // self.bus)
+                if bound + LAUNCH >= limit:
                     yield limit
                     return
         yield end + LAUNCH if limit is None else min(end + LAUNCH, limit)
@@ -360,8 +385,8 @@ class _Overlap:
 def predict(program, latency: int = MEMORY_LATENCY, limit: int | None = None) -> int:
     """The predicted cycles of `program` (a checked one) from launch to FINISH. With
     `limit`: the prediction if it is less than `limit`, else `limit` (found as soon as
-    the GEMMs and ALU instructions left cannot end before it: a search that only needs
-    to know whether a program beats the best one so far stops there)."""
+    the work left cannot end before it, see `_Model.run`: a search that only needs to
+    know whether a program beats the best one so far stops there)."""
     cfg = program.config
     model = _Model(cfg, program.insns, lambda i, insn: loaded_uops(cfg, program.dram, insn), latency)
     return next(model.run(limit))
@@ -376,8 +401,9 @@ class Stream:
     model runs behind the writing, every `every` instructions, and raises Beaten out of
     the builder's call as soon as the program cannot end before `limit` (see `predict`),
     so that a search stops writing a program that cannot win. `work`: the program's
-    GEMM and ALU work (`_Model.work`), known from another program of the same
-    convolution, or None (then `limit` must be None too). Seals the builder (no region
+    work (`_Model.work`), known before it is written (from another program of the same
+    convolution and the closed form of its loads), or None (then `limit` must be None
+    too). Seals the builder (no region
     after the instructions start). After `builder.finish()`, `result()` is what
     `predict` would find for the finished program."""
 

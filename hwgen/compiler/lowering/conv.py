@@ -31,8 +31,8 @@ from ...isa import AluOp, MemType, Module
 from ...program.builder import ProgramBuilder
 from ...program.timing import Beaten, Stream
 from ..requant import IDENTITY, AddRequant, Requant, scl_word
-from ..tiling import (ConvShape, Tiling, capacity, footprint, groups, in_range, load_bytes, search, shortlist, tiles,
-                      within)
+from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, load_bytes, search,
+                      shortlist, tiles, within)
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -349,8 +349,9 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
     data) and not checked: the chosen tiling's program is built again, and checked, by
     the caller. The fewest-bytes tiling, often the fastest, goes first; the others are
     predicted while they are written (`timing.Stream`), and their writing stops once
-    they cannot beat the best so far. Their GEMM and ALU work, which the bound needs,
-    is the first program's: a convolution's is the same under any tiling."""
+    they cannot beat the best so far. Their GEMM, ALU and store work, which the bound
+    needs, is the first program's (a convolution's is the same under any tiling), their
+    loaded bytes the closed form's."""
     def cycles(t: Tiling, limit: int | None, work) -> tuple[int, tuple[int, int]]:
         b = ProgramBuilder(cfg, "tiling")
         blk = (cfg.batch, cfg.block_out)
@@ -367,13 +368,14 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
             return limit, work
         return stream.result(), stream.model.work() if work is None else work
     fewest = min(range(len(tilings)), key=lambda k: (load_bytes(cfg, s, tilings[k]), k))
-    best, work = cycles(tilings[fewest], None, None)
+    best, (gemm, alu, _, stores) = cycles(tilings[fewest], None, None)
     first = fewest
     for k, t in enumerate(tilings):
         if k == fewest:
             continue
+        b = dram_bytes(cfg, s, t)
         # an earlier tiling wins a tie: it must be predicted exactly at the best's cycles
-        c, _ = cycles(t, best + 1 if k < first else best, work)
+        c, _ = cycles(t, best + 1 if k < first else best, (gemm, alu, b["INP"] + b["WGT"], stores))
         if c < best or (c == best and k < first):
             best, first = c, k
     return tilings[first]
