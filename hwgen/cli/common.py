@@ -113,13 +113,14 @@ class _Lines:
 
 def progress_bar(args, total: int, what: str):
     """Progress of counted work on stderr: a bar on a terminal, else lines (_Lines);
-    returns the context to run the work in and a callback step(done, total, name)."""
+    returns the context to run the work in and a callback step(done, total, name),
+    whose total replaces `total` (the work may turn out smaller, e.g. fused layers)."""
     if not sys.stderr.isatty():
         lines = _Lines(what)
         return lines, lambda done, n, name: lines.report(f"{done}/{n} {name}", final=done == n)
     bar = Progress(console=console(stderr=True), transient=True)
     task = bar.add_task(what, total=total)
-    return bar, lambda done, n, name: bar.update(task, completed=done, description=f"{what}: {name}")
+    return bar, lambda done, n, name: bar.update(task, completed=done, total=n, description=f"{what}: {name}")
 
 
 @contextmanager

@@ -118,6 +118,17 @@ def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch, capsys):
     assert capsys.readouterr().err.startswith("building: elaborating (")
 
 
+def test_a_terminal_bar_takes_the_total_the_work_reports(monkeypatch):
+    """A network of 5 layers whose add is fused compiles 4: the bar ends full."""
+    monkeypatch.setattr(common.sys.stderr, "isatty", lambda: True)
+    bar, step = common.progress_bar(argparse.Namespace(json=False), 5, "compiling")
+    with bar:
+        for k in range(1, 5):
+            step(k, 4, f"layer{k}")
+        task = bar.tasks[0]
+        assert (task.completed, task.total, task.finished) == (4, 4, True)
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("net")
