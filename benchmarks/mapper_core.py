@@ -17,13 +17,10 @@ import argparse
 import json
 
 from hwgen import load_config
-from hwgen.compiler import ir
 from hwgen.compiler.frontends import zoo
-from hwgen.compiler.mapping import conv_shape
 from hwgen.compiler.pipeline import compile_network
-from hwgen.mapper.cost import evaluate
 from hwgen.mapper.search import search
-from hwgen.mapper.vta import architecture, tiling_mapping, workload
+from hwgen.mapper.vta import architecture, tiling_costs
 from sim import target
 from sim.runtime import verify_network
 
@@ -31,18 +28,13 @@ from sim.runtime import verify_network
 def measure(config: str, network: str, budget: int) -> dict:
     cfg = load_config(config)
     net = zoo.get(network)
-    shapes = net.shapes()
     compiled = compile_network(net, cfg)
     run = verify_network(net, cfg, compiled, target("tsim"))
     arch = architecture(cfg)
+    layers = {e["name"]: e for e in run["layers"]}
     rows = []
-    for c, e in zip(compiled, run["layers"]):
-        conv = c.layer.conv if isinstance(c.layer, ir.ConvAdd) else c.layer
-        if c.where != "vta" or not isinstance(conv, ir.Conv2d) or "tiling" not in c.plan:
-            continue
-        s = conv_shape(cfg, conv, shapes[c.layer.inputs[0]], getattr(c.layer, "add", None))
-        w = workload(cfg, s, c.layer.name)
-        cost = evaluate(arch, w, tiling_mapping(cfg, s, c.plan["tiling"]))
+    for c, s, w, cost in tiling_costs(cfg, net, compiled):
+        e = layers[c.layer.name]
         dram = {t: a["reads"] + a["writes"] for (mem, t), a in cost.accesses.items() if mem == "DRAM"}
         model_bytes = sum(dram.values())
         core_bytes = e["loads"].get("INP", 0) + e["loads"].get("WGT", 0) + e["store_bytes"]

@@ -1,8 +1,9 @@
 """One point of a sweep, as a pure job: a configuration and a network in, figures out.
 
 The job builds the core for tsim (cached), compiles the network, runs it on tsim and
-compares the output bit for bit with the network's numpy semantics, then measures the
-area models: the FPGA resources of the point's own Verilog synthesized for a family
+compares the output bit for bit with the network's numpy semantics, costs the energy of
+its convolutions with the mapper's model of the compiler's own tilings
+(hwgen.mapper.vta.network_energy), then measures the area models: the FPGA resources of the point's own Verilog synthesized for a family
 (Yosys, cached) and the scaled ASIC area, the die of the point's floorplan with a tech.
 Its result is stored under a key of everything it depends on (the configuration's
 build hash, the network, the area models, and a digest of the sources its figures come
@@ -35,6 +36,7 @@ from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root, replacing, source_digest
 from hwgen.flows import core_synthesis
+from hwgen.mapper.vta import network_energy
 from hwgen.tech import load_tech
 from sim.runtime import verify_network
 from sim.verilator import verilator_root
@@ -73,9 +75,10 @@ class Job:
 
 
 # What a point's figures are computed from, relative to the repository: the core's
-# generator, the compiler and programs, the simulators and runtime, the floorplanner,
-# the FPGA flows and device tables, and this module with its area models.
-MEASURED = ("hwgen/vta", "hwgen/isa", "hwgen/program", "hwgen/compiler", "hwgen/fpga", "hwgen/config.py",
+# generator, the compiler and programs, the simulators and runtime, the mapper's energy
+# model, the floorplanner, the FPGA flows and device tables, and this module with its
+# area models.
+MEASURED = ("hwgen/vta", "hwgen/isa", "hwgen/program", "hwgen/compiler", "hwgen/mapper", "hwgen/fpga", "hwgen/config.py",
             "hwgen/devices.py", "hwgen/geometry.py", "hwgen/registers.py", "hwgen/sram.py", "hwgen/tech.py",
             "hwgen/flows.py", "hwgen/version.py", "sim", "floorplan", "dse/evaluate.py", "dse/areas.py")
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,6 +171,10 @@ def _measure(job: Job) -> dict:
                tsim_seconds=run["wall_seconds"])
     if not run["matches_reference"]:
         return {**out, "status": "mismatch", "message": "tsim's output differs from the network's reference"}
+    energy = network_energy(cfg, net, compiled)
+    out["energy_pj"] = round(energy["energy_pj"], 1)
+    out["energy"] = {"by_memory_pj": {k: round(v, 1) for k, v in energy["by_memory"].items()},
+                     "not_costed": energy["not_costed"]}
     if job.fpga is not None:
         res = fpga_resources(cfg, job.fpga)
         out["fpga"] = {"family": job.fpga, **res}

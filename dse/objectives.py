@@ -68,6 +68,8 @@ OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
               suffix=" DRAM bytes"),
     Objective("mac_utilization", "MAC utilization", "MAC utilization", "fraction",
               MAXIMISE, ("mac_utilization",), spec=".1%", suffix=" MAC utilization"),
+    Objective("energy", "energy", "energy of the convolutions (mapper model)", "pJ", path=("energy_pj",),
+              log=True, spec=",.0f", suffix=" pJ"),
 )}
 DEFAULT = (AREA, "cycles")
 

@@ -6,9 +6,13 @@ refill (8-bit words, double buffered); each its depth times its entry size; and 
 GEMM core as a BATCH x BLOCK_OUT x BLOCK_IN array that unrolls N, K and C.
 
 `tiling_mapping` writes a tiling of the compiler (hwgen.compiler.tiling) as a mapping
-of this architecture, so that the model and the compiler's programs can be compared."""
+of this architecture, so that the model and the compiler's programs can be compared;
+`tiling_costs` costs every convolution of a compiled network so, and `network_energy`
+sums their energy."""
 from __future__ import annotations
 
+from ..compiler import ir
+from ..compiler.mapping import conv_shape
 from ..compiler.tiling import ConvShape, Tiling, blocks
 from ..config import VTAConfig
 from ..errors import HwgenError
@@ -16,7 +20,7 @@ from ..geometry import geometry
 from ..isa import MemType
 from . import energy
 from .arch import Architecture, Array, Level, Memory
-from .cost import Mapping
+from .cost import Cost, Mapping, evaluate
 from .workload import Workload
 
 # Which tensor each scratchpad keeps.
@@ -69,3 +73,33 @@ def tiling_mapping(cfg: VTAConfig, s: ConvShape, t: Tiling) -> Mapping:
             ("K", min(t.tco, s.cob)))
     spatial = ((("N", cfg.batch),), (("K", cfg.block_out),), (("C", cfg.block_in),))
     return Mapping((dram, acc, step), spatial)
+
+
+def tiling_costs(cfg: VTAConfig, net: ir.Network, compiled) -> list[tuple[object, ConvShape, Workload, Cost]]:
+    """(compiled layer, shape, workload, cost) of each convolution (dense layers and
+    fused residual adds included) that `compiled` (hwgen.compiler.pipeline's layers of
+    `net`) lowers with a tiling, costed as that tiling maps on `architecture(cfg)`."""
+    shapes, arch, out = net.shapes(), architecture(cfg), []
+    for c in compiled:
+        conv = c.layer.conv if isinstance(c.layer, ir.ConvAdd) else c.layer
+        if c.where != "vta" or not isinstance(conv, ir.Conv2d) or "tiling" not in c.plan:
+            continue
+        s = conv_shape(cfg, conv, shapes[c.layer.inputs[0]], getattr(c.layer, "add", None))
+        w = workload(cfg, s, c.layer.name)
+        out.append((c, s, w, evaluate(arch, w, tiling_mapping(cfg, s, c.plan["tiling"]))))
+    return out
+
+
+def network_energy(cfg: VTAConfig, net: ir.Network, compiled) -> dict:
+    """The energy of a compiled network's convolutions by the model (`tiling_costs`):
+    {"energy_pj": the total, "by_memory": pJ per memory and MAC, "layers": the names
+    costed, "not_costed": the accelerator's other layers (depthwise convolutions on
+    the ALU, pools, adds alone), which the model does not cost}."""
+    costs = tiling_costs(cfg, net, compiled)
+    by_memory: dict[str, float] = {}
+    for *_, cost in costs:
+        for k, v in cost.energy_pj.items():
+            by_memory[k] = by_memory.get(k, 0.0) + v
+    costed = {c.layer.name for c, *_ in costs}
+    return {"energy_pj": sum(by_memory.values()), "by_memory": by_memory, "layers": sorted(costed),
+            "not_costed": [c.layer.name for c in compiled if c.where == "vta" and c.layer.name not in costed]}

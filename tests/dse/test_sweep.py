@@ -20,6 +20,7 @@ from hwgen import VTAConfig
 from hwgen.cli import main
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.pipeline import compile_network
+from hwgen.mapper.vta import network_energy
 from sim.runtime import verify_network
 
 SPACE = """
@@ -59,8 +60,10 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
     net = zoo.get("resnet18", size=16, classes=10)
     for p in (piped, base):
         cfg = VTAConfig({**space.base, **p["change"]})
-        direct = verify_network(net, cfg, compile_network(net, cfg), sim.target("tsim"))
+        compiled = compile_network(net, cfg)
+        direct = verify_network(net, cfg, compiled, sim.target("tsim"))
         assert direct["matches_reference"] and p["cycles"] == direct["cycles"]
+        assert p["energy_pj"] == round(network_energy(cfg, net, compiled)["energy_pj"], 1) > 0
         assert p["asic"] == scaled_area(cfg, space.asic)
         assert p["fit"]["fits"] and p["fpga"]["dsp"] > 0 and p["fpga"]["lut"] > 1000
 
@@ -82,17 +85,17 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
 
     # other objectives over the same stored results: nothing runs, fronts in four objectives
     path4 = tmp_path / "space4.yaml"
-    path4.write_text(SPACE + "objectives: [area, cycles, dram_bytes, mac_utilization]\n")
+    path4.write_text(SPACE + "objectives: [area, cycles, dram_bytes, mac_utilization, energy]\n")
     four = run_sweep(load_space(path4), tmp_path / "out4", None)
     assert four["statuses"] == {"ok": 2}
-    assert [o["name"] for o in four["objectives"]] == ["area", "cycles", "dram_bytes", "mac_utilization"]
+    assert [o["name"] for o in four["objectives"]] == ["area", "cycles", "dram_bytes", "mac_utilization", "energy"]
     fronts4 = four["networks"][net_label]["fronts"]
     assert set(fronts4) == {"fpga", "asic"} and "pipelined" in {f["label"] for f in fronts4["asic"]}
     for front in fronts4.values():
         for f in front:
             p = by_label[f["label"]]
-            assert (f["cycles"], f["dram_bytes"], f["mac_utilization"]) == \
-                (p["cycles"], p["dram_bytes"], p["mac_utilization"])
+            assert (f["cycles"], f["dram_bytes"], f["mac_utilization"], f["energy"]) == \
+                (p["cycles"], p["dram_bytes"], p["mac_utilization"], p["energy_pj"])
     assert (tmp_path / "out4" / "pareto_resnet18_16_10_fpga.png").stat().st_size > 1000
 
     # interrupted: one result missing; without an executor it is pending, the other read back

@@ -7,10 +7,14 @@ import itertools
 import pytest
 
 from hwgen import load_config
+from hwgen.compiler import ir
+from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, fits
 from hwgen.errors import HwgenError
 from hwgen.mapper.cost import evaluate
-from hwgen.mapper.vta import architecture, tiling_mapping, workload
+from hwgen.mapper.energy import DRAM_PJ, MAC_PJ, TABLE_WORD_BITS
+from hwgen.mapper.vta import architecture, network_energy, tiling_costs, tiling_mapping, workload
 
 
 def _divisors(n: int) -> list[int]:
@@ -45,3 +49,35 @@ def test_a_depthwise_tiling_is_refused():
     s = ConvShape.of(cfg, 1, 64, 64, 16, 16, 3, 3, (1, 1), (1, 1), depthwise=True)
     with pytest.raises(HwgenError, match="depthwise"):
         tiling_mapping(cfg, s, Tiling(4, 4, 1, 1, 1, 1, reuse=True))
+
+
+@pytest.mark.parametrize("config,network", [("default", "mobilenet_v1"), ("1x8x8", "resnet18")])
+def test_a_compiled_network_s_energy_sums_its_convolutions(config, network):
+    """Every accelerator convolution is costed once (fused residual adds and the
+    classifier included) and only those: depthwise convolutions, pools and lone adds
+    are listed as not costed. The MACs are the IR's, with channels padded to whole
+    blocks; their energy is MAC_PJ each, and DRAM's is DRAM_PJ per 16-bit word of the
+    traffic the model counts."""
+    cfg = load_config(config)
+    net = zoo.get(network, size=32, classes=10)
+    compiled = compile_network(net, cfg)
+    e = network_energy(cfg, net, compiled)
+    on_vta = [c for c in compiled if c.where == "vta"]
+    convs = {c.layer.name for c in on_vta if isinstance(c.layer, (ir.Conv2d, ir.ConvAdd))}
+    assert set(e["layers"]) == convs and convs
+    assert set(e["not_costed"]) == {c.layer.name for c in on_vta} - convs
+    assert (network == "mobilenet_v1") == any(isinstance(c.layer, ir.DepthwiseConv2d) for c in on_vta
+                                              if c.layer.name in e["not_costed"])
+    macs, dram_bits = 0, 0
+    for c, s, w, cost in tiling_costs(cfg, net, compiled):
+        conv = c.layer.conv if isinstance(c.layer, ir.ConvAdd) else c.layer
+        o, i, kh, kw = conv.weight.shape
+        n, _, h, wd = c.in_shapes[0]
+        padded = -(-o // cfg.block_out) * cfg.block_out * -(-i // cfg.block_in) * cfg.block_in
+        assert cost.macs == -(-n // cfg.batch) * cfg.batch * padded * kh * kw * s.oh * s.ow
+        assert cost.macs >= conv.macs(c.in_shapes[:1])
+        macs += cost.macs
+        dram_bits += sum((a["reads"] + a["writes"]) * 8 for (mem, _), a in cost.accesses.items() if mem == "DRAM")
+    assert e["by_memory"]["MAC"] == pytest.approx(macs * MAC_PJ)
+    assert e["by_memory"]["DRAM"] == pytest.approx(dram_bits / TABLE_WORD_BITS * DRAM_PJ)
+    assert e["energy_pj"] == pytest.approx(sum(e["by_memory"].values()))
