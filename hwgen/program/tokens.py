@@ -25,7 +25,7 @@ MODULE_QUEUES = {m: neighbour_queues(m) for m in Module}
 
 
 def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None,
-             modules: Sequence[Module] | None = None, complete: Callable[[], bool] | None = None
+             modules: list[Module] | None = None, complete: Callable[[], bool] | None = None
              ) -> Iterator[int | None]:
     """Run the token semantics: yields instruction numbers in a legal execution order
     (each module runs until it blocks, in the order load, compute, store), calling
