@@ -32,6 +32,9 @@ python -m pip install -q "mutmut>=3.8,<4"
 rm -rf mutants
 HWGEN_CACHE="$(mktemp -d)"
 export HWGEN_CACHE
+# every layer lowered in the test's own process: mutmut follows the calls a test makes
+# in its process only, not in the compiler's worker processes
+export HWGEN_JOBS=1
 trap 'rm -rf "$HWGEN_CACHE"' EXIT
 mutmut run --max-children "${CHILDREN:-$(nproc)}" > /dev/null 2>&1 || true
 mutmut results --all true | awk -F': ' '

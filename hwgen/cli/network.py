@@ -35,8 +35,8 @@ def register(sub) -> None:
     p.add_argument("--tiling-goal", choices=GOALS, default="cycles",
                    help="what the tiling search minimises: the cycle model's prediction of each layer's program "
                         "(among a shortlist of the closed-form search), or the DRAM bytes loaded (the VTA paper's TPS)")
-    p.add_argument("--jobs", type=at_least(1), help="processes lowering layers at once (default: one per core; the "
-                                                    "programs are the same for any number)")
+    p.add_argument("--jobs", type=at_least(1), help="processes lowering layers at once (default: $HWGEN_JOBS, else one "
+                                                    "per core; the programs are the same for any number)")
     add_json(p)
     p.set_defaults(func=compile_cmd)
 

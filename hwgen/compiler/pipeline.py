@@ -75,9 +75,9 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
                     fuse_adds: bool = True, jobs: int | None = None) -> list[CompiledLayer]:
     """Map and lower every layer of `net` for `cfg` (residual adds fused unless
     `fuse_adds` is off); `progress(done, total, name)` after each layer. The layers
-    are lowered in `jobs` processes (default: one per core; one inside a daemon
-    process, such as a Dask worker, which may not start any); the programs do not
-    depend on how many."""
+    are lowered in `jobs` processes (default: `$HWGEN_JOBS`, else one per core; one
+    inside a daemon process, such as a Dask worker, which may not start any); the
+    programs do not depend on how many."""
     options = options or MappingOptions()
     shapes = net.shapes()
     layers = fuse(net, cfg) if fuse_adds else net.layers
@@ -90,7 +90,7 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
             c.padding = input_padding(layer, cfg)
         out.append(c)
     work = [c for c in out if c.where == "vta"]
-    jobs = min(jobs or os.cpu_count() or 1, len(work))
+    jobs = min(jobs or _default_jobs(), len(work))
     pool = None
     if jobs > 1 and len(work) >= PARALLEL_LAYERS and not multiprocessing.current_process().daemon:
         pool = multiprocessing.get_context("fork").Pool(jobs)
@@ -114,6 +114,18 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
 # Fewer accelerator layers than this are lowered in this process (starting workers
 # costs more than they save).
 PARALLEL_LAYERS = 4
+
+
+def _default_jobs() -> int:
+    """`$HWGEN_JOBS` (1: every layer lowered in the calling process, as a tool that
+    follows the calls a test makes needs), else one per core."""
+    text = os.environ.get("HWGEN_JOBS")
+    if text is None:
+        return os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise HwgenError(f"HWGEN_JOBS={text!r}: the processes lowering layers at once, a whole number of at least 1; "
+                         "set it so, or unset it for one per core")
+    return int(text)
 
 
 def _lower(job):

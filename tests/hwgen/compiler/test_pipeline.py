@@ -54,3 +54,18 @@ def test_a_daemon_process_lowers_alone():
 def _compile_names():
     return [c.layer.name for c in compile_network(zoo.get("resnet18", size=32, classes=10), load_config("default"),
                                                   jobs=2)]
+
+
+def test_hwgen_jobs_sets_the_default_processes(monkeypatch):
+    """HWGEN_JOBS=1 lowers every layer in the calling process (no pool is started);
+    a value that is not a whole number of at least 1 is refused by name."""
+    def no_pool(*_):
+        raise AssertionError("a pool was started")
+    net, cfg = zoo.get("resnet18", size=32, classes=10), load_config("default")
+    monkeypatch.setenv("HWGEN_JOBS", "1")
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
+    assert len(compile_network(net, cfg)) == len(compile_network(net, cfg, jobs=1))
+    for bad in ("0", "two", "-1", ""):
+        monkeypatch.setenv("HWGEN_JOBS", bad)
+        with pytest.raises(HwgenError, match=f"HWGEN_JOBS={bad!r}: .* at least 1"):
+            compile_network(net, cfg)
