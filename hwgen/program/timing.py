@@ -204,30 +204,28 @@ class _Model:
         return touched
 
     # -- the run -----------------------------------------------------------------------------------
-    def unit_work(self, insn: Instruction) -> int:
-        """A GEMM's or ALU's cycles beyond its fixed cost."""
-        return self.unit_cycles(insn) - UNIT_FIXED
-
-    def transfer_bytes(self, insn: Instruction) -> int:
-        """The DRAM bytes of a load or store (padding is not read)."""
-        return insn.y_size * insn.x_size * self.cfg.elem_bytes[insn.memory_type]
+    def share(self, m: Module, insn: Instruction, d: int) -> tuple[int, int] | None:
+        """Which part of the work (`work`) instruction `insn` of `d` cycles alone on
+        module `m` does, and how much: GEMM (0) and ALU (1) cycles beyond the fixed
+        cost, bytes the load module loads (2) and the store module stores (3); None for
+        the others."""
+        if insn.opcode in (Opcode.GEMM, Opcode.ALU):
+            return int(insn.opcode == Opcode.ALU), d - UNIT_FIXED
+        if m == Module.LOAD or insn.opcode == Opcode.STORE:
+            return 2 if m == Module.LOAD else 3, insn.y_size * insn.x_size * self.cfg.elem_bytes[insn.memory_type]
+        return None
 
     def work(self) -> tuple[int, int, int, int]:
-        """The program's work: (the GEMM and the ALU `unit_work`, the bytes the load
-        module loads and those the store module stores). A convolution's programs all
-        have the same GEMM, ALU and store work whatever their tiling (`Stream`); the
-        search's closed form gives each tiling's loaded bytes (`tiling.dram_bytes`)."""
-        gemm = alu = loads = stores = 0
+        """The program's work (`share`) of each part. A convolution's programs all have
+        the same GEMM, ALU and store work whatever their tiling (`Stream`); the search's
+        closed form gives each tiling's loaded bytes (`tiling.dram_bytes`)."""
+        total = [0, 0, 0, 0]
         for insn in self.insns:
-            if insn.opcode == Opcode.GEMM:
-                gemm += self.unit_work(insn)
-            elif insn.opcode == Opcode.ALU:
-                alu += self.unit_work(insn)
-            elif insn.opcode == Opcode.STORE:
-                stores += self.transfer_bytes(insn)
-            elif insn.opcode == Opcode.LOAD and insn.module == Module.LOAD:
-                loads += self.transfer_bytes(insn)
-        return gemm, alu, loads, stores
+            m = insn.module
+            d = self.unit_cycles(insn) if insn.opcode in (Opcode.GEMM, Opcode.ALU) else 0
+            if (part := self.share(m, insn, d)) is not None:
+                total[part[0]] += part[1]
+        return tuple(total)
 
     def run(self, limit: int | None = None, work: tuple[int, int, int, int] | None = None,
             complete=None) -> Iterator[int | None]:
@@ -239,9 +237,8 @@ class _Model:
         a bus beat per bus word; so the run ends no sooner than the last one's end plus
         the `work` (`work()` if None) of those left."""
         insns = self.insns
-        gemm_left, alu_left, load_left, store_left = \
-            (self.work() if work is None else work) if limit is not None else (0, 0, 0, 0)
-        gemm_end = alu_end = 0
+        left = list(self.work() if work is None else work) if limit is not None else None
+        unit_end = [0, 0]             # the last GEMM's and the last ALU instruction's end
         pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
@@ -266,24 +263,20 @@ class _Model:
                 if flag:
                     pushed.setdefault(q, []).append(retire + TOKEN)
             end = max(end, retire)
-            if limit is not None:
-                if insn.opcode == Opcode.GEMM:
-                    gemm_left, gemm_end = gemm_left - (d - UNIT_FIXED), done
-                elif insn.opcode == Opcode.ALU:
-                    alu_left, alu_end = alu_left - (d - UNIT_FIXED), done
-                else:
-                    if m == Module.LOAD:
-                        load_left -= self.transfer_bytes(insn)
-                    elif insn.opcode == Opcode.STORE:
-                        store_left -= self.transfer_bytes(insn)
-                    continue            # the bound is tested at each GEMM and ALU instruction
-                bound = max(gemm_end, alu_end) + gemm_left + alu_left if state is None else \
-                    max(gemm_end + gemm_left, alu_end + alu_left)
-                bound = max(bound, end, free[Module.LOAD] + load_left // self.bus,
-                            free[Module.STORE] + store_left // self.bus)
-                if bound + LAUNCH >= limit:
-                    yield limit
-                    return
+            if limit is None or (part := self.share(m, insn, d)) is None:
+                continue
+            left[part[0]] -= part[1]
+            if part[0] > 1:
+                continue                # the bound is tested at each GEMM and ALU instruction
+            unit_end[part[0]] = done
+            (gemm_end, alu_end), (gemm_left, alu_left, load_left, store_left) = unit_end, left
+            bound = max(gemm_end, alu_end) + gemm_left + alu_left if state is None else \
+                max(gemm_end + gemm_left, alu_end + alu_left)
+            bound = max(bound, end, free[Module.LOAD] + load_left // self.bus,
+                        free[Module.STORE] + store_left // self.bus)
+            if bound + LAUNCH >= limit:
+                yield limit
+                return
         yield end + LAUNCH if limit is None else min(end + LAUNCH, limit)
 
     def execute(self, m: Module, i: int, insn: Instruction, t: int, state) -> tuple[int, int, int, int]:

@@ -343,6 +343,20 @@ def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residu
                       lambda: _fastest(cfg, s, shortlist(cfg, s, reuse, name), rq, residual))
 
 
+def placeholder_regions(b: ProgramBuilder, s: ConvShape, residual=None) -> tuple:
+    """Regions of `b` for a program of convolution `s` whose data does not matter (its
+    instructions do not depend on it): x, w, bias, out, and (shortcut region,
+    `residual`) or None, as lower_conv takes them."""
+    cfg = b.cfg
+    blk = (cfg.batch, cfg.block_out)
+    x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
+    w = b.alloc("w", (s.cob, s.cig, s.kh, s.kw, cfg.block_out, cfg.block_in), "int8")
+    bias = b.alloc("bias", (s.cob, s.bias_entries, *blk), "int32")
+    out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
+    short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), residual)
+    return x, w, bias, out, short
+
+
 def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) -> Tiling:
     """Of `tilings`, the first of those whose program the cycle model finds fastest.
     Programs are built on placeholder regions (the instructions do not depend on the
@@ -352,17 +366,12 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
     they cannot beat the best so far. Their GEMM, ALU and store work, which the bound
     needs, is the first program's (a convolution's is the same under any tiling), their
     loaded bytes the closed form's."""
-    def cycles(t: Tiling, limit: int | None, work) -> tuple[int, tuple[int, int]]:
+    def cycles(t: Tiling, limit: int | None, work) -> tuple[int, tuple[int, int, int, int]]:
         b = ProgramBuilder(cfg, "tiling")
-        blk = (cfg.batch, cfg.block_out)
-        x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
-        w = b.alloc("w", (s.cob, s.cig, s.kh, s.kw, cfg.block_out, cfg.block_in), "int8")
-        bias = b.alloc("bias", (s.cob, s.bias_entries, *blk), "int32")
-        out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
-        short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"), residual)
+        regions = placeholder_regions(b, s, residual)
         stream = Stream(b, limit, work)
         try:
-            lower_conv(b, s, t, x, w, bias, out, rq, residual=short)
+            lower_conv(b, s, t, *regions[:4], rq, residual=regions[4])
             b.finish(check=False)
         except Beaten:
             return limit, work

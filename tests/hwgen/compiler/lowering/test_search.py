@@ -47,16 +47,10 @@ def _write(cfg, s, t, residual, stream_args=None):
     """The tiling's program, written with a Stream following it when `stream_args` is
     given: (program, the Stream's result or the Beaten exception)."""
     b = ProgramBuilder(cfg, "tiling")
-    blk = (cfg.batch, cfg.block_out)
-    x = b.alloc("x", (s.nb, s.cib, s.h, s.w, cfg.batch, cfg.block_in), "int8")
-    w = b.alloc("w", (s.cob, s.cig, s.kh, s.kw, cfg.block_out, cfg.block_in), "int8")
-    bias = b.alloc("bias", (s.cob, s.bias_entries, *blk), "int32")
-    out = b.output("out", (s.nb, s.cob, s.oh, s.ow, *blk), "int8")
-    short = None if residual is None else (b.alloc("short", (s.nb, s.cob, s.oh, s.ow, *blk), "int8"),
-                                           residual.timing())
+    regions = lconv.placeholder_regions(b, s, None if residual is None else residual.timing())
     stream = None if stream_args is None else Stream(b, **stream_args)
     try:
-        lconv.lower_conv(b, s, t, x, w, bias, out, RQ.timing(), residual=short)
+        lconv.lower_conv(b, s, t, *regions[:4], RQ.timing(), residual=regions[4])
         prog = b.finish(check=False)
     except Beaten as e:
         return None, e
