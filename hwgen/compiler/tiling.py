@@ -31,8 +31,10 @@ from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
-from ..geometry import alu_interval, gemm_interval, geometry
+from ..geometry import BOUNDARY_BYTES, alu_interval, gemm_interval, geometry
 from ..isa import MemType
+from ..program.timing import (LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED,
+                              UNIT_FIXED)
 
 
 def blocks(n: int, blk: int) -> int:
@@ -181,35 +183,67 @@ def _rows(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int) -> tuple
     return tuple(in_range(st, sz, stride, k, pad, n_in)[1] for st, sz in tiles(n_out, t))
 
 
+@dataclass(frozen=True)
+class _Grouped:
+    """Tiles of one dimension (their sizes: input rows, or channel blocks) in groups of
+    a virtual thread's count, summed as the closed forms need them."""
+    n: int            # tiles
+    total: int        # of their sizes
+    first: int        # the first tile's size
+    groups: int
+    single: int       # sizes in groups of one tile
+    single_n: int     # groups of one tile
+    multi: int        # sizes in groups of several tiles
+    multi_n: int      # tiles in groups of several tiles
+
+    @staticmethod
+    def of(sizes, per_group: int) -> _Grouped:
+        gs = groups(list(sizes), per_group)
+        ones = [g[0] for g in gs if len(g) == 1]
+        more = [sz for g in gs if len(g) > 1 for sz in g]
+        return _Grouped(len(sizes), sum(sizes), sizes[0], len(gs), sum(ones), len(ones), sum(more), len(more))
+
+
+@lru_cache(maxsize=4096)
+def _spans(n_out: int, t: int, stride: int, k: int, pad: int, n_in: int, per_group: int) -> _Grouped:
+    """The input rows (or columns) of the tiles of `t` of a dimension, in groups of
+    `per_group` (cached by plain numbers: the search asks for the same few hundreds of
+    thousands of times)."""
+    return _Grouped.of(_rows(n_out, t, stride, k, pad, n_in), per_group)
+
+
+@lru_cache(maxsize=4096)
+def _co_groups(cob: int, tco: int, oc_n: int) -> _Grouped:
+    """The channel blocks of the output-channel tiles of `tco`, in groups of `oc_n`."""
+    return _Grouped.of([sz for _, sz in tiles(cob, tco)], oc_n)
+
+
 def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) and, with a fused
     residual, ACC_8BIT (shortcut) loads, and OUT stores."""
     E = cfg.elem_bytes
-    rows = _rows(s.oh, t.th, s.sh, s.kh, s.ph, s.h)
-    cols_sum = sum(_rows(s.ow, t.tw, s.sw, s.kw, s.pw, s.w))
-    co = [sz for _, sz in tiles(s.cob, t.tco)]
-    n_h, n_w, n_co, n_ci = len(rows), -(-s.ow // t.tw), len(co), -(-s.cib // t.tci)
-    hg, cg = groups(rows, t.h_n), groups(co, t.oc_n)
+    H, W, C = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1), \
+        _co_groups(s.cob, t.tco, t.oc_n)
+    n_ci = -(-s.cib // t.tci)
     kk = s.kh * s.kw
     if s.depthwise:
         # every input chunk is used by one step; a weight chunk by the steps of a group,
         # or by the whole layer when there is one channel block
-        inp = s.nb * sum(rows) * cols_sum * s.cob
-        wgt = kk if t.reuse and s.cob == 1 else s.nb * n_w * (len(hg) if t.reuse else n_h) * s.cob * kk
+        inp = s.nb * H.total * W.total * s.cob
+        wgt = kk if t.reuse and s.cob == 1 else s.nb * W.n * (H.groups if t.reuse else H.n) * s.cob * kk
     elif not t.reuse:
-        inp = s.nb * sum(rows) * cols_sum * n_co * s.cib
-        wgt = s.nb * n_h * n_w * s.cob * s.cib * kk
+        inp = s.nb * H.total * W.total * C.n * s.cib
+        wgt = s.nb * H.n * W.n * s.cob * s.cib * kk
     else:
         # an input chunk is shared by the co tiles of a group, and by consecutive groups
         # when the group has a single chunk that stays the same (one ci tile, one row tile)
-        inp = s.nb * cols_sum * s.cib * sum(sum(g) * (1 if n_ci == 1 and len(g) == 1 else len(cg)) for g in hg)
-        if n_ci == 1 and n_co == 1:
+        inp = s.nb * W.total * s.cib * (H.single * (1 if n_ci == 1 else C.groups) + H.multi * C.groups)
+        if n_ci == 1 and C.n == 1:
             wgt = s.cob * s.cib * kk       # one weight chunk for the whole layer
-        else:
-            per_hg = sum(sum(g) if len(g) == 1 else 0 for g in cg), sum(sum(g) for g in cg if len(g) > 1)
-            wgt = s.nb * n_w * (per_hg[0] * len(hg) + per_hg[1] * n_h) * s.cib * kk
+        else:    # a weight chunk is shared by the row tiles of a group when it is its only co tile
+            wgt = s.nb * W.n * (C.single * H.groups + C.multi * H.n) * s.cib * kk
     out = {"INP": inp * E[MemType.INP], "WGT": wgt * E[MemType.WGT],
-           "ACC": s.nb * len(hg) * n_w * s.cob * s.bias_entries * E[MemType.ACC],
+           "ACC": s.nb * H.groups * W.n * s.cob * s.bias_entries * E[MemType.ACC],
            "OUT": s.nb * s.cob * s.oh * s.ow * E[MemType.OUT]}
     if s.residual:
         out["ACC_8BIT"] = s.nb * s.cob * s.oh * s.ow * E[MemType.ACC_8BIT]
@@ -223,55 +257,113 @@ def load_bytes(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
     return b["INP"] + b["WGT"] + b["ACC"]
 
 
-def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None) -> int:
+@dataclass(frozen=True)
+class Instructions:
+    """How many instructions of each kind a tiling's program has (`instructions`), and
+    lower bounds on their bursts (a row is at least one burst, as the memory engine
+    splits transfers)."""
+    inp_loads: int
+    wgt_loads: int
+    load_bursts: int        # of the INP and WGT loads
+    steps: int              # GEMM steps: each at least one GEMM instruction
+    tiles: int              # output tiles: each has its bias copy and epilogue passes
+    groups: int             # accumulator groups: each has its bias load
+    stores: int             # also the fused residual's shortcut loads, tile by tile alike
+    store_bursts: int
+
+
+def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
+    """The instruction counts of the schedule (`steps`) in closed form, on the reuse
+    rules of `dram_bytes`: an INP chunk is loaded one channel block an instruction, a
+    WGT chunk in one; a tile is stored (and its shortcut loaded) in one transfer when
+    its rows span the whole output width, else one per channel block."""
+    E, burst = cfg.elem_bytes, _rates(cfg)[5]
+    H, W, C = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1), \
+        _co_groups(s.cob, t.tco, t.oc_n)
+    n_ci = -(-s.cib // t.tci)
+    if s.depthwise:
+        inp = s.nb * H.n * W.n * s.cob
+        wgt = 1 if t.reuse and s.cob == 1 else s.nb * W.n * (H.groups if t.reuse else H.n) * s.cob
+    elif not t.reuse:
+        inp = s.nb * H.n * W.n * C.n * s.cib
+        wgt = s.nb * H.n * W.n * C.n * n_ci
+    else:
+        inp = s.nb * W.n * s.cib * (H.single_n * (1 if n_ci == 1 else C.groups) + H.multi_n * C.groups)
+        wgt = 1 if n_ci == 1 and C.n == 1 else s.nb * W.n * (C.single_n * H.groups + C.multi_n * H.n) * n_ci
+    # a load's rows: an INP chunk's input rows, a WGT chunk's co blocks (one per kernel
+    # in a depthwise one); a row of several bursts when longer than a burst
+    inp_row = W.total / W.n * E[MemType.INP]
+    wgt_rows, wgt_row = (1, s.kh * s.kw) if s.depthwise else (s.cob / C.n, s.cib / n_ci * s.kh * s.kw)
+    bursts = (inp * H.total / H.n * math.ceil(inp_row / burst)
+              + wgt * wgt_rows * math.ceil(wgt_row * E[MemType.WGT] / burst))
+    if W.n == 1:      # whole rows: a tile's channel blocks in one transfer, a row each
+        stores, store_rows, row = s.nb * H.n * C.n, s.nb * H.n * s.cob, s.oh / H.n * s.ow
+    else:
+        stores, store_rows, row = s.nb * H.n * W.n * s.cob, s.nb * s.oh * W.n * s.cob, s.ow / W.n
+    tiles = s.nb * H.n * W.n * C.n
+    return Instructions(inp, wgt, int(bursts), tiles * -(-s.cig // t.tci), tiles, s.nb * H.groups * W.n * C.groups,
+                        stores,
+                        store_rows * math.ceil(row * E[MemType.OUT] / burst))
+
+
+def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Instructions | None = None) -> int:
     """A first-order estimate, in closed form (the search ranks every candidate by it;
-    `program.timing` models a lowered program). The compute module runs the GEMM
-    micro-op iterations and the ALU passes (bias copy, shift, clip, and the fused
-    residual's load and passes) at their issue intervals, and a fixed cost per step;
-    the load module streams INP/WGT/ACC at the bus width in parallel. With
+    `program.timing` models a lowered program, whose per-instruction costs this takes).
+    The compute module runs the GEMM micro-op iterations and the ALU passes (bias copy,
+    shift, clip, and the fused residual's load and passes) at their issue intervals,
+    with a fixed cost per step, per ALU instruction and per ACC load; the load module
+    streams INP/WGT/ACC at the bus width in parallel, with a fixed cost per load and a
+    memory round trip per burst; the store module writes a bus word or reads an OUT
+    entry a cycle, with a fixed cost and a round trip per store. With
     COMPUTE_OVERLAP a group's ALU work runs beside the next group's GEMM, so each group
     costs the longer of the two, and only the first group's bias copy and the last
     one's epilogue stand alone; without it everything adds up. Not overlapped either
-    way: the first step's loads, and the last group's store. `b`: the schedule's
-    dram_bytes, when already known."""
-    bus, gemm_iv, imm, late, two = _rates(cfg)
+    way: the first step's loads, and the last group's store. `b` and `n`: the
+    schedule's dram_bytes and instructions, when already known."""
+    bus, gemm_iv, imm, late, two, _ = _rates(cfg)
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
-    n_h, n_w = -(-s.oh // t.th), -(-s.ow // t.tw)
-    n_co, n_ci = -(-s.cob // t.tco), -(-s.cig // t.tci)
-    steps = s.nb * n_h * n_w * n_co * n_ci
-    n_groups = s.nb * -(-n_h // t.h_n) * n_w * -(-n_co // t.oc_n)
-    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_iv + STEP_CYCLES * steps
+    n = instructions(cfg, s, t) if n is None else n
+    H, W = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1)
+    gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_iv + STEP_CYCLES * n.steps
     entries = s.nb * s.cob * s.oh * s.ow
-    clip = late if cfg.ALU_EXT else 2 * late              # CLP, or MAX and MIN
-    copy, epilogue = imm * entries, (imm + clip) * entries  # bias copy; SHR, clip
+    clips = 1 if cfg.ALU_EXT else 2                       # CLP, or MAX and MIN
+    copy, epilogue = imm * entries, (imm + clips * late) * entries  # bias copy; SHR, clip
     epilogue += s.epilogue_passes * two * entries
+    passes = 2 + clips + s.epilogue_passes
+    acc_loads = n.groups
     if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        epilogue += (two + imm + clip) * entries + b["ACC_8BIT"] // bus
+        epilogue += (two + imm + clips * late) * entries + b["ACC_8BIT"] // bus
+        passes, acc_loads = passes + 2 + clips, acc_loads + n.stores
+    round_trip = (MEMORY_LATENCY + LOAD_BURST) / cfg.AXI_MAX_INFLIGHT
+    fixed = UNIT_FIXED * n.tiles * passes + int((LOAD_FIXED + round_trip) * acc_loads)
     if cfg.COMPUTE_OVERLAP:
         # with one slot a half's next bias copy also waits for its store
-        alu = copy + epilogue + (b["OUT"] // bus if t.acc_slots == 1 else 0)
-        compute = (copy + epilogue + gemm) // n_groups + (n_groups - 1) * max(gemm, alu) // n_groups
+        alu = copy + epilogue + fixed + (b["OUT"] // bus if t.acc_slots == 1 else 0)
+        compute = (copy + epilogue + gemm) // n.groups + (n.groups - 1) * max(gemm, alu) // n.groups
     else:
-        compute = gemm + copy + epilogue
-    memory = (b["INP"] + b["WGT"] + b["ACC"]) // bus
-    first_rows = _rows(s.oh, t.th, s.sh, s.kh, s.ph, s.h)[0]
-    first_cols = _rows(s.ow, t.tw, s.sw, s.kw, s.pw, s.w)[0]
-    first = (first_rows * first_cols * min(t.tci, s.cib) * E[MemType.INP]
+        compute = gemm + copy + epilogue + fixed
+    memory = ((b["INP"] + b["WGT"] + b["ACC"]) // bus + LOAD_FIXED * (n.inp_loads + n.wgt_loads)
+              + int(round_trip * n.load_bursts))
+    store = (max(b["OUT"] // bus, entries) + (STORE_FIXED + MEMORY_LATENCY) * n.stores
+             + STORE_BURST * n.store_bursts)
+    first = (H.first * W.first * min(t.tci, s.cib) * E[MemType.INP]
              + min(t.tco, s.cob) * min(t.tci, s.cib) * s.kh * s.kw * E[MemType.WGT]) // bus
     last = t.oc_n * t.h_n * t.tco * t.th * t.tw * E[MemType.OUT] // bus
-    return first + max(compute, memory, b["OUT"] // bus) + last
+    return first + max(compute, memory, store) + last
 
 
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
 
 
 @lru_cache(maxsize=256)
-def _rates(cfg) -> tuple[int, int, int, int, int]:
+def _rates(cfg) -> tuple[int, int, int, int, int, int]:
     """(bus bytes, GEMM interval, ALU intervals: with an immediate, with an immediate
-    and late, with two operands) of `cfg`: predicted_cycles runs for every candidate."""
-    return (geometry(cfg).bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False),
-            alu_interval(cfg, True, True), alu_interval(cfg, False, False))
+    and late, with two operands; the longest burst in bytes) of `cfg`:
+    predicted_cycles runs for every candidate."""
+    g = geometry(cfg)
+    return (g.bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False), alu_interval(cfg, True, True),
+            alu_interval(cfg, False, False), min(g.max_burst * g.bus_bytes, BOUNDARY_BYTES))
 
 
 @dataclass(frozen=True)
@@ -296,10 +388,11 @@ SHORTLIST, SHORTLIST_SLACK = 30, 3.0
 ACC_SLOTS = (1, 2)
 
 
-def _scored(cfg, s: ConvShape, reuse: bool, name: str) -> list[tuple[int, int, Tiling]]:
-    """(bytes loaded, closed-form cycles, tiling) of every candidate that fits."""
+def _scored(cfg, s: ConvShape, reuse: bool, name: str, slack: float) -> tuple[list[tuple[int, int, Tiling]], int]:
+    """(bytes loaded, closed-form cycles, tiling) of every candidate that fits and
+    loads at most (1 + slack) times the fewest bytes, and how many fit."""
     cap = capacity(cfg)
-    scored = []
+    loaded = []
     ths, tws, tcos, tcis = (candidates(v) for v in (s.oh, s.ow, s.cob, s.cib))
     threads = ((1, 1), (2, 1), (1, 2))
     if s.depthwise:       # tiles of one channel block
@@ -314,22 +407,26 @@ def _scored(cfg, s: ConvShape, reuse: bool, name: str) -> list[tuple[int, int, T
                         if not fit:
                             break
                         b = dram_bytes(cfg, s, fit[0])
-                        scored += [(load_bytes(cfg, s, t, b), predicted_cycles(cfg, s, t, b), t) for t in fit]
-    if not scored:
+                        loaded.append((load_bytes(cfg, s, fit[0], b), b, fit))
+    if not loaded:
         raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
                          "channel block needs more scratchpad); use a configuration with larger buffers")
-    return scored
+    least = min(lb for lb, _, _ in loaded)
+    scored = []
+    for lb, b, fit in loaded:     # the closed-form cycles of those near the fewest bytes alone
+        if lb <= least * (1 + slack):
+            n = instructions(cfg, s, fit[0])
+            scored += [(lb, predicted_cycles(cfg, s, t, b, n), t) for t in fit]
+    return scored, sum(len(fit) for _, _, fit in loaded)
 
 
 def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: float = 0.0) -> Choice:
     """The tiling with the fewest bytes loaded among all candidates that fit the
     scratchpads (ties: fewer predicted cycles). With `slack` > 0: the fewest predicted
     cycles among the tilings that load at most (1 + slack) times the fewest bytes."""
-    scored = _scored(cfg, s, reuse, name)
-    least = min(sc[0] for sc in scored)
-    pool = [sc for sc in scored if sc[0] <= least * (1 + slack)]
-    _, cycles, t = min(pool, key=(lambda sc: (sc[1], sc[0])) if slack else (lambda sc: (sc[0], sc[1])))
-    return Choice(t, dram_bytes(cfg, s, t), cycles, len(scored))
+    scored, count = _scored(cfg, s, reuse, name, slack)
+    _, cycles, t = min(scored, key=(lambda sc: (sc[1], sc[0])) if slack else (lambda sc: (sc[0], sc[1])))
+    return Choice(t, dram_bytes(cfg, s, t), cycles, count)
 
 
 def shortlist(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", n: int = SHORTLIST,
@@ -337,9 +434,8 @@ def shortlist(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", n: int 
     """The `n` tilings of fewest closed-form cycles among those that load at most
     (1 + slack) times the fewest bytes, fewest first (ties: fewer bytes); the fewest-
     bytes tiling is always among them."""
-    scored = _scored(cfg, s, reuse, name)
-    least = min(sc[0] for sc in scored)
-    pool = sorted((sc for sc in scored if sc[0] <= least * (1 + slack)), key=lambda sc: (sc[1], sc[0]))
+    scored, _ = _scored(cfg, s, reuse, name, slack)
+    pool = sorted(scored, key=lambda sc: (sc[1], sc[0]))
     tops = [t for _, _, t in pool[:n]]
     fewest = min(scored, key=lambda sc: (sc[0], sc[1]))[2]
     return tops if fewest in tops else [*tops[:n - 1], fewest]

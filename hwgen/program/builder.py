@@ -67,6 +67,7 @@ class ProgramBuilder:
         self.cfg = cfg
         self.name = name
         self.insns: list[Instruction] = []
+        self.modules: list[Module] = []               # the module of each instruction
         self.regions: dict[str, Region] = {}
         self._data: dict[str, np.ndarray] = {}
         self._top = 0
@@ -124,13 +125,14 @@ class ProgramBuilder:
         """Append an instruction, attaching the pending pops of its module; returns
         its instruction number."""
         m = insn.module
-        pp, pn = self._pending[m]
-        if pp:
+        pending = self._pending[m]
+        if pending[0]:
             insn.fields["pop_prev"] = 1
-        if pn:
+        if pending[1]:
             insn.fields["pop_next"] = 1
-        self._pending[m] = [0, 0]
+        pending[0] = pending[1] = 0
         self.insns.append(insn)
+        self.modules.append(m)
         self._last[m] = len(self.insns) - 1
         if self._observer is not None and len(self.insns) % self._every == 0:
             self._observer()
@@ -161,7 +163,8 @@ class ProgramBuilder:
         """2D load of y_size rows of x_size elements (row stride x_stride, default
         x_size) from `region` starting `offset` elements in, into the scratchpad at
         sram_base, with pad = (top, bottom, left, right) elements of padding."""
-        mem = MemType[mem.upper()] if isinstance(mem, str) else MemType(mem)
+        if type(mem) is not MemType:
+            mem = MemType[mem.upper()] if isinstance(mem, str) else MemType(mem)
         if pad_min and not self.cfg.ALU_EXT:
             raise HwgenError("pad_min loads need ALU_EXT=true in the configuration")
         stride = x_size if x_stride is None else x_stride
@@ -195,8 +198,8 @@ class ProgramBuilder:
     # -- micro-op kernels -------------------------------------------------------------
     def _kernel(self, uops: np.ndarray, loops: Sequence[tuple], ncols: int, compress: bool):
         """(words, iters, factors) for a kernel; factors[k] = (out, in) for dst, src, wgt."""
-        loops = tuple(tuple(int(v) for v in lp) for lp in loops)
-        return _encoded(self.cfg, uops.tobytes(), loops, ncols, compress)
+        # numpy and Python integers hash and compare alike: the key needs no conversion
+        return _encoded(self.cfg, uops.tobytes(), tuple(map(tuple, loops)), ncols, compress)
 
     def _resident_kernel(self, words: np.ndarray) -> tuple[int, int]:
         """Make a kernel resident in the micro-op buffer; returns (uop_bgn, uop_end)."""
@@ -244,7 +247,8 @@ class ProgramBuilder:
         """ALU over micro-ops (dst, src) and up to two loops (extent, dst_factor,
         src_factor). With `imm`, micro-ops may give dst only: src = dst, which reads
         the same entry under the project's (docs/semantics.md) and upstream's reading of immediates."""
-        op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
+        if type(op) is not AluOp:
+            op = AluOp[op.upper()] if isinstance(op, str) else AluOp(op)
         if why := alu_op_error(self.cfg, op):
             raise HwgenError(why)
         uops = np.asarray(uops, dtype=np.int64)

@@ -26,7 +26,7 @@ from typing import Iterator
 import numpy as np
 
 from ..geometry import BOUNDARY_BYTES, LATE_OPS, OVERLAP_WINDOW, alu_interval, gemm_interval, geometry, overlap_halves
-from ..isa import AluOp, Instruction, MemType, Module, Opcode
+from ..isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode
 from .check import block_shape, loaded_uops, loop_max
 from .tokens import MODULE_QUEUES, schedule
 
@@ -113,8 +113,9 @@ class _Model:
     """The model of one program: `insns` (a list that may still grow, see `Stream`) and
     `uops(i, insn)`, the (3, n) micro-ops that UOP load `insn` (number i) copies."""
 
-    def __init__(self, cfg, insns: list[Instruction], uops, latency: int):
+    def __init__(self, cfg, insns: list[Instruction], uops, latency: int, modules: list[Module] | None = None):
         self.cfg, self.insns, self.uops = cfg, insns, uops
+        self.modules = [] if modules is None else modules     # see tokens.schedule
         g = geometry(self.cfg)
         self.bus, self.max_burst = g.bus_bytes, g.max_burst
         self.latency = latency
@@ -206,19 +207,19 @@ class _Model:
     # -- the run -----------------------------------------------------------------------------------
     def share(self, m: Module, insn: Instruction, d: int) -> tuple[int, int] | None:
         """Which part of the work (`work`) instruction `insn` of `d` cycles alone on
-        module `m` does, and how much: GEMM (0) and ALU (1) cycles beyond the fixed
-        cost, bytes the load module loads (2) and the store module stores (3); None for
-        the others."""
+        module `m` does, and how much: GEMM (0) and ALU (1) cycles, bytes the load
+        module loads (2) and the store module stores (3); None for the others."""
         if insn.opcode in (Opcode.GEMM, Opcode.ALU):
-            return int(insn.opcode == Opcode.ALU), d - UNIT_FIXED
+            return int(insn.opcode == Opcode.ALU), d
         if m == Module.LOAD or insn.opcode == Opcode.STORE:
             return 2 if m == Module.LOAD else 3, insn.y_size * insn.x_size * self.cfg.elem_bytes[insn.memory_type]
         return None
 
     def work(self) -> tuple[int, int, int, int]:
         """The program's work (`share`) of each part. A convolution's programs all have
-        the same GEMM, ALU and store work whatever their tiling (`Stream`); the search's
-        closed form gives each tiling's loaded bytes (`tiling.dram_bytes`)."""
+        the same GEMM and ALU iterations and stored bytes whatever their tiling; the
+        search's closed form gives each tiling's instruction counts and loaded bytes
+        (`tiling.instructions`, `tiling.dram_bytes`)."""
         total = [0, 0, 0, 0]
         for insn in self.insns:
             m = insn.module
@@ -235,34 +236,42 @@ class _Model:
         instructions (on their units; without compute overlap all of them one after
         another), the load module's loads and the store module's stores, each at least
         a bus beat per bus word; so the run ends no sooner than the last one's end plus
-        the `work` (`work()` if None) of those left."""
+        the `work` of those left: `work` is `work()` (if None) or at most it."""
         insns = self.insns
         left = list(self.work() if work is None else work) if limit is not None else None
         unit_end = [0, 0]             # the last GEMM's and the last ALU instruction's end
-        pushed, popped = {}, {}       # per queue: the times its tokens become visible; tokens taken
+        pushed = {q: [] for q in QUEUES.values()}     # per queue: the times its tokens become visible
+        popped = dict.fromkeys(QUEUES.values(), 0)    # per queue: tokens taken
         free = {m: 0 for m in Module}   # when the module may start its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
         end = 0
-        modules = []
+        modules = self.modules
         for i in schedule(insns, modules=modules, complete=complete):   # every instruction after those that
             if i is None:                                                 # push the tokens it pops
                 yield None
                 continue
             insn, m = insns[i], modules[i]
             (pop_prev, pop_next), (push_prev, push_next) = MODULE_QUEUES[m]
-            ready = 0
-            for q in (q for q, flag in ((pop_prev, insn.pop_prev), (pop_next, insn.pop_next)) if flag):
-                ready = max(ready, pushed[q][popped.get(q, 0)])
-                popped[q] = popped.get(q, 0) + 1
-            start, done, retire, d = self.execute(m, i, insn, max(free[m], ready), state)
+            t = free[m]
+            if insn.pop_prev:
+                k = popped[pop_prev]
+                t = max(t, pushed[pop_prev][k])
+                popped[pop_prev] = k + 1
+            if insn.pop_next:
+                k = popped[pop_next]
+                t = max(t, pushed[pop_next][k])
+                popped[pop_next] = k + 1
+            start, done, retire, d = self.execute(m, i, insn, t, state)
             if m != Module.COMPUTE:
                 free[m] = done
             else:
                 free[m] = start + ISSUE if state is not None else done + SEQUENTIAL_GAP
-            for q, flag in ((push_prev, insn.push_prev), (push_next, insn.push_next)):
-                if flag:
-                    pushed.setdefault(q, []).append(retire + TOKEN)
-            end = max(end, retire)
+            if insn.push_prev:
+                pushed[push_prev].append(retire + TOKEN)
+            if insn.push_next:
+                pushed[push_next].append(retire + TOKEN)
+            if retire > end:
+                end = retire
             if limit is None or (part := self.share(m, insn, d)) is None:
                 continue
             left[part[0]] -= part[1]
@@ -355,7 +364,7 @@ class _Overlap:
                 t = head + scan
                 continue
             break
-        alone = not any(v[0] > t for c, v in self.last.items() if c != cls)
+        alone = not executing
         known = t + (model.first_pass(insn) if alone and scan else 0)
         done = model.end(t, d, channel)
         self.last[cls] = (done, halves, rng, known)
@@ -394,18 +403,18 @@ class Stream:
     model runs behind the writing, every `every` instructions, and raises Beaten out of
     the builder's call as soon as the program cannot end before `limit` (see `predict`),
     so that a search stops writing a program that cannot win. `work`: the program's
-    work (`_Model.work`), known before it is written (from another program of the same
-    convolution and the closed form of its loads), or None (then `limit` must be None
-    too). Seals the builder (no region
-    after the instructions start). After `builder.finish()`, `result()` is what
+    work (`_Model.work`) or a lower bound of it, known before it is written (from
+    another program of the same convolution and the closed form of its tiling), or
+    None (then `limit` must be None too). Seals the builder (no region after the
+    instructions start). After `builder.finish()`, `result()` is what
     `predict` would find for the finished program."""
 
-    def __init__(self, builder, limit: int | None = None, work: tuple[int, int] | None = None,
+    def __init__(self, builder, limit: int | None = None, work: tuple[int, int, int, int] | None = None,
                  latency: int = MEMORY_LATENCY, every: int = 64):
         if limit is not None and work is None:
             raise ValueError("a limit needs the program's work")
         builder.seal()
-        self.model = _Model(builder.cfg, builder.insns, builder.loaded_uops, latency)
+        self.model = _Model(builder.cfg, builder.insns, builder.loaded_uops, latency, builder.modules)
         self._complete = False
         self._run = self.model.run(limit, work, complete=lambda: self._complete)
         builder.observe(self._advance, every)

@@ -23,16 +23,17 @@ bias_entries) ACC elements (`requant.pack_bias`), output (NB, COB, OH, OW) OUT
 elements."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
-from ...isa import AluOp, MemType, Module
+from ...isa import AluOp, MemType, Module, Opcode
 from ...program.builder import ProgramBuilder
-from ...program.timing import Beaten, Stream
+from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
 from ..requant import IDENTITY, AddRequant, Requant, scl_word
-from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, load_bytes, search,
-                      shortlist, tiles, within)
+from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
+                      load_bytes, search, shortlist, tiles, within)
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -363,10 +364,8 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
     data) and not checked: the chosen tiling's program is built again, and checked, by
     the caller. The fewest-bytes tiling, often the fastest, goes first; the others are
     predicted while they are written (`timing.Stream`), and their writing stops once
-    they cannot beat the best so far. Their GEMM, ALU and store work, which the bound
-    needs, is the first program's (a convolution's is the same under any tiling), their
-    loaded bytes the closed form's."""
-    def cycles(t: Tiling, limit: int | None, work) -> tuple[int, tuple[int, int, int, int]]:
+    they cannot beat the best so far (`work_bound`)."""
+    def cycles(t: Tiling, limit: int | None, work) -> tuple[int, _Model]:
         b = ProgramBuilder(cfg, "tiling")
         regions = placeholder_regions(b, s, residual)
         stream = Stream(b, limit, work)
@@ -374,20 +373,39 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
             lower_conv(b, s, t, *regions[:4], rq, residual=regions[4])
             b.finish(check=False)
         except Beaten:
-            return limit, work
-        return stream.result(), stream.model.work() if work is None else work
+            return limit, stream.model
+        return stream.result(), stream.model
     fewest = min(range(len(tilings)), key=lambda k: (load_bytes(cfg, s, tilings[k]), k))
-    best, (gemm, alu, _, stores) = cycles(tilings[fewest], None, None)
+    best, model = cycles(tilings[fewest], None, None)
+    common = common_work(cfg, s, tilings[fewest], model)
     first = fewest
     for k, t in enumerate(tilings):
         if k == fewest:
             continue
-        b = dram_bytes(cfg, s, t)
         # an earlier tiling wins a tie: it must be predicted exactly at the best's cycles
-        c, _ = cycles(t, best + 1 if k < first else best, (gemm, alu, b["INP"] + b["WGT"], stores))
+        c, _ = cycles(t, best + 1 if k < first else best, work_bound(cfg, s, t, common))
         if c < best or (c == best and k < first):
             best, first = c, k
     return tilings[first]
+
+
+def common_work(cfg, s: ConvShape, t: Tiling, model: _Model) -> tuple[int, int, int, int]:
+    """What every tiling's program of convolution `s` shares, from `model`'s program
+    (tiling `t`): its GEMM and ALU iterations' cycles, its ALU instructions per
+    output tile and its stored bytes."""
+    gemm, alu, _, stores = model.work()
+    units = Counter(insn.opcode for insn in model.insns)
+    return (gemm - UNIT_FIXED * units[Opcode.GEMM], alu - UNIT_FIXED * units[Opcode.ALU],
+            units[Opcode.ALU] // instructions(cfg, s, t).tiles, stores)
+
+
+def work_bound(cfg, s: ConvShape, t: Tiling, common) -> tuple[int, int, int, int]:
+    """A lower bound of the work (`timing._Model.work`) of tiling `t`'s program, from
+    the `common_work` of any: each GEMM step has one GEMM instruction at least, and its
+    loaded bytes are the closed form's."""
+    gemm, alu, alu_per_tile, stores = common
+    b, n = dram_bytes(cfg, s, t), instructions(cfg, s, t)
+    return gemm + UNIT_FIXED * n.steps, alu + UNIT_FIXED * alu_per_tile * n.tiles, b["INP"] + b["WGT"], stores
 
 
 def cg_offset(cg, cj: int) -> int:

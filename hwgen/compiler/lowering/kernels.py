@@ -43,7 +43,8 @@ def affine_kernel(cfg, opcode: str, base, dims) -> Kernel:
     most two) dimensions to run as loops so that the fewest micro-ops remain, keeping
     their order; the others are unrolled into micro-ops in their order. Kernels are
     shared (read-only micro-ops): a lowering asks for the same few many times."""
-    return _affine_kernel(cfg, opcode, tuple(int(v) for v in base), tuple(tuple(int(v) for v in d) for d in dims))
+    # numpy and Python integers hash and compare alike: the key needs no conversion
+    return _affine_kernel(cfg, opcode, tuple(base), tuple(map(tuple, dims)))
 
 
 @lru_cache(maxsize=1 << 14)

@@ -2,13 +2,17 @@
 (hwgen.program.timing.Stream) and stops writing one that cannot win. The references:
 the cycle model on each finished program (`predict`), and the first of the fastest
 tilings found by predicting every candidate's finished program."""
+import random
+from collections import Counter
+
 import pytest
 
 from hwgen import load_config
 from hwgen.compiler.lowering import conv as lconv
 from hwgen.compiler.requant import AddRequant, Requant, bias_entries
-from hwgen.compiler.tiling import ConvShape, dram_bytes, shortlist
+from hwgen.compiler.tiling import ConvShape, Tiling, candidates, dram_bytes, fits, instructions, shortlist
 from hwgen.errors import HwgenError
+from hwgen.isa import MemType, Opcode
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import Beaten, Stream, _Model, predict
 
@@ -75,18 +79,21 @@ def test_a_streamed_prediction_is_the_finished_programs(case):
         model = _Model(cfg, prog.insns, None, 16)
         want = predict(prog)
         work = model.work()
-        # a convolution's GEMM, ALU and store work does not depend on its tiling; its
-        # loads are the closed form's
-        same = same or (work[0], work[1], work[3])
-        assert (work[0], work[1], work[3]) == same, t
+        # a convolution's GEMM and ALU iterations, ALU passes per tile and stored bytes do
+        # not depend on its tiling; its loads are the closed form's
+        common = lconv.common_work(cfg, s, t, model)
+        same = same or common
+        assert common == same, t
         b = dram_bytes(cfg, s, t)
         assert work[2] == b["INP"] + b["WGT"] and work[3] == b["OUT"], t
+        bound = lconv.work_bound(cfg, s, t, same)
+        assert all(lo <= w for lo, w in zip(bound, work)) and bound[2:] == work[2:], t
         _, got = _write(cfg, s, t, residual, {})
         assert got == want, t
-        _, above = _write(cfg, s, t, residual, {"limit": want + 1, "work": work, "every": 7})
+        _, above = _write(cfg, s, t, residual, {"limit": want + 1, "work": bound, "every": 7})
         assert above == want, t
         for limit in (want, want * 9 // 10):
-            prog, beaten = _write(cfg, s, t, residual, {"limit": limit, "work": work, "every": 5})
+            prog, beaten = _write(cfg, s, t, residual, {"limit": limit, "work": bound, "every": 5})
             assert beaten == limit or (isinstance(beaten, Beaten) and beaten.args == (limit,)), (t, limit)
 
 
@@ -102,6 +109,49 @@ def test_the_search_finds_the_first_fastest_finished_program(case):
     rcycles = cycles[::-1]
     assert lconv._fastest(cfg, s, back, RQ.timing(), None if residual is None else residual.timing()) == \
         back[rcycles.index(min(rcycles))]
+
+
+@pytest.mark.parametrize("case", list(_cases()), ids=_ids)
+def test_the_closed_form_counts_the_programs_instructions(case):
+    """`instructions` gives each kind's count of the written program: INP and WGT
+    loads, bias loads (one per group), shortcut loads and stores; its bursts never
+    exceed the model's, which splits every row; every step has a GEMM instruction at
+    least, and every tile as many ALU instructions as any other tiling's tiles. Tilings: the shortlist, without reuse,
+    and drawn at random (odd sizes, both thread groupings)."""
+    cfg, s, residual = case
+    rng = random.Random(s.h * 31 + s.cob)
+    tilings = shortlist(cfg, s, n=12)
+    tilings += [Tiling(t.th, t.tw, t.tco, t.tci, t.oc_n, t.h_n, False, t.acc_slots) for t in tilings[:4]]
+    while len(tilings) < 28:
+        t = Tiling(rng.choice(candidates(s.oh)), rng.choice(candidates(s.ow)),
+                   1 if s.depthwise else rng.choice(candidates(s.cob)), 1 if s.depthwise else rng.choice(candidates(s.cib)),
+                   *rng.choice([(1, 1), (1, 2)] if s.depthwise else [(1, 1), (2, 1), (1, 2)]),
+                   rng.random() < 0.7, rng.choice([1, 2]))
+        if fits(cfg, s, t):
+            tilings.append(t)
+    alu_per_tile = set()
+    for t in tilings:
+        prog, _ = _write(cfg, s, t, residual)
+        model = _Model(cfg, prog.insns, None, 16)
+        units = Counter(insn.opcode for insn in prog.insns)
+        n = instructions(cfg, s, t)
+        # the search's bound takes a step's GEMM instructions and a tile's ALU passes
+        assert units[Opcode.GEMM] >= n.steps and units[Opcode.ALU] % n.tiles == 0
+        alu_per_tile.add(units[Opcode.ALU] // n.tiles)
+        count = {m: 0 for m in MemType}
+        bursts = {MemType.INP: 0, MemType.WGT: 0, MemType.OUT: 0}
+        for insn in prog.insns:
+            if insn.opcode in (Opcode.LOAD, Opcode.STORE) and insn.x_size:
+                mt = MemType(insn.memory_type)
+                count[mt] += 1
+                if mt in bursts:
+                    bursts[mt] += model._transfer(insn, cfg.elem_bytes[mt])[1]
+        assert (n.inp_loads, n.wgt_loads, n.groups, n.stores) == \
+            (count[MemType.INP], count[MemType.WGT], count[MemType.ACC], count[MemType.OUT]), t
+        assert count[MemType.ACC_8BIT] == (n.stores if s.residual else 0)
+        assert n.load_bursts <= bursts[MemType.INP] + bursts[MemType.WGT] and n.store_bursts <= bursts[MemType.OUT]
+        assert n.load_bursts >= n.inp_loads + n.wgt_loads and n.store_bursts >= n.stores
+    assert len(alu_per_tile) == 1
 
 
 def test_ties_go_to_the_earlier_tiling():
