@@ -218,12 +218,18 @@ def _co_groups(cob: int, tco: int, oc_n: int) -> _Grouped:
     return _Grouped.of([sz for _, sz in tiles(cob, tco)], oc_n)
 
 
+def _dims(s: ConvShape, t: Tiling) -> tuple[_Grouped, _Grouped, _Grouped]:
+    """The row tiles (input rows, in groups of h_n), column tiles (input columns) and
+    output-channel tiles (blocks, in groups of oc_n) of tiling `t`."""
+    return (_spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1),
+            _co_groups(s.cob, t.tco, t.oc_n))
+
+
 def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) and, with a fused
     residual, ACC_8BIT (shortcut) loads, and OUT stores."""
     E = cfg.elem_bytes
-    H, W, C = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1), \
-        _co_groups(s.cob, t.tco, t.oc_n)
+    H, W, C = _dims(s, t)
     n_ci = -(-s.cib // t.tci)
     kk = s.kh * s.kw
     if s.depthwise:
@@ -278,8 +284,7 @@ def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     WGT chunk in one; a tile is stored (and its shortcut loaded) in one transfer when
     its rows span the whole output width, else one per channel block."""
     E, burst = cfg.elem_bytes, _rates(cfg)[5]
-    H, W, C = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1), \
-        _co_groups(s.cob, t.tco, t.oc_n)
+    H, W, C = _dims(s, t)
     n_ci = -(-s.cib // t.tci)
     if s.depthwise:
         inp = s.nb * H.n * W.n * s.cob
@@ -324,7 +329,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n = instructions(cfg, s, t) if n is None else n
-    H, W = _spans(s.oh, t.th, s.sh, s.kh, s.ph, s.h, t.h_n), _spans(s.ow, t.tw, s.sw, s.kw, s.pw, s.w, 1)
+    H, W, _ = _dims(s, t)
     gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_iv + STEP_CYCLES * n.steps
     entries = s.nb * s.cob * s.oh * s.ow
     clips = 1 if cfg.ALU_EXT else 2                       # CLP, or MAX and MIN
