@@ -19,6 +19,7 @@ from matplotlib.ticker import EngFormatter
 from plotly.subplots import make_subplots
 
 from .objectives import AREA, MAXIMISE, NO_AREA, OBJECTIVES, values
+from .space import budget_text
 
 HTML = "pareto.html"
 AREA_TITLES = {"fpga": "FPGA resources", "asic": "scaled area"}
@@ -112,7 +113,7 @@ def _budget_lines(ax, summary: dict, front: str, xname: str, yname: str, label: 
         at = _budget(summary, name, front)
         if at is not None:
             line(at, color=BLUE, ls="--", lw=1.2,
-                 label=f"budget: {b['device']} with {b['headroom_percent']:g} % headroom" if label else None)
+                 label=f"budget: {budget_text(b)} with {b['headroom_percent']:g} % headroom" if label else None)
 
 
 def _scales(ax, xn: str, xs: list[float], yn: str, ys: list[float]) -> None:
@@ -246,7 +247,7 @@ def _html(outdir: Path, summary: dict, points: list[dict], cells) -> str:
             at = _budget(summary, name, front)
             if at is not None:
                 (fig.add_vline if vline else fig.add_hline)(at, line_dash="dash", line_color=BLUE, row=row, col=1,
-                                                            annotation_text=f"budget {summary['budget']['device']}")
+                                                            annotation_text=f"budget {budget_text(summary['budget'])}")
         fig.update_xaxes(title_text=_axis_label(summary, xn, front),
                          type="log" if _log(xn, [p[0][xn] for p in pts]) else "linear", row=row, col=1)
         fig.update_yaxes(title_text=_axis_label(summary, yn, front),

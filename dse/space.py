@@ -52,6 +52,16 @@ class Budget:
     headroom_percent: float = 10.0
     board: str | None = None
 
+    def to_dict(self) -> dict:
+        return {"device": self.device, "headroom_percent": self.headroom_percent, "board": self.board}
+
+
+def budget_text(budget: dict) -> str:
+    """A summary's budget (`Budget.to_dict`) for people: the device, and the board
+    that carries it when the space names one."""
+    board = budget.get("board")
+    return budget["device"] + (f" on the {BOARDS[board].title}" if board else "")
+
 
 @dataclass(frozen=True)
 class Space:

@@ -83,7 +83,7 @@ def summarise(space: Space, points: list[dict]) -> dict:
                 "config": {**space.base, **best["change"]}}
         out["networks"][net] = entry
     if space.budget is not None:
-        out["budget"] = {"device": space.budget.device, "headroom_percent": space.budget.headroom_percent}
+        out["budget"] = space.budget.to_dict()
     return out
 
 

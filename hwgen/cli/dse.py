@@ -7,6 +7,7 @@ import json
 from dse import Executor, load_space, run_sweep
 from dse.objectives import NO_AREA, format_values
 from dse.report import run_report, write_report_charts
+from dse.space import budget_text
 from sim import TsimOptions
 
 from ..compiler.pipeline import load_compiled
@@ -75,7 +76,7 @@ def dse(args) -> int:
                       + "; ".join(f"{f['label']} {format_values(f, names, unit)}" for f in front))
         best = entry.get("best_under_budget")
         if "best_under_budget" in entry:
-            con.print(f"  best within {summary['budget']['device']}: "
+            con.print(f"  best within {budget_text(summary['budget'])}: "
                       + (f"{best['label']}, {best['cycles']:,} cycles" if best else "no point fits"))
     return FAILED if failed else OK
 

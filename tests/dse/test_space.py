@@ -2,7 +2,7 @@
 input refused with the file, the key and the fix before any point runs."""
 import pytest
 
-from dse.space import load_space, point_label
+from dse.space import budget_text, load_space, point_label
 from hwgen.errors import HwgenError
 
 
@@ -181,10 +181,14 @@ fields: {AXI_DATA_BITS: [64], LOG_BLOCK: [4, 5]}
     same = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: cyclonev}\n"
                                       "budget: {board: de10-nano, device: 5cseba6}"))
     assert (same.budget.device, same.budget.board) == ("5cseba6", "de10-nano")
+    # the summary keeps the board, and says it
+    assert s.budget.to_dict() == {"device": "xc7z020", "headroom_percent": 5, "board": "pynq-z2"}
+    assert budget_text(same.budget.to_dict()) == "5cseba6 on the Terasic DE10-Nano"
     # a device alone bounds nothing: a 512-bit point on the xc7z020 is a design question, not a board's
     wide = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: xc7}\nbudget: {device: xc7z020}\n"
                                       "fields: {AXI_DATA_BITS: [64, 512]}"))
     assert wide.budget.board is None and len(wide.changes) == 2
+    assert budget_text(wide.budget.to_dict()) == "xc7z020"
 
 
 def test_bad_space_documents_in_full(tmp_path):
