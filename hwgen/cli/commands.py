@@ -64,7 +64,8 @@ COMMANDS: dict[str, Command] = {
                          "hwgen engineir run r18-dse/designs/d03.eir --target ref")),
     "map": Command("mapper", "map each layer's loop nest onto an architecture: best energy, cycles or EDP",
                    ("hwgen map --arch eyeriss --network resnet18 --objective energy",
-                    "hwgen map --arch default --layer K=64,C=64,P=56,Q=56,R=3,S=3,stride=1 --json")),
+                    "hwgen map --arch default --layer K=64,C=64,P=56,Q=56,R=3,S=3,stride=1 --json",
+                    "hwgen map --arch simba --network resnet50 --workers 2")),
 }
 
 EXIT_STATUSES = ("exit status: 0 success, 1 a failed check, 2 bad input (named, with the fix), "

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from rich.table import Table
 
+from dse import Executor
+
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config
@@ -31,10 +33,29 @@ def register(sub) -> None:
     p.add_argument("--budget", type=at_least(1), default=3000, help="blockings drawn per layer (default 3000)")
     p.add_argument("--seed", type=at_least(0), default=0, help="the search's seed (default 0)")
     p.add_argument("--imperfect", action="store_true", help="temporal factors may overshoot a bound (Ruby)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=at_least(1),
+                       help="map the layers on a local Dask cluster of this many workers (default: in this process)")
+    where.add_argument("--scheduler", help="map the layers on an existing Dask scheduler, e.g. tcp://HOST:8786")
     p.add_argument("--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
                                                    "(.png or .svg)")
     add_json(p)
     p.set_defaults(func=run_map)
+
+
+def map_layer(job) -> dict:
+    """The best mapping of one layer, as a row of the command's output: `job` =
+    (architecture, workload, objective, budget, seed, imperfect). A job on its own, so
+    that Dask workers can run the layers of a network side by side."""
+    arch, w, objective, budget, seed, imperfect = job
+    r = search(arch, w, objective, budget, seed=seed, imperfect=imperfect)
+    c = r.cost
+    return {"layer": w.name, "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
+            "energy_pj": round(c.total_pj, 1), "edp": c.edp,
+            "energy_by_memory_pj": {k: round(v, 1) for k, v in c.energy_pj.items()},
+            "mapping": {"temporal": [list(map(list, lv)) for lv in r.mapping.temporal],
+                        "spatial": [list(map(list, d)) for d in r.mapping.spatial]},
+            "costed": r.costed}
 
 
 def _architecture(text: str):
@@ -58,19 +79,21 @@ def run_map(args) -> int:
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
+    jobs = [(arch, w, args.objective, args.budget, args.seed, args.imperfect) for w in layers]
     bar, step = progress_bar(args, len(layers), f"mapping onto {arch.name}")
-    rows = []
+    rows = [None] * len(layers)
     with bar:
-        for k, w in enumerate(layers):
-            r = search(arch, w, args.objective, args.budget, seed=args.seed, imperfect=args.imperfect)
-            c = r.cost
-            rows.append({"layer": w.name, "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
-                         "energy_pj": round(c.total_pj, 1), "edp": c.edp,
-                         "energy_by_memory_pj": {k: round(v, 1) for k, v in c.energy_pj.items()},
-                         "mapping": {"temporal": [list(map(list, lv)) for lv in r.mapping.temporal],
-                                     "spatial": [list(map(list, d)) for d in r.mapping.spatial]},
-                         "costed": r.costed})
-            step(k + 1, len(layers), w.name)
+        if args.workers is None and args.scheduler is None:
+            for k, job in enumerate(jobs):
+                rows[k] = map_layer(job)
+                step(k + 1, len(layers), job[1].name)
+        else:
+            with Executor(args.workers, args.scheduler) as ex:
+                for done, (k, row, error) in enumerate(ex.run(map_layer, jobs), start=1):
+                    if error is not None:
+                        raise error
+                    rows[k] = row
+                    step(done, len(layers), layers[k].name)
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
     total["edp"] = total["energy_pj"] * total["cycles"]
