@@ -24,7 +24,10 @@
 # (2,517). The tests run with a cache of their own ($HWGEN_CACHE, removed at the end):
 # every mutant's sources have one digest, so tilings chosen under one mutant would be
 # kept for the next runs; within a run they are shared (a mutant of the tiling search
-# shows only where a test searches a problem no earlier mutant's run cached).
+# shows only where a test searches a problem no earlier mutant's run cached). In memory,
+# each test starts with the project's memo caches (functools) empty and no tiling choice
+# remembered (tests/conftest.py): mutmut runs each mutant in a process forked from one
+# that may have filled them with the unmutated code's results.
 # Usage: [CHILDREN=N] ci/mutation.sh   (N parallel workers, default: every core)
 set -euo pipefail
 cd "$(dirname "$0")/.."

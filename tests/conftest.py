@@ -3,12 +3,14 @@ import inspect
 import json
 import os
 import re
+import sys
 import textwrap
 
 import pytest
 from hypothesis import settings
 
 from hwgen import load_config
+from hwgen.compiler.lowering.cache import forget
 from hwgen.config import CONFIGS
 
 # Property tests draw the same examples on every run of the default suite, so a
@@ -18,6 +20,25 @@ from hwgen.config import CONFIGS
 settings.register_profile("default", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("random", deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HWGEN_HYPOTHESIS", "default"))
+
+# Under mutation testing (mutmut sets MUTANT_UNDER_TEST in the process that runs a
+# mutant's tests, forked from one that may have run the code before) a memoised result
+# computed by the unmutated code would hide the mutant: each test starts with the
+# project's memo caches empty and no tiling choice remembered in the process.
+PROJECT_PACKAGES = ("hwgen", "sim", "floorplan", "boards", "dse")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos_under_mutation():
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        for name, module in list(sys.modules.items()):
+            if name.split(".")[0] in PROJECT_PACKAGES:
+                for value in list(vars(module).values()):
+                    if callable(getattr(value, "cache_clear", None)):
+                        value.cache_clear()
+        forget()
+    yield
+
 
 CONFIG_DIR = CONFIGS
 # The configurations every reference behaviour is checked on.
