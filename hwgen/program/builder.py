@@ -81,7 +81,7 @@ class ProgramBuilder:
         self._uop_fixups: list[tuple[int, int]] = []  # (instruction, image offset)
         self._resident: dict[bytes, int] = {}         # kernel -> uop buffer slot
         self._uop_next = 0
-        self._uop_loads: dict[int, np.ndarray] = {}   # UOP load instruction -> the words it loads
+        self._uop_loads: dict[int, np.ndarray] = {}   # sealed: UOP load instruction -> the words it loads
         self._sealed = False
         self._observer, self._every = None, 0
 
@@ -150,7 +150,8 @@ class ProgramBuilder:
         self._sealed = True
 
     def loaded_uops(self, i: int, insn: Instruction) -> np.ndarray:
-        """(3, n): dst, src and wgt indices of the micro-ops UOP load number `i` loads."""
+        """(3, n): dst, src and wgt indices of the micro-ops UOP load number `i` of a
+        sealed builder loads."""
         return np.stack(decode_uops(self.cfg, self._uop_loads[i]))
 
     def _noop(self, m: Module, **flags) -> int:
@@ -221,10 +222,10 @@ class ProgramBuilder:
             self._uop_size += n
         bgn = self._uop_next
         fields = dict(memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n)
+        i = len(self.insns)
         if self._sealed:
             fields["dram_base"] = self._top // self.cfg.elem_bytes[MemType.UOP] + self._kernels[key]
-        i = len(self.insns)
-        self._uop_loads[i] = words
+            self._uop_loads[i] = words
         self.emit(Instruction(Opcode.LOAD, **fields))
         self._uop_fixups.append((i, self._kernels[key]))
         self._resident[key] = bgn
