@@ -36,7 +36,7 @@ from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root, replacing, source_digest
 from hwgen.flows import core_synthesis
-from hwgen.mapper.vta import network_energy
+from hwgen.mapper.vta import best_mapping_energy, network_energy
 from hwgen.tech import load_tech
 from sim.runtime import verify_network
 from sim.verilator import verilator_root
@@ -57,6 +57,7 @@ class Job:
     tech_digest: str | None = None
     budget_device: str | None = None
     headroom_percent: float = 10.0
+    mapper_budget: int | None = None
     version: str = __version__
     sources: str = field(default_factory=lambda: measured_sources())
 
@@ -69,7 +70,8 @@ class Job:
         except HwgenError:
             build_hash = json.dumps(self.fields, sort_keys=True)
         ident = {"build": build_hash, "network": self.network, "fpga": self.fpga, "asic": self.tech_digest,
-                 "budget": [self.budget_device, self.headroom_percent], "version": self.version,
+                 "budget": [self.budget_device, self.headroom_percent], "mapper": self.mapper_budget,
+                 "version": self.version,
                  "sources": self.sources}
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -175,6 +177,10 @@ def _measure(job: Job) -> dict:
     out["energy_pj"] = round(energy["energy_pj"], 1)
     out["energy"] = {"by_memory_pj": {k: round(v, 1) for k, v in energy["by_memory"].items()},
                      "not_costed": energy["not_costed"]}
+    if job.mapper_budget is not None:
+        best = best_mapping_energy(cfg, net, compiled, job.mapper_budget)
+        out["best_energy_pj"] = round(best["energy_pj"], 1)
+        out["energy"]["best_by_layer_pj"] = {k: round(v, 1) for k, v in best["layers"].items()}
     if job.fpga is not None:
         res = fpga_resources(cfg, job.fpga)
         out["fpga"] = {"family": job.fpga, **res}

@@ -18,6 +18,7 @@ from .areas import area_value
 MINIMISE, MAXIMISE = "minimise", "maximise"
 AREA = "area"
 NO_AREA = "none"          # the name of a network's one front when area is not an objective
+BEST_ENERGY = "best_energy"   # measured only when the space runs the mapper's search
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
               MAXIMISE, ("mac_utilization",), spec=".1%", suffix=" MAC utilization"),
     Objective("energy", "energy", "energy of the convolutions (mapper model)", "pJ", path=("energy_pj",),
               log=True, spec=",.0f", suffix=" pJ"),
+    Objective(BEST_ENERGY, "best mappings' energy", "energy of the convolutions' best mappings (mapper search)",
+              "pJ", path=("best_energy_pj",), log=True, spec=",.0f", suffix=" pJ"),
 )}
 DEFAULT = (AREA, "cycles")
 

@@ -20,6 +20,8 @@ file, the key and the fix.
                                         # or {board: pynq-z1, ...}: its device, and no point's bus
                                         # (AXI_DATA_BITS) wider than the board's memory port
     objectives: [area, cycles]          # optional, the default; the fronts' objectives (dse.objectives)
+    mapper: {budget: 300}               # optional: each point also gets the energy of the mapper's best
+                                        # mappings of its convolutions (this many blockings per layer)
 """
 from __future__ import annotations
 
@@ -38,9 +40,9 @@ from hwgen.errors import HwgenError
 from hwgen.files import read_text
 from hwgen.tech import load_tech
 
-from .objectives import AREA, DEFAULT, OBJECTIVES
+from .objectives import AREA, BEST_ENERGY, DEFAULT, OBJECTIVES
 
-KEYS = {"base", "fields", "points", "networks", "area", "budget", "objectives"}
+KEYS = {"base", "fields", "points", "networks", "area", "budget", "objectives", "mapper"}
 NETWORK_KEYS = {"name", "size", "classes"}
 
 
@@ -70,7 +72,8 @@ class Space:
     removed), `networks` zoo specs ({"name", and the builder's size/classes}),
     `fpga` a family name or None, `asic` a tech name or path or None, `tech_digest`
     that tech file's digest (it enters the points' cache keys), `objectives` the names
-    of the fronts' objectives (dse.objectives.OBJECTIVES)."""
+    of the fronts' objectives (dse.objectives.OBJECTIVES), `mapper_budget` the blockings
+    per layer of the mapper's search for each point's best mappings, or None."""
     path: Path
     base: dict
     changes: list[dict]
@@ -81,6 +84,7 @@ class Space:
     budget: Budget | None = None
     varied: list[str] = field(default_factory=list)
     objectives: tuple[str, ...] = DEFAULT
+    mapper_budget: int | None = None
 
 
 def _error(path: Path, key: str, msg: str) -> HwgenError:
@@ -232,9 +236,15 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
                 raise _error(path, "points" if c in extra else "fields.FPGA",
                              f"point {point_label(c)} builds for {family} but area.fpga synthesizes for {fpga}: "
                              "the area must be of the design whose cycles are measured")
+    mapper = doc.get("mapper")
+    if mapper is not None and (not isinstance(mapper, dict) or set(mapper) != {"budget"}
+                               or type(mapper["budget"]) is not int or mapper["budget"] < 1):
+        raise _error(path, "mapper", f"a mapping {{budget: N}} with N the blockings per layer of the mapper's "
+                     f"search, a whole number of at least 1 (e.g. 300), got {mapper!r}")
+    mapper_budget = None if mapper is None else mapper["budget"]
     objectives = DEFAULT if "objectives" not in doc else \
-        _objectives(path, doc["objectives"], fpga is not None or asic is not None)
-    return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes), objectives)
+        _objectives(path, doc["objectives"], fpga is not None or asic is not None, mapper_budget is not None)
+    return Space(path, base, unique, nets, fpga, asic, digest, budget, list(axes), objectives, mapper_budget)
 
 
 def _within_port(path: Path, board, base: dict, points: list[dict], extra: list[dict], axes: dict) -> None:
@@ -253,7 +263,7 @@ def _within_port(path: Path, board, base: dict, points: list[dict], extra: list[
                          "budget.board")
 
 
-def _objectives(path: Path, names, measures_area: bool) -> tuple[str, ...]:
+def _objectives(path: Path, names, measures_area: bool, maps: bool) -> tuple[str, ...]:
     known = ", ".join(OBJECTIVES)
     if not isinstance(names, list) or len(names) < 2:
         raise _error(path, "objectives", f"a list of at least two objectives among {known}, got {names!r}")
@@ -265,6 +275,9 @@ def _objectives(path: Path, names, measures_area: bool) -> tuple[str, ...]:
     if AREA in names and not measures_area:
         raise _error(path, "objectives", "area needs an area model: set area.fpga (a family) and/or area.asic "
                      "(a tech), or leave area out of the objectives")
+    if BEST_ENERGY in names and not maps:
+        raise _error(path, "objectives", f"{BEST_ENERGY} needs the mapper's search: set mapper: {{budget: N}}, "
+                     f"or leave {BEST_ENERGY} out of the objectives")
     return tuple(names)
 
 

@@ -34,13 +34,13 @@ def jobs(space: Space) -> list[Job]:
         for net in space.networks:
             out.append(Job(point_label(change), change, fields, net, space.fpga, space.asic, space.tech_digest,
                            space.budget.device if space.budget else None,
-                           space.budget.headroom_percent if space.budget else 10.0))
+                           space.budget.headroom_percent if space.budget else 10.0, space.mapper_budget))
     return out
 
 
 def csv_rows(points: list[dict], varied: list[str]) -> str:
     cols = ["network", "label", *varied, "status", "cycles", "mac_utilization", "dram_bytes", "energy_pj",
-            *(f"fpga_{r}" for r in RESOURCES), "fpga_share_percent", "fits", "asic_die_mm2", "key", "message"]
+            "best_energy_pj", *(f"fpga_{r}" for r in RESOURCES), "fpga_share_percent", "fits", "asic_die_mm2", "key", "message"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, cols, lineterminator="\n")
     w.writeheader()
@@ -48,7 +48,8 @@ def csv_rows(points: list[dict], varied: list[str]) -> str:
         row = {"network": p["network_label"], "label": p["label"], "status": p["status"], "key": p["key"],
                "message": p.get("message", "")}
         row.update({f: p["change"].get(f, "") for f in varied})
-        row.update({k: p.get(k, "") for k in ("cycles", "mac_utilization", "dram_bytes", "energy_pj")})
+        row.update({k: p.get(k, "") for k in ("cycles", "mac_utilization", "dram_bytes", "energy_pj",
+                                              "best_energy_pj")})
         if "fpga" in p:
             row.update({f"fpga_{r}": p["fpga"][r] for r in RESOURCES})
             row["fpga_share_percent"] = area_value(p, "fpga")

@@ -8,7 +8,8 @@ GEMM core as a BATCH x BLOCK_OUT x BLOCK_IN array that unrolls N, K and C.
 `tiling_mapping` writes a tiling of the compiler (hwgen.compiler.tiling) as a mapping
 of this architecture, so that the model and the compiler's programs can be compared;
 `tiling_costs` costs every convolution of a compiled network so, and `network_energy`
-sums their energy."""
+sums their energy; `best_mapping_energy` sums the energy of the best mappings the
+mapper's search finds for the same convolutions."""
 from __future__ import annotations
 
 from ..compiler import ir
@@ -21,6 +22,7 @@ from ..isa import MemType
 from . import energy
 from .arch import Architecture, Array, Level, Memory
 from .cost import Cost, Mapping, evaluate
+from .search import search
 from .workload import Workload
 
 # Which tensor each scratchpad keeps.
@@ -103,3 +105,14 @@ def network_energy(cfg: VTAConfig, net: ir.Network, compiled) -> dict:
     costed = {c.layer.name for c, *_ in costs}
     return {"energy_pj": sum(by_memory.values()), "by_memory": by_memory, "layers": sorted(costed),
             "not_costed": [c.layer.name for c in compiled if c.where == "vta" and c.layer.name not in costed]}
+
+
+def best_mapping_energy(cfg: VTAConfig, net: ir.Network, compiled, budget: int, seed: int = 0) -> dict:
+    """The energy of the best mappings on `architecture(cfg)` that the mapper's search
+    (objective energy, `budget` blockings per layer, seeded) finds for the
+    convolutions `network_energy` costs: {"energy_pj": the total, "layers": pJ per
+    layer}. What a compiler free of VTA's schedule could reach by the same model."""
+    arch = architecture(cfg)
+    layers = {w.name: search(arch, w, "energy", budget, seed=seed).cost.total_pj
+              for _, _, w, _ in tiling_costs(cfg, net, compiled)}
+    return {"energy_pj": sum(layers.values()), "layers": layers}

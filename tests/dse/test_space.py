@@ -3,6 +3,7 @@ input refused with the file, the key and the fix before any point runs."""
 import pytest
 
 from dse.space import budget_text, load_space, point_label
+from dse.sweep import jobs
 from hwgen.errors import HwgenError
 
 
@@ -65,7 +66,9 @@ def test_bad_spaces_are_refused_by_name(tmp_path, text, words):
     assert "nosuch" in words or str(path) in str(e.value)
 
 
-KEYS_TEXT = "area, base, budget, fields, networks, objectives, points"
+MAPPER_FORM = ("a mapping {budget: N} with N the blockings per layer of the mapper's search, a whole number of at "
+               "least 1 (e.g. 300), got ")
+KEYS_TEXT = "area, base, budget, fields, mapper, networks, objectives, points"
 ZOO_TEXT = "resnet18, resnet34, resnet50, mobilenet_v1"
 NETWORK_FORM = "a zoo name or {name: N, size: S, classes: C}, got "
 BUDGET_FORM = "a mapping {device: NAME, headroom_percent: P} or {board: NAME, headroom_percent: P}"
@@ -152,13 +155,20 @@ PYNQ_PORT = "memory port (S_AXI_ACP, 64 bits): its cycles would not hold on the 
      "point FPGA=ecp5 builds for ecp5 but area.fpga synthesizes for xc7: "
      "the area must be of the design whose cycles are measured"),
     ("networks: [resnet18]\nobjectives: [cycles]", "objectives",
-     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, energy, got ['cycles']"),
+     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, energy, best_energy, got ['cycles']"),
     ("networks: [resnet18]\nobjectives: [cycles, bytes]", "objectives[1]",
-     "unknown objective 'bytes'; the known objectives are area, cycles, dram_bytes, mac_utilization, energy"),
+     "unknown objective 'bytes'; the known objectives are area, cycles, dram_bytes, mac_utilization, energy, "
+     "best_energy"),
     ("networks: [resnet18]\nobjectives: [cycles, dram_bytes, cycles]", "objectives[2]", "cycles is given twice"),
     ("networks: [resnet18]\nobjectives: [area, cycles]", "objectives",
      "area needs an area model: set area.fpga (a family) and/or area.asic (a tech), "
      "or leave area out of the objectives"),
+    ("networks: [resnet18]\nobjectives: [cycles, best_energy]", "objectives",
+     "best_energy needs the mapper's search: set mapper: {budget: N}, or leave best_energy out of the objectives"),
+    ("networks: [resnet18]\nmapper: {budget: 0}", "mapper", MAPPER_FORM + "{'budget': 0}"),
+    ("networks: [resnet18]\nmapper: {budget: 2.5}", "mapper", MAPPER_FORM + "{'budget': 2.5}"),
+    ("networks: [resnet18]\nmapper: {budget: 30, seed: 1}", "mapper", MAPPER_FORM + "{'budget': 30, 'seed': 1}"),
+    ("networks: [resnet18]\nmapper: 30", "mapper", MAPPER_FORM + "30"),
 ])
 def test_bad_space_messages_in_full(tmp_path, text, key, msg):
     """Each refusal names the file and the key, and says what is expected (dse/space.py's
@@ -189,6 +199,18 @@ fields: {AXI_DATA_BITS: [64], LOG_BLOCK: [4, 5]}
                                       "fields: {AXI_DATA_BITS: [64, 512]}"))
     assert wide.budget.board is None and len(wide.changes) == 2
     assert budget_text(wide.budget.to_dict()) == "xc7z020"
+
+
+def test_the_mapper_budget_enters_the_points(tmp_path):
+    """`mapper: {budget: N}` is each job's (and its result key's): a point measured
+    without the mapper's search is not read back for a space that asks for it."""
+    plain = load_space(write(tmp_path, "networks: [resnet18]"))
+    mapped = load_space(write(tmp_path, "networks: [resnet18]\nmapper: {budget: 30}\n"
+                                        "objectives: [cycles, best_energy]"))
+    assert plain.mapper_budget is None and mapped.mapper_budget == 30
+    assert mapped.objectives == ("cycles", "best_energy")
+    (a,), (b,) = jobs(plain), jobs(mapped)
+    assert b.mapper_budget == 30 and a.key != b.key
 
 
 def test_bad_space_documents_in_full(tmp_path):

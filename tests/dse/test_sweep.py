@@ -20,7 +20,7 @@ from hwgen import VTAConfig
 from hwgen.cli import main
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.pipeline import compile_network
-from hwgen.mapper.vta import network_energy
+from hwgen.mapper.vta import best_mapping_energy, network_energy
 from sim.runtime import verify_network
 
 SPACE = """
@@ -30,6 +30,7 @@ fields:
 networks: [{name: resnet18, size: 16, classes: 10}]
 area: {fpga: xc7, asic: example}
 budget: {device: xc7z020, headroom_percent: 10}
+mapper: {budget: 20}
 """
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +65,9 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
         direct = verify_network(net, cfg, compiled, sim.target("tsim"))
         assert direct["matches_reference"] and p["cycles"] == direct["cycles"]
         assert p["energy_pj"] == round(network_energy(cfg, net, compiled)["energy_pj"], 1) > 0
+        best = best_mapping_energy(cfg, net, compiled, 20)
+        assert p["best_energy_pj"] == round(best["energy_pj"], 1) > 0
+        assert p["energy"]["best_by_layer_pj"] == {k: round(v, 1) for k, v in best["layers"].items()}
         assert p["asic"] == scaled_area(cfg, space.asic)
         assert p["fit"]["fits"] and p["fpga"]["dsp"] > 0 and p["fpga"]["lut"] > 1000
 
@@ -83,19 +87,20 @@ def test_local_cluster_sweep_resumes_and_matches_direct_runs(space, tmp_path):
     assert str(piped["cycles"]) in html and str(base["cycles"]) in html
     assert [o["name"] for o in summary["objectives"]] == ["area", "cycles"]
 
-    # other objectives over the same stored results: nothing runs, fronts in four objectives
+    # other objectives over the same stored results: nothing runs, fronts in six objectives
     path4 = tmp_path / "space4.yaml"
-    path4.write_text(SPACE + "objectives: [area, cycles, dram_bytes, mac_utilization, energy]\n")
+    path4.write_text(SPACE + "objectives: [area, cycles, dram_bytes, mac_utilization, energy, best_energy]\n")
     four = run_sweep(load_space(path4), tmp_path / "out4", None)
     assert four["statuses"] == {"ok": 2}
-    assert [o["name"] for o in four["objectives"]] == ["area", "cycles", "dram_bytes", "mac_utilization", "energy"]
+    assert [o["name"] for o in four["objectives"]] == ["area", "cycles", "dram_bytes", "mac_utilization", "energy",
+                                                       "best_energy"]
     fronts4 = four["networks"][net_label]["fronts"]
     assert set(fronts4) == {"fpga", "asic"} and "pipelined" in {f["label"] for f in fronts4["asic"]}
     for front in fronts4.values():
         for f in front:
             p = by_label[f["label"]]
-            assert (f["cycles"], f["dram_bytes"], f["mac_utilization"], f["energy"]) == \
-                (p["cycles"], p["dram_bytes"], p["mac_utilization"], p["energy_pj"])
+            assert (f["cycles"], f["dram_bytes"], f["mac_utilization"], f["energy"], f["best_energy"]) == \
+                (p["cycles"], p["dram_bytes"], p["mac_utilization"], p["energy_pj"], p["best_energy_pj"])
     assert (tmp_path / "out4" / "pareto_resnet18_16_10_fpga.png").stat().st_size > 1000
 
     # interrupted: one result missing; without an executor it is pending, the other read back
