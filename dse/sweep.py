@@ -40,7 +40,8 @@ def jobs(space: Space) -> list[Job]:
 
 def csv_rows(points: list[dict], varied: list[str]) -> str:
     cols = ["network", "label", *varied, "status", "cycles", "mac_utilization", "dram_bytes", "energy_pj",
-            "best_energy_pj", *(f"fpga_{r}" for r in RESOURCES), "fpga_share_percent", "fits", "asic_die_mm2", "key", "message"]
+            "best_energy_pj", *(f"fpga_{r}" for r in RESOURCES), "fpga_share_percent", "fits", "asic_die_mm2",
+            "key", "message"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, cols, lineterminator="\n")
     w.writeheader()

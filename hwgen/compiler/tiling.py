@@ -425,12 +425,11 @@ def _scored(cfg, s: ConvShape, reuse: bool, name: str, slack: float) -> tuple[li
     return scored, sum(len(fit) for _, _, fit in loaded)
 
 
-def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv", slack: float = 0.0) -> Choice:
+def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv") -> Choice:
     """The tiling with the fewest bytes loaded among all candidates that fit the
-    scratchpads (ties: fewer predicted cycles). With `slack` > 0: the fewest predicted
-    cycles among the tilings that load at most (1 + slack) times the fewest bytes."""
-    scored, count = _scored(cfg, s, reuse, name, slack)
-    _, cycles, t = min(scored, key=(lambda sc: (sc[1], sc[0])) if slack else (lambda sc: (sc[0], sc[1])))
+    scratchpads (ties: fewer predicted cycles), and how many fit."""
+    scored, count = _scored(cfg, s, reuse, name, 0.0)
+    _, cycles, t = min(scored, key=lambda sc: (sc[0], sc[1]))
     return Choice(t, dram_bytes(cfg, s, t), cycles, count)
 
 

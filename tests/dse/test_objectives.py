@@ -149,7 +149,8 @@ def test_the_summary_is_json_and_objectives_do_not_enter_the_cache_keys(tmp_path
 
 @pytest.mark.parametrize("line,words", [
     ("objectives: [area, power]", ["objectives[1]", "unknown objective 'power'",
-                                   "the known objectives are area, cycles, dram_bytes, mac_utilization, energy, best_energy"]),
+                                   "the known objectives are area, cycles, dram_bytes, mac_utilization, energy, "
+                                   "best_energy"]),
     ("objectives: [cycles]", ["objectives", "at least two", "area, cycles"]),
     ("objectives: cycles", ["objectives", "a list"]),
     ("objectives: [cycles, dram_bytes, cycles]", ["objectives[2]", "cycles is given twice"]),

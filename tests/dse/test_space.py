@@ -155,7 +155,8 @@ PYNQ_PORT = "memory port (S_AXI_ACP, 64 bits): its cycles would not hold on the 
      "point FPGA=ecp5 builds for ecp5 but area.fpga synthesizes for xc7: "
      "the area must be of the design whose cycles are measured"),
     ("networks: [resnet18]\nobjectives: [cycles]", "objectives",
-     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, energy, best_energy, got ['cycles']"),
+     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, energy, best_energy, "
+     "got ['cycles']"),
     ("networks: [resnet18]\nobjectives: [cycles, bytes]", "objectives[1]",
      "unknown objective 'bytes'; the known objectives are area, cycles, dram_bytes, mac_utilization, energy, "
      "best_energy"),

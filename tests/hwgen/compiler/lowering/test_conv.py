@@ -11,8 +11,8 @@ from hwgen import HwgenError, VTAConfig, load_config
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
-from hwgen.compiler.tiling import (ConvShape, Tiling, capacity, dram_bytes, fallback, fits, footprint,
-                                   load_bytes, search)
+from hwgen.compiler.tiling import (ConvShape, Tiling, candidates, capacity, dram_bytes, fallback, fits, footprint,
+                                   instructions, load_bytes, predicted_cycles, search)
 from sim import run
 
 from tests.conftest import CONFIG_DIR
@@ -84,6 +84,43 @@ def test_tps_beats_fallback_and_fits():
             alt = Tiling(th, t.tw, tco, t.tci, t.oc_n, t.h_n)
             if fits(cfg, s, alt):
                 assert load_bytes(cfg, s, alt) >= load_bytes(cfg, s, t)
+
+
+@pytest.mark.parametrize("cfg_name,dims", [
+    ("default", (1, 48, 32, 7, 9, 3, 3, (1, 1), (1, 1))),
+    ("1x8x8", (2, 24, 40, 6, 5, 1, 1, (2, 2), (0, 0))),
+])
+def test_search_is_the_fewest_bytes_of_every_fitting_tiling(cfg_name, dims):
+    """Against every tiling enumerated here (each size the search's candidates give,
+    both thread groupings, both slot counts): the search counts the fitting ones, takes
+    the fewest bytes (ties: the fewest closed-form cycles), with reuse unless told, and
+    reports the bytes its tiling moves."""
+    cfg = cfg_of(cfg_name)
+    n, ci, co, h, w, kh, kw, stride, pad = dims
+    s = ConvShape.of(cfg, n, ci, co, h, w, kh, kw, stride, pad)
+    for reuse in (True, False):
+        every = [Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots)
+                 for th in candidates(s.oh) for tw in candidates(s.ow) for tco in candidates(s.cob)
+                 for tci in candidates(s.cib) for oc_n, h_n in ((1, 1), (2, 1), (1, 2)) for slots in (1, 2)]
+        fitting = [t for t in every if fits(cfg, s, t)]
+        least = min(load_bytes(cfg, s, t) for t in fitting)
+        cycles = min(predicted_cycles(cfg, s, t) for t in fitting if load_bytes(cfg, s, t) == least)
+        choice = search(cfg, s) if reuse else search(cfg, s, reuse=False)
+        assert choice.candidates == len(fitting) and choice.tiling.reuse == reuse
+        assert load_bytes(cfg, s, choice.tiling) == least and choice.cycles == cycles
+        assert choice.bytes == dram_bytes(cfg, s, choice.tiling)
+
+
+def test_the_fallback_is_one_pixel_and_one_block_a_step():
+    """The minimal-scratchpad schedule: a step per output pixel and channel block pair,
+    no thread grouping, no reuse (every step loads its chunks), bit-exact on fsim."""
+    cfg = cfg_of("1x8x8")
+    s = ConvShape.of(cfg, 1, 16, 24, 5, 5, 3, 3, (1, 1), (1, 1))
+    t = fallback(s)
+    n = instructions(cfg, s, t)
+    assert n.steps == s.oh * s.ow * s.cob * s.cib and n.tiles == n.groups == s.oh * s.ow * s.cob
+    assert not t.reuse and n.wgt_loads == n.steps and n.inp_loads == n.steps
+    check(cfg, 1, 16, 24, 5, 5, 3, 1, 1, tiling=t)
 
 
 def test_reuse_halves_loads_with_threads():

@@ -124,7 +124,8 @@ def test_the_closed_form_counts_the_programs_instructions(case):
     tilings += [Tiling(t.th, t.tw, t.tco, t.tci, t.oc_n, t.h_n, False, t.acc_slots) for t in tilings[:4]]
     while len(tilings) < 28:
         t = Tiling(rng.choice(candidates(s.oh)), rng.choice(candidates(s.ow)),
-                   1 if s.depthwise else rng.choice(candidates(s.cob)), 1 if s.depthwise else rng.choice(candidates(s.cib)),
+                   1 if s.depthwise else rng.choice(candidates(s.cob)),
+                   1 if s.depthwise else rng.choice(candidates(s.cib)),
                    *rng.choice([(1, 1), (1, 2)] if s.depthwise else [(1, 1), (2, 1), (1, 2)]),
                    rng.random() < 0.7, rng.choice([1, 2]))
         if fits(cfg, s, t):
