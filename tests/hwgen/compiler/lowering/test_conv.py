@@ -111,6 +111,18 @@ def test_search_is_the_fewest_bytes_of_every_fitting_tiling(cfg_name, dims):
         assert choice.bytes == dram_bytes(cfg, s, choice.tiling)
 
 
+def test_a_shape_in_blocks_keeps_each_dimension_apart():
+    """ConvShape.of: channels and batch in whole blocks, strides and pads per axis (the
+    output size by hand: (7 + 2 - 3) // 1 + 1 rows, (9 + 0 - 1) // 2 + 1 columns); a
+    depthwise shape needs as many input as output blocks."""
+    cfg = cfg_of("2x16x16")
+    s = ConvShape.of(cfg, 3, 17, 40, 7, 9, 3, 1, (1, 2), (1, 0))
+    assert (s.nb, s.cib, s.cob, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow) == (2, 2, 3, 1, 2, 1, 0, 7, 5)
+    with pytest.raises(HwgenError, match="a depthwise convolution has as many input as output channel blocks, "
+                                         "not 2 and 3"):
+        ConvShape.of(cfg, 1, 32, 48, 5, 5, 3, 3, depthwise=True)
+
+
 def test_the_fallback_is_one_pixel_and_one_block_a_step():
     """The minimal-scratchpad schedule: a step per output pixel and channel block pair,
     no thread grouping, no reuse (every step loads its chunks), bit-exact on fsim."""
