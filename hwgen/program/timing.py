@@ -428,4 +428,7 @@ class Stream:
     def result(self) -> int:
         """The prediction of the finished program."""
         self._complete = True
-        return next(r for r in self._run if r is not None)
+        r = next(self._run)        # a complete program needs nothing more: the run ends
+        if r is None:
+            raise RuntimeError("the cycle model waits for instructions of a finished program")
+        return r
