@@ -38,7 +38,8 @@ def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None
     `complete`: for a program still being written (`insns` grows), whether it is
     complete. Until it is, the generator yields None where it needs an instruction not
     written yet, or its module's last one (a later push may still flag it): resume it
-    once more are written. The order is the one the complete program gets."""
+    once more are written (resuming it with none is an error). The order is the one the
+    complete program gets."""
     n_known = 0
     modules = [] if modules is None else modules
     queues: dict[Module, list[int]] = {m: [] for m in Module}
@@ -68,6 +69,9 @@ def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None
                         break
                     yield None              # wait for more of the program, at this very point
                     done = complete()
+                    if len(insns) == n_known and not done:
+                        raise RuntimeError("the schedule of a program being written was resumed with no new "
+                                           "instruction: it would wait forever")
                     n_known = extend()
                     progress = True
                     continue

@@ -15,6 +15,7 @@ from hwgen.errors import HwgenError
 from hwgen.isa import MemType, Opcode
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import Beaten, Stream, _Model, predict
+from hwgen.program.tokens import schedule
 
 RQ = Requant(4)
 ADD = AddRequant((3, 0), (1 << 20, 0), 2, Requant(0, zero=5))
@@ -182,3 +183,22 @@ def test_a_sealed_builder_addresses_micro_op_loads_when_written():
     assert any(base for _, base in written)
     with pytest.raises(ValueError, match="work"):
         Stream(ProgramBuilder(cfg), limit=10)
+
+
+def test_a_schedule_resumed_with_nothing_new_is_an_error():
+    """A program being written: the schedule waits (None) where it needs more, and a
+    caller that resumes it without writing any instruction gets an error, not an
+    endless wait; once complete, it runs to the end."""
+    cfg = load_config("1x8x8")
+    b = ProgramBuilder(cfg)
+    b.alu("ADD", [[0, 0]], imm=1)
+    complete = [False]
+    run = schedule(b.insns, complete=lambda: complete[0])
+    assert next(run) is None          # the load module has no instruction yet
+    with pytest.raises(RuntimeError, match="resumed with no new instruction"):
+        next(run)
+    run = schedule(b.insns, complete=lambda: complete[0])
+    assert next(run) is None
+    b.alu("ADD", [[1, 1]], imm=2)
+    complete[0] = True
+    assert list(run) == list(range(len(b.insns)))   # a micro-op load and an ALU instruction each
