@@ -428,8 +428,8 @@ def _scored(cfg, s: ConvShape, reuse: bool, name: str, slack: float) -> tuple[li
 def search(cfg, s: ConvShape, reuse: bool = True, name: str = "conv") -> Choice:
     """The tiling with the fewest bytes loaded among all candidates that fit the
     scratchpads (ties: fewer predicted cycles), and how many fit."""
-    scored, count = _scored(cfg, s, reuse, name, 0.0)
-    _, cycles, t = min(scored, key=lambda sc: (sc[0], sc[1]))
+    scored, count = _scored(cfg, s, reuse, name, 0.0)      # the fewest-bytes tilings alone
+    _, cycles, t = min(scored, key=lambda sc: sc[1])
     return Choice(t, dram_bytes(cfg, s, t), cycles, count)
 
 

@@ -13,6 +13,7 @@ from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
 from hwgen.compiler.tiling import (ConvShape, Tiling, candidates, capacity, dram_bytes, fallback, fits, footprint,
                                    instructions, load_bytes, predicted_cycles, search)
+from hwgen.isa import MemType
 from sim import run
 
 from tests.conftest import CONFIG_DIR
@@ -109,6 +110,12 @@ def test_search_is_the_fewest_bytes_of_every_fitting_tiling(cfg_name, dims):
         assert choice.candidates == len(fitting) and choice.tiling.reuse == reuse
         assert load_bytes(cfg, s, choice.tiling) == least and choice.cycles == cycles
         assert choice.bytes == dram_bytes(cfg, s, choice.tiling)
+    # nothing fits: the error names the layer ("conv" unless given) and the fix
+    tiny = cfg.replace(LOG_ACC_BUFF_SIZE=(2 * cfg.elem_bytes[MemType.ACC]).bit_length() - 1)   # two entries
+    for name, args in (("conv", ()), ("layer7", (True, "layer7"))):
+        with pytest.raises(HwgenError, match=f"^{name}: no tiling fits configuration .* use a configuration with "
+                                             "larger buffers"):
+            search(tiny, s, *args)
 
 
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
