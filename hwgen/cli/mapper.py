@@ -14,7 +14,8 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..mapper import load_architecture, parse_bounds, shipped, workloads
 from ..mapper.report import energy_chart
-from ..mapper.search import OBJECTIVES, search
+from ..mapper.search import (OBJECTIVES, SPATIAL, Result, Tried, join, search, search_part,
+                             spatial_options)
 from ..mapper.vta import architecture
 from .commands import add_command
 from .common import OK, add_json, at_least, console, print_json, progress_bar
@@ -35,20 +36,25 @@ def register(sub) -> None:
     p.add_argument("--imperfect", action="store_true", help="temporal factors may overshoot a bound (Ruby)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1),
-                       help="map the layers on a local Dask cluster of this many workers (default: in this process)")
-    where.add_argument("--scheduler", help="map the layers on an existing Dask scheduler, e.g. tcp://HOST:8786")
+                       help="search the layers' spatial choices side by side on a local Dask cluster of this many "
+                            "workers (default: one after another in this process)")
+    where.add_argument("--scheduler", help="the same on an existing Dask scheduler, e.g. tcp://HOST:8786")
     p.add_argument("--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
                                                    "(.png or .svg)")
     add_json(p)
     p.set_defaults(func=run_map)
 
 
-def map_layer(job) -> dict:
-    """The best mapping of one layer, as a row of the command's output: `job` =
-    (architecture, workload, objective, budget, seed, imperfect). A job on its own, so
-    that Dask workers can run the layers of a network side by side."""
-    arch, w, objective, budget, seed, imperfect = job
-    r = search(arch, w, objective, budget, seed=seed, imperfect=imperfect)
+def map_part(job) -> Result | Tried:
+    """One part of one layer's search (`mapper.search.search_part`): `job` =
+    (architecture, workload, objective, budget, seed, imperfect, part). A job on its
+    own, so that Dask workers can search the spatial choices of every layer side by
+    side."""
+    arch, w, objective, budget, seed, imperfect, part = job
+    return search_part(arch, w, objective, budget, seed=seed, imperfect=imperfect, part=part)
+
+
+def _row(w, r: Result) -> dict:
     c = r.cost
     return {"layer": w.name, "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
             "energy_pj": round(c.total_pj, 1), "edp": c.edp,
@@ -79,21 +85,27 @@ def run_map(args) -> int:
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
-    jobs = [(arch, w, args.objective, args.budget, args.seed, args.imperfect) for w in layers]
     bar, step = progress_bar(args, len(layers), f"mapping onto {arch.name}")
     rows = [None] * len(layers)
     with bar:
         if args.workers is None and args.scheduler is None:
-            for k, job in enumerate(jobs):
-                rows[k] = map_layer(job)
-                step(k + 1, len(layers), job[1].name)
+            for k, w in enumerate(layers):
+                rows[k] = _row(w, search(arch, w, args.objective, args.budget, seed=args.seed, imperfect=args.imperfect))
+                step(k + 1, len(layers), w.name)
         else:
+            # every spatial choice of every layer a job of its own
+            jobs = [(k, (arch, w, args.objective, args.budget, args.seed, args.imperfect, (j, n)))
+                    for k, w in enumerate(layers) for n in [len(spatial_options(arch, w, SPATIAL))] for j in range(n)]
+            parts = {k: [] for k in range(len(layers))}
             with Executor(args.workers, args.scheduler) as ex:
-                for done, (k, row, error) in enumerate(ex.run(map_layer, jobs), start=1):
+                for i, result, error in ex.run(map_part, [job for _, job in jobs]):
                     if error is not None:
                         raise error
-                    rows[k] = row
-                    step(done, len(layers), layers[k].name)
+                    k, (_, w, *_, (_, n)) = jobs[i]
+                    parts[k].append(result)
+                    if len(parts[k]) == n:
+                        rows[k] = _row(w, join(w, arch, parts[k], args.objective))
+                        step(sum(r is not None for r in rows), len(layers), w.name)
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
     total["edp"] = total["energy_pj"] * total["cycles"]

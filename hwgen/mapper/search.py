@@ -10,8 +10,9 @@ reuse (`cost.refetches`), so these orders cover every distinct cost of a blockin
 The spatial choices are ranked by the PEs they use and the best `spatial` kept; for
 each, the blocking with every bound at the outermost level comes first (the smallest
 tiles), then the level splits, all of them when few, else `budget / spatial` drawn
-(seeded); each blocking that fits every memory is costed with every choice of
-stationary tensors."""
+(seeded per spatial choice); each blocking that fits every memory is costed with every
+choice of stationary tensors. The spatial choices are independent: a search may be
+split into parts (`part`) run anywhere and joined (`join`) into the same result."""
 from __future__ import annotations
 
 import itertools
@@ -81,6 +82,7 @@ class Result:
     cost: Cost
     costed: int             # mappings costed (blockings that fit, times stationary choices)
     blockings: int          # blockings tried
+    choice: int = 0         # the spatial choice of the mapping, in the order they are tried
 
 
 def score(cost: Cost, objective: str) -> float:
@@ -96,20 +98,34 @@ def _decode(per_loop: list[list[tuple[int, ...]]], index: int) -> list[tuple[int
     return chosen
 
 
-def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = 8,
+SPATIAL = 8     # the spatial choices a search keeps, by default
+
+
+def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = SPATIAL,
            seed: int = 0, imperfect: bool = False, progress=None) -> Result:
-    """The best mapping of `w` on `arch` for `objective` found as the module says;
-    `progress(done, total)` after each spatial choice. Raises HwgenError for an
-    unknown objective or when nothing tried fits."""
+    """The best mapping of `w` on `arch` for `objective` found as the module says (ties:
+    the first found); `progress(done, total)` after each spatial choice. Raises
+    HwgenError for an unknown objective or when nothing tried fits."""
+    return join(w, arch, [search_part(arch, w, objective, budget, spatial, seed, imperfect, progress)], objective)
+
+
+def search_part(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000,
+                spatial: int = SPATIAL, seed: int = 0, imperfect: bool = False, progress=None,
+                part: tuple[int, int] = (0, 1)) -> Result | Tried:
+    """`search` over the spatial choices k, k + n, ... alone (`part` = (k, n)): one of n
+    parts, run anywhere, that `join` makes the whole search's result. What was tried
+    (`Tried`) when nothing fits."""
     if objective not in OBJECTIVES:
         raise HwgenError(f"objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
     levels = len(arch.levels)
-    rng = random.Random(seed)
     stationaries = list(itertools.product(TENSORS, repeat=levels))
     options = spatial_options(arch, w, spatial)
-    best: tuple[float, Mapping, Cost] | None = None
+    best: tuple[float, Mapping, Cost, int] | None = None
     costed = tried = 0
     for k, sp in enumerate(options):
+        if k % part[1] != part[0]:
+            continue
+        rng = random.Random(f"{seed}:{k}")     # the same draws wherever the choice is searched
         sf = {n: f for dim in sp for n, f in dim}
         per_loop = [splits(-(-w.bounds[n] // sf.get(n, 1)), levels, imperfect) for n in LOOPS]
         size = math.prod(len(s) for s in per_loop)
@@ -132,10 +148,26 @@ def search(arch: Architecture, w: Workload, objective: str = "energy", budget: i
                 costed += 1
                 value = score(cost, objective)
                 if best is None or value < best[0]:
-                    best = (value, m, cost)
+                    best = (value, m, cost, k)
         if progress:
             progress(k + 1, len(options))
-    if best is None:
+    return Tried(tried) if best is None else Result(best[1], best[2], costed, tried, best[3])
+
+
+@dataclass
+class Tried:
+    """A part of a search in which nothing tried fits."""
+    blockings: int
+
+
+def join(w: Workload, arch: Architecture, parts: list[Result | Tried], objective: str) -> Result:
+    """The result of a whole search from those of its parts (`search_part`): the best
+    mapping (ties: the earlier spatial choice, as one search finds it), the mappings
+    costed and the blockings tried by all. Raises HwgenError when nothing tried fits."""
+    found = [r for r in parts if isinstance(r, Result)]
+    tried = sum(r.blockings for r in parts)
+    if not found:
         raise HwgenError(f"{w.name}: none of the {tried} blockings tried fits the memories of {arch.name}; raise "
                          "the budget or give larger memories")
-    return Result(best[1], best[2], costed, tried)
+    best = min(found, key=lambda r: (score(r.cost, objective), r.choice))
+    return Result(best.mapping, best.cost, sum(r.costed for r in found), tried, best.choice)

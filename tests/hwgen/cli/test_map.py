@@ -59,13 +59,15 @@ def test_an_onnx_model(tmp_path, capsys):
 
 
 def test_layers_mapped_on_a_dask_cluster_are_those_mapped_here(capsys):
-    """--workers maps the layers side by side on a local Dask cluster: the same
-    mappings, costs and order as in this process (the search is seeded)."""
-    argv = ["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"]
-    assert main(argv) == 0
-    here = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--workers", "2"]) == 0
-    assert json.loads(capsys.readouterr().out) == here
+    """--workers searches every layer's spatial choices side by side on a local Dask
+    cluster: the same mappings, costs and order as in this process (each choice's draws
+    are seeded), for a network and for one layer."""
+    for argv in (["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"],
+                 ["map", "--arch", "simba", "--layer", "K=64,C=64,P=14,Q=14,R=3,S=3", "--budget", "200", "--json"]):
+        assert main(argv) == 0
+        here = json.loads(capsys.readouterr().out)
+        assert main([*argv, "--workers", "2"]) == 0
+        assert json.loads(capsys.readouterr().out) == here
     with pytest.raises(SystemExit) as e:
         main([*argv, "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"])
     assert e.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

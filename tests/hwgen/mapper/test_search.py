@@ -10,7 +10,7 @@ from hwgen import HwgenError
 from hwgen.mapper import load_architecture, parse_bounds, shipped
 from hwgen.mapper.arch import from_doc
 from hwgen.mapper.cost import Mapping, evaluate
-from hwgen.mapper.search import fits, order, search, spatial_options, splits
+from hwgen.mapper.search import SPATIAL, Tried, fits, join, order, search, search_part, spatial_options, splits
 
 TINY = from_doc({"name": "tiny", "levels": [
     {"name": "DRAM", "word_bits": 8, "holds": ["W", "I", "O"], "bandwidth": 2},
@@ -79,6 +79,27 @@ def test_objectives_trade_against_each_other():
     assert by_cycles.cost.cycles <= by_energy.cost.cycles
     assert fits(arch, w, by_energy.mapping) and fits(arch, w, by_cycles.mapping)
     assert search(arch, w, "energy", budget=600).mapping == by_energy.mapping      # seeded
+
+
+@pytest.mark.parametrize("objective", ["energy", "edp"])
+def test_a_search_in_parts_joins_into_the_whole(objective):
+    """Split over its spatial choices in any number of parts (each run on its own, as
+    Dask workers do), the search finds the same mapping with the same costs, and tried
+    and costed as many; a part where nothing fits counts its blockings alone."""
+    arch = load_architecture(shipped()["simba"])
+    w = parse_bounds("K=32,C=16,P=7,Q=7,R=3,S=3")
+    whole = search(arch, w, objective, budget=200)
+    options = len(spatial_options(arch, w, SPATIAL))
+    assert options > 3
+    for n in (1, 2, 3, options):
+        parts = [search_part(arch, w, objective, 200, part=(k, n)) for k in range(n)]
+        joined = join(w, arch, parts, objective)
+        assert (joined.mapping, joined.cost, joined.costed, joined.blockings) == \
+            (whole.mapping, whole.cost, whole.costed, whole.blockings)
+    nothing = Tried(5)
+    assert join(w, arch, [nothing, *parts], objective).blockings == whole.blockings + 5
+    with pytest.raises(HwgenError, match="none of the 5 blockings tried fits"):
+        join(w, arch, [nothing], objective)
 
 
 def test_refusals():
