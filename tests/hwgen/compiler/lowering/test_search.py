@@ -12,9 +12,10 @@ from hwgen.compiler.lowering import conv as lconv
 from hwgen.compiler.requant import AddRequant, Requant, bias_entries
 from hwgen.compiler.tiling import ConvShape, Tiling, candidates, dram_bytes, fits, instructions, shortlist
 from hwgen.errors import HwgenError
+from hwgen.geometry import LATE_OPS, alu_interval, gemm_interval
 from hwgen.isa import MemType, Opcode
 from hwgen.program.builder import ProgramBuilder
-from hwgen.program.timing import Beaten, Stream, _Model, predict
+from hwgen.program.timing import UNIT_FIXED, Beaten, Stream, _Model, predict
 from hwgen.program.tokens import schedule
 
 RQ = Requant(4)
@@ -96,6 +97,45 @@ def test_a_streamed_prediction_is_the_finished_programs(case):
         for limit in (want, want * 9 // 10):
             prog, beaten = _write(cfg, s, t, residual, {"limit": limit, "work": bound, "every": 5})
             assert beaten == limit or (isinstance(beaten, Beaten) and beaten.args == (limit,)), (t, limit)
+
+
+@pytest.mark.parametrize("case", list(_cases()), ids=_ids)
+def test_the_work_is_each_units_cycles_and_each_modules_bytes(case):
+    """The model's work of a program, by hand from its instructions' fields: each GEMM
+    and ALU instruction's fixed cost and micro-op iterations at the unit's interval
+    (docs/semantics.md), the bytes of the load module's loads and of the stores."""
+    cfg, s, residual = case
+    prog, _ = _write(cfg, s, shortlist(cfg, s, n=1)[0], residual)
+    want = [0, 0, 0, 0]
+    for insn in prog.insns:
+        iters = (insn.uop_end - insn.uop_bgn) * max(insn.iter_out, 1) * max(insn.iter_in, 1)
+        if insn.opcode == Opcode.GEMM:
+            want[0] += UNIT_FIXED + iters * gemm_interval(cfg)
+        elif insn.opcode == Opcode.ALU:
+            want[1] += UNIT_FIXED + iters * alu_interval(cfg, bool(insn.use_imm), insn.alu_opcode in LATE_OPS)
+        elif insn.opcode in (Opcode.LOAD, Opcode.STORE) and insn.memory_type in (MemType.INP, MemType.WGT, MemType.OUT):
+            want[2 if insn.opcode == Opcode.LOAD else 3] += \
+                insn.y_size * insn.x_size * cfg.elem_bytes[MemType(insn.memory_type)]
+    assert _Model(cfg, prog.insns, None, 16).work() == tuple(want)
+
+
+@pytest.mark.parametrize("case", list(_cases()), ids=_ids)
+def test_a_candidate_that_cannot_win_stops_early(case):
+    """Limited to half its cycles, a candidate of many instructions (a row of one block
+    a step) is beaten within its first third: the bound counts the work of the whole
+    program (the search's lower bound of it), not only of what is written so far."""
+    cfg, s, residual = case
+    t = next(t for t in (Tiling(1, s.ow, 1, 1), Tiling(1, 1, 1, 1)) if fits(cfg, s, t))
+    prog, _ = _write(cfg, s, t, residual)
+    assert len(prog.insns) > 150
+    bound = lconv.work_bound(cfg, s, t, lconv.common_work(cfg, s, t, _Model(cfg, prog.insns, None, 16)))
+    b = ProgramBuilder(cfg, "tiling")
+    regions = lconv.placeholder_regions(b, s, None if residual is None else residual.timing())
+    Stream(b, limit=predict(prog) // 2, work=bound, every=5)
+    with pytest.raises(Beaten):
+        lconv.lower_conv(b, s, t, *regions[:4], RQ.timing(), residual=regions[4])
+        b.finish(check=False)
+    assert len(b.insns) < len(prog.insns) // 3
 
 
 @pytest.mark.parametrize("case", list(_cases()), ids=_ids)
@@ -181,7 +221,7 @@ def test_a_sealed_builder_addresses_micro_op_loads_when_written():
     prog = b.finish()
     assert written == [(insn.opcode, insn.dram_base) for insn in prog.insns[:len(written)]]
     assert any(base for _, base in written)
-    with pytest.raises(ValueError, match="work"):
+    with pytest.raises(ValueError, match="^a limit needs the program's work$"):
         Stream(ProgramBuilder(cfg), limit=10)
 
 
