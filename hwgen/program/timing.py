@@ -358,7 +358,10 @@ class _Overlap:
             blockers = [v[3] if v[3] > t else v[0] for c, v in executing
                         if v[3] > t or not self._apart(cls, halves, rng, c, v)]
             if blockers:
-                t = min(blockers)
+                later = min(blockers)
+                if later <= t:
+                    raise RuntimeError("the compute module's issue model waits for a time already passed")
+                t = later
                 continue
             if executing and scan and t < head + scan:
                 t = head + scan
