@@ -9,8 +9,10 @@ import pytest
 from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
 from hwgen.compiler import ir
 from hwgen.config import VTAConfig
+from hwgen.geometry import alu_interval
+from hwgen.isa import MemType
 from hwgen.program.builder import ProgramBuilder
-from hwgen.program.timing import _row_bursts, _rows_bursts, predict
+from hwgen.program.timing import UNIT_FIXED, _row_bursts, _rows_bursts, predict
 from sim.tsim import Tsim
 
 SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
@@ -460,3 +462,45 @@ def test_an_instruction_beside_a_running_unit_waits_for_its_scan_by_hand():
         b.alu("ADD", [[64, 64]], imm=1)
         b.gemm([[k, k, k] for k in range(4)])
     assert predict(b.finish()) == 89 + 22
+
+
+def _gemm_kernel(b, n: int, row: int, wgt: int = 0, passes: int = 1) -> None:
+    """A GEMM of `passes` passes over `n` micro-ops into ACC rows row..row+15 (a new
+    kernel: the builder loads it into the next free micro-op entries, or from entry 0
+    when the buffer is full)."""
+    uops = np.zeros((n, 3), np.int64)
+    uops[:, 0], uops[:, 2] = row + np.arange(n) % 16, wgt
+    b.gemm(uops, [(passes, 0, 0, 0)])
+
+
+def test_a_micro_op_load_waits_only_for_the_micro_ops_it_overwrites():
+    """Under compute overlap a UOP load may run beside a GEMM or ALU instruction unless
+    it writes micro-ops that one reads (docs/semantics.md, "Compute overlap"). Here an
+    ALU instruction in the other ACC half follows a GEMM: its kernel goes right after
+    the GEMM's (ranges that touch are apart) and both run side by side, unless the
+    GEMM's kernel filled the buffer and the ALU's is loaded over it from entry 0."""
+    cfg = VTAConfig({"COMPUTE_OVERLAP": True})
+    depth, top = cfg.depth[MemType.UOP], cfg.depth[MemType.ACC] - 64
+    alu_alone = UNIT_FIXED + 200 * alu_interval(cfg, True, False)
+
+    def program(gemm_uops: int, alu: bool):
+        b = ProgramBuilder(cfg)
+        _gemm_kernel(b, gemm_uops, 0, passes=40)
+        if alu:
+            b.alu("ADD", [[top, top], [top + 1, top + 1]], [(100, 0, 0)], imm=1)
+        return b.finish(check=False)
+    beside = predict(program(100, True)) - predict(program(100, False))
+    after = predict(program(depth - 1, True)) - predict(program(depth - 1, False))
+    assert beside < alu_alone // 4 and after >= alu_alone
+
+    # and the other way round: a long ALU instruction runs while a later GEMM's kernel
+    # wraps to entry 0, ending where the ALU's micro-ops begin: the load and the GEMM
+    # run beside it
+    def wrapped(third: bool):
+        b = ProgramBuilder(cfg)
+        _gemm_kernel(b, depth - 102, 0)                  # micro-ops [0, depth - 102)
+        b.alu("ADD", [[top, top], [top + 1, top + 1]], [(60, 0, 0), (200, 0, 0)], imm=1)   # right after it
+        if third:
+            _gemm_kernel(b, depth - 102, 16, wgt=1)      # loaded at [0, depth - 102) again
+        return b.finish(check=False)
+    assert predict(wrapped(True)) - predict(wrapped(False)) < 100
