@@ -359,14 +359,13 @@ class _Overlap:
                         if v[3] > t or not self._apart(cls, halves, rng, c, v)]
             if blockers:
                 later = min(blockers)
-                if later <= t:
-                    raise RuntimeError("the compute module's issue model waits for a time already passed")
-                t = later
-                continue
-            if executing and scan and t < head + scan:
-                t = head + scan
-                continue
-            break
+            elif executing and scan and t < head + scan:
+                later = head + scan
+            else:
+                break
+            if later <= t:
+                raise RuntimeError("the compute module's issue model waits for a time already passed")
+            t = later
         alone = not executing
         known = t + (model.first_pass(insn) if alone and scan else 0)
         done = model.end(t, d, channel)
