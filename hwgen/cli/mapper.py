@@ -94,18 +94,20 @@ def run_map(args) -> int:
                 step(k + 1, len(layers), w.name)
         else:
             # every spatial choice of every layer a job of its own
-            jobs = [(k, (arch, w, args.objective, args.budget, args.seed, args.imperfect, (j, n)))
-                    for k, w in enumerate(layers) for n in [len(spatial_options(arch, w, SPATIAL))] for j in range(n)]
-            parts = {k: [] for k in range(len(layers))}
+            counts = [len(spatial_options(arch, w, SPATIAL)) for w in layers]
+            layer_of = [k for k, n in enumerate(counts) for _ in range(n)]
+            jobs = [(arch, w, args.objective, args.budget, args.seed, args.imperfect, (j, n))
+                    for w, n in zip(layers, counts) for j in range(n)]
+            parts = [[] for _ in layers]
             with Executor(args.workers, args.scheduler) as ex:
-                for i, result, error in ex.run(map_part, [job for _, job in jobs]):
+                for i, result, error in ex.run(map_part, jobs):
                     if error is not None:
                         raise error
-                    k, (_, w, *_, (_, n)) = jobs[i]
+                    k = layer_of[i]
                     parts[k].append(result)
-                    if len(parts[k]) == n:
-                        rows[k] = _row(w, join(w, arch, parts[k], args.objective))
-                        step(sum(r is not None for r in rows), len(layers), w.name)
+                    if len(parts[k]) == counts[k]:
+                        rows[k] = _row(layers[k], join(layers[k], arch, parts[k], args.objective))
+                        step(sum(r is not None for r in rows), len(layers), layers[k].name)
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
     total["edp"] = total["energy_pj"] * total["cycles"]

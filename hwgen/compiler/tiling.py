@@ -283,7 +283,7 @@ def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     rules of `dram_bytes`: an INP chunk is loaded one channel block an instruction, a
     WGT chunk in one; a tile is stored (and its shortcut loaded) in one transfer when
     its rows span the whole output width, else one per channel block."""
-    E, burst = cfg.elem_bytes, _rates(cfg)[5]
+    E, burst = cfg.elem_bytes, _burst_bytes(cfg)
     H, W, C = _dims(s, t)
     n_ci = -(-s.cib // t.tci)
     if s.depthwise:
@@ -325,7 +325,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     one's epilogue stand alone; without it everything adds up. Not overlapped either
     way: the first step's loads, and the last group's store. `b` and `n`: the
     schedule's dram_bytes and instructions, when already known."""
-    bus, gemm_iv, imm, late, two, _ = _rates(cfg)
+    bus, gemm_iv, imm, late, two = _rates(cfg)
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n = instructions(cfg, s, t) if n is None else n
@@ -362,13 +362,19 @@ STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
 
 
 @lru_cache(maxsize=256)
-def _rates(cfg) -> tuple[int, int, int, int, int, int]:
+def _rates(cfg) -> tuple[int, int, int, int, int]:
     """(bus bytes, GEMM interval, ALU intervals: with an immediate, with an immediate
-    and late, with two operands; the longest burst in bytes) of `cfg`:
-    predicted_cycles runs for every candidate."""
+    and late, with two operands) of `cfg`: predicted_cycles runs for every candidate."""
+    return (geometry(cfg).bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False),
+            alu_interval(cfg, True, True), alu_interval(cfg, False, False))
+
+
+@lru_cache(maxsize=256)
+def _burst_bytes(cfg) -> int:
+    """The longest burst of `cfg`'s memory engine in bytes (split at AXI_MAX_BURST beats
+    and at 4 KiB boundaries)."""
     g = geometry(cfg)
-    return (g.bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False), alu_interval(cfg, True, True),
-            alu_interval(cfg, False, False), min(g.max_burst * g.bus_bytes, BOUNDARY_BYTES))
+    return min(g.max_burst * g.bus_bytes, BOUNDARY_BYTES)
 
 
 @dataclass(frozen=True)
