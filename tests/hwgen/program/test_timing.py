@@ -504,3 +504,96 @@ def test_a_micro_op_load_waits_only_for_the_micro_ops_it_overwrites():
             _gemm_kernel(b, depth - 102, 16, wgt=1)      # loaded at [0, depth - 102) again
         return b.finish(check=False)
     assert predict(wrapped(True)) - predict(wrapped(False)) < 100
+
+
+def _hand_model(cfg, insns, uops=None):
+    """The model of a hand-written instruction list: micro-ops all zero unless a UOP load
+    copies `uops` (a (3, n) table) in."""
+    from hwgen.program.timing import _Model
+    return _Model(cfg, insns, lambda i, insn: uops, 16)
+
+
+def _gemm(iter_out: int, **flags):
+    """A GEMM over micro-op 0 (ACC entry 0, half 0): 6 + iter_out cycles on SMALL."""
+    from hwgen.isa import Instruction, Opcode
+    return Instruction(Opcode.GEMM, uop_bgn=0, uop_end=1, iter_out=iter_out, iter_in=1, **flags)
+
+
+@pytest.mark.parametrize("short, cycles", [(13, 2191 + 22), (14, 3012 + 22), (15, 3019 + 22)])
+def test_the_window_holds_the_seventeenth_instruction_until_the_oldest_retires(short, cycles):
+    """At most 16 compute instructions are issued and not retired (docs/semantics.md,
+    "Compute overlap"). A GEMM of 1,000 passes in half 0 (0 to 1006, its footprint known
+    at 1 + 5 + 10 = 16); a UOP load of one micro-op (ACC entry 64, half 1) beside it, 16
+    to 42 (7 + 1 beat + 18); `short` one-pass ALU instructions over that micro-op beside
+    the GEMM: the first waits for the load, 42 to 49, each next one scans 1 + 3 cycles
+    after the previous one's end and takes 7 (ends 49 + 11 k); then an ALU of 2,000
+    passes (2006 cycles):
+    - as instruction 15 (13 short ones) it issues at 49 + 11 x 12 + 4 = 185, ends 2191;
+    - as instruction 16 (14) it waits for instruction 0, the GEMM, to retire: 1006 to 3012;
+    - as instruction 17 (15) it follows instruction 16, which waited for the GEMM: 1006
+      to 1013, then 1013 to 3019."""
+    from hwgen.isa import AluOp, Instruction, MemType, Opcode
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
+
+    def alu(iter_out):
+        return Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, use_imm=1, uop_bgn=1, uop_end=2,
+                           iter_out=iter_out, iter_in=1)
+    insns = [_gemm(1000), _uop_load(1), *(alu(1) for _ in range(short)), alu(2000)]
+    assert next(_hand_model(cfg, insns, np.array([[64], [64], [0]])).run()) == cycles
+
+
+def _uop_load(sram_base: int):
+    from hwgen.isa import Instruction, MemType, Opcode
+    return Instruction(Opcode.LOAD, memory_type=MemType.UOP, sram_base=sram_base, y_size=1, x_size=1, x_stride=1)
+
+
+def test_an_instruction_beside_a_long_one_retires_after_it_by_hand():
+    """Instructions retire in stream order and push their tokens as they retire. The
+    GEMM and UOP load of test_the_window_holds_the_seventeenth_instruction_until_the_oldest_retires,
+    then one ALU instruction beside the GEMM (42 to 49) pushing to the store module:
+    it retires after the GEMM (1006) and the load (1007), at 1008; its token comes at
+    1009, and the store that pops it (no entries: one cycle) runs 1009 to 1010."""
+    from hwgen.isa import AluOp, Instruction, Opcode
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
+    insns = [_gemm(1000), _uop_load(1),
+             Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, use_imm=1, uop_bgn=1, uop_end=2, iter_out=1, iter_in=1,
+                         push_next=1),
+             Instruction(Opcode.STORE, pop_prev=1)]
+    assert next(_hand_model(cfg, insns, np.array([[64], [64], [0]])).run()) == 1010 + 22
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_tokens_are_popped_in_the_order_they_were_pushed_by_hand(overlap):
+    """Each queue is a FIFO: the n-th pop waits for the n-th push. Here the compute
+    module's GEMMs of 100, 1 and 100 passes (106, 7, 106 cycles; one ACC half, so they do
+    not overlap) each push to the store and the load module: without compute overlap
+    from 0 to 106, 107 to 114 and 115 to 221 (tokens at 107, 115, 222); with it a GEMM
+    after a GEMM issues at its end (tokens at 107, 114, 220). The store module's three
+    stores pop them, the second one of 2 rows of 8 OUT entries (48 cycles): 107 to 108,
+    115 to 163, 222 to 223 (with overlap: 114 to 162, 220 to 221); the load module's
+    three empty loads (7 cycles) likewise: the last 222 to 229 (220 to 227). Were the
+    second pop to take the last token, the second store and load would start at the
+    last token and end the run 48 or 7 cycles later."""
+    from hwgen.isa import Instruction, MemType, Opcode
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
+    gemms = [_gemm(n, push_prev=1, push_next=1) for n in (100, 1, 100)]
+    stores = [Instruction(Opcode.STORE, pop_prev=1, y_size=y, x_size=x, x_stride=x) for y, x in ((0, 0), (2, 8), (0, 0))]
+    loads = [Instruction(Opcode.LOAD, memory_type=MemType.INP, pop_next=1) for _ in range(3)]
+    assert next(_hand_model(cfg, gemms + stores).run()) == (221 if overlap else 223) + 22
+    assert next(_hand_model(cfg, gemms + loads).run()) == (227 if overlap else 229) + 22
+
+
+def test_tokens_into_the_compute_module_are_popped_in_order_by_hand():
+    """The other two queues: three loads push to the compute module (empty loads of 7
+    cycles, tokens at 8 and 15, then an INP load of 4 rows, 14 to 109: 7 + 16 beats +
+    4 x 18 round trips, token at 110), whose GEMMs of one pass (7 cycles) pop them: 8 to
+    15, 16 to 23, 110 to 117. Three stores likewise push (empty, 1 cycle: tokens at 2
+    and 3, then 2 rows of 8 OUT entries: 2 to 50, token at 51): GEMMs 2 to 9, 10 to 17,
+    51 to 58."""
+    from hwgen.isa import Instruction, MemType, Opcode
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": False})
+    loads = [Instruction(Opcode.LOAD, memory_type=MemType.INP, push_next=1, y_size=y, x_size=x, x_stride=s)
+             for y, x, s in ((0, 0, 0), (0, 0, 0), (4, 8, 64))]
+    stores = [Instruction(Opcode.STORE, push_prev=1, y_size=y, x_size=x, x_stride=x) for y, x in ((0, 0), (0, 0), (2, 8))]
+    assert next(_hand_model(cfg, loads + [_gemm(1, pop_prev=1) for _ in range(3)]).run()) == 117 + 22
+    assert next(_hand_model(cfg, stores + [_gemm(1, pop_next=1) for _ in range(3)]).run()) == 58 + 22
