@@ -8,7 +8,7 @@ import pytest
 
 from floorplan import Array, Block, Floorplan, Macro, Rect, check, macro_array
 from floorplan.export import to_def, to_json, to_svg, to_tcl
-from floorplan.rects import compose, place_rect
+from floorplan.rects import check_orient, compose, place_rect
 from hwgen import HwgenError
 from hwgen.sram import map_memory
 from hwgen.tech import SramMacro, Tech, load_tech
@@ -219,3 +219,62 @@ def test_tcl_refuses_quarter_turns_and_svg_is_readable():
     assert any(r.get("fill") == "red" for r in svg.iter("{http://www.w3.org/2000/svg}rect"))
     doc = to_json(impl)
     assert doc["top"]["children"][0]["children"][1]["macro"] == "sram_1024x64"
+
+
+def test_rectangle_tolerance_is_exact():
+    """Rect.overlaps needs both projections to overlap by more than EPS; Rect.inside
+    allows EPS on each side."""
+    from floorplan.rects import EPS
+    a = Rect(-1, -1, 0, 0)
+    assert not a.overlaps(Rect(-EPS, -2 * EPS, 1, 1)) and not a.overlaps(Rect(-2 * EPS, -EPS, 1, 1))
+    assert a.overlaps(Rect(-2 * EPS, -2 * EPS, 1, 1))
+    box = Rect(EPS, EPS, 1 - EPS, 1 - EPS)
+    assert Rect(0, 0, 1, 1).inside(box)
+    for out in (Rect(-EPS, 0, 1, 1), Rect(0, -EPS, 1, 1), Rect(0, 0, 1 + EPS, 1), Rect(0, 0, 1, 1 + EPS)):
+        assert not out.inside(box), out
+    with pytest.raises(HwgenError) as e:
+        check_orient("N", "macro m")
+    assert str(e.value) == "macro m: orientation 'N' is not one of R0, R90, R180, R270, MX, MY, MXR90, MYR90"
+
+
+@pytest.mark.parametrize("orient", ["R0", "R90", "R180", "R270", "MX", "MY", "MXR90", "MYR90"])
+@pytest.mark.parametrize("w, h", [(0.5, 0.25), (30, 20)])
+def test_a_placed_frame_has_its_lower_left_corner_where_it_is_placed(orient, w, h):
+    """The whole frame, placed at (x, y), covers (x, y) to (x + w, y + h), or (x + h,
+    y + w) turned a quarter, whatever the frame's size (below a micron too)."""
+    from floorplan.rects import swaps
+    ww, hh = (h, w) if swaps(orient) else (w, h)
+    assert place_rect(Rect(0, 0, w, h), w, h, 3, 4, orient) == Rect(3, 4, 3 + ww, 4 + hh)
+
+
+def test_violations_name_their_objects_and_rectangles():
+    """Every kind of violation with the paths and rectangles it names. Objects without
+    an instance path of their own ("") are skipped by the path checks, wherever they
+    come in the list."""
+    def build(top):
+        top.add(Block("spare", inst="", width=10, height=10), 500, 0)
+        top.add(Macro("a", M, inst="buf.sram0"), 0, 0)               # (0, 0)-(80, 60)
+        top.add(Macro("b", M, inst="buf.sram0"), 70, 50)             # overlaps a, same path
+        top.add(Macro("c", M, inst="buf.sram1"), 151, 50)            # 1 um right of b
+        top.add(Macro("d", M, inst="other.sram"), 300, 0)            # outside the region, not bounded
+        g = Block("g", inst="mem", width=100, height=100)
+        g.add(Macro("e", M, inst="sram2"), 30, 50)                   # bounded, outside its region and the die
+        top.add(g, 0, 200)
+        top.add(Block("h", inst="", width=10, height=10), 400, 0)
+        top.add(Block("nowhere", width=10, height=10), 420, 0)
+        top.bound("mem", Rect(0, 200, 100, 300))
+    impl = plan(build)
+    a, b, c = (Rect(0, 0, 80, 60), Rect(70, 50, 150, 110), Rect(151, 50, 231, 110))
+    e, region = Rect(30, 250, 110, 310), Rect(0, 200, 100, 300)
+    # "top" itself is left out of the hierarchy: a macro's parent is its path's
+    # last-but-one prefix (top.buf), not its first segment
+    got = {(v.kind, v.objects, v.rects) for v in check(impl, TECH, ["top.buf", "top.mem", "top.other"])}
+    assert got == {
+        ("overlap", ("top.buf.sram0", "top.buf.sram0"), (a, b)),
+        ("spacing", ("top.buf.sram0", "top.buf.sram1"), (b, c)),
+        ("bounds", ("top.mem.sram2",), (e,)),
+        ("bounds", ("top.mem.sram2", "top.mem"), (e, region)),
+        ("duplicate", ("top.buf.sram0",), (a, b)),
+        ("hierarchy", ("top",), (impl.die,)),
+        ("hierarchy", ("top.nowhere",), (Rect(420, 0, 430, 10),)),
+    }

@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hwgen.errors import HwgenError
-from hwgen.files import cached_entry, json_fields, parse_json, read_text, replacing, staged
+from hwgen.files import (cache_root, cached_entry, entry_lock, exclusive, json_fields, parse_json, read_json, read_text,
+                         replacing, sha256, source_digest, staged)
 
 
 def test_replacing_leaves_the_old_file_when_interrupted(tmp_path):
@@ -92,7 +93,8 @@ def test_cached_entry_makes_once_and_never_leaves_half_an_entry(tmp_path):
         got = list(pool.map(lambda _: cached_entry(entry, load, make, lambda: waits.append(1)), range(3)))
     assert got == ["result"] * 3 and len(made) == 1 and len(waits) == 2
     assert made[0] == f".work-e-{os.getpid()}" and sorted(p.name for p in tmp_path.iterdir()) == [".locks", "e"]
-    (entry / "r").unlink()                                  # an entry load rejects is made again
+    (entry / "r").unlink()                                  # an entry load rejects is made again,
+    (entry / "junk").write_text("x")                        # whatever it holds
     (tmp_path / ".work-e-99").mkdir()                       # what an interrupted make left
     assert cached_entry(entry, load, make, rejected=rejected.append) == "result"
     assert rejected == [entry] and len(made) == 2 and not (tmp_path / ".work-e-99").exists()
@@ -103,3 +105,74 @@ def test_cached_entry_makes_once_and_never_leaves_half_an_entry(tmp_path):
     with pytest.raises(RuntimeError):
         cached_entry(tmp_path / "f", load, fail, work_prefix="build-")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".locks", "e"]
+
+
+def test_a_valid_entry_is_read_without_waiting_for_the_lock(tmp_path):
+    entry = tmp_path / "e"
+    (entry).mkdir()
+    (entry / "r").write_text("result")
+
+    def busy():
+        raise AssertionError("waited for the lock of an entry that was already made")
+    with exclusive(entry_lock(entry)):           # another maker holds it
+        assert cached_entry(entry, lambda e: (e / "r").read_text(), None, waiting=busy) == "result"
+
+
+def test_cache_root(monkeypatch, tmp_path):
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "c"))
+    assert cache_root() == tmp_path / "c"
+    monkeypatch.delenv("HWGEN_CACHE")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache_root() == tmp_path / ".cache" / "hwgen"
+
+
+def test_staging_maps_paths_of_either_type(tmp_path):
+    with staged(tmp_path / "out") as st:
+        assert st.final(st.path / "a") == tmp_path / "out" / "a" and isinstance(st.final(st.path / "a"), os.PathLike)
+        assert st.final((str(st.path / "b"), 3)) == [str(tmp_path / "out" / "b"), 3]
+
+
+def test_digests_against_hashlib(tmp_path):
+    import hashlib
+    blob = os.urandom(3 << 20)                    # several read blocks
+    (tmp_path / "big").write_bytes(blob)
+    assert sha256(tmp_path / "big") == hashlib.sha256(blob).hexdigest()
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    files = {"pkg/a.py": b"a", "pkg/sub/b.py": b"b", "pkg/sub/c.txt": b"c", "top.py": b"t", "x1.v": b"1",
+             "x2.v": b"2"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+
+    def expect(names):
+        h = hashlib.sha256()
+        for name in names:
+            h.update(name.encode() + b"\0")
+            h.update(hashlib.sha256(files[name]).digest())
+        return h.hexdigest()
+    # a directory: its files with the suffixes, recursively, sorted; a file; a glob
+    assert source_digest(tmp_path, ["pkg", "top.py", "x*.v"]) == expect(
+        ["pkg/a.py", "pkg/sub/b.py", "top.py", "x1.v", "x2.v"])
+    assert source_digest(tmp_path, ["pkg"], suffixes=(".txt",)) == expect(["pkg/sub/c.txt"])
+
+
+def test_file_and_json_errors_in_full(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"a":\n\xff}')
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"a": }')
+    cases = [
+        (lambda: read_text(bad, "configuration"),
+         f"configuration {bad}: line 2: not UTF-8 text (byte 0xff); save the file as UTF-8"),
+        (lambda: read_json(bad, "configuration"),
+         f"configuration {bad}: line 2: not UTF-8 text (byte 0xff); save the file as UTF-8"),
+        (lambda: read_json(broken, "model"), f"model {broken}: line 1, column 7: not valid JSON (Expecting value)"),
+        (lambda: parse_json(b"\xff", "w"), "w: not UTF-8 text; save the file as UTF-8"),
+        (lambda: parse_json('{"a": 1, "b": 2, "b": 3}', "w"), "w: the key 'b' appears twice in one object; keep one"),
+        (lambda: json_fields([1], "w", {}), "w: expected a JSON object, found list"),
+        (lambda: json_fields({"c": 1}, "w", {"a": int}, {"b": str}), "w: unknown field 'c' (known: a, b)"),
+        (lambda: json_fields({"a": "x" * 100}, "w", {"a": int}), "w: field 'a' must be an integer, found \"" + "x" * 59),
+    ]
+    for call, message in cases:
+        with pytest.raises(HwgenError) as e:
+            call()
+        assert str(e.value) == message

@@ -238,3 +238,95 @@ def test_index_and_factor_widths_follow_the_configuration(fields, bits):
         cols[i] = [1 << width]
         with pytest.raises(EncodingError, match=f"uop 0: {name}={1 << width} does not fit"):
             encode_uops(cfg, *cols)
+
+
+def test_field_names_are_those_of_docs_isa():
+    """Every field of any configuration: docs/isa.md's, and ALU_EXT's pad flag."""
+    from hwgen.isa.fields import all_field_names
+    assert all_field_names() == {*SPEC_MEM, *SPEC_GEMM, *SPEC_ALU, "is_pad_min_value"}
+
+
+def test_instructions_are_equal_by_opcode_and_nonzero_fields():
+    assert Instruction(Opcode.GEMM, uop_end=1) == Instruction(Opcode.GEMM, uop_end=1, reset=0)
+    assert Instruction(Opcode.GEMM) != Instruction(Opcode.ALU)
+    assert Instruction(Opcode.GEMM, uop_end=1) != Instruction(Opcode.GEMM, uop_end=2)
+    assert Instruction(Opcode.FINISH) != "FINISH" and Instruction(Opcode.FINISH) != 3
+
+
+@pytest.mark.parametrize("imm", [16383, 16384, 32767, -1, -16384, -16385, -32768])
+def test_signed_immediates_decode_at_every_magnitude(imm):
+    """imm is 16 bits, two's complement (docs/isa.md): the sign is bit 127 alone."""
+    cfg = VTAConfig()
+    word = Opcode.ALU | 1 << 111 | (imm & 0xFFFF) << 112
+    assert decode(cfg, word.to_bytes(16, "little")).imm == imm
+
+
+@pytest.mark.parametrize("opcode, bit", [(Opcode.LOAD, 58), (Opcode.LOAD, 63), (Opcode.FINISH, 7), (Opcode.FINISH, 127)])
+def test_decode_rejects_a_bit_just_past_a_field(opcode, bit):
+    """LOAD's dram_base ends at bit 57 and its next field starts at 64; FINISH has 7 bits."""
+    cfg = VTAConfig()
+    word = int(opcode) | 1 << bit
+    with pytest.raises(EncodingError) as e:
+        decode(cfg, word.to_bytes(16, "little"))
+    assert str(e.value) == f"{opcode.name}: bits [{bit}] are set but belong to no field"
+
+
+def test_encoding_errors_in_full():
+    cfg = VTAConfig()
+    gemm_fields = ", ".join(list(SPEC_GEMM)[1:])
+    cases = [
+        (lambda: encode(cfg, Instruction(Opcode.GEMM, imm=1)), f"GEMM has no field 'imm'; its fields are {gemm_fields}"),
+        (lambda: encode(cfg, Instruction(Opcode.LOAD, memory_type=7)),
+         "LOAD: memory_type=7 is not one of UOP=0, WGT=1, INP=2, ACC=3, OUT=4, ACC_8BIT=5"),
+        (lambda: decode(cfg, bytes(15)), "an instruction is 16 bytes, got 15"),
+        (lambda: decode(cfg, bytes([6]) + bytes(15)),
+         "opcode 6 is not an instruction (valid: LOAD=0, STORE=1, GEMM=2, FINISH=3, ALU=4)"),
+        (lambda: encode_program(cfg, [Instruction(Opcode.FINISH), Instruction(Opcode.GEMM, uop_bgn=1 << 13)]),
+         "instruction 1: GEMM: uop_bgn=8192 does not fit its 13-bit field (range 0..8191)"),
+    ]
+    for call, message in cases:
+        with pytest.raises(EncodingError) as e:
+            call()
+        assert str(e.value) == message
+    insn = Instruction(Opcode.LOAD)
+    insn.fields["opcode"] = 1                 # the builder edits fields in place; the opcode is not one
+    with pytest.raises(EncodingError) as e:
+        encode(cfg, insn)
+    assert str(e.value) == "LOAD: opcode is not a field to set"
+
+
+def test_assembly_errors_in_full():
+    from hwgen.isa.asm import parse_line
+    cfg = VTAConfig()
+    cases = [
+        (lambda: parse_line(cfg, "JUMP"), "<asm>:1: unknown opcode 'JUMP' (one of LOAD, STORE, GEMM, FINISH, ALU)"),
+        (lambda: parse_line(cfg, "ALU imm=x"), "<asm>:1: imm='x' is not a valid value (a number)"),
+        (lambda: parse_line(cfg, "ALU imm==3"), "<asm>:1: imm='=3' is not a valid value (a number)"),
+        (lambda: parse_line(cfg, "LOAD memory_type=FOO"), "<asm>:1: memory_type='FOO' is not a valid value "
+                                                          "(a number or one of UOP, WGT, INP, ACC, OUT, ACC_8BIT)"),
+        (lambda: parse_line(cfg, "LOAD =5"), "<asm>:1: expected field=value, got '=5'"),
+        (lambda: parse_line(cfg, "LOAD y_size="), "<asm>:1: expected field=value, got 'y_size='"),
+        (lambda: assemble(cfg, ""), "<asm>:1: no instructions (the file is empty or only comments); a program is "
+                                    "one instruction per line, ending with FINISH"),
+        (lambda: assemble(cfg, "\n# only\n\n", source="p.s"), "p.s:3: no instructions (the file is empty or "
+                                                              "only comments); a program is one instruction per "
+                                                              "line, ending with FINISH"),
+    ]
+    for call, message in cases:
+        with pytest.raises(AsmError) as e:
+            call()
+        assert str(e.value) == message
+
+
+def test_comments_start_at_the_first_hash_and_disassembly_comments_are_optional():
+    from hwgen.isa.asm import format_insn
+    cfg = VTAConfig()
+    assert assemble(cfg, "GEMM uop_end=1 # a # uop_end=2\nFINISH #") == [Instruction(Opcode.GEMM, uop_end=1),
+                                                                          Instruction(Opcode.FINISH)]
+    # fields not given: the memory type and the ALU opcode are shown all the same
+    assert format_insn(cfg, Instruction(Opcode.LOAD)) == "LOAD memory_type=UOP"
+    assert format_insn(cfg, Instruction(Opcode.ALU, uop_end=1)) == "ALU uop_end=1 alu_opcode=MIN"
+    blob = encode_program(cfg, [Instruction(Opcode.LOAD, memory_type=MemType.INP), Instruction(Opcode.FINISH)])
+    assert disassemble(cfg, blob) == f"{'LOAD memory_type=INP':<100} # 0: load\n{'FINISH':<100} # 1: compute\n"
+    assert disassemble(cfg, blob, comments=False) == "LOAD memory_type=INP\nFINISH\n"
+    assert disassemble(cfg, b"") == ""
