@@ -205,3 +205,46 @@ def test_an_instruction_fits_one_burst_exactly_at_the_boundary(bus, beats):
     if beats > 1:
         with pytest.raises(ConfigError, match=f"AXI_MAX_BURST to at least {beats}"):
             load_config({"AXI_DATA_BITS": bus, "AXI_MAX_BURST": beats - 1})
+
+
+def test_a_rule_broken_by_defaults_names_the_fields_left_out():
+    """LOG_ACC_BUFF_SIZE 20 makes the GEMM word 138 bits with the default micro-op
+    depth and factor restrictions: the error names the defaults it took, except the
+    fields the configuration gave."""
+    fix = ("raise LOG_ACC_FACTOR_RESTRICT/LOG_INP_FACTOR_RESTRICT/LOG_WGT_FACTOR_RESTRICT or shrink "
+           "LOG_UOP_BUFF_SIZE")
+    head = "instruction GEMM='138 bits': instruction GEMM needs 138 bits, the limit is 128; "
+    restrict = "LOG_INP_FACTOR_RESTRICT=0, LOG_WGT_FACTOR_RESTRICT=0, LOG_ACC_FACTOR_RESTRICT=0"
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({"LOG_ACC_BUFF_SIZE": 20})
+    assert (e.value.field, e.value.value) == ("instruction GEMM", "138 bits")
+    assert str(e.value) == (f"{head}{fix} (not set in the configuration, so defaults were taken: "
+                            f"LOG_UOP_BUFF_SIZE=15, {restrict}; set them to choose)")
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({"LOG_ACC_BUFF_SIZE": 20, "LOG_UOP_BUFF_SIZE": 15})
+    assert str(e.value) == f"{head}{fix} (not set in the configuration, so defaults were taken: {restrict}; set them to choose)"
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({"LOG_ACC_BUFF_SIZE": 20, "LOG_UOP_BUFF_SIZE": 15, "LOG_INP_FACTOR_RESTRICT": 0,
+                   "LOG_WGT_FACTOR_RESTRICT": 0, "LOG_ACC_FACTOR_RESTRICT": 0})
+    assert str(e.value) == head + fix
+
+
+@pytest.mark.parametrize("field, value, kind, example", [
+    ("LOG_BLOCK", "4", "an integer", "4"),
+    ("COMPUTE_OVERLAP", 1, "a boolean", "true"),
+    ("ALU_RESCALE", 2, "a string", '"none"'),
+    ("FREQ_MHZ", "fast", "an integer or a number", "100"),
+])
+def test_a_value_of_the_wrong_type_is_named_with_an_example_of_the_right_one(field, value, kind, example):
+    from hwgen.config import FIELDS
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({field: value})
+    assert str(e.value) == (f"{field}={value!r}: must be {kind} ({FIELDS[field].doc}); write it as {kind}, "
+                            f"for example {field}: {example}")
+
+
+def test_configurations_are_equal_by_value_and_differ_in_isa_fields_but_the_block():
+    assert VTAConfig({"LOG_BLOCK": 4}) == VTAConfig() and VTAConfig() != VTAConfig({"LOG_BLOCK": 5})
+    assert VTAConfig() != {}
+    # LOG_BLOCK only sets the defaults of LOG_BLOCK_IN/OUT, which differ themselves
+    assert VTAConfig().isa_differences(VTAConfig({"LOG_BLOCK": 5})) == {"LOG_BLOCK_IN": (4, 5), "LOG_BLOCK_OUT": (4, 5)}

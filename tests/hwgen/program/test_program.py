@@ -228,3 +228,60 @@ def test_finish_synchronises_only_used_modules(default_cfg):
     b.alu("ADD", [0], imm=1)
     p = b.finish()
     assert [i.module for i in p.insns] == [Module.COMPUTE] * 3
+
+
+def _uop(dst, src, wgt):
+    """A default-configuration micro-op word (docs/isa.md: dst [10:0], src [21:11], wgt [31:22])."""
+    return dst | src << 11 | wgt << 22
+
+
+BAD_IN_FULL = [
+    ("STORE memory_type=OUT y_size=1 x_size=1 x_stride=1 x_pad_1=1\nFINISH",
+     "instruction 0 (STORE.OUT): STORE cannot pad; clear y_pad_0/y_pad_1/x_pad_0/x_pad_1"),
+    ("FINISH\nGEMM", "instruction 1 (GEMM): instruction after FINISH (instruction 0): the core may report done "
+                     "before it runs; end the program with FINISH"),
+    ("LOAD memory_type=INP sram_base=2048 y_size=1 x_size=1 x_stride=1\nFINISH",       # one entry past INP
+     "instruction 0 (LOAD.INP): writes INP entries [2048, 2049) (1x1 block at sram_base=2048) but the INP buffer "
+     "has 2048; split the transfer or lower sram_base"),
+    ("LOAD memory_type=INP dram_base=4000 y_size=3 x_size=2 x_stride=48\nFINISH",     # elements 4000..4097
+     "instruction 0 (LOAD.INP): touches DRAM bytes [64000, 65568) (dram_base=4000, y_size=3, x_size=2, "
+     "x_stride=48, 16-byte INP elements) but the DRAM image has 65536 bytes"),
+    ("GEMM uop_bgn=5 uop_end=4 iter_out=1 iter_in=1\nFINISH",
+     "instruction 0 (GEMM): uop_end=4 is before uop_bgn=5"),
+    ("LOAD memory_type=UOP sram_base=3 y_size=1 x_size=1 x_stride=1\nGEMM uop_bgn=3 uop_end=5 iter_out=1 iter_in=1\n"
+     "FINISH", "instruction 1 (GEMM): micro-op slot 4 was never loaded (LOAD memory_type=UOP) before use"),
+    # micro-op 1 of 2 (slot 3) has the largest src index, 5, and ALU sources are ACC
+    # entries: 5 + 2 x 1000 + 3 x 10 = 2035 is inside ACC's 2048, 5 + 2 x 1000 + 5 x 10 is not
+    ("LOAD memory_type=UOP sram_base=2 y_size=1 x_size=2 x_stride=2\n"
+     "ALU uop_bgn=2 uop_end=4 iter_out=3 iter_in=6 src_factor_out=1000 src_factor_in=10\nFINISH",
+     "instruction 1 (ALU.MIN): src index reaches 2055 (uop 3 src_idx=5, iter_out=3 x src_factor_out=1000, "
+     "iter_in=6 x src_factor_in=10) but the ACC buffer has 2048 entries"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_IN_FULL)
+def test_bad_programs_in_full(text, message):
+    with pytest.raises(ProgramError) as e:
+        check_program(asm_program(text, uops=[_uop(0, 1, 7), _uop(0, 5, 2)]))
+    assert str(e.value) == message
+
+
+def test_programs_at_the_limits_pass_the_checks():
+    """The last micro-op slot; loops that run no iteration (iter_out or iter_in 0)
+    over slots never loaded; a load of no rows (it touches no DRAM, wherever its
+    base); a GEMM whose src indices reach the top of INP while its wgt indices stay
+    low; and the per-module counts of the report."""
+    text = """
+    LOAD memory_type=UOP sram_base=8191 y_size=1 x_size=1 x_stride=1
+    GEMM uop_bgn=8191 uop_end=8192 iter_out=1 iter_in=1
+    GEMM uop_bgn=0 uop_end=4 iter_out=0 iter_in=1
+    ALU uop_bgn=0 uop_end=4 iter_out=1 iter_in=0
+    LOAD memory_type=INP dram_base=100000 y_size=0 x_size=1 x_stride=1
+    LOAD memory_type=UOP sram_base=0 y_size=1 x_size=1 x_stride=1 dram_base=1
+    GEMM uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 src_factor_out=0 wgt_factor_out=0
+    STORE memory_type=OUT y_size=1 x_size=1 x_stride=1
+    FINISH
+    """
+    # the micro-op at DRAM element 1: src 2047 (INP's last entry), wgt 3
+    report = check_program(asm_program(text, uops=[_uop(0, 0, 0), _uop(0, 2047, 3)]))
+    assert report.instructions == {"load": 1, "compute": 7, "store": 1} and report.finish == 8
