@@ -248,3 +248,18 @@ def test_configurations_are_equal_by_value_and_differ_in_isa_fields_but_the_bloc
     assert VTAConfig() != {}
     # LOG_BLOCK only sets the defaults of LOG_BLOCK_IN/OUT, which differ themselves
     assert VTAConfig().isa_differences(VTAConfig({"LOG_BLOCK": 5})) == {"LOG_BLOCK_IN": (4, 5), "LOG_BLOCK_OUT": (4, 5)}
+
+
+def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
+    """A file of a shipped configuration's name in the working directory wins; a name
+    that is neither is an error naming both ways."""
+    from hwgen.config import load_config, shipped_configs
+    monkeypatch.chdir(tmp_path)
+    assert load_config("default") == VTAConfig()
+    (tmp_path / "default").write_text('{"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16, '
+                                      '"LOG_ACC_BUFF_SIZE": 16}')
+    assert load_config("default").block_in == 8
+    with pytest.raises(ConfigError) as e:
+        load_config("nothing")
+    assert str(e.value) == ("config='nothing': no such file; give the path of a configuration JSON file or the name "
+                            f"of a shipped one ({', '.join(shipped_configs())})")

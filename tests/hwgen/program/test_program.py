@@ -250,6 +250,13 @@ BAD_IN_FULL = [
      "instruction 0 (GEMM): uop_end=4 is before uop_bgn=5"),
     ("LOAD memory_type=UOP sram_base=3 y_size=1 x_size=1 x_stride=1\nGEMM uop_bgn=3 uop_end=5 iter_out=1 iter_in=1\n"
      "FINISH", "instruction 1 (GEMM): micro-op slot 4 was never loaded (LOAD memory_type=UOP) before use"),
+    ("LOAD memory_type=INP", "the program has no FINISH instruction, so the core never reports done; end the "
+                             "program with FINISH (ProgramBuilder.finish does)"),
+    ("STORE memory_type=OUT push_prev=1\nSTORE memory_type=OUT push_prev=1\nGEMM pop_next=1\nFINISH",
+     "instruction 1 (STORE.OUT): queue S2C: 2 pushes by store but 1 pops by compute; this push is never popped"),
+    ("GEMM push_next=1\nSTORE memory_type=OUT pop_prev=1\nSTORE memory_type=OUT pop_prev=1\nFINISH",
+     "instruction 2 (STORE.OUT): queue C2S: 2 pops by store but only 1 pushes by compute; this pop can never be "
+     "satisfied"),
     # micro-op 1 of 2 (slot 3) has the largest src index, 5, and ALU sources are ACC
     # entries: 5 + 2 x 1000 + 3 x 10 = 2035 is inside ACC's 2048, 5 + 2 x 1000 + 5 x 10 is not
     ("LOAD memory_type=UOP sram_base=2 y_size=1 x_size=2 x_stride=2\n"
@@ -285,3 +292,6 @@ def test_programs_at_the_limits_pass_the_checks():
     # the micro-op at DRAM element 1: src 2047 (INP's last entry), wgt 3
     report = check_program(asm_program(text, uops=[_uop(0, 0, 0), _uop(0, 2047, 3)]))
     assert report.instructions == {"load": 1, "compute": 7, "store": 1} and report.finish == 8
+    tokens = check_program(asm_program("GEMM push_next=1\nGEMM push_next=1\nSTORE memory_type=OUT pop_prev=1\n"
+                                       "STORE memory_type=OUT pop_prev=1 push_prev=1\nGEMM pop_next=1\nFINISH")).tokens
+    assert tokens == {"L2C": 0, "C2L": 0, "C2S": 2, "S2C": 1}
