@@ -263,3 +263,11 @@ def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
         load_config("nothing")
     assert str(e.value) == ("config='nothing': no such file; give the path of a configuration JSON file or the name "
                             f"of a shipped one ({', '.join(shipped_configs())})")
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ConfigError) as e:
+        load_config("list.json")
+    assert str(e.value) == """config='list.json': must be a JSON object; write the fields as {"LOG_BATCH": 0, ...}"""
+    with pytest.raises(HwgenError) as e:
+        load_config("bad.json")
+    assert str(e.value).startswith("configuration bad.json: line 1, column 2: not valid JSON")
