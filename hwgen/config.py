@@ -147,17 +147,12 @@ def _type_name(kind) -> str:
     return " or ".join({int: "an integer", float: "a number", str: "a string", bool: "a boolean"}[k] for k in kinds)
 
 
-# a value of each type for the fix of a field whose default is derived
-_EXAMPLE = {int: 4, float: 1.0, str: "...", bool: True}
-
-
 def _check_type(name: str, value, spec: _Spec) -> None:
     kinds = spec.kind if isinstance(spec.kind, tuple) else (spec.kind,)
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:
-        example = spec.default if spec.default is not None else _EXAMPLE[kinds[0]]
         raise ConfigError(name, value, f"must be {_type_name(spec.kind)} ({spec.doc})",
-                          f"write it as {_type_name(spec.kind)}, for example {name}: {json.dumps(example)}")
+                          f"write it as {_type_name(spec.kind)}, for example {name}: {json.dumps(spec.default if spec.default is not None else 4)}")
 
 
 class VTAConfig:

@@ -231,7 +231,7 @@ def test_a_rule_broken_by_defaults_names_the_fields_left_out():
 
 @pytest.mark.parametrize("field, value, kind, example", [
     ("LOG_BLOCK", "4", "an integer", "4"),
-    ("COMPUTE_OVERLAP", 1, "a boolean", "true"),
+    ("ALU_EXT", 1, "a boolean", "false"),
     ("ALU_RESCALE", 2, "a string", '"none"'),
     ("FREQ_MHZ", "fast", "an integer or a number", "100"),
 ])
