@@ -118,6 +118,35 @@ def test_search_is_the_fewest_bytes_of_every_fitting_tiling(cfg_name, dims):
             search(tiny, s, *args)
 
 
+@pytest.mark.parametrize("cfg_name,dims", [
+    ("default", (1, 48, 32, 7, 9, 3, 3, (1, 1), (1, 1))),
+    ("1x8x8", (2, 24, 40, 6, 5, 1, 1, (2, 2), (0, 0))),
+    ("1x8x8", (1, 16, 16, 8, 8, 3, 3, (1, 1), (1, 1))),      # ties in cycles among the fastest
+])
+def test_the_shortlist_is_the_fastest_near_the_fewest_bytes(cfg_name, dims):
+    """Against every fitting tiling enumerated here: the shortlist of n holds the n of
+    fewest closed-form cycles (ties: fewer bytes) among those loading at most (1 +
+    slack) times the fewest bytes, and the fewest-bytes tiling (ties: fewer cycles),
+    last in place of the n-th if it is not among them."""
+    from hwgen.compiler.tiling import SHORTLIST_SLACK, shortlist
+    cfg = cfg_of(cfg_name)
+    n_, ci, co, h, w, kh, kw, stride, pad = dims
+    s = ConvShape.of(cfg, n_, ci, co, h, w, kh, kw, stride, pad)
+    for reuse in (True, False):
+        fitting = [Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots)
+                   for th in candidates(s.oh) for tw in candidates(s.ow) for tco in candidates(s.cob)
+                   for tci in candidates(s.cib) for oc_n, h_n in ((1, 1), (2, 1), (1, 2)) for slots in (1, 2)
+                   if fits(cfg, s, Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots))]
+        key = {t: (predicted_cycles(cfg, s, t), load_bytes(cfg, s, t)) for t in fitting}
+        least = min(b for _, b in key.values())
+        near = sorted(k for k in key.values() if k[1] <= least * (1 + SHORTLIST_SLACK))
+        fewest = min(key.values(), key=lambda k: (k[1], k[0]))
+        for n in (1, 3, 8, 30):
+            want = near[:n] if fewest in near[:n] else [*near[:n - 1], fewest]
+            got = shortlist(cfg, s, reuse, n=n)
+            assert [key[t] for t in got] == want and all(t.reuse == reuse for t in got), (reuse, n)
+
+
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
     """ConvShape.of: channels and batch in whole blocks, strides and pads per axis (the
     output size by hand: (7 + 2 - 3) // 1 + 1 rows, (9 + 0 - 1) // 2 + 1 columns); a
