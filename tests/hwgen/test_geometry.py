@@ -81,3 +81,13 @@ def test_every_scratchpad_by_hand(name, bus):
     for one, split in zip(g.scratchpads, overlap.scratchpads):
         ports, halves = want.get(one.name, (None, 1))
         assert split == replace(one, read_ports=ports or one.read_ports, halves=halves)
+
+
+def test_overlap_halves_of_entry_ranges():
+    """ACC's 2048 entries (default) in halves of 1024: a range reaches the halves of
+    its first and last entries; an empty range (hi < lo) none, whatever its ends."""
+    from hwgen.geometry import overlap_halves
+    cfg = load_config("default")
+    assert overlap_halves(cfg, 0, 1023) == {0} and overlap_halves(cfg, 1023, 1024) == {0, 1}
+    assert overlap_halves(cfg, 1024, 2047) == {1}
+    assert overlap_halves(cfg, 5, 4) == frozenset() and overlap_halves(cfg, 1100, 900) == frozenset()
