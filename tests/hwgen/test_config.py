@@ -117,6 +117,55 @@ def test_invalid_configuration(fields, field, words):
         assert w in msg, msg
 
 
+IN_FULL = [
+    ({"LOG_BATCH": 1.0}, "LOG_BATCH=1.0: must be an integer (log2 BATCH); write it as an integer, for example LOG_BATCH: 0"),
+    ({"ALU_RESCALE": "round"}, "ALU_RESCALE='round': not allowed: must be one of ['none', 'shift', 'multiply']; set "
+                               "ALU_RESCALE to one of ['none', 'shift', 'multiply']"),
+    ({"TARGET": "pynq"}, "TARGET='pynq': no board of that name: builds are for simulation and generic RTL (sim); set "
+                         'TARGET to "sim" or remove it'),
+    ({"LOG_WGT_BUFF_SIZE": 8}, "LOG_WGT_BUFF_SIZE=8: the WGT buffer must hold at least two elements (its index fields "
+                               "need a bit); a WGT element is 2048 bits (256 bytes); set LOG_WGT_BUFF_SIZE to at least 9"),
+    ({"LOG_INP_BUFF_SIZE": 22}, "LOG_INP_BUFF_SIZE=22: the INP buffer would be 262144 elements deep, but sram_base is "
+                                "16 bits; set LOG_INP_BUFF_SIZE to at most 20"),
+    ({"LOG_ACC_BUFF_SIZE": 18, "LOG_INP_BUFF_SIZE": 16, "LOG_ACC_FACTOR_RESTRICT": 1, "LOG_INP_FACTOR_RESTRICT": 1,
+      "LOG_UOP_WIDTH": 5},
+     "LOG_UOP_WIDTH=5: a micro-op needs 34 bits (dst 12, src 12, wgt 10), the limit is 32; set LOG_UOP_WIDTH to 6 "
+     "(64-bit micro-ops)"),
+    ({"AXI_MAX_INFLIGHT": 0}, "AXI_MAX_INFLIGHT=0: must be between 1 and 64; choose a value in [1, 64]"),
+    ({"LOG_WGT_FACTOR_RESTRICT": 10}, "LOG_WGT_FACTOR_RESTRICT=10: factor restriction larger than the WGT depth bits "
+                                      "(10): the factor field would have no bits; set LOG_WGT_FACTOR_RESTRICT to at most 9"),
+    ({"LOG_OUT_WIDTH": 4, "LOG_INP_WIDTH": 3}, "LOG_OUT_WIDTH=4: outputs have the input width (LOG_INP_WIDTH=3); set it "
+                                               "to 3 or remove it"),
+    ({"LOG_OUT_BUFF_SIZE": 17}, "LOG_OUT_BUFF_SIZE=17: the output buffer has the accumulator's depth, so it is 2^15 "
+                                "bytes; set it to 15 or remove it"),
+    ({"FREQ_MHZ": 0}, "FREQ_MHZ=0: must be a positive, finite number; give the clock target in MHz, e.g. 100"),
+    ({"ALU_COMPARE_STAGE": True, "ALU_OP_REGISTER": False},
+     "ALU_COMPARE_STAGE=True: the comparison stage follows the ALU's operation stage; set ALU_OP_REGISTER to true or "
+     "ALU_COMPARE_STAGE to false"),
+    ({"DSP_PRIMITIVES": True, "FPGA": "xc7"}, "DSP_PRIMITIVES=True: DSP primitives are instantiated for FPGA ecp5 only, "
+                                              "not xc7; set DSP_PRIMITIVES to false or FPGA to ecp5"),
+    ({"DSP_PRIMITIVES": True, "DSP_PACKING": True, "FPGA": "ecp5"},
+     "DSP_PRIMITIVES=True: a packed multiplier's 25-bit operand does not fit the 18x18 DSP primitive; set DSP_PACKING "
+     "or DSP_PRIMITIVES to false"),
+]
+
+
+@pytest.mark.parametrize("fields, message", IN_FULL, ids=[str(sorted(f))[:40] for f, _ in IN_FULL])
+def test_invalid_configuration_in_full(fields, message):
+    """The field, the value, the rule and the fix, word for word."""
+    with pytest.raises(ConfigError) as e:
+        VTAConfig(fields)
+    assert str(e.value) == message and message.startswith(f"{e.value.field}={e.value.value!r}: ")
+
+
+def test_an_unknown_field_is_named_with_the_nearest_and_every_known_one():
+    from hwgen.config import FIELDS
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({"VME_PIPELINE": True})
+    assert str(e.value) == (f"VME_PIPELINE=True: unknown field; did you mean GEMM_PIPELINE? (known fields: "
+                            f"{', '.join(FIELDS)})")
+
+
 def test_upstream_legacy_fields_accepted():
     c = VTAConfig({"LOG_OUT_WIDTH": 3, "LOG_OUT_BUFF_SIZE": 15})
     assert c.isa_hash == VTAConfig().isa_hash
