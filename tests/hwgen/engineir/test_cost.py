@@ -1,0 +1,100 @@
+"""EngineIR's cost model (hwgen.engineir.cost, summarised by extract.summarize) against a
+literal walk of the loop nest: every engine call in order, each instance's operand
+registers keeping a slice until the call needs another, results stored when their slice
+changes and read back when a later reduction step returns to them."""
+import itertools
+import random
+
+import pytest
+
+from hwgen.engineir import cost, extract
+from hwgen.engineir.lang import Engine, Loop, Par, Spec
+
+
+def _nest(kind: str, engine_dims: dict, levels: list[tuple[str, str, int]]):
+    """(term, problem) of engine `engine_dims` under `levels` ((loop|par, dim, factor),
+    outermost first)."""
+    spec = Spec(kind, tuple(engine_dims[d] for d in Spec(kind, ()).k.dims), (1,) if kind == "conv2d" else ())
+    term = Engine(spec)
+    for how, dim, f in reversed(levels):
+        inner = spec[dim]
+        spec = spec.with_dim(dim, inner * f)
+        term = Loop(dim, spec[dim], inner, term) if how == "loop" else Par(dim, spec[dim], f, term)
+    return term, spec
+
+
+def _walk(kind: str, levels: list[tuple[str, str, int]]) -> dict:
+    """Calls, fetches per operand, result stores and read-backs, counted call by call."""
+    k = Spec(kind, ()).k
+    loops = [i for i, (how, _, _) in enumerate(levels) if how == "loop"]
+    pars = [i for i, (how, _, _) in enumerate(levels) if how == "par"]
+    regs = {r.name: {} for r in k.roles}
+    fetches = dict.fromkeys((r.name for r in k.roles), 0)
+    stored, readbacks, calls = set(), 0, 0
+    for step in itertools.product(*(range(levels[i][2]) for i in loops)):
+        calls += 1
+        for inst in itertools.product(*(range(levels[i][2]) for i in pars)):
+            at = dict(zip(loops, step)) | dict(zip(pars, inst))
+            block = {}
+            for i, (_, dim, f) in enumerate(levels):      # mixed radix, outermost level first
+                block[dim] = block.get(dim, 0) * f + at[i]
+            first_trip = all(block.get(d, 0) == 0 for d in k.reduce)
+            for r in k.roles:
+                group = tuple(at[i] for i in pars if levels[i][1] in r.dims)
+                key = tuple(block.get(d, 0) for d in sorted(r.dims))
+                held = regs[r.name].get(group)
+                if r is k.out:
+                    if held != key:
+                        if held is not None:
+                            fetches[r.name] += 1
+                            stored.add(held)
+                        readbacks += key in stored
+                        regs[r.name][group] = key
+                elif (r.name != "b" or first_trip) and held != key:
+                    fetches[r.name] += 1
+                    regs[r.name][group] = key
+    fetches[k.out.name] += len(regs[k.out.name])        # the last slices, stored at the end
+    return {"calls": calls, "fetches": fetches, "readbacks": readbacks}
+
+
+def _random_levels(rng, kind):
+    k = Spec(kind, ()).k
+    levels = []
+    for _ in range(rng.randint(1, 5)):
+        how = rng.choice(("loop", "par"))
+        dims = k.split if how == "loop" else k.parallel
+        levels.append((how, rng.choice(dims), rng.randint(2, 3)))
+    return levels
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_summarised_costs_are_those_of_the_literal_walk(seed):
+    rng = random.Random(seed)
+    kind = ("dense", "conv2d")[seed % 2]
+    k = Spec(kind, ()).k
+    levels = _random_levels(rng, kind)
+    engine_dims = {d: rng.randint(1, 2) for d in k.dims}
+    term, spec = _nest(kind, engine_dims, levels)
+    d = extract.summarize(term, spec)
+    walk = _walk(kind, levels)
+    inner = term
+    while not isinstance(inner, Engine):
+        inner = inner.body
+    hw = inner.hw
+    names = [r.name for r in k.roles]
+    assert int(d.calls[0]) == walk["calls"], levels
+    assert {n: d.role(n)[0] for n in names} == walk["fetches"], levels
+    assert {n: d.role(n)[1] for n in names} == {n: walk["fetches"][n] * hw.bytes(n) for n in names}, levels
+    y_bytes = hw.bytes(k.out.name)
+    assert (int(d.partial[0, 0]), int(d.partial[0, 1])) == (walk["readbacks"], walk["readbacks"] * y_bytes), levels
+    # the timings: a stream step per call; the machine's two cycles per call and per
+    # move, and a cycle per element moved
+    assert cost.STREAM.statement(d)[0] == walk["calls"]
+    moves = sum(walk["fetches"].values()) + walk["readbacks"]
+    elements = sum(walk["fetches"][n] * hw.elements(n) for n in names) + walk["readbacks"] * hw.elements(k.out.name)
+    assert cost.MACHINE.statement(d)[0] == 2 * walk["calls"] + 2 * moves + elements
+
+
+def test_dram_cycles_round_up_at_the_port_width():
+    assert cost.STREAM.dram(0) == 0 and cost.STREAM.dram(1) == 1 and cost.STREAM.dram(16) == 2
+    assert cost.STREAM.dram(17) == 3 and cost.MACHINE.dram(10 ** 6) == 0
