@@ -98,3 +98,47 @@ def test_summarised_costs_are_those_of_the_literal_walk(seed):
 def test_dram_cycles_round_up_at_the_port_width():
     assert cost.STREAM.dram(0) == 0 and cost.STREAM.dram(1) == 1 and cost.STREAM.dram(16) == 2
     assert cost.STREAM.dram(17) == 3 and cost.MACHINE.dram(10 ** 6) == 0
+
+
+def test_two_passes_by_hand():
+    """conv2d_rq (oh 2, ow 2, o 3, c 2, 1x1 kernel) as two passes (docs/engineir.md,
+    "Costs"):
+    - conv2d then rq, the conv looping over c (2) outside o (3) with an engine of one
+      output channel and one input channel: x (4 bytes) fetched 2 times, w (1 byte) 6,
+      b (4 bytes) 3 (first c step only); the int32 partial result (4 elements) stored
+      6 times into the on-chip temporary and read back 3 times; rq reads the 12-element
+      temporary once and writes y (12 bytes) once: temporary moves 6 + 3 + 1 = 10 of
+      24 + 12 + 12 = 48 elements, the temporary 48 bytes, 6 + 1 calls;
+    - conv2d_rq then relu, looping over o (3): x (8 bytes) once, w (2) and b (4) 3
+      times, y (4 bytes) stored 3 times; relu reads y (12) and writes it: y moved 5
+      times, 12 + 12 + 12 bytes, no temporary, 3 + 1 calls."""
+    from hwgen.engineir.lang import Seq, unfused
+    s = Spec("conv2d_rq", (2, 2, 3, 2, 1, 1), (1, 1))
+    (conv, rq), (conv_rq, relu) = unfused(s)
+    d = extract.summarize(Seq(Loop("c", 2, 1, Loop("o", 3, 1, Engine(conv.with_dim("o", 1).with_dim("c", 1)))),
+                              Engine(rq)), s)
+    assert (int(d.calls[0]), [d.role(n) for n in "xwby"]) == (7, [(2, 8), (6, 6), (3, 12), (1, 12)])
+    assert (list(d.scratch[0]), int(d.temp[0]), list(d.partial[0])) == ([10, 48], 48, [0, 0])
+    d = extract.summarize(Seq(Loop("o", 3, 1, Engine(conv_rq.with_dim("o", 1))), Engine(relu)), s)
+    assert (int(d.calls[0]), [d.role(n) for n in "xwby"]) == (4, [(1, 8), (3, 6), (3, 12), (5, 36)])
+    assert (list(d.scratch[0]), int(d.temp[0])) == ([0, 0], 0)
+    assert d.engines == ((((conv_rq.with_dim("o", 1).hw), 1), (relu.hw, 1)),)
+
+
+def test_engines_of_passes_run_one_after_the_other():
+    """Two passes need, of each engine, the most instances either pass uses."""
+    a, b, c = ("conv2d", (1,), ()), ("rq", (4,), ()), ("relu", (4,), ())
+    assert cost.merge_engines(((a, 2), (b, 1)), ((b, 3), (c, 1))) == tuple(sorted(((a, 2), (b, 3), (c, 1))))
+
+
+def test_structural_area_by_hand():
+    """64 per engine, a unit per operand register bit, 96 per multiply-accumulate lane,
+    8 per compare lane, 48 per requantizing result lane; buffers at 16 bits per LUT4.
+    dense<o 2, c 3>: x 3 + w 6 + b 8 + y 8 bytes (200 bits), 6 lanes: 64 + 200 + 576;
+    fused with its requantization y is int8 (152 bits) and 2 result lanes: + 96;
+    maxpool<oh 1, ow 2, c 3, k 2, s 2>: x 3 x 2 x 4 + y 6 bytes (240 bits), 6 x 4 lanes."""
+    m = cost.STRUCTURAL
+    assert m.engine(Spec("dense", (2, 3)).hw) == 64 + 200 + 96 * 6
+    assert m.engine(Spec("dense_rq", (2, 3), (0,)).hw) == 64 + 152 + 96 * 6 + 48 * 2
+    assert m.engine(Spec("maxpool", (1, 2, 3), (2, 2)).hw) == 64 + 240 + 8 * 24
+    assert m.buffer(100) == 50
