@@ -320,3 +320,9 @@ def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
     with pytest.raises(HwgenError) as e:
         load_config("bad.json")
     assert str(e.value).startswith("configuration bad.json: line 1, column 2: not valid JSON")
+    (tmp_path / "wrong.json").write_text('{"LOG_BATCH": "1"}')
+    with pytest.raises(ConfigError) as e:
+        load_config("wrong.json")
+    assert (e.value.field, e.value.value, e.value.where) == ("LOG_BATCH", "1", "configuration wrong.json")
+    assert str(e.value) == ("configuration wrong.json: LOG_BATCH='1': must be an integer (log2 BATCH); write it as an "
+                            "integer, for example LOG_BATCH: 0")
