@@ -292,6 +292,10 @@ def test_programs_at_the_limits_pass_the_checks():
     # the micro-op at DRAM element 1: src 2047 (INP's last entry), wgt 3
     report = check_program(asm_program(text, uops=[_uop(0, 0, 0), _uop(0, 2047, 3)]))
     assert report.instructions == {"load": 1, "compute": 7, "store": 1} and report.finish == 8
+    # transfers of no rows or no columns touch no DRAM, even in an empty image
+    empty = asm_program("LOAD memory_type=INP y_size=0 x_size=1 x_stride=1\nSTORE memory_type=OUT y_size=1 x_size=0\n"
+                        "FINISH", dram_bytes=0)
+    assert check_program(empty).instructions == {"load": 1, "compute": 1, "store": 1}
     tokens = check_program(asm_program("GEMM push_next=1\nGEMM push_next=1\nSTORE memory_type=OUT pop_prev=1\n"
                                        "STORE memory_type=OUT pop_prev=1 push_prev=1\nGEMM pop_next=1\nFINISH")).tokens
     assert tokens == {"L2C": 0, "C2L": 0, "C2S": 2, "S2C": 1}
