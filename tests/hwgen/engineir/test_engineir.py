@@ -289,3 +289,26 @@ def test_calibrated_model_reads_its_record(tmp_path):
     assert dict(shipped.lane) == doc["coefficients"]["lane"] and shipped.fixed == doc["coefficients"]["fixed"]
     assert shipped.register_bit == doc["coefficients"]["register_bit"]
     assert shipped.requantize == doc["coefficients"]["requantize"]
+
+
+def test_design_costs_by_hand():
+    """The tiny network, an engine per layer (STREAM timing, structural areas):
+    - conv2d_rq<oh 2, ow 2, o 2, c 2, 1x1>: x 8, w 4, b 8 (int32) and y 8 bytes (224
+      register bits), 16 lanes, 8 requantizing lanes: 64 + 224 + 96 x 16 + 48 x 8 =
+      2208; maxpool<1, 1, c 2, k 2> (one output pixel: stride 1 in the engine): x 8
+      and y 2 bytes, 8 compare lanes: 64 + 80 + 64 = 208;
+    - c1 on chip (8 bytes at 16 bits per LUT4: 4): area 2420; latency a step per call
+      (2) and a cycle per 8 DRAM bytes of x, w, b and p (4); traffic 8 + 4 + 8 + 2;
+    - c1 in DRAM: stored and loaded again, 8 bytes each way: one cycle and 8 bytes more
+      for each, and no buffer."""
+    prog, _ = lower.lower(_tiny())
+    assert extract.design_costs(prog, cost.STRUCTURAL, cost.STREAM) == extract.Costs(2420.0, 6, 22)
+    prog.tensors["c1"] = dataclasses.replace(prog.tensors["c1"], place="dram")
+    assert extract.design_costs(prog, cost.STRUCTURAL, cost.STREAM) == extract.Costs(2416.0, 8, 38)
+
+
+def test_a_dense_problem_done_as_a_convolution_keeps_its_kind():
+    from hwgen.engineir.lang import Spec, as_conv
+    s = Spec("dense", (3, 4))
+    d = extract.summarize(As(Engine(as_conv(s))), s)
+    assert d.kind == "dense" and d.role("w") == (1, 12)
