@@ -165,6 +165,32 @@ def _brute_force(prog, graph, model, bw):
     return per, {(c.area, c.latency, c.traffic) for c in points if not any(o.dominates(c) for o in points)}
 
 
+def _one_by_one(h, w, c, o, pool):
+    """A 1x1 convolution (ReLU) of a c x h x w input into o channels, then a max pool of
+    `pool` (0: none): a network small enough to enumerate every design."""
+    rng = np.random.default_rng(1)
+    net = ir.Network("small", "x", (1, c, h, w))
+    net.layers.append(ir.Conv2d("c1", ("x",), weight=rng.integers(-8, 8, (o, c, 1, 1), dtype=np.int8),
+                                bias=rng.integers(-50, 50, o).astype(np.int32), shift=1, clip=sem.RELU))
+    if pool:
+        net.layers.append(ir.MaxPool("p", ("c1",), kernel=pool, stride=pool))
+    return net
+
+
+@pytest.mark.parametrize("shape", [(2, 2, 1, 1, 2), (1, 2, 2, 2, 0)])
+def test_count_and_exact_front_of_small_networks_against_brute_force(shape):
+    """Every design of two small networks (a few hundred) costed one by one: the exact
+    front is their Pareto front, in both timings; the count is their number."""
+    prog, _ = lower.lower(_one_by_one(*shape))
+    graph = rewrites.explore(prog, [1])
+    for timing in (cost.STREAM, cost.MACHINE):
+        per, brute = _brute_force(prog, graph, cost.STRUCTURAL, timing)
+        exact = extract.front(prog, graph, cost.STRUCTURAL, timing, exact=True)
+        assert [(d.costs.area, d.costs.latency, d.costs.traffic) for d in exact] == sorted(brute)
+        assert extract.count(graph) == np.prod([len(p) for p in per]) * np.prod([len(p) for p in graph.places.values()])
+        assert 1 <= extract.epsilon(extract.front(prog, graph, cost.STRUCTURAL, timing, keep=2), exact)
+
+
 @pytest.mark.slow
 def test_count_and_exact_front_against_brute_force():
     prog, _ = lower.lower(_tiny())
