@@ -124,7 +124,7 @@ def test_macro_list_of_a_macro_build():
         top.add(Macro("a", M, inst="mem.sram0"), 0, 0)
         top.add(Macro("b", M, inst="mem.sram9"), 100, 0)
     v = check(plan(build), TECH, ["top", "top.mem"], ["top.mem.sram0", "top.mem.sram1"])
-    assert [(x.kind, x.objects) for x in v] == [("hierarchy", ("top.mem.sram9",))]
+    assert [(x.kind, x.objects, x.rects) for x in v] == [("hierarchy", ("top.mem.sram9",), (Rect(100, 0, 180, 60),))]
     assert "top.mem.sram9, which is not a macro instance" in v[0].message
     # the same macros against the hierarchy only: both parents exist
     assert check(plan(build), TECH, ["top", "top.mem"]) == []
