@@ -4,6 +4,7 @@ force."""
 import dataclasses
 import itertools
 import json
+import math
 import random
 
 import numpy as np
@@ -338,3 +339,32 @@ def test_a_dense_problem_done_as_a_convolution_keeps_its_kind():
     s = Spec("dense", (3, 4))
     d = extract.summarize(As(Engine(as_conv(s))), s)
     assert d.kind == "dense" and d.role("w") == (1, 12)
+
+
+def test_scalable_pruning_by_hand():
+    """Keys (area, cycles, bytes). In order of area an item is kept if it beats every
+    smaller one in cycles or bytes: A (1, 10, 5), B (2, 9.5, 9) and C (3, 8, 6) are;
+    D (4, 11, 7) and E, a copy of B after it, are not. Of A, B and C at most `keep`
+    spread along the area axis (both ends), and each one cheapest in area + price x
+    cycles at some price: A at low prices, C at high ones, B at none (B beats A only
+    above a price of 2, and C only below 2/3). `keep` is at least 2."""
+    keys = np.array([(3, 8, 6), (1, 10, 5), (4, 11, 7), (2, 9.5, 9), (2, 9.5, 9)], dtype=float)
+    assert extract._staircase(keys, 3) == [1, 3, 0]
+    assert extract._staircase(keys, 2) == [1, 0]
+    # at a price of 1 X, Y and Z cost 4 each: Y, of the fewest bytes, is kept for it
+    xyz = np.array([(3, 1, 5), (2, 2, 3), (1, 3, 9)], dtype=float)
+    assert extract._staircase(xyz, 2) == [2, 1, 0]
+    assert extract._spread(5, 9) == {0, 1, 2, 3, 4} and extract._spread(10, 4) == {0, 3, 6, 9}
+    assert extract._spread(9, 3) == {0, 4, 8}
+
+
+def test_epsilon_by_hand():
+    """The least factor by which the approximate costs must shrink to match each exact
+    point: (2, 10, 5) against (1, 10, 5) is 2 (area), against (2, 5, 5) 2 (latency); a
+    zero cost is matched only by zero."""
+    C, D = extract.Costs, extract.Design
+    approx = [D(C(2, 10, 5), [], {})]
+    assert extract.epsilon(approx, [D(C(1, 10, 5), [], {}), D(C(2, 5, 5), [], {})]) == 2
+    assert extract.epsilon(approx + [D(C(4, 5, 5), [], {})], [D(C(2, 5, 5), [], {})]) == 2
+    assert extract.epsilon([D(C(2, 10, 0), [], {})], [D(C(2, 10, 0), [], {})]) == 1
+    assert extract.epsilon([D(C(2, 10, 1), [], {})], [D(C(2, 10, 0), [], {})]) == math.inf
