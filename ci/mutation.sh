@@ -13,8 +13,9 @@
 #   the compiler's lowering (hwgen/compiler/lowering/).
 # Prints, per module and over all, the mutants, how many the tests kill and how many
 # survive, and the score (killed / (killed + survived)). A mutant whose tests run past
-# their CPU limit (timeout_multiplier in pyproject.toml: ten times the tests' own time,
-# plus ten seconds) counts as killed, as mutmut counts it: the suite would not pass.
+# mutmut's CPU limit (thirty times their time without mutation, plus thirty seconds: a
+# mutated cost can send EngineIR's extraction round for ever) counts as killed, as
+# mutmut counts it: the suite would not pass.
 # "other" is mutants no selected test reaches. `mutmut results` then lists the survivors, `mutmut show
 # NAME` one of them; ci/mutation-equivalent.md lists the survivors that are equivalent
 # mutants (no observable difference), with the reason.
