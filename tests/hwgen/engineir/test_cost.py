@@ -85,6 +85,11 @@ def test_summarised_costs_are_those_of_the_literal_walk(seed):
     assert int(d.calls[0]) == walk["calls"], levels
     assert {n: d.role(n)[0] for n in names} == walk["fetches"], levels
     assert {n: d.role(n)[1] for n in names} == {n: walk["fetches"][n] * hw.bytes(n) for n in names}, levels
+    # one engine, as many instances as the parallel levels make
+    instances = 1
+    for how, _, f in levels:
+        instances *= f if how == "par" else 1
+    assert d.engines == (((hw.hw, instances),),), levels
     y_bytes = hw.bytes(k.out.name)
     assert (int(d.partial[0, 0]), int(d.partial[0, 1])) == (walk["readbacks"], walk["readbacks"] * y_bytes), levels
     # the timings: a stream step per call; the machine's two cycles per call and per
@@ -123,6 +128,14 @@ def test_two_passes_by_hand():
     assert (int(d.calls[0]), [d.role(n) for n in "xwby"]) == (4, [(1, 8), (3, 6), (3, 12), (5, 36)])
     assert (list(d.scratch[0]), int(d.temp[0])) == ([0, 0], 0)
     assert d.engines == ((((conv_rq.with_dim("o", 1).hw), 1), (relu.hw, 1)),)
+    # two instances of conv2d then rq side by side over o (2 channels each): x shared,
+    # each instance with its own w, b, y and 32-byte temporary
+    (half_conv, half_rq), _ = unfused(s.with_dim("o", 4).with_dim("o", 2))
+    s4 = s.with_dim("o", 4)
+    d = extract.summarize(Par("o", 4, 2, Seq(Engine(half_conv), Engine(half_rq))), s4)
+    assert (int(d.calls[0]), [d.role(n) for n in "xwby"]) == (2, [(1, 8), (2, 8), (2, 16), (2, 16)])
+    assert (list(d.scratch[0]), int(d.temp[0])) == ([4, 32], 64)
+    assert d.engines == (((half_conv.hw, 2), (half_rq.hw, 2)),)
 
 
 def test_engines_of_passes_run_one_after_the_other():
