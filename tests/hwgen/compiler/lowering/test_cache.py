@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from hwgen import load_config
+from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering import conv as lconv
@@ -15,6 +15,7 @@ from hwgen.compiler.lowering.kernels import Kernel, split_kernel
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.requant import Requant
 from hwgen.compiler.tiling import ConvShape, Tiling, fallback, shortlist
+from hwgen.isa import MemType
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import predict
 
@@ -136,6 +137,47 @@ def test_split_kernel_cuts_as_linspace_rounds():
             sizes = [kn.loops[0][0] for kn in split_kernel(k, n)]
             cuts = np.linspace(0, extent, min(n, extent) + 1).round().astype(int)
             assert sizes == list(np.diff(cuts))
+
+
+def _unrolled(k: Kernel) -> list:
+    """Every iteration's micro-op, in order: the loops (outer first) around the micro-ops,
+    each loop moving every index by its factor."""
+    loops = list(k.loops) + [(1, *([0] * (k.uops.shape[1])))] * (2 - len(k.loops))
+    (eo, *fo), (ei, *fi) = loops
+    return [tuple(u + i * np.array(fo) + j * np.array(fi)) for i in range(eo) for j in range(ei) for u in k.uops]
+
+
+def test_split_kernels_run_the_same_iterations_in_order():
+    """The parts of a split kernel, run one after another, run the kernel's micro-op
+    iterations in its order: loops cut at their outer extent (two parts unless told),
+    micro-ops without loops cut into runs; one micro-op without a loop stays whole."""
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        uops = rng.integers(0, 50, (int(rng.integers(1, 4)), 3))
+        loops = [(int(rng.integers(2, 7)), *rng.integers(0, 9, 3).tolist())
+                 for _ in range(int(rng.integers(1, 3)))]
+        k = Kernel(uops, loops)
+        for n in (None, 3):
+            parts = split_kernel(k) if n is None else split_kernel(k, n)
+            assert len(parts) == min(n or 2, loops[0][0])
+            assert [u for p in parts for u in _unrolled(p)] == _unrolled(k)
+    five = Kernel(np.arange(15).reshape(5, 3), [])
+    assert [len(p.uops) for p in split_kernel(five)] == [3, 2] and [len(p.uops) for p in split_kernel(five, 4)] == [2, 1, 1, 1]
+    assert [u for p in split_kernel(five, 4) for u in _unrolled(p)] == _unrolled(five)
+    assert [len(p.uops) for p in split_kernel(Kernel(np.arange(6).reshape(2, 3), []))] == [1, 1]
+    one = Kernel(np.arange(3).reshape(1, 3), [])
+    assert split_kernel(one) == [one]
+
+
+def test_a_kernel_as_large_as_the_micro_op_buffer_fits():
+    from hwgen.compiler.lowering.kernels import check_kernel_fits
+    cfg = load_config("default")
+    depth = cfg.depth[MemType.UOP]
+    check_kernel_fits(cfg, Kernel(np.zeros((depth, 3), np.int64), []), "layer c1")
+    with pytest.raises(HwgenError) as e:
+        check_kernel_fits(cfg, Kernel(np.zeros((depth + 1, 3), np.int64), []), "layer c1")
+    assert str(e.value) == (f"layer c1: a kernel of {depth + 1} micro-ops does not fit the {depth}-entry micro-op "
+                            "buffer; choose smaller tiles")
 
 
 def test_prune_removes_the_tilings_of_earlier_sources(fresh, monkeypatch, capsys):
