@@ -91,3 +91,14 @@ def test_overlap_halves_of_entry_ranges():
     assert overlap_halves(cfg, 0, 1023) == {0} and overlap_halves(cfg, 1023, 1024) == {0, 1}
     assert overlap_halves(cfg, 1024, 2047) == {1}
     assert overlap_halves(cfg, 5, 4) == frozenset() and overlap_halves(cfg, 1100, 900) == frozenset()
+
+
+def test_alu_issue_intervals_by_configuration():
+    """docs/microarchitecture: a micro-op a cycle; a one-port ACC reads a two-operand
+    ALU's second operand on a free cycle (every other cycle); the original sequencing
+    4 or 5 cycles (immediate or two operands)."""
+    from hwgen.geometry import alu_interval
+    base = {"ALU_OP_REGISTER": False}
+    for ports, use_imm, want in ((2, False, 1), (2, True, 1), (1, False, 2), (1, True, 1)):
+        assert alu_interval(load_config({**base, "ACC_READ_PORTS": ports}), use_imm, False) == want, (ports, use_imm)
+    assert [alu_interval(load_config({"PIPELINED_UNITS": False}), imm, False) for imm in (True, False)] == [4, 5]

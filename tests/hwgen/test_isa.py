@@ -330,3 +330,26 @@ def test_comments_start_at_the_first_hash_and_disassembly_comments_are_optional(
     assert disassemble(cfg, blob) == f"{'LOAD memory_type=INP':<100} # 0: load\n{'FINISH':<100} # 1: compute\n"
     assert disassemble(cfg, blob, comments=False) == "LOAD memory_type=INP\nFINISH\n"
     assert disassemble(cfg, b"") == ""
+
+
+def test_field_packing_limits_and_the_pad_flag():
+    """Fields of 1 to 64 bits pack; 0 or 65 is an error naming the field. ALU_EXT's
+    pad flag is one bit (58) of LOAD and STORE: 2 does not fit."""
+    from hwgen.isa.fields import pack
+    lay = pack("T", [("a", 64), ("b", 1, True)])
+    assert lay.name == "T" and [(f.lsb, f.width, f.signed) for f in lay.fields] == [(0, 64, False), (64, 1, True)]
+    for width, message in ((0, "T.z: width 0 must be positive"), (65, "T.z: width 65 exceeds the 64-bit word")):
+        with pytest.raises(ValueError) as e:
+            pack("T", [("z", width)])
+        assert str(e.value) == message
+    cfg = VTAConfig({"ALU_EXT": True})
+    f = cfg.layouts["LOAD"]["is_pad_min_value"]
+    assert (f.lsb, f.width) == (58, 1)
+    with pytest.raises(EncodingError, match="is_pad_min_value=2 does not fit its 1-bit field"):
+        encode(cfg, Instruction(Opcode.LOAD, is_pad_min_value=2))
+
+
+def test_decoded_micro_ops_are_integers():
+    cfg = VTAConfig()
+    cols = decode_uops(cfg, encode_uops(cfg, [1, 2], [3, 4], [5, 6]))
+    assert [c.dtype for c in cols] == [np.dtype(np.int64)] * 3 and [list(c) for c in cols] == [[1, 2], [3, 4], [5, 6]]

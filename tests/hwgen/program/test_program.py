@@ -243,6 +243,9 @@ BAD_IN_FULL = [
     ("LOAD memory_type=INP sram_base=2048 y_size=1 x_size=1 x_stride=1\nFINISH",       # one entry past INP
      "instruction 0 (LOAD.INP): writes INP entries [2048, 2049) (1x1 block at sram_base=2048) but the INP buffer "
      "has 2048; split the transfer or lower sram_base"),
+    ("LOAD memory_type=INP dram_base=4096 y_size=1 x_size=1 x_stride=1\nFINISH",      # one element past the image
+     "instruction 0 (LOAD.INP): touches DRAM bytes [65536, 65552) (dram_base=4096, y_size=1, x_size=1, x_stride=1, "
+     "16-byte INP elements) but the DRAM image has 65536 bytes"),
     ("LOAD memory_type=INP dram_base=4000 y_size=3 x_size=2 x_stride=48\nFINISH",     # elements 4000..4097
      "instruction 0 (LOAD.INP): touches DRAM bytes [64000, 65568) (dram_base=4000, y_size=3, x_size=2, "
      "x_stride=48, 16-byte INP elements) but the DRAM image has 65536 bytes"),
@@ -299,3 +302,15 @@ def test_programs_at_the_limits_pass_the_checks():
     tokens = check_program(asm_program("GEMM push_next=1\nGEMM push_next=1\nSTORE memory_type=OUT pop_prev=1\n"
                                        "STORE memory_type=OUT pop_prev=1 push_prev=1\nGEMM pop_next=1\nFINISH")).tokens
     assert tokens == {"L2C": 0, "C2L": 0, "C2S": 2, "S2C": 1}
+
+
+def test_the_dram_elements_of_a_transfer_are_a_read_only_view():
+    """(rows, columns, element bytes) of the image, strided as the transfer reads it;
+    writing through the view is refused."""
+    from hwgen.isa import Instruction
+    from hwgen.program.check import dram_elements
+    dram = np.arange(64, dtype=np.uint8)
+    view = dram_elements(dram, Instruction(Opcode.LOAD, dram_base=1, y_size=2, x_size=2, x_stride=3), 4)
+    assert view.tolist() == [[[4, 5, 6, 7], [8, 9, 10, 11]], [[16, 17, 18, 19], [20, 21, 22, 23]]]
+    with pytest.raises(ValueError):
+        view[0, 0, 0] = 1
