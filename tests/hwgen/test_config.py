@@ -139,6 +139,10 @@ IN_FULL = [
     ({"LOG_OUT_BUFF_SIZE": 17}, "LOG_OUT_BUFF_SIZE=17: the output buffer has the accumulator's depth, so it is 2^15 "
                                 "bytes; set it to 15 or remove it"),
     ({"FREQ_MHZ": 0}, "FREQ_MHZ=0: must be a positive, finite number; give the clock target in MHz, e.g. 100"),
+    ({"FREQ_MHZ": 10 ** 400}, f"FREQ_MHZ={10 ** 400}: must be a positive, finite number; give the clock target in MHz, "
+                              "e.g. 100"),                 # an integer past the float range
+    ({"AXI_DATA_BITS": 64, "AXI_MAX_BURST": 1}, "AXI_MAX_BURST=1: an instruction (128 bits) must fit one burst of the "
+                                                "64-bit bus; set AXI_MAX_BURST to at least 2"),
     ({"ALU_COMPARE_STAGE": True, "ALU_OP_REGISTER": False},
      "ALU_COMPARE_STAGE=True: the comparison stage follows the ALU's operation stage; set ALU_OP_REGISTER to true or "
      "ALU_COMPARE_STAGE to false"),
