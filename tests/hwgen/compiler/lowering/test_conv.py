@@ -147,6 +147,43 @@ def test_the_shortlist_is_the_fastest_near_the_fewest_bytes(cfg_name, dims):
             assert [key[t] for t in got] == want and all(t.reuse == reuse for t in got), (reuse, n)
 
 
+@pytest.mark.parametrize("extra, dims, tiling, cycles", [
+    # 1x8x8 (8-byte bus, one burst in flight), a 3x3 convolution of 16 channels to 16 on
+    # 4x4, tiles of 2x4 pixels and one channel block, output tiles in pairs: 20 load
+    # bursts, 12 INP/WGT loads, 8 steps, 4 tiles in 2 groups, 4 stores.
+    # The load module: 5120 bytes / 8 + 7 x 12 + 18 x 20 = 1084, above the compute
+    # module's (832 // 2 + 704 // 2 = 768) and the stores (32 + 26 x 4 + 3 x 4 = 148);
+    # plus the first step's loads ((3 x 4 x 8 + 9 x 64) // 8 = 84) and the last group's
+    # store (2 x 8 x 8 // 8 = 16)
+    ({}, (1, 16, 16, 4, 4, 3, 3, (1, 1), (1, 1)), Tiling(2, 4, 1, 1, oc_n=2), 84 + 1084 + 16),
+    # the same without compute overlap, with CLP (one clip pass) and a fused residual:
+    # GEMM 576 + 16 x 8 = 704; bias copy 32; SHR and CLP 64, the residual's ADD, SHR and
+    # CLP 96 and its 256 bytes 32: 192; fixed 6 x 4 tiles x 6 passes + (7 + 18) x (2 + 4)
+    # ACC loads = 294: 1222 in all, above the loads' 1084
+    ({"COMPUTE_OVERLAP": False, "ALU_EXT": True}, (1, 16, 16, 4, 4, 3, 3, (1, 1), (1, 1), True),
+     Tiling(2, 4, 1, 1, oc_n=2), 84 + 1222 + 16),
+    # a 32-byte bus, 8 bursts in flight (round trip 18 / 8): the compute module binds,
+    # each group costing its GEMM (704 // 2) after the first (bias copy, GEMM, epilogue:
+    # 832 // 2); first loads 672 // 32, last store 64 // 32
+    ({"AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 8}, (1, 16, 16, 4, 4, 3, 3, (1, 1), (1, 1)),
+     Tiling(2, 4, 1, 1, oc_n=2), 21 + 416 + 352 + 4),
+    # a 1x1 convolution of 8 channels on 8x8 in rows: 8 groups whose ALU work (copy 64,
+    # SHR and two clips 192, fixed 6 x 8 x 4 + int(9.25 x 8) = 266, one slot so the
+    # store's 512 // 32 = 16: 538) is longer than their GEMM (64 + 16 x 8 = 192):
+    # (64 + 192 + 192) // 8 + 7 x 538 // 8 = 56 + 470; first 128 // 32, last 64 // 32
+    ({"AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 8}, (1, 8, 8, 8, 8, 1, 1, (1, 1), (0, 0)), Tiling(1, 8, 1, 1),
+     4 + 526 + 2),
+])
+def test_closed_form_cycles_by_hand(extra, dims, tiling, cycles):
+    """predicted_cycles from its terms (docstring), on the byte and instruction counts
+    the lowering's programs have (`check` here compares the bytes with fsim's counters,
+    test_search.py's test_the_closed_form_counts_the_programs_instructions the counts)."""
+    cfg = load_config({**cfg_of("1x8x8").to_dict(), **extra})
+    *shape, residual = dims if len(dims) == 10 else (*dims, False)
+    s = ConvShape.of(cfg, *shape, residual=residual)
+    assert predicted_cycles(cfg, s, tiling) == cycles
+
+
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
     """ConvShape.of: channels and batch in whole blocks, strides and pads per axis (the
     output size by hand: (7 + 2 - 3) // 1 + 1 rows, (9 + 0 - 1) // 2 + 1 columns); a
