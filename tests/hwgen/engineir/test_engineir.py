@@ -190,6 +190,10 @@ def test_count_and_exact_front_of_small_networks_against_brute_force(shape):
         assert [(d.costs.area, d.costs.latency, d.costs.traffic) for d in exact] == sorted(brute)
         assert extract.count(graph) == np.prod([len(p) for p in per]) * np.prod([len(p) for p in graph.places.values()])
         assert 1 <= extract.epsilon(extract.front(prog, graph, cost.STRUCTURAL, timing, keep=2), exact)
+    # with parallel instances too (tiles of 2): the scalable front's designs cost what
+    # it claims, recomputed from their programs
+    for d in extract.front(prog, rewrites.explore(prog, [1, 2]), cost.STRUCTURAL, cost.STREAM, keep=4):
+        assert extract.design_costs(d.program(prog), cost.STRUCTURAL, cost.STREAM) == d.costs
 
 
 @pytest.mark.slow
