@@ -353,3 +353,14 @@ def test_decoded_micro_ops_are_integers():
     cfg = VTAConfig()
     cols = decode_uops(cfg, encode_uops(cfg, [1, 2], [3, 4], [5, 6]))
     assert [c.dtype for c in cols] == [np.dtype(np.int64)] * 3 and [list(c) for c in cols] == [[1, 2], [3, 4], [5, 6]]
+
+
+def test_why_an_alu_opcode_is_not_an_instruction():
+    from hwgen.isa.opcodes import alu_op_error
+    cfg = VTAConfig()
+    assert alu_op_error(cfg, 9) == ("alu_opcode=9 is not one of MIN=0, MAX=1, ADD=2, SHR=3, MUL=4, CLP=5, MOV=6, "
+                                    "SCL=7")
+    assert alu_op_error(cfg, 5) == "alu_opcode=CLP needs ALU_EXT=true in the configuration"
+    assert alu_op_error(cfg, 7) == ('alu_opcode=SCL needs ALU_RESCALE "shift" or "multiply" in the configuration '
+                                    '(it is "none")')
+    assert alu_op_error(cfg, 2) is None and alu_op_error(VTAConfig({"ALU_EXT": True}), 5) is None

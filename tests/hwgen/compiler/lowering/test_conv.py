@@ -184,6 +184,26 @@ def test_closed_form_cycles_by_hand(extra, dims, tiling, cycles):
     assert predicted_cycles(cfg, s, tiling) == cycles
 
 
+def test_footprints_and_input_spans_by_hand():
+    """A 3x3 convolution, tiles of 2x4 outputs, 2 output and 1 input channel blocks, two
+    output tiles per group: INP (2 - 1 + 3) x (4 - 1 + 3) = 24 entries, WGT 2 x 9 = 18,
+    ACC 2 x 16 outputs and 2 x 2 bias entries (a residual adds a shortcut entry per
+    output), twice with two slots; micro-ops: the four smallest extents (1, 2, 2, 3).
+    An input span: outputs 2..4 at stride 2 of a 3-tap kernel, padding 1, on 8 inputs,
+    start at input 3 and end at 10: 5 inside, 2 of padding after; a tile whose kernel
+    reaches only padding is refused."""
+    from hwgen.compiler.tiling import in_range
+    cfg = cfg_of("default")
+    for residual, slots, acc in ((False, 1, 36), (True, 1, 68), (True, 2, 136)):
+        s = ConvShape.of(cfg, 1, 16, 32, 8, 8, 3, 3, (1, 1), (1, 1), residual=residual)
+        f = footprint(s, Tiling(2, 4, 2, 1, 2, 1, acc_slots=slots))
+        assert (f.inp, f.wgt, f.acc, f.uops) == (24, 18, acc, 12)
+    assert in_range(2, 3, 2, 3, 1, 8) == (3, 5, 0, 2) and in_range(0, 4, 1, 3, 1, 4) == (0, 4, 1, 1)
+    with pytest.raises(HwgenError) as e:
+        in_range(0, 1, 1, 1, 2, 4)
+    assert str(e.value) == "a tile of 1 outputs at 0 reads only padding: padding 2 is not smaller than the kernel 1"
+
+
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
     """ConvShape.of: channels and batch in whole blocks, strides and pads per axis (the
     output size by hand: (7 + 2 - 3) // 1 + 1 rows, (9 + 0 - 1) // 2 + 1 columns); a
