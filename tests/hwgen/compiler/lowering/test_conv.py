@@ -173,6 +173,16 @@ def test_the_shortlist_is_the_fastest_near_the_fewest_bytes(cfg_name, dims):
     # (64 + 192 + 192) // 8 + 7 x 538 // 8 = 56 + 470; first 128 // 32, last 64 // 32
     ({"AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 8}, (1, 8, 8, 8, 8, 1, 1, (1, 1), (0, 0)), Tiling(1, 8, 1, 1),
      4 + 526 + 2),
+    # 8 channels to 16 in 2x2 tiles of both output blocks: 32 stores of 64 rows, each 2
+    # entries: the store module binds (128 reads + 26 x 32 + 3 x 64 = 1152); first loads
+    # (2 x 2 x 8 + 2 x 64) // 32, last store 64 // 32
+    ({"AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 8}, (1, 8, 16, 8, 8, 1, 1, (1, 1), (0, 0)), Tiling(2, 2, 2, 1),
+     5 + 1152 + 2),
+    # 16 channels to 16 in 1x3 tiles of both input blocks and one output block: the
+    # first loads (3 x 2 x 8 + 2 x 64) // 32 = 176 // 32 = 5 (whole bus words), the
+    # groups ALU-bound: 1536 // 48 + 47 x 2140 // 48; the last store (24 bytes) < a word
+    ({"AXI_DATA_BITS": 256, "AXI_MAX_INFLIGHT": 8}, (1, 16, 16, 8, 8, 1, 1, (1, 1), (0, 0)), Tiling(1, 3, 1, 2),
+     5 + 32 + 2095 + 0),
 ])
 def test_closed_form_cycles_by_hand(extra, dims, tiling, cycles):
     """predicted_cycles from its terms (docstring), on the byte and instruction counts
