@@ -289,7 +289,7 @@ def _staircase(keys: np.ndarray, keep: int) -> list[int]:
 
 
 def _spread(n: int, keep: int) -> set[int]:
-    """At most `keep` of the indices 0..n-1, evenly spaced (both ends kept)."""
+    """At most `keep` (at least 2) of the indices 0..n-1, evenly spaced (both ends kept)."""
     return set(range(n)) if n <= keep else {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
 
 
@@ -320,7 +320,11 @@ def epsilon(approx: list[Design], exact: list[Design]) -> float:
 
 def front(prog: Program, graph: Graph, model: AreaModel, timing: Timing, exact: bool = False,
           keep: int = 24) -> list[Design]:
-    """The Pareto front of (area, latency, traffic) over the designs of the e-graph."""
+    """The Pareto front of (area, latency, traffic) over the designs of the e-graph;
+    the scalable method keeps `keep` (at least 2: both ends of the area axis) designs
+    spread along area per e-class, besides the cheapest at each price."""
+    if keep < 2:
+        raise ValueError(f"keep={keep}: the scalable front keeps at least 2 designs per e-class")
     fronts = _Fronts(graph, model, timing, exact, keep)
     per_stmt = [fronts.candidates(c) for c in graph.stmts]
     return combine(prog, graph, per_stmt, model, timing, exact, keep)
