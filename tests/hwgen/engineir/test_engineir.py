@@ -268,6 +268,8 @@ def test_epsilon_indicator():
     worse = [extract.Design(extract.Costs(d.costs.area * 2, d.costs.latency, d.costs.traffic), [], {}) for d in exact]
     assert extract.epsilon(worse, exact) == 2
     assert extract.epsilon(extract.front(*_tiny_front_args(), keep=4), exact) >= 1
+    with pytest.raises(ValueError, match="keep=1: the scalable front keeps at least 2 designs per e-class"):
+        extract.front(*_tiny_front_args(), keep=1)
 
 
 def _tiny_front_args():
