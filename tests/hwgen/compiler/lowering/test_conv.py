@@ -214,6 +214,16 @@ def test_footprints_and_input_spans_by_hand():
     assert str(e.value) == "a tile of 1 outputs at 0 reads only padding: padding 2 is not smaller than the kernel 1"
 
 
+def test_burst_counts_by_hand():
+    """Bursts of 16 beats of 8 bytes (128 bytes): a 1x1 convolution of one channel block
+    on 8x10 in one tile loads 8 input rows of 10 x 16 bytes (2 bursts each) and one
+    256-byte weight block (2 bursts), and stores the tile's 80 outputs of 16 bytes as
+    one contiguous row (10 bursts)."""
+    cfg = load_config({"AXI_MAX_BURST": 16})
+    n = instructions(cfg, ConvShape.of(cfg, 1, 16, 16, 8, 10, 1, 1, (1, 1), (0, 0)), Tiling(8, 10, 1, 1))
+    assert (n.inp_loads, n.wgt_loads, n.load_bursts, n.stores, n.store_bursts) == (1, 1, 8 * 2 + 2, 1, 10)
+
+
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
     """ConvShape.of: channels and batch in whole blocks, strides and pads per axis (the
     output size by hand: (7 + 2 - 3) // 1 + 1 rows, (9 + 0 - 1) // 2 + 1 columns); a
