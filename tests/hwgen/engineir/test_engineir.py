@@ -40,6 +40,19 @@ def small_cnn(seed=0, size=6):
     return net
 
 
+# E-graphs explored once per process, by the name of the program and the tiles: the
+# tests do not change the rewrites, and a process forked after egglog started its threads
+# (mutation testing forks one per mutant) can deadlock when it calls egglog again.
+_GRAPHS: dict = {}
+
+
+def _explored(name: str, prog, tiles: list[int]):
+    key = (name, tuple(tiles))
+    if key not in _GRAPHS:
+        _GRAPHS[key] = rewrites.explore(prog, tiles)
+    return _GRAPHS[key]
+
+
 def _input(net, seed=1):
     return np.random.default_rng(seed).integers(-40, 40, net.input_shape, dtype=np.int8)
 
@@ -117,7 +130,7 @@ def test_every_rewrite_preserves_the_network_semantics():
 def test_text_round_trip_of_sampled_designs():
     net = small_cnn()
     prog, _ = lower.lower(net)
-    graph = rewrites.explore(prog, [1, 2])
+    graph = _explored("small", prog, [1, 2])
     rng = random.Random(5)
     for _ in range(20):
         design = _design(prog, graph, rng)
@@ -183,7 +196,7 @@ def test_count_and_exact_front_of_small_networks_against_brute_force(shape):
     """Every design of two small networks (a few hundred) costed one by one: the exact
     front is their Pareto front, in both timings; the count is their number."""
     prog, _ = lower.lower(_one_by_one(*shape))
-    graph = rewrites.explore(prog, [1])
+    graph = _explored(f"one_by_one{shape}", prog, [1])
     for timing in (cost.STREAM, cost.MACHINE):
         per, brute = _brute_force(prog, graph, cost.STRUCTURAL, timing)
         exact = extract.front(prog, graph, cost.STRUCTURAL, timing, exact=True)
@@ -192,7 +205,7 @@ def test_count_and_exact_front_of_small_networks_against_brute_force(shape):
         assert 1 <= extract.epsilon(extract.front(prog, graph, cost.STRUCTURAL, timing, keep=2), exact)
     # with parallel instances too (tiles of 2): the scalable front's designs cost what
     # it claims, recomputed from their programs
-    for d in extract.front(prog, rewrites.explore(prog, [1, 2]), cost.STRUCTURAL, cost.STREAM, keep=4):
+    for d in extract.front(prog, _explored(f"one_by_one{shape}", prog, [1, 2]), cost.STRUCTURAL, cost.STREAM, keep=4):
         assert extract.design_costs(d.program(prog), cost.STRUCTURAL, cost.STREAM) == d.costs
 
 
@@ -274,7 +287,7 @@ def test_epsilon_indicator():
 
 def _tiny_front_args():
     prog, _ = lower.lower(_tiny())
-    return prog, rewrites.explore(prog, [1]), cost.STRUCTURAL, cost.STREAM
+    return prog, _explored("tiny", prog, [1]), cost.STRUCTURAL, cost.STREAM
 
 
 def test_machine_timing_counts_the_sequencers_cycles():
