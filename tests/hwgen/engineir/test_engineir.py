@@ -1,6 +1,7 @@
 """EngineIR: the interpreter against the network reference, the text form, the rewrites
 (every sampled design computes the reference), counting and extraction against brute
 force."""
+import copy
 import dataclasses
 import itertools
 import json
@@ -42,15 +43,20 @@ def small_cnn(seed=0, size=6):
 
 # E-graphs explored once per process, by the name of the program and the tiles: the
 # tests do not change the rewrites, and a process forked after egglog started its threads
-# (mutation testing forks one per mutant) can deadlock when it calls egglog again.
+# (mutation testing forks one per mutant) can deadlock when it calls egglog again. Each
+# test gets a copy with the problems explore gave, not those extraction added since.
 _GRAPHS: dict = {}
 
 
 def _explored(name: str, prog, tiles: list[int]):
     key = (name, tuple(tiles))
     if key not in _GRAPHS:
-        _GRAPHS[key] = rewrites.explore(prog, tiles)
-    return _GRAPHS[key]
+        graph = rewrites.explore(prog, tiles)
+        _GRAPHS[key] = graph, dict(graph.specs)
+    graph, specs = _GRAPHS[key]
+    fresh = copy.copy(graph)
+    fresh.specs = dict(specs)
+    return fresh
 
 
 def _input(net, seed=1):
