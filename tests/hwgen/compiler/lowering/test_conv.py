@@ -12,7 +12,8 @@ from hwgen.compiler import semantics as sem
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
 from hwgen.compiler.tiling import (ConvShape, Tiling, candidates, capacity, dram_bytes, fallback, fits, footprint,
-                                   instructions, load_bytes, predicted_cycles, search)
+                                   instructions, load_bytes, predicted_cycles, search, shortlist,
+                                   SHORTLIST_SLACK)
 from hwgen.isa import MemType
 from sim import run
 
@@ -87,6 +88,15 @@ def test_tps_beats_fallback_and_fits():
                 assert load_bytes(cfg, s, alt) >= load_bytes(cfg, s, t)
 
 
+def _fitting(cfg, s, reuse: bool) -> list:
+    """Every tiling enumerated here that fits: each size the search's candidates give,
+    both thread groupings, both slot counts."""
+    return [t for t in (Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots)
+                        for th in candidates(s.oh) for tw in candidates(s.ow) for tco in candidates(s.cob)
+                        for tci in candidates(s.cib) for oc_n, h_n in ((1, 1), (2, 1), (1, 2)) for slots in (1, 2))
+            if fits(cfg, s, t)]
+
+
 @pytest.mark.parametrize("cfg_name,dims", [
     ("default", (1, 48, 32, 7, 9, 3, 3, (1, 1), (1, 1))),
     ("1x8x8", (2, 24, 40, 6, 5, 1, 1, (2, 2), (0, 0))),
@@ -100,10 +110,7 @@ def test_search_is_the_fewest_bytes_of_every_fitting_tiling(cfg_name, dims):
     n, ci, co, h, w, kh, kw, stride, pad = dims
     s = ConvShape.of(cfg, n, ci, co, h, w, kh, kw, stride, pad)
     for reuse in (True, False):
-        every = [Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots)
-                 for th in candidates(s.oh) for tw in candidates(s.ow) for tco in candidates(s.cob)
-                 for tci in candidates(s.cib) for oc_n, h_n in ((1, 1), (2, 1), (1, 2)) for slots in (1, 2)]
-        fitting = [t for t in every if fits(cfg, s, t)]
+        fitting = _fitting(cfg, s, reuse)
         least = min(load_bytes(cfg, s, t) for t in fitting)
         cycles = min(predicted_cycles(cfg, s, t) for t in fitting if load_bytes(cfg, s, t) == least)
         choice = search(cfg, s) if reuse else search(cfg, s, reuse=False)
@@ -128,15 +135,11 @@ def test_the_shortlist_is_the_fastest_near_the_fewest_bytes(cfg_name, dims):
     fewest closed-form cycles (ties: fewer bytes) among those loading at most (1 +
     slack) times the fewest bytes, and the fewest-bytes tiling (ties: fewer cycles),
     last in place of the n-th if it is not among them."""
-    from hwgen.compiler.tiling import SHORTLIST_SLACK, shortlist
     cfg = cfg_of(cfg_name)
     n_, ci, co, h, w, kh, kw, stride, pad = dims
     s = ConvShape.of(cfg, n_, ci, co, h, w, kh, kw, stride, pad)
     for reuse in (True, False):
-        fitting = [Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots)
-                   for th in candidates(s.oh) for tw in candidates(s.ow) for tco in candidates(s.cob)
-                   for tci in candidates(s.cib) for oc_n, h_n in ((1, 1), (2, 1), (1, 2)) for slots in (1, 2)
-                   if fits(cfg, s, Tiling(th, tw, tco, tci, oc_n, h_n, reuse, slots))]
+        fitting = _fitting(cfg, s, reuse)
         key = {t: (predicted_cycles(cfg, s, t), load_bytes(cfg, s, t)) for t in fitting}
         least = min(b for _, b in key.values())
         near = sorted(k for k in key.values() if k[1] <= least * (1 + SHORTLIST_SLACK))
