@@ -12,9 +12,9 @@ from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config
 from ..errors import HwgenError
-from ..mapper import load_architecture, parse_bounds, shipped, workloads
+from ..mapper import distinct, load_architecture, parse_bounds, shipped, workloads
 from ..mapper.report import energy_chart
-from ..mapper.search import (OBJECTIVES, SPATIAL, Result, Tried, join, search, search_part,
+from ..mapper.search import (MAPSPACES, OBJECTIVES, SPATIAL, Result, Tried, join, search, search_part,
                              spatial_options)
 from ..mapper.vta import architecture
 from .commands import add_command
@@ -33,7 +33,9 @@ def register(sub) -> None:
     p.add_argument("--objective", choices=OBJECTIVES, default="energy", help="what the search minimizes (default energy)")
     p.add_argument("--budget", type=at_least(1), default=3000, help="blockings drawn per layer (default 3000)")
     p.add_argument("--seed", type=at_least(0), default=0, help="the search's seed (default 0)")
-    p.add_argument("--imperfect", action="store_true", help="temporal factors may overshoot a bound (Ruby)")
+    p.add_argument("--mapspace", choices=MAPSPACES, default="ruby-s",
+                   help="where factors may leave remainders: perfect (nowhere), ruby-s (spatial loops, the default), "
+                        "ruby (every loop)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1),
                        help="search the layers' spatial choices side by side on a local Dask cluster of this many "
@@ -47,11 +49,11 @@ def register(sub) -> None:
 
 def map_part(job) -> Result | Tried:
     """One part of one layer's search (`mapper.search.search_part`): `job` =
-    (architecture, workload, objective, budget, seed, imperfect, part). A job on its
+    (architecture, workload, objective, budget, seed, mapspace, part). A job on its
     own, so that Dask workers can search the spatial choices of every layer side by
     side."""
-    arch, w, objective, budget, seed, imperfect, part = job
-    return search_part(arch, w, objective, budget, seed=seed, imperfect=imperfect, part=part)
+    arch, w, objective, budget, seed, mapspace, part = job
+    return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part)
 
 
 def _row(w, r: Result) -> dict:
@@ -85,20 +87,21 @@ def run_map(args) -> int:
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
-    bar, step = progress_bar(args, len(layers), f"mapping onto {arch.name}")
-    rows = [None] * len(layers)
+    unique, shape_of = distinct(layers)
+    bar, step = progress_bar(args, len(unique), f"mapping onto {arch.name}")
+    found: list[Result | None] = [None] * len(unique)
     with bar:
         if args.workers is None and args.scheduler is None:
-            for k, w in enumerate(layers):
-                rows[k] = _row(w, search(arch, w, args.objective, args.budget, seed=args.seed, imperfect=args.imperfect))
-                step(k + 1, len(layers), w.name)
+            for k, w in enumerate(unique):
+                found[k] = search(arch, w, args.objective, args.budget, seed=args.seed, mapspace=args.mapspace)
+                step(k + 1, len(unique), w.name)
         else:
-            # every spatial choice of every layer a job of its own
-            counts = [len(spatial_options(arch, w, SPATIAL)) for w in layers]
+            # every spatial choice of every shape a job of its own
+            counts = [len(spatial_options(arch, w, SPATIAL, args.mapspace)) for w in unique]
             layer_of = [k for k, n in enumerate(counts) for _ in range(n)]
-            jobs = [(arch, w, args.objective, args.budget, args.seed, args.imperfect, (j, n))
-                    for w, n in zip(layers, counts) for j in range(n)]
-            parts = [[] for _ in layers]
+            jobs = [(arch, w, args.objective, args.budget, args.seed, args.mapspace, (j, n))
+                    for w, n in zip(unique, counts) for j in range(n)]
+            parts = [[] for _ in unique]
             with Executor(args.workers, args.scheduler) as ex:
                 for i, result, error in ex.run(map_part, jobs):
                     if error is not None:
@@ -106,8 +109,9 @@ def run_map(args) -> int:
                     k = layer_of[i]
                     parts[k].append(result)
                     if len(parts[k]) == counts[k]:
-                        rows[k] = _row(layers[k], join(layers[k], arch, parts[k], args.objective))
-                        step(sum(r is not None for r in rows), len(layers), layers[k].name)
+                        found[k] = join(unique[k], arch, parts[k], args.objective)
+                        step(sum(r is not None for r in found), len(unique), unique[k].name)
+    rows = [_row(w, found[k]) for w, k in zip(layers, shape_of)]
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
     total["edp"] = total["energy_pj"] * total["cycles"]

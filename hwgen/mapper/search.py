@@ -1,11 +1,14 @@
 """The mapspace and its search (docs/mapper.md, "Search").
 
 A point of the space is, for each loop, a factor on each array dimension that may
-unroll it (at most one loop per dimension; a factor may leave a remainder, Ruby-S) and
-the rest of its bound split over the levels (exactly, or with `imperfect` overshooting,
-Ruby); and for each level, which tensor stays: its order puts the loops that tensor
-does not depend on innermost. Under the cost model only that innermost run decides
-reuse (`cost.refetches`), so these orders cover every distinct cost of a blocking.
+unroll it (one loop per dimension, or two where the array replicates: the second
+spreads copies over PEs the first leaves idle) and the rest of its bound split over
+the levels; and for each level, which tensor stays: its order puts the loops that
+tensor does not depend on innermost. Under the cost model only that innermost run
+decides reuse (`cost.refetches`), so these orders cover every distinct cost of a
+blocking. The mapspace decides where factors may leave remainders: nowhere
+("perfect", every factor divides what it splits), on the spatial loops ("ruby-s"), or
+on every loop ("ruby", temporal factors overshooting too).
 
 The spatial choices are ranked by the PEs they use and the best `spatial` kept; for
 each, the blocking with every bound at the outermost level comes first (the smallest
@@ -26,6 +29,7 @@ from .cost import RELEVANT, Cost, Mapping, evaluate, extents, tile_words
 from .workload import Workload
 
 OBJECTIVES = ("energy", "cycles", "edp")
+MAPSPACES = ("perfect", "ruby-s", "ruby")
 
 
 def splits(n: int, parts: int, imperfect: bool = False) -> list[tuple[int, ...]]:
@@ -40,23 +44,41 @@ def splits(n: int, parts: int, imperfect: bool = False) -> list[tuple[int, ...]]
     return out
 
 
-def spatial_options(arch: Architecture, w: Workload, keep: int) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
-    """The `keep` assignments of at most one loop per array dimension (factor up to the
-    dimension and the loop's bound) that use the most PEs, counting a remainder's idle
-    ones (ties: the order found)."""
+def spatial_options(arch: Architecture, w: Workload, keep: int, mapspace: str = "ruby-s"
+                    ) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
+    """The `keep` assignments of loops to array dimensions that use the most PEs,
+    counting a remainder's idle ones (ties: the order found). A dimension unrolls one
+    of its loops, or two when the array replicates, with factors multiplying to at most
+    its size; a loop spread over several dimensions has at most its bound in all.
+    In the "perfect" mapspace every factor divides the loop's bound."""
+    remainders = mapspace != "perfect"
     per_dim = []
     for d, size in enumerate(arch.array.dims):
-        opts = [()]
-        for n in arch.array.unroll[d]:
-            opts += [((n, f),) for f in range(2, min(size, w.bounds[n]) + 1)]
+        singles = [(n, f) for n in arch.array.unroll[d] for f in range(2, min(size, w.bounds[n]) + 1)
+                   if remainders or w.bounds[n] % f == 0]
+        opts = [(), *((s,) for s in singles)]
+        if arch.array.replication:
+            opts += [pair for pair in itertools.combinations(singles, 2)
+                     if pair[0][0] != pair[1][0] and pair[0][1] * pair[1][1] <= size]
         per_dim.append(opts)
 
-    def useful(combo) -> float:
+    def spread(combo) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for dim in combo:
+            for n, f in dim:
+                out[n] = out.get(n, 1) * f
+        return out
+
+    def useful(factors: dict[str, int]) -> float:
         # PEs busy on average: a factor f of bound b leaves the last of ceil(b / f) rounds partial
-        return math.prod(w.bounds[n] / math.ceil(w.bounds[n] / f) for dim in combo for n, f in dim)
-    combos = [c for c in itertools.product(*per_dim)
-              if len({n for dim in c for n, _ in dim}) == sum(len(dim) for dim in c)]
-    return sorted(combos, key=useful, reverse=True)[:keep]
+        return math.prod(w.bounds[n] / math.ceil(w.bounds[n] / f) for n, f in factors.items())
+    ranked = []
+    for combo in itertools.product(*per_dim):
+        factors = spread(combo)
+        if all(f <= w.bounds[n] and (remainders or w.bounds[n] % f == 0) for n, f in factors.items()):
+            ranked.append((useful(factors), combo))
+    ranked.sort(key=lambda r: r[0], reverse=True)
+    return [combo for _, combo in ranked[:keep]]
 
 
 def order(loops: list[tuple[str, int]], stationary: str) -> tuple[tuple[str, int], ...]:
@@ -83,10 +105,14 @@ class Result:
     costed: int             # mappings costed (blockings that fit, times stationary choices)
     blockings: int          # blockings tried
     choice: int = 0         # the spatial choice of the mapping, in the order they are tried
+    stationary: tuple[str, ...] = ()    # per level, the tensor its loop order keeps
 
 
-def score(cost: Cost, objective: str) -> float:
-    return {"energy": cost.total_pj, "cycles": cost.cycles, "edp": cost.edp}[objective]
+def score(cost: Cost, objective: str) -> tuple[float, float]:
+    """What the search minimizes: the objective, then, among equals, energy (for
+    cycles) or cycles (for energy and EDP)."""
+    return {"energy": (cost.total_pj, cost.cycles), "cycles": (cost.cycles, cost.total_pj),
+            "edp": (cost.edp, cost.cycles)}[objective]
 
 
 def _decode(per_loop: list[list[tuple[int, ...]]], index: int) -> list[tuple[int, ...]]:
@@ -102,56 +128,130 @@ SPATIAL = 8     # the spatial choices a search keeps, by default
 
 
 def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = SPATIAL,
-           seed: int = 0, imperfect: bool = False, progress=None) -> Result:
-    """The best mapping of `w` on `arch` for `objective` found as the module says (ties:
-    the first found); `progress(done, total)` after each spatial choice. Raises
-    HwgenError for an unknown objective or when nothing tried fits."""
-    return join(w, arch, [search_part(arch, w, objective, budget, spatial, seed, imperfect, progress)], objective)
+           seed: int = 0, mapspace: str = "ruby-s", progress=None) -> Result:
+    """The best mapping of `w` on `arch` for `objective` in `mapspace` found as the
+    module says (ties: the first found); `progress(done, total)` after each spatial
+    choice. Raises HwgenError for an unknown objective or mapspace or when nothing
+    tried fits."""
+    return join(w, arch, [search_part(arch, w, objective, budget, spatial, seed, mapspace, progress)], objective)
 
 
 def search_part(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000,
-                spatial: int = SPATIAL, seed: int = 0, imperfect: bool = False, progress=None,
+                spatial: int = SPATIAL, seed: int = 0, mapspace: str = "ruby-s", progress=None,
                 part: tuple[int, int] = (0, 1)) -> Result | Tried:
     """`search` over the spatial choices k, k + n, ... alone (`part` = (k, n)): one of n
     parts, run anywhere, that `join` makes the whole search's result. What was tried
     (`Tried`) when nothing fits."""
     if objective not in OBJECTIVES:
         raise HwgenError(f"objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+    if mapspace not in MAPSPACES:
+        raise HwgenError(f"mapspace {mapspace!r}; choose one of {', '.join(MAPSPACES)}")
     levels = len(arch.levels)
     stationaries = list(itertools.product(TENSORS, repeat=levels))
-    options = spatial_options(arch, w, spatial)
-    best: tuple[float, Mapping, Cost, int] | None = None
+    options = spatial_options(arch, w, spatial, mapspace)
+    best: tuple[_Point, int] | None = None
     costed = tried = 0
     for k, sp in enumerate(options):
         if k % part[1] != part[0]:
             continue
         rng = random.Random(f"{seed}:{k}")     # the same draws wherever the choice is searched
-        sf = {n: f for dim in sp for n, f in dim}
-        per_loop = [splits(-(-w.bounds[n] // sf.get(n, 1)), levels, imperfect) for n in LOOPS]
+        sf = {n: math.prod(f for dim in sp for m, f in dim if m == n) for n in LOOPS}
+        per_loop = [splits(-(-w.bounds[n] // sf[n]), levels, mapspace == "ruby") for n in LOOPS]
         size = math.prod(len(s) for s in per_loop)
         share = max(1, budget // len(options))
         draws = range(size) if size <= share else (rng.randrange(size) for _ in range(share))
         # every bound at the outermost level first: the smallest tiles, so that something fits whenever anything does
-        outermost = [tuple(-(-w.bounds[n] // sf.get(n, 1)) if lv == 0 else 1 for lv in range(levels)) for n in LOOPS]
+        outermost = [tuple(-(-w.bounds[n] // sf[n]) if lv == 0 else 1 for lv in range(levels)) for n in LOOPS]
+        local: _Point | None = None
         for chosen in itertools.chain([outermost], (_decode(per_loop, index) for index in draws)):
             tried += 1
-            blocking = [[(n, chosen[i][lv]) for i, n in enumerate(LOOPS) if chosen[i][lv] > 1] for lv in range(levels)]
-            if not fits(arch, w, Mapping(tuple(tuple(b) for b in blocking), sp)):
+            blocking = _blocking(chosen)
+            if not fits(arch, w, Mapping(blocking, sp)):
                 continue
-            seen = set()
-            for stat in stationaries:
-                m = Mapping(tuple(order(b, s) for b, s in zip(blocking, stat)), sp)
-                if m in seen:
-                    continue
-                seen.add(m)
-                cost = evaluate(arch, w, m)
+            for point in _stationary_points(arch, w, sp, chosen, stationaries, objective):
                 costed += 1
-                value = score(cost, objective)
-                if best is None or value < best[0]:
-                    best = (value, m, cost, k)
+                if local is None or point.value < local.value:
+                    local = point
+        if local is not None:
+            local, n = _climb(arch, w, sp, local, stationaries, objective)
+            costed += n
+            if best is None or local.value < best[0].value:
+                best = (local, k)
         if progress:
             progress(k + 1, len(options))
-    return Tried(tried) if best is None else Result(best[1], best[2], costed, tried, best[3])
+    if best is None:
+        return Tried(tried)
+    point, k = best
+    return Result(point.mapping, point.cost, costed, tried, k, point.stationary)
+
+
+@dataclass
+class _Point:
+    value: tuple[float, float]
+    chosen: list[tuple[int, ...]]       # per loop, its factor at each level
+    stationary: tuple[str, ...]         # per level, the tensor that stays
+    mapping: Mapping
+    cost: Cost
+
+
+def _blocking(chosen: list[tuple[int, ...]]) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Each level's loops (factors above 1) from each loop's factors per level."""
+    return tuple(tuple((n, chosen[i][lv]) for i, n in enumerate(LOOPS) if chosen[i][lv] > 1)
+                 for lv in range(len(chosen[0])))
+
+
+def _point(arch, w, sp, chosen, stat, objective, m: Mapping | None = None) -> _Point:
+    m = m or Mapping(tuple(order(b, s) for b, s in zip(_blocking(chosen), stat)), sp)
+    cost = evaluate(arch, w, m)
+    return _Point(score(cost, objective), chosen, stat, m, cost)
+
+
+def _stationary_points(arch, w, sp, chosen, stationaries, objective):
+    """The distinct mappings of a blocking, one per choice of stationary tensors."""
+    blocking, seen = _blocking(chosen), set()
+    for stat in stationaries:
+        m = Mapping(tuple(order(b, s) for b, s in zip(blocking, stat)), sp)
+        if m not in seen:
+            seen.add(m)
+            yield _point(arch, w, sp, chosen, stat, objective, m)
+
+
+def _moves(chosen: list[tuple[int, ...]]):
+    """The blockings one prime factor of one loop away: moved from one level to another."""
+    for i, factors in enumerate(chosen):
+        for a, fa in enumerate(factors):
+            for p in {q for q in range(2, fa + 1) if fa % q == 0 and all(q % r for r in range(2, q))}:
+                for b in range(len(factors)):
+                    if b != a:
+                        moved = list(factors)
+                        moved[a] //= p
+                        moved[b] *= p
+                        yield [*chosen[:i], tuple(moved), *chosen[i + 1:]]
+
+
+def _climb(arch, w, sp, start: _Point, stationaries, objective) -> tuple[_Point, int]:
+    """Descend from `start` while a better point is one move away: a prime factor moved
+    between two levels (with the same stationary tensors), or, when none is better,
+    other stationary tensors. The point reached and the mappings costed."""
+    here, costed = start, 0
+    while True:
+        better = None
+        for chosen in _moves(here.chosen):
+            if fits(arch, w, Mapping(_blocking(chosen), sp)):
+                p = _point(arch, w, sp, chosen, here.stationary, objective)
+                costed += 1
+                if p.value < here.value:
+                    better = p
+                    break
+        if better is None:
+            for p in _stationary_points(arch, w, sp, here.chosen, stationaries, objective):
+                costed += 1
+                if p.value < here.value:
+                    better = p
+                    break
+        if better is None:
+            return here, costed
+        here = better
 
 
 @dataclass
@@ -170,4 +270,4 @@ def join(w: Workload, arch: Architecture, parts: list[Result | Tried], objective
         raise HwgenError(f"{w.name}: none of the {tried} blockings tried fits the memories of {arch.name}; raise "
                          "the budget or give larger memories")
     best = min(found, key=lambda r: (score(r.cost, objective), r.choice))
-    return Result(best.mapping, best.cost, sum(r.costed for r in found), tried, best.choice)
+    return Result(best.mapping, best.cost, sum(r.costed for r in found), tried, best.choice, best.stationary)

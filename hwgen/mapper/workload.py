@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..compiler import ir
 from ..errors import HwgenError
@@ -60,6 +60,21 @@ def workloads(net: ir.Network) -> list[Workload]:
     """The workload of every layer of `net` with multiply-accumulates, in order."""
     shapes = net.shapes()
     return [w for w in (of_layer(layer, shapes) for layer in net.layers) if w is not None]
+
+
+def distinct(layers: list[Workload]) -> tuple[list[Workload], list[int]]:
+    """The layers of distinct loop bounds and strides (the first of each, in order),
+    and for each layer the index of its shape among them: a search depends on the
+    loops alone, so layers of one shape need one."""
+    first: dict[Workload, int] = {}
+    unique, index = [], []
+    for w in layers:
+        key = replace(w, name="")
+        if key not in first:
+            first[key] = len(unique)
+            unique.append(w)
+        index.append(first[key])
+    return unique, index
 
 
 def parse_bounds(text: str, name: str = "layer") -> Workload:

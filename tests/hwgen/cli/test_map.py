@@ -1,13 +1,14 @@
 """`hwgen map`: one layer or a network mapped onto a shipped architecture or a VTA
 configuration, as a table or JSON; bad input refused with status 2."""
 import json
+from dataclasses import replace
 
 import pytest
 
 from hwgen.cli import main
 from hwgen.compiler.frontends import onnx_zoo, zoo
 from hwgen.compiler.frontends.onnx import load_onnx
-from hwgen.mapper import parse_bounds, workloads
+from hwgen.mapper import distinct, parse_bounds, workloads
 
 
 def test_one_layer_as_json(capsys):
@@ -71,3 +72,26 @@ def test_layers_mapped_on_a_dask_cluster_are_those_mapped_here(capsys):
     with pytest.raises(SystemExit) as e:
         main([*argv, "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"])
     assert e.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_layers_of_one_shape_are_searched_once_and_get_the_same_mapping(capsys):
+    """ResNet-50's 54 layers have 24 shapes: each shape's layers get one mapping, and in
+    the perfect mapspace every spatial factor divides its loop's bound."""
+    layers = workloads(zoo.get("resnet50"))
+    unique, shape_of = distinct(layers)
+    assert len(layers) == 54 and len(unique) == 24
+    assert all(replace(layers[i], name="") == replace(unique[k], name="") for i, k in enumerate(shape_of))
+    assert main(["map", "--arch", "eyeriss-14x12", "--network", "resnet50", "--budget", "16", "--objective", "edp",
+                 "--mapspace", "perfect", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["layers"]
+    for i, k in enumerate(shape_of):
+        first = rows[shape_of.index(k)]
+        assert {**rows[i], "layer": first["layer"]} == first
+    for w, row in zip(layers, rows):
+        for dim in row["mapping"]["spatial"]:
+            for n, f in dim:
+                assert getattr(w, n) % f == 0
+    with pytest.raises(SystemExit) as exited:
+        main(["map", "--arch", "eyeriss", "--layer", "K=4", "--mapspace", "exact"])
+    assert exited.value.code == 2 and "invalid choice: 'exact'" in capsys.readouterr().err

@@ -34,8 +34,13 @@ def test_access_energy_grows_between_the_table_ranges():
 
 def test_shipped_architectures_load():
     archs = {name: load_architecture(path) for name, path in shipped().items()}
-    assert set(archs) == {"eyeriss", "simba", "tpu"}
+    assert set(archs) == {"eyeriss", "eyeriss-14x12", "simba", "tpu"}
     assert archs["eyeriss"].array.pes == 256 and archs["eyeriss"].levels[-1].per_pe
+    # Ruby's Eyeriss-like PE: scratchpads of 12 input, 224 weight and 16 partial-sum words
+    spads = archs["eyeriss-14x12"].levels[-1]
+    assert archs["eyeriss-14x12"].array.pes == 168 and spads.per_pe
+    assert [spads.memory_of(t).words for t in "IWO"] == [12, 224, 16]
+    assert "W" not in archs["eyeriss-14x12"].levels[1].holds        # weights bypass the global buffer
     assert archs["simba"].levels[-1].memory_of("O").word_bits == 24
     assert archs["tpu"].levels[1].memory_of("W").name == "WeightFIFO"
 
