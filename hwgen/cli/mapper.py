@@ -14,8 +14,8 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..mapper import distinct, load_architecture, parse_bounds, shipped, workloads
 from ..mapper.report import energy_chart
-from ..mapper.search import (MAPSPACES, OBJECTIVES, SPATIAL, Result, Tried, join, search, search_part,
-                             spatial_options)
+from ..mapper.search import (MAPSPACES, OBJECTIVES, SPATIAL, Result, Tried, check_dataflow, join, search,
+                             search_part, spatial_options)
 from ..mapper.vta import architecture
 from .commands import add_command
 from .common import OK, add_json, at_least, console, print_json, progress_bar
@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--mapspace", choices=MAPSPACES, default="ruby-s",
                    help="where factors may leave remainders: perfect (nowhere), ruby-s (spatial loops, the default), "
                         "ruby (every loop)")
+    p.add_argument("--dataflow", metavar="A|B",
+                   help="the loop each array dimension must unroll, e.g. C|K (Interstellar's dataflows; default: any "
+                        "the architecture allows)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1),
                        help="search the layers' spatial choices side by side on a local Dask cluster of this many "
@@ -49,11 +52,11 @@ def register(sub) -> None:
 
 def map_part(job) -> Result | Tried:
     """One part of one layer's search (`mapper.search.search_part`): `job` =
-    (architecture, workload, objective, budget, seed, mapspace, part). A job on its
+    (architecture, workload, objective, budget, seed, mapspace, dataflow, part). A job on its
     own, so that Dask workers can search the spatial choices of every layer side by
     side."""
-    arch, w, objective, budget, seed, mapspace, part = job
-    return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part)
+    arch, w, objective, budget, seed, mapspace, dataflow, part = job
+    return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part, dataflow=dataflow)
 
 
 def _row(w, r: Result) -> dict:
@@ -78,6 +81,7 @@ def run_map(args) -> int:
     if args.chart and Path(args.chart).suffix not in (".png", ".svg"):
         raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
     arch = _architecture(args.arch)
+    dataflow = tuple(n.strip() for n in args.dataflow.split("|")) if args.dataflow else None
     if args.layer:
         layers = [parse_bounds(args.layer)]
     else:
@@ -88,18 +92,21 @@ def run_map(args) -> int:
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
     unique, shape_of = distinct(layers)
+    if dataflow:
+        check_dataflow(arch, dataflow)
     bar, step = progress_bar(args, len(unique), f"mapping onto {arch.name}")
     found: list[Result | None] = [None] * len(unique)
     with bar:
         if args.workers is None and args.scheduler is None:
             for k, w in enumerate(unique):
-                found[k] = search(arch, w, args.objective, args.budget, seed=args.seed, mapspace=args.mapspace)
+                found[k] = search(arch, w, args.objective, args.budget, seed=args.seed, mapspace=args.mapspace,
+                                  dataflow=dataflow)
                 step(k + 1, len(unique), w.name)
         else:
             # every spatial choice of every shape a job of its own
-            counts = [len(spatial_options(arch, w, SPATIAL, args.mapspace)) for w in unique]
+            counts = [len(spatial_options(arch, w, SPATIAL, args.mapspace, dataflow)) for w in unique]
             layer_of = [k for k, n in enumerate(counts) for _ in range(n)]
-            jobs = [(arch, w, args.objective, args.budget, args.seed, args.mapspace, (j, n))
+            jobs = [(arch, w, args.objective, args.budget, args.seed, args.mapspace, dataflow, (j, n))
                     for w, n in zip(unique, counts) for j in range(n)]
             parts = [[] for _ in unique]
             with Executor(args.workers, args.scheduler) as ex:

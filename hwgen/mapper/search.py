@@ -44,14 +44,26 @@ def splits(n: int, parts: int, imperfect: bool = False) -> list[tuple[int, ...]]
     return out
 
 
-def spatial_options(arch: Architecture, w: Workload, keep: int, mapspace: str = "ruby-s"
-                    ) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
+def check_dataflow(arch: Architecture, dataflow: tuple[str, ...]) -> None:
+    """Raise HwgenError unless `dataflow` names one loop per array dimension that the
+    dimension may unroll."""
+    if len(dataflow) != len(arch.array.dims) or any(n not in arch.array.unroll[d] for d, n in enumerate(dataflow)):
+        raise HwgenError(f"dataflow {'|'.join(dataflow)}: give one loop per array dimension of {arch.name}, each "
+                         f"one the dimension may unroll ({' | '.join(','.join(u) for u in arch.array.unroll)})")
+
+
+def spatial_options(arch: Architecture, w: Workload, keep: int, mapspace: str = "ruby-s",
+                    dataflow: tuple[str, ...] | None = None) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
     """The `keep` assignments of loops to array dimensions that use the most PEs,
     counting a remainder's idle ones (ties: the order found). A dimension unrolls one
     of its loops, or two when the array replicates, with factors multiplying to at most
     its size; a loop spread over several dimensions has at most its bound in all.
-    In the "perfect" mapspace every factor divides the loop's bound."""
+    In the "perfect" mapspace every factor divides the loop's bound. A `dataflow`
+    (Interstellar's, e.g. C|K) names one loop per dimension that the dimension must
+    unroll wherever that loop's bound exceeds 1 (a second loop replicates it)."""
     remainders = mapspace != "perfect"
+    if dataflow is not None:
+        check_dataflow(arch, dataflow)
     per_dim = []
     for d, size in enumerate(arch.array.dims):
         singles = [(n, f) for n in arch.array.unroll[d] for f in range(2, min(size, w.bounds[n]) + 1)
@@ -60,6 +72,8 @@ def spatial_options(arch: Architecture, w: Workload, keep: int, mapspace: str = 
         if arch.array.replication:
             opts += [pair for pair in itertools.combinations(singles, 2)
                      if pair[0][0] != pair[1][0] and pair[0][1] * pair[1][1] <= size]
+        if dataflow is not None and w.bounds[dataflow[d]] > 1:
+            opts = [o for o in opts if any(n == dataflow[d] for n, _ in o)]
         per_dim.append(opts)
 
     def spread(combo) -> dict[str, int]:
@@ -128,17 +142,18 @@ SPATIAL = 8     # the spatial choices a search keeps, by default
 
 
 def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = SPATIAL,
-           seed: int = 0, mapspace: str = "ruby-s", progress=None) -> Result:
-    """The best mapping of `w` on `arch` for `objective` in `mapspace` found as the
-    module says (ties: the first found); `progress(done, total)` after each spatial
-    choice. Raises HwgenError for an unknown objective or mapspace or when nothing
-    tried fits."""
-    return join(w, arch, [search_part(arch, w, objective, budget, spatial, seed, mapspace, progress)], objective)
+           seed: int = 0, mapspace: str = "ruby-s", progress=None, dataflow: tuple[str, ...] | None = None) -> Result:
+    """The best mapping of `w` on `arch` for `objective` in `mapspace` (and `dataflow`,
+    `spatial_options`) found as the module says (ties: the first found);
+    `progress(done, total)` after each spatial choice. Raises HwgenError for an unknown
+    objective, mapspace or dataflow, or when nothing tried fits."""
+    return join(w, arch, [search_part(arch, w, objective, budget, spatial, seed, mapspace, progress,
+                                      dataflow=dataflow)], objective)
 
 
 def search_part(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000,
                 spatial: int = SPATIAL, seed: int = 0, mapspace: str = "ruby-s", progress=None,
-                part: tuple[int, int] = (0, 1)) -> Result | Tried:
+                part: tuple[int, int] = (0, 1), dataflow: tuple[str, ...] | None = None) -> Result | Tried:
     """`search` over the spatial choices k, k + n, ... alone (`part` = (k, n)): one of n
     parts, run anywhere, that `join` makes the whole search's result. What was tried
     (`Tried`) when nothing fits."""
@@ -148,7 +163,7 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
         raise HwgenError(f"mapspace {mapspace!r}; choose one of {', '.join(MAPSPACES)}")
     levels = len(arch.levels)
     stationaries = list(itertools.product(TENSORS, repeat=levels))
-    options = spatial_options(arch, w, spatial, mapspace)
+    options = spatial_options(arch, w, spatial, mapspace, dataflow)
     best: tuple[_Point, int] | None = None
     costed = tried = 0
     for k, sp in enumerate(options):

@@ -32,10 +32,20 @@ def test_a_network_on_a_vta_configuration(capsys):
     (["--arch", "nowhere.yaml", "--layer", "K=4"], "architecture nowhere.yaml: cannot read it"),
     (["--arch", "eyeriss", "--network", "lenet"], "--network 'lenet': not in the model zoo"),
     (["--arch", "no-such-config", "--layer", "K=4"], "no-such-config"),
+    (["--arch", "eyeriss", "--layer", "K=4", "--dataflow", "K|C"], "dataflow K|C: give one loop per array dimension"),
 ])
 def test_bad_input_exits_2(capsys, argv, message):
     assert main(["map", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_dataflow(capsys):
+    """Eyeriss-like's first dimension may unroll R, C or S, its second P, K or Q: C|K
+    puts C on the first and K on the second."""
+    assert main(["map", "--arch", "eyeriss", "--layer", "K=16,C=16,P=8,Q=8,R=3,S=3", "--budget", "60",
+                 "--dataflow", "C|K", "--json"]) == 0
+    first, second = json.loads(capsys.readouterr().out)["layers"][0]["mapping"]["spatial"]
+    assert "C" in dict(first) and "K" in dict(second)
 
 
 def test_a_chart_is_drawn(tmp_path, capsys):

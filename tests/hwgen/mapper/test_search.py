@@ -254,6 +254,30 @@ def test_a_loop_spread_over_two_dimensions_stays_within_its_bound():
     assert spatial_options(arch, w, 1)[0] in (((("K", 2),), (("K", 3),)), ((("K", 3),), (("K", 2),)))
 
 
+def test_a_dataflow_fixes_the_loop_each_dimension_unrolls():
+    """Interstellar's C|K on an array whose dimensions may unroll anything: every
+    spatial choice unrolls C along the first and K along the second (a second loop
+    beside each), and the best of them keeps the PEs as busy as the brute force over
+    such assignments; a dimension whose loop is 1 in the layer is free."""
+    arch = from_doc({"name": "any", "levels": [
+        {"name": "DRAM", "word_bits": 16, "holds": ["W", "I", "O"]},
+        {"name": "RF", "word_bits": 16, "holds": ["W", "I", "O"], "size_bytes": 512, "per_pe": True}],
+        "array": {"dims": [16, 16], "unroll": [list("NKCPQRS"), list("NKCPQRS")]}}, "any")
+    w = parse_bounds("K=384,C=3,P=13,Q=13,R=3,S=3")
+    options = spatial_options(arch, w, 50, dataflow=("C", "K"))
+    assert options and all("C" in dict(sp[0]) and "K" in dict(sp[1]) for sp in options)
+    every = [(combo, total) for combo, total in _assignments(arch, w, False)
+             if "C" in dict(combo[0]) and "K" in dict(combo[1])]
+    best = max(_busy(w, total) for _, total in every)
+    top = {n: math.prod(f for dim in options[0] for m, f in dim if m == n) for dim in options[0] for n, _ in dim}
+    # C 3 x K 5 by K 16: K 80 at a time, 384 in five passes
+    assert _busy(w, top) == pytest.approx(best) and best == pytest.approx(3 * 384 / 5)
+    free = spatial_options(arch, parse_bounds("K=8,C=8,P=4,Q=4"), 50, dataflow=("R", "K"))
+    assert any("R" not in dict(sp[0]) and sp[0] for sp in free)
+    with pytest.raises(HwgenError, match=r"dataflow C\|X: give one loop per array dimension of any"):
+        search(arch, w, "energy", dataflow=("C", "X"))
+
+
 def test_refusals():
     w = parse_bounds("K=4,C=4,P=4")
     with pytest.raises(HwgenError, match="objective 'power'; choose one of energy, cycles, edp"):
