@@ -202,10 +202,13 @@ def main() -> None:
            "shapes": rows,
            "hwgen_cpu_seconds": sum(r["hwgen"]["cpu_seconds"] for r in rows),
            "zigzag_cpu_seconds": sum(r["zigzag_own_model"]["cpu_seconds"] for r in rows),
-           "hwgen_at_or_below_zigzag": sum(r.get("hwgen_over_zigzag", 0) <= 1 + 1e-9 for r in rows)}
+           "hwgen_at_or_below_zigzag": sum("hwgen_over_zigzag" in r and r["hwgen_over_zigzag"] <= 1 + 1e-9
+                                           for r in rows),
+           "zigzag_unreadable": [r["layer"] for r in rows if "hwgen_over_zigzag" not in r]}
     print(json.dumps(doc, indent=1) if args.json else
           f"{args.network} on {arch.name}, objective {args.objective}: hwgen at or below ZigZag's mapping (hwgen's "
-          f"model) on {doc['hwgen_at_or_below_zigzag']} of {len(rows)} shapes; search CPU time hwgen "
+          f"model) on {doc['hwgen_at_or_below_zigzag']} of {len(rows)} shapes ("
+          f"{len(doc['zigzag_unreadable'])} of ZigZag's mappings fit no reading); search CPU time hwgen "
           f"{doc['hwgen_cpu_seconds']:.0f} s, ZigZag {doc['zigzag_cpu_seconds']:.0f} s")
 
 
