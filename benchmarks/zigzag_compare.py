@@ -80,13 +80,14 @@ def accelerator(arch) -> dict:
 
 
 def workload(w, bits: int) -> list[dict]:
-    """`w` as a one-layer ZigZag workload at `bits` per word."""
+    """`w` as a one-layer ZigZag workload at `bits` per word, its padding not read."""
     sh, sw = w.stride
     return [{"id": 0, "name": w.name, "operator_type": "Conv",
              "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
              "dimension_relations": [f"ix={sw}*ox+1*fx", f"iy={sh}*oy+1*fy"],
              "loop_dims": [DIMS[n] for n in DIMS], "loop_sizes": [w.bounds[n] for n in DIMS],
-             "operand_precision": {"I": bits, "W": bits, "O": bits, "O_final": bits}}]
+             "operand_precision": {"I": bits, "W": bits, "O": bits, "O_final": bits},
+             "pr_loop_dims": ["IX", "IY"], "padding": [[w.pad[1], w.pad[3]], [w.pad[0], w.pad[2]]]}]
 
 
 def mapping(arch) -> list[dict]:

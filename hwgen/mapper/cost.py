@@ -15,6 +15,7 @@ stationary). Partial sums that leave a level before their reduction ends are wri
 back and read again."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -127,11 +128,39 @@ def fetched_words(w: Workload, t: str, inside: dict[str, int], outer: list[tuple
     if t != "I":
         return math.prod(bounds[n] for n in RELEVANT[t]) * again
 
-    def span(out: str, kernel: str, stride: int) -> int:
-        # each (output, kernel) position pair: (its outputs - 1) x stride + its kernel rows
-        return count[kernel] * (bounds[out] - count[out]) * stride + count[out] * bounds[kernel]
-    return (bounds["N"] * bounds["G"] * bounds["C"] * span("P", "R", w.stride[0]) * span("Q", "S", w.stride[1])
-            * again)
+    top, left, bottom, right = w.pad
+    return (bounds["N"] * bounds["G"] * bounds["C"] * again
+            * _input_span(bounds["P"], unit["P"], count["P"], bounds["R"], unit["R"], count["R"], w.stride[0], top,
+                          bottom)
+            * _input_span(bounds["Q"], unit["Q"], count["Q"], bounds["S"], unit["S"], count["S"], w.stride[1], left,
+                          right))
+
+
+def _input_span(outs: int, out_unit: int, out_count: int, kernel: int, kernel_unit: int, kernel_count: int,
+                stride: int, before: int, after: int) -> int:
+    """Input rows read along one axis, summed over the pairs of output and kernel
+    positions: a pair's rows are (its outputs - 1) x stride + its kernel rows, less
+    those in the padding (`before` the input and `after` it)."""
+    total = kernel_count * (outs - out_count) * stride + out_count * kernel
+    if not before and not after:
+        return total
+    end = (outs - 1) * stride + kernel - after      # where the input ends, in padded coordinates
+
+    def part(i, unit, count, bound):
+        return i * unit, bound if i == count - 1 else (i + 1) * unit
+
+    def reaches(i):         # a window of output position i reads padding
+        o0, o1 = part(i, out_unit, out_count, outs)
+        return o0 * stride < before or (o1 - 1) * stride + kernel > end
+    first = list(itertools.takewhile(reaches, range(out_count)))
+    last = list(itertools.takewhile(reaches, range(out_count - 1, len(first) - 1, -1)))
+    for i in first + last:
+        o0, o1 = part(i, out_unit, out_count, outs)
+        for j in range(kernel_count):
+            k0, k1 = part(j, kernel_unit, kernel_count, kernel)
+            lo, hi = o0 * stride + k0, (o1 - 1) * stride + k1
+            total -= max(0, min(hi, before) - lo) + max(0, hi - max(lo, end))
+    return total
 
 
 @dataclass

@@ -23,7 +23,7 @@ from . import energy
 from .arch import Architecture, Array, Level, Memory
 from .cost import Cost, Mapping, evaluate
 from .search import search
-from .workload import Workload
+from .workload import Workload, window_pads
 
 # Which tensor each scratchpad keeps.
 SCRATCHPADS = ((MemType.INP, "I"), (MemType.WGT, "W"), (MemType.ACC, "O"))
@@ -47,9 +47,10 @@ def architecture(cfg: VTAConfig) -> Architecture:
 
 def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     """The loop bounds of a convolution given in VTA blocks (depthwise: one group per
-    channel)."""
+    channel), with the padding its windows cover."""
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
-    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw))
+    pad = window_pads((s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw))
+    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=pad)
     if s.depthwise:
         return Workload(name, G=c_out, **common)
     return Workload(name, K=c_out, C=c_in, **common)

@@ -24,6 +24,8 @@ class Workload:
     R: int = 1
     S: int = 1
     stride: tuple[int, int] = (1, 1)
+    # (top, left, bottom, right): rows and columns the windows cover outside the input
+    pad: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -33,13 +35,27 @@ class Workload:
     def macs(self) -> int:
         return math.prod(self.bounds.values())
 
+    def input_extent(self) -> tuple[int, int]:
+        """The input rows and columns the windows read, padding left out."""
+        top, left, bottom, right = self.pad
+        return ((self.P - 1) * self.stride[0] + self.R - top - bottom,
+                (self.Q - 1) * self.stride[1] + self.S - left - right)
+
     def tensor_words(self) -> dict[str, int]:
         """Elements of each tensor: W weights, I the inputs the outputs read (the window
-        over the strided rows and columns, padding included), O outputs."""
-        h = (self.P - 1) * self.stride[0] + self.R
-        w = (self.Q - 1) * self.stride[1] + self.S
+        over the strided rows and columns, padding left out), O outputs."""
+        h, w = self.input_extent()
         return {"W": self.G * self.K * self.C * self.R * self.S, "I": self.N * self.G * self.C * h * w,
                 "O": self.N * self.G * self.K * self.P * self.Q}
+
+
+def window_pads(out: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], size: tuple[int, int],
+                top_left: tuple[int, int]) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) padding that windows of `kernel` at `stride` over an
+    input of `size` padded by `top_left` cover: past the input's end, the rows and
+    columns the last window reaches beyond it (none when it stops short)."""
+    bottom, right = (max(0, (o - 1) * st + k - tl - n) for o, k, st, n, tl in zip(out, kernel, stride, size, top_left))
+    return (top_left[0], top_left[1], bottom, right)
 
 
 def of_layer(layer, shapes: dict) -> Workload | None:
@@ -47,13 +63,14 @@ def of_layer(layer, shapes: dict) -> Workload | None:
     depthwise_conv2d), None for the others (pools, adds)."""
     if not isinstance(layer, (ir.Conv2d, ir.DepthwiseConv2d)):
         return None
-    n, c, _, _ = shapes[layer.inputs[0]]
+    n, c, h, w = shapes[layer.inputs[0]]
     _, o, p, q = shapes[layer.name]
     r, s = layer.weight.shape[2:]
     sh, sw = layer.strides
+    pad = window_pads((p, q), (r, s), (sh, sw), (h, w), layer.pads[:2])
     if isinstance(layer, ir.DepthwiseConv2d):
-        return Workload(layer.name, N=n, G=c, K=1, C=1, P=p, Q=q, R=r, S=s, stride=(sh, sw))
-    return Workload(layer.name, N=n, K=o, C=c, P=p, Q=q, R=r, S=s, stride=(sh, sw))
+        return Workload(layer.name, N=n, G=c, K=1, C=1, P=p, Q=q, R=r, S=s, stride=(sh, sw), pad=pad)
+    return Workload(layer.name, N=n, K=o, C=c, P=p, Q=q, R=r, S=s, stride=(sh, sw), pad=pad)
 
 
 def workloads(net: ir.Network) -> list[Workload]:
@@ -78,23 +95,31 @@ def distinct(layers: list[Workload]) -> tuple[list[Workload], list[int]]:
 
 
 def parse_bounds(text: str, name: str = "layer") -> Workload:
-    """A workload from "N=1,K=64,C=64,P=56,Q=56,R=3,S=3,stride=2" (loops left out are 1;
-    stride one number or HxW)."""
+    """A workload from "N=1,K=64,C=64,P=56,Q=56,R=3,S=3,stride=2,pad=1" (loops left out
+    are 1; stride one number or HxW; pad, on both sides, one number or HxW, none by
+    default)."""
     values: dict = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         key = key.strip()
-        if not sep or key not in (*LOOPS, "stride"):
+        if not sep or key not in (*LOOPS, "stride", "pad"):
             raise HwgenError(f"--layer {text!r}: {part!r} is not LOOP=VALUE with LOOP one of "
-                             f"{', '.join(LOOPS)} or stride")
+                             f"{', '.join(LOOPS)}, stride or pad")
         if key in values:
             raise HwgenError(f"--layer {text!r}: {key} is given twice")
-        m = re.fullmatch(r"\s*(\d+)\s*(?:x\s*(\d+)\s*)?", value) if key == "stride" else \
-            re.fullmatch(r"\s*(\d+)\s*", value)
-        if not m or int(m.group(1)) < 1 or (key == "stride" and m.group(2) is not None and int(m.group(2)) < 1):
-            raise HwgenError(f"--layer {text!r}: {key}={value.strip()}; give a positive integer"
-                             + (" or HxW" if key == "stride" else ""))
-        values[key] = (int(m.group(1)), int(m.group(2) or m.group(1))) if key == "stride" else int(m.group(1))
+        pair = key in ("stride", "pad")
+        m = re.fullmatch(r"\s*(\d+)\s*(?:x\s*(\d+)\s*)?" if pair else r"\s*(\d+)\s*", value)
+        least = 0 if key == "pad" else 1
+        if not m or min(int(g) for g in m.groups() if g is not None) < least:
+            raise HwgenError(f"--layer {text!r}: {key}={value.strip()}; give a "
+                             + ("whole number" if key == "pad" else "positive integer") + (" or HxW" if pair else ""))
+        values[key] = (int(m.group(1)), int(m.group(2) or m.group(1))) if pair else int(m.group(1))
     if not values:
         raise HwgenError(f"--layer {text!r}: no loop bounds; e.g. K=64,C=64,P=56,Q=56,R=3,S=3")
-    return Workload(name, **values)
+    if "pad" in values:
+        h, w = values["pad"]
+        values["pad"] = (h, w, h, w)
+    layer = Workload(name, **values)
+    if min(layer.input_extent()) < 1:
+        raise HwgenError(f"--layer {text!r}: the padding leaves no input row or column under the windows")
+    return layer

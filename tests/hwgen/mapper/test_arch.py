@@ -137,13 +137,19 @@ def test_workloads_of_the_zoo_count_the_networks_macs():
     assert len(dw) == 13 and all(w.K == w.C == 1 for w in dw)
     first = workloads(zoo.get("resnet18"))[0]
     assert (first.K, first.C, first.P, first.R, first.stride) == (64, 3, 112, 7, (2, 2))
-    assert first.tensor_words()["I"] == 3 * 229 * 229        # (112 - 1) x 2 + 7 rows and columns
+    # (112 - 1) x 2 + 7 = 229 rows from row -3: 3 above the image and 2 below it are padding
+    assert first.pad == (3, 3, 2, 2) and first.tensor_words()["I"] == 3 * 224 * 224
+    # a 1x1 stride-2 projection reads 55 of the 56 rows and columns: none is padding
+    projection = next(w for w in workloads(zoo.get("resnet18")) if w.R == 1 and w.stride == (2, 2))
+    assert projection.pad == (0, 0, 0, 0) and projection.input_extent() == (2 * projection.P - 1,) * 2
 
 
 @pytest.mark.parametrize("text,want", [
     ("N=1,K=64,C=64,P=56,Q=56,R=3,S=3", {"K": 64, "C": 64, "P": 56, "R": 3, "stride": (1, 1)}),
     ("K=8, C=4, stride=2x1", {"K": 8, "N": 1, "stride": (2, 1)}),
     ("K=8,stride=2", {"stride": (2, 2)}),
+    ("K=8,P=14,Q=14,R=3,S=3,pad=1", {"pad": (1, 1, 1, 1)}),
+    ("P=7,Q=7,R=3,S=1,pad=1x0", {"pad": (1, 0, 1, 0)}),
 ])
 def test_bounds_parse(text, want):
     w = parse_bounds(text)
@@ -156,6 +162,8 @@ def test_bounds_parse(text, want):
     ("K=0", "K=0; give a positive integer"),
     ("K=64,K=32", "K is given twice"),
     ("stride=0x2", "stride=0x2; give a positive integer or HxW"),
+    ("K=4,R=3,pad=-1", "pad=-1; give a whole number or HxW"),
+    ("K=4,R=3,pad=2", "the padding leaves no input row or column under the windows"),
     ("", "no loop bounds"),
 ])
 def test_bad_bounds_are_refused(text, message):

@@ -4,6 +4,7 @@ model's reuse rule) and against hand-counted accesses of a small mapping."""
 import itertools
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -90,9 +91,10 @@ FLAT = Architecture("flat", (Level("DRAM", (Memory("DRAM", ("W", "I", "O"), None
 
 def walked_words(w, inside: dict, outer, t: str) -> int:
     """Walk the loops `outer` (innermost first) over every iteration in order with the
-    actual indices, each tile trimmed at the bounds; skip iterations past a bound
-    (empty); sum the words of the tile at each iteration whose indices of the loops t
-    depends on differ from the last fetched one's."""
+    actual indices, each tile trimmed at the bounds (an input tile also at the input's
+    edges: padding is not read); skip iterations past a bound (empty); sum the words of
+    the tile at each iteration whose indices of the loops t depends on differ from the
+    last fetched one's."""
     order = outer[::-1]
     # each loop's stride per factor: the extent inside times the factors of it further in
     step, scale = {}, dict(inside)
@@ -116,9 +118,16 @@ def walked_words(w, inside: dict, outer, t: str) -> int:
         key = tuple(start[n] for n in sorted(RELEVANT[t]))
         if key != last:
             if t == "I":
-                rows = (ext["P"] - 1) * w.stride[0] + ext["R"]
-                cols = (ext["Q"] - 1) * w.stride[1] + ext["S"]
-                total += ext["N"] * ext["G"] * ext["C"] * rows * cols
+                # the tile's rows and columns in padded coordinates, those in the padding left out
+                top, left, bottom, right = w.pad
+                lengths = []
+                for out, k, st, before, after in (("P", "R", w.stride[0], top, bottom),
+                                                  ("Q", "S", w.stride[1], left, right)):
+                    lo = start[out] * st + start[k]
+                    hi = lo + (ext[out] - 1) * st + ext[k]
+                    end = (bounds[out] - 1) * st + bounds[k] - after
+                    lengths.append(max(0, min(hi, end) - max(lo, before)))
+                total += ext["N"] * ext["G"] * ext["C"] * lengths[0] * lengths[1]
             else:
                 total += math.prod(ext[n] for n in RELEVANT[t])
             last = key
@@ -128,13 +137,19 @@ def walked_words(w, inside: dict, outer, t: str) -> int:
 @pytest.mark.parametrize("seed", range(60))
 def test_partial_tiles_against_a_walk_of_the_loops(seed):
     """Imperfect factors (Ruby): the words each tensor brings from DRAM equal a literal
-    walk's, tile by tile, trimmed at the bounds, each loop split once outside the tile
+    walk's, tile by tile, trimmed at the bounds and (odd seeds) at a padded input's
+    edges, each loop split once outside the tile
     (a loop split again further out, with another loop between its parts, can keep a
     tile across that loop in its last, partial block: the model fetches it again)."""
     rng = np.random.default_rng(seed)
     w = Workload("w", N=int(rng.integers(1, 3)), K=int(rng.integers(1, 7)), C=int(rng.integers(1, 7)),
                  P=int(rng.integers(1, 8)), Q=int(rng.integers(1, 5)), R=int(rng.integers(1, 4)),
                  S=int(rng.integers(1, 3)), stride=(int(rng.integers(1, 3)), 1))
+    if seed % 2:        # padding on every side, at most the kernel's reach less one row of input
+        w = replace(w, pad=(int(rng.integers(0, w.R)), int(rng.integers(0, w.S)), int(rng.integers(0, w.R)),
+                            int(rng.integers(0, w.S))))
+        if min(w.input_extent()) < 1:
+            w = replace(w, pad=(0, 0, 0, 0))
     inside, outer = {}, []
     for n, b in w.bounds.items():
         e = int(rng.integers(1, b + 1))
