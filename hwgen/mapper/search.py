@@ -139,6 +139,7 @@ def _decode(per_loop: list[list[tuple[int, ...]]], index: int) -> list[tuple[int
 
 
 SPATIAL = 8     # the spatial choices a search keeps, by default
+STARTS = 3      # the best blockings of a spatial choice that the descent starts from
 
 
 def search(arch: Architecture, w: Workload, objective: str = "energy", budget: int = 3000, spatial: int = SPATIAL,
@@ -177,18 +178,17 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
         draws = range(size) if size <= share else (rng.randrange(size) for _ in range(share))
         # every bound at the outermost level first: the smallest tiles, so that something fits whenever anything does
         outermost = [tuple(-(-w.bounds[n] // sf[n]) if lv == 0 else 1 for lv in range(levels)) for n in LOOPS]
-        local: _Point | None = None
+        starts: list[_Point] = []      # the best point of each of the best blockings drawn
         for chosen in itertools.chain([outermost], (_decode(per_loop, index) for index in draws)):
             tried += 1
             blocking = _blocking(chosen)
             if not fits(arch, w, Mapping(blocking, sp)):
                 continue
-            for point in _stationary_points(arch, w, sp, chosen, stationaries, objective):
-                costed += 1
-                if local is None or point.value < local.value:
-                    local = point
-        if local is not None:
-            local, n = _climb(arch, w, sp, local, stationaries, objective)
+            points = list(_stationary_points(arch, w, sp, chosen, stationaries, objective))
+            costed += len(points)
+            starts = sorted([*starts, min(points, key=lambda p: p.value)], key=lambda p: p.value)[:STARTS]
+        for start in starts:
+            local, n = _climb(arch, w, sp, start, stationaries, objective)
             costed += n
             if best is None or local.value < best[0].value:
                 best = (local, k)
