@@ -14,8 +14,11 @@ The spatial choices are ranked by the PEs they use and the best `spatial` kept; 
 each, the blocking with every bound at the outermost level comes first (the smallest
 tiles), then the level splits, all of them when few, else `budget / spatial` drawn
 (seeded per spatial choice); each blocking that fits every memory is costed with every
-choice of stationary tensors. The spatial choices are independent: a search may be
-split into parts (`part`) run anywhere and joined (`join`) into the same result."""
+choice of stationary tensors. From the `STARTS` best blockings of each spatial choice
+the search descends (`_climb`) while moving one prime factor between two levels, or
+taking other stationary tensors, improves the objective. The spatial choices are
+independent: a search may be split into parts (`part`) run anywhere and joined
+(`join`) into the same result."""
 from __future__ import annotations
 
 import itertools
