@@ -4,7 +4,8 @@ outermost (DRAM) in, a PE array and a MAC, read from YAML and checked before any
 A level holds some of the three tensors (W weights, I inputs, O outputs/partial sums),
 has a size (none: unbounded, DRAM), a word width, energies per word read and written
 (by default from its size, `energy.access_pj`), optionally a bandwidth in words per
-cycle, double buffering, and whether each PE has its own instance (register files). The
+cycle, double buffering, whether each PE has its own instance (register files), and
+fixed cycles per tile started (`step_cycles`). The
 array has PEs along one or more dimensions, the loops each dimension may unroll, a hop
 energy, and whether a small layer may be replicated over idle PEs."""
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Level:
     memories: tuple[Memory, ...]
     double_buffered: bool = False
     per_pe: bool = False
+    step_cycles: int = 0        # fixed cycles each time a tile of this level starts (issue, sync)
 
     @property
     def holds(self) -> tuple[str, ...]:
@@ -148,7 +150,7 @@ def _memory(d: dict, name: str, where: str) -> Memory:
 
 def _level(doc, where: str) -> Level:
     """A level: one memory's fields beside its name, or `memories`, a list of them."""
-    common = {"name": str}, {"double_buffered": bool, "per_pe": bool}
+    common = {"name": str}, {"double_buffered": bool, "per_pe": bool, "step_cycles": int}
     if isinstance(doc, dict) and "memories" in doc:
         d = json_fields(doc, where, {**common[0], "memories": list}, common[1])
         mems = []
@@ -161,7 +163,10 @@ def _level(doc, where: str) -> Level:
     else:
         d = json_fields(doc, where, {**common[0], "word_bits": int, "holds": list}, {**common[1], **MEMORY_FIELDS})
         mems = [_memory(d, d["name"], where)]
-    return Level(d["name"], tuple(mems), d.get("double_buffered", False), d.get("per_pe", False))
+    if d.get("step_cycles", 0) < 0:
+        raise HwgenError(f"{where}: step_cycles {d['step_cycles']} must be at least 0")
+    return Level(d["name"], tuple(mems), d.get("double_buffered", False), d.get("per_pe", False),
+                 d.get("step_cycles", 0))
 
 
 def from_doc(doc, where: str) -> Architecture:

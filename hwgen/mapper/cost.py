@@ -12,7 +12,11 @@ Reuse follows the loop order: the tile of a tensor that a level holds is fetched
 whenever an index the tensor depends on changes in the loops outside that level,
 except across the innermost run of loops it does not depend on (the tile stays:
 stationary). Partial sums that leave a level before their reduction ends are written
-back and read again."""
+back and read again.
+
+Time is the compute steps (plus each level's fixed cost per tile started) or the
+busiest memory's transfers, whichever is longer, plus what double buffering cannot
+hide: the first tiles' loads and the last output tile's write-back."""
 from __future__ import annotations
 
 import itertools
@@ -234,5 +238,33 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     transfer = [math.ceil(sum(a["reads"] + a["writes"] for (name, _), a in accesses.items() if name == mem.name)
                           / mem.bandwidth)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]
-    cycles = max([steps, *transfer])
+    # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
+    started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
+                  for i, lv in enumerate(arch.levels) if lv.step_cycles)
+    fill, drain = _fill_and_drain(arch, w, m)
+    cycles = fill + max([steps + started, *transfer]) + drain
     return Cost(accesses, energy, macs, cycles, macs / (cycles * arch.array.pes))
+
+
+def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:
+    """The cycles no compute overlaps on double-buffered levels: bringing in their first
+    tiles of W and I before the first step (fill), and sending their last tile of O out
+    after the last (drain), each at the bandwidth of the memory it comes from or goes to
+    (none: free). A per-PE level's tiles go to every PE that needs a distinct one."""
+    fill = drain = 0.0
+    inner_shared = array_level(arch)
+    for i, lv in enumerate(arch.levels):
+        if not lv.double_buffered:
+            continue
+        inside = extents(arch, m, i)
+        for t in lv.holds:
+            parent = arch.levels[max(j for j in range(i) if t in arch.levels[j].holds)].memory_of(t)
+            if not parent.bandwidth:
+                continue
+            copies = math.prod(f for dim in m.spatial for n, f in dim if n in RELEVANT[t]) if i > inner_shared else 1
+            words = tile_words(w, t, inside) * copies / parent.bandwidth
+            if t == "O":
+                drain += words
+            else:
+                fill += words
+    return math.ceil(fill), math.ceil(drain)

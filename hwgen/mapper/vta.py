@@ -2,7 +2,8 @@
 DRAM behind the AXI bus (its bytes per cycle the bandwidth); ACC, which keeps the
 outputs of a group of tiles while their reduction runs (ACC_WIDTH-bit words; groups
 alternate between its halves); INP and WGT side by side, which the steps of a group
-refill (8-bit words, double buffered); each its depth times its entry size; and the
+refill (8-bit words, double buffered; each step's instructions, tokens and micro-op
+load cost the compiler's STEP_CYCLES); each its depth times its entry size; and the
 GEMM core as a BATCH x BLOCK_OUT x BLOCK_IN array that unrolls N, K and C.
 
 `tiling_mapping` writes a tiling of the compiler (hwgen.compiler.tiling) as a mapping
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from ..compiler import ir
 from ..compiler.mapping import conv_shape
-from ..compiler.tiling import ConvShape, Tiling, blocks
+from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, blocks
 from ..config import VTAConfig
 from ..errors import HwgenError
 from ..geometry import geometry
@@ -40,7 +41,8 @@ def architecture(cfg: VTAConfig) -> Architecture:
         pj = energy.access_pj(size, bits)
         pads[mt] = Memory(mt.name, (tensor,), size, bits, pj, pj)
     levels = (Level("DRAM", (dram,)), Level("accumulators", (pads[MemType.ACC],), double_buffered=True),
-              Level("inputs and weights", (pads[MemType.INP], pads[MemType.WGT]), double_buffered=True))
+              Level("inputs and weights", (pads[MemType.INP], pads[MemType.WGT]), double_buffered=True,
+                    step_cycles=STEP_CYCLES))
     array = Array((cfg.batch, cfg.block_out, cfg.block_in), (("N",), ("K",), ("C",)), replication=False)
     return Architecture(f"vta-{cfg.name}", levels, array).check(f"configuration {cfg.name}")
 

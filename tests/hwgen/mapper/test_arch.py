@@ -10,6 +10,7 @@ import yaml
 
 from hwgen import HwgenError, load_config
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.tiling import STEP_CYCLES
 from hwgen.mapper import load_architecture, parse_bounds, shipped, workloads
 from hwgen.mapper.energy import access_pj
 from hwgen.mapper.vta import architecture
@@ -72,6 +73,7 @@ def _with(path, **change):
     ({"level1__banks": 4}, "levels[1]: unknown field 'banks'"),
     ({"level1__word_bits": "16"}, "field 'word_bits' must be"),
     ({"level0__per_pe": True}, "per_pe, but a level inside it is shared"),
+    ({"level1__step_cycles": -1}, "levels[1]: step_cycles -1 must be at least 0"),
     ({"array__unroll": [["K"]]}, "one unroll list per dimension (unroll has 1)"),
     ({"array__unroll": [["K"], ["Z"]]}, "unroll[1] is ['Z']; give loops of N, G, K, C, P, Q, R, S"),
     ({"array__dims": [4, 0]}, "dims [4, 0] must be positive"),
@@ -119,6 +121,8 @@ def test_vta_configurations_convert_from_their_fields(name):
     acc, pads = arch.levels[1:]
     assert [m.name for m in acc.memories] == ["ACC"] and acc.holds == ("O",) and acc.double_buffered
     assert [m.name for m in pads.memories] == ["INP", "WGT"] and pads.holds == ("W", "I") and pads.double_buffered
+    # each step (an INP/WGT tile) costs what the compiler's cycle model charges a GEMM step
+    assert pads.step_cycles == STEP_CYCLES and acc.step_cycles == 0
     # VTA's LOG_*_BUFF_SIZE fields are log2 of bytes
     assert [m.size_bytes for m in (*pads.memories, *acc.memories)] == [
         1 << f["LOG_INP_BUFF_SIZE"], 1 << f["LOG_WGT_BUFF_SIZE"], 1 << f["LOG_ACC_BUFF_SIZE"]]

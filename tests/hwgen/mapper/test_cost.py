@@ -63,6 +63,36 @@ def test_hand_counted_accesses():
     assert c.cycles == math.ceil(moved / 16) and c.utilization == pytest.approx(c.macs / (c.cycles * 256))
 
 
+def test_double_buffering_leaves_the_first_loads_and_the_last_store_and_each_step_costs_its_start():
+    """A VTA-like hierarchy by hand: DRAM at 4 words a cycle; an output buffer and an
+    input/weight buffer, both double buffered, the latter costing 10 cycles per tile
+    started; 2 PEs unrolling K. Layer K=4, C=8, P=6 (1x1): P 2 over DRAM; the output
+    buffer keeps K 4 x P 3 while K 2 (innermost) and C 2 run; an input/weight tile is
+    C 4 x P 3 inputs and C 4 x K 2 weights."""
+    arch = Architecture("hand", (
+        Level("DRAM", (Memory("DRAM", ("W", "I", "O"), None, 8, 1.0, 1.0, 4.0),)),
+        Level("out", (Memory("OUT", ("O",), 1 << 20, 8, 1.0, 1.0),), double_buffered=True),
+        Level("in", (Memory("INP", ("I",), 1 << 20, 8, 1.0, 1.0), Memory("WGT", ("W",), 1 << 20, 8, 1.0, 1.0)),
+              double_buffered=True, step_cycles=10)), Array((2,), (("K",),), replication=False))
+    w = Workload("w", K=4, C=8, P=6)
+    m = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
+    c = evaluate(arch, w, m)
+    steps = 4 * 8 * 6 // 2                        # MACs over 2 PEs: 96
+    started = 10 * 2 * 2 * 2                      # an input/weight tile starts per P, C and K outside it
+    # weights: 8-word tiles, 8 of them (none stays across K, C, P); inputs: once (they stay
+    # across the innermost K); outputs: written once
+    assert c.accesses["DRAM", "W"]["reads"] == 64 and c.accesses["DRAM", "I"]["reads"] == 48
+    assert c.accesses["DRAM", "O"] == {"reads": 0, "writes": 24}
+    transfer = math.ceil((64 + 48 + 24) / 4)      # 34 cycles: below the compute
+    fill = math.ceil((4 * 3 + 4 * 2) / 4)         # the first input tile and weight tile
+    drain = math.ceil(4 * 3 / 4)                  # the last output tile
+    assert c.cycles == fill + max(steps + started, transfer) + drain == 5 + 176 + 3
+    # without double buffering nothing is added; without the start cost neither
+    plain = Architecture("plain", tuple(replace(lv, double_buffered=False, step_cycles=0) for lv in arch.levels),
+                         arch.array)
+    assert evaluate(plain, w, m).cycles == steps
+
+
 def test_keeping_a_tensor_stationary_saves_its_refetches():
     """The same blocking with C and K swapped at DRAM: K innermost keeps the inputs'
     tile (independent of K) for both K steps, C innermost keeps the outputs'."""
