@@ -70,6 +70,16 @@ def check_mapping(arch: Architecture, w: Workload, m: Mapping) -> None:
                          f"{w.bounds[short[0]]}")
 
 
+def spatial_factors(spatial) -> dict[str, int]:
+    """Each loop's unrolling over all array dimensions (the product of its spatial
+    factors; 1 for a loop not unrolled), from a mapping's `spatial` lists."""
+    out = dict.fromkeys(LOOPS, 1)
+    for dim in spatial:
+        for n, f in dim:
+            out[n] *= f
+    return out
+
+
 def extents(arch: Architecture, m: Mapping, level: int) -> dict[str, int]:
     """Each loop's extent inside `level`: the temporal factors of it and the levels
     within it, and the spatial ones when the level is shared (the array is inside it)."""
@@ -188,11 +198,11 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     """The cost of running workload `w` on `arch` as `m` maps it (checked first)."""
     check_mapping(arch, w, m)
     inner_shared = array_level(arch)
-    spatial = [lp for dim in m.spatial for lp in dim]
+    unrolled = spatial_factors(m.spatial)
     # time steps: along each loop, its array passes (the temporal tiles past its bound
     # are empty, the last one partial)
-    steps = math.prod(-(-b // math.prod(f for n, f in spatial if n == loop)) for loop, b in w.bounds.items())
-    pes = math.prod(f for _, f in spatial)
+    steps = math.prod(-(-b // unrolled[loop]) for loop, b in w.bounds.items())
+    pes = math.prod(unrolled.values())
     accesses: dict[tuple[str, str], dict[str, int]] = {}
 
     def count(mem, t, kind, n):
@@ -204,12 +214,9 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             inside = extents(arch, m, child)
             # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
             below = parent <= inner_shared < child
-            spread = {}
-            for n, f in (spatial if below else ()):
-                spread[n] = spread.get(n, 1) * f
             # loops of the levels from the child's parent outward decide the refetches
             loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]
-            moved = fetched_words(w, t, inside, loops, spread)
+            moved = fetched_words(w, t, inside, loops, unrolled if below else None)
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
@@ -222,7 +229,7 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
         # per-PE one in every PE, a shared one once per distinct word the PEs take
         # (sent to several, or reduced across them, where a spatial loop is irrelevant)
         innermost = arch.levels[chain[-1]]
-        per_step = pes if innermost.per_pe else math.prod(f for n, f in spatial if n in RELEVANT[t])
+        per_step = pes if innermost.per_pe else math.prod(unrolled[n] for n in RELEVANT[t])
         iterations = steps * per_step
         count(innermost.memory_of(t), t, "reads", iterations)
         if t == "O":
@@ -252,7 +259,7 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, i
     after the last (drain), each at the bandwidth of the memory it comes from or goes to
     (none: free). A per-PE level's tiles go to every PE that needs a distinct one."""
     fill = drain = 0.0
-    inner_shared = array_level(arch)
+    inner_shared, unrolled = array_level(arch), spatial_factors(m.spatial)
     for i, lv in enumerate(arch.levels):
         if not lv.double_buffered:
             continue
@@ -261,7 +268,7 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, i
             parent = arch.levels[max(j for j in range(i) if t in arch.levels[j].holds)].memory_of(t)
             if not parent.bandwidth:
                 continue
-            copies = math.prod(f for dim in m.spatial for n, f in dim if n in RELEVANT[t]) if i > inner_shared else 1
+            copies = math.prod(unrolled[n] for n in RELEVANT[t]) if i > inner_shared else 1
             words = tile_words(w, t, inside) * copies / parent.bandwidth
             if t == "O":
                 drain += words

@@ -21,6 +21,7 @@ independent: a search may be split into parts (`part`) run anywhere and joined
 (`join`) into the same result."""
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from ..errors import HwgenError
 from .arch import LOOPS, TENSORS, Architecture
-from .cost import RELEVANT, Cost, Mapping, evaluate, extents, tile_words
+from .cost import RELEVANT, Cost, Mapping, evaluate, extents, spatial_factors, tile_words
 from .workload import Workload
 
 OBJECTIVES = ("energy", "cycles", "edp")
@@ -79,19 +80,12 @@ def spatial_options(arch: Architecture, w: Workload, keep: int, mapspace: str = 
             opts = [o for o in opts if any(n == dataflow[d] for n, _ in o)]
         per_dim.append(opts)
 
-    def spread(combo) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for dim in combo:
-            for n, f in dim:
-                out[n] = out.get(n, 1) * f
-        return out
-
     def useful(factors: dict[str, int]) -> float:
         # PEs busy on average: a factor f of bound b leaves the last of ceil(b / f) rounds partial
         return math.prod(w.bounds[n] / math.ceil(w.bounds[n] / f) for n, f in factors.items())
     ranked = []
     for combo in itertools.product(*per_dim):
-        factors = spread(combo)
+        factors = {n: f for n, f in spatial_factors(combo).items() if f > 1}
         if all(f <= w.bounds[n] and (remainders or w.bounds[n] % f == 0) for n, f in factors.items()):
             ranked.append((useful(factors), combo))
     ranked.sort(key=lambda r: r[0], reverse=True)
@@ -174,7 +168,7 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
         if k % part[1] != part[0]:
             continue
         rng = random.Random(f"{seed}:{k}")     # the same draws wherever the choice is searched
-        sf = {n: math.prod(f for dim in sp for m, f in dim if m == n) for n in LOOPS}
+        sf = spatial_factors(sp)
         per_loop = [splits(-(-w.bounds[n] // sf[n]), levels, mapspace == "ruby") for n in LOOPS]
         size = math.prod(len(s) for s in per_loop)
         share = max(1, budget // len(options))
@@ -234,11 +228,24 @@ def _stationary_points(arch, w, sp, chosen, stationaries, objective):
             yield _point(arch, w, sp, chosen, stat, objective, m)
 
 
+@functools.lru_cache(maxsize=None)
+def _primes(n: int) -> tuple[int, ...]:
+    """The distinct prime factors of n (the descent asks for them at every move)."""
+    out, p = [], 2
+    while p * p <= n:
+        if n % p == 0:
+            out.append(p)
+            while n % p == 0:
+                n //= p
+        p += 1
+    return (*out, n) if n > 1 else tuple(out)
+
+
 def _moves(chosen: list[tuple[int, ...]]):
     """The blockings one prime factor of one loop away: moved from one level to another."""
     for i, factors in enumerate(chosen):
         for a, fa in enumerate(factors):
-            for p in {q for q in range(2, fa + 1) if fa % q == 0 and all(q % r for r in range(2, q))}:
+            for p in _primes(fa):
                 for b in range(len(factors)):
                     if b != a:
                         moved = list(factors)
