@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -43,6 +45,15 @@ class CompiledLayer:
     def predicted_cycles(self) -> int | None:
         """The program's cycles from the cycle model (hwgen.program.timing), None on the host."""
         return None if self.program is None else predict(self.program)
+
+    def lowered(self) -> tuple[object, list]:
+        """The layer and input shapes the program is lowered from: without the padding
+        the host writes, input 0 that much larger."""
+        if self.padding is None:
+            return self.layer, self.in_shapes
+        (top, left, bottom, right), _ = self.padding
+        n, c, h, w = self.in_shapes[0]
+        return without_padding(self.layer), [(n, c, h + top + bottom, w + left + right), *self.in_shapes[1:]]
 
     def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
         """NCHW input k in the blocked layout of the program's region "in{k}" (input 0
@@ -93,13 +104,19 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
     jobs = min(jobs or _default_jobs(), len(work))
     pool = None
     if jobs > 1 and len(work) >= PARALLEL_LAYERS and not multiprocessing.current_process().daemon:
-        pool = multiprocessing.get_context("fork").Pool(jobs)
+        # a worker that dies (killed, out of memory) fails the compile here instead of
+        # leaving its layer's result awaited forever, as multiprocessing.Pool would
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
     try:
-        tasks = ((c, cfg, options) for c in work)
-        lowered = map(_lower, tasks) if pool is None else pool.imap(_lower, tasks)   # in order
+        tasks = [(c, cfg, options) for c in work]
+        lowered = map(_lower, tasks) if pool is None else pool.map(_lower, tasks)   # in order
         for k, c in enumerate(out):
             if c.where == "vta":
-                result = next(lowered)
+                try:
+                    result = next(lowered)
+                except BrokenProcessPool as e:
+                    raise RuntimeError(f"a process lowering the layers of {net.name} ended unexpectedly "
+                                       f"(out of memory?); HWGEN_JOBS=1 lowers them in this process") from e
                 if isinstance(result, str):
                     raise HwgenError(result)
                 c.program, c.plan = result
@@ -107,7 +124,7 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
                 progress(k + 1, len(out), c.layer.name)
     finally:
         if pool is not None:
-            pool.terminate()
+            pool.shutdown(cancel_futures=True)
     return out
 
 
@@ -132,21 +149,11 @@ def _lower(job):
     """(program, plan) of a compiled layer `job` = (CompiledLayer, cfg, options), or
     the message of the bad input it is (an error's type may not survive pickling)."""
     c, cfg, options = job
-    lowered, lowered_shapes = _padded(c.layer, c.in_shapes, c.padding)
+    layer, shapes = c.lowered()
     try:
-        return lower_layer(lowered, cfg, lowered_shapes, options)
+        return lower_layer(layer, cfg, shapes, options)
     except HwgenError as e:
         return str(e)
-
-
-def _padded(layer, shapes, padding):
-    """The layer and input shapes the program is lowered from: without the padding
-    the host writes, input 0 that much larger."""
-    if padding is None:
-        return layer, shapes
-    (top, left, bottom, right), _ = padding
-    n, c, h, w = shapes[0]
-    return without_padding(layer), [(n, c, h + top + bottom, w + left + right), *shapes[1:]]
 
 
 def save_compiled(directory: Path, net: ir.Network, cfg, compiled: list[CompiledLayer]) -> None:

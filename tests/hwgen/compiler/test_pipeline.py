@@ -1,11 +1,12 @@
 """The compiler's pipeline: layers lowered in worker processes give the programs one
 process gives, and bad input found in a worker is reported as bad input."""
 import multiprocessing
+import os
 
 import pytest
 
 from hwgen import load_config
-from hwgen.compiler import ir
+from hwgen.compiler import ir, pipeline
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import PARALLEL_LAYERS, compile_network
@@ -40,6 +41,16 @@ def test_a_worker_s_bad_input_is_bad_input():
     options = MappingOptions(tilings={conv.name: Tiling(th=64, tw=64, tco=64, tci=64, oc_n=2, h_n=2, reuse=True)})
     with pytest.raises(HwgenError, match=f"{conv.name}: tiling .* does not fit"):
         compile_network(net, load_config("default"), options, jobs=2)
+
+
+def _dies(job):
+    os._exit(1)
+
+
+def test_a_worker_that_dies_fails_the_compile_instead_of_waiting_for_it(monkeypatch):
+    monkeypatch.setattr(pipeline, "_lower", _dies)        # the forked workers see it too
+    with pytest.raises(RuntimeError, match="ended unexpectedly .* HWGEN_JOBS=1"):
+        compile_network(zoo.get("resnet18", size=32, classes=10), load_config("default"), jobs=2)
 
 
 def test_a_daemon_process_lowers_alone():
