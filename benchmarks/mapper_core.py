@@ -33,7 +33,7 @@ def measure(config: str, network: str, budget: int) -> dict:
     arch = architecture(cfg)
     layers = {e["name"]: e for e in run["layers"]}
     rows = []
-    for c, s, w, cost in tiling_costs(cfg, net, compiled):
+    for c, s, w, cost in tiling_costs(cfg, compiled):
         e = layers[c.layer.name]
         dram = {t: a["reads"] + a["writes"] for (mem, t), a in cost.accesses.items() if mem == "DRAM"}
         model_bytes = sum(dram.values())

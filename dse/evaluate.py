@@ -173,12 +173,12 @@ def _measure(job: Job) -> dict:
                tsim_seconds=run["wall_seconds"])
     if not run["matches_reference"]:
         return {**out, "status": "mismatch", "message": "tsim's output differs from the network's reference"}
-    energy = network_energy(cfg, net, compiled)
+    energy = network_energy(cfg, compiled)
     out["energy_pj"] = round(energy["energy_pj"], 1)
     out["energy"] = {"by_memory_pj": {k: round(v, 1) for k, v in energy["by_memory"].items()},
                      "not_costed": energy["not_costed"]}
     if job.mapper_budget is not None:
-        best = best_mapping_energy(cfg, net, compiled, job.mapper_budget)
+        best = best_mapping_energy(cfg, compiled, job.mapper_budget)
         out["best_energy_pj"] = round(best["energy_pj"], 1)
         out["energy"]["best_by_layer_pj"] = {k: round(v, 1) for k, v in best["layers"].items()}
     if job.fpga is not None:

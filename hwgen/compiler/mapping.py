@@ -23,7 +23,7 @@ from ..errors import HwgenError
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
-from .requant import AddRequant, Requant, bias_entries
+from .requant import AddRequant, Requant, bias_entries, conv_passes
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
@@ -149,11 +149,8 @@ def conv_shape(cfg, layer, x, add: ir.Add | None = None) -> ConvShape:
     o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
     rq = Requant.of(layer, o)
     add_rq = None if add is None else AddRequant.of(add)
-    floor = len(Requant(1, rq.clip).passes(cfg.ALU_EXT))         # SHR and the clip
-    passes = len(rq.passes(cfg.ALU_EXT)) - floor
-    if add_rq is not None:   # beyond a floor shift's ADD, SHR and clip
-        passes += add_rq.pass_count(cfg.ALU_EXT) - 1 - floor
-    extra = {"bias_entries": bias_entries(rq, add_rq), "epilogue_passes": max(passes, 0),
+    residual = None if add is None else add_rq or Requant(add.shift, tuple(add.clip))
+    extra = {"bias_entries": bias_entries(rq, add_rq), "passes": conv_passes(rq, residual, cfg.ALU_EXT),
              "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN)}
     kh, kw = layer.weight.shape[2:]
     pad = layer.pads[:2]            # (top, left); the lowering needs bottom = top and right = left

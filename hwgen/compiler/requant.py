@@ -101,11 +101,20 @@ class AddRequant:
         return AddRequant(tuple(int(z != 0) for z in self.in_zero),
                           tuple(w if w == IDENTITY else 0 for w in self.words), int(self.n > 0), self.out.timing())
 
-    def pass_count(self, alu_ext: bool) -> int:
-        """ALU passes: the zero points' ADDs, the SCLs by multipliers other than 1, the
-        ADD, the rounding SCL (n > 0), the clip and zero point."""
-        return (sum(z != 0 for z in self.in_zero) + sum(w != IDENTITY for w in self.words) + 1 + (self.n > 0)
-                + len(self.out.passes(alu_ext)))
+    def passes(self, alu_ext: bool) -> list[tuple[AluOp, int | None]]:
+        """The ALU passes in order (as `Requant.passes`): for each input the ADD of its
+        negated zero point and its SCL by a multiplier other than 1, the ADD of the two,
+        the rounding SCL (n > 0), then the clip and zero point."""
+        ops: list[tuple[AluOp, int | None]] = []
+        for zero, word in zip(self.in_zero, self.words):
+            if zero:
+                ops.append((AluOp.ADD, -zero))
+            if word != IDENTITY:
+                ops.append((AluOp.SCL, None))
+        ops.append((AluOp.ADD, None))
+        if self.n:
+            ops.append((AluOp.SCL, scl_word(1, self.n)))
+        return ops + self.out.passes(alu_ext)
 
     @classmethod
     def of(cls, add: ir.Add, first: int = 0) -> "AddRequant | None":
@@ -134,3 +143,15 @@ def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: i
     if add is not None:
         cols += [np.full(channels, w, np.int32) for w in add.words]
     return np.stack(cols, axis=1)
+
+
+def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: bool) -> list[tuple[AluOp, int | None]]:
+    """Every ALU pass over an output entry of a convolution, in order: the bias copy
+    (ADD 0), `rq`'s passes, and a fused residual's: its ADD and the add's `Requant`, or
+    an imported add's `AddRequant` passes."""
+    ops: list[tuple[AluOp, int | None]] = [(AluOp.ADD, 0), *rq.passes(alu_ext)]
+    if isinstance(residual, AddRequant):
+        ops += residual.passes(alu_ext)
+    elif residual is not None:
+        ops += [(AluOp.ADD, None), *residual.passes(alu_ext)]
+    return ops

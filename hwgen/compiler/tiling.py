@@ -31,10 +31,11 @@ from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
-from ..geometry import BOUNDARY_BYTES, alu_interval, gemm_interval, geometry
+from ..geometry import BOUNDARY_BYTES, LATE_OPS, alu_interval, gemm_interval, geometry
 from ..isa import MemType
 from ..program.timing import (LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED,
                               UNIT_FIXED)
+from .requant import Requant, conv_passes
 
 
 def blocks(n: int, blk: int) -> int:
@@ -50,9 +51,8 @@ class ConvShape:
     reads input block c alone, with block-diagonal weights (cib == cob; tiles of one
     channel block); `bias_entries`: ACC entries per output channel block of the bias
     region (the bias, and an imported model's SCL words, `requant.bias_entries`);
-    `epilogue_passes`: ALU passes per output entry beyond a floor shift's (SHR and
-    the clip, and a fused residual's ADD, SHR and clip), each counted as a
-    two-operand pass; `pad_min`: the input is padded with -128 (pad-min loads, an
+    `alu_mix`: the ALU passes over each output entry (`requant.conv_passes`) counted
+    by kind (`ALU_KINDS`); `pad_min`: the input is padded with -128 (pad-min loads, an
     imported model's uint8 input whose zero point is 0)."""
     nb: int
     cib: int
@@ -68,7 +68,7 @@ class ConvShape:
     residual: bool = False
     depthwise: bool = False
     bias_entries: int = 1
-    epilogue_passes: int = 0
+    alu_mix: tuple[int, int, int, int] = (0, 0, 0, 0)
     pad_min: bool = False
 
     def __post_init__(self):
@@ -91,10 +91,14 @@ class ConvShape:
 
     @classmethod
     def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0),
-           residual: bool = False, depthwise: bool = False, bias_entries: int = 1, epilogue_passes: int = 0,
+           residual: bool = False, depthwise: bool = False, bias_entries: int = 1, passes=None,
            pad_min: bool = False):
+        """`passes`: the ALU passes over each output entry (`requant.conv_passes`; by
+        default a floor shift's, and a fused residual's)."""
+        if passes is None:
+            passes = conv_passes(Requant(1), Requant(1) if residual else None, cfg.ALU_EXT)
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
-                   stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, epilogue_passes, pad_min)
+                   stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, alu_mix(passes), pad_min)
 
 
 @dataclass(frozen=True)
@@ -325,21 +329,19 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     one's epilogue stand alone; without it everything adds up. Not overlapped either
     way: the first step's loads, and the last group's store. `b` and `n`: the
     schedule's dram_bytes and instructions, when already known."""
-    bus, gemm_iv, imm, late, two = _rates(cfg)
+    bus, gemm_iv, (imm, *_) = _rates(cfg)
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
     n = instructions(cfg, s, t) if n is None else n
     H, W, _ = _dims(s, t)
     gemm = s.nb * s.cob * s.cig * s.kh * s.kw * s.oh * s.ow * gemm_iv + STEP_CYCLES * n.steps
     entries = s.nb * s.cob * s.oh * s.ow
-    clips = 1 if cfg.ALU_EXT else 2                       # CLP, or MAX and MIN
-    copy, epilogue = imm * entries, (imm + clips * late) * entries  # bias copy; SHR, clip
-    epilogue += s.epilogue_passes * two * entries
-    passes = 2 + clips + s.epilogue_passes
+    per_entry, passes = alu_work(cfg, s)
+    copy, epilogue = imm * entries, (per_entry - imm) * entries
     acc_loads = n.groups
-    if s.residual:   # the shortcut's load (on the compute module) and ADD, SHR, clip
-        epilogue += (two + imm + clips * late) * entries + b["ACC_8BIT"] // bus
-        passes, acc_loads = passes + 2 + clips, acc_loads + n.stores
+    if s.residual:   # the shortcut's load runs on the compute module
+        epilogue += b["ACC_8BIT"] // bus
+        acc_loads += n.stores
     round_trip = (MEMORY_LATENCY + LOAD_BURST) / cfg.AXI_MAX_INFLIGHT
     fixed = UNIT_FIXED * n.tiles * passes + int((LOAD_FIXED + round_trip) * acc_loads)
     if cfg.COMPUTE_OVERLAP:
@@ -361,12 +363,27 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
 
 
+# The kinds of ALU pass by their issue interval: (immediate operand, LATE_OPS opcode).
+ALU_KINDS = ((True, False), (True, True), (False, False), (False, True))
+
+
+def alu_mix(passes) -> tuple[int, int, int, int]:
+    """How many of `passes` ((opcode, immediate or None) each) are of each ALU_KINDS."""
+    kinds = [(imm is not None, op in LATE_OPS) for op, imm in passes]
+    return tuple(kinds.count(k) for k in ALU_KINDS)
+
+
+def alu_work(cfg, s: ConvShape) -> tuple[int, int]:
+    """(ALU cycles, ALU passes) per output ACC entry of convolution `s`: its passes
+    (`alu_mix`) at the issue intervals of `cfg`."""
+    return sum(n * iv for n, iv in zip(s.alu_mix, _rates(cfg)[2])), sum(s.alu_mix)
+
+
 @lru_cache(maxsize=256)
-def _rates(cfg) -> tuple[int, int, int, int, int]:
-    """(bus bytes, GEMM interval, ALU intervals: with an immediate, with an immediate
-    and late, with two operands) of `cfg`: predicted_cycles runs for every candidate."""
-    return (geometry(cfg).bus_bytes, gemm_interval(cfg), alu_interval(cfg, True, False),
-            alu_interval(cfg, True, True), alu_interval(cfg, False, False))
+def _rates(cfg) -> tuple[int, int, tuple[int, ...]]:
+    """(bus bytes, GEMM interval, ALU interval of each ALU_KINDS) of `cfg`:
+    predicted_cycles runs for every candidate."""
+    return (geometry(cfg).bus_bytes, gemm_interval(cfg), tuple(alu_interval(cfg, *k) for k in ALU_KINDS))
 
 
 @lru_cache(maxsize=256)

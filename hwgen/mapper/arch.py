@@ -7,7 +7,8 @@ has a size (none: unbounded, DRAM), a word width, energies per word read and wri
 cycle, double buffering, whether each PE has its own instance (register files), and
 fixed cycles per tile started (`step_cycles`). The
 array has PEs along one or more dimensions, the loops each dimension may unroll, a hop
-energy, and whether a small layer may be replicated over idle PEs."""
+energy, whether a small layer may be replicated over idle PEs, and whether the vector
+unit that finishes the outputs (a workload's epilogue) runs beside it."""
 from __future__ import annotations
 
 import math
@@ -30,7 +31,9 @@ SHIPPED = Path(__file__).resolve().parent / "archs"
 @dataclass(frozen=True)
 class Memory:
     """One memory of a level: the tensors it keeps, its capacity (None: unbounded),
-    word width, energies per word and bandwidth in words per cycle (None: no bound)."""
+    word width, energies per word and bandwidth in words per cycle (None: no bound),
+    shared by reads and writes unless `duplex` (separate read and write channels, as
+    AXI's, each of that bandwidth)."""
     name: str
     holds: tuple[str, ...]
     size_bytes: int | None
@@ -38,6 +41,7 @@ class Memory:
     read_pj: float
     write_pj: float
     bandwidth: float | None = None
+    duplex: bool = False
 
     @property
     def words(self) -> int | None:
@@ -69,6 +73,9 @@ class Array:
     unroll: tuple[tuple[str, ...], ...]
     hop_pj: float = energy.HOP_PJ
     replication: bool = True
+    # a vector unit beside the array works on an output tile while the array computes
+    # the next (else after it, in series): see the workloads' epilogue
+    vector_overlap: bool = True
 
     @property
     def pes(self) -> int:
@@ -134,7 +141,7 @@ class Architecture:
         return self
 
 
-MEMORY_FIELDS = {"size_bytes": int, "read_pj": float, "write_pj": float, "bandwidth": float}
+MEMORY_FIELDS = {"size_bytes": int, "read_pj": float, "write_pj": float, "bandwidth": float, "duplex": bool}
 
 
 def _memory(d: dict, name: str, where: str) -> Memory:
@@ -145,7 +152,7 @@ def _memory(d: dict, name: str, where: str) -> Memory:
         else energy.access_pj(size, d["word_bits"])
     read = float(d.get("read_pj", default))
     return Memory(name, tuple(d["holds"]), size, d["word_bits"], read, float(d.get("write_pj", read)),
-                  d.get("bandwidth"))
+                  d.get("bandwidth"), d.get("duplex", False))
 
 
 def _level(doc, where: str) -> Level:
@@ -173,13 +180,13 @@ def from_doc(doc, where: str) -> Architecture:
     """An architecture from its YAML document (already parsed); errors name `where`."""
     d = json_fields(doc, where, {"name": str, "levels": list, "array": dict}, {"mac_pj": float})
     levels = tuple(_level(lv, f"{where}: levels[{k}]") for k, lv in enumerate(d["levels"]))
-    a = json_fields(d["array"], f"{where}: array", {"dims": list, "unroll": list}, {"hop_pj": float,
-                                                                                      "replication": bool})
+    a = json_fields(d["array"], f"{where}: array", {"dims": list, "unroll": list},
+                    {"hop_pj": float, "replication": bool, "vector_overlap": bool})
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in a["dims"]) \
             or not all(isinstance(u, list) and all(isinstance(n, str) for n in u) for u in a["unroll"]):
         raise HwgenError(f"{where}: array: dims must be integers and unroll a list of lists of loop names")
     array = Array(tuple(a["dims"]), tuple(tuple(u) for u in a["unroll"]), float(a.get("hop_pj", energy.HOP_PJ)),
-                  a.get("replication", True))
+                  a.get("replication", True), a.get("vector_overlap", True))
     return Architecture(d["name"], levels, array, float(d.get("mac_pj", energy.MAC_PJ))).check(where)
 
 

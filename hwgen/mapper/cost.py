@@ -14,9 +14,12 @@ except across the innermost run of loops it does not depend on (the tile stays:
 stationary). Partial sums that leave a level before their reduction ends are written
 back and read again.
 
-Time is the compute steps (plus each level's fixed cost per tile started) or the
-busiest memory's transfers, whichever is longer, plus what double buffering cannot
-hide: the first tiles' loads and the last output tile's write-back."""
+Time is the compute steps (plus each level's fixed cost per tile started), the vector
+unit's work on the outputs, or the busiest memory's transfers, whichever is longest
+(the vector unit's work adds to the steps where it does not run beside the array),
+plus what double buffering cannot hide: the first tiles' loads, the shorter of the
+compute and the vector unit's work on one output tile (the two run as a pipeline over
+the tiles), and the last tile's write-back."""
 from __future__ import annotations
 
 import itertools
@@ -242,15 +245,44 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    transfer = [math.ceil(sum(a["reads"] + a["writes"] for (name, _), a in accesses.items() if name == mem.name)
-                          / mem.bandwidth)
+    transfer = [math.ceil(_channel_words(accesses, mem) / mem.bandwidth)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
                   for i, lv in enumerate(arch.levels) if lv.step_cycles)
     fill, drain = _fill_and_drain(arch, w, m)
-    cycles = fill + max([steps + started, *transfer]) + drain
+    vector, last = _vector(arch, w, m)
+    if arch.array.vector_overlap:
+        # tiles in a pipeline of compute and vector work: the longer stage every tile,
+        # the shorter once
+        tail = min(last, -(-(steps + started) * last // vector)) if vector else 0
+        cycles = fill + max([steps + started, vector, *transfer]) + tail + drain
+    else:
+        cycles = fill + max([steps + started + vector, *transfer]) + drain
     return Cost(accesses, energy, macs, cycles, macs / (cycles * arch.array.pes))
+
+
+def _channel_words(accesses: dict, mem) -> int:
+    """Words through `mem`'s busiest channel: its reads and writes together, or the
+    more of the two where they have channels of their own (duplex)."""
+    reads = sum(a["reads"] for (name, _), a in accesses.items() if name == mem.name)
+    writes = sum(a["writes"] for (name, _), a in accesses.items() if name == mem.name)
+    return max(reads, writes) if mem.duplex else reads + writes
+
+
+def _vector(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:
+    """The vector unit's cycles on the workload's outputs (its epilogue per vector of
+    outputs the array produces, and its epilogue_tile per output tile of the outermost
+    on-chip level holding O) and on one such tile (a whole one)."""
+    if not w.epilogue and not w.epilogue_tile:
+        return 0, 0
+    unrolled = spatial_factors(m.spatial)
+    level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
+    inside, bounds = extents(arch, m, level), w.bounds
+    total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
+    tile = math.prod(-(-min(inside.get(n, 1), bounds[n]) // unrolled[n]) for n in RELEVANT["O"])
+    tiles = math.prod(-(-bounds[n] // max(inside.get(n, 1), 1)) for n in RELEVANT["O"])
+    return total * w.epilogue + tiles * w.epilogue_tile, tile * w.epilogue + w.epilogue_tile
 
 
 def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:

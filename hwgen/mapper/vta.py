@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from ..compiler import ir
 from ..compiler.mapping import conv_shape
-from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, blocks
+from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, alu_work, blocks
 from ..config import VTAConfig
 from ..errors import HwgenError
 from ..geometry import geometry
 from ..isa import MemType
+from ..program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, UNIT_FIXED
 from . import energy
 from .arch import Architecture, Array, Level, Memory
 from .cost import Cost, Mapping, evaluate
@@ -33,7 +34,7 @@ SCRATCHPADS = ((MemType.INP, "I"), (MemType.WGT, "W"), (MemType.ACC, "O"))
 def architecture(cfg: VTAConfig) -> Architecture:
     bus = geometry(cfg).bus_bytes
     dram = Memory("DRAM", ("W", "I", "O"), None, 8, energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS,
-                  energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(bus))
+                  energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(bus), duplex=True)
     pads = {}
     for mt, tensor in SCRATCHPADS:
         size = cfg.depth[mt] * cfg.elem_bytes[mt]
@@ -43,16 +44,22 @@ def architecture(cfg: VTAConfig) -> Architecture:
     levels = (Level("DRAM", (dram,)), Level("accumulators", (pads[MemType.ACC],), double_buffered=True),
               Level("inputs and weights", (pads[MemType.INP], pads[MemType.WGT]), double_buffered=True,
                     step_cycles=STEP_CYCLES))
-    array = Array((cfg.batch, cfg.block_out, cfg.block_in), (("N",), ("K",), ("C",)), replication=False)
+    array = Array((cfg.batch, cfg.block_out, cfg.block_in), (("N",), ("K",), ("C",)), replication=False,
+                  vector_overlap=bool(cfg.COMPUTE_OVERLAP))
     return Architecture(f"vta-{cfg.name}", levels, array).check(f"configuration {cfg.name}")
 
 
 def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     """The loop bounds of a convolution given in VTA blocks (depthwise: one group per
-    channel), with the padding its windows cover."""
+    channel), with the padding its windows cover, and the ALU's cycles per ACC entry
+    (bias copy, requantization, a fused residual) as its epilogue."""
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
     pad = window_pads((s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw))
-    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=pad)
+    cycles, passes = alu_work(cfg, s)
+    # each tile's passes are instructions of their own; each group loads its bias
+    fixed = UNIT_FIXED * passes + LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=pad, epilogue=cycles,
+                  epilogue_tile=fixed)
     if s.depthwise:
         return Workload(name, G=c_out, **common)
     return Workload(name, K=c_out, C=c_in, **common)
@@ -80,27 +87,28 @@ def tiling_mapping(cfg: VTAConfig, s: ConvShape, t: Tiling) -> Mapping:
     return Mapping((dram, acc, step), spatial)
 
 
-def tiling_costs(cfg: VTAConfig, net: ir.Network, compiled) -> list[tuple[object, ConvShape, Workload, Cost]]:
+def tiling_costs(cfg: VTAConfig, compiled) -> list[tuple[object, ConvShape, Workload, Cost]]:
     """(compiled layer, shape, workload, cost) of each convolution (dense layers and
-    fused residual adds included) that `compiled` (hwgen.compiler.pipeline's layers of
-    `net`) lowers with a tiling, costed as that tiling maps on `architecture(cfg)`."""
-    shapes, arch, out = net.shapes(), architecture(cfg), []
+    fused residual adds included) that `compiled` (hwgen.compiler.pipeline's layers of a
+    network) lowers with a tiling, costed as that tiling maps on `architecture(cfg)`."""
+    arch, out = architecture(cfg), []
     for c in compiled:
-        conv = c.layer.conv if isinstance(c.layer, ir.ConvAdd) else c.layer
+        layer, shapes = c.lowered()             # the host's padding of input 0 included
+        conv = layer.conv if isinstance(layer, ir.ConvAdd) else layer
         if c.where != "vta" or not isinstance(conv, ir.Conv2d) or "tiling" not in c.plan:
             continue
-        s = conv_shape(cfg, conv, shapes[c.layer.inputs[0]], getattr(c.layer, "add", None))
+        s = conv_shape(cfg, conv, shapes[0], getattr(layer, "add", None))
         w = workload(cfg, s, c.layer.name)
         out.append((c, s, w, evaluate(arch, w, tiling_mapping(cfg, s, c.plan["tiling"]))))
     return out
 
 
-def network_energy(cfg: VTAConfig, net: ir.Network, compiled) -> dict:
+def network_energy(cfg: VTAConfig, compiled) -> dict:
     """The energy of a compiled network's convolutions by the model (`tiling_costs`):
     {"energy_pj": the total, "by_memory": pJ per memory and MAC, "layers": the names
     costed, "not_costed": the accelerator's other layers (depthwise convolutions on
     the ALU, pools, adds alone), which the model does not cost}."""
-    costs = tiling_costs(cfg, net, compiled)
+    costs = tiling_costs(cfg, compiled)
     by_memory: dict[str, float] = {}
     for *_, cost in costs:
         for k, v in cost.energy_pj.items():
@@ -110,12 +118,12 @@ def network_energy(cfg: VTAConfig, net: ir.Network, compiled) -> dict:
             "not_costed": [c.layer.name for c in compiled if c.where == "vta" and c.layer.name not in costed]}
 
 
-def best_mapping_energy(cfg: VTAConfig, net: ir.Network, compiled, budget: int, seed: int = 0) -> dict:
+def best_mapping_energy(cfg: VTAConfig, compiled, budget: int, seed: int = 0) -> dict:
     """The energy of the best mappings on `architecture(cfg)` that the mapper's search
     (objective energy, `budget` blockings per layer, seeded) finds for the
     convolutions `network_energy` costs: {"energy_pj": the total, "layers": pJ per
     layer}. What a compiler free of VTA's schedule could reach by the same model."""
     arch = architecture(cfg)
     layers = {w.name: search(arch, w, "energy", budget, seed=seed).cost.total_pj
-              for _, _, w, _ in tiling_costs(cfg, net, compiled)}
+              for _, _, w, _ in tiling_costs(cfg, compiled)}
     return {"energy_pj": sum(layers.values()), "layers": layers}

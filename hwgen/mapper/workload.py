@@ -1,6 +1,7 @@
 """Workloads for the mapper: a convolution as its loop bounds (N batch, G groups, K
-output channels and C input channels per group, P x Q outputs, R x S kernel) and
-strides, from a layer of the compiler's IR or given by its bounds."""
+output channels and C input channels per group, P x Q outputs, R x S kernel), strides
+and padding, from a layer of the compiler's IR or given by its bounds, and the work of
+a vector unit on its outputs where the architecture's conversion knows it."""
 from __future__ import annotations
 
 import math
@@ -26,6 +27,12 @@ class Workload:
     stride: tuple[int, int] = (1, 1)
     # (top, left, bottom, right): rows and columns the windows cover outside the input
     pad: tuple[int, int, int, int] = (0, 0, 0, 0)
+    # cycles of the vector unit per vector of outputs (as the array produces them)
+    # once their reduction ends: bias, requantization, a fused residual (VTA's ALU
+    # passes, hwgen.mapper.vta); 0: none
+    epilogue: int = 0
+    # and its fixed cycles per output tile (issuing the passes, loading the bias)
+    epilogue_tile: int = 0
 
     @property
     def bounds(self) -> dict[str, int]:

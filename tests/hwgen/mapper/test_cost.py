@@ -63,17 +63,21 @@ def test_hand_counted_accesses():
     assert c.cycles == math.ceil(moved / 16) and c.utilization == pytest.approx(c.macs / (c.cycles * 256))
 
 
+def _hand(bandwidth: float = 4.0) -> Architecture:
+    return Architecture("hand", (
+        Level("DRAM", (Memory("DRAM", ("W", "I", "O"), None, 8, 1.0, 1.0, bandwidth),)),
+        Level("out", (Memory("OUT", ("O",), 1 << 20, 8, 1.0, 1.0),), double_buffered=True),
+        Level("in", (Memory("INP", ("I",), 1 << 20, 8, 1.0, 1.0), Memory("WGT", ("W",), 1 << 20, 8, 1.0, 1.0)),
+              double_buffered=True, step_cycles=10)), Array((2,), (("K",),), replication=False))
+
+
 def test_double_buffering_leaves_the_first_loads_and_the_last_store_and_each_step_costs_its_start():
     """A VTA-like hierarchy by hand: DRAM at 4 words a cycle; an output buffer and an
     input/weight buffer, both double buffered, the latter costing 10 cycles per tile
     started; 2 PEs unrolling K. Layer K=4, C=8, P=6 (1x1): P 2 over DRAM; the output
     buffer keeps K 4 x P 3 while K 2 (innermost) and C 2 run; an input/weight tile is
     C 4 x P 3 inputs and C 4 x K 2 weights."""
-    arch = Architecture("hand", (
-        Level("DRAM", (Memory("DRAM", ("W", "I", "O"), None, 8, 1.0, 1.0, 4.0),)),
-        Level("out", (Memory("OUT", ("O",), 1 << 20, 8, 1.0, 1.0),), double_buffered=True),
-        Level("in", (Memory("INP", ("I",), 1 << 20, 8, 1.0, 1.0), Memory("WGT", ("W",), 1 << 20, 8, 1.0, 1.0)),
-              double_buffered=True, step_cycles=10)), Array((2,), (("K",),), replication=False))
+    arch = _hand()
     w = Workload("w", K=4, C=8, P=6)
     m = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
     c = evaluate(arch, w, m)
@@ -91,6 +95,38 @@ def test_double_buffering_leaves_the_first_loads_and_the_last_store_and_each_ste
     plain = Architecture("plain", tuple(replace(lv, double_buffered=False, step_cycles=0) for lv in arch.levels),
                          arch.array)
     assert evaluate(plain, w, m).cycles == steps
+
+
+def test_a_vector_unit_pipelines_with_the_array_or_follows_it():
+    """The hand hierarchy above with a vector unit finishing the outputs: each output
+    vector (2 K x 1 P as the array makes them, 12 in all) takes `epilogue` cycles and
+    each of the output buffer's 2 tiles (K 4 x P 3: 6 vectors) `epilogue_tile` more.
+    Beside the array, the tiles run as a pipeline: the longer stage for every tile,
+    the shorter once; else the vector work follows the array's."""
+    arch = _hand()
+    m = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
+    fill, drain, compute = 5, 3, 96 + 80            # as in the test above
+    for epilogue, tile_fixed in ((3, 5), (30, 5), (0, 40)):
+        w = Workload("w", K=4, C=8, P=6, epilogue=epilogue, epilogue_tile=tile_fixed)
+        tile = 6 * epilogue + tile_fixed
+        # two tiles: compute 88 each, vector `tile` each
+        assert evaluate(arch, w, m).cycles == fill + 88 + max(88, tile) + tile + drain, (epilogue, tile_fixed)
+        serial = Architecture("serial", arch.levels, replace(arch.array, vector_overlap=False))
+        assert evaluate(serial, w, m).cycles == fill + compute + 2 * tile + drain
+    assert evaluate(arch, Workload("w", K=4, C=8, P=6), m).cycles == fill + compute + drain
+
+
+def test_a_duplex_memory_reads_and_writes_at_once():
+    """DRAM at half a word a cycle bounds the time: 112 words read and 24 written take
+    272 cycles on one channel, 224 on separate read and write channels."""
+    arch = _hand(bandwidth=0.5)
+    w = Workload("w", K=4, C=8, P=6)
+    m = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
+    fill, drain = math.ceil(20 / 0.5), math.ceil(12 / 0.5)
+    assert evaluate(arch, w, m).cycles == fill + 272 + drain
+    dram = replace(arch.levels[0].memories[0], duplex=True)
+    duplex = Architecture("duplex", (replace(arch.levels[0], memories=(dram,)), *arch.levels[1:]), arch.array)
+    assert evaluate(duplex, w, m).cycles == fill + 224 + drain
 
 
 def test_keeping_a_tensor_stationary_saves_its_refetches():

@@ -8,13 +8,18 @@ import pytest
 
 from hwgen import load_config
 from hwgen.compiler import ir
-from hwgen.compiler.frontends import zoo
+from hwgen.compiler.frontends import onnx_zoo, zoo
+from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.pipeline import compile_network
-from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, fits
+from hwgen.compiler.tiling import ALU_KINDS, ConvShape, Tiling, dram_bytes, fits, instructions
+from hwgen.config import VTAConfig
 from hwgen.errors import HwgenError
+from hwgen.geometry import LATE_OPS, alu_interval
+from hwgen.isa import Opcode
 from hwgen.mapper.cost import evaluate
 from hwgen.mapper.energy import DRAM_PJ, MAC_PJ, TABLE_WORD_BITS
 from hwgen.mapper.vta import architecture, network_energy, tiling_costs, tiling_mapping, workload
+from hwgen.program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, UNIT_FIXED
 
 
 def _divisors(n: int) -> list[int]:
@@ -47,6 +52,35 @@ def test_dividing_tilings_move_what_the_compiler_moves(config):
     assert checked > 20
 
 
+@pytest.mark.parametrize("model,fields", [
+    ("resnet18", {}), ("resnet18", {"ALU_EXT": True}),
+    ("resnet18", {"ALU_OP_REGISTER": True, "ALU_COMPARE_STAGE": True, "ACC_READ_PORTS": 1}),
+    ("onnx", {"ALU_RESCALE": "multiply"}), ("onnx", {"ALU_RESCALE": "multiply", "ALU_EXT": True, "ACC_READ_PORTS": 1})])
+def test_a_workload_s_epilogue_is_its_program_s_alu_work(model, fields, tmp_path):
+    """The vector work the model gives each convolution (fused residuals included) is
+    what its compiled program has the ALU do: per ACC entry, its ALU micro-op iterations
+    at their issue intervals; per output tile, its ALU instructions (each costing the
+    units' fixed cycles) and one bias load. The zoo's floor shifts, and an imported
+    model's zero points, multiplier words and imported residual add."""
+    cfg = VTAConfig({**load_config("default").to_dict(), **fields})
+    if model == "onnx":
+        net, _ = load_onnx(onnx_zoo.quantize(onnx_zoo.tiny(), tmp_path / "tiny.onnx", samples=1))
+    else:
+        net = zoo.get(model, size=32, classes=10)
+    costs = tiling_costs(cfg, compile_network(net, cfg))
+    assert any(s.residual for _, s, _, _ in costs)
+    if model == "onnx":      # SCLs by each channel's multiplier word
+        assert all(s.alu_mix[ALU_KINDS.index((False, True))] for _, s, _, _ in costs)
+    for c, s, w, _ in costs:
+        alu = [i for i in c.program.insns if i.opcode == Opcode.ALU]
+        work = sum((i.uop_end - i.uop_bgn) * max(i.iter_out, 1) * max(i.iter_in, 1)
+                   * alu_interval(cfg, bool(i.use_imm), i.alu_opcode in LATE_OPS) for i in alu)
+        assert work == w.epilogue * s.nb * s.cob * s.oh * s.ow, c.layer.name
+        tiles = instructions(cfg, s, c.plan["tiling"]).tiles
+        bias_load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+        assert UNIT_FIXED * len(alu) == (w.epilogue_tile - bias_load) * tiles, c.layer.name
+
+
 def test_a_depthwise_tiling_is_refused():
     cfg = load_config("default")
     s = ConvShape.of(cfg, 1, 64, 64, 16, 16, 3, 3, (1, 1), (1, 1), depthwise=True)
@@ -64,7 +98,7 @@ def test_a_compiled_network_s_energy_sums_its_convolutions(config, network):
     cfg = load_config(config)
     net = zoo.get(network, size=32, classes=10)
     compiled = compile_network(net, cfg)
-    e = network_energy(cfg, net, compiled)
+    e = network_energy(cfg, compiled)
     on_vta = [c for c in compiled if c.where == "vta"]
     convs = {c.layer.name for c in on_vta if isinstance(c.layer, (ir.Conv2d, ir.ConvAdd))}
     assert set(e["layers"]) == convs and convs
@@ -72,7 +106,7 @@ def test_a_compiled_network_s_energy_sums_its_convolutions(config, network):
     assert (network == "mobilenet_v1") == any(isinstance(c.layer, ir.DepthwiseConv2d) for c in on_vta
                                               if c.layer.name in e["not_costed"])
     macs, dram_bits = 0, 0
-    for c, s, w, cost in tiling_costs(cfg, net, compiled):
+    for c, s, w, cost in tiling_costs(cfg, compiled):
         conv = c.layer.conv if isinstance(c.layer, ir.ConvAdd) else c.layer
         o, i, kh, kw = conv.weight.shape
         n, _, h, wd = c.in_shapes[0]
