@@ -37,6 +37,9 @@ from ..program.timing import (LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURS
                               UNIT_FIXED)
 from .requant import Requant, conv_passes
 
+# The clip of the default epilogue: one CLP pass where the ALU has it.
+SYMMETRIC = (-127, 127)
+
 
 def blocks(n: int, blk: int) -> int:
     """Blocks of `blk` that hold `n` (the last one padded)."""
@@ -94,9 +97,10 @@ class ConvShape:
            residual: bool = False, depthwise: bool = False, bias_entries: int = 1, passes=None,
            pad_min: bool = False):
         """`passes`: the ALU passes over each output entry (`requant.conv_passes`; by
-        default a floor shift's, and a fused residual's)."""
+        default a floor shift's with a symmetric clip, and a fused residual's)."""
         if passes is None:
-            passes = conv_passes(Requant(1), Requant(1) if residual else None, cfg.ALU_EXT)
+            floor = Requant(1, SYMMETRIC)
+            passes = conv_passes(floor, floor if residual else None, cfg.ALU_EXT)
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
                    stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, alu_mix(passes), pad_min)
 
