@@ -282,7 +282,7 @@ def _vector(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:
     total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
     tile = math.prod(-(-min(inside.get(n, 1), bounds[n]) // unrolled[n]) for n in RELEVANT["O"])
     tiles = math.prod(-(-bounds[n] // max(inside.get(n, 1), 1)) for n in RELEVANT["O"])
-    return total * w.epilogue + tiles * w.epilogue_tile, tile * w.epilogue + w.epilogue_tile
+    return math.ceil(total * w.epilogue) + tiles * w.epilogue_tile, math.ceil(tile * w.epilogue) + w.epilogue_tile
 
 
 def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:

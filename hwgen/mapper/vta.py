@@ -51,13 +51,19 @@ def architecture(cfg: VTAConfig) -> Architecture:
 
 def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     """The loop bounds of a convolution given in VTA blocks (depthwise: one group per
-    channel), with the padding its windows cover, and the ALU's cycles per ACC entry
-    (bias copy, requantization, a fused residual) as its epilogue."""
+    channel), with the padding its windows cover, and as its epilogue the compute
+    module's work besides the GEMM per ACC entry: the ALU's passes (bias copy,
+    requantization, a fused residual's) and a fused residual's shortcut load at the
+    bus width; per output tile, each pass's instruction and the bias load (and the
+    shortcut's)."""
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
     pad = window_pads((s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw))
     cycles, passes = alu_work(cfg, s)
-    # each tile's passes are instructions of their own; each group loads its bias
-    fixed = UNIT_FIXED * passes + LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+    load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+    fixed = UNIT_FIXED * passes + load
+    if s.residual:
+        cycles += cfg.elem_bytes[MemType.ACC_8BIT] / geometry(cfg).bus_bytes
+        fixed += load
     common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=pad, epilogue=cycles,
                   epilogue_tile=fixed)
     if s.depthwise:

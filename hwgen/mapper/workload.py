@@ -30,7 +30,7 @@ class Workload:
     # cycles of the vector unit per vector of outputs (as the array produces them)
     # once their reduction ends: bias, requantization, a fused residual (VTA's ALU
     # passes, hwgen.mapper.vta); 0: none
-    epilogue: int = 0
+    epilogue: float = 0
     # and its fixed cycles per output tile (issuing the passes, loading the bias)
     epilogue_tile: int = 0
 

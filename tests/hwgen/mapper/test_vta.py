@@ -15,7 +15,7 @@ from hwgen.compiler.tiling import ALU_KINDS, ConvShape, Tiling, dram_bytes, fits
 from hwgen.config import VTAConfig
 from hwgen.errors import HwgenError
 from hwgen.geometry import LATE_OPS, alu_interval
-from hwgen.isa import Opcode
+from hwgen.isa import MemType, Opcode
 from hwgen.mapper.cost import evaluate
 from hwgen.mapper.energy import DRAM_PJ, MAC_PJ, TABLE_WORD_BITS
 from hwgen.mapper.vta import architecture, network_energy, tiling_costs, tiling_mapping, workload
@@ -60,8 +60,9 @@ def test_a_workload_s_epilogue_is_its_program_s_alu_work(model, fields, tmp_path
     """The vector work the model gives each convolution (fused residuals included) is
     what its compiled program has the ALU do: per ACC entry, its ALU micro-op iterations
     at their issue intervals; per output tile, its ALU instructions (each costing the
-    units' fixed cycles) and one bias load. The zoo's floor shifts, and an imported
-    model's zero points, multiplier words and imported residual add."""
+    units' fixed cycles) and one bias load; a fused residual's shortcut loads on the
+    compute module, at the bus width. The zoo's floor shifts, and an imported model's
+    zero points, multiplier words and imported residual add."""
     cfg = VTAConfig({**load_config("default").to_dict(), **fields})
     if model == "onnx":
         net, _ = load_onnx(onnx_zoo.quantize(onnx_zoo.tiny(), tmp_path / "tiny.onnx", samples=1))
@@ -75,10 +76,13 @@ def test_a_workload_s_epilogue_is_its_program_s_alu_work(model, fields, tmp_path
         alu = [i for i in c.program.insns if i.opcode == Opcode.ALU]
         work = sum((i.uop_end - i.uop_bgn) * max(i.iter_out, 1) * max(i.iter_in, 1)
                    * alu_interval(cfg, bool(i.use_imm), i.alu_opcode in LATE_OPS) for i in alu)
-        assert work == w.epilogue * s.nb * s.cob * s.oh * s.ow, c.layer.name
+        short = [i for i in c.program.insns if i.opcode == Opcode.LOAD and i.memory_type == MemType.ACC_8BIT]
+        beats = sum(i.y_size * i.x_size for i in short) * cfg.elem_bytes[MemType.ACC_8BIT] / (cfg.AXI_DATA_BITS // 8)
+        assert bool(short) == s.residual
+        assert work + beats == pytest.approx(w.epilogue * s.nb * s.cob * s.oh * s.ow), c.layer.name
         tiles = instructions(cfg, s, c.plan["tiling"]).tiles
-        bias_load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
-        assert UNIT_FIXED * len(alu) == (w.epilogue_tile - bias_load) * tiles, c.layer.name
+        load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+        assert UNIT_FIXED * len(alu) == (w.epilogue_tile - load * (1 + s.residual)) * tiles, c.layer.name
 
 
 def test_a_depthwise_tiling_is_refused():
