@@ -23,7 +23,7 @@ from ..errors import HwgenError
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
-from .requant import AddRequant, Requant, bias_entries, conv_passes
+from .requant import AddRequant, Requant, bias_entries, conv_passes, residual_epilogue
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
@@ -149,7 +149,7 @@ def conv_shape(cfg, layer, x, add: ir.Add | None = None) -> ConvShape:
     o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
     rq = Requant.of(layer, o)
     add_rq = None if add is None else AddRequant.of(add)
-    residual = None if add is None else add_rq or Requant(add.shift, tuple(add.clip))
+    residual = None if add is None else residual_epilogue(add)
     extra = {"bias_entries": bias_entries(rq, add_rq), "passes": conv_passes(rq, residual, cfg.ALU_EXT),
              "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN)}
     kh, kw = layer.weight.shape[2:]

@@ -145,6 +145,12 @@ def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: i
     return np.stack(cols, axis=1)
 
 
+def residual_epilogue(add: ir.Add, first: int = 0) -> "Requant | AddRequant":
+    """The epilogue of residual `add` fused after a convolution (its input `first`):
+    an imported add's `AddRequant`, else its floor shift and clip."""
+    return AddRequant.of(add, first) or Requant(add.shift, tuple(add.clip))
+
+
 def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: bool) -> list[tuple[AluOp, int | None]]:
     """Every ALU pass over an output entry of a convolution, in order: the bias copy
     (ADD 0), `rq`'s passes, and a fused residual's: its ADD and the add's `Requant`, or

@@ -36,9 +36,10 @@ from ..isa import MemType
 from ..program.timing import (LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED,
                               UNIT_FIXED)
 from .requant import Requant, conv_passes
+from .semantics import INT8
 
 # The clip of the default epilogue: one CLP pass where the ALU has it.
-SYMMETRIC = (-127, 127)
+SYMMETRIC = (-INT8[1], INT8[1])
 
 
 def blocks(n: int, blk: int) -> int:
@@ -346,7 +347,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     if s.residual:   # the shortcut's load runs on the compute module
         epilogue += b["ACC_8BIT"] // bus
         acc_loads += n.stores
-    round_trip = (MEMORY_LATENCY + LOAD_BURST) / cfg.AXI_MAX_INFLIGHT
+    round_trip = burst_round_trip(cfg)
     fixed = UNIT_FIXED * n.tiles * passes + int((LOAD_FIXED + round_trip) * acc_loads)
     if cfg.COMPUTE_OVERLAP:
         # with one slot a half's next bias copy also waits for its store
@@ -365,6 +366,11 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
 
 
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load
+
+
+def burst_round_trip(cfg) -> float:
+    """A load's memory round trip per burst, shared by the bursts in flight."""
+    return (MEMORY_LATENCY + LOAD_BURST) / cfg.AXI_MAX_INFLIGHT
 
 
 # The kinds of ALU pass by their issue interval: (immediate operand, LATE_OPS opcode).

@@ -250,8 +250,8 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
                   for i, lv in enumerate(arch.levels) if lv.step_cycles)
-    fill, drain = _fill_and_drain(arch, w, m)
-    vector, last = _vector(arch, w, m)
+    fill, drain = _fill_and_drain(arch, w, m, unrolled)
+    vector, last = _vector(arch, w, m, unrolled)
     if arch.array.vector_overlap:
         # tiles in a pipeline of compute and vector work: the longer stage every tile,
         # the shorter once
@@ -270,28 +270,28 @@ def _channel_words(accesses: dict, mem) -> int:
     return max(reads, writes) if mem.duplex else reads + writes
 
 
-def _vector(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:
+def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int]) -> tuple[int, int]:
     """The vector unit's cycles on the workload's outputs (its epilogue per vector of
     outputs the array produces, and its epilogue_tile per output tile of the outermost
     on-chip level holding O) and on one such tile (a whole one)."""
     if not w.epilogue and not w.epilogue_tile:
         return 0, 0
-    unrolled = spatial_factors(m.spatial)
     level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
     inside, bounds = extents(arch, m, level), w.bounds
     total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
     tile = math.prod(-(-min(inside.get(n, 1), bounds[n]) // unrolled[n]) for n in RELEVANT["O"])
-    tiles = math.prod(-(-bounds[n] // max(inside.get(n, 1), 1)) for n in RELEVANT["O"])
+    tiles = math.prod(-(-bounds[n] // inside.get(n, 1)) for n in RELEVANT["O"])
     return math.ceil(total * w.epilogue) + tiles * w.epilogue_tile, math.ceil(tile * w.epilogue) + w.epilogue_tile
 
 
-def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, int]:
+def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int]) -> tuple[int, int]:
     """The cycles no compute overlaps on double-buffered levels: bringing in their first
     tiles of W and I before the first step (fill), and sending their last tile of O out
     after the last (drain), each at the bandwidth of the memory it comes from or goes to
-    (none: free). A per-PE level's tiles go to every PE that needs a distinct one."""
+    (none: free). A per-PE level's tiles go to every PE that needs a distinct one
+    (`unrolled`: the mapping's `spatial_factors`)."""
     fill = drain = 0.0
-    inner_shared, unrolled = array_level(arch), spatial_factors(m.spatial)
+    inner_shared = array_level(arch)
     for i, lv in enumerate(arch.levels):
         if not lv.double_buffered:
             continue

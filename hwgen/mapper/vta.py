@@ -13,14 +13,16 @@ sums their energy; `best_mapping_energy` sums the energy of the best mappings th
 mapper's search finds for the same convolutions."""
 from __future__ import annotations
 
+import math
+
 from ..compiler import ir
 from ..compiler.mapping import conv_shape
-from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, alu_work, blocks
+from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, alu_work, blocks, burst_round_trip
 from ..config import VTAConfig
 from ..errors import HwgenError
 from ..geometry import geometry
 from ..isa import MemType
-from ..program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, UNIT_FIXED
+from ..program.timing import LOAD_FIXED, UNIT_FIXED
 from . import energy
 from .arch import Architecture, Array, Level, Memory
 from .cost import Cost, Mapping, evaluate
@@ -59,7 +61,7 @@ def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
     pad = window_pads((s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw))
     cycles, passes = alu_work(cfg, s)
-    load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
+    load = LOAD_FIXED + math.ceil(burst_round_trip(cfg))
     fixed = UNIT_FIXED * passes + load
     if s.residual:
         cycles += cfg.elem_bytes[MemType.ACC_8BIT] / geometry(cfg).bus_bytes

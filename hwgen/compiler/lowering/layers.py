@@ -16,7 +16,7 @@ from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block
 from ..tiling import Tiling, blocks
 from .alu import lower_add, lower_window
 from .conv import choose_tiling, lower_conv
-from ..requant import AddRequant, Requant, pack_bias
+from ..requant import AddRequant, Requant, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -48,7 +48,7 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, add: ir.
     the shortcut added by `add`, whose input `conv_input` the convolution is)."""
     s = conv_shape(cfg, conv, shapes[0], add)
     rq = Requant.of(conv, conv.weight.shape[0])
-    residual = None if add is None else (AddRequant.of(add, conv_input) or Requant(add.shift, tuple(add.clip)))
+    residual = None if add is None else residual_epilogue(add, conv_input)
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, residual, layer.name))
     b, (x, *short), out = _builder(layer, cfg, shapes)
