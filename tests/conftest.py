@@ -135,9 +135,17 @@ def _lanes(item) -> set[str]:
 
 
 def pytest_collection_modifyitems(config, items):
+    weight: dict = {}           # per module: (its tests that synthesize, that build or run RTL)
     for item in items:
         lanes = _lanes(item)
         for lane in lanes:
             item.add_marker(lane)
         if lanes & set(HEAVY):
             item.add_marker("slow")
+            synth, rtl = weight.get(item.path, (0, 0))
+            weight[item.path] = (synth + bool(lanes & {"synth", "pnr"}), rtl + 1)
+    # The modules that synthesize, then those that build or run RTL most, first, each
+    # kept in its order (its fixtures are shared): the workers start the long builds at
+    # once, and the short tests fill the end of the run instead of one worker finishing
+    # a build alone.
+    items.sort(key=lambda item: tuple(-k for k in weight.get(item.path, (0, 0))))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import yaml
@@ -29,11 +30,34 @@ SHIPPED = Path(__file__).resolve().parent / "archs"
 
 
 @dataclass(frozen=True)
+class Channel:
+    """The time a memory spends on the tiles it sends to the level inside (its read
+    channel) or takes back (its write channel), beyond their words at its bandwidth:
+    fixed cycles per transfer (a DMA instruction's), and cycles per burst (a round
+    trip) shared by the `in_flight` bursts outstanding at once."""
+    transfer_cycles: float = 0
+    burst_cycles: float = 0
+    in_flight: int = 1
+
+
+NO_COST = Channel()
+
+
+@dataclass(frozen=True)
 class Memory:
     """One memory of a level: the tensors it keeps, its capacity (None: unbounded),
     word width, energies per word and bandwidth in words per cycle (None: no bound),
     shared by reads and writes unless `duplex` (separate read and write channels, as
-    AXI's, each of that bandwidth)."""
+    AXI's, each of that bandwidth). A tile moves through its `read` and `write`
+    channels in transfers of rows: `rows` gives, per tensor, the loops along which a
+    tile's words lie contiguously in this memory (the words the array takes together
+    adjacent, as in a blocked layout; a tensor not given: a tile is one row), `planes`
+    the loops whose rows one transfer moves (a 2-D DMA's; not given: a transfer is a
+    tile), and for the tensors in `merges`, a tile covering its rows whole goes as one
+    row in one transfer; a row goes in bursts of at most `burst_words` (None: a row is
+    one burst)
+    that do not cross a multiple of `boundary_words` (AXI's 4 KiB; None: no such
+    boundary)."""
     name: str
     holds: tuple[str, ...]
     size_bytes: int | None
@@ -42,11 +66,33 @@ class Memory:
     write_pj: float
     bandwidth: float | None = None
     duplex: bool = False
+    read: Channel = Channel()
+    write: Channel = Channel()
+    rows: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    planes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    merges: tuple[str, ...] = ()
+    burst_words: int | None = None
+    boundary_words: int | None = None
 
     @property
     def words(self) -> int | None:
         """Capacity in words (None: unbounded)."""
         return None if self.size_bytes is None else self.size_bytes * 8 // self.word_bits
+
+    @cached_property
+    def transfers(self) -> bool:
+        """Whether moving tiles costs more than their words (a channel's cycles) or
+        the memory describes how it moves them (rows, planes, bursts)."""
+        return self.read != NO_COST or self.write != NO_COST or bool(self.rows) or self.burst_words is not None \
+            or self.boundary_words is not None
+
+    def row_loops(self, tensor: str) -> tuple[str, ...] | None:
+        """The loops of one row of `tensor` (None: a tile is one row)."""
+        return dict(self.rows).get(tensor)
+
+    def plane_loops(self, tensor: str) -> tuple[str, ...] | None:
+        """The loops of the rows one transfer of `tensor` moves (None: a tile)."""
+        return dict(self.planes).get(tensor)
 
 
 @dataclass(frozen=True)
@@ -89,6 +135,23 @@ class Architecture:
     array: Array
     mac_pj: float = energy.MAC_PJ
 
+    @cached_property
+    def array_level(self) -> int:
+        """The index of the innermost shared level: the array sits just inside it."""
+        return max(i for i, lv in enumerate(self.levels) if not lv.per_pe)
+
+    @cached_property
+    def stepped_level(self) -> int | None:
+        """The innermost shared double-buffered level holding W or I: its tiles (steps)
+        are loaded while the array computes the one before."""
+        return max((i for i, lv in enumerate(self.levels[:self.array_level + 1])
+                    if lv.double_buffered and set(lv.holds) - {"O"}), default=None)
+
+    @cached_property
+    def planar(self) -> bool:
+        """Whether any memory moves a tensor in planes (`Memory.planes`)."""
+        return any(mem.planes for lv in self.levels for mem in lv.memories)
+
     def check(self, where: str) -> "Architecture":
         """Raise HwgenError naming `where` and the field unless the description is
         consistent: at least two levels with distinct names, memories with distinct names, the outermost unbounded or
@@ -116,6 +179,24 @@ class Architecture:
                                      "leave no word")
                 if min(mem.read_pj, mem.write_pj) < 0 or (mem.bandwidth is not None and mem.bandwidth <= 0):
                     raise HwgenError(f"{at}: {mem.name}: energies must be non-negative and a bandwidth positive")
+                for kind, ch in (("read", mem.read), ("write", mem.write)):
+                    if min(ch.transfer_cycles, ch.burst_cycles) < 0 or ch.in_flight < 1:
+                        raise HwgenError(f"{at}: {mem.name}: {kind}: transfer_cycles and burst_cycles must be "
+                                         f"non-negative and in_flight at least 1")
+                for field, layout in (("rows", mem.rows), ("planes", mem.planes)):
+                    for t, loops in layout:
+                        if t not in mem.holds or not loops or any(n not in LOOPS for n in loops):
+                            raise HwgenError(f"{at}: {mem.name}: {field} of {t}: {list(loops)}; give, for a tensor "
+                                             f"it holds, loops of {', '.join(LOOPS)}")
+                if any(t not in mem.holds for t in mem.merges):
+                    raise HwgenError(f"{at}: {mem.name}: merges {list(mem.merges)}; give tensors it holds")
+                for t, loops in mem.planes:
+                    if mem.row_loops(t) is None or set(loops) & set(mem.row_loops(t)):
+                        raise HwgenError(f"{at}: {mem.name}: planes of {t}: {list(loops)}; a plane is rows: give "
+                                         f"{t}'s rows, and planes of other loops")
+                for field in ("burst_words", "boundary_words"):
+                    if getattr(mem, field) is not None and getattr(mem, field) < 1:
+                        raise HwgenError(f"{at}: {mem.name}: {field} {getattr(mem, field)} must be at least 1")
             held = [t for mem in lv.memories for t in mem.holds]
             if len(set(held)) != len(held):
                 raise HwgenError(f"{at}: tensor {next(t for t in held if held.count(t) > 1)} is held by two of its "
@@ -141,7 +222,9 @@ class Architecture:
         return self
 
 
-MEMORY_FIELDS = {"size_bytes": int, "read_pj": float, "write_pj": float, "bandwidth": float, "duplex": bool}
+MEMORY_FIELDS = {"size_bytes": int, "read_pj": float, "write_pj": float, "bandwidth": float, "duplex": bool,
+                 "read": dict, "write": dict, "rows": dict, "planes": dict, "merges": list, "burst_words": int,
+                 "boundary_words": int}
 
 
 def _memory(d: dict, name: str, where: str) -> Memory:
@@ -151,8 +234,19 @@ def _memory(d: dict, name: str, where: str) -> Memory:
     default = energy.DRAM_PJ * d["word_bits"] / energy.TABLE_WORD_BITS if size is None \
         else energy.access_pj(size, d["word_bits"])
     read = float(d.get("read_pj", default))
+    channels = {kind: Channel(**json_fields(d.get(kind, {}), f"{where}: {kind}", {},
+                                            {"transfer_cycles": float, "burst_cycles": float, "in_flight": int}))
+                for kind in ("read", "write")}
+    layout = {}
+    for field in ("rows", "planes"):
+        given = d.get(field, {})
+        if not all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in given.values()):
+            raise HwgenError(f"{where}: {field}: give each tensor a list of loop names, e.g. {{I: [Q], O: [Q]}}")
+        layout[field] = tuple((t, tuple(v)) for t, v in given.items())
     return Memory(name, tuple(d["holds"]), size, d["word_bits"], read, float(d.get("write_pj", read)),
-                  d.get("bandwidth"), d.get("duplex", False))
+                  d.get("bandwidth"), d.get("duplex", False), channels["read"], channels["write"],
+                  layout["rows"], layout["planes"], tuple(d.get("merges", ())), d.get("burst_words"),
+                  d.get("boundary_words"))
 
 
 def _level(doc, where: str) -> Level:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import HwgenError
 from .arch import LOOPS, TENSORS, Architecture
@@ -32,6 +33,7 @@ from .workload import Workload
 
 # The loops each tensor's index depends on (inputs through the sliding window).
 RELEVANT = {"W": frozenset("GKCRS"), "I": frozenset("NGCPQRS"), "O": frozenset("NGKPQ")}
+TRANSFER_KEYS = ("reads", "read_bursts", "writes", "write_bursts")
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,6 @@ class Mapping:
     def factor(self, loop: str) -> int:
         """The product of every factor of `loop`."""
         return math.prod(f for level in (*self.temporal, *self.spatial) for n, f in level if n == loop)
-
-
-def array_level(arch: Architecture) -> int:
-    """The index of the innermost shared level: the array sits just inside it."""
-    return max(i for i, lv in enumerate(arch.levels) if not lv.per_pe)
 
 
 def check_mapping(arch: Architecture, w: Workload, m: Mapping) -> None:
@@ -88,7 +85,7 @@ def extents(arch: Architecture, m: Mapping, level: int) -> dict[str, int]:
     within it, and the spatial ones when the level is shared (the array is inside it)."""
     out: dict[str, int] = {}
     inner = [lp for j in range(level, len(arch.levels)) for lp in m.temporal[j]]
-    for n, f in inner + ([lp for dim in m.spatial for lp in dim] if level <= array_level(arch) else []):
+    for n, f in inner + ([lp for dim in m.spatial for lp in dim] if level <= arch.array_level else []):
         out[n] = out.get(n, 1) * f
     return out
 
@@ -120,9 +117,9 @@ def refetches(outer: list[tuple[str, int]], t: str) -> int:
     return math.prod(f for _, f in outer[_stationary_run(outer, t):])
 
 
-def fetched_words(w: Workload, t: str, inside: dict[str, int], outer: list[tuple[str, int]],
-                  spread: dict[str, int] | None = None) -> int:
-    """Words of t fetched into a level whose tiles have the loop extents `inside`, over
+def fetched(w: Workload, t: str, inside: dict[str, int], outer: list[tuple[str, int]],
+            spread: dict[str, int] | None = None) -> tuple[int, int]:
+    """(words, tiles) of t fetched into a level whose tiles have the loop extents `inside`, over
     the loops `outer` (innermost first; `spread`: the spatial factors by which the
     tile is copied to per-PE levels), with tiles trimmed at each loop's bound: every
     non-empty tile position along a loop t depends on brings that position's part of
@@ -142,15 +139,36 @@ def fetched_words(w: Workload, t: str, inside: dict[str, int], outer: list[tuple
     unit = {n: inside.get(n, 1) * stay[n] for n in LOOPS}       # what one counted position covers
     count = {n: min(positions[n], -(-bounds[n] // unit[n])) for n in LOOPS}    # non-empty positions
     again = math.prod(count[n] for n in LOOPS if n not in RELEVANT[t])
+    tiles = math.prod(count.values())
     if t != "I":
-        return math.prod(bounds[n] for n in RELEVANT[t]) * again
+        return math.prod(bounds[n] for n in RELEVANT[t]) * again, tiles
 
     top, left, bottom, right = w.pad
     return (bounds["N"] * bounds["G"] * bounds["C"] * again
             * _input_span(bounds["P"], unit["P"], count["P"], bounds["R"], unit["R"], count["R"], w.stride[0], top,
                           bottom)
             * _input_span(bounds["Q"], unit["Q"], count["Q"], bounds["S"], unit["S"], count["S"], w.stride[1], left,
-                          right))
+                          right)), tiles
+
+
+def _spans(w: Workload, t: str, loops: tuple[str, ...], inside: dict[str, int]) -> tuple[int, set[str]]:
+    """The words along `loops` of a tile of t with the extents `inside` (trimmed at the
+    bounds; an input's Q and P the columns and rows their windows span), and the loops
+    that covers."""
+    f = {n: min(inside.get(n, 1), b) for n, b in w.bounds.items()}
+    window = {"Q": ("S", w.stride[1]), "P": ("R", w.stride[0])} if t == "I" else {}
+    words = 1
+    for n in set(loops) & RELEVANT[t]:
+        words *= (f[n] - 1) * window[n][1] + f[window[n][0]] if n in window else f[n]
+    return words, set(loops) | {window[n][0] for n in loops if n in window}
+
+
+def row_words(w: Workload, t: str, loops: tuple[str, ...], inside: dict[str, int], unrolled: dict[str, int]) -> int:
+    """Words of one row of a tile of t with the loop extents `inside`, its words
+    contiguous along `loops` (a memory's rows; `_spans`) and, as a blocked layout keeps
+    them, across the array's unrolling of t's other loops."""
+    words, covered = _spans(w, t, loops, inside)
+    return words * math.prod(unrolled[n] for n in RELEVANT[t] if n not in covered)
 
 
 def _input_span(outs: int, out_unit: int, out_count: int, kernel: int, kernel_unit: int, kernel_count: int,
@@ -183,6 +201,10 @@ def _input_span(outs: int, out_unit: int, out_count: int, kernel: int, kernel_un
 @dataclass
 class Cost:
     accesses: dict[tuple[str, str], dict[str, int]]     # (memory, tensor) -> {"reads", "writes"}
+    # (memory, tensor) -> transfers and bursts it sends inside ("reads", "read_bursts")
+    # and takes back ("writes", "write_bursts"), for memories that describe them
+    # (`Memory.transfers`)
+    transfers: dict[tuple[str, str], dict[str, float]]
     energy_pj: dict[str, float]                         # memory name or "MAC" -> pJ
     macs: int
     cycles: int
@@ -200,17 +222,30 @@ class Cost:
 def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     """The cost of running workload `w` on `arch` as `m` maps it (checked first)."""
     check_mapping(arch, w, m)
-    inner_shared = array_level(arch)
+    inner_shared = arch.array_level
     unrolled = spatial_factors(m.spatial)
     # time steps: along each loop, its array passes (the temporal tiles past its bound
     # are empty, the last one partial)
     steps = math.prod(-(-b // unrolled[loop]) for loop, b in w.bounds.items())
     pes = math.prod(unrolled.values())
     accesses: dict[tuple[str, str], dict[str, int]] = {}
+    transfers: dict[tuple[str, str], dict[str, float]] = {}
+
+    overhead: dict[tuple[str, str], float] = {}     # (memory, "reads" or "writes") -> channel cycles
+
+    def moves(mem, t, kind, n, bursts):
+        d = transfers.setdefault((mem.name, t), dict.fromkeys(TRANSFER_KEYS, 0.0))
+        d[f"{kind}s"] += n
+        d[f"{kind}_bursts"] += bursts
+        key = (mem.name, f"{kind}s")
+        overhead[key] = overhead.get(key, 0.0) + _channel_time(getattr(mem, kind), n, bursts)
 
     def count(mem, t, kind, n):
         accesses.setdefault((mem.name, t), {"reads": 0, "writes": 0})[kind] += n
 
+    stepped = arch.stepped_level
+    # the array's tiles, where a memory moves tiles in planes (`_transfers`)
+    unit = extents(arch, m, stepped) if stepped is not None and arch.planar else {}
     for t in TENSORS:
         chain = [i for i, lv in enumerate(arch.levels) if t in lv.holds]
         for parent, child in zip(chain, chain[1:]):
@@ -219,15 +254,24 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             below = parent <= inner_shared < child
             # loops of the levels from the child's parent outward decide the refetches
             loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]
-            moved = fetched_words(w, t, inside, loops, unrolled if below else None)
+            moved, tiles = fetched(w, t, inside, loops, unrolled if below else None)
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
+            dma = pm.transfers
+            if dma:
+                n, bursts = _transfers(w, pm, t, moved, tiles, inside, unit, unrolled)
             if t == "O":          # partial sums go back up; the first fill of each output reads nothing
                 outputs = w.tensor_words()["O"]
                 count(cm, t, "reads", moved)
                 count(pm, t, "writes", moved)
-                accesses[(pm.name, t)]["reads"] -= min(outputs, accesses[(pm.name, t)]["reads"])
+                reread = moved - min(outputs, moved)
+                accesses[(pm.name, t)]["reads"] -= moved - reread
+                if dma:
+                    moves(pm, t, "write", n, bursts)
+                    n, bursts = n * reread / moved, bursts * reread / moved
+            if dma:
+                moves(pm, t, "read", n, bursts)
         # the MACs read W and I and update O in the innermost memory holding each: a
         # per-PE one in every PE, a shared one once per distinct word the PEs take
         # (sent to several, or reduced across them, where a spatial loop is irrelevant)
@@ -245,53 +289,134 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    transfer = [math.ceil(_channel_words(accesses, mem) / mem.bandwidth)
+    transfer = [(*_channel_cycles(accesses, overhead, mem), mem.duplex)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
                   for i, lv in enumerate(arch.levels) if lv.step_cycles)
-    fill, drain = _fill_and_drain(arch, w, m, unrolled)
+    fill, drain = _fill_and_drain(arch, w, m, unrolled, unit)
     vector, last = _vector(arch, w, m, unrolled)
     if arch.array.vector_overlap:
         # tiles in a pipeline of compute and vector work: the longer stage every tile,
         # the shorter once
         tail = min(last, -(-(steps + started) * last // vector)) if vector else 0
-        cycles = fill + max([steps + started, vector, *transfer]) + tail + drain
+        compute = max(steps + started, vector) + tail
     else:
-        cycles = fill + max([steps + started + vector, *transfer]) + drain
-    return Cost(accesses, energy, macs, cycles, macs / (cycles * arch.array.pes))
+        tail = last
+        compute = steps + started + vector
+    # a channel's time includes the first tiles' loads and the last one's write-back;
+    # after the last load, the last step computes and the vector unit finishes its tile
+    step = (steps + started) / math.prod(f for outer in m.temporal[:stepped] for _, f in outer) \
+        if stepped is not None else 0
+    after = math.ceil(step) + tail
+    channels = [max(reads + after + drain, fill + writes) if duplex else reads + writes + after
+                for reads, writes, duplex in transfer]
+    cycles = max([fill + compute + drain, *channels])
+    return Cost(accesses, transfers, energy, macs, cycles, macs / (cycles * arch.array.pes))
 
 
-def _channel_words(accesses: dict, mem) -> int:
-    """Words through `mem`'s busiest channel: its reads and writes together, or the
-    more of the two where they have channels of their own (duplex)."""
-    reads = sum(a["reads"] for (name, _), a in accesses.items() if name == mem.name)
-    writes = sum(a["writes"] for (name, _), a in accesses.items() if name == mem.name)
-    return max(reads, writes) if mem.duplex else reads + writes
+def _channel_cycles(accesses: dict, overhead: dict, mem) -> tuple[int, int]:
+    """Cycles of `mem`'s reads and of its writes: their words at its bandwidth and
+    their transfers' and bursts' time (`overhead`, from `Channel`)."""
+    reads = writes = 0
+    for (name, _), a in accesses.items():
+        if name == mem.name:
+            reads += a["reads"]
+            writes += a["writes"]
+    return (math.ceil(reads / mem.bandwidth + overhead.get((mem.name, "reads"), 0.0)),
+            math.ceil(writes / mem.bandwidth + overhead.get((mem.name, "writes"), 0.0)))
+
+
+def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dict[str, int],
+               unit: dict[str, int], unrolled: dict[str, int]) -> tuple[float, float]:
+    """(transfers, bursts) of `tiles` tiles of t (`words` in all, of the extents
+    `inside`) moved through `mem`: a transfer per plane of rows (`Memory.planes`; else
+    per tile), each row (`Memory.rows`) in bursts (`row_bursts`). A plane spans the
+    array's tiles (the extents `unit` of the innermost double-buffered level, which
+    produce or consume them), so a larger tile goes as several. Where `mem` merges
+    t's rows, a tile that covers its row loops whole (an input tile, the input's
+    columns or rows: none left unread) is contiguous across its plane loops: its rows
+    there are one, and one transfer moves each plane's worth."""
+    if not tiles:
+        return 0.0, 0.0
+    rows, planes = mem.row_loops(t), mem.plane_loops(t)
+    if not planes:
+        if not rows and mem.burst_words is None and mem.boundary_words is None:
+            return tiles, tiles
+        count = words / row_words(w, t, rows, inside, unrolled) if rows else tiles
+        return tiles, count * row_bursts(math.ceil(words / count), mem.burst_words, mem.boundary_words)
+    unread = dict(zip("PQ", w.unread)) if t == "I" else {}
+    unit = {k: min(unit.get(k, 1), inside.get(k, 1)) for k in RELEVANT[t]}
+    repeats = math.prod(-(-min(inside.get(k, 1), w.bounds[k]) // unit[k]) for k in RELEVANT[t])
+    if t in mem.merges and all(inside.get(k, 1) >= w.bounds[k] and not unread.get(k) for k in rows):
+        n = tiles * repeats
+        count = words / row_words(w, t, rows + planes, unit, unrolled)
+    else:           # per plane: one per vector of t's other loops
+        _, covered = _spans(w, t, rows + planes, unit)
+        n = tiles * repeats * math.prod(-(-min(unit[k], w.bounds[k]) // unrolled[k]) for k in RELEVANT[t]
+                                        if k not in covered)
+        count = n * _spans(w, t, planes, unit)[0] / math.prod(unrolled[k] for k in planes)
+    return n, count * row_bursts(math.ceil(words / count), mem.burst_words, mem.boundary_words)
+
+
+@lru_cache(maxsize=1 << 14)
+def row_bursts(row: int, burst: int | None, boundary: int | None) -> float:
+    """Bursts of a row of `row` words, each of at most `burst` words (None: no limit),
+    none crossing a multiple of `boundary` words (None: none), on average over the
+    row's distance g (1 .. boundary, equally likely) to the next boundary: where the
+    row reaches it, the part before and the part after each go in whole bursts (a
+    burst that divides the boundary meets no later one out of step)."""
+    if burst is None and boundary is None:
+        return 1.0
+    if boundary is None:
+        return float(-(-row // burst))
+    burst = burst or boundary
+
+    def ceil_sum(n):                    # sum of ceil(j / burst) for j = 1 .. n
+        q, r = divmod(max(n, 0), burst)
+        return burst * q * (q + 1) // 2 + r * (q + 1)
+    reach = min(row - 1, boundary)      # distances at which the row reaches the boundary
+    split = ceil_sum(reach) + ceil_sum(row - 1) - ceil_sum(row - 1 - reach)
+    whole = max(boundary - row + 1, 0) * -(-row // burst)
+    return (split + whole) / boundary
+
+
+def _channel_time(ch, transfers: float, bursts: float) -> float:
+    """A channel's cycles beyond the words for `transfers` transfers in `bursts` bursts."""
+    return transfers * ch.transfer_cycles + bursts * ch.burst_cycles / ch.in_flight
 
 
 def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int]) -> tuple[int, int]:
     """The vector unit's cycles on the workload's outputs (its epilogue per vector of
-    outputs the array produces, and its epilogue_tile per output tile of the outermost
-    on-chip level holding O) and on one such tile (a whole one)."""
-    if not w.epilogue and not w.epilogue_tile:
+    outputs the array produces; per output tile of the outermost on-chip level holding
+    O, its epilogue_tile and its epilogue_channels per vector of the tile's output
+    channels) and on one such tile (a whole one)."""
+    if not w.epilogue and not w.epilogue_tile and not w.epilogue_channels:
         return 0, 0
     level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
     inside, bounds = extents(arch, m, level), w.bounds
+    e = {n: min(inside.get(n, 1), bounds[n]) for n in RELEVANT["O"]}
     total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
-    tile = math.prod(-(-min(inside.get(n, 1), bounds[n]) // unrolled[n]) for n in RELEVANT["O"])
-    tiles = math.prod(-(-bounds[n] // inside.get(n, 1)) for n in RELEVANT["O"])
-    return math.ceil(total * w.epilogue) + tiles * w.epilogue_tile, math.ceil(tile * w.epilogue) + w.epilogue_tile
+    tile = math.prod(-(-e[n] // unrolled[n]) for n in RELEVANT["O"])
+    tiles = math.prod(-(-bounds[n] // e[n]) for n in RELEVANT["O"])
+    # the channel vectors of every tile: along G and K, each position's (the last partial)
+    channels = math.prod(-(-bounds[n] // e[n]) for n in "NPQ") * math.prod(
+        bounds[n] // e[n] * -(-e[n] // unrolled[n]) + -(-(bounds[n] % e[n]) // unrolled[n]) for n in "GK")
+    tile_channels = math.prod(-(-e[n] // unrolled[n]) for n in "GK")
+    return (math.ceil(total * w.epilogue + channels * w.epilogue_channels) + tiles * w.epilogue_tile,
+            math.ceil(tile * w.epilogue + tile_channels * w.epilogue_channels) + w.epilogue_tile)
 
 
-def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int]) -> tuple[int, int]:
+def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int],
+                    unit: dict[str, int]) -> tuple[int, int]:
     """The cycles no compute overlaps on double-buffered levels: bringing in their first
     tiles of W and I before the first step (fill), and sending their last tile of O out
     after the last (drain), each at the bandwidth of the memory it comes from or goes to
-    (none: free). A per-PE level's tiles go to every PE that needs a distinct one
+    (none: free), with its transfers' and bursts' cycles (`unit`: the array's tiles,
+    `_transfers`). A per-PE level's tiles go to every PE that needs a distinct one
     (`unrolled`: the mapping's `spatial_factors`)."""
     fill = drain = 0.0
-    inner_shared = array_level(arch)
+    inner_shared = arch.array_level
     for i, lv in enumerate(arch.levels):
         if not lv.double_buffered:
             continue
@@ -301,9 +426,13 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[
             if not parent.bandwidth:
                 continue
             copies = math.prod(unrolled[n] for n in RELEVANT[t]) if i > inner_shared else 1
-            words = tile_words(w, t, inside) * copies / parent.bandwidth
+            words = tile_words(w, t, inside) * copies
+            cycles = words / parent.bandwidth
+            if parent.transfers:
+                cycles += _channel_time(parent.write if t == "O" else parent.read,
+                                        *_transfers(w, parent, t, words, copies, inside, unit, unrolled))
             if t == "O":
-                drain += words
+                drain += cycles
             else:
-                fill += words
+                fill += cycles
     return math.ceil(fill), math.ceil(drain)

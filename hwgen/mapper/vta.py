@@ -20,23 +20,32 @@ from ..compiler.mapping import conv_shape
 from ..compiler.tiling import STEP_CYCLES, ConvShape, Tiling, alu_work, blocks, burst_round_trip
 from ..config import VTAConfig
 from ..errors import HwgenError
-from ..geometry import geometry
+from ..geometry import BOUNDARY_BYTES, geometry
 from ..isa import MemType
-from ..program.timing import LOAD_FIXED, UNIT_FIXED
+from ..program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED, UNIT_FIXED
 from . import energy
-from .arch import Architecture, Array, Level, Memory
+from .arch import Architecture, Array, Channel, Level, Memory
 from .cost import Cost, Mapping, evaluate
 from .search import search
-from .workload import Workload, window_pads
+from .workload import Workload, unread_tail, window_pads
 
 # Which tensor each scratchpad keeps.
 SCRATCHPADS = ((MemType.INP, "I"), (MemType.WGT, "W"), (MemType.ACC, "O"))
+# A load's or store's rows in DRAM (hwgen.compiler.lowering): an input or output tile's
+# rows of columns, one load or store per channel block; a weight tile's input channels
+# and kernel for each output channel block, in one load.
+DRAM_ROWS = (("I", ("Q",)), ("W", ("C", "R", "S")), ("O", ("Q",)))
+DRAM_PLANES = (("I", ("P",)), ("W", ("K",)), ("O", ("P",)))
 
 
 def architecture(cfg: VTAConfig) -> Architecture:
-    bus = geometry(cfg).bus_bytes
+    g = geometry(cfg)
     dram = Memory("DRAM", ("W", "I", "O"), None, 8, energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS,
-                  energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(bus), duplex=True)
+                  energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(g.bus_bytes), duplex=True,
+                  read=Channel(LOAD_FIXED, MEMORY_LATENCY + LOAD_BURST, cfg.AXI_MAX_INFLIGHT),
+                  write=Channel(STORE_FIXED + MEMORY_LATENCY, STORE_BURST), rows=DRAM_ROWS,
+                  planes=DRAM_PLANES, merges=("O",), burst_words=g.max_burst * g.bus_bytes,
+                  boundary_words=BOUNDARY_BYTES)
     pads = {}
     for mt, tensor in SCRATCHPADS:
         size = cfg.depth[mt] * cfg.elem_bytes[mt]
@@ -59,15 +68,17 @@ def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     bus width; per output tile, each pass's instruction and the bias load (and the
     shortcut's)."""
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
-    pad = window_pads((s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw))
+    window = (s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw)
     cycles, passes = alu_work(cfg, s)
+    bus = geometry(cfg).bus_bytes
     load = LOAD_FIXED + math.ceil(burst_round_trip(cfg))
     fixed = UNIT_FIXED * passes + load
     if s.residual:
-        cycles += cfg.elem_bytes[MemType.ACC_8BIT] / geometry(cfg).bus_bytes
+        cycles += cfg.elem_bytes[MemType.ACC_8BIT] / bus
         fixed += load
-    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=pad, epilogue=cycles,
-                  epilogue_tile=fixed)
+    common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=window_pads(*window),
+                  unread=unread_tail(*window), epilogue=cycles,
+                  epilogue_tile=fixed, epilogue_channels=cfg.elem_bytes[MemType.ACC] / bus)
     if s.depthwise:
         return Workload(name, G=c_out, **common)
     return Workload(name, K=c_out, C=c_in, **common)

@@ -27,12 +27,17 @@ class Workload:
     stride: tuple[int, int] = (1, 1)
     # (top, left, bottom, right): rows and columns the windows cover outside the input
     pad: tuple[int, int, int, int] = (0, 0, 0, 0)
+    # (rows, columns) of the input past the last window, which a stride leaves unread
+    unread: tuple[int, int] = (0, 0)
     # cycles of the vector unit per vector of outputs (as the array produces them)
     # once their reduction ends: bias, requantization, a fused residual (VTA's ALU
     # passes, hwgen.mapper.vta); 0: none
     epilogue: float = 0
-    # and its fixed cycles per output tile (issuing the passes, loading the bias)
+    # and its fixed cycles per output tile (issuing the passes, starting the bias load)
     epilogue_tile: int = 0
+    # and its cycles per output tile per vector of the tile's output channels (a
+    # per-channel operand read for each tile: the bias)
+    epilogue_channels: float = 0
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -65,6 +70,12 @@ def window_pads(out: tuple[int, int], kernel: tuple[int, int], stride: tuple[int
     return (top_left[0], top_left[1], bottom, right)
 
 
+def unread_tail(out: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], size: tuple[int, int],
+                top_left: tuple[int, int]) -> tuple[int, int]:
+    """The input rows and columns past the last window (`window_pads`' arguments)."""
+    return tuple(max(0, n + tl - (o - 1) * st - k) for o, k, st, n, tl in zip(out, kernel, stride, size, top_left))
+
+
 def of_layer(layer, shapes: dict) -> Workload | None:
     """The workload of an IR layer with multiply-accumulates (conv2d, dense,
     depthwise_conv2d), None for the others (pools, adds)."""
@@ -74,10 +85,11 @@ def of_layer(layer, shapes: dict) -> Workload | None:
     _, o, p, q = shapes[layer.name]
     r, s = layer.weight.shape[2:]
     sh, sw = layer.strides
-    pad = window_pads((p, q), (r, s), (sh, sw), (h, w), layer.pads[:2])
+    window = (p, q), (r, s), (sh, sw), (h, w), layer.pads[:2]
+    common = dict(N=n, P=p, Q=q, R=r, S=s, stride=(sh, sw), pad=window_pads(*window), unread=unread_tail(*window))
     if isinstance(layer, ir.DepthwiseConv2d):
-        return Workload(layer.name, N=n, G=c, K=1, C=1, P=p, Q=q, R=r, S=s, stride=(sh, sw), pad=pad)
-    return Workload(layer.name, N=n, K=o, C=c, P=p, Q=q, R=r, S=s, stride=(sh, sw), pad=pad)
+        return Workload(layer.name, G=c, K=1, C=1, **common)
+    return Workload(layer.name, K=o, C=c, **common)
 
 
 def workloads(net: ir.Network) -> list[Workload]:

@@ -12,8 +12,10 @@ from hwgen import HwgenError, load_config
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.tiling import STEP_CYCLES
 from hwgen.mapper import load_architecture, parse_bounds, shipped, workloads
+from hwgen.mapper.arch import Channel
 from hwgen.mapper.energy import access_pj
 from hwgen.mapper.vta import architecture
+from hwgen.program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED
 
 # Interstellar, Table 3: pJ per 16-bit access
 TABLE_3 = [(16, 0.03), (32, 0.06), (64, 0.12), (128, 0.24), (256, 0.48), (512, 0.96),
@@ -78,6 +80,16 @@ def _with(path, **change):
     ({"array__unroll": [["K"], ["Z"]]}, "unroll[1] is ['Z']; give loops of N, G, K, C, P, Q, R, S"),
     ({"array__dims": [4, 0]}, "dims [4, 0] must be positive"),
     ({"level1__memories": []}, "levels[1]: unknown field 'holds' (known: name, memories"),   # one or the other
+    ({"level0__rows": {"I": ["Z"]}}, "DRAM: rows of I: ['Z']; give, for a tensor it holds, loops of N, G"),
+    ({"level0__rows": {"I": "Q"}}, "levels[0]: rows: give each tensor a list of loop names"),
+    ({"level0__planes": {"I": ["P"]}}, "DRAM: planes of I: ['P']; a plane is rows: give I's rows"),
+    ({"level0__rows": {"I": ["Q"]}, "level0__planes": {"I": ["Q"]}}, "planes of other loops"),
+    ({"level0__read": {"in_flight": 0}}, "DRAM: read: transfer_cycles and burst_cycles must be non-negative and "
+                                         "in_flight at least 1"),
+    ({"level0__write": {"burst_cycles": -1}}, "DRAM: write: transfer_cycles and burst_cycles must be"),
+    ({"level0__write": {"latency": 3}}, "levels[0]: write: unknown field 'latency'"),
+    ({"level0__burst_words": 0}, "DRAM: burst_words 0 must be at least 1"),
+    ({"level0__boundary_words": 0}, "DRAM: boundary_words 0 must be at least 1"),
 ])
 def test_descriptions_are_checked(tmp_path, change, message):
     path = _with(tmp_path / "arch.yaml", **change)
@@ -87,6 +99,21 @@ def test_descriptions_are_checked(tmp_path, change, message):
         return
     with pytest.raises(HwgenError, match=rf"architecture {path}: .*{re.escape(message)}"):
         load_architecture(path)
+
+
+def test_a_memory_s_transfers_are_described_in_its_fields(tmp_path):
+    path = _with(tmp_path / "dma.yaml", level0__duplex=True, level0__bandwidth=8,
+                 level0__read={"transfer_cycles": 7, "burst_cycles": 18, "in_flight": 4},
+                 level0__write={"transfer_cycles": 26}, level0__rows={"I": ["Q"], "W": ["C", "R", "S"]},
+                 level0__planes={"I": ["P"]}, level0__burst_words=2048, level0__boundary_words=4096)
+    dram = load_architecture(path).levels[0].memories[0]
+    assert (dram.read, dram.write) == (Channel(7, 18, 4), Channel(26, 0, 1))
+    assert (dram.row_loops("I"), dram.row_loops("W"), dram.row_loops("O")) == (("Q",), ("C", "R", "S"), None)
+    assert (dram.plane_loops("I"), dram.plane_loops("W")) == (("P",), None)
+    assert (dram.burst_words, dram.boundary_words) == (2048, 4096)
+    # none given: no cost per transfer or burst, a tile one row and one transfer
+    plain = load_architecture(_with(tmp_path / "plain.yaml")).levels[0].memories[0]
+    assert (plain.read, plain.write, plain.rows, plain.planes, plain.burst_words) == (Channel(), Channel(), (), (), None)
 
 
 def test_a_tensor_in_two_memories_of_a_level_and_files_that_are_not_yaml(tmp_path):
@@ -128,7 +155,13 @@ def test_vta_configurations_convert_from_their_fields(name):
         1 << f["LOG_INP_BUFF_SIZE"], 1 << f["LOG_WGT_BUFF_SIZE"], 1 << f["LOG_ACC_BUFF_SIZE"]]
     assert acc.memory_of("O").word_bits == 1 << f["LOG_ACC_WIDTH"]
     assert arch.array.dims == (1 << f["LOG_BATCH"], 1 << f["LOG_BLOCK_OUT"], 1 << f["LOG_BLOCK_IN"])
-    assert arch.levels[0].memories[0].bandwidth == f["AXI_DATA_BITS"] // 8
+    dram = arch.levels[0].memories[0]
+    assert dram.bandwidth == f["AXI_DATA_BITS"] // 8 and dram.duplex
+    # a load: LOAD_FIXED cycles and a round trip per burst, shared by the bursts in flight;
+    # a store: its fixed cost and final round trip, and STORE_BURST per burst
+    assert dram.read == Channel(LOAD_FIXED, MEMORY_LATENCY + LOAD_BURST, f["AXI_MAX_INFLIGHT"])
+    assert dram.write == Channel(STORE_FIXED + MEMORY_LATENCY, STORE_BURST)
+    assert dram.burst_words == f["AXI_MAX_BURST"] * f["AXI_DATA_BITS"] // 8 and dram.boundary_words == 4096
 
 
 def test_workloads_of_the_zoo_count_the_networks_macs():

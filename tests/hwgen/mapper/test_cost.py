@@ -11,8 +11,8 @@ import pytest
 
 from hwgen import HwgenError
 from hwgen.mapper import load_architecture, parse_bounds, shipped
-from hwgen.mapper.arch import Architecture, Array, Level, Memory
-from hwgen.mapper.cost import RELEVANT, Mapping, evaluate, refetches
+from hwgen.mapper.arch import Architecture, Array, Channel, Level, Memory
+from hwgen.mapper.cost import RELEVANT, Mapping, evaluate, refetches, row_bursts
 from hwgen.mapper.workload import Workload
 
 EYERISS = load_architecture(shipped()["eyeriss"])
@@ -118,15 +118,91 @@ def test_a_vector_unit_pipelines_with_the_array_or_follows_it():
 
 def test_a_duplex_memory_reads_and_writes_at_once():
     """DRAM at half a word a cycle bounds the time: 112 words read and 24 written take
-    272 cycles on one channel, 224 on separate read and write channels."""
+    272 cycles on one channel (the first tiles' loads and the last write-back among
+    them), and the last step's compute (176 cycles over 8 steps) follows the last read;
+    on separate read and write channels, the reads (224 cycles), the last step and the
+    last write-back (24)."""
     arch = _hand(bandwidth=0.5)
     w = Workload("w", K=4, C=8, P=6)
     m = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
-    fill, drain = math.ceil(20 / 0.5), math.ceil(12 / 0.5)
-    assert evaluate(arch, w, m).cycles == fill + 272 + drain
+    step, drain = 176 // 8, math.ceil(12 / 0.5)
+    assert evaluate(arch, w, m).cycles == 272 + step
     dram = replace(arch.levels[0].memories[0], duplex=True)
     duplex = Architecture("duplex", (replace(arch.levels[0], memories=(dram,)), *arch.levels[1:]), arch.array)
-    assert evaluate(duplex, w, m).cycles == fill + 224 + drain
+    assert evaluate(duplex, w, m).cycles == 224 + step + drain
+
+
+def axi_bursts(start: int, row: int, burst: int, boundary: int) -> int:
+    """Bursts of a row of `row` words from word `start`, split as an AXI master splits
+    them: at most `burst` words each, none across a multiple of `boundary`."""
+    cur, end, n = start, start + row, 0
+    while cur < end:
+        cur += min(burst, boundary - cur % boundary, end - cur)
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("row,burst,boundary", [(2304, 2048, 4096), (100, 2048, 4096), (5000, 2048, 4096),
+                                                (880, 128, 4096), (9000, 128, 4096), (3, 2, 4), (50, 64, 64),
+                                                (7, 3, 8), (64, 16, 64)])
+def test_row_bursts_average_the_axi_split_over_the_row_s_start(row, burst, boundary):
+    walked = sum(axi_bursts(start, row, burst, boundary) for start in range(boundary)) / boundary
+    assert row_bursts(row, burst, boundary) == pytest.approx(walked)
+    assert row_bursts(row, burst, None) == -(-row // burst) and row_bursts(row, None, None) == 1
+
+
+def _dma(**dram) -> Architecture:
+    """DRAM at 4 words a cycle behind a DMA: 7 cycles per transfer and 10 per burst
+    (two in flight) to read, 20 per transfer and 3 per burst to write; input and output
+    rows along Q, a transfer a plane of rows along P; bursts of at most 2 words. An
+    output buffer and an input/weight buffer, both double buffered; 2 PEs unroll K."""
+    mem = Memory("DRAM", ("W", "I", "O"), None, 8, 1.0, 1.0, 4.0, duplex=True, read=Channel(7, 10, 2),
+                 write=Channel(20, 3), rows=(("I", ("Q",)), ("O", ("Q",))), planes=(("I", ("P",)), ("O", ("P",))),
+                 burst_words=2)
+    return Architecture("dma", (
+        Level("DRAM", (replace(mem, **dram),)),
+        Level("out", (Memory("OUT", ("O",), 1 << 20, 8, 1.0, 1.0),), double_buffered=True),
+        Level("in", (Memory("INP", ("I",), 1 << 20, 8, 1.0, 1.0), Memory("WGT", ("W",), 1 << 20, 8, 1.0, 1.0)),
+              double_buffered=True)), Array((2,), (("K",),), replication=False))
+
+
+def test_transfers_cost_their_dma_instructions_and_bursts():
+    """Layer K=2, C=2, P=4, Q=6 (1x1): Q 2, C 2, P 2 over DRAM (innermost first), an
+    input/weight tile of Q 3 x P 2, K 2 on the PEs. Inputs: 8 tiles of 2 rows of 3
+    words, each tile one transfer (a plane along P), each row 2 bursts. Weights: 4
+    tiles of 2 words (they stay across the innermost Q), each one row and one burst.
+    Outputs: 8 tiles of K 2 x P 2 x Q 3 written back (partial sums: C is outside),
+    half of them read again; rows of 6 words (Q 3 x the 2 PEs' K), 3 bursts each."""
+    w = Workload("w", K=2, C=2, P=4, Q=6)
+    m = Mapping(((("Q", 2), ("C", 2), ("P", 2)), (), (("Q", 3), ("P", 2))), ((("K", 2),),))
+    c = evaluate(_dma(), w, m)
+    assert c.transfers["DRAM", "I"] == {"reads": 8, "read_bursts": 8 * 2 * 2, "writes": 0, "write_bursts": 0}
+    assert c.transfers["DRAM", "W"] == {"reads": 4, "read_bursts": 4, "writes": 0, "write_bursts": 0}
+    assert c.transfers["DRAM", "O"] == {"reads": 4, "read_bursts": 24, "writes": 8, "write_bursts": 48}
+    assert [c.accesses["DRAM", t]["reads"] for t in "IWO"] == [48, 8, 48] and c.accesses["DRAM", "O"]["writes"] == 96
+    reads = 104 / 4 + (8 + 4 + 4) * 7 + (32 + 4 + 24) * 10 / 2         # 438
+    writes = 96 / 4 + 8 * 20 + 48 * 3                                  # 328
+    # fill: an input tile (6 words, 1 transfer, 2 rows of 2 bursts) and a weight tile
+    # (2 words, 1 transfer, 1 burst); drain: an output tile (12 words, 1 transfer, 6 bursts)
+    fill = math.ceil(6 / 4 + 7 + 4 * 10 / 2 + 2 / 4 + 7 + 10 / 2)
+    drain = math.ceil(12 / 4 + 20 + 6 * 3)
+    step = 48 // 8                                                     # 96 MACs on 2 PEs, 8 steps
+    assert (fill, drain) == (41, 41)
+    assert c.cycles == max(fill + 48 + drain, reads + step + drain, fill + writes) == 485
+    # with Q 6 inside, an input tile is 2 rows of 6 words in one transfer (bursts of 4
+    # words: 2 a row); where its rows merge, one row of 12 words (3 bursts)
+    whole = Mapping(((("C", 2), ("P", 2)), (), (("Q", 6), ("P", 2))), ((("K", 2),),))
+    for merges, bursts in (((), 4 * 2 * 2), (("I",), 4 * 3)):
+        i = evaluate(_dma(burst_words=4, merges=merges), w, whole).transfers["DRAM", "I"]
+        assert (i["reads"], i["read_bursts"]) == (4, bursts), merges
+    # ... unless a stride leaves an input column unread between its rows: 8 rows of 11
+    # words (bursts of 8: 2 a row), not 4 of 22 (3 a row)
+    strided = evaluate(_dma(burst_words=8, merges=("I",)), replace(w, stride=(1, 2), unread=(0, 1)), whole)
+    assert strided.transfers["DRAM", "I"]["reads"] == 4 and strided.transfers["DRAM", "I"]["read_bursts"] == 8 * 2
+    # a 4-word boundary splits a 3-word row in bursts of 4 where it starts 2 or 3 words
+    # before it: 16 rows of 1.5 bursts on average
+    bounded = evaluate(_dma(burst_words=4, boundary_words=4), w, m)
+    assert bounded.transfers["DRAM", "I"]["read_bursts"] == 16 * sum(axi_bursts(k, 3, 4, 4) for k in range(4)) / 4 == 24
 
 
 def test_keeping_a_tensor_stationary_saves_its_refetches():

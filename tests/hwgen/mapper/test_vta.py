@@ -47,6 +47,11 @@ def test_dividing_tilings_move_what_the_compiler_moves(config):
                 moved = {t_: a["reads"] + a["writes"] for (mem, t_), a in cost.accesses.items() if mem == "DRAM"}
                 b = dram_bytes(cfg, s, t)
                 assert (moved["I"], moved["W"], moved["O"]) == (b["INP"], b["WGT"], b["OUT"]), (s, t)
+                # and in the compiler's loads and stores, counted in closed form
+                n = instructions(cfg, s, t)
+                dma = cost.transfers
+                assert (dma["DRAM", "I"]["reads"], dma["DRAM", "W"]["reads"], dma["DRAM", "O"]["writes"]) \
+                    == (n.inp_loads, n.wgt_loads, n.stores), (s, t)
                 assert cost.cycles >= s.nb * s.cob * s.cib * s.kh * s.kw * s.oh * s.ow
                 checked += 1
     assert checked > 20
