@@ -73,8 +73,8 @@ def soft_product(m: Module, x, mult, name: str):
         below, low, high = bits[2 * k], bits[2 * k + 1], bits[2 * k + 2]    # mult[2k-1], mult[2k], mult[2k+1]
         one = below ^ low
         two = Mux(high, ~low & ~below, low & below)
-        row = Mux(one, wide, Mux(two, (wide << 1)[:len(wide)].as_signed(), 0))
-        terms.append(Mux(high, ~row, row) << 2 * k)
+        row = Mux(one, wide, Mux(two, wide.shift_left(1)[:len(wide)].as_signed(), 0))
+        terms.append((row ^ high.replicate(len(row)).as_signed()).shift_left(2 * k))   # ~row if high
         negs.append(high)
     terms.append(Cat(Cat(n, Const(0, 1)) for n in negs))
     level = 0
@@ -106,13 +106,14 @@ def float32_round(m: Module, v, name: str):
         return v
     lead, span = v.as_unsigned() ^ v[-1].replicate(bits), 1
     while span < bits:
-        lead = lead | (lead >> span)
+        lead = _wire(m, lead | lead.shift_right(span), f"{name}_lead{span}")
         span *= 2
-    drop = _wire(m, lead >> ALU_SCL_MULT_BITS, f"{name}_drop")
-    half = drop & ~(drop >> 1)
+    drop = _wire(m, Cat(lead[ALU_SCL_MULT_BITS:], Const(0, ALU_SCL_MULT_BITS)), f"{name}_drop")
+    drop_1 = Cat(drop[1:], Const(0, 1))             # drop >> 1, same width
+    half = drop & ~drop_1
     last = Cat(Const(1, 1), drop)[:bits] & ~drop
     u = v.as_unsigned()
-    up = _wire(m, (u & half).any() & ((u & (drop >> 1)).any() | (u & last).any()), f"{name}_up")
+    up = _wire(m, (u & half).any() & ((u & drop_1).any() | (u & last).any()), f"{name}_up")
     return _wire(m, fit_signed((u & ~drop).as_signed() + Mux(up, last, 0), bits + 1).as_signed(), f"{name}_rounded")
 
 
@@ -127,7 +128,7 @@ def round_shift(m: Module, p, n, acc_bits: int, name: str):
     sticky = Const(0, 1)
     for k in range(len(n)):                       # shift by 2^k where n[k], noting the bits shifted out
         out = t[:min(1 << k, len(t))].any()
-        t = _wire(m, Mux(n[k], t >> (1 << k), t), f"{name}_t{k}")
+        t = _wire(m, Mux(n[k], t.shift_right(1 << k), t), f"{name}_t{k}")
         sticky = sticky | (n[k] & out)
     q = t[1:].as_signed()                         # floor(p / 2^n); t[0] is the half
     up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
@@ -174,7 +175,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
                 scl_x, scl_m = (registered(m, v, f"{name}_scl_{k}", keep=True) for k, v in (("x", scl_x), ("m", scl_m)))
         else:
             prep["scl_x"] = scl_x
-    sel = {code: (op == code) & ~reset for code in codes}
+    sel = {code: _wire(m, (op == code) & ~reset, f"{name}_sel_{code.name.lower()}") for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
     late = stage and compare_stage
     if stage and in_dsp:
@@ -252,8 +253,8 @@ class AluLane(wiring.Component):
         cfg = self.cfg
         m = Module()
         for b in range(cfg.batch):
-            x = Mux(self.use_imm, self.at_src[b], self.at_dst[b])
-            y = Mux(self.use_imm, self.imm, self.at_src[b])
+            x = _wire(m, Mux(self.use_imm, self.at_src[b], self.at_dst[b]), f"b{b}_x")
+            y = _wire(m, Mux(self.use_imm, self.imm, self.at_src[b]), f"b{b}_y")
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
                                                 cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,

@@ -55,9 +55,10 @@ class WriteHistory:
             flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
             none = Signal(name=f"{self._name}_f{n}_none", init=1)
             self._early.append((flags, none, addr_next))
-            result = mem_data & none.replicate(len(mem_data))
+            # muxes rather than ANDs with a flag replicated over 1024 bits: half the netlist
+            result = Mux(none, mem_data, 0)
             for flag, (_, _, d) in zip(flags, self.entries):
-                result = result | (d & flag.replicate(len(d)))
+                result = result | Mux(flag, d, 0)
             return result
         flags = [valid & (a == addr) for valid, a, _ in self.entries]
         result = mem_data

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from amaranth.back import verilog
-from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow
 
@@ -18,9 +18,11 @@ def registered(m: Module, value, name: str, keep: bool = False) -> Signal:
 
 
 def fit_signed(v, bits: int):
-    """`v` truncated or sign-extended to `bits`."""
+    """`v` truncated or sign-extended to `bits` (`bits` wide). `v` is referenced once:
+    Amaranth builds an expression again for each reference to it (Cat(v, v[-1], ...)
+    would make one copy per bit of extension)."""
     v = Value.cast(v)
-    return v[:bits] if len(v) >= bits else Cat(v, v[-1].replicate(bits - len(v)))
+    return v[:bits] if len(v) >= bits else v.as_signed() | Const(0, signed(bits))
 
 
 def flat_members(prefix: str, members: dict) -> dict:
