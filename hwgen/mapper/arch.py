@@ -4,8 +4,9 @@ outermost (DRAM) in, a PE array and a MAC, read from YAML and checked before any
 A level holds some of the three tensors (W weights, I inputs, O outputs/partial sums),
 has a size (none: unbounded, DRAM), a word width, energies per word read and written
 (by default from its size, `energy.access_pj`), optionally a bandwidth in words per
-cycle, double buffering, whether each PE has its own instance (register files), and
-fixed cycles per tile started (`step_cycles`). The
+cycle and how tiles move through it (a DMA's cost per transfer and per burst, each
+tensor's rows and planes), double buffering, whether each PE has its own instance
+(register files), and fixed cycles per tile started (`step_cycles`). The
 array has PEs along one or more dimensions, the loops each dimension may unroll, a hop
 energy, whether a small layer may be replicated over idle PEs, and whether the vector
 unit that finishes the outputs (a workload's epilogue) runs beside it."""
@@ -80,7 +81,7 @@ class Memory:
         return None if self.size_bytes is None else self.size_bytes * 8 // self.word_bits
 
     @cached_property
-    def transfers(self) -> bool:
+    def dma(self) -> bool:
         """Whether moving tiles costs more than their words (a channel's cycles) or
         the memory describes how it moves them (rows, planes, bursts)."""
         return self.read != NO_COST or self.write != NO_COST or bool(self.rows) or self.burst_words is not None \

@@ -203,7 +203,7 @@ class Cost:
     accesses: dict[tuple[str, str], dict[str, int]]     # (memory, tensor) -> {"reads", "writes"}
     # (memory, tensor) -> transfers and bursts it sends inside ("reads", "read_bursts")
     # and takes back ("writes", "write_bursts"), for memories that describe them
-    # (`Memory.transfers`)
+    # (`Memory.dma`)
     transfers: dict[tuple[str, str], dict[str, float]]
     energy_pj: dict[str, float]                         # memory name or "MAC" -> pJ
     macs: int
@@ -258,7 +258,7 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
-            dma = pm.transfers
+            dma = pm.dma
             if dma:
                 n, bursts = _transfers(w, pm, t, moved, tiles, inside, unit, unrolled)
             if t == "O":          # partial sums go back up; the first fill of each output reads nothing
@@ -428,7 +428,7 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[
             copies = math.prod(unrolled[n] for n in RELEVANT[t]) if i > inner_shared else 1
             words = tile_words(w, t, inside) * copies
             cycles = words / parent.bandwidth
-            if parent.transfers:
+            if parent.dma:
                 cycles += _channel_time(parent.write if t == "O" else parent.read,
                                         *_transfers(w, parent, t, words, copies, inside, unit, unrolled))
             if t == "O":
