@@ -149,7 +149,9 @@ def cached_entry(entry: Path, load: Callable[[Path], T | None], make: Callable[[
                 rejected(entry)
             shutil.rmtree(entry, ignore_errors=True)
         for stale in entry.parent.glob(f"{work_prefix}{entry.name}-*"):
-            shutil.rmtree(stale, ignore_errors=True)
+            # only this entry's (NAME-PID): NAME-trace-PID is another entry's, in the making
+            if stale.name.rpartition("-")[0] == f"{work_prefix}{entry.name}":
+                shutil.rmtree(stale, ignore_errors=True)
         work = entry.parent / f"{work_prefix}{entry.name}-{os.getpid()}"
         work.mkdir(parents=True)
         try:

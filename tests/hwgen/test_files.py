@@ -96,8 +96,11 @@ def test_cached_entry_makes_once_and_never_leaves_half_an_entry(tmp_path):
     (entry / "r").unlink()                                  # an entry load rejects is made again,
     (entry / "junk").write_text("x")                        # whatever it holds
     (tmp_path / ".work-e-99").mkdir()                       # what an interrupted make left
+    (tmp_path / ".work-e-trace-98").mkdir()                 # entry e-trace's, in the making elsewhere
     assert cached_entry(entry, load, make, rejected=rejected.append) == "result"
     assert rejected == [entry] and len(made) == 2 and not (tmp_path / ".work-e-99").exists()
+    assert (tmp_path / ".work-e-trace-98").is_dir()
+    (tmp_path / ".work-e-trace-98").rmdir()
 
     def fail(work):
         (work / "r").write_text("half")
