@@ -231,14 +231,10 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     accesses: dict[tuple[str, str], dict[str, int]] = {}
     transfers: dict[tuple[str, str], dict[str, float]] = {}
 
-    overhead: dict[tuple[str, str], float] = {}     # (memory, "reads" or "writes") -> channel cycles
-
     def moves(mem, t, kind, n, bursts):
         d = transfers.setdefault((mem.name, t), dict.fromkeys(TRANSFER_KEYS, 0.0))
         d[f"{kind}s"] += n
         d[f"{kind}_bursts"] += bursts
-        key = (mem.name, f"{kind}s")
-        overhead[key] = overhead.get(key, 0.0) + _channel_time(getattr(mem, kind), n, bursts)
 
     def count(mem, t, kind, n):
         accesses.setdefault((mem.name, t), {"reads": 0, "writes": 0})[kind] += n
@@ -258,20 +254,18 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
-            dma = pm.dma
-            if dma:
-                n, bursts = _transfers(w, pm, t, moved, tiles, inside, unit, unrolled)
+            read = 1.0          # of the words moved, the share the parent reads
             if t == "O":          # partial sums go back up; the first fill of each output reads nothing
-                outputs = w.tensor_words()["O"]
                 count(cm, t, "reads", moved)
                 count(pm, t, "writes", moved)
-                reread = moved - min(outputs, moved)
-                accesses[(pm.name, t)]["reads"] -= moved - reread
-                if dma:
+                first = min(w.tensor_words()["O"], moved)
+                accesses[(pm.name, t)]["reads"] -= first
+                read = 1 - first / moved
+            if pm.dma:
+                n, bursts = _transfers(w, pm, t, moved, tiles, inside, unit, unrolled)
+                if t == "O":
                     moves(pm, t, "write", n, bursts)
-                    n, bursts = n * reread / moved, bursts * reread / moved
-            if dma:
-                moves(pm, t, "read", n, bursts)
+                moves(pm, t, "read", n * read, bursts * read)
         # the MACs read W and I and update O in the innermost memory holding each: a
         # per-PE one in every PE, a shared one once per distinct word the PEs take
         # (sent to several, or reduced across them, where a spatial loop is irrelevant)
@@ -289,7 +283,7 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    transfer = [(*_channel_cycles(accesses, overhead, mem), mem.duplex)
+    transfer = [(*_channel_cycles(accesses, transfers, mem), mem.duplex)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
@@ -315,16 +309,19 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     return Cost(accesses, transfers, energy, macs, cycles, macs / (cycles * arch.array.pes))
 
 
-def _channel_cycles(accesses: dict, overhead: dict, mem) -> tuple[int, int]:
+def _channel_cycles(accesses: dict, transfers: dict, mem) -> tuple[int, int]:
     """Cycles of `mem`'s reads and of its writes: their words at its bandwidth and
-    their transfers' and bursts' time (`overhead`, from `Channel`)."""
-    reads = writes = 0
+    their transfers' and bursts' time (`Channel`)."""
+    reads = writes = 0.0
     for (name, _), a in accesses.items():
         if name == mem.name:
-            reads += a["reads"]
-            writes += a["writes"]
-    return (math.ceil(reads / mem.bandwidth + overhead.get((mem.name, "reads"), 0.0)),
-            math.ceil(writes / mem.bandwidth + overhead.get((mem.name, "writes"), 0.0)))
+            reads += a["reads"] / mem.bandwidth
+            writes += a["writes"] / mem.bandwidth
+    for (name, _), d in transfers.items():
+        if name == mem.name:
+            reads += _channel_time(mem.read, d["reads"], d["read_bursts"])
+            writes += _channel_time(mem.write, d["writes"], d["write_bursts"])
+    return math.ceil(reads), math.ceil(writes)
 
 
 def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dict[str, int],
@@ -341,8 +338,6 @@ def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dic
         return 0.0, 0.0
     rows, planes = mem.row_loops(t), mem.plane_loops(t)
     if not planes:
-        if not rows and mem.burst_words is None and mem.boundary_words is None:
-            return tiles, tiles
         count = words / row_words(w, t, rows, inside, unrolled) if rows else tiles
         return tiles, count * row_bursts(math.ceil(words / count), mem.burst_words, mem.boundary_words)
     unread = dict(zip("PQ", w.unread)) if t == "I" else {}
