@@ -55,10 +55,30 @@ def verilator_env(base: dict | None = None) -> dict:
     return env
 
 
+def toolchain_digest() -> bytes:
+    """What a Verilated library depends on besides its Verilog and harness: the
+    Verilator installation and how it is invoked (this module's source)."""
+    return str(verilator_root()).encode() + Path(__file__).read_bytes()
+
+
 def include_flags() -> list[str]:
     """The compiler flags that find Verilator's runtime headers (for harnesses)."""
     root = verilator_root()
     return [f"-I{root / 'include'}", f"-I{root / 'include' / 'vltstd'}"]
+
+
+def verilate(sources: list[str], top: str, prefix: str, obj_dir: str, env: dict, *, fast: str,
+             options: list[str] = (), cwd: Path | None = None) -> None:
+    """Verilate `sources` (top module `top`, classes named `prefix`) into `obj_dir` and
+    compile them to `{prefix}__ALL.a` and `libverilated.a`, position-independent for a
+    shared library. The code evaluated every cycle and Verilator's runtime are compiled
+    with `fast` (e.g. "-O2"); the code run once (construction, initial values, the first
+    settle: 60 % of the C++ of a core) unoptimised, which halves the C++ compile time
+    at no cost per cycle."""
+    run_tool(["verilator", "--cc", *sources, "--top-module", top, "--prefix", prefix, "-Mdir", obj_dir,
+              "-O3", "--x-assign", "fast", "--x-initial", "fast", *options, "-CFLAGS", "-fPIC",
+              "-MAKEFLAGS", f"OPT_FAST={fast} OPT_SLOW=-O0 OPT_GLOBAL={fast}",
+              "--build", "-j", str(os.cpu_count() or 1)], env, cwd)
 
 
 def run_tool(cmd: list[str], env: dict, cwd: Path | None = None) -> None:

@@ -21,7 +21,7 @@ from hwgen.engineir.rtl.microcode import DRAM8, DRAM32, ONCHIP8, Microcode
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root, cached_entry
 
-from ..verilator import include_flags, run_tool, verilator_env, verilator_root
+from ..verilator import include_flags, run_tool, toolchain_digest, verilate, verilator_env
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
 LIBRARY = "libengineir.so"
@@ -41,7 +41,7 @@ class RtlRun:
 def build_library(verilog: str, progress: Callable[[str], None] | None = None) -> Path:
     """The Verilated library of a machine's Verilog, built once per Verilog text."""
     step = progress or (lambda _: None)
-    h = hashlib.sha256(verilog.encode() + HARNESS.read_bytes() + str(verilator_root()).encode()).hexdigest()[:20]
+    h = hashlib.sha256(verilog.encode() + HARNESS.read_bytes() + toolchain_digest()).hexdigest()[:20]
     entry = cache_root() / "engineir" / h
 
     def make(work: Path) -> Path:
@@ -49,9 +49,7 @@ def build_library(verilog: str, progress: Callable[[str], None] | None = None) -
         (work / f"{TOP}.v").write_text(verilog)
         env = verilator_env()
         step("Verilating")
-        run_tool(["verilator", "--cc", f"{TOP}.v", "--top-module", TOP, "--prefix", "Vengineir", "-Mdir", "obj",
-                  "-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-CFLAGS",
-                  "-fPIC -O1", "--build", "-j", str(os.cpu_count() or 1)], env, work)
+        verilate([f"{TOP}.v"], TOP, "Vengineir", "obj", env, fast="-O1", options=["-Wno-fatal", "-Wno-lint"], cwd=work)
         step("linking the harness")
         run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj", *include_flags(),
                   str(HARNESS), "obj/Vengineir__ALL.a", "obj/libverilated.a",

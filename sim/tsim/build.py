@@ -17,7 +17,7 @@ from hwgen.files import cached_entry
 from hwgen.vta.bugs import check_bugs
 from hwgen.vta.build import build
 
-from ..verilator import include_flags, run_tool, verilator_env
+from ..verilator import include_flags, run_tool, verilate, verilator_env
 from .cache import HARNESS, LIBRARY, WORK_PREFIX, build_dir, problem, record
 
 WAVE_FORMATS = {"fst": "--trace-fst", "vcd": "--trace"}
@@ -73,12 +73,9 @@ def _build(cfg, work: Path, step, trace: bool, bugs, waves: str | None, tech) ->
     # simulation checks that the design never uses one
     files = build(cfg, work / "rtl", trace=trace, bugs=bugs, tech=tech, poison=True).files
     step("Verilating")
-    jobs = str(os.cpu_count() or 1)
     sources = [str(work / "rtl" / files[k]) for k in ("lint_waivers", "verilog", "sram_models", "primitive_models") if k in files]
-    run_tool(["verilator", "--cc", *sources,
-          "--top-module", "vta", "--prefix", "Vvta", "-Mdir", str(work / "obj"), "-O3", "--x-assign", "fast",
-          "--x-initial", "fast", "--noassert", *([WAVE_FORMATS[waves]] if waves else []), "-CFLAGS", "-fPIC -O2",
-          "--build", "-j", jobs], env)
+    verilate(sources, "vta", "Vvta", str(work / "obj"), env, fast="-O2",
+             options=["--noassert", *([WAVE_FORMATS[waves]] if waves else [])])
     step("linking the harness")
     defines = (["-DHWGEN_TRACE"] if trace else []) + ([f"-DHWGEN_WAVES_{waves.upper()}"] if waves else [])
     run_tool(["g++", "-shared", "-fPIC", "-O2", "-std=c++17", *defines,

@@ -1,8 +1,8 @@
 """The cache of tsim builds: `$HWGEN_CACHE/tsim` (default `~/.cache/hwgen/tsim`), one
 directory per build named CONFIG-BUILDHASH-GENERATOR[-VARIANT]. The generator digest
 covers every source the simulator is made from (the Verilog generator's sources,
-hwgen.vta.build.GENERATOR_SOURCES, the harness and the Verilator installation), so a
-changed generator never uses an old build.
+hwgen.vta.build.GENERATOR_SOURCES, the harness, the build's flags and the Verilator
+installation), so a changed generator never uses an old build.
 
 An entry is built as every cache entry is (hwgen.files.cached_entry: under the lock
 `.locks/NAME.lock`, so concurrent first builds of one configuration build once) in a
@@ -23,9 +23,10 @@ from pathlib import Path
 from hwgen.files import cache_root, entry_lock, held, sha256
 from hwgen.vta import build as vta_build
 
-from ..verilator import verilator_root
+from ..verilator import toolchain_digest
 
 HARNESS = Path(__file__).resolve().parent / "harness.cpp"
+BUILD_RECIPE = Path(__file__).resolve().parent / "build.py"  # the flags the library is built with
 LIBRARY = "libtsim.so"
 ENTRY = "entry.json"
 _BUILD_NAME = re.compile(r"^(?P<config>.+)-(?P<build_hash>[0-9a-f]{16})-(?P<generator>[0-9a-f]{16})(?P<variant>(-.+)?)$")
@@ -40,10 +41,11 @@ def cache_dir() -> Path:
 @cache
 def generator_digest() -> str:
     """The Verilog generator's digest (hwgen.vta.build.generator_digest) with the
-    harness and the Verilator installation the library is built with."""
+    harness, the build's recipe and the Verilator installation and invocation."""
     h = hashlib.sha256(vta_build.generator_digest().encode())
     h.update(HARNESS.read_bytes())
-    h.update(str(verilator_root()).encode())
+    h.update(BUILD_RECIPE.read_bytes())
+    h.update(toolchain_digest())
     return h.hexdigest()[:16]
 
 

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -14,7 +15,7 @@ from hwgen.isa import AluOp, assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
 from hwgen.vta import build as vta_build
-from sim import Tsim, TsimOptions, run
+from sim import Tsim, TsimOptions, run, verilator
 from sim.target import ACTIVITY_COUNTERS
 from sim.tsim import build as tsim_build
 from sim.tsim import run as tsim_run
@@ -121,12 +122,14 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
         copy = hwgen / path.relative_to(vta_build.HWGEN)
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes(path.read_bytes())
-    harness = tmp_path / "harness.cpp"
+    harness, recipe = tmp_path / "harness.cpp", tmp_path / "build.py"
     harness.write_bytes(cache.HARNESS.read_bytes())
+    recipe.write_bytes(cache.BUILD_RECIPE.read_bytes())
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(vta_build, "HWGEN", hwgen)
     monkeypatch.setattr(cache, "HARNESS", harness)
-    monkeypatch.setattr(cache, "verilator_root", lambda: tmp_path / "verilator")
+    monkeypatch.setattr(cache, "BUILD_RECIPE", recipe)
+    monkeypatch.setattr(cache, "toolchain_digest", lambda: b"verilator 1")
 
     def name():
         cache.generator_digest.cache_clear()
@@ -137,7 +140,7 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
         base = name()
         sources = ["vta/core.py", "isa/fields.py", "config.py", "devices.py", "geometry.py", "registers.py", "sram.py",
                    "tech.py", "version.py"]
-        for path in [*(hwgen / s for s in sources), harness]:
+        for path in [*(hwgen / s for s in sources), harness, recipe]:
             original = path.read_bytes()
             path.write_bytes(original + b"\n")
             assert name() != base, path.name
@@ -146,11 +149,17 @@ def test_each_kind_of_source_changes_the_build_name(tmp_path, monkeypatch):
         (hwgen / "vta" / "extra.py").write_text("")
         assert name() != base
         (hwgen / "vta" / "extra.py").unlink()
-        monkeypatch.setattr(cache, "verilator_root", lambda: tmp_path / "another-verilator")
+        monkeypatch.setattr(cache, "toolchain_digest", lambda: b"verilator 2")
         assert name() != base
     finally:
         cache.generator_digest.cache_clear()
         vta_build.generator_digest.cache_clear()
+
+
+def test_the_toolchain_digest_follows_the_verilator_installation(monkeypatch):
+    before = verilator.toolchain_digest()
+    monkeypatch.setattr(verilator, "verilator_root", lambda: Path("/elsewhere/verilator"))
+    assert verilator.toolchain_digest() != before
 
 
 def _fake_builds(monkeypatch, tmp_path, seconds=0.0):
