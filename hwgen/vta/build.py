@@ -19,7 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from amaranth.back import rtlil
 from amaranth.hdl import Shape
 from amaranth.lib.wiring import Flow
 
@@ -32,7 +31,7 @@ from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTE
 from ..sram import map_memory, sram_model
 from .bugs import check_bugs
 from .dsp import primitive_models
-from .rtl import to_verilog
+from .rtl import to_rtlil, to_verilog
 from .core import TRACED, trace_members, trace_ports
 from .shell import TOP_NAME, Shell
 
@@ -173,7 +172,7 @@ def cell_report(shell: Shell, workdir: Path, blackboxes: tuple[str, ...] = ()) -
     `blackboxes` are Verilog files in `workdir` whose modules count as single cells
     (the models of the FPGA primitives the design instantiates)."""
     il = workdir / f"{TOP_NAME}.il"
-    il.write_text(rtlil.convert(shell, name=TOP_NAME, emit_src=False))
+    il.write_text(to_rtlil(shell, TOP_NAME))
     cells_json = workdir / "cells.json"
     libs = "".join(f"read_verilog -lib {f}; " for f in blackboxes)
     script = (f"{libs}read_rtlil {il.name}; hierarchy -top {TOP_NAME}; proc; flatten; opt -fast; wreduce; "
