@@ -38,7 +38,9 @@
 # A forked test process can deadlock in egglog's threads: it sleeps, using no CPU, so
 # mutmut's CPU limit never ends it; any that sleeps for 90 s is stopped and counts as
 # neither killed nor survived.
-# Usage: [CHILDREN=N] [SAMPLE=K] ci/mutation.sh   (N parallel workers, default: every core)
+# PATTERN arguments limit the run to the mutants whose names match (shell patterns over
+# mutmut's names, MODULE.x_FUNCTION__mutmut_N: 'hwgen.devices.*' is one module).
+# Usage: [CHILDREN=N] [SAMPLE=K] ci/mutation.sh [PATTERN ...]   (N parallel workers, default: every core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q "mutmut>=3.8,<4"
@@ -67,15 +69,16 @@ export HWGEN_JOBS=1
 ) &
 watchdog=$!
 trap 'kill "$watchdog"; rm -rf "$HWGEN_CACHE"' EXIT
-names=()
+names=("$@")
 if [ -n "${SAMPLE:-}" ]; then
     # the mutants and the tests' timing only (no mutant has that name), then the draw
     mutmut run --max-children 1 "none" > /dev/null 2>&1 || true
-    mapfile -t names < <(python - "$SAMPLE" <<'PY'
-import glob, json, random, sys
-k, rng = int(sys.argv[1]), random.Random(20261126)
+    mapfile -t names < <(python - "$SAMPLE" "$@" <<'PY'
+import fnmatch, glob, json, random, sys
+k, patterns, rng = int(sys.argv[1]), sys.argv[2:] or ["*"], random.Random(20261126)
 for f in sorted(glob.glob("mutants/**/*.meta", recursive=True)):
-    names = sorted(json.load(open(f)).get("exit_code_by_key", {}))
+    names = sorted(n for n in json.load(open(f)).get("exit_code_by_key", {})
+                   if any(fnmatch.fnmatchcase(n, p) for p in patterns))
     print("\n".join(rng.sample(names, min(k, len(names)))))
 PY
 )
