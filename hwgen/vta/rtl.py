@@ -41,19 +41,34 @@ def connect_flat(m: Module, outer, prefix: str, inner, members: dict) -> None:
         m.d.comb += port.eq(sig) if member.flow == Flow.Out else sig.eq(port)
 
 
+# Initial contents per $meminit_v2 cell at most: Yosys reads a constant longer than its
+# lexer's buffer (16 KiB) in time quadratic in its length (a 1x64x64 core's 32 Mbit
+# weight memory as one constant took minutes).
+MEMINIT_BITS = 1 << 13
+
+
 def _emit_memory_init(emitter, cell_idx, cell) -> None:
     """A memory's initial contents as Amaranth 0.5's `ModuleEmitter.emit_memory` writes
-    them (one `$meminit_v2` cell of every word, word 0 in the low bits), its data given
-    as the one constant it is rather than built from a net object per bit: a core's
-    scratchpads hold millions of bits, half the time of its conversion."""
-    mask = (1 << cell.width) - 1
-    data = "".join(format(word & mask, f"0{cell.width}b") for word in reversed(cell.init))
-    emitter.builder.cell("$meminit_v2", ports={
-        "ADDR": emitter.sigspec(),
-        "DATA": f"{len(data)}'{data}" if data else emitter.sigspec(),
-        "EN": f"{cell.width}'{'1' * cell.width}",
-    }, parameters={"MEMID": emitter.memories[cell_idx].memid, "ABITS": 0, "WIDTH": cell.width,
-                   "WORDS": cell.depth, "PRIORITY": 0}, src_loc=cell.src_loc)
+    them (`$meminit_v2` cells, word 0 in the low bits), the data given as the constant
+    it is rather than built from a net object per bit (a core's scratchpads hold millions
+    of bits: that was half the time of its conversion), and in cells of at most
+    MEMINIT_BITS (or one word) from their address on. A memory of at most MEMINIT_BITS
+    is the one cell Amaranth writes; a larger one the same contents, so the same Verilog
+    but for the order of the memory's initial assignments."""
+    width, mask = cell.width, (1 << cell.width) - 1
+    per_cell = len(cell.init) if width * len(cell.init) <= MEMINIT_BITS else max(1, MEMINIT_BITS // width)
+    abits = 0 if per_cell == len(cell.init) else max(1, (cell.depth - 1).bit_length())
+    name = None      # the first cell takes the next automatic name, as Amaranth's one does, so
+    for first in range(0, len(cell.init), per_cell):       # later cells keep theirs
+        words = cell.init[first:first + per_cell]
+        data = "".join(format(word & mask, f"0{width}b") for word in reversed(words))
+        made = emitter.builder.cell("$meminit_v2", name=name and f"{name}:{first}", ports={
+            "ADDR": f"{abits}'{first:0{abits}b}" if abits else emitter.sigspec(),
+            "DATA": f"{len(data)}'{data}",
+            "EN": f"{width}'{'1' * width}",
+        }, parameters={"MEMID": emitter.memories[cell_idx].memid, "ABITS": abits, "WIDTH": width,
+                       "WORDS": len(words) if abits else cell.depth, "PRIORITY": 0}, src_loc=cell.src_loc)
+        name = name or made.name
 
 
 _CONVERTING = threading.Lock()
@@ -62,8 +77,8 @@ _CONVERTING = threading.Lock()
 @contextmanager
 def _fast_memory_init():
     """Amaranth's RTLIL emitter with `_emit_memory_init` for the duration (one conversion
-    at a time: the emitter is a class shared by the process). The RTLIL is the same
-    (tests/hwgen/vta/test_rtl.py compares it with Amaranth's own)."""
+    at a time: the emitter is a class shared by the process). tests/hwgen/vta/test_rtl.py
+    compares the output with Amaranth's own."""
     with _CONVERTING:
         original = rtlil.ModuleEmitter.emit_memory
         rtlil.ModuleEmitter.emit_memory = _emit_memory_init
