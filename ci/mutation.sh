@@ -37,7 +37,10 @@
 # (the score is then an estimate; "other" counts the mutants not drawn).
 # A forked test process can deadlock in egglog's threads: it sleeps, using no CPU, so
 # mutmut's CPU limit never ends it; any that sleeps for 90 s is stopped and counts as
-# neither killed nor survived.
+# neither killed nor survived. A mutant whose tests grow past MEMORY_GIB (default 6 GiB)
+# of memory (a mutated loop that never ends, appending) is stopped as mutmut's CPU limit
+# stops one, and counts as killed: with CHILDREN=2 two of them would otherwise take all
+# of this machine's 24 GiB before the CPU limit ends them.
 # PATTERN arguments limit the run to the mutants whose names match (shell patterns over
 # mutmut's names, MODULE.x_FUNCTION__mutmut_N: 'hwgen.devices.*' is one module).
 # Usage: [CHILDREN=N] [SAMPLE=K] ci/mutation.sh [PATTERN ...]   (N parallel workers, default: every core)
@@ -50,15 +53,18 @@ export HWGEN_CACHE
 # every layer lowered in the test's own process: mutmut follows the calls a test makes
 # in its process only, not in the compiler's worker processes
 export HWGEN_JOBS=1
+MEMORY_GIB=${MEMORY_GIB:-6}
 (
     declare -A cpu slept
-    while sleep 30; do
+    while sleep 10; do
         for p in $(pgrep -f "^mutmut: " || true); do
             stat=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
             read -r state _ <<< "$stat"
             used=$(awk '{print $12 + $13}' <<< "$stat")
-            if [ "$state" = S ] && [ "${cpu[$p]:-}" = "$used" ]; then
-                slept[$p]=$(( ${slept[$p]:-0} + 30 ))
+            if [ "$(awk '{print $22}' <<< "$stat")" -gt $((MEMORY_GIB * 262144)) ]; then
+                kill -XCPU "$p"     # as mutmut's CPU limit ends a test run: a timeout, killed
+            elif [ "$state" = S ] && [ "${cpu[$p]:-}" = "$used" ]; then
+                slept[$p]=$(( ${slept[$p]:-0} + 10 ))
                 [ "${slept[$p]}" -ge 90 ] && kill -9 "$p"
             else
                 slept[$p]=0
