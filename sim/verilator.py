@@ -72,7 +72,7 @@ def verilate(sources: list[str], top: str, prefix: str, obj_dir: str, env: dict,
     """Verilate `sources` (top module `top`, classes named `prefix`) into `obj_dir` and
     compile them to `{prefix}__ALL.a` and `libverilated.a`, position-independent for a
     shared library. The code evaluated every cycle and Verilator's runtime are compiled
-    with `fast` (e.g. "-O2"); the code run once (construction, initial values, the first
+    with `fast` (e.g. "-O1"); the code run once (construction, initial values, the first
     settle: 60 % of the C++ of a core) unoptimised, which halves the C++ compile time
     at no cost per cycle."""
     run_tool(["verilator", "--cc", *sources, "--top-module", top, "--prefix", prefix, "-Mdir", obj_dir,
