@@ -136,6 +136,11 @@ PYNQ_PORT = "memory port (S_AXI_ACP, 64 bits): its cycles would not hold on the 
      "fields.shape", "point blk32 axi256 has a 256-bit bus, wider than the Digilent Pynq-Z1's " + PYNQ_PORT),
     ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z1}\npoints: [{AXI_DATA_BITS: 512}]",
      "points", "point axi512 has a 512-bit bus, wider than the Digilent Pynq-Z1's " + PYNQ_PORT),
+    # a point of `points` is named there even where an axis of `fields` also sets the bus
+    ("networks: [resnet18]\narea: {fpga: xc7}\nbudget: {board: pynq-z1}\n"
+     "fields: {shape: [{LOG_BLOCK: 4, AXI_DATA_BITS: 64}, {LOG_BLOCK: 5, AXI_DATA_BITS: 64}]}\n"
+     "points: [{AXI_DATA_BITS: 512}]",
+     "points", "point axi512 has a 512-bit bus, wider than the Digilent Pynq-Z1's " + PYNQ_PORT),
     ("networks: [resnet18]\nbase: 1x16x16-axi128\narea: {fpga: cyclonev}\nbudget: {board: de10-nano}", "base",
      "point base has a 128-bit bus, wider than the Terasic DE10-Nano's memory port (f2h_axi_slave, 64 bits): its "
      "cycles would not hold on the board; keep AXI_DATA_BITS at most 64, or give budget.device instead of "
@@ -190,8 +195,8 @@ fields: {AXI_DATA_BITS: [64], LOG_BLOCK: [4, 5]}
     assert (s.budget.device, s.budget.board, s.budget.headroom_percent) == ("xc7z020", "pynq-z2", 5)
     assert s.base["AXI_DATA_BITS"] == 64 and len(s.changes) == 2
     same = load_space(write(tmp_path, "networks: [resnet18]\narea: {fpga: cyclonev}\n"
-                                      "budget: {board: de10-nano, device: 5cseba6}"))
-    assert (same.budget.device, same.budget.board) == ("5cseba6", "de10-nano")
+                                      "budget: {board: de10-nano, device: 5cseba6, headroom_percent: 20}"))
+    assert (same.budget.device, same.budget.board, same.budget.headroom_percent) == ("5cseba6", "de10-nano", 20)
     # the summary keeps the board, and says it
     assert s.budget.to_dict() == {"device": "xc7z020", "headroom_percent": 5, "board": "pynq-z2"}
     assert budget_text(same.budget.to_dict()) == "5cseba6 on the Terasic DE10-Nano"
@@ -209,6 +214,7 @@ def test_the_mapper_budget_enters_the_points(tmp_path):
     mapped = load_space(write(tmp_path, "networks: [resnet18]\nmapper: {budget: 30}\n"
                                         "objectives: [cycles, best_energy]"))
     assert plain.mapper_budget is None and mapped.mapper_budget == 30
+    assert load_space(write(tmp_path, "networks: [resnet18]\nmapper: {budget: 1}")).mapper_budget == 1
     assert mapped.objectives == ("cycles", "best_energy")
     (a,), (b,) = jobs(plain), jobs(mapped)
     assert b.mapper_budget == 30 and a.key != b.key
