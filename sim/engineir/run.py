@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +38,11 @@ class RtlRun:
 
 
 def build_library(verilog: str, progress: Callable[[str], None] | None = None) -> Path:
-    """The Verilated library of a machine's Verilog, built once per Verilog text."""
+    """The Verilated library of a machine's Verilog, built once per Verilog text (and per
+    harness, Verilator and build recipe: this module's flags)."""
     step = progress or (lambda _: None)
-    h = hashlib.sha256(verilog.encode() + HARNESS.read_bytes() + toolchain_digest()).hexdigest()[:20]
+    h = hashlib.sha256(verilog.encode() + HARNESS.read_bytes() + Path(__file__).read_bytes()
+                       + toolchain_digest()).hexdigest()[:20]
     entry = cache_root() / "engineir" / h
 
     def make(work: Path) -> Path:
