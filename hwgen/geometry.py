@@ -29,6 +29,10 @@ BASELINE_ALU_INTERVAL = {True: 4, False: 5}     # by use_imm
 LATE_OPS = (AluOp.MIN, AluOp.MAX, AluOp.CLP, AluOp.MUL, AluOp.SCL)
 # An AXI burst must not cross a 4 KiB boundary.
 BOUNDARY_BYTES = 4096
+# instructions the fetch unit buffers, and each module's instruction queue holds (every
+# build: programs rely on that depth not to deadlock, docs/decisions.md)
+FETCH_BUFFER = 32
+INSN_QUEUE_DEPTH = 32
 
 
 def gemm_interval(cfg) -> int:

@@ -8,15 +8,23 @@ their ACC halves and micro-op ranges are apart, and retires in order within its 
   fixed pipeline cost;
 - loads and stores: bus beats of each row's bursts (split at AXI_MAX_BURST and 4 KiB, as
   the memory engine splits them), a memory round trip per burst shared by the bursts in
-  flight, padding entries written one a cycle, and a fixed cost;
+  flight (at most AXI_MAX_INFLIGHT, at most the load's own), padding entries written one
+  a cycle, and a fixed cost;
 - tokens: a push lands at the receiver a cycle after the instruction retires.
 
-The loads of the load and the compute module share the read channel: a load holds it
-for its beats and its bursts' round trips (shared by the bursts in flight) and takes
-the channel's free cycles from its start on, in the order the model meets the loads;
-since the memory engine serves its clients in turn, burst by burst, a load waits at
-most one longest burst per burst of its own. The memory's round trip is that
-of tsim's memory model unless given. The store's writes do not share the read channel."""
+The model meets the modules' instructions in the order of their start times, and
+instruction fetch as a fourth client of the read channel: bursts of the instructions the
+fetch buffer has room for, one in flight, the buffer dispatching in stream order as the
+modules' queues make room (hwgen/vta/fetch.py); a module starts an instruction only
+after it was dispatched. The first burst is the launch's (LAUNCH).
+
+The read channel's clients (fetch, the load module, the compute module's loads) share
+it: a transfer holds it for its beats and its bursts' round trips (shared by the bursts
+in flight) and takes the channel's free cycles from its start on. Since the memory
+engine serves its clients in turn, burst by burst, a transfer waits at most for the
+bursts the other clients have in flight (once they had a round trip to request them)
+and then one of their bursts per burst of its own. The memory's round trip is that of
+tsim's memory model unless given. The store's writes do not share the read channel."""
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -25,10 +33,12 @@ from typing import Iterator
 
 import numpy as np
 
-from ..geometry import BOUNDARY_BYTES, LATE_OPS, OVERLAP_WINDOW, alu_interval, gemm_interval, geometry, overlap_halves
+from ..geometry import (BOUNDARY_BYTES, FETCH_BUFFER, INSN_QUEUE_DEPTH, LATE_OPS, OVERLAP_WINDOW, alu_interval,
+                        gemm_interval, geometry, overlap_halves)
 from ..isa import QUEUES, AluOp, Instruction, MemType, Module, Opcode
+from ..isa.fields import INSN_BYTES
 from .check import block_shape, loaded_uops, loop_max
-from .tokens import MODULE_QUEUES, schedule
+from .tokens import MODULE_QUEUES
 
 # A memory round trip in cycles: tsim's memory model by default.
 MEMORY_LATENCY = 16
@@ -42,6 +52,7 @@ ISSUE = 1                             # cycles between two instructions of one m
 SEQUENTIAL_GAP = 1                    # compute without overlap: from one's end to the next's start
 TOKEN = 1                             # from a push to the pop it allows
 LAUNCH = 22                           # from launch to the first instruction (fetch)
+DISPATCH = 1                          # from the fetch buffer into a queue, to the module
 
 
 def _row_bursts(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, int]:
@@ -70,18 +81,24 @@ def _rows_bursts(addr: int, stride: int, nbytes: int, rows: int, bus: int, max_b
 
 
 class _ReadChannel:
-    """The read channel's busy intervals (sorted, disjoint, not touching)."""
+    """The read channel's busy intervals (sorted, disjoint, not touching), each with its
+    users' (longest burst's hold, hold of the bursts one of them keeps in flight, latest
+    start)."""
 
     def __init__(self):
         self.starts: list[int] = []
         self.ends: list[int] = []
+        self.users: list[tuple[int, int, int]] = []
 
-    def occupy(self, t: int, cycles: int) -> int:
-        """Take the first `cycles` free cycles from `t` on; the time the last one ends."""
+    def occupy(self, t: int, cycles: int, use: tuple[int, int] = (0, 0)) -> tuple[int, tuple[int, int, int]]:
+        """Take the first `cycles` free cycles from `t` on for a transfer whose bursts
+        hold the channel `use` (one burst's hold, those it keeps in flight); (the time
+        the last one ends, the users of the busy intervals passed over)."""
         i = bisect_right(self.ends, t)
-        cur, need, pieces = t, cycles, []
+        cur, need, pieces, passed = t, cycles, [], (0, 0, -1 << 62)
         while need > 0:
             if i < len(self.starts) and self.starts[i] <= cur:
+                passed = _longest(passed, self.users[i])
                 cur = self.ends[i]
                 i += 1
                 continue
@@ -89,10 +106,10 @@ class _ReadChannel:
             pieces.append((cur, cur + take))
             cur, need = cur + take, need - take
         for a, b in pieces:
-            self._mark(a, b)
-        return cur
+            self._mark(a, b, (*use, t))
+        return cur, passed
 
-    def _mark(self, a: int, b: int) -> None:
+    def _mark(self, a: int, b: int, user: tuple[int, int, int]) -> None:
         """Mark the free cycles [a, b) busy, merging with the intervals they touch."""
         j = bisect_right(self.ends, a)
         joins_prev = j > 0 and self.ends[j - 1] == a
@@ -100,13 +117,21 @@ class _ReadChannel:
         if joins_prev and joins_next:
             self.ends[j - 1] = self.ends.pop(j)
             self.starts.pop(j)
+            self.users[j - 1] = _longest(_longest(self.users[j - 1], self.users.pop(j)), user)
         elif joins_prev:
             self.ends[j - 1] = b
+            self.users[j - 1] = _longest(self.users[j - 1], user)
         elif joins_next:
             self.starts[j] = a
+            self.users[j] = _longest(self.users[j], user)
         else:
             self.starts.insert(j, a)
             self.ends.insert(j, b)
+            self.users.insert(j, user)
+
+
+def _longest(a: tuple, b: tuple) -> tuple:
+    return tuple(max(x, y) for x, y in zip(a, b))
 
 
 class _Model:
@@ -115,14 +140,12 @@ class _Model:
 
     def __init__(self, cfg, insns: list[Instruction], uops, latency: int, modules: list[Module] | None = None):
         self.cfg, self.insns, self.uops = cfg, insns, uops
-        self.modules = [] if modules is None else modules     # see tokens.schedule
+        self.modules = [] if modules is None else modules     # each instruction's module (see `run`)
         g = geometry(self.cfg)
         self.bus, self.max_burst = g.bus_bytes, g.max_burst
         self.latency = latency
         self.inflight = self.cfg.AXI_MAX_INFLIGHT
         self.read = _ReadChannel()
-        longest = min(self.max_burst, BOUNDARY_BYTES // self.bus)    # beats
-        self.burst_hold = int(self._hold(longest, 1))      # the channel time of the longest burst
         self.write_lanes = {mt: g.write_lanes(mt) for mt in MemType}
         self.uop = np.zeros((3, self.cfg.depth[MemType.UOP]), dtype=np.int64)   # dst, src, wgt
         self.extremes = {}            # (row, uop_bgn, uop_end) -> (min, max) of the loaded micro-ops
@@ -138,9 +161,10 @@ class _Model:
         trips and beats shared by the bursts in flight."""
         return max(beats, (beats + (self.latency + LOAD_BURST) * bursts) / self.inflight)
 
-    def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int] | None]:
-        """(cycles alone, (cycles it holds the read channel, the longest it waits for
-        it) or None for a load without a transfer)."""
+    def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int, int, int] | None]:
+        """(cycles alone, its use of the read channel or None for a load without a
+        transfer): (cycles it holds the channel, bursts, one burst's hold, the hold of
+        the bursts it keeps in flight)."""
         mt = insn.memory_type
         if insn.x_size == 0:
             return LOAD_FIXED, None
@@ -148,9 +172,10 @@ class _Model:
         writes = -(-insn.y_size * insn.x_size // self.write_lanes[mt])
         rows, cols = block_shape(insn)
         pads = rows * cols - insn.y_size * insn.x_size
-        round_trip = (self.latency + LOAD_BURST) * bursts / self.inflight
+        round_trip = (self.latency + LOAD_BURST) * bursts / min(self.inflight, bursts)
         d = LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0)
-        return d, (int(self._hold(beats, bursts)), bursts * self.burst_hold)
+        burst = int(self._hold(-(-beats // bursts), 1))
+        return d, (int(self._hold(beats, bursts)), bursts, burst, burst * min(self.inflight, bursts))
 
     def store_cycles(self, insn: Instruction) -> int:
         if insn.x_size == 0:
@@ -230,42 +255,99 @@ class _Model:
 
     def run(self, limit: int | None = None, work: tuple[int, int, int, int] | None = None,
             complete=None) -> Iterator[int | None]:
-        """Yields None where the program must grow first (see `tokens.schedule`'s
-        `complete`), then, last, the prediction; with `limit`: `limit` as soon as the
-        program cannot end before it. GEMMs run one after another, and so do ALU
-        instructions (on their units; without compute overlap all of them one after
-        another), the load module's loads and the store module's stores, each at least
-        a bus beat per bus word; so the run ends no sooner than the last one's end plus
-        the `work` of those left: `work` is `work()` (if None) or at most it."""
-        insns = self.insns
+        """Yields None where the program must grow first, then, last, the prediction;
+        with `limit`: `limit` as soon as the program cannot end before it. `complete`:
+        for a program still being written (`insns` and `modules` grow), whether it is
+        complete; until it is, a module's last instruction waits (a later push may still
+        flag it), and so does any event that instructions not written yet could precede
+        or size, so that the prediction is the complete program's. GEMMs run one after
+        another, and so do ALU instructions (on their units; without compute overlap all
+        of them one after another), the load module's loads and the store module's
+        stores, each at least a bus beat per bus word; so the run ends no sooner than the
+        last one's end plus the `work` of those left: `work` is `work()` (if None) or at
+        most it."""
+        insns, modules = self.insns, self.modules
         left = list(self.work() if work is None else work) if limit is not None else None
         unit_end = [0, 0]             # the last GEMM's and the last ALU instruction's end
         pushed = {q: [] for q in QUEUES.values()}     # per queue: the times its tokens become visible
         popped = dict.fromkeys(QUEUES.values(), 0)    # per queue: tokens taken
-        free = {m: 0 for m in Module}   # when the module may start its next instruction
+        free = {m: 0 for m in Module}   # when the module may take its next instruction
         state = _Overlap() if self.cfg.COMPUTE_OVERLAP else None
-        end = 0
-        modules = self.modules
-        for i in schedule(insns, modules=modules, complete=complete):   # every instruction after those that
-            if i is None:                                                 # push the tokens it pops
+        queues = {m: [] for m in Module}   # each module's instructions
+        heads = dict.fromkeys(Module, 0)
+        place: list[int] = []         # each instruction's place in its module's queue
+        taken: list[int | None] = []  # when its module took it from the queue
+        fetch = _Fetch(self)
+        end = known = ran = 0
+        while True:
+            done = complete is None or complete()
+            for i in range(known, len(insns)):
+                if i == len(modules):
+                    modules.append(insns[i].module)
+                place.append(len(queues[modules[i]]))
+                queues[modules[i]].append(i)
+                taken.append(None)
+            known = len(insns)
+            if done and ran == known:
+                break
+            fetch.dispatch(modules, place, queues, taken, known)
+            # the earliest instruction a module can start; and the least time any
+            # module's next, still unknown, instruction could start
+            best, unknown = None, None
+            for m in Module:
+                q, h = queues[m], heads[m]
+                if h >= len(q) - (0 if done else 1):
+                    if not done:
+                        lo = max(free[m], fetch.bound(q[h] if h < len(q) else known) + DISPATCH)
+                        unknown = lo if unknown is None else min(unknown, lo)
+                    continue
+                i = q[h]
+                if i >= len(fetch.leave):
+                    continue              # not dispatched yet: a later fetch or dispatch decides
+                insn = insns[i]
+                (pop_prev, pop_next), _ = MODULE_QUEUES[m]
+                t = took = max(free[m], fetch.leave[i] + DISPATCH)
+                if insn.pop_prev:
+                    k = popped[pop_prev]
+                    if k >= len(pushed[pop_prev]):
+                        continue
+                    t = max(t, pushed[pop_prev][k])
+                if insn.pop_next:
+                    k = popped[pop_next]
+                    if k >= len(pushed[pop_next]):
+                        continue
+                    t = max(t, pushed[pop_next][k])
+                if best is None or t < best[0]:
+                    best = (t, m, i, took)
+            burst = fetch.next(known, done)
+            if burst is not None and burst[0] is None:      # its size waits for instructions not written
+                unknown = burst[1] if unknown is None else min(unknown, burst[1])
+                burst = None
+            soonest = min(x for x in (best and best[0], burst and burst[0]) if x is not None) \
+                if best is not None or burst is not None else None
+            if unknown is not None and (soonest is None or unknown <= soonest):
                 yield None
                 continue
-            insn, m = insns[i], modules[i]
+            if soonest is None:
+                raise RuntimeError("the cycle model finds no instruction to run: the program deadlocks")
+            if burst is not None and (best is None or burst[0] < best[0]):
+                fetch.issue(*burst)
+                continue
+            t, m, i, took = best
+            insn = insns[i]
+            heads[m] += 1
+            ran += 1
+            taken[i] = took
             (pop_prev, pop_next), (push_prev, push_next) = MODULE_QUEUES[m]
-            t = free[m]
             if insn.pop_prev:
-                k = popped[pop_prev]
-                t = max(t, pushed[pop_prev][k])
-                popped[pop_prev] = k + 1
+                popped[pop_prev] += 1
             if insn.pop_next:
-                k = popped[pop_next]
-                t = max(t, pushed[pop_next][k])
-                popped[pop_next] = k + 1
-            start, done, retire, d = self.execute(m, i, insn, t, state)
+                popped[pop_next] += 1
+            start, finished, retire, d = self.execute(m, i, insn, t, state)
             if m != Module.COMPUTE:
-                free[m] = done
+                free[m] = finished
             else:
-                free[m] = start + ISSUE if state is not None else done + SEQUENTIAL_GAP
+                free[m] = start + ISSUE if state is not None else finished + SEQUENTIAL_GAP
             if insn.push_prev:
                 pushed[push_prev].append(retire + TOKEN)
             if insn.push_next:
@@ -277,7 +359,7 @@ class _Model:
             left[part[0]] -= part[1]
             if part[0] > 1:
                 continue                # the bound is tested at each GEMM and ALU instruction
-            unit_end[part[0]] = done
+            unit_end[part[0]] = finished
             (gemm_end, alu_end), (gemm_left, alu_left, load_left, store_left) = unit_end, left
             bound = max(gemm_end, alu_end) + gemm_left + alu_left if state is None else \
                 max(gemm_end + gemm_left, alu_end + alu_left)
@@ -309,14 +391,99 @@ class _Model:
             return t, done, done, d
         return (*state.issue(self, insn, t, d, channel), d)
 
-    def end(self, t: int, d: int, channel: tuple[int, int] | None) -> int:
+    def end(self, t: int, d: int, channel: tuple[int, int, int, int] | None) -> int:
         """When an instruction of `d` cycles alone started at `t` ends, given its use of
         the read channel (`load_cycles`; taken now: call once per instruction). The
-        memory engine serves its clients burst by burst, so the wait is bounded."""
+        memory engine serves its clients burst by burst, so the wait is bounded by the
+        bursts the others have in flight (once they had a round trip to request them),
+        then one of theirs per burst of its own."""
         if channel is None:
             return t + d
-        hold, longest_wait = channel
-        return t + d + min(self.read.occupy(t, hold) - t - hold, longest_wait)
+        hold, bursts, burst, in_flight = channel
+        free, (other, other_in_flight, other_start) = self.read.occupy(t, hold, (burst, in_flight))
+        ahead = other_in_flight if t - other_start > self.latency + LOAD_BURST else other
+        return t + d + min(free - t - hold, ahead + (bursts - 1) * other)
+
+    def fetch_cycles(self, insns: int) -> tuple[int, tuple[int, int, int, int]]:
+        """(cycles alone, use of the read channel) of a fetch burst of `insns`
+        instructions (a whole number of bus beats)."""
+        beats = -(-insns * INSN_BYTES // self.bus)
+        hold = int(self._hold(beats, 1))
+        return self.latency + LOAD_BURST + beats, (hold, 1, hold, hold)
+
+
+class _Fetch:
+    """Instruction fetch (hwgen/vta/fetch.py): one burst in flight, of the instructions
+    the buffer has room for (all that remain if they fit, else whole beats, never across
+    4 KiB: the stream is taken to start on a 4 KiB boundary); the buffer dispatches in
+    stream order, an instruction once its module's queue has room. The launch's first
+    burst arrives without a use of the channel, its first instruction at its module at time
+    0 (LAUNCH counts the time before)."""
+
+    def __init__(self, model: _Model):
+        self.model = model
+        self.per_beat = max(1, model.bus // INSN_BYTES)       # instructions in a beat
+        beats_per = max(1, INSN_BYTES // model.bus)            # beats in an instruction
+        self.max_insns = min(model.max_burst * self.per_beat // beats_per, FETCH_BUFFER)
+        self.arrive: list[int] = []   # per instruction fetched: when it reached the buffer
+        self.leave: list[int] = []    # per instruction dispatched: when it entered its queue
+        self.free = 0                 # when the next burst may be requested
+
+    def dispatch(self, modules, place, queues, taken, known: int) -> None:
+        """Dispatch what can be: an instruction after the one before it, once its
+        module took the instruction INSN_QUEUE_DEPTH places before it in its queue."""
+        leave = self.leave
+        while len(leave) < len(self.arrive):
+            k = len(leave)
+            t = self.arrive[k] if not leave else max(self.arrive[k], leave[-1])
+            if place[k] >= INSN_QUEUE_DEPTH:
+                before = taken[queues[modules[k]][place[k] - INSN_QUEUE_DEPTH]]
+                if before is None:
+                    return
+                t = max(t, before)
+            leave.append(t)
+
+    def bound(self, k: int) -> int:
+        """A time instruction `k` (maybe not written yet) is not dispatched before."""
+        if k < len(self.leave):
+            return self.leave[k]
+        t = self.leave[-1] if self.leave else 0
+        return max(t, self.arrive[k] if k < len(self.arrive) else self.free)
+
+    def next(self, known: int, done: bool) -> tuple[int | None, int] | None:
+        """The next burst as (request time, instructions); None if every instruction
+        was fetched or the buffer waits for room that no event so far made; (None, a
+        time it is not requested before) if its size depends on instructions not
+        written yet."""
+        fetched = len(self.arrive)
+        left = known - fetched
+        if left <= 0 and done:
+            return None
+        if left < self.per_beat and not done:
+            return None, self.free
+        least = min(self.per_beat, left)          # the fewest instructions of a burst
+        slot = fetched - FETCH_BUFFER + least - 1  # the instruction whose leaving makes that room
+        if slot >= len(self.leave):
+            return None
+        t = self.free if slot < 0 else max(self.free, self.leave[slot])
+        room = FETCH_BUFFER - fetched + bisect_right(self.leave, t)
+        to_boundary = (BOUNDARY_BYTES - fetched * INSN_BYTES % BOUNDARY_BYTES) // INSN_BYTES
+        most = min(room, self.max_insns, to_boundary)
+        if left <= most:
+            if not done:
+                return None, t
+            return t, left
+        return t, most - most % self.per_beat
+
+    def issue(self, t: int, n: int) -> None:
+        """Request the burst of `n` instructions at `t`."""
+        if not self.arrive:
+            arrival = -DISPATCH
+        else:
+            d, channel = self.model.fetch_cycles(n)
+            arrival = self.model.end(t, d, channel)
+        self.arrive.extend([arrival] * n)
+        self.free = arrival
 
 
 # the compute module's unit classes under compute overlap, by opcode

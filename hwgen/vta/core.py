@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
-from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry
+from ..geometry import INSN_QUEUE_DEPTH, OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry
 from .compute import OVERLAP_WRITERS, ComputeModule, acc_readers
 from .overlap import CLASSES
 from .fetch import Fetch
@@ -20,7 +20,6 @@ from .vme import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
 from .tensor_load import write_signature
 
-INSN_QUEUE_DEPTH = 32
 TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
 
 # Event outputs, in the order of hwgen.registers.COUNTERS (the AXI byte counters come

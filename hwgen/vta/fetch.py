@@ -13,14 +13,12 @@ from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..geometry import BOUNDARY_BYTES, geometry
+from ..geometry import BOUNDARY_BYTES, FETCH_BUFFER, geometry
 from ..isa.fields import INSN_BITS, INSN_BYTES
 from ..isa.opcodes import LOAD_MODULE_TYPES, Opcode
 from .layouts import insn_layout
 from .rtl import registered
 from .vme import ReadClientSignature
-
-FETCH_BUFFER = 32
 
 
 def _queues(cfg, raw):

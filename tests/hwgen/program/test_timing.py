@@ -189,29 +189,44 @@ def test_rows_bursts_are_the_sum_of_the_rows():
 
 
 def test_read_channel_takes_the_first_free_cycles():
-    """The read channel against a set of busy cycles: `occupy(t, n)` takes the first n
-    free cycles from t on and returns the end of the last; the intervals kept are the
-    maximal runs of busy cycles."""
+    """The read channel against a set of busy cycles, each with the use and start of the
+    transfer that took it: `occupy(t, n, use)` takes the first n free cycles from t on
+    and returns the end of the last and the longest uses and latest start among the
+    maximal runs of busy cycles it passed over; the intervals kept are those runs."""
     from hwgen.program.timing import _ReadChannel
     rng = np.random.default_rng(3)
+    none = (0, 0, -1 << 62)
     for _ in range(300):
-        channel, busy = _ReadChannel(), set()
+        channel, busy = _ReadChannel(), {}
         for _ in range(int(rng.integers(1, 12))):
             t, n = int(rng.integers(0, 60)), int(rng.integers(0, 9))
-            taken, c = [], t
+            use = (int(rng.integers(1, 40)), int(rng.integers(1, 90)))
+            runs = _runs(busy)
+            taken, c, passed = [], t, set()
             while len(taken) < n:
-                if c not in busy:
+                if c in busy:
+                    passed.add(next(k for k, (a, b) in enumerate(runs) if a <= c < b))
+                else:
                     taken.append(c)
                 c += 1
-            busy.update(taken)
-            assert channel.occupy(t, n) == (taken[-1] + 1 if taken else t), (t, n)
-            runs = []
-            for c in sorted(busy):
-                if runs and runs[-1][1] == c:
-                    runs[-1][1] = c + 1
-                else:
-                    runs.append([c, c + 1])
-            assert [list(r) for r in zip(channel.starts, channel.ends)] == runs
+            users = [tuple(max(busy[c][j] for c in range(*runs[k])) for j in range(3)) for k in passed]
+            want = tuple(max(u[j] for u in users) for j in range(3)) if users else none
+            assert channel.occupy(t, n, use) == (taken[-1] + 1 if taken else t, want), (t, n)
+            busy.update({c: (*use, t) for c in taken})
+            runs = _runs(busy)
+            assert [list(r) for r in zip(channel.starts, channel.ends)] == [list(r) for r in runs]
+            assert channel.users == [tuple(max(busy[c][j] for c in range(a, b)) for j in range(3)) for a, b in runs]
+
+
+def _runs(busy) -> list[tuple[int, int]]:
+    """The maximal runs [a, b) of the cycles in `busy`."""
+    runs = []
+    for c in sorted(busy):
+        if runs and runs[-1][1] == c:
+            runs[-1][1] = c + 1
+        else:
+            runs.append([c, c + 1])
+    return [tuple(r) for r in runs]
 
 
 def _model(options=None, latency=16):
@@ -231,29 +246,31 @@ def _load(mt, **fields):
 def test_load_cycles_by_hand():
     """SMALL: an 8-byte bus, bursts of up to 256 beats; INP entries 4 bytes (two written
     a cycle), ACC entries 16 bytes (one a cycle). A load costs 7 + max(beats, writes) +
-    (16 + 2) per burst over the bursts in flight + padding (one a cycle, plus 7); it holds
-    the read channel max(beats, (beats + 18 x bursts) / in flight) and waits at most the
-    longest burst's hold (256 beats) per burst."""
+    (16 + 2) per burst over the bursts in flight (at most its own) + padding (one a cycle,
+    plus 7); it holds the read channel max(beats, (beats + 18 x bursts) / in flight);
+    those that wait for it wait for its average burst's hold, max(b, (b + 18) / in
+    flight), and for the bursts it keeps in flight, min(in flight, bursts) of those."""
     four, one = _model({"AXI_MAX_INFLIGHT": 4}), _model()
     # 4 rows of 32 bytes, 256 bytes apart: 16 beats in 4 bursts, 16 writes
     inp = _load("INP", y_size=4, x_size=8, x_stride=64)
-    assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4 * 256))              # hold (16 + 72) / 4
-    assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4 * (256 + 18)))
-    # a row across 4 KiB (bytes 4080..4112): 4 beats in 2 bursts, 4 writes; the same
-    # 5 pages on
+    assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4, 5, 4 * 5))          # hold (16 + 72) / 4
+    assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4, 22, 22))
+    # a row across 4 KiB (bytes 4080..4112): 4 beats in 2 bursts (both in flight), 4
+    # writes; the same 5 pages on
     for base in (1020, 1020 + 5 * 1024):
-        assert four.load_cycles(_load("INP", dram_base=base, y_size=1, x_size=8, x_stride=8)) == (7 + 4 + 9, (10, 512))
+        assert four.load_cycles(_load("INP", dram_base=base, y_size=1, x_size=8, x_stride=8)) == \
+            (7 + 4 + 18, (10, 2, 5, 2 * 5))
     # unaligned: bytes 4..12 are two beats
-    assert one.load_cycles(_load("INP", dram_base=1, y_size=1, x_size=2, x_stride=2)) == (7 + 2 + 18, (20, 274))
+    assert one.load_cycles(_load("INP", dram_base=1, y_size=1, x_size=2, x_stride=2)) == (7 + 2 + 18, (20, 1, 20, 20))
     # ACC rows of 48 bytes at 80 and 240: 12 beats, 2 bursts, 6 writes; a 3 x 5 block
     # with 9 padding entries
     acc = _load("ACC", dram_base=5, y_size=2, x_size=3, x_stride=10, y_pad_0=1, x_pad_1=2)
-    assert one.load_cycles(acc) == (7 + 12 + 36 + 9 + 7, (48, 2 * 274))
-    assert _model(latency=30).load_cycles(acc) == (7 + 12 + 64 + 9 + 7, (76, 2 * 288))
+    assert one.load_cycles(acc) == (7 + 12 + 36 + 9 + 7, (48, 2, 24, 24))
+    assert _model(latency=30).load_cycles(acc) == (7 + 12 + 64 + 9 + 7, (76, 2, 38, 38))
     # more beats than writes: 16 ACC entries are 32 beats, 16 writes; more writes than
     # beats: 16 micro-ops of 4 bytes are 8 beats, 16 writes
-    assert one.load_cycles(_load("ACC", y_size=1, x_size=16, x_stride=16)) == (7 + 32 + 18, (50, 274))
-    assert one.load_cycles(_load("UOP", y_size=1, x_size=16, x_stride=16)) == (7 + 16 + 18, (26, 274))
+    assert one.load_cycles(_load("ACC", y_size=1, x_size=16, x_stride=16)) == (7 + 32 + 18, (50, 1, 50, 50))
+    assert one.load_cycles(_load("UOP", y_size=1, x_size=16, x_stride=16)) == (7 + 16 + 18, (26, 1, 26, 26))
     assert one.load_cycles(_load("INP", y_size=0, x_size=0)) == (7, None)
 
 
@@ -330,9 +347,10 @@ def test_compute_overlap_by_hand():
 
 def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
     """An INP load (load module) and an ACC load (compute module) both from cycle 0:
-    the INP load, met first, holds the read channel for 88 cycles (16 beats and 4
-    round trips of 18, one burst in flight); the ACC load waits for it, at most its
-    longest burst's hold per burst of its own."""
+    the INP load, met first (the load module's, at the same time), holds the read
+    channel for 88 cycles (16 beats and 4 round trips of 18, one burst in flight); the
+    ACC load, starting with it (before it had a round trip to request more), waits for
+    one of its bursts (4 beats and a round trip: 22 cycles) per burst of its own."""
     def program(cfg, acc_rows, acc_cols):
         b = ProgramBuilder(cfg)
         x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
@@ -342,11 +360,11 @@ def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
         return b.finish()
     # the INP load: 7 + 16 + 72 = 95, pushing its token at 96 for FINISH
     # ACC 2 rows of 32 entries (512 bytes, 64 beats, one burst each): 7 + 128 + 36 = 171
-    # alone, holding the channel for 164 cycles: waits 88, ends at 259; FINISH 259 to 260
-    assert predict(program(VTAConfig(SMALL), 2, 32)) == 260 + 22
-    # with bursts of 16 beats a burst holds the channel 16 + 18 = 34 cycles: an ACC load
-    # of one 2-beat burst (7 + 2 + 18 = 27 alone) waits 34, not 88: ends at 61; FINISH
-    # waits for the INP load's token (96) and ends at 97
+    # alone, holding the channel for 164 cycles: waits 2 x 22 (not the 88 the INP load
+    # holds it), ends at 215; FINISH 215 to 216
+    assert predict(program(VTAConfig(SMALL), 2, 32)) == 216 + 22
+    # an ACC load of one 2-beat burst (7 + 2 + 18 = 27 alone) waits 22: ends at 49;
+    # FINISH waits for the INP load's token (96) and ends at 97
     assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16}), 1, 1)) == 97 + 22
     # the same without compute overlap: FINISH waits for the token (96) too
     assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16, "COMPUTE_OVERLAP": False}), 1, 1)) == 97 + 22

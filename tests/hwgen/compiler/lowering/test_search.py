@@ -12,7 +12,7 @@ from hwgen.compiler.lowering import conv as lconv
 from hwgen.compiler.requant import AddRequant, Requant, bias_entries
 from hwgen.compiler.tiling import ConvShape, Tiling, candidates, dram_bytes, fits, instructions, shortlist
 from hwgen.errors import HwgenError
-from hwgen.geometry import LATE_OPS, alu_interval, gemm_interval
+from hwgen.geometry import FETCH_BUFFER, INSN_QUEUE_DEPTH, LATE_OPS, alu_interval, gemm_interval
 from hwgen.isa import MemType, Opcode
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import UNIT_FIXED, Beaten, Stream, _Model, predict
@@ -122,8 +122,10 @@ def test_the_work_is_each_units_cycles_and_each_modules_bytes(case):
 @pytest.mark.parametrize("case", list(_cases()), ids=_ids)
 def test_a_candidate_that_cannot_win_stops_early(case):
     """Limited to half its cycles, a candidate of many instructions (a row of one block
-    a step) is beaten within its first third: the bound counts the work of the whole
-    program (the search's lower bound of it), not only of what is written so far."""
+    a step) is beaten within its first third, give or take the instructions the model
+    waits for (fetch may buffer and queue that many before a module starts one): the
+    bound counts the work of the whole program (the search's lower bound of it), not
+    only of what is written so far."""
     cfg, s, residual = case
     t = next(t for t in (Tiling(1, s.ow, 1, 1), Tiling(1, 1, 1, 1)) if fits(cfg, s, t))
     prog, _ = _write(cfg, s, t, residual)
@@ -135,7 +137,7 @@ def test_a_candidate_that_cannot_win_stops_early(case):
     with pytest.raises(Beaten):
         lconv.lower_conv(b, s, t, *regions[:4], RQ.timing(), residual=regions[4])
         b.finish(check=False)
-    assert len(b.insns) < len(prog.insns) // 3
+    assert len(b.insns) < len(prog.insns) // 3 + FETCH_BUFFER + INSN_QUEUE_DEPTH
 
 
 @pytest.mark.parametrize("case", list(_cases()), ids=_ids)
