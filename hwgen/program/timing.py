@@ -417,8 +417,8 @@ class _Fetch:
     the buffer has room for (all that remain if they fit, else whole beats, never across
     4 KiB: the stream is taken to start on a 4 KiB boundary); the buffer dispatches in
     stream order, an instruction once its module's queue has room. The launch's first
-    burst arrives without a use of the channel, its first instruction at its module at time
-    0 (LAUNCH counts the time before)."""
+    burst uses no channel time (LAUNCH counts the time before its first instruction reaches
+    its module, at time 0; the per-instruction costs, fitted to tsim, its later beats)."""
 
     def __init__(self, model: _Model):
         self.model = model
@@ -476,14 +476,16 @@ class _Fetch:
         return t, most - most % self.per_beat
 
     def issue(self, t: int, n: int) -> None:
-        """Request the burst of `n` instructions at `t`."""
+        """Request the burst of `n` instructions at `t`: its instructions arrive beat by
+        beat, the last when it ends."""
+        beats_per = max(1, INSN_BYTES // self.model.bus)
         if not self.arrive:
-            arrival = -DISPATCH
+            first = -DISPATCH
         else:
             d, channel = self.model.fetch_cycles(n)
-            arrival = self.model.end(t, d, channel)
-        self.arrive.extend([arrival] * n)
-        self.free = arrival
+            first = self.model.end(t, d, channel) - ((n - 1) // self.per_beat) * beats_per
+        self.arrive.extend(first + (j // self.per_beat) * beats_per for j in range(n))
+        self.free = self.arrive[-1]
 
 
 # the compute module's unit classes under compute overlap, by opcode

@@ -347,10 +347,11 @@ def test_compute_overlap_by_hand():
 
 def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
     """An INP load (load module) and an ACC load (compute module) both from cycle 0:
-    the INP load, met first (the load module's, at the same time), holds the read
-    channel for 88 cycles (16 beats and 4 round trips of 18, one burst in flight); the
-    ACC load, starting with it (before it had a round trip to request more), waits for
-    one of its bursts (4 beats and a round trip: 22 cycles) per burst of its own."""
+    the INP load holds the read channel for 88 cycles (16 beats and 4 round trips of
+    18, one burst in flight); the ACC load, the second instruction, reaches its module 2
+    cycles later (fetch brings an instruction every 2 beats) and, starting within a
+    round trip of the INP load (before it could request more), waits for one of its
+    bursts (4 beats and a round trip: 22 cycles) per burst of its own."""
     def program(cfg, acc_rows, acc_cols):
         b = ProgramBuilder(cfg)
         x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
@@ -360,10 +361,10 @@ def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
         return b.finish()
     # the INP load: 7 + 16 + 72 = 95, pushing its token at 96 for FINISH
     # ACC 2 rows of 32 entries (512 bytes, 64 beats, one burst each): 7 + 128 + 36 = 171
-    # alone, holding the channel for 164 cycles: waits 2 x 22 (not the 88 the INP load
-    # holds it), ends at 215; FINISH 215 to 216
-    assert predict(program(VTAConfig(SMALL), 2, 32)) == 216 + 22
-    # an ACC load of one 2-beat burst (7 + 2 + 18 = 27 alone) waits 22: ends at 49;
+    # alone, holding the channel for 164 cycles: from 2, waits 2 x 22 (not the 86 the
+    # INP load still holds it), ends at 217; FINISH 217 to 218
+    assert predict(program(VTAConfig(SMALL), 2, 32)) == 218 + 22
+    # an ACC load of one 2-beat burst (7 + 2 + 18 = 27 alone) waits 22: ends at 51;
     # FINISH waits for the INP load's token (96) and ends at 97
     assert predict(program(VTAConfig({**SMALL, "AXI_MAX_BURST": 16}), 1, 1)) == 97 + 22
     # the same without compute overlap: FINISH waits for the token (96) too
@@ -605,13 +606,14 @@ def test_tokens_into_the_compute_module_are_popped_in_order_by_hand():
     """The other two queues: three loads push to the compute module (empty loads of 7
     cycles, tokens at 8 and 15, then an INP load of 4 rows, 14 to 109: 7 + 16 beats +
     4 x 18 round trips, token at 110), whose GEMMs of one pass (7 cycles) pop them: 8 to
-    15, 16 to 23, 110 to 117. Three stores likewise push (empty, 1 cycle: tokens at 2
-    and 3, then 2 rows of 8 OUT entries: 2 to 50, token at 51): GEMMs 2 to 9, 10 to 17,
-    51 to 58."""
+    15, 16 to 23, 110 to 117. Three stores likewise push: fetch brings an instruction
+    every 2 cycles (2 beats), so instruction k reaches its module at 2k; empty stores of
+    1 cycle, 0 to 1 and 2 to 3 (tokens at 2 and 4), then 2 rows of 8 OUT entries: 4 to
+    52, token at 53; the GEMMs (instructions 3 to 5) 6 to 13, 14 to 21, 53 to 60."""
     from hwgen.isa import Instruction, MemType, Opcode
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": False})
     loads = [Instruction(Opcode.LOAD, memory_type=MemType.INP, push_next=1, y_size=y, x_size=x, x_stride=s)
              for y, x, s in ((0, 0, 0), (0, 0, 0), (4, 8, 64))]
     stores = [Instruction(Opcode.STORE, push_prev=1, y_size=y, x_size=x, x_stride=x) for y, x in ((0, 0), (0, 0), (2, 8))]
     assert next(_hand_model(cfg, loads + [_gemm(1, pop_prev=1) for _ in range(3)]).run()) == 117 + 22
-    assert next(_hand_model(cfg, stores + [_gemm(1, pop_next=1) for _ in range(3)]).run()) == 58 + 22
+    assert next(_hand_model(cfg, stores + [_gemm(1, pop_next=1) for _ in range(3)]).run()) == 60 + 22
