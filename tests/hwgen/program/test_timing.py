@@ -152,6 +152,26 @@ def test_an_unscanned_first_pass_costs_what_tsim_takes(uops):
     assert [b - a for a, b in zip(predicted, predicted[1:])] == [steps.pop()] * 2, (measured, predicted)
 
 
+@pytest.mark.parametrize("options", [{}, {"AXI_DATA_BITS": 128}])
+def test_fetch_holds_an_instruction_behind_a_full_queue(options):
+    """Fetch dispatches in stream order, each instruction once its module's queue (32)
+    has room, and buffers 32 more: stores written after 100 GEMMs of 100 passes wait
+    until the compute module has taken the 100 - 64 = 36th GEMM, so the run is far
+    longer than the GEMMs or the stores alone (on tsim, which the model follows)."""
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True, **options})
+    b = ProgramBuilder(cfg)
+    y = b.output("y", (128 * 4,), "int8")
+    for _ in range(100):
+        b.gemm([[0, 0, 0]], [(100, 0, 0, 0)])
+    for _ in range(60):
+        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+    prog = b.finish()
+    measured, predicted = Tsim().run(prog).cycles, predict(prog)
+    gemms = 100 * (100 + UNIT_FIXED)
+    assert measured > 1.2 * gemms, measured          # the stores end after the GEMMs
+    assert abs(predicted / measured - 1) < 0.05, (predicted, measured)
+
+
 # -- the model's parts against hand counts and brute-force references ----------------------
 
 def _bursts_by_beats(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, int]:
