@@ -20,11 +20,12 @@ after it was dispatched. The first burst is the launch's (LAUNCH).
 
 The read channel's clients (fetch, the load module, the compute module's loads) share
 it: a transfer holds it for its beats and its bursts' round trips (shared by the bursts
-in flight) and takes the channel's free cycles from its start on. Since the memory
-engine serves its clients in turn, burst by burst, a transfer waits at most for the
-bursts the other clients have in flight (once they had a round trip to request them)
-and then one of their bursts per burst of its own. The memory's round trip is that of
-tsim's memory model unless given. The store's writes do not share the read channel."""
+in flight) and takes the channel's free cycles from its first request on (after a
+padded load's leading padding). Since the memory engine serves its clients in turn,
+burst by burst, a transfer waits at most for the bursts the other clients have requested
+by then (one every AR_CYCLES, up to those they keep in flight) and then one of their
+bursts per burst of its own. The memory's round trip is that of tsim's memory model
+unless given. The store's writes do not share the read channel."""
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -53,6 +54,7 @@ SEQUENTIAL_GAP = 1                    # compute without overlap: from one's end 
 TOKEN = 1                             # from a push to the pop it allows
 LAUNCH = 22                           # from launch to the first instruction (fetch)
 DISPATCH = 1                          # from the fetch buffer into a queue, to the module
+AR_CYCLES = 3                         # between one client's burst requests (tsim: 2-3)
 
 
 def _row_bursts(addr: int, nbytes: int, bus: int, max_burst: int) -> tuple[int, int]:
@@ -82,8 +84,8 @@ def _rows_bursts(addr: int, stride: int, nbytes: int, rows: int, bus: int, max_b
 
 class _ReadChannel:
     """The read channel's busy intervals (sorted, disjoint, not touching), each with its
-    users' (longest burst's hold, hold of the bursts one of them keeps in flight, latest
-    start)."""
+    users' (longest burst's hold, most bursts one of them keeps in flight, latest
+    first request)."""
 
     def __init__(self):
         self.starts: list[int] = []
@@ -92,8 +94,9 @@ class _ReadChannel:
 
     def occupy(self, t: int, cycles: int, use: tuple[int, int] = (0, 0)) -> tuple[int, tuple[int, int, int]]:
         """Take the first `cycles` free cycles from `t` on for a transfer whose bursts
-        hold the channel `use` (one burst's hold, those it keeps in flight); (the time
-        the last one ends, the users of the busy intervals passed over)."""
+        hold the channel `use` (one burst's hold, how many it keeps in flight) from its
+        first request at `t`; (the time the last one ends, the users of the busy
+        intervals passed over)."""
         i = bisect_right(self.ends, t)
         cur, need, pieces, passed = t, cycles, [], (0, 0, -1 << 62)
         while need > 0:
@@ -161,10 +164,11 @@ class _Model:
         trips and beats shared by the bursts in flight."""
         return max(beats, (beats + (self.latency + LOAD_BURST) * bursts) / self.inflight)
 
-    def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int, int, int] | None]:
+    def load_cycles(self, insn: Instruction) -> tuple[int, tuple[int, int, int, int, int] | None]:
         """(cycles alone, its use of the read channel or None for a load without a
-        transfer): (cycles it holds the channel, bursts, one burst's hold, the hold of
-        the bursts it keeps in flight)."""
+        transfer): (cycles it holds the channel, bursts, one burst's hold, the bursts it
+        keeps in flight, the cycles before its first request: the leading padding,
+        written first, one entry a cycle)."""
         mt = insn.memory_type
         if insn.x_size == 0:
             return LOAD_FIXED, None
@@ -175,7 +179,8 @@ class _Model:
         round_trip = (self.latency + LOAD_BURST) * bursts / min(self.inflight, bursts)
         d = LOAD_FIXED + int(max(beats, writes) + round_trip) + pads + (LOAD_PAD if pads else 0)
         burst = int(self._hold(-(-beats // bursts), 1))
-        return d, (int(self._hold(beats, bursts)), bursts, burst, burst * min(self.inflight, bursts))
+        lead = insn.y_pad_0 * cols + insn.x_pad_0 if pads else 0
+        return d, (int(self._hold(beats, bursts)), bursts, burst, min(self.inflight, bursts), lead)
 
     def store_cycles(self, insn: Instruction) -> int:
         if insn.x_size == 0:
@@ -391,25 +396,25 @@ class _Model:
             return t, done, done, d
         return (*state.issue(self, insn, t, d, channel), d)
 
-    def end(self, t: int, d: int, channel: tuple[int, int, int, int] | None) -> int:
+    def end(self, t: int, d: int, channel: tuple[int, int, int, int, int] | None) -> int:
         """When an instruction of `d` cycles alone started at `t` ends, given its use of
         the read channel (`load_cycles`; taken now: call once per instruction). The
         memory engine serves its clients burst by burst, so the wait is bounded by the
-        bursts the others have in flight (once they had a round trip to request them),
-        then one of theirs per burst of its own."""
+        bursts the others have requested by its first request (one every AR_CYCLES, up
+        to those they keep in flight), then one of theirs per burst of its own."""
         if channel is None:
             return t + d
-        hold, bursts, burst, in_flight = channel
-        free, (other, other_in_flight, other_start) = self.read.occupy(t, hold, (burst, in_flight))
-        ahead = other_in_flight if t - other_start > self.latency + LOAD_BURST else other
-        return t + d + min(free - t - hold, ahead + (bursts - 1) * other)
+        hold, bursts, burst, in_flight, lead = channel
+        free, (other, other_in_flight, other_start) = self.read.occupy(t + lead, hold, (burst, in_flight))
+        ahead = other * min(other_in_flight, max(1, (t + lead - other_start) // AR_CYCLES + 1))
+        return t + d + min(free - t - lead - hold, ahead + (bursts - 1) * other)
 
-    def fetch_cycles(self, insns: int) -> tuple[int, tuple[int, int, int, int]]:
+    def fetch_cycles(self, insns: int) -> tuple[int, tuple[int, int, int, int, int]]:
         """(cycles alone, use of the read channel) of a fetch burst of `insns`
         instructions (a whole number of bus beats)."""
         beats = -(-insns * INSN_BYTES // self.bus)
         hold = int(self._hold(beats, 1))
-        return self.latency + LOAD_BURST + beats, (hold, 1, hold, hold)
+        return self.latency + LOAD_BURST + beats, (hold, 1, hold, 1, 0)
 
 
 class _Fetch:

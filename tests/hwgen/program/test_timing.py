@@ -269,29 +269,58 @@ def test_load_cycles_by_hand():
     (16 + 2) per burst over the bursts in flight (at most its own) + padding (one a cycle,
     plus 7); it holds the read channel max(beats, (beats + 18 x bursts) / in flight);
     those that wait for it wait for its average burst's hold, max(b, (b + 18) / in
-    flight), and for the bursts it keeps in flight, min(in flight, bursts) of those."""
+    flight), once per burst it requested, keeping min(in flight, bursts) in flight, from
+    its first request (after its leading padding, one entry a cycle)."""
     four, one = _model({"AXI_MAX_INFLIGHT": 4}), _model()
     # 4 rows of 32 bytes, 256 bytes apart: 16 beats in 4 bursts, 16 writes
     inp = _load("INP", y_size=4, x_size=8, x_stride=64)
-    assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4, 5, 4 * 5))          # hold (16 + 72) / 4
-    assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4, 22, 22))
+    assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4, 5, 4, 0))          # hold (16 + 72) / 4
+    assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4, 22, 1, 0))
     # a row across 4 KiB (bytes 4080..4112): 4 beats in 2 bursts (both in flight), 4
     # writes; the same 5 pages on
     for base in (1020, 1020 + 5 * 1024):
         assert four.load_cycles(_load("INP", dram_base=base, y_size=1, x_size=8, x_stride=8)) == \
-            (7 + 4 + 18, (10, 2, 5, 2 * 5))
+            (7 + 4 + 18, (10, 2, 5, 2, 0))
     # unaligned: bytes 4..12 are two beats
-    assert one.load_cycles(_load("INP", dram_base=1, y_size=1, x_size=2, x_stride=2)) == (7 + 2 + 18, (20, 1, 20, 20))
+    assert one.load_cycles(_load("INP", dram_base=1, y_size=1, x_size=2, x_stride=2)) == (7 + 2 + 18, (20, 1, 20, 1, 0))
     # ACC rows of 48 bytes at 80 and 240: 12 beats, 2 bursts, 6 writes; a 3 x 5 block
-    # with 9 padding entries
+    # with 9 padding entries, the first row's 5 before its first request
     acc = _load("ACC", dram_base=5, y_size=2, x_size=3, x_stride=10, y_pad_0=1, x_pad_1=2)
-    assert one.load_cycles(acc) == (7 + 12 + 36 + 9 + 7, (48, 2, 24, 24))
-    assert _model(latency=30).load_cycles(acc) == (7 + 12 + 64 + 9 + 7, (76, 2, 38, 38))
+    assert one.load_cycles(acc) == (7 + 12 + 36 + 9 + 7, (48, 2, 24, 1, 5))
+    assert _model(latency=30).load_cycles(acc) == (7 + 12 + 64 + 9 + 7, (76, 2, 38, 1, 5))
     # more beats than writes: 16 ACC entries are 32 beats, 16 writes; more writes than
     # beats: 16 micro-ops of 4 bytes are 8 beats, 16 writes
-    assert one.load_cycles(_load("ACC", y_size=1, x_size=16, x_stride=16)) == (7 + 32 + 18, (50, 1, 50, 50))
-    assert one.load_cycles(_load("UOP", y_size=1, x_size=16, x_stride=16)) == (7 + 16 + 18, (26, 1, 26, 26))
+    assert one.load_cycles(_load("ACC", y_size=1, x_size=16, x_stride=16)) == (7 + 32 + 18, (50, 1, 50, 1, 0))
+    assert one.load_cycles(_load("UOP", y_size=1, x_size=16, x_stride=16)) == (7 + 16 + 18, (26, 1, 26, 1, 0))
     assert one.load_cycles(_load("INP", y_size=0, x_size=0)) == (7, None)
+
+
+@pytest.mark.parametrize("start, wait", [(1, 5), (4, 10), (7, 15), (10, 20), (40, 20), (85, 3)])
+def test_a_load_waits_for_the_bursts_requested_before_it_by_hand(start, wait):
+    """Four bursts in flight: an INP load of 16 rows (4 beats each; its bursts hold the
+    channel 5 cycles, it 88) from cycle 0 requests a burst every 3 cycles; a one-burst
+    ACC load (2 beats, 27 cycles alone) from `start` waits for those requested by then,
+    at most four (20 cycles), at most until the INP load's last cycle (88)."""
+    m = _model({"AXI_MAX_INFLIGHT": 4})
+    inp = _load("INP", y_size=16, x_size=8, x_stride=64)
+    acc = _load("ACC", y_size=1, x_size=1, x_stride=1)
+    assert m.load_cycles(inp)[1] == (88, 16, 5, 4, 0) and m.load_cycles(acc) == (27, (5, 1, 5, 1, 0))
+    m.end(0, m.load_cycles(inp)[0], m.load_cycles(inp)[1])
+    assert m.end(start, *m.load_cycles(acc)) == start + 27 + wait
+
+
+def test_a_padded_load_requests_after_its_leading_padding_by_hand():
+    """A padded INP load writes its leading padding first, one entry a cycle (a padded
+    row of 10 and one entry: 11 cycles), and only then requests its bursts: an ACC load
+    from cycle 5 finds the channel free, and one from cycle 12 waits for its first
+    burst (5 cycles)."""
+    inp = _load("INP", y_size=16, x_size=8, x_stride=64, y_pad_0=1, x_pad_0=1, x_pad_1=1)
+    acc = _load("ACC", y_size=1, x_size=1, x_stride=1)
+    for start, wait in ((5, 0), (12, 5)):
+        m = _model({"AXI_MAX_INFLIGHT": 4})
+        assert m.load_cycles(inp)[1][4] == 11
+        m.end(0, *m.load_cycles(inp))
+        assert m.end(start, *m.load_cycles(acc)) == start + 27 + wait
 
 
 def test_store_and_unit_cycles_by_hand():
@@ -369,8 +398,8 @@ def test_loads_of_both_modules_wait_for_the_read_channel_by_hand():
     """An INP load (load module) and an ACC load (compute module) both from cycle 0:
     the INP load holds the read channel for 88 cycles (16 beats and 4 round trips of
     18, one burst in flight); the ACC load, the second instruction, reaches its module 2
-    cycles later (fetch brings an instruction every 2 beats) and, starting within a
-    round trip of the INP load (before it could request more), waits for one of its
+    cycles later (fetch brings an instruction every 2 beats) and, 2 cycles after the INP
+    load's first request (it requests one burst every 3 cycles), waits for one of its
     bursts (4 beats and a round trip: 22 cycles) per burst of its own."""
     def program(cfg, acc_rows, acc_cols):
         b = ProgramBuilder(cfg)
