@@ -295,7 +295,7 @@ class _Model:
             known = len(insns)
             if done and ran == known:
                 break
-            fetch.dispatch(modules, place, queues, taken, known)
+            fetch.dispatch(modules, place, queues, taken)
             # the earliest instruction a module can start; and the least time any
             # module's next, still unknown, instruction could start
             best, unknown = None, None
@@ -434,7 +434,7 @@ class _Fetch:
         self.leave: list[int] = []    # per instruction dispatched: when it entered its queue
         self.free = 0                 # when the next burst may be requested
 
-    def dispatch(self, modules, place, queues, taken, known: int) -> None:
+    def dispatch(self, modules, place, queues, taken) -> None:
         """Dispatch what can be: an instruction after the one before it, once its
         module took the instruction INSN_QUEUE_DEPTH places before it in its queue."""
         leave = self.leave

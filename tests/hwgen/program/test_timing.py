@@ -153,23 +153,72 @@ def test_an_unscanned_first_pass_costs_what_tsim_takes(uops):
 
 
 @pytest.mark.parametrize("options", [{}, {"AXI_DATA_BITS": 128}])
-def test_fetch_holds_an_instruction_behind_a_full_queue(options):
+@pytest.mark.parametrize("late", ["store", "load"])
+def test_fetch_holds_an_instruction_behind_a_full_queue(options, late):
     """Fetch dispatches in stream order, each instruction once its module's queue (32)
-    has room, and buffers 32 more: stores written after 100 GEMMs of 100 passes wait
-    until the compute module has taken the 100 - 64 = 36th GEMM, so the run is far
-    longer than the GEMMs or the stores alone (on tsim, which the model follows)."""
+    has room, and buffers 32 more: stores (or INP loads) written after 100 GEMMs of 100
+    passes wait until the compute module has taken the 100 - 64 = 36th GEMM, so the run
+    is far longer than the GEMMs or the transfers alone (on tsim, which the model
+    follows)."""
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True, **options})
     b = ProgramBuilder(cfg)
     y = b.output("y", (128 * 4,), "int8")
+    x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
     for _ in range(100):
         b.gemm([[0, 0, 0]], [(100, 0, 0, 0)])
-    for _ in range(60):
-        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+    for _ in range(60 if late == "store" else 80):
+        if late == "store":
+            b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+        else:
+            b.load("INP", 0, x, 0, y_size=4, x_size=32, x_stride=64)
     prog = b.finish()
     measured, predicted = Tsim().run(prog).cycles, predict(prog)
     gemms = 100 * (100 + UNIT_FIXED)
     assert measured > 1.2 * gemms, measured          # the stores end after the GEMMs
     assert abs(predicted / measured - 1) < 0.05, (predicted, measured)
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_program_followed_while_written_gets_its_prediction(overlap):
+    """The model run on a program whose instructions come a few at a time, each module's
+    last one without its pushes until the module's next one comes (as a builder sets
+    them: `dep_push`), waits until the program is complete and then gives predict's
+    cycles, whatever the chunk: it never runs an instruction whose flags may still
+    change, nor meets an event before one that instructions not written yet could bring
+    first. Programs: compiled layers, and 100 GEMMs followed by stores (fetch waiting
+    for queue room)."""
+    from hwgen.isa import Instruction
+    from hwgen.program.check import loaded_uops
+    from hwgen.program.timing import _Model
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
+    b = ProgramBuilder(cfg)
+    y = b.output("y", (128 * 4,), "int8")
+    for k in range(100):
+        b.gemm([[k % 8, 0, 0]], [(20, 0, 0, 0)])
+    for _ in range(20):
+        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+    pushes = ("push_prev", "push_next")
+    for prog in [*layers(cfg), b.finish()]:
+        want = predict(prog)
+        for chunk in (1, 2, 3, 7, 64):
+            insns: list = []
+            last = {}                 # per module: its last instruction written, and its pushes
+            complete = False
+            run = _Model(cfg, insns, lambda i, insn: loaded_uops(cfg, prog.dram, insn), 16, []).run(
+                complete=lambda: complete)
+            for k in range(0, len(prog.insns), chunk):
+                for insn in prog.insns[k:k + chunk]:
+                    if insn.module in last:
+                        written, flags = last[insn.module]
+                        written.fields.update(flags)
+                    copy = Instruction(insn.opcode, **{f: v for f, v in insn.fields.items() if f not in pushes})
+                    last[insn.module] = copy, {f: insn.fields[f] for f in pushes if f in insn.fields}
+                    insns.append(copy)
+                assert next(run) is None
+            for written, flags in last.values():
+                written.fields.update(flags)
+            complete = True
+            assert next(run) == want, chunk
 
 
 # -- the model's parts against hand counts and brute-force references ----------------------
@@ -649,6 +698,14 @@ def test_tokens_are_popped_in_the_order_they_were_pushed_by_hand(overlap):
     loads = [Instruction(Opcode.LOAD, memory_type=MemType.INP, pop_next=1) for _ in range(3)]
     assert next(_hand_model(cfg, gemms + stores).run()) == (221 if overlap else 223) + 22
     assert next(_hand_model(cfg, gemms + loads).run()) == (227 if overlap else 229) + 22
+
+
+def test_a_program_that_waits_for_a_token_never_pushed_is_refused():
+    """A pop no instruction pushes for (an unchecked program) is a deadlock: the model
+    says so instead of running for ever or returning a time."""
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": False})
+    with pytest.raises(RuntimeError, match="finds no instruction to run: the program deadlocks"):
+        next(_hand_model(cfg, [_gemm(1), _gemm(1, pop_prev=1)]).run())
 
 
 def test_tokens_into_the_compute_module_are_popped_in_order_by_hand():
