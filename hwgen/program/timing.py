@@ -428,8 +428,8 @@ class _Fetch:
     def __init__(self, model: _Model):
         self.model = model
         self.per_beat = max(1, model.bus // INSN_BYTES)       # instructions in a beat
-        beats_per = max(1, INSN_BYTES // model.bus)            # beats in an instruction
-        self.max_insns = min(model.max_burst * self.per_beat // beats_per, FETCH_BUFFER)
+        self.beats_per = max(1, INSN_BYTES // model.bus)       # beats in an instruction
+        self.max_insns = min(model.max_burst * self.per_beat // self.beats_per, FETCH_BUFFER)
         self.arrive: list[int] = []   # per instruction fetched: when it reached the buffer
         self.leave: list[int] = []    # per instruction dispatched: when it entered its queue
         self.free = 0                 # when the next burst may be requested
@@ -483,13 +483,14 @@ class _Fetch:
     def issue(self, t: int, n: int) -> None:
         """Request the burst of `n` instructions at `t`: its instructions arrive beat by
         beat, the last when it ends."""
-        beats_per = max(1, INSN_BYTES // self.model.bus)
+        if n < 1:
+            raise RuntimeError(f"the cycle model's fetch requests a burst of {n} instructions: it would never end")
         if not self.arrive:
             first = -DISPATCH
         else:
             d, channel = self.model.fetch_cycles(n)
-            first = self.model.end(t, d, channel) - ((n - 1) // self.per_beat) * beats_per
-        self.arrive.extend(first + (j // self.per_beat) * beats_per for j in range(n))
+            first = self.model.end(t, d, channel) - ((n - 1) // self.per_beat) * self.beats_per
+        self.arrive.extend(first + (j // self.per_beat) * self.beats_per for j in range(n))
         self.free = self.arrive[-1]
 
 

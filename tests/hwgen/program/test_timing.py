@@ -708,6 +708,13 @@ def test_a_program_that_waits_for_a_token_never_pushed_is_refused():
         next(_hand_model(cfg, [_gemm(1), _gemm(1, pop_prev=1)]).run())
 
 
+def test_a_fetch_burst_of_no_instruction_is_refused():
+    """A burst of no instruction would leave the model's fetch where it is for ever."""
+    from hwgen.program.timing import _Fetch
+    with pytest.raises(RuntimeError, match="burst of 0 instructions"):
+        _Fetch(_model()).issue(0, 0)
+
+
 def test_tokens_into_the_compute_module_are_popped_in_order_by_hand():
     """The other two queues: three loads push to the compute module (empty loads of 7
     cycles, tokens at 8 and 15, then an INP load of 4 rows, 14 to 109: 7 + 16 beats +
