@@ -156,10 +156,10 @@ def test_an_unscanned_first_pass_costs_what_tsim_takes(uops):
 @pytest.mark.parametrize("late", ["store", "load"])
 def test_fetch_holds_an_instruction_behind_a_full_queue(options, late):
     """Fetch dispatches in stream order, each instruction once its module's queue (32)
-    has room, and buffers 32 more: stores (or INP loads) written after 100 GEMMs of 100
-    passes wait until the compute module has taken the 100 - 64 = 36th GEMM, so the run
-    is far longer than the GEMMs or the transfers alone (on tsim, which the model
-    follows)."""
+    has room: stores (or INP loads) written after 100 GEMMs of 100 passes leave the
+    fetch buffer only after the last GEMM entered the compute queue, when the compute
+    module took the 68th, so the run is far longer than the GEMMs or the transfers
+    alone (on tsim, which the model follows)."""
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True, **options})
     b = ProgramBuilder(cfg)
     y = b.output("y", (128 * 4,), "int8")
@@ -176,6 +176,24 @@ def test_fetch_holds_an_instruction_behind_a_full_queue(options, late):
     gemms = 100 * (100 + UNIT_FIXED)
     assert measured > 1.2 * gemms, measured          # the stores end after the GEMMs
     assert abs(predicted / measured - 1) < 0.05, (predicted, measured)
+
+
+def test_stores_behind_a_full_compute_queue_by_hand():
+    """The program of test_fetch_holds_an_instruction_behind_a_full_queue in the model
+    alone: its first store leaves the fetch buffer after the 100th GEMM entered the
+    compute queue, when the compute module took the 68th, a cycle after the 67th
+    started (compute overlap; the micro-op load, then one GEMM of 106 cycles after
+    another: from 26 + 66 x 106); the 60 stores then take 10 + 16 + 128 + 3 x 16 = 202
+    cycles each, one after another."""
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
+    b = ProgramBuilder(cfg)
+    y = b.output("y", (128 * 4,), "int8")
+    for _ in range(100):
+        b.gemm([[0, 0, 0]], [(100, 0, 0, 0)])
+    for _ in range(60):
+        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+    predicted = predict(b.finish())
+    assert 26 + 66 * 106 + 60 * 202 <= predicted <= 26 + 66 * 106 + 60 * 202 + 40, predicted
 
 
 @pytest.mark.parametrize("overlap", [True, False])
