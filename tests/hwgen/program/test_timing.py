@@ -726,6 +726,43 @@ def test_a_program_that_waits_for_a_token_never_pushed_is_refused():
         next(_hand_model(cfg, [_gemm(1), _gemm(1, pop_prev=1)]).run())
 
 
+def test_fetch_bursts_by_hand():
+    """SMALL's 8-byte bus: an instruction is 2 beats. 80 instructions of the compute
+    module: the launch's burst brings 32 without the channel, the first at -1 and one
+    every 2 cycles, the last at 61; all enter the (empty) compute queue as they come.
+    The next burst, requested at 61, is 32 more (the buffer is empty again): 64 beats
+    and a round trip, 82 cycles, so they arrive from 143 - 62 = 81 to 143, and stay in
+    the buffer, the queue full. The third waits for room: when the compute module takes
+    its first instruction at 150, one instruction moves on, and a burst of one is
+    requested at 150 (the second had arrived), 2 beats and a round trip: it arrives at
+    170. Meanwhile instruction 10 entered its queue at 19, 40 cannot before it arrives
+    (97), and 79, not fetched yet, not before the fetch is next free (143)."""
+    from hwgen.isa import Module
+    from hwgen.program.timing import _Fetch
+    f = _Fetch(_model())
+    n = 80
+    modules, place, queues = [Module.COMPUTE] * n, list(range(n)), {m: [] for m in Module}
+    queues[Module.COMPUTE] = list(range(n))
+    taken = [None] * n
+    assert f.next(n, False) == (0, 32)              # the size does not depend on what comes
+    f.issue(0, 32)
+    assert f.arrive == [-1 + 2 * j for j in range(32)] and f.free == 61
+    f.dispatch(modules, place, queues, taken)
+    assert f.leave == f.arrive
+    assert f.next(n, True) == (61, 32)
+    f.issue(61, 32)
+    assert f.arrive[32:] == [81 + 2 * j for j in range(32)] and f.free == 143
+    f.dispatch(modules, place, queues, taken)
+    assert len(f.leave) == 32 and f.next(n, True) is None
+    assert f.bound(10) == 19 and f.bound(40) == 97 and f.bound(79) == 143
+    taken[0] = 150
+    f.dispatch(modules, place, queues, taken)
+    assert f.leave[32:] == [150]
+    assert f.next(n, True) == (150, 1)
+    f.issue(150, 1)
+    assert f.arrive[64:] == [170] and f.free == 170
+
+
 def test_a_fetch_burst_of_no_instruction_is_refused():
     """A burst of no instruction would leave the model's fetch where it is for ever."""
     from hwgen.program.timing import _Fetch
