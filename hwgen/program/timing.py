@@ -137,6 +137,10 @@ def _longest(a: tuple, b: tuple) -> tuple:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
+# each module with the queues its instructions pop from
+_POPS = tuple((m, MODULE_QUEUES[m][0]) for m in Module)
+
+
 class _Model:
     """The model of one program: `insns` (a list that may still grow, see `Stream`) and
     `uops(i, insn)`, the (3, n) micro-ops that UOP load `insn` (number i) copies."""
@@ -295,11 +299,13 @@ class _Model:
             known = len(insns)
             if done and ran == known:
                 break
-            fetch.dispatch(modules, place, queues, taken)
+            leave = fetch.leave
+            if len(leave) < len(fetch.arrive):
+                fetch.dispatch(modules, place, queues, taken)
             # the earliest instruction a module can start; and the least time any
             # module's next, still unknown, instruction could start
             best, unknown = None, None
-            for m in Module:
+            for m, (pop_prev, pop_next) in _POPS:
                 q, h = queues[m], heads[m]
                 if h >= len(q) - (0 if done else 1):
                     if not done:
@@ -307,11 +313,10 @@ class _Model:
                         unknown = lo if unknown is None else min(unknown, lo)
                     continue
                 i = q[h]
-                if i >= len(fetch.leave):
+                if i >= len(leave):
                     continue              # not dispatched yet: a later fetch or dispatch decides
                 insn = insns[i]
-                (pop_prev, pop_next), _ = MODULE_QUEUES[m]
-                t = took = max(free[m], fetch.leave[i] + DISPATCH)
+                t = took = max(free[m], leave[i] + DISPATCH)
                 if insn.pop_prev:
                     k = popped[pop_prev]
                     if k >= len(pushed[pop_prev]):
@@ -328,8 +333,8 @@ class _Model:
             if burst is not None and burst[0] is None:      # its size waits for instructions not written
                 unknown = burst[1] if unknown is None else min(unknown, burst[1])
                 burst = None
-            soonest = min(x for x in (best and best[0], burst and burst[0]) if x is not None) \
-                if best is not None or burst is not None else None
+            soonest = (None if burst is None else burst[0]) if best is None else \
+                best[0] if burst is None else min(best[0], burst[0])
             if unknown is not None and (soonest is None or unknown <= soonest):
                 yield None
                 continue
