@@ -763,6 +763,36 @@ def test_fetch_bursts_by_hand():
     assert f.arrive[64:] == [170] and f.free == 170
 
 
+def test_fetch_bursts_of_whole_beats_by_hand():
+    """A 32-byte bus (AXI_DATA_BITS 256): two instructions a beat. The launch's burst
+    of 32 arrives two a cycle from -1 to 14; the next 32 (16 beats and a round trip, 34
+    cycles from 14) from 33 to 48. Then a burst waits for room for a whole beat: one
+    instruction leaving the buffer (the compute module takes its first at 60) is not
+    enough; a second (61) is, and a burst of 2 (one beat, 19 cycles) arrives at 80."""
+    from hwgen.isa import Module
+    from hwgen.program.timing import _Fetch
+    f = _Fetch(_model({"AXI_DATA_BITS": 256}))
+    n = 80
+    modules, place, queues = [Module.COMPUTE] * n, list(range(n)), {m: [] for m in Module}
+    queues[Module.COMPUTE] = list(range(n))
+    taken = [None] * n
+    assert f.next(n, True) == (0, 32)
+    f.issue(0, 32)
+    assert f.arrive == [-1 + j // 2 for j in range(32)] and f.free == 14
+    f.dispatch(modules, place, queues, taken)
+    assert f.next(n, True) == (14, 32)
+    f.issue(14, 32)
+    assert f.arrive[32:] == [33 + j // 2 for j in range(32)] and f.free == 48
+    taken[0] = 60
+    f.dispatch(modules, place, queues, taken)
+    assert f.leave[32:] == [60] and f.next(n, True) is None
+    taken[1] = 61
+    f.dispatch(modules, place, queues, taken)
+    assert f.next(n, True) == (61, 2)
+    f.issue(61, 2)
+    assert f.arrive[64:] == [80, 80] and f.free == 80
+
+
 def test_a_fetch_burst_of_no_instruction_is_refused():
     """A burst of no instruction would leave the model's fetch where it is for ever."""
     from hwgen.program.timing import _Fetch
