@@ -134,7 +134,7 @@ class _ReadChannel:
 
 
 def _longest(a: tuple, b: tuple) -> tuple:
-    return tuple(max(x, y) for x, y in zip(a, b))
+    return tuple(map(max, a, b))
 
 
 # each module with the queues its instructions pop from

@@ -152,6 +152,23 @@ def test_an_unscanned_first_pass_costs_what_tsim_takes(uops):
     assert [b - a for a, b in zip(predicted, predicted[1:])] == [steps.pop()] * 2, (measured, predicted)
 
 
+def _gemms_then(cfg, late: str, count: int, passes: int = 100, kernels: int = 1):
+    """100 GEMMs of `passes` passes (their micro-ops at ACC entries 0 .. `kernels` - 1 in
+    turn), then `count` stores of 16 rows of 8 OUT entries, or INP loads of 4 rows of 32
+    entries."""
+    b = ProgramBuilder(cfg)
+    y = b.output("y", (128 * 4,), "int8")
+    x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
+    for k in range(100):
+        b.gemm([[k % kernels, 0, 0]], [(passes, 0, 0, 0)])
+    for _ in range(count):
+        if late == "store":
+            b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
+        else:
+            b.load("INP", 0, x, 0, y_size=4, x_size=32, x_stride=64)
+    return b.finish()
+
+
 @pytest.mark.parametrize("options", [{}, {"AXI_DATA_BITS": 128}])
 @pytest.mark.parametrize("late", ["store", "load"])
 def test_fetch_holds_an_instruction_behind_a_full_queue(options, late):
@@ -161,17 +178,7 @@ def test_fetch_holds_an_instruction_behind_a_full_queue(options, late):
     module took the 68th, so the run is far longer than the GEMMs or the transfers
     alone (on tsim, which the model follows)."""
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True, **options})
-    b = ProgramBuilder(cfg)
-    y = b.output("y", (128 * 4,), "int8")
-    x = b.input("x", np.zeros(4 * 64 * 4, dtype=np.int8))
-    for _ in range(100):
-        b.gemm([[0, 0, 0]], [(100, 0, 0, 0)])
-    for _ in range(60 if late == "store" else 80):
-        if late == "store":
-            b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
-        else:
-            b.load("INP", 0, x, 0, y_size=4, x_size=32, x_stride=64)
-    prog = b.finish()
+    prog = _gemms_then(cfg, late, 60 if late == "store" else 80)
     measured, predicted = Tsim().run(prog).cycles, predict(prog)
     gemms = 100 * (100 + UNIT_FIXED)
     assert measured > 1.2 * gemms, measured          # the stores end after the GEMMs
@@ -185,14 +192,7 @@ def test_stores_behind_a_full_compute_queue_by_hand():
     started (compute overlap; the micro-op load, then one GEMM of 106 cycles after
     another: from 26 + 66 x 106); the 60 stores then take 10 + 16 + 128 + 3 x 16 = 202
     cycles each, one after another."""
-    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
-    b = ProgramBuilder(cfg)
-    y = b.output("y", (128 * 4,), "int8")
-    for _ in range(100):
-        b.gemm([[0, 0, 0]], [(100, 0, 0, 0)])
-    for _ in range(60):
-        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
-    predicted = predict(b.finish())
+    predicted = predict(_gemms_then(VTAConfig({**SMALL, "COMPUTE_OVERLAP": True}), "store", 60))
     assert 26 + 66 * 106 + 60 * 202 <= predicted <= 26 + 66 * 106 + 60 * 202 + 40, predicted
 
 
@@ -209,14 +209,8 @@ def test_a_program_followed_while_written_gets_its_prediction(overlap):
     from hwgen.program.check import loaded_uops
     from hwgen.program.timing import _Model
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
-    b = ProgramBuilder(cfg)
-    y = b.output("y", (128 * 4,), "int8")
-    for k in range(100):
-        b.gemm([[k % 8, 0, 0]], [(20, 0, 0, 0)])
-    for _ in range(20):
-        b.store(0, y, 0, y_size=16, x_size=8, x_stride=8)
     pushes = ("push_prev", "push_next")
-    for prog in [*layers(cfg), b.finish()]:
+    for prog in [*layers(cfg), _gemms_then(cfg, "store", 20, passes=20, kernels=8)]:
         want = predict(prog)
         for chunk in (1, 2, 3, 7, 64):
             insns: list = []
@@ -726,6 +720,17 @@ def test_a_program_that_waits_for_a_token_never_pushed_is_refused():
         next(_hand_model(cfg, [_gemm(1), _gemm(1, pop_prev=1)]).run())
 
 
+def _compute_fetch(options, n: int):
+    """The fetch of a model on SMALL with `options`, and the state `run` gives its
+    `dispatch` for `n` instructions of the compute module, none taken yet: (fetch,
+    modules, place in the queue, queues, times taken)."""
+    from hwgen.isa import Module
+    from hwgen.program.timing import _Fetch
+    queues = {m: [] for m in Module}
+    queues[Module.COMPUTE] = list(range(n))
+    return _Fetch(_model(options)), [Module.COMPUTE] * n, list(range(n)), queues, [None] * n
+
+
 def test_fetch_bursts_by_hand():
     """SMALL's 8-byte bus: an instruction is 2 beats. 80 instructions of the compute
     module: the launch's burst brings 32 without the channel, the first at -1 and one
@@ -737,13 +742,8 @@ def test_fetch_bursts_by_hand():
     requested at 150 (the second had arrived), 2 beats and a round trip: it arrives at
     170. Meanwhile instruction 10 entered its queue at 19, 40 cannot before it arrives
     (97), and 79, not fetched yet, not before the fetch is next free (143)."""
-    from hwgen.isa import Module
-    from hwgen.program.timing import _Fetch
-    f = _Fetch(_model())
     n = 80
-    modules, place, queues = [Module.COMPUTE] * n, list(range(n)), {m: [] for m in Module}
-    queues[Module.COMPUTE] = list(range(n))
-    taken = [None] * n
+    f, modules, place, queues, taken = _compute_fetch({}, n)
     assert f.next(n, False) == (0, 32)              # the size does not depend on what comes
     f.issue(0, 32)
     assert f.arrive == [-1 + 2 * j for j in range(32)] and f.free == 61
@@ -769,13 +769,8 @@ def test_fetch_bursts_of_whole_beats_by_hand():
     cycles from 14) from 33 to 48. Then a burst waits for room for a whole beat: one
     instruction leaving the buffer (the compute module takes its first at 60) is not
     enough; a second (61) is, and a burst of 2 (one beat, 19 cycles) arrives at 80."""
-    from hwgen.isa import Module
-    from hwgen.program.timing import _Fetch
-    f = _Fetch(_model({"AXI_DATA_BITS": 256}))
     n = 80
-    modules, place, queues = [Module.COMPUTE] * n, list(range(n)), {m: [] for m in Module}
-    queues[Module.COMPUTE] = list(range(n))
-    taken = [None] * n
+    f, modules, place, queues, taken = _compute_fetch({"AXI_DATA_BITS": 256}, n)
     assert f.next(n, True) == (0, 32)
     f.issue(0, 32)
     assert f.arrive == [-1 + j // 2 for j in range(32)] and f.free == 14
