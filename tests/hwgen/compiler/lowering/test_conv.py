@@ -11,10 +11,10 @@ from hwgen import HwgenError, VTAConfig, load_config
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
-from hwgen.compiler.tiling import (ConvShape, Tiling, candidates, capacity, dram_bytes, fallback, fits, footprint,
-                                   instructions, load_bytes, predicted_cycles, search, shortlist,
+from hwgen.compiler.tiling import (ConvShape, Tiling, alu_mix, candidates, capacity, dram_bytes, fallback, fits,
+                                   footprint, instructions, load_bytes, predicted_cycles, search, shortlist,
                                    SHORTLIST_SLACK)
-from hwgen.isa import MemType
+from hwgen.isa import AluOp, MemType
 from sim import run
 
 from tests.conftest import CONFIG_DIR
@@ -195,6 +195,14 @@ def test_closed_form_cycles_by_hand(extra, dims, tiling, cycles):
     *shape, residual = dims if len(dims) == 10 else (*dims, False)
     s = ConvShape.of(cfg, *shape, residual=residual)
     assert predicted_cycles(cfg, s, tiling) == cycles
+
+
+def test_alu_passes_counted_by_kind_by_hand():
+    """alu_mix: (immediate, not late), (immediate, late), (register, not late),
+    (register, late), the late opcodes being MIN, MAX, CLP, MUL and SCL."""
+    assert alu_mix([]) == (0, 0, 0, 0)
+    assert alu_mix([(AluOp.SHR, 8), (AluOp.MAX, -128), (AluOp.MIN, 127), (AluOp.ADD, None)]) == (1, 2, 1, 0)
+    assert alu_mix([(AluOp.ADD, 0), (AluOp.MAX, None), (AluOp.CLP, None), (AluOp.SHR, None)]) == (1, 0, 1, 2)
 
 
 def test_footprints_and_input_spans_by_hand():
