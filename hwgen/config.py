@@ -152,7 +152,19 @@ def _check_type(name: str, value, spec: _Spec) -> None:
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:
         raise ConfigError(name, value, f"must be {_type_name(spec.kind)} ({spec.doc})",
-                          f"write it as {_type_name(spec.kind)}, for example {name}: {json.dumps(spec.default if spec.default is not None else 4)}")
+                          f"write it as {_type_name(spec.kind)}, for example {name}: {json.dumps(_example(spec))}")
+
+
+def _example(spec: _Spec):
+    """A value of the field's kind for a message: its default, else its first allowed
+    value, else false (a boolean) or its least value (an integer; 4 without a bound)."""
+    if spec.default is not None:
+        return spec.default
+    if spec.allowed:
+        return spec.allowed[0]
+    if spec.kind is bool:
+        return False
+    return 4 if spec.lo is None else spec.lo
 
 
 class VTAConfig:
@@ -304,11 +316,12 @@ class VTAConfig:
             if lay.bits <= limit:
                 continue
             if name == "UOP":
-                fix = ("set LOG_UOP_WIDTH to 6 (64-bit micro-ops)" if self.LOG_UOP_WIDTH == 5 else
-                       "shrink LOG_ACC_BUFF_SIZE, LOG_INP_BUFF_SIZE or LOG_WGT_BUFF_SIZE")
+                # its three indices, of at most MEMOP_SRAM_BITS bits each (checked with the depths), fit
+                # 64 bits: only a 32-bit micro-op can be too narrow
                 raise ConfigError("LOG_UOP_WIDTH", self.LOG_UOP_WIDTH,
                                   f"a micro-op needs {lay.bits} bits (dst {lay['dst_idx'].width}, src "
-                                  f"{lay['src_idx'].width}, wgt {lay['wgt_idx'].width}), the limit is {limit}", fix)
+                                  f"{lay['src_idx'].width}, wgt {lay['wgt_idx'].width}), the limit is {limit}",
+                                  "set LOG_UOP_WIDTH to 6 (64-bit micro-ops)")
             raise ConfigError(f"instruction {name}", f"{lay.bits} bits",
                               f"instruction {name} needs {lay.bits} bits, the limit is {limit}",
                               "raise LOG_ACC_FACTOR_RESTRICT/LOG_INP_FACTOR_RESTRICT/LOG_WGT_FACTOR_RESTRICT "

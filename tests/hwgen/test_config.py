@@ -287,6 +287,11 @@ def test_a_rule_broken_by_defaults_names_the_fields_left_out():
     ("ALU_EXT", 1, "a boolean", "false"),
     ("ALU_RESCALE", 2, "a string", '"none"'),
     ("FREQ_MHZ", "fast", "an integer or a number", "100"),
+    # fields whose default comes from others: an example of their own kind and range
+    ("COMPUTE_OVERLAP", 1, "a boolean", "false"),
+    ("AXI_MAX_BURST", "16", "an integer", "1"),
+    ("AXI_MAX_INFLIGHT", 2.0, "an integer", "1"),
+    ("LOG_OUT_BUFF_SIZE", "15", "an integer", "4"),
 ])
 def test_a_value_of_the_wrong_type_is_named_with_an_example_of_the_right_one(field, value, kind, example):
     from hwgen.config import FIELDS
