@@ -116,8 +116,13 @@ class Geometry:
         # AXI ID bits: one tag per outstanding read burst
         self.tag_bits = max(1, (cfg.AXI_MAX_INFLIGHT - 1).bit_length())
         self.insn_bytes = INSN_BYTES
-        # instruction fetch reads whole beats of whole instructions
+        # instruction fetch reads whole beats of whole instructions: `insns_per_beat` in a
+        # beat, or one in `beats_per_insn` beats; a burst of at most `fetch_burst`
+        # instructions (the longest burst, or the fetch buffer)
         self.insn_align = max(INSN_BYTES, self.bus_bytes)
+        self.insns_per_beat = max(1, self.bus_bytes // INSN_BYTES)
+        self.beats_per_insn = max(1, INSN_BYTES // self.bus_bytes)
+        self.fetch_burst = min(self.max_burst * self.insns_per_beat // self.beats_per_insn, FETCH_BUFFER)
         granule = {MemType.UOP: self.write_granule(MemType.UOP), MemType.INP: self.write_granule(MemType.INP),
                    MemType.WGT: self.write_granule(MemType.WGT), MemType.ACC: self.acc_granule,
                    MemType.OUT: self.entry_bits(MemType.OUT)}

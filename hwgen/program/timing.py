@@ -432,9 +432,8 @@ class _Fetch:
 
     def __init__(self, model: _Model):
         self.model = model
-        self.per_beat = max(1, model.bus // INSN_BYTES)       # instructions in a beat
-        self.beats_per = max(1, INSN_BYTES // model.bus)       # beats in an instruction
-        self.max_insns = min(model.max_burst * self.per_beat // self.beats_per, FETCH_BUFFER)
+        g = geometry(model.cfg)
+        self.per_beat, self.beats_per, self.max_insns = g.insns_per_beat, g.beats_per_insn, g.fetch_burst
         self.arrive: list[int] = []   # per instruction fetched: when it reached the buffer
         self.leave: list[int] = []    # per instruction dispatched: when it entered its queue
         self.free = 0                 # when the next burst may be requested

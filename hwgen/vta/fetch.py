@@ -50,9 +50,8 @@ class Fetch(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        BB = geometry(cfg).bus_bytes
-        per_beat = max(1, BB // INSN_BYTES)     # instructions in a beat
-        beats_per = max(1, INSN_BYTES // BB)    # beats in an instruction
+        g = geometry(cfg)
+        BB, per_beat, beats_per = g.bus_bytes, g.insns_per_beat, g.beats_per_insn
         # each instruction is buffered with its queue, decoded as it enters: dispatch then
         # starts from the buffer's output register, not from an opcode comparison
         m.submodules.buffer = buf = fifo.SyncFIFOBuffered(width=INSN_BITS + 2, depth=FETCH_BUFFER)
@@ -77,7 +76,7 @@ class Fetch(wiring.Component):
             return registered(m, value, name) if plan else value
         quiet = Signal()
         m.d.comb += quiet.eq(~inflight & ~(self.vme.cmd.valid & self.vme.cmd.ready) & ~self.launch)
-        max_insns = min(geometry(cfg).max_burst * per_beat // beats_per, FETCH_BUFFER)
+        max_insns = g.fetch_burst
         # the bounds clipped to the buffer's size (the count to below twice it, which
         # still tells "all that remains fits" apart)
         space, clipped = Signal(range(FETCH_BUFFER + 1)), Signal(range(2 * FETCH_BUFFER))

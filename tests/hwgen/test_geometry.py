@@ -33,6 +33,18 @@ def test_wide_bus_by_hand():
     assert g.write_granule(MemType.INP) == 128 and g.acc_granule == 512
 
 
+@pytest.mark.parametrize("bus_bits,burst,fetch", [
+    (64, 256, (1, 2, 32)),      # a 16-byte instruction in two beats; the buffer (32) bounds a burst
+    (64, 4, (1, 2, 2)),         # four beats: two instructions
+    (128, 16, (1, 1, 16)),      # one a beat, sixteen beats
+    (256, 4, (2, 1, 8)),        # two a beat, four beats
+    (512, 16, (4, 1, 32)),      # four a beat: 64 would come, the buffer takes 32
+])
+def test_instruction_fetch_figures_by_hand(bus_bits, burst, fetch):
+    g = geometry(load_config("default").replace(AXI_DATA_BITS=bus_bits, AXI_MAX_BURST=burst))
+    assert (g.insns_per_beat, g.beats_per_insn, g.fetch_burst) == fetch
+
+
 @pytest.mark.parametrize("inflight,bits", [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3), (64, 6)])
 def test_axi_id_bits(inflight, bits):
     assert geometry(load_config("default").replace(AXI_MAX_INFLIGHT=inflight)).tag_bits == bits
