@@ -173,6 +173,11 @@ def test_an_unknown_field_is_named_with_the_nearest_and_every_known_one():
 def test_upstream_legacy_fields_accepted():
     c = VTAConfig({"LOG_OUT_WIDTH": 3, "LOG_OUT_BUFF_SIZE": 15})
     assert c.isa_hash == VTAConfig().isa_hash
+    # a batch of 2: ACC entries of 2 x 16 x 4 bytes, 2^17 / 128 = 1024 deep; OUT as deep,
+    # of 2 x 16 bytes: 2^15 bytes again
+    assert VTAConfig({"LOG_BATCH": 1, "LOG_OUT_BUFF_SIZE": 15}).depth[MemType.OUT] == 1024
+    with pytest.raises(ConfigError, match="set it to 15"):
+        VTAConfig({"LOG_BATCH": 1, "LOG_OUT_BUFF_SIZE": 14})
 
 
 def test_file_errors(tmp_path):
