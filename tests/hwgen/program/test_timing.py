@@ -196,19 +196,19 @@ def test_stores_behind_a_full_compute_queue_by_hand():
     assert 26 + 66 * 106 + 60 * 202 <= predicted <= 26 + 66 * 106 + 60 * 202 + 40, predicted
 
 
-@pytest.mark.parametrize("overlap", [True, False])
-def test_a_program_followed_while_written_gets_its_prediction(overlap):
+@pytest.mark.parametrize("overlap,burst", [(True, 256), (False, 256), (True, 2)])
+def test_a_program_followed_while_written_gets_its_prediction(overlap, burst):
     """The model run on a program whose instructions come a few at a time, each module's
     last one without its pushes until the module's next one comes (as a builder sets
     them: `dep_push`), waits until the program is complete and then gives predict's
     cycles, whatever the chunk: it never runs an instruction whose flags may still
     change, nor meets an event before one that instructions not written yet could bring
     first. Programs: compiled layers, and 100 GEMMs followed by stores (fetch waiting
-    for queue room)."""
+    for queue room); bursts of two beats fetch one instruction at a time."""
     from hwgen.isa import Instruction
     from hwgen.program.check import loaded_uops
     from hwgen.program.timing import _Model
-    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
+    cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap, "AXI_MAX_BURST": burst})
     pushes = ("push_prev", "push_next")
     for prog in [*layers(cfg), _gemms_then(cfg, "store", 20, passes=20, kernels=8)]:
         want = predict(prog)
