@@ -155,3 +155,20 @@ def test_structural_area_by_hand():
     assert m.engine(Spec("dense_rq", (2, 3), (0,)).hw) == 64 + 152 + 96 * 6 + 48 * 2
     assert m.engine(Spec("maxpool", (1, 2, 3), (2, 2)).hw) == 64 + 240 + 8 * 24
     assert m.buffer(100) == 50
+
+
+def test_tables_of_designs_by_hand():
+    """The scalable extraction's tables, made with an area model: a loop keeps its
+    body's engine area, p instances side by side take p times it; `concat` and `take`
+    keep each row's engines where a table has them (made without a model), and `take`
+    of no rows is an empty table."""
+    m, e = cost.STRUCTURAL, Spec("dense", (2, 3))
+    one = cost.engine(e, m)
+    assert one.area.tolist() == [m.engine(e.hw)] and one.engines is None
+    assert cost.loop(one, "o", 4).area.tolist() == [m.engine(e.hw)]
+    assert cost.par(one, "o", 3).area.tolist() == [3 * m.engine(e.hw)]
+    both = cost.Designs.concat([cost.engine(e), cost.par(cost.engine(e), "o", 2)])
+    assert both.engines == (((e.hw, 1),), ((e.hw, 2),))
+    assert both.take([1, 0]).engines == (((e.hw, 2),), ((e.hw, 1),))
+    none = both.take([])
+    assert len(none) == 0 and none.engines == () and none.loads.shape == (0, 4)

@@ -215,6 +215,37 @@ def test_count_and_exact_front_of_small_networks_against_brute_force(shape):
         assert extract.design_costs(d.program(prog), cost.STRUCTURAL, cost.STREAM) == d.costs
 
 
+def test_a_parallel_parts_problem_is_its_loops_grown():
+    """Classes made for a parallel instance's part of a loop have no problem of their
+    own: it is their loop's child problem grown along the loop's dimension. A 3x3
+    convolution (padded) of a 3x4 image in tiles of 1 and 3: its 4 output columns in 3
+    instances are 2 per instance, a loop of 2 columns whose class is such a part (one
+    loop each here), and likewise the requantization's and ReLU's shares of the 12
+    results; the scalable front's designs, costed again from their programs (whose
+    statements give their problems), cost what it claims."""
+    rng = np.random.default_rng(1)
+    net = ir.Network("small", "x", (1, 1, 3, 4))
+    net.layers.append(ir.Conv2d("c1", ("x",), weight=rng.integers(-8, 8, (1, 1, 3, 3), dtype=np.int8),
+                                bias=np.array([5], np.int32), pad=1, shift=1, clip=sem.RELU))
+    prog, _ = lower.lower(net)
+    graph = _explored("conv3x4", prog, [1, 3])
+    parts = [c for c in graph.classes if c not in graph.specs]
+    assert len(parts) > 10
+    for c in parts:
+        s = extract.class_spec(graph, c)
+        (node,) = graph.classes[c]
+        dim, n, _ = node.args
+        assert node.op == "loop" and s.dims[s.k.dims.index(dim)] == n
+        assert (dim, n) == ("ow", 2) if s.kind.startswith("conv2d") else (dim == "n" and n in (2, 6))
+    front = extract.front(prog, graph, cost.STRUCTURAL, cost.STREAM, keep=4)
+    assert len(front) > 3
+    for d in front:
+        program = d.program(prog)
+        assert extract.design_costs(program, cost.STRUCTURAL, cost.STREAM) == d.costs
+        # the host writes the input and reads the result: both stay in DRAM
+        assert program.name == prog.name and program.tensors["x"].place == program.tensors["c1"].place == "dram"
+
+
 @pytest.mark.slow
 def test_count_and_exact_front_against_brute_force():
     prog, _ = lower.lower(_tiny())
