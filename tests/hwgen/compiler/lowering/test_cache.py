@@ -96,6 +96,19 @@ def test_an_unreadable_file_is_searched_again_and_rewritten(fresh, content):
     assert json.loads((fresh / f"{key}.json").read_text()) == _searched(cfg, s).to_dict()
 
 
+def test_the_key_holds_every_part_of_the_problem():
+    """Problems that differ only in the shape, the reuse option, the requantization's
+    passes (a shift of 0 has none) or a fused residual each have a key of their own."""
+    cfg = load_config("default")
+    s, key = _problem(cfg)
+    other_shape = ConvShape.of(cfg, 1, 32, 32, 8, 8, 3, 3, (1, 1), (0, 0))
+    keys = {key, cache.problem_key(cfg, other_shape, True, RQ.timing(), None),
+            cache.problem_key(cfg, s, False, RQ.timing(), None),
+            cache.problem_key(cfg, s, True, Requant(0).timing(), None),
+            cache.problem_key(cfg, s, True, RQ.timing(), RQ.timing())}
+    assert len(keys) == 5
+
+
 def test_the_source_digest_covers_the_compiler():
     assert len(cache.source_digest()) == 64
     names = {p.name for p in cache._HWGEN.joinpath("compiler").rglob("*.py")}
