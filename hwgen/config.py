@@ -254,7 +254,7 @@ class VTAConfig:
             if d < 1:
                 raise ConfigError(field, getattr(self, field),
                                   f"the {buf} buffer must hold at least two elements (its index fields need a bit); "
-                                  f"a {buf} element is {1 << log_elem[buf]} bits ({1 << max(log_elem[buf] - 3, 0)} "
+                                  f"a {buf} element is {1 << log_elem[buf]} bits ({1 << (log_elem[buf] - 3)} "
                                   "bytes)", f"set {field} to at least {log_elem[buf] - 2}")
             if d > L.MEMOP_SRAM_BITS:
                 raise ConfigError(field, getattr(self, field),

@@ -168,6 +168,9 @@ def test_an_unknown_field_is_named_with_the_nearest_and_every_known_one():
         VTAConfig({"VME_PIPELINE": True})
     assert str(e.value) == (f"VME_PIPELINE=True: unknown field; did you mean GEMM_PIPELINE? (known fields: "
                             f"{', '.join(FIELDS)})")
+    with pytest.raises(ConfigError) as e:
+        VTAConfig({"COLOUR": "blue"})
+    assert str(e.value) == f"COLOUR='blue': unknown field; remove it (known fields: {', '.join(FIELDS)})"
 
 
 def test_upstream_legacy_fields_accepted():
