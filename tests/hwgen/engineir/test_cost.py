@@ -172,3 +172,16 @@ def test_tables_of_designs_by_hand():
     assert both.take([1, 0]).engines == (((e.hw, 2),), ((e.hw, 1),))
     none = both.take([])
     assert len(none) == 0 and none.engines == () and none.loads.shape == (0, 4)
+
+
+def test_a_design_covers_another_no_worse_in_every_count():
+    """The exact extraction drops a class's design that another covers: no more of
+    any count (calls, fetches, bytes, temporaries, ...) and no more instances of any
+    engine. One call covers itself and the same engine looped (more calls and
+    fetches), not the reverse; nor does a design of another engine."""
+    e, other = Spec("dense", (2, 3)), Spec("dense", (2, 1))
+    once = cost.engine(e)
+    looped = cost.loop(once, "o", 4)
+    assert extract._covers(once, once) and extract._covers(once, looped)
+    assert not extract._covers(looped, once)
+    assert not extract._covers(cost.engine(other), once) and not extract._covers(once, cost.engine(other))
