@@ -788,6 +788,23 @@ def test_fetch_bursts_of_whole_beats_by_hand():
     assert f.arrive[64:] == [80, 80] and f.free == 80
 
 
+@pytest.mark.parametrize("options,insns,want", [
+    # 8-byte bus, one burst in flight: 2 beats an instruction; the round trip (18) and
+    # the beats are the channel's alone
+    ({}, 3, (16 + 2 + 6, (6 + 18, 1, 24, 1, 0))),
+    # 64-byte bus, 8 in flight: 3 instructions read as the one beat holding them; the
+    # round trip and the beat shared by the 8 in flight, 19 / 8 -> 2 cycles of the channel
+    ({"AXI_DATA_BITS": 512, "AXI_MAX_INFLIGHT": 8}, 3, (16 + 2 + 1, (2, 1, 2, 1, 0))),
+    ({"AXI_DATA_BITS": 512, "AXI_MAX_INFLIGHT": 8}, 32, (16 + 2 + 8, (8, 1, 8, 1, 0))),
+])
+def test_a_fetch_burst_uses_the_channel_as_one_burst_by_hand(options, insns, want):
+    """A fetch burst: the memory's latency, LOAD_BURST and its beats (whole beats);
+    on the read channel one burst, held as a load's burst (its round trip and beats
+    shared by the bursts in flight, at least its beats), the only one the fetch unit
+    keeps in flight, requested at once (no padding first)."""
+    assert _model(options).fetch_cycles(insns) == want
+
+
 def test_a_fetch_burst_of_no_instruction_is_refused():
     """A burst of no instruction would leave the model's fetch where it is for ever."""
     from hwgen.program.timing import _Fetch
