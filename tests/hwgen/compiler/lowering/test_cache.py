@@ -96,6 +96,21 @@ def test_an_unreadable_file_is_searched_again_and_rewritten(fresh, content):
     assert json.loads((fresh / f"{key}.json").read_text()) == _searched(cfg, s).to_dict()
 
 
+def test_a_fused_residual_is_searched_with_it_and_kept_under_its_key(fresh):
+    """A convolution with a fused residual add: its tiling is the fastest of the
+    shortlist with the add's passes in the programs, kept under the key that holds
+    the add; the fewest-bytes goal keeps the reuse option."""
+    cfg = load_config("default")
+    s = ConvShape.of(cfg, 1, 32, 32, 8, 8, 3, 3, (1, 1), (1, 1), residual=True)
+    got = lconv.choose_tiling(cfg, s, True, "cycles", RQ, RQ)
+    assert got == lconv._fastest(cfg, s, shortlist(cfg, s), RQ.timing(), RQ.timing())
+    key = cache.problem_key(cfg, s, True, RQ.timing(), RQ.timing())
+    assert json.loads((fresh / f"{key}.json").read_text()) == got.to_dict()
+    wide = ConvShape.of(cfg, 1, 256, 256, 14, 14, 3, 3, (1, 1), (1, 1))
+    assert lconv.choose_tiling(cfg, wide, True, "bytes", RQ).reuse
+    assert not lconv.choose_tiling(cfg, wide, False, "bytes", RQ).reuse
+
+
 def test_the_key_holds_every_part_of_the_problem():
     """Problems that differ only in the shape, the reuse option, the requantization's
     passes (a shift of 0 has none) or a fused residual each have a key of their own."""
