@@ -6,12 +6,14 @@ from pathlib import Path
 
 from rich.table import Table
 
+from dse import Executor
 
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config
 from ..errors import HwgenError
 from ..mapper import distinct, load_architecture, parse_bounds, shipped, workloads
+from ..mapper.report import energy_chart
 from ..mapper.search import (MAPSPACES, OBJECTIVES, SPATIAL, Result, Tried, check_dataflow, join, search,
                              search_part, spatial_options)
 from ..mapper.vta import architecture
@@ -107,7 +109,6 @@ def run_map(args) -> int:
             jobs = [(arch, w, args.objective, args.budget, args.seed, args.mapspace, dataflow, (j, n))
                     for w, n in zip(unique, counts) for j in range(n)]
             parts = [[] for _ in unique]
-            from dse.executor import Executor   # Dask loads only for the runs that use it
             with Executor(args.workers, args.scheduler) as ex:
                 for i, result, error in ex.run(map_part, jobs):
                     if error is not None:
@@ -123,7 +124,6 @@ def run_map(args) -> int:
     total["edp"] = total["energy_pj"] * total["cycles"]
     doc = {"architecture": arch.name, "objective": args.objective, "layers": rows, "total": total}
     if args.chart:
-        from ..mapper.report import energy_chart    # matplotlib loads only for a chart
         energy_chart(rows, f"best {args.objective} mappings on {arch.name}", args.chart)
         doc["chart"] = args.chart
     if args.json:
