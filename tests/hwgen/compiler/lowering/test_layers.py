@@ -7,7 +7,7 @@ import pytest
 
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
-from hwgen.compiler import semantics as sem
+from hwgen.compiler import ir, semantics as sem
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
 from hwgen.compiler.lowering.layers import lower_layer
@@ -105,8 +105,20 @@ def test_add_global_pool_dense(cfg_name):
     run_layer(cfg, Add("add", ("a", "b"), shift=1, clip=sem.RELU), [(1, 40, 9, 7)] * 2)
     run_layer(cfg, Add("add", ("a", "b")), [(3, 24, 33, 33)] * 2)       # several ACC tiles
     run_layer(cfg, GlobalAvgPool("gap", ("x",), shift=5), [(1, 96, 7, 7)])
+    run_layer(cfg, GlobalAvgPool("gap", ("x",), shift=4, clip=sem.RELU), [(1, 40, 7, 5)])   # not square, clipped
     w, b = params(1, (10, 70))
     run_layer(cfg, Dense("fc", ("x",), weight=w, bias=b, shift=9), [(2, 70, 1, 1)])
+
+
+def test_a_layer_lowered_alone_names_its_program():
+    """A layer's program carries the layer's name (what runs and traces report); a
+    kind without a lowering is refused, naming the layer and the kind."""
+    cfg = cfg_of("default")
+    for layer, shapes in ((Add("sum", ("a", "b"), shift=1), [(1, 16, 4, 4)] * 2),
+                          (GlobalAvgPool("mean", ("x",), shift=3), [(1, 16, 7, 5)])):
+        assert lower_layer(layer, cfg, shapes)[0].meta["layer"] == layer.name
+    with pytest.raises(HwgenError, match="layer odd: no lowering for kind 'layer'"):
+        lower_layer(ir.Layer("odd", ("x",)), cfg, [(1, 16, 4, 4)])
 
 
 @pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])

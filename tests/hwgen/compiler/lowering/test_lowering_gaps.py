@@ -352,3 +352,9 @@ def test_add_tiles_hold_half_of_acc():
     got, prog, _ = _run(MULTIPLY, add, [a, b])
     assert np.array_equal(got, sem.add(a, b, requant=req, zero=1, in_zero=(4, -6)))
     assert [x for _, x in _stores(prog)] == [511, 511, 178]
+    # its multiplier words (their values checked by the result): one input region of
+    # two int32 entries of BATCH x BLOCK_OUT, each word the same in every lane
+    words = prog.regions["words"]
+    assert (words.dtype, words.shape, words.layout, words.role) == \
+        ("int32", (2, MULTIPLY.batch, MULTIPLY.block_out), "(2, BATCH, BLOCK_OUT)", "input")
+    assert (prog.read("words") == prog.read("words")[:, :1, :1]).all()
