@@ -337,6 +337,10 @@ def test_load_cycles_by_hand():
     inp = _load("INP", y_size=4, x_size=8, x_stride=64)
     assert four.load_cycles(inp) == (7 + 16 + 18, (22, 4, 5, 4, 0))          # hold (16 + 72) / 4
     assert one.load_cycles(inp) == (7 + 16 + 72, (88, 4, 22, 1, 0))
+    # bursts of at most 4 beats: a row of 40 bytes is 5 beats in bursts of 4 and 1, the
+    # average burst 3 beats (rounded up): held max(3, 3 + 18) = 21
+    short = _model({"AXI_MAX_BURST": 4})
+    assert short.load_cycles(_load("INP", y_size=1, x_size=10, x_stride=10)) == (7 + 5 + 36, (41, 2, 21, 1, 0))
     # a row across 4 KiB (bytes 4080..4112): 4 beats in 2 bursts (both in flight), 4
     # writes; the same 5 pages on
     for base in (1020, 1020 + 5 * 1024):
@@ -803,6 +807,35 @@ def test_fetch_bursts_of_whole_beats_by_hand():
     assert f.next(n, True) == (61, 2)
     f.issue(61, 2)
     assert f.arrive[64:] == [80, 80] and f.free == 80
+    # room for three at once (three leave at 90): a burst of one whole beat, 2
+    taken[2] = taken[3] = taken[4] = 90
+    f.dispatch(modules, place, queues, taken)
+    assert f.next(n, True) == (90, 2)
+    # 65 instructions: the last burst is the one left, half a beat
+    f, modules, place, queues, taken = _compute_fetch({"AXI_DATA_BITS": 256}, 65)
+    f.issue(0, 32)
+    f.dispatch(modules, place, queues, taken)
+    f.issue(*f.next(65, True))
+    taken[0] = 60
+    f.dispatch(modules, place, queues, taken)
+    assert f.next(65, True) == (60, 1)
+
+
+def test_a_fetch_burst_waits_for_the_read_channel_and_is_cut_at_the_longest_burst_by_hand():
+    """test_fetch_bursts_by_hand's second burst (32 instructions, 64 beats and a round
+    trip: 82 cycles from 61) behind an INP load whose 4 bursts (22 cycles each, one in
+    flight) were requested from 50: it waits for one of them, 22 cycles, and its
+    instructions arrive from 103 to 165. With bursts of at most 4 beats a fetch burst
+    brings 2 instructions."""
+    n = 80
+    f, modules, place, queues, taken = _compute_fetch({}, n)
+    f.issue(0, 32)
+    f.dispatch(modules, place, queues, taken)
+    f.model.end(50, 95, (88, 4, 22, 1, 0))
+    f.issue(61, 32)
+    assert f.arrive[32:] == [103 + 2 * j for j in range(32)] and f.free == 165
+    f, *_ = _compute_fetch({"AXI_MAX_BURST": 4}, n)
+    assert f.next(n, True) == (0, 2)
 
 
 @pytest.mark.parametrize("options,insns,want", [
