@@ -9,12 +9,15 @@ from hypothesis import strategies as st
 
 from hwgen import HwgenError, VTAConfig, load_config
 from hwgen.compiler import semantics as sem
+from hwgen.compiler.lowering.conv import DoubleBuffer, lower_conv, placeholder_regions
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
+from hwgen.compiler.requant import Requant
 from hwgen.compiler.tiling import (ConvShape, Tiling, alu_mix, candidates, capacity, dram_bytes, fallback, fits,
                                    footprint, instructions, load_bytes, predicted_cycles, search, shortlist,
                                    SHORTLIST_SLACK)
-from hwgen.isa import AluOp, MemType
+from hwgen.isa import AluOp, MemType, Opcode
+from hwgen.program.builder import ProgramBuilder
 from sim import run
 
 from tests.conftest import CONFIG_DIR
@@ -340,3 +343,44 @@ def test_capacity_bounds_are_exact(resource, log_size, cap):
         assert fits(cfg, s, t) == (over == 0), (over, t)
         if over == 0:
             check(cfg, 1, c_in, c_out, h, h, k, stride, k // 2, tiling=t)
+
+
+@pytest.mark.parametrize("slots,bases", [(1, [8, 1032]), (2, [8, 520, 1032, 1544])])
+def test_accumulator_groups_take_their_slots_by_hand(slots, bases):
+    """Eight groups of one 1 x 8 tile (16 channels to 16 on 8 x 8, default: ACC 2048
+    deep, halves of 1024): group g's tile at the start of half g % 2 and, with two
+    slots a half, of slot g // 2 % 2 (512 entries each); its bias after its tile (8
+    entries on). The bias loads land at those starts + 8. Run on fsim against numpy."""
+    cfg = cfg_of("default")
+    rng = np.random.default_rng(slots)
+    x = rng.integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
+    w = rng.integers(-128, 128, (16, 16, 1, 1), dtype=np.int8)
+    prog = conv2d_program(cfg, x, w, np.zeros(16, np.int32), tiling=Tiling(1, 8, 1, 1, acc_slots=slots))
+    assert sorted({i.sram_base for i in prog.insns if i.opcode == Opcode.LOAD and i.memory_type == MemType.ACC}) \
+        == bases
+    check(cfg, 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(1, 8, 1, 1, acc_slots=slots))
+
+
+def test_a_buffer_alternates_its_halves_by_hand():
+    """A chunk goes to the half after the current one, unless (with reuse) it is the
+    chunk the current half holds."""
+    db = DoubleBuffer(reuse=True)
+    assert [db.place(c) for c in "aabca"] == [(0, True), (0, False), (1, True), (0, True), (1, True)]
+    db = DoubleBuffer(reuse=False)
+    assert [db.place(c) for c in "aab"] == [(0, True), (1, True), (0, True)]
+
+
+def test_a_fused_residual_keeps_its_shortcut_beside_the_tile_by_hand():
+    """A 4 x 4 output tile (16 ACC entries) with a fused residual: the shortcut's 16
+    entries follow the tile and the bias follows both, at entry 32. Without its
+    residual operand the lowering refuses the shape, naming the layer."""
+    cfg = cfg_of("default")
+    s = ConvShape.of(cfg, 1, 16, 16, 4, 4, 1, 1, (1, 1), (0, 0), residual=True)
+    b = ProgramBuilder(cfg)
+    regions = placeholder_regions(b, s, Requant(1))
+    lower_conv(b, s, Tiling(4, 4, 1, 1), *regions[:4], Requant(4), residual=regions[4])
+    assert [i.sram_base for i in b.insns if i.opcode == Opcode.LOAD and i.memory_type == MemType.ACC] == [32]
+    b = ProgramBuilder(cfg)
+    regions = placeholder_regions(b, s)
+    with pytest.raises(HwgenError, match="^c7: the shape's residual flag and the residual operand disagree$"):
+        lower_conv(b, s, Tiling(4, 4, 1, 1), *regions[:4], Requant(4), name="c7")
