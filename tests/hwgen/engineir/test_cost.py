@@ -185,3 +185,18 @@ def test_a_design_covers_another_no_worse_in_every_count():
     assert extract._covers(once, once) and extract._covers(once, looped)
     assert not extract._covers(looped, once)
     assert not extract._covers(cost.engine(other), once) and not extract._covers(once, cost.engine(other))
+
+
+def test_machine_timing_counts_temporaries_and_partial_sums_by_hand():
+    """MACHINE: 2 cycles per call and per move, 1 per element moved. test_two_passes_by_hand's
+    conv2d-then-rq design: 7 calls; 12 operand moves and 10 of the temporary; 8 + 6 +
+    12 / 4 + 12 elements of the operands and 48 of the temporary: 14 + 44 + 77. The
+    conv2d pass alone (int32 result): 6 calls; 17 moves and 3 partial sums read back;
+    8 + 6 + 3 + 96 / 4 elements and 48 / 4 of the partial sums: 12 + 40 + 53."""
+    from hwgen.engineir.lang import Seq, unfused
+    s = Spec("conv2d_rq", (2, 2, 3, 2, 1, 1), (1, 1))
+    (conv, rq), _ = unfused(s)
+    body = Loop("c", 2, 1, Loop("o", 3, 1, Engine(conv.with_dim("o", 1).with_dim("c", 1))))
+    assert cost.MACHINE.statement(extract.summarize(Seq(body, Engine(rq)), s)).tolist() == [14 + 44 + 77]
+    assert cost.MACHINE.statement(extract.summarize(body, conv)).tolist() == [12 + 40 + 53]
+    assert cost.STREAM.statement(extract.summarize(body, conv)).tolist() == [6]
