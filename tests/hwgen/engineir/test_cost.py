@@ -200,3 +200,7 @@ def test_machine_timing_counts_temporaries_and_partial_sums_by_hand():
     assert cost.MACHINE.statement(extract.summarize(Seq(body, Engine(rq)), s)).tolist() == [14 + 44 + 77]
     assert cost.MACHINE.statement(extract.summarize(body, conv)).tolist() == [12 + 40 + 53]
     assert cost.STREAM.statement(extract.summarize(body, conv)).tolist() == [6]
+    # a table of designs: each row its own
+    alone = extract.summarize(Engine(conv), conv)
+    both = cost.Designs.concat([extract.summarize(body, conv), alone])
+    assert cost.MACHINE.statement(both).tolist() == [12 + 40 + 53, cost.MACHINE.statement(alone)[0]]
