@@ -855,6 +855,20 @@ def test_a_fetch_burst_uses_the_channel_as_one_burst_by_hand(options, insns, wan
     assert _model(options).fetch_cycles(insns) == want
 
 
+def test_a_fetch_burst_stops_at_4_kib_by_hand():
+    """The stream starts on a 4 KiB boundary: after 250 instructions (4,000 bytes) a
+    burst takes the 6 before the next boundary (4,096 bytes), though the buffer has
+    room for 32; the next one then 32."""
+    f, *_ = _compute_fetch({}, 300)
+    f.arrive = list(range(250))
+    f.leave = list(range(250))
+    f.free = 1000
+    assert f.next(300, True) == (1000, 6)
+    f.issue(1000, 6)
+    f.leave += f.arrive[250:]
+    assert f.next(300, True) == (f.free, 32)
+
+
 def test_a_fetch_burst_of_no_instruction_is_refused():
     """A burst of no instruction would leave the model's fetch where it is for ever."""
     from hwgen.program.timing import _Fetch
