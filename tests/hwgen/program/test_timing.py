@@ -374,6 +374,19 @@ def test_a_load_waits_for_the_bursts_requested_before_it_by_hand(start, wait):
     assert m.end(start, *m.load_cycles(acc)) == start + 27 + wait
 
 
+@pytest.mark.parametrize("other_start,end", [(0, 30 + 66), (-60, 30 + 22)])
+def test_a_padded_load_waits_from_its_first_request_by_hand(other_start, end):
+    """A load of 30 cycles alone from 0, whose 6 entries of leading padding come first
+    (its one burst requested at 6, held 10), behind a load holding the channel for 88
+    cycles in 4 bursts of 22, all in flight. That load started at 0: by cycle 6 it had
+    requested 3 bursts (one every 3 cycles), so the padded load waits 66. It started at
+    -60: all 4 requested, 88 to wait, but its hold ends at 28, and the padded load's
+    own hold after it then ends at 38: it waits 38 - 6 - 10 = 22."""
+    m = _model({"AXI_MAX_INFLIGHT": 4})
+    m.end(other_start, 95, (88, 4, 22, 4, 0))
+    assert m.end(0, 30, (10, 1, 10, 1, 6)) == end
+
+
 def test_a_padded_load_requests_after_its_leading_padding_by_hand():
     """A padded INP load writes its leading padding first, one entry a cycle (a padded
     row of 10 and one entry: 11 cycles), and only then requests its bursts: an ACC load
