@@ -384,3 +384,14 @@ def test_a_fused_residual_keeps_its_shortcut_beside_the_tile_by_hand():
     regions = placeholder_regions(b, s)
     with pytest.raises(HwgenError, match="^c7: the shape's residual flag and the residual operand disagree$"):
         lower_conv(b, s, Tiling(4, 4, 1, 1), *regions[:4], Requant(4), name="c7")
+
+
+def test_the_shortlist_offers_both_slot_counts_and_each_kind_of_threads():
+    """Candidates come with one and two accumulator slots a half; a convolution's threads
+    split output channel groups (2, 1), a depthwise one's rows (1, 2)."""
+    cfg = cfg_of("default")
+    s = ConvShape.of(cfg, 1, 64, 64, 28, 28, 3, 3, (1, 1), (1, 1))
+    d = ConvShape.of(cfg, 1, 64, 64, 28, 28, 3, 3, (1, 1), (1, 1), depthwise=True)
+    assert {t.acc_slots for t in shortlist(cfg, s)} == {t.acc_slots for t in shortlist(cfg, d, n=50)} == {1, 2}
+    assert {(t.oc_n, t.h_n) for t in shortlist(cfg, s)} == {(1, 1), (2, 1)}
+    assert {(t.oc_n, t.h_n) for t in shortlist(cfg, d, n=50)} == {(1, 1), (1, 2)}

@@ -11,7 +11,7 @@ from hwgen.compiler import semantics as sem
 from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
 from hwgen.compiler.mapping import MappingOptions, conv_shape, input_block
-from hwgen.compiler.tiling import Tiling, fits, load_bytes
+from hwgen.compiler.tiling import ConvShape, Tiling, fits, load_bytes, shortlist
 from hwgen.isa import AluOp
 from sim import run
 
@@ -203,8 +203,12 @@ def test_no_tiling_fits_names_the_layer(goal):
     """A 23 x 23 kernel needs 529 WGT entries per block pair, more than half of WGT (512)."""
     w = np.ones((16, 16, 23, 23), np.int8)
     conv = ir.Conv2d("wide", ("x",), weight=w, bias=np.zeros(16, np.int32))
-    with pytest.raises(HwgenError, match=r"^wide: no tiling fits configuration 1x16x16"):
+    with pytest.raises(HwgenError, match=r"^wide: no tiling fits configuration 1x16x16 \(even one output pixel with "
+                                         r"one channel block needs more scratchpad\); use a configuration with larger "
+                                         r"buffers$"):
         lower_layer(conv, DEFAULT, [(1, 16, 23, 23)], MappingOptions(goal=goal))
+    with pytest.raises(HwgenError, match=r"^conv: no tiling fits configuration 1x16x16 "):     # a search unnamed
+        shortlist(DEFAULT, ConvShape.of(DEFAULT, 1, 16, 16, 23, 23, 23, 23))
     dw = _dw("widedw", 16, 23)
     with pytest.raises(HwgenError, match=r"^widedw: no tiling fits configuration 1x16x16"):
         lower_layer(dw, DEFAULT, [(1, 16, 23, 23)], MappingOptions(depthwise="gemm", goal=goal))
