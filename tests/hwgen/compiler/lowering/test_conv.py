@@ -395,3 +395,18 @@ def test_the_shortlist_offers_both_slot_counts_and_each_kind_of_threads():
     assert {t.acc_slots for t in shortlist(cfg, s)} == {t.acc_slots for t in shortlist(cfg, d, n=50)} == {1, 2}
     assert {(t.oc_n, t.h_n) for t in shortlist(cfg, s)} == {(1, 1), (2, 1)}
     assert {(t.oc_n, t.h_n) for t in shortlist(cfg, d, n=50)} == {(1, 1), (1, 2)}
+
+
+def test_a_one_step_group_splits_its_gemm_by_hand():
+    """With compute overlap a group of one step splits its GEMM so that the previous
+    group's epilogue runs among the parts: 16 channels to 16 (a block each) on 8 x 8 in
+    4 x 4 tiles is four such groups of 16 GEMM iterations. The first has no epilogue
+    before it: 2 parts. Each later one has the previous group's requantization (3
+    passes over 16 entries, 48 cycles, at least its 16): MAX_PARTS, 4. 2 + 3 x 4 = 14."""
+    cfg = cfg_of("default")
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
+    w = rng.integers(-128, 128, (16, 16, 1, 1), dtype=np.int8)
+    prog = conv2d_program(cfg, x, w, np.zeros(16, np.int32), tiling=Tiling(4, 4, 1, 1))
+    assert sum(i.opcode == Opcode.GEMM for i in prog.insns) == 14
+    check(cfg, 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(4, 4, 1, 1))
