@@ -20,11 +20,13 @@
 # NAME` one of them; ci/mutation-equivalent.md lists the survivors that are equivalent
 # mutants (no observable difference), with the reason.
 # Time with one worker (CHILDREN=1) on this two-core machine, measured beside two or
-# three other such runs: the lowering's first 1,234 mutants in 24 minutes; the ISA,
-# file, floorplan, geometry and program-check modules (1,551) in an hour; a draw of 240
-# of the configuration's and the tiling search's in 21 minutes; EngineIR's mutants that
-# hang take minutes each (90 in 50 minutes). Alone: the devices, fit, front, space and
-# host driver modules 4 minutes (1,134), the cycle model 11 (627).
+# three other such runs: the lowering (2,809 mutants) in two hours; the configuration
+# (746) in 30 minutes; EngineIR's cost and extraction (1,380) in about 80 minutes; the
+# cycle model (1,147) in about 100, of which its burst split's loops that never end
+# take 5 minutes each until mutmut's CPU limit; the ISA, file, floorplan, geometry
+# and program-check modules (1,551) in an hour. Alone: the devices, fit, front, space
+# and host driver modules 4 minutes (1,134); with two workers, the tiling search (902)
+# in about 35 minutes.
 # The tests run with a cache of their own ($HWGEN_CACHE, removed at the end):
 # every mutant's sources have one digest, so tilings chosen under one mutant would be
 # kept for the next runs; within a run they are shared (a mutant of the tiling search
