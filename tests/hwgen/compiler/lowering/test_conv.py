@@ -13,8 +13,8 @@ from hwgen.compiler.lowering.conv import DoubleBuffer, lower_conv, placeholder_r
 from hwgen.compiler.lowering.layers import conv2d_program
 from hwgen.compiler.lowering.packing import unpack_act
 from hwgen.compiler.requant import Requant
-from hwgen.compiler.tiling import (ConvShape, Tiling, alu_mix, candidates, capacity, dram_bytes, fallback, fits,
-                                   footprint, instructions, load_bytes, predicted_cycles, search, shortlist,
+from hwgen.compiler.tiling import (ConvShape, Tiling, alu_mix, alu_work, candidates, capacity, dram_bytes, fallback,
+                                   fits, footprint, instructions, load_bytes, predicted_cycles, search, shortlist,
                                    SHORTLIST_SLACK)
 from hwgen.isa import AluOp, MemType, Opcode
 from hwgen.program.builder import ProgramBuilder
@@ -206,6 +206,16 @@ def test_alu_passes_counted_by_kind_by_hand():
     assert alu_mix([]) == (0, 0, 0, 0)
     assert alu_mix([(AluOp.SHR, 8), (AluOp.MAX, -128), (AluOp.MIN, 127), (AluOp.ADD, None)]) == (1, 2, 1, 0)
     assert alu_mix([(AluOp.ADD, 0), (AluOp.MAX, None), (AluOp.CLP, None), (AluOp.SHR, None)]) == (1, 0, 1, 2)
+
+
+def test_alu_work_per_entry_by_hand():
+    """A convolution's default epilogue, four passes of the immediate kinds (the bias
+    copy, the floor shift, the clip's MAX and MIN), at the ALU's issue intervals: a
+    micro-op a cycle when pipelined; every 4th cycle in the original VTA's sequencing
+    (docs/configuration.md, PIPELINED_UNITS)."""
+    for options, cycles in (({}, 4), ({"PIPELINED_UNITS": False}, 16)):
+        cfg = load_config("default").replace(**options)
+        assert alu_work(cfg, ConvShape.of(cfg, 1, 16, 16, 8, 8, 3, 3, (1, 1), (1, 1))) == (cycles, 4)
 
 
 def test_footprints_and_input_spans_by_hand():
