@@ -10,9 +10,10 @@ from hwgen.compiler.lowering.layers import conv2d_program, lower_layer
 from hwgen.compiler import ir
 from hwgen.config import VTAConfig
 from hwgen.geometry import alu_interval
-from hwgen.isa import MemType
+from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode
 from hwgen.program.builder import ProgramBuilder
-from hwgen.program.timing import UNIT_FIXED, _row_bursts, _rows_bursts, predict
+from hwgen.program.check import loaded_uops
+from hwgen.program.timing import UNIT_FIXED, _Fetch, _Model, _ReadChannel, _row_bursts, _rows_bursts, predict
 from sim.tsim import Tsim
 
 SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
@@ -205,9 +206,6 @@ def test_a_program_followed_while_written_gets_its_prediction(overlap, burst):
     change, nor meets an event before one that instructions not written yet could bring
     first. Programs: compiled layers, and 100 GEMMs followed by stores (fetch waiting
     for queue room); bursts of two beats fetch one instruction at a time."""
-    from hwgen.isa import Instruction
-    from hwgen.program.check import loaded_uops
-    from hwgen.program.timing import _Model
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap, "AXI_MAX_BURST": burst})
     pushes = ("push_prev", "push_next")
     for prog in [*layers(cfg), _gemms_then(cfg, "store", 20, passes=20, kernels=8)]:
@@ -274,7 +272,6 @@ def test_read_channel_takes_the_first_free_cycles():
     transfer that took it: `occupy(t, n, use)` takes the first n free cycles from t on
     and returns the end of the last and the longest uses and latest start among the
     maximal runs of busy cycles it passed over; the intervals kept are those runs."""
-    from hwgen.program.timing import _ReadChannel
     rng = np.random.default_rng(3)
     none = (0, 0, -1 << 62)
     for _ in range(300):
@@ -311,7 +308,6 @@ def _runs(busy) -> list[tuple[int, int]]:
 
 
 def _model(options=None, latency=16):
-    from hwgen.program.timing import _Model
     cfg = VTAConfig({**SMALL, **(options or {})})
     b = ProgramBuilder(cfg)
     b.alu("ADD", [[0, 0]], imm=1)
@@ -320,7 +316,6 @@ def _model(options=None, latency=16):
 
 
 def _load(mt, **fields):
-    from hwgen.isa import Instruction, MemType, Opcode
     return Instruction(Opcode.LOAD, memory_type=MemType[mt], **fields)
 
 
@@ -402,7 +397,6 @@ def test_a_padded_load_requests_after_its_leading_padding_by_hand():
 
 
 def test_store_and_unit_cycles_by_hand():
-    from hwgen.isa import AluOp, Instruction, Opcode
     m = _model()
     # OUT entries of 4 bytes: 2 rows of 32 bytes, 8 beats, 2 bursts, 16 reads:
     # 10 + 16 (round trip) + 16 + 3 per burst
@@ -430,8 +424,6 @@ def test_store_and_unit_cycles_by_hand():
 
 def test_first_pass_by_hand():
     """micro-ops + 5 + a bit of the larger loop extent less one a cycle."""
-    from hwgen.isa import Instruction, Opcode
-    from hwgen.program.timing import _Model
     for uops, out, inn, want in ((3, 0, 0, 8), (3, 1, 1, 8), (1, 2, 1, 7), (3, 16, 2, 12), (3, 2, 17, 13),
                                  (4, 256, 3, 17)):
         insn = Instruction(Opcode.ALU, uop_bgn=10, uop_end=10 + uops, iter_out=out, iter_in=inn)
@@ -672,13 +664,11 @@ def test_a_micro_op_load_waits_only_for_the_micro_ops_it_overwrites():
 def _hand_model(cfg, insns, uops=None):
     """The model of a hand-written instruction list: micro-ops all zero unless a UOP load
     copies `uops` (a (3, n) table) in."""
-    from hwgen.program.timing import _Model
     return _Model(cfg, insns, lambda i, insn: uops, 16)
 
 
 def _gemm(iter_out: int, **flags):
     """A GEMM over micro-op 0 (ACC entry 0, half 0): 6 + iter_out cycles on SMALL."""
-    from hwgen.isa import Instruction, Opcode
     return Instruction(Opcode.GEMM, uop_bgn=0, uop_end=1, iter_out=iter_out, iter_in=1, **flags)
 
 
@@ -695,7 +685,6 @@ def test_the_window_holds_the_seventeenth_instruction_until_the_oldest_retires(s
     - as instruction 16 (14) it waits for instruction 0, the GEMM, to retire: 1006 to 3012;
     - as instruction 17 (15) it follows instruction 16, which waited for the GEMM: 1006
       to 1013, then 1013 to 3019."""
-    from hwgen.isa import AluOp, Instruction, MemType, Opcode
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
 
     def alu(iter_out):
@@ -706,7 +695,6 @@ def test_the_window_holds_the_seventeenth_instruction_until_the_oldest_retires(s
 
 
 def _uop_load(sram_base: int):
-    from hwgen.isa import Instruction, MemType, Opcode
     return Instruction(Opcode.LOAD, memory_type=MemType.UOP, sram_base=sram_base, y_size=1, x_size=1, x_stride=1)
 
 
@@ -716,7 +704,6 @@ def test_an_instruction_beside_a_long_one_retires_after_it_by_hand():
     then one ALU instruction beside the GEMM (42 to 49) pushing to the store module:
     it retires after the GEMM (1006) and the load (1007), at 1008; its token comes at
     1009, and the store that pops it (no entries: one cycle) runs 1009 to 1010."""
-    from hwgen.isa import AluOp, Instruction, Opcode
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": True})
     insns = [_gemm(1000), _uop_load(1),
              Instruction(Opcode.ALU, alu_opcode=AluOp.ADD, use_imm=1, uop_bgn=1, uop_end=2, iter_out=1, iter_in=1,
@@ -737,7 +724,6 @@ def test_tokens_are_popped_in_the_order_they_were_pushed_by_hand(overlap):
     three empty loads (7 cycles) likewise: the last 222 to 229 (220 to 227). Were the
     second pop to take the last token, the second store and load would start at the
     last token and end the run 48 or 7 cycles later."""
-    from hwgen.isa import Instruction, MemType, Opcode
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": overlap})
     gemms = [_gemm(n, push_prev=1, push_next=1) for n in (100, 1, 100)]
     stores = [Instruction(Opcode.STORE, pop_prev=1, y_size=y, x_size=x, x_stride=x) for y, x in ((0, 0), (2, 8), (0, 0))]
@@ -758,8 +744,6 @@ def _compute_fetch(options, n: int):
     """The fetch of a model on SMALL with `options`, and the state `run` gives its
     `dispatch` for `n` instructions of the compute module, none taken yet: (fetch,
     modules, place in the queue, queues, times taken)."""
-    from hwgen.isa import Module
-    from hwgen.program.timing import _Fetch
     queues = {m: [] for m in Module}
     queues[Module.COMPUTE] = list(range(n))
     return _Fetch(_model(options)), [Module.COMPUTE] * n, list(range(n)), queues, [None] * n
@@ -884,7 +868,6 @@ def test_a_fetch_burst_stops_at_4_kib_by_hand():
 
 def test_a_fetch_burst_of_no_instruction_is_refused():
     """A burst of no instruction would leave the model's fetch where it is for ever."""
-    from hwgen.program.timing import _Fetch
     with pytest.raises(RuntimeError, match="burst of 0 instructions"):
         _Fetch(_model()).issue(0, 0)
 
@@ -897,7 +880,6 @@ def test_tokens_into_the_compute_module_are_popped_in_order_by_hand():
     every 2 cycles (2 beats), so instruction k reaches its module at 2k; empty stores of
     1 cycle, 0 to 1 and 2 to 3 (tokens at 2 and 4), then 2 rows of 8 OUT entries: 4 to
     52, token at 53; the GEMMs (instructions 3 to 5) 6 to 13, 14 to 21, 53 to 60."""
-    from hwgen.isa import Instruction, MemType, Opcode
     cfg = VTAConfig({**SMALL, "COMPUTE_OVERLAP": False})
     loads = [Instruction(Opcode.LOAD, memory_type=MemType.INP, push_next=1, y_size=y, x_size=x, x_stride=s)
              for y, x, s in ((0, 0, 0), (0, 0, 0), (4, 8, 64))]

@@ -361,14 +361,9 @@ def test_accumulator_groups_take_their_slots_by_hand(slots, bases):
     deep, halves of 1024): group g's tile at the start of half g % 2 and, with two
     slots a half, of slot g // 2 % 2 (512 entries each); its bias after its tile (8
     entries on). The bias loads land at those starts + 8. Run on fsim against numpy."""
-    cfg = cfg_of("default")
-    rng = np.random.default_rng(slots)
-    x = rng.integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
-    w = rng.integers(-128, 128, (16, 16, 1, 1), dtype=np.int8)
-    prog = conv2d_program(cfg, x, w, np.zeros(16, np.int32), tiling=Tiling(1, 8, 1, 1, acc_slots=slots))
+    prog = check(cfg_of("default"), 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(1, 8, 1, 1, acc_slots=slots))
     assert sorted({i.sram_base for i in prog.insns if i.opcode == Opcode.LOAD and i.memory_type == MemType.ACC}) \
         == bases
-    check(cfg, 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(1, 8, 1, 1, acc_slots=slots))
 
 
 def test_a_buffer_alternates_its_halves_by_hand():
@@ -413,10 +408,5 @@ def test_a_one_step_group_splits_its_gemm_by_hand():
     4 x 4 tiles is four such groups of 16 GEMM iterations. The first has no epilogue
     before it: 2 parts. Each later one has the previous group's requantization (3
     passes over 16 entries, 48 cycles, at least its 16): MAX_PARTS, 4. 2 + 3 x 4 = 14."""
-    cfg = cfg_of("default")
-    rng = np.random.default_rng(4)
-    x = rng.integers(-128, 128, (1, 16, 8, 8), dtype=np.int8)
-    w = rng.integers(-128, 128, (16, 16, 1, 1), dtype=np.int8)
-    prog = conv2d_program(cfg, x, w, np.zeros(16, np.int32), tiling=Tiling(4, 4, 1, 1))
+    prog = check(cfg_of("default"), 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(4, 4, 1, 1))
     assert sum(i.opcode == Opcode.GEMM for i in prog.insns) == 14
-    check(cfg, 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(4, 4, 1, 1))
