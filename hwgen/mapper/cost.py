@@ -283,7 +283,8 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    transfer = [(*_channel_cycles(accesses, transfers, mem), mem.duplex)
+    waits = _tile_read_waits(arch, w, m)
+    transfer = [(_channel_cycles(accesses, transfers, mem), waits.get(mem.name, 0), mem.duplex)
                 for lv in arch.levels for mem in lv.memories if mem.bandwidth]
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
@@ -303,8 +304,8 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     step = (steps + started) / math.prod(f for outer in m.temporal[:stepped] for _, f in outer) \
         if stepped is not None else 0
     after = math.ceil(step) + tail
-    channels = [max(reads + after + drain, fill + writes) if duplex else reads + writes + after
-                for reads, writes, duplex in transfer]
+    channels = [max(reads + wait + after + drain, fill + writes) if duplex else reads + wait + writes + after
+                for (reads, writes), wait, duplex in transfer]
     cycles = max([fill + compute + drain, *channels])
     return Cost(accesses, transfers, energy, macs, cycles, macs / (cycles * arch.array.pes))
 
@@ -381,6 +382,28 @@ def _channel_time(ch, transfers: float, bursts: float) -> float:
     return transfers * ch.transfer_cycles + bursts * ch.burst_cycles / ch.in_flight
 
 
+def _output_tiles(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, dict[str, int]]:
+    """The outermost on-chip level holding O, and the extents of its output tile along
+    the loops relevant to O (the last one partial where it does not divide)."""
+    level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
+    inside, bounds = extents(arch, m, level), w.bounds
+    return level, {n: min(inside.get(n, 1), bounds[n]) for n in RELEVANT["O"]}
+
+
+def _tile_read_waits(arch: Architecture, w: Workload, m: Mapping) -> dict[str, int]:
+    """Cycles the read channel of the memory outside the outputs' level waits for the
+    workload's `tile_reads`: each a transfer's fixed cycles and a lone burst's round
+    trip, per output tile (`_output_tiles`)."""
+    if not w.tile_reads:
+        return {}
+    level, e = _output_tiles(arch, w, m)
+    parent = arch.levels[max(j for j in range(level) if "O" in arch.levels[j].holds)].memory_of("O")
+    if not parent.dma:
+        return {}
+    tiles = math.prod(-(-w.bounds[n] // e[n]) for n in RELEVANT["O"])
+    return {parent.name: math.ceil(tiles * w.tile_reads * (parent.read.transfer_cycles + parent.read.burst_cycles))}
+
+
 def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int]) -> tuple[int, int]:
     """The vector unit's cycles on the workload's outputs (its epilogue per vector of
     outputs the array produces; per output tile of the outermost on-chip level holding
@@ -388,9 +411,8 @@ def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int
     channels) and on one such tile (a whole one)."""
     if not w.epilogue and not w.epilogue_tile and not w.epilogue_channels:
         return 0, 0
-    level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
-    inside, bounds = extents(arch, m, level), w.bounds
-    e = {n: min(inside.get(n, 1), bounds[n]) for n in RELEVANT["O"]}
+    bounds = w.bounds
+    _, e = _output_tiles(arch, w, m)
     total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
     tile = math.prod(-(-e[n] // unrolled[n]) for n in RELEVANT["O"])
     tiles = math.prod(-(-bounds[n] // e[n]) for n in RELEVANT["O"])

@@ -66,7 +66,8 @@ def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
     module's work besides the GEMM per ACC entry: the ALU's passes (bias copy,
     requantization, a fused residual's) and a fused residual's shortcut load at the
     bus width; per output tile, each pass's instruction and the bias load (and the
-    shortcut's)."""
+    shortcut's), whose latency the GEMM of the tile, and so the loads of the tiles
+    after it, waits for."""
     n, c_in, c_out = s.nb * cfg.batch, s.cib * cfg.block_in, s.cob * cfg.block_out
     window = (s.oh, s.ow), (s.kh, s.kw), (s.sh, s.sw), (s.h, s.w), (s.ph, s.pw)
     cycles, passes = alu_work(cfg, s)
@@ -77,8 +78,8 @@ def workload(cfg: VTAConfig, s: ConvShape, name: str = "conv") -> Workload:
         cycles += cfg.elem_bytes[MemType.ACC_8BIT] / bus
         fixed += load
     common = dict(N=n, P=s.oh, Q=s.ow, R=s.kh, S=s.kw, stride=(s.sh, s.sw), pad=window_pads(*window),
-                  unread=unread_tail(*window), epilogue=cycles,
-                  epilogue_tile=fixed, epilogue_channels=cfg.elem_bytes[MemType.ACC] / bus)
+                  unread=unread_tail(*window), epilogue=cycles, epilogue_tile=fixed,
+                  epilogue_channels=cfg.elem_bytes[MemType.ACC] / bus, tile_reads=2 if s.residual else 1)
     if s.depthwise:
         return Workload(name, G=c_out, **common)
     return Workload(name, K=c_out, C=c_in, **common)

@@ -38,6 +38,11 @@ class Workload:
     # and its cycles per output tile per vector of the tile's output channels (a
     # per-channel operand read for each tile: the bias)
     epilogue_channels: float = 0
+    # reads per output tile from the memory outside the outputs' level that the array's
+    # work on the tile waits for (VTA: the bias, a fused residual's shortcut); the loads
+    # of later tiles wait for that work, so each read's whole latency, a transfer's
+    # fixed cycles and an unshared burst round trip, is on that memory's read channel
+    tile_reads: int = 0
 
     @property
     def bounds(self) -> dict[str, int]:

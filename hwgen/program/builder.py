@@ -7,7 +7,10 @@ programs, in the style of the VTA runtime.
 - `gemm`/`alu` take a micro-op kernel with up to two loops. With `compress=True` the
   loops become iter_out/iter_in and factors; otherwise they are unrolled into micro-ops.
   Kernels are stored once in a DRAM micro-op image and cached in the micro-op buffer:
-  a kernel already resident is not loaded again.
+  a kernel already resident is not loaded again. A builder given the kernels its
+  program will use (`kernels`: learnt by writing the program once) loads those not
+  yet loaded in one load after the program's fill, when they fit the buffer together,
+  so that later instructions do not wait for their micro-ops on the read channel.
 - `dep_push`/`dep_pop` express dependencies between modules. As in the VTA runtime, a
   pop is attached to the next instruction of the popping module and a push to the last
   instruction of the pushing module; a no-op (a LOAD/STORE with x_size 0) is inserted
@@ -17,6 +20,7 @@ programs, in the style of the VTA runtime.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
@@ -62,8 +66,23 @@ def _encoded(cfg, uops: bytes, loops: tuple[tuple[int, ...], ...], ncols: int, c
     return words, (n_out, n_in), tuple(zip(f_out, f_in))
 
 
+@dataclass(frozen=True)
+class Kernels:
+    """The micro-op kernels of a program, as a first writing of it learnt them."""
+    words: tuple[np.ndarray, ...]   # each kernel's words, once, in the order of first use
+    fill: bool                      # the compute module waits for the load module's data
+
+
 class ProgramBuilder:
-    def __init__(self, cfg, name: str = "program"):
+    """`kernels`: those of the program (`kernels` of a builder that wrote it before),
+    loaded together where they fit the buffer: in a program whose compute module waits
+    for the load module's data, one by one until it has waited once (the program's
+    fill, which a long micro-op load would lengthen on the shared read channel), and
+    then every one not loaded yet with the next kernel to load, in one load, each at
+    its offset in the image; otherwise all of them with the first. Kernels asked for
+    later that are not among them are loaded one by one into the entries after."""
+
+    def __init__(self, cfg, name: str = "program", kernels: Kernels | None = None):
         self.cfg = cfg
         self.name = name
         self.insns: list[Instruction] = []
@@ -82,6 +101,10 @@ class ProgramBuilder:
         self._resident: dict[bytes, int] = {}         # kernel -> uop buffer slot
         self._uop_next = 0
         self._uop_loads: dict[int, np.ndarray] = {}   # sealed: UOP load instruction -> the words it loads
+        self._preload = kernels.words if kernels and sum(map(len, kernels.words)) <= cfg.depth[MemType.UOP] else ()
+        self._pinned = 0                               # buffer entries the preload keeps
+        self._filled = False                           # compute has waited for the load module
+        self._after_fill = bool(kernels and kernels.fill)
         self._sealed = False
         self._observer, self._every = None, 0
 
@@ -131,6 +154,7 @@ class ProgramBuilder:
         if pending[1]:
             insn.fields["pop_next"] = 1
         pending[0] = pending[1] = 0
+        self._filled |= m == Module.COMPUTE and bool(insn.fields.get("pop_prev"))
         self.insns.append(insn)
         self.modules.append(m)
         self._last[m] = len(self.insns) - 1
@@ -202,6 +226,31 @@ class ProgramBuilder:
         # numpy and Python integers hash and compare alike: the key needs no conversion
         return _encoded(self.cfg, uops.tobytes(), tuple(map(tuple, loops)), ncols, compress)
 
+    @property
+    def kernels(self) -> Kernels:
+        """The kernels written so far, for a builder writing the program again."""
+        return Kernels(tuple(self._uop_words), self._filled)
+
+    def _image_offset(self, words: np.ndarray) -> int:
+        """Where `words` are in the micro-op image (appended if new)."""
+        key = words.tobytes()
+        if key not in self._kernels:
+            self._kernels[key] = self._uop_size
+            self._uop_words.append(words)
+            self._uop_size += len(words)
+        return self._kernels[key]
+
+    def _load_uops(self, bgn: int, offset: int, words: np.ndarray) -> None:
+        """A UOP load of `words`, at `offset` in the image, into buffer entry `bgn`."""
+        n = len(words)
+        fields = dict(memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n)
+        i = len(self.insns)
+        if self._sealed:
+            fields["dram_base"] = self._top // self.cfg.elem_bytes[MemType.UOP] + offset
+            self._uop_loads[i] = words
+        self.emit(Instruction(Opcode.LOAD, **fields))
+        self._uop_fixups.append((i, offset))
+
     def _resident_kernel(self, words: np.ndarray) -> tuple[int, int]:
         """Make a kernel resident in the micro-op buffer; returns (uop_bgn, uop_end)."""
         key = words.tobytes()
@@ -210,27 +259,34 @@ class ProgramBuilder:
         if n > depth:
             raise HwgenError(f"a kernel of {n} micro-ops does not fit the {depth}-entry micro-op buffer; "
                              "use loops (compress=True) or split the computation")
+        if key not in self._resident and self._preload and (self._filled or not self._after_fill):
+            self._load_rest()
         if key in self._resident:
             bgn = self._resident[key]
             return bgn, bgn + n
-        if self._uop_next + n > depth:  # buffer full: start over, forgetting what was there
-            self._resident.clear()
-            self._uop_next = 0
-        if key not in self._kernels:
-            self._kernels[key] = self._uop_size
-            self._uop_words.append(words)
-            self._uop_size += n
+        if self._uop_next + n > depth:  # buffer full: start over after the preload, or from the start
+            self._pinned = self._pinned if self._pinned + n <= depth else 0
+            self._resident = {k: b for k, b in self._resident.items() if b < self._pinned}
+            self._uop_next = self._pinned
         bgn = self._uop_next
-        fields = dict(memory_type=MemType.UOP, sram_base=bgn, y_size=1, x_size=n, x_stride=n)
-        i = len(self.insns)
-        if self._sealed:
-            fields["dram_base"] = self._top // self.cfg.elem_bytes[MemType.UOP] + self._kernels[key]
-            self._uop_loads[i] = words
-        self.emit(Instruction(Opcode.LOAD, **fields))
-        self._uop_fixups.append((i, self._kernels[key]))
+        self._load_uops(bgn, self._image_offset(words), words)
         self._resident[key] = bgn
         self._uop_next += n
         return bgn, bgn + n
+
+    def _load_rest(self) -> None:
+        """The preloaded kernels not loaded yet, in one load, each at its offset in the
+        image: the kernels loaded so far went one after another from entry 0, as they
+        were added to the image (the buffer has not started over)."""
+        rest = [k for k in self._preload if k.tobytes() not in self._kernels]
+        self._preload = ()
+        start = self._uop_size
+        if not rest or self._uop_next != start or start + sum(map(len, rest)) > self.cfg.depth[MemType.UOP]:
+            return
+        for k in rest:
+            self._resident[k.tobytes()] = self._image_offset(k)
+        self._load_uops(start, start, np.concatenate(rest))
+        self._pinned = self._uop_next = self._uop_size
 
     def gemm(self, uops, loops: Sequence[tuple] = (), *, reset: bool = False, compress: bool = True) -> int:
         """GEMM over micro-ops (dst, src, wgt) and up to two loops, outer first, each

@@ -4,7 +4,9 @@ The program's input regions are "in0" (and "in1" for add and for the shortcut of
 fused convolution), blocked by `mapping.input_block` and filled by the host before
 each run; its output region "out" is blocked by BLOCK_OUT. Weights and biases are
 part of the program's DRAM image. `lower_layer` returns the program and the
-convolution plan it follows (empty for ALU layers)."""
+convolution plan it follows (empty for ALU layers). It writes each program twice:
+the first time to learn its micro-op kernels, which the second loads together where
+they fit the micro-op buffer, after the program's fill (`ProgramBuilder`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,9 +22,10 @@ from ..requant import AddRequant, Requant, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
-def _builder(layer, cfg, shapes):
-    """A builder with the layer's blocked input regions and output region."""
-    b = ProgramBuilder(cfg, layer.name)
+def _builder(layer, cfg, shapes, kernels):
+    """A builder (preloading `kernels`) with the layer's blocked input regions and
+    output region."""
+    b = ProgramBuilder(cfg, layer.name, kernels)
     regions = []
     for k, (n, c, h, w) in enumerate(shapes):
         blk = input_block(layer, cfg, k)
@@ -42,7 +45,7 @@ def _bias(b, rq: Requant, add, bias: np.ndarray):
     return b.input("bias", packed, "(COB, ENTRIES, BATCH, BLOCK_OUT)")
 
 
-def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, add: ir.Add | None = None,
+def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels, add: ir.Add | None = None,
           conv_input: int = 0):
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
     the shortcut added by `add`, whose input `conv_input` the convolution is)."""
@@ -51,15 +54,15 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, add: ir.
     residual = None if add is None else residual_epilogue(add, conv_input)
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, residual, layer.name))
-    b, (x, *short), out = _builder(layer, cfg, shapes)
+    b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
     w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
     bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias)
     lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None)
-    return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
+    return b, {"tiling": plan["tiling"].to_dict()}, plan
 
 
-def _window(layer, cfg, shapes, kind, rq: Requant = Requant(), **kw):
-    b, (x,), out = _builder(layer, cfg, shapes)
+def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
+    b, (x,), out = _builder(layer, cfg, shapes, kernels)
     n, c, h, w = shapes[0]
     words = None
     if rq.words is not None:
@@ -67,11 +70,11 @@ def _window(layer, cfg, shapes, kind, rq: Requant = Requant(), **kw):
                         "(CB, BATCH, BLOCK_OUT)")
     lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels, layer.strides,
                  layer.pads, x, out, rq, bias=words, name=layer.name, **kw)
-    return b.finish({"layer": layer.name}), {}
+    return b, {}, {}
 
 
-def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
-    b, (x,), out = _builder(layer, cfg, shapes)
+def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, kernels):
+    b, (x,), out = _builder(layer, cfg, shapes, kernels)
     n, c, h, w = shapes[0]
     rq = Requant.of(layer, c)
     br = _bias(b, rq, None, layer.bias)
@@ -79,7 +82,7 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
         wr = b.input("w", pack_depthwise(layer.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
         lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels,
                      layer.strides, layer.pads, x, out, rq, weights=wr, bias=br, name=layer.name)
-        return b.finish({"layer": layer.name}), {}
+        return b, {}, {}
     s = conv_shape(cfg, layer, shapes[0])
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, name=layer.name))
@@ -87,30 +90,38 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions):
     diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
     wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
     lower_conv(b, s, plan["tiling"], x, wr, br, out, rq, layer.name)
-    return b.finish({"layer": layer.name, "tiling": plan["tiling"].to_dict()}), plan
+    return b, {"tiling": plan["tiling"].to_dict()}, plan
 
 
 def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
     """The program of `layer` on input shapes `shapes`, and its plan."""
     options = options or MappingOptions()
+    first, _, _ = _write(layer, cfg, shapes, options, None)
+    b, meta, plan = _write(layer, cfg, shapes, options, first.kernels)
+    return b.finish({"layer": layer.name, **meta}), plan
+
+
+def _write(layer, cfg, shapes, options: MappingOptions, kernels):
+    """The builder of `layer`'s program (preloading `kernels`), the program's meta
+    data and its plan."""
     if isinstance(layer, ir.ConvAdd):
-        return _conv(layer, layer.conv, cfg, shapes, options, layer.add, layer.conv_input)
+        return _conv(layer, layer.conv, cfg, shapes, options, kernels, layer.add, layer.conv_input)
     if isinstance(layer, ir.Conv2d):
-        return _conv(layer, layer, cfg, shapes, options)
+        return _conv(layer, layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.DepthwiseConv2d):
-        return _depthwise(layer, cfg, shapes, options)
+        return _depthwise(layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.MaxPool):
-        return _window(layer, cfg, shapes, "max", pad_min=bool(any(layer.pads) and cfg.ALU_EXT and not layer.nonneg_input))
+        return _window(layer, cfg, shapes, kernels, "max", pad_min=bool(any(layer.pads) and cfg.ALU_EXT and not layer.nonneg_input))
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
         pool = layer
         if isinstance(layer, ir.GlobalAvgPool):     # an average pool with the whole image as its window
             pool = ir.AvgPool(layer.name, layer.inputs, kernel=tuple(shapes[0][2:]), stride=1, pad=0,
                               shift=layer.shift, clip=layer.clip, requant=layer.requant, zero=layer.zero,
                               in_zero=layer.in_zero)
-        return _window(pool, cfg, shapes, "avg", Requant.of(pool, shapes[0][1]),
+        return _window(pool, cfg, shapes, kernels, "avg", Requant.of(pool, shapes[0][1]),
                        in_sum=-pool.in_zero * int(np.prod(pool.kernels)))
     if isinstance(layer, ir.Add):
-        b, (x0, x1), out = _builder(layer, cfg, shapes)
+        b, (x0, x1), out = _builder(layer, cfg, shapes, kernels)
         n, c, h, w = shapes[0]
         add = AddRequant.of(layer)
         words = None
@@ -119,7 +130,7 @@ def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
                                                    cfg.block_out, np.int32), "(2, BATCH, BLOCK_OUT)")
         lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out,
                   add or Requant(layer.shift, tuple(layer.clip)), words, layer.name)
-        return b.finish({"layer": layer.name}), {}
+        return b, {}, {}
     raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")
 
 

@@ -205,6 +205,27 @@ def test_transfers_cost_their_dma_instructions_and_bursts():
     assert bounded.transfers["DRAM", "I"]["read_bursts"] == 16 * sum(axi_bursts(k, 3, 4, 4) for k in range(4)) / 4 == 24
 
 
+def test_reads_each_output_tile_waits_for_hold_the_read_channel_for_their_latency():
+    """The layer and mapping above with `tile_reads` per output tile (the output
+    buffer's tiles: K 2 x P 2 x Q 3, 4 of them): each read's transfer (7 cycles) and a
+    lone burst's round trip (10, not shared by the two in flight) lengthen the read
+    path, which binds (485 cycles without); where compute binds they change nothing,
+    and on a memory without a DMA they cost nothing."""
+    w = Workload("w", K=2, C=2, P=4, Q=6)
+    m = Mapping(((("Q", 2), ("C", 2), ("P", 2)), (), (("Q", 3), ("P", 2))), ((("K", 2),),))
+    for reads in (1, 2):
+        assert evaluate(_dma(), replace(w, tile_reads=reads), m).cycles == 485 + 4 * reads * (7 + 10)
+    # a 3x3 kernel on a fast bus: the 432 steps bind, the reads' 16 cycles hide
+    fast, w3 = _dma(bandwidth=1e9, read=Channel(1, 1, 2)), replace(w, R=3, S=3)
+    m3 = Mapping((m.temporal[0], (), (("S", 3), ("R", 3), *m.temporal[2])), m.spatial)
+    assert evaluate(fast, w3, m3).cycles >= 432
+    assert evaluate(fast, replace(w3, tile_reads=2), m3).cycles == evaluate(fast, w3, m3).cycles
+    hand = _hand()
+    mh = Mapping(((("P", 2),), (("K", 2), ("C", 2)), (("C", 4), ("P", 3))), ((("K", 2),),))
+    wh = Workload("w", K=4, C=8, P=6)
+    assert evaluate(hand, replace(wh, tile_reads=3), mh).cycles == evaluate(hand, wh, mh).cycles
+
+
 def test_keeping_a_tensor_stationary_saves_its_refetches():
     """The same blocking with C and K swapped at DRAM: K innermost keeps the inputs'
     tile (independent of K) for both K steps, C innermost keeps the outputs'."""

@@ -201,6 +201,108 @@ def test_uop_buffer_wraps_when_full():
     b.finish()
 
 
+def _add_ones_and_twos(b, x):
+    """ACC tiles `x` (8 of them): +1 twice on tiles 0-2 (one kernel, asked for twice),
+    +2 on tiles 3-7, stored as int8."""
+    r = b.input("x", x, ref.ACC_LAYOUT)
+    out = b.output("out", x.shape, "int8", ref.ACC_LAYOUT)
+    b.load(MemType.ACC, 0, r, x_size=8)
+    b.alu("ADD", np.arange(3), imm=1)
+    b.alu("ADD", np.arange(3, 8), imm=2)
+    b.alu("ADD", np.arange(3), imm=1)
+    b.dep_push("compute", "store")
+    b.dep_pop("compute", "store")
+    b.store(0, out, x_size=8)
+    return b.finish()
+
+
+def test_preloaded_kernels_come_in_one_load(cfg):
+    """A builder given the kernels a first writing used loads them all, into the
+    buffer's first entries, with one load where the first was asked for; the results
+    are the same numbers (by hand: +2 on every tile)."""
+    x = np.random.default_rng(1).integers(-50, 50, (8, cfg.batch, cfg.block_out), dtype=np.int32)
+    first = ProgramBuilder(cfg)
+    lazy = _add_ones_and_twos(first, x)
+    assert [len(k) for k in first.kernels.words] == [3, 5] and not first.kernels.fill
+    pre = _add_ones_and_twos(ProgramBuilder(cfg, kernels=first.kernels), x)
+    loads = [(i.sram_base, i.x_size) for i in pre.insns if i.mnemonic == "LOAD.UOP" and i.x_size]
+    assert loads == [(0, 8)]
+    assert [(i.uop_bgn, i.uop_end) for i in pre.insns if i.opcode == Opcode.ALU] == [(0, 3), (3, 8), (0, 3)]
+    assert [i.sram_base for i in lazy.insns if i.mnemonic == "LOAD.UOP" and i.x_size] == [0, 3]
+    for p in (lazy, pre):
+        np.testing.assert_array_equal(run(p).outputs["out"], x + 2)
+
+
+def test_a_program_fed_by_the_load_module_preloads_after_its_fill(default_cfg):
+    """Where the compute module waits for the load module's data, kernels load one by
+    one until it has waited once; the next kernel to load brings the rest."""
+    cfg = default_cfg
+    # small values: no sum leaves int8 (the store keeps the low bits)
+    x = np.random.default_rng(2).integers(-2, 3, (4 * cfg.batch, 2 * cfg.block_in), dtype=np.int8)
+    w = np.random.default_rng(3).integers(-1, 2, (2 * cfg.block_out, 2 * cfg.block_in), dtype=np.int8)
+
+    def write(b):
+        xr = b.input("x", x.reshape(4, cfg.batch, 2, cfg.block_in).transpose(0, 2, 1, 3))
+        wr = b.input("w", w.reshape(2, cfg.block_out, 2, cfg.block_in).transpose(0, 2, 1, 3))
+        out = b.output("out", (4, 2, cfg.batch, cfg.block_out), "int8")
+        b.gemm([(k, 0, 0) for k in range(8)], reset=True)               # before any data: alone
+        b.load(MemType.INP, 0, xr, x_size=8)
+        b.load(MemType.WGT, 0, wr, x_size=4)
+        b.dep_push("load", "compute")
+        b.dep_pop("load", "compute")
+        for c in range(2):            # out[i, o] = sum over c of x[i, c] . w[o, c]
+            b.gemm([(i * 2 + o, i * 2 + c, o * 2 + c) for i in range(4) for o in range(2)])
+        b.alu("SHR", np.arange(8), imm=0)
+        b.dep_push("compute", "store")
+        b.dep_pop("compute", "store")
+        b.store(0, out, x_size=8)
+        return b.finish()
+
+    first = ProgramBuilder(cfg)
+    lazy = write(first)
+    assert first.kernels.fill and [len(k) for k in first.kernels.words] == [8, 8, 8, 8]
+    pre = write(ProgramBuilder(cfg, kernels=first.kernels))
+    loads = [(i.sram_base, i.x_size) for i in pre.insns if i.mnemonic == "LOAD.UOP" and i.x_size]
+    assert loads == [(0, 8), (8, 8), (16, 16)]      # the first GEMM's data waited for with the second
+    assert len([i for i in lazy.insns if i.mnemonic == "LOAD.UOP" and i.x_size]) == 4
+    want = (x.astype(np.int32) @ w.T.astype(np.int32)).astype(np.int8)
+    for p in (lazy, pre):
+        got = run(p).outputs["out"].transpose(0, 2, 1, 3).reshape(4 * cfg.batch, 2 * cfg.block_out)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_kernels_beside_the_preloaded_ones_keep_them():
+    """Kernels not among the preloaded ones go after them; when the buffer is full
+    they start over after them, keeping them resident, and only a kernel that does
+    not fit beside them makes the buffer start over from entry 0."""
+    cfg = VTAConfig({"LOG_UOP_BUFF_SIZE": 5})  # 8 micro-ops
+    first = ProgramBuilder(cfg)
+    first.alu("ADD", np.arange(3), imm=1)
+    b = ProgramBuilder(cfg, kernels=first.kernels)
+    b.alu("ADD", np.arange(3, 7), imm=1)       # asked for first: the preload comes before it
+    b.alu("ADD", np.arange(4), imm=1)          # full: over again after the preloaded three
+    b.alu("ADD", np.arange(3), imm=1)          # preloaded: still resident
+    loads = [(i.sram_base, i.x_size) for i in b.insns if i.mnemonic == "LOAD.UOP"]
+    assert loads == [(0, 3), (3, 4), (3, 4)]
+    assert [(i.uop_bgn, i.uop_end) for i in b.insns if i.opcode == Opcode.ALU] == [(3, 7), (3, 7), (0, 3)]
+    b.alu("ADD", np.arange(6), imm=1)          # does not fit beside them: from entry 0, forgetting them
+    b.alu("ADD", np.arange(3), imm=1)
+    loads = [(i.sram_base, i.x_size) for i in b.insns if i.mnemonic == "LOAD.UOP"]
+    assert loads[3:] == [(0, 6), (0, 3)]
+    b.finish()
+
+
+def test_kernels_that_do_not_fit_together_load_one_by_one():
+    cfg = VTAConfig({"LOG_UOP_BUFF_SIZE": 5})  # 8 micro-ops
+    first = ProgramBuilder(cfg)
+    first.alu("ADD", np.arange(6), imm=1)
+    first.alu("ADD", np.arange(1, 6), imm=1)
+    b = ProgramBuilder(cfg, kernels=first.kernels)
+    b.alu("ADD", np.arange(6), imm=1)
+    b.alu("ADD", np.arange(1, 6), imm=1)
+    assert [(i.sram_base, i.x_size) for i in b.insns if i.mnemonic == "LOAD.UOP"] == [(0, 6), (0, 5)]
+
+
 def test_loops_compress_or_unroll_to_the_same_result(cfg):
     for compress in (True, False):
         p = ref.blocked_gemm(cfg, 4 * cfg.batch, 2 * cfg.block_in, 2 * cfg.block_out, compress=compress)

@@ -15,6 +15,7 @@ from hwgen.compiler.lowering.packing import pack_act, unpack_act
 from hwgen.compiler.mapping import MappingOptions, host_reason, input_block
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.tiling import Tiling
+from hwgen.isa import MemType, Module
 from sim import Fsim, Tsim, run
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
@@ -30,6 +31,14 @@ def run_layer(cfg, layer, shapes, seed=0, nonneg=False, options=None):
     rng = np.random.default_rng(seed)
     xs = [rng.integers(0 if nonneg else -128, 128, s, dtype=np.int8) for s in shapes]
     prog, _ = lower_layer(layer, cfg, shapes, options)
+    # kernels that fit the buffer together: one by one from entry 0 until the compute
+    # module has waited for the load module's data, then the rest in one load
+    fill = next((k for k, i in enumerate(prog.insns) if i.module == Module.COMPUTE and i.pop_prev), len(prog.insns))
+    uops = [(k, i.sram_base, i.x_size) for k, i in enumerate(prog.insns) if i.mnemonic == "LOAD.UOP" and i.x_size]
+    image = prog.regions["uops"].shape[0]
+    if image <= cfg.depth[MemType.UOP]:
+        assert [b for _, b, _ in uops] == [sum(n for _, _, n in uops[:j]) for j in range(len(uops))], layer
+        assert sum(n for _, _, n in uops) == image and sum(k > fill for k, _, _ in uops) <= 1, layer
     for k, x in enumerate(xs):
         prog.write(f"in{k}", pack_act(x, cfg.batch, input_block(layer, cfg, k)))
     out = layer.out_shape(*shapes)
