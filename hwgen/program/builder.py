@@ -278,7 +278,7 @@ class ProgramBuilder:
         """The preloaded kernels not loaded yet, in one load, each at its offset in the
         image: the kernels loaded so far went one after another from entry 0, as they
         were added to the image (the buffer has not started over)."""
-        rest = [k for k in self._preload if k.tobytes() not in self._kernels]
+        rest = list({k.tobytes(): k for k in self._preload if k.tobytes() not in self._kernels}.values())
         self._preload = ()
         start = self._uop_size
         if not rest or self._uop_next != start or start + sum(map(len, rest)) > self.cfg.depth[MemType.UOP]:
