@@ -3,6 +3,7 @@ tiles divide the layer and nothing is padded, the model's DRAM traffic is the
 compiler's own closed form (hwgen.compiler.tiling.dram_bytes, which tsim's counters
 check) and its steps are the GEMM's micro-op iterations."""
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +11,9 @@ from hwgen import load_config
 from hwgen.compiler import ir
 from hwgen.compiler.frontends import onnx_zoo, zoo
 from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.lowering.conv import lower_conv, placeholder_regions
 from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.requant import Requant
 from hwgen.compiler.tiling import ALU_KINDS, ConvShape, Tiling, dram_bytes, fits, instructions
 from hwgen.config import VTAConfig
 from hwgen.errors import HwgenError
@@ -19,6 +22,7 @@ from hwgen.isa import MemType, Opcode
 from hwgen.mapper.cost import evaluate
 from hwgen.mapper.energy import DRAM_PJ, MAC_PJ, TABLE_WORD_BITS
 from hwgen.mapper.vta import architecture, network_energy, tiling_costs, tiling_mapping, workload
+from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, UNIT_FIXED
 
 
@@ -88,6 +92,27 @@ def test_a_workload_s_epilogue_is_its_program_s_alu_work(model, fields, tmp_path
         tiles = instructions(cfg, s, c.plan["tiling"]).tiles
         load = LOAD_FIXED + -(-(MEMORY_LATENCY + LOAD_BURST) // cfg.AXI_MAX_INFLIGHT)
         assert UNIT_FIXED * len(alu) == (w.epilogue_tile - load * (1 + s.residual)) * tiles, c.layer.name
+
+
+@pytest.mark.parametrize("residual,tiling", [(False, Tiling(7, 7, 1, 4, 1, 1, reuse=True, acc_slots=2)),
+                                              (False, Tiling(7, 7, 1, 2, 1, 1, reuse=True)),
+                                              (True, Tiling(7, 7, 1, 2, 1, 1, reuse=True))])
+def test_each_bias_and_shortcut_load_waits_on_the_read_channel(residual, tiling):
+    """1x64x64's conv25 (256 to 512 channels, 1x1 stride 2, read-bound on its
+    weights): each load the compute module makes before a group's GEMM, its bias
+    load and a fused residual's shortcut load (counted in the lowered program), adds
+    a load's fixed cycles and an unshared round trip to the model's read path."""
+    cfg = load_config("1x64x64")
+    s = ConvShape.of(cfg, 1, 256, 512, 14, 14, 1, 1, (2, 2), (0, 0), residual)
+    b = ProgramBuilder(cfg, "conv")
+    regions = placeholder_regions(b, s, Requant() if residual else None)
+    lower_conv(b, s, tiling, *regions[:4], Requant(), residual=regions[4])
+    loads = [i for i in b.insns if i.opcode == Opcode.LOAD and i.x_size]
+    groups = sum(i.memory_type == MemType.ACC for i in loads)           # one bias load a group
+    assert any(i.memory_type == MemType.ACC_8BIT for i in loads) == residual
+    w, m = workload(cfg, s), tiling_mapping(cfg, s, tiling)
+    waits = evaluate(architecture(cfg), w, m).cycles - evaluate(architecture(cfg), replace(w, tile_reads=0), m).cycles
+    assert waits == groups * (1 + residual) * (LOAD_FIXED + MEMORY_LATENCY + LOAD_BURST) > 0
 
 
 def test_a_depthwise_tiling_is_refused():
