@@ -251,12 +251,15 @@ class _Fronts:
     def prune(self, table: Designs) -> list[int]:
         keys = np.stack([table.area + self.model.buffer(table.temp), self.timing.statement(table),
                          table.nbytes.sum(axis=1)], axis=1).astype(float)
-        kept = _staircase(keys, self.keep)
+        n = len(table)
+        order = np.lexsort((np.arange(n), keys[:, 2], keys[:, 1], keys[:, 0]))
+        kept = _staircase(keys, self.keep, order)
         # the key adds up every operand's bytes, but which operands cost DRAM traffic
         # depends on placements chosen later: keep the design that fetches least of each
-        order = np.arange(len(table))
-        for j in range(table.nbytes.shape[1]):
-            best = int(np.lexsort((order, keys[:, 2], keys[:, 1], keys[:, 0], table.nbytes[:, j]))[0])
+        # (ties: the first in the keys' order)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        for best in np.argmin(table.nbytes * n + rank[:, None], axis=0).tolist():
             if best not in kept:
                 kept.append(best)
         return kept
@@ -269,14 +272,15 @@ class _Fronts:
 PRICES = np.array([10.0 ** (k / 2) for k in range(-8, 25)])
 
 
-def _staircase(keys: np.ndarray, keep: int) -> list[int]:
+def _staircase(keys: np.ndarray, keep: int, order: np.ndarray | None = None) -> list[int]:
     """The scalable pruning of items with keys (area, cycles, bytes), one row each:
     in order of area, each kept if it beats every smaller one in cycles or bytes; of
     those, at most `keep` spread along the area axis, and every one that is cheapest in
     area + price x cycles at one of PRICES (ties: fewer bytes). The indices kept, in
-    order of area."""
-    n = len(keys)
-    order = np.lexsort((np.arange(n), keys[:, 2], keys[:, 1], keys[:, 0]))
+    order of area. `order`: the rows sorted by area, cycles, bytes and index, where
+    the caller has it."""
+    if order is None:
+        order = np.lexsort((np.arange(len(keys)), keys[:, 2], keys[:, 1], keys[:, 0]))
     k = keys[order]
     prev = np.minimum.accumulate(np.vstack([np.full((1, 2), np.inf), k[:-1, 1:]]), axis=0)
     out = order[(k[:, 1] < prev[:, 0]) | (k[:, 2] < prev[:, 1])]

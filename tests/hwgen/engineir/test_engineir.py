@@ -414,6 +414,24 @@ def test_scalable_pruning_by_hand():
     assert extract._spread(9, 3) == {0, 4, 8}
 
 
+def test_pruning_keeps_the_least_fetching_design_of_each_operand():
+    """Dense designs by hand, one call a cycle: (area, cycles, bytes of x, w, b, y).
+    The staircase keeps A (1, 10, 5 5 0 5) and B (2, 5, 5 5 0 5); C (3, 20, 1 9 0 9),
+    beaten by A in every key, stays too, as the one that fetches least x (which
+    operands cost DRAM traffic is decided later); D, with C's bytes but more area,
+    does not: a tie goes to the first in the keys' order, not in the table's (D, A, C,
+    B). b ties everywhere: A."""
+    rows = [(4, 20, (1, 9, 0, 9)), (1, 10, (5, 5, 0, 5)), (3, 20, (1, 9, 0, 9)), (2, 5, (5, 5, 0, 5))]
+    n = len(rows)
+    table = cost.Designs("dense", np.array([c for _, c, _ in rows]), np.ones((n, 4), np.int64),
+                         np.array([b for _, _, b in rows], np.int64), np.zeros((n, 4), bool), np.zeros(n, np.int64),
+                         np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64),
+                         np.array([a for a, _, _ in rows], float), None)
+    timing = cost.Timing("calls", 1, 0, 0, None, 0, "hand")
+    fronts = extract._Fronts(None, cost.CALIBRATED, timing, exact=False, keep=2)
+    assert fronts.prune(table) == [1, 3, 2]
+
+
 def test_epsilon_by_hand():
     """The least factor by which the approximate costs must shrink to match each exact
     point: (2, 10, 5) against (1, 10, 5) is 2 (area), against (2, 5, 5) 2 (latency); a
