@@ -15,7 +15,8 @@ stationary). Partial sums that leave a level before their reduction ends are wri
 back and read again.
 
 Time is the compute steps (plus each level's fixed cost per tile started), the vector
-unit's work on the outputs, or the busiest memory's transfers, whichever is longest
+unit's work on the outputs, or the busiest memory's transfers (with the whole latency
+of the reads each output tile waits for), whichever is longest
 (the vector unit's work adds to the steps where it does not run beside the array),
 plus what double buffering cannot hide: the first tiles' loads, the shorter of the
 compute and the vector unit's work on one output tile (the two run as a pipeline over
