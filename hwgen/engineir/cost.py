@@ -134,6 +134,8 @@ class Designs:
 
     @staticmethod
     def concat(parts: list["Designs"]) -> "Designs":
+        if len(parts) == 1:
+            return parts[0]
         arrays = zip(*(d.columns() for d in parts))
         engines = None if parts[0].engines is None else tuple(e for d in parts for e in d.engines)
         return Designs(parts[0].kind, *(np.concatenate(a) for a in arrays), engines)
@@ -151,10 +153,12 @@ def engine(hw: Spec, model: "AreaModel | None" = None) -> Designs:
 
 @functools.lru_cache(maxsize=None)
 def _role_masks(kind: str, dim: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Per operand of `kind`: whether it depends on `dim`, and whether a loop over `dim`
+    may fetch it again (all but the bias, over a reduction); whether `dim` reduces."""
     k = KINDS[kind]
     depends = np.array([dim in r.dims for r in k.roles])
-    bias = np.array([r.name == "b" for r in k.roles])
-    return depends, bias, dim in k.reduce
+    reduce = dim in k.reduce
+    return depends, np.array([not (reduce and r.name == "b") for r in k.roles]), reduce
 
 
 def loop(d: Designs, dim: str, trips: int) -> Designs:
@@ -162,8 +166,8 @@ def loop(d: Designs, dim: str, trips: int) -> Designs:
     `dim` or the body changes it. Over a reduction, the bias is read on its first trip
     only, and a result the body changes is stored on every trip and read back before
     each store of the later trips (partial sums)."""
-    depends, bias, reduce = _role_masks(d.kind, dim)
-    again = (depends | d.varies) & ~(bias & reduce)
+    depends, refetched, reduce = _role_masks(d.kind, dim)
+    again = (depends | d.varies) & refetched
     factor = np.where(again, trips, 1)
     out_again = again[:, -1:]
     if reduce:  # partial sums: each of the body's stores is read back on every later trip

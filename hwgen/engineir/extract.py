@@ -259,7 +259,8 @@ class _Fronts:
         # (ties: the first in the keys' order)
         rank = np.empty(n, np.int64)
         rank[order] = np.arange(n)
-        for best in np.argmin(table.nbytes * n + rank[:, None], axis=0).tolist():
+        least = table.nbytes == table.nbytes.min(axis=0)
+        for best in np.argmin(np.where(least, rank[:, None], n), axis=0).tolist():
             if best not in kept:
                 kept.append(best)
         return kept

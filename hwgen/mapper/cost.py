@@ -383,25 +383,28 @@ def _channel_time(ch, transfers: float, bursts: float) -> float:
     return transfers * ch.transfer_cycles + bursts * ch.burst_cycles / ch.in_flight
 
 
-def _output_tiles(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, dict[str, int]]:
-    """The outermost on-chip level holding O, and the extents of its output tile along
-    the loops relevant to O (the last one partial where it does not divide)."""
+def _output_tiles(arch: Architecture, w: Workload, m: Mapping) -> tuple[int, dict[str, int], int]:
+    """The outermost on-chip level holding O, the extents of its output tile along the
+    loops relevant to O (a whole tile's, within the bounds), and how many such tiles
+    cover the outputs (the last along a loop partial where it does not divide)."""
     level = [i for i, lv in enumerate(arch.levels) if "O" in lv.holds][1]
     inside, bounds = extents(arch, m, level), w.bounds
-    return level, {n: min(inside.get(n, 1), bounds[n]) for n in RELEVANT["O"]}
+    e = {n: min(inside.get(n, 1), bounds[n]) for n in RELEVANT["O"]}
+    return level, e, math.prod(-(-bounds[n] // e[n]) for n in RELEVANT["O"])
 
 
 def _tile_read_waits(arch: Architecture, w: Workload, m: Mapping) -> dict[str, int]:
     """Cycles the read channel of the memory outside the outputs' level waits for the
     workload's `tile_reads`: each a transfer's fixed cycles and a lone burst's round
-    trip, per output tile (`_output_tiles`)."""
+    trip, per output tile (`_output_tiles`). A memory without a bandwidth has no
+    channel time and so no waits (evaluate counts only the channels of memories with
+    one)."""
     if not w.tile_reads:
         return {}
-    level, e = _output_tiles(arch, w, m)
+    level, _, tiles = _output_tiles(arch, w, m)
     parent = arch.levels[max(j for j in range(level) if "O" in arch.levels[j].holds)].memory_of("O")
     if not parent.dma:
         return {}
-    tiles = math.prod(-(-w.bounds[n] // e[n]) for n in RELEVANT["O"])
     return {parent.name: math.ceil(tiles * w.tile_reads * (parent.read.transfer_cycles + parent.read.burst_cycles))}
 
 
@@ -413,10 +416,9 @@ def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int
     if not w.epilogue and not w.epilogue_tile and not w.epilogue_channels:
         return 0, 0
     bounds = w.bounds
-    _, e = _output_tiles(arch, w, m)
+    _, e, tiles = _output_tiles(arch, w, m)
     total = math.prod(-(-bounds[n] // unrolled[n]) for n in RELEVANT["O"])
     tile = math.prod(-(-e[n] // unrolled[n]) for n in RELEVANT["O"])
-    tiles = math.prod(-(-bounds[n] // e[n]) for n in RELEVANT["O"])
     # the channel vectors of every tile: along G and K, each position's (the last partial)
     channels = math.prod(-(-bounds[n] // e[n]) for n in "NPQ") * math.prod(
         bounds[n] // e[n] * -(-e[n] // unrolled[n]) + -(-(bounds[n] % e[n]) // unrolled[n]) for n in "GK")

@@ -154,7 +154,8 @@ class ProgramBuilder:
         if pending[1]:
             insn.fields["pop_next"] = 1
         pending[0] = pending[1] = 0
-        self._filled |= m == Module.COMPUTE and bool(insn.fields.get("pop_prev"))
+        # the fill: compute waits for loaded data (not FINISH's synchronisation)
+        self._filled |= m == Module.COMPUTE and insn.opcode != Opcode.FINISH and bool(insn.fields.get("pop_prev"))
         self.insns.append(insn)
         self.modules.append(m)
         self._last[m] = len(self.insns) - 1

@@ -9,6 +9,8 @@ the first time to learn its micro-op kernels, which the second loads together wh
 they fit the micro-op buffer, after the program's fill (`ProgramBuilder`)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...errors import HwgenError
@@ -96,7 +98,9 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, 
 def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):
     """The program of `layer` on input shapes `shapes`, and its plan."""
     options = options or MappingOptions()
-    first, _, _ = _write(layer, cfg, shapes, options, None)
+    first, _, plan = _write(layer, cfg, shapes, options, None)
+    if plan:                            # the second writing follows the first's tiling
+        options = replace(options, tilings={**options.tilings, layer.name: plan["tiling"]})
     b, meta, plan = _write(layer, cfg, shapes, options, first.kernels)
     return b.finish({"layer": layer.name, **meta}), plan
 

@@ -271,6 +271,25 @@ def test_a_program_fed_by_the_load_module_preloads_after_its_fill(default_cfg):
         np.testing.assert_array_equal(got, want)
 
 
+def test_finish_s_synchronisation_is_not_a_fill(default_cfg):
+    """A program whose compute module never waits for the load module's data (its
+    load feeds nothing) learns no fill, though FINISH waits for the load module:
+    written again, it loads every kernel with the first."""
+    cfg = default_cfg
+
+    def write(b):
+        b.load(MemType.INP, 0, b.input("x", np.zeros((2, cfg.batch, cfg.block_in), np.int8)), x_size=2)
+        for k in range(3):
+            b.alu("ADD", np.arange(k, k + 2), imm=1)
+        return b.finish()
+
+    first = ProgramBuilder(cfg)
+    write(first)
+    assert not first.kernels.fill
+    again = write(ProgramBuilder(cfg, kernels=first.kernels))
+    assert [(i.sram_base, i.x_size) for i in again.insns if i.mnemonic == "LOAD.UOP" and i.x_size] == [(0, 6)]
+
+
 def test_kernels_beside_the_preloaded_ones_keep_them():
     """Kernels not among the preloaded ones go after them; when the buffer is full
     they start over after them, keeping them resident, and only a kernel that does

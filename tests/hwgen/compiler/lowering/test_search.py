@@ -49,10 +49,10 @@ def _cases():
     yield cfg, _shape(cfg, DEPTHWISE[1], depthwise=True), None
 
 
-def _write(cfg, s, t, residual, stream_args=None):
-    """The tiling's program, written with a Stream following it when `stream_args` is
-    given: (program, the Stream's result or the Beaten exception)."""
-    b = ProgramBuilder(cfg, "tiling")
+def _write(cfg, s, t, residual, stream_args=None, kernels=None):
+    """The tiling's program (preloading `kernels`), written with a Stream following it
+    when `stream_args` is given: (program, the Stream's result or the Beaten exception)."""
+    b = ProgramBuilder(cfg, "tiling", kernels)
     regions = lconv.placeholder_regions(b, s, None if residual is None else residual.timing())
     stream = None if stream_args is None else Stream(b, **stream_args)
     try:
@@ -66,6 +66,24 @@ def _write(cfg, s, t, residual, stream_args=None):
 def _ids(case):
     cfg, s, residual = case
     return f"{cfg.name}-{s.h}x{s.w}-{'dw' if s.depthwise else type(residual).__name__}"
+
+
+@pytest.mark.parametrize("case", list(_cases()), ids=_ids)
+def test_a_streamed_prediction_of_a_preloading_program_is_the_finished_programs(case):
+    """Written again with the kernels a first writing learnt (loaded together after
+    the fill, in fewer loads), a candidate's program followed while written gets
+    predict's cycles too."""
+    cfg, s, residual = case
+    for t in shortlist(cfg, s, n=3):
+        b = ProgramBuilder(cfg, "tiling")
+        regions = lconv.placeholder_regions(b, s, None if residual is None else residual.timing())
+        lconv.lower_conv(b, s, t, *regions[:4], RQ.timing(), residual=regions[4])
+        lazy = b.finish(check=False)
+        prog, _ = _write(cfg, s, t, residual, kernels=b.kernels)
+        uop_loads = [sum(i.mnemonic == "LOAD.UOP" and i.x_size > 0 for i in p.insns) for p in (lazy, prog)]
+        assert uop_loads[1] <= uop_loads[0], t
+        _, got = _write(cfg, s, t, residual, {}, kernels=b.kernels)
+        assert got == predict(prog), t
 
 
 @pytest.mark.parametrize("case", list(_cases()), ids=_ids)
