@@ -23,6 +23,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -236,14 +237,15 @@ class _Fronts:
         kept = self.prune(table)
         starts = np.cumsum([0] + [len(t) for t in tables])
         which = np.searchsorted(starts, kept, "right") - 1  # the node each kept row came from
-        made = [(nodes[k], int(i - starts[k])) for i, k in zip(kept, which)]
-        self.memo[c] = (table.take(kept), made)
+        # (nodes, the node of each kept row, its row in that node's table): read by `term`
+        self.memo[c] = (table.take(kept), (nodes, which, np.asarray(kept) - starts[which]))
         return self.memo[c]
 
     def term(self, c: int, row: int) -> Term:
         """The term of row `row` kept in class c: its node's row r is made of child rows
         r (one child) or divmod(r, rows of the second child) (seq: cost.seq's order)."""
-        node, r = self.memo[c][1][row]
+        nodes, which, rows = self.memo[c][1]
+        node, r = nodes[which[row]], int(rows[row])
         kids = node.children
         rows = divmod(r, len(self.of(kids[1])[0])) if len(kids) == 2 else (r,) * len(kids)
         return _term(node, [self.term(ch, k) for ch, k in zip(kids, rows)])
@@ -293,9 +295,10 @@ def _staircase(keys: np.ndarray, keep: int, order: np.ndarray | None = None) -> 
     return [int(out[i]) for i in sorted(chosen)]
 
 
-def _spread(n: int, keep: int) -> set[int]:
+@lru_cache(maxsize=4096)
+def _spread(n: int, keep: int) -> frozenset[int]:
     """At most `keep` (at least 2) of the indices 0..n-1, evenly spaced (both ends kept)."""
-    return set(range(n)) if n <= keep else {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
+    return frozenset(range(n) if n <= keep else (round(i * (n - 1) / (keep - 1)) for i in range(keep)))
 
 
 @dataclass
