@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from hwgen.compiler.frontends import zoo
 from hwgen.engineir import baselines, cost, extract, lower, rewrites
-from hwgen.engineir.report import plot_front, record
+from hwgen.engineir.report import clock, plot_front, record, stage_seconds
 
 
 VTA = ((16, 16), (32, 32), (64, 64))
@@ -28,13 +27,14 @@ VTA = ((16, 16), (32, 32), (64, 64))
 def evaluate(name: str, size: int, tiles, keep: int, out: Path) -> dict:
     net = zoo.get(name, size=size)
     prog, _ = lower.lower(net)
-    t0 = time.monotonic()
+    marks = [clock()]
     graph = rewrites.explore(prog, tiles)
-    t1 = time.monotonic()
+    marks.append(clock())
     designs = extract.count(graph)
-    t2 = time.monotonic()
+    marks.append(clock())
     front = extract.front(prog, graph, cost.CALIBRATED, cost.STREAM, keep=keep)
-    t3 = time.monotonic()
+    marks.append(clock())
+    wall, cpu = stage_seconds(marks, ["egraph_and_export", "count", "front"])
     records = [record(prog, d, f"d{i:02d}") for i, d in enumerate(front)]
     vta = []
     for bi, bo in VTA:
@@ -52,8 +52,7 @@ def evaluate(name: str, size: int, tiles, keep: int, out: Path) -> dict:
     return {"network": name, "size": size, "tiles": rewrites.tile_set(prog, tiles), "keep": keep,
             "statements": len(prog.stmts), "classes": len(graph.classes), "nodes": graph.nodes,
             "iterations": graph.iterations, "designs_digits": len(str(designs)),
-            "seconds": {"egraph": round(graph.seconds, 1), "egraph_and_export": round(t1 - t0, 1),
-                        "count": round(t2 - t1, 1), "front": round(t3 - t2, 1), "total": round(t3 - t0, 1)},
+            "seconds": {"egraph": round(graph.seconds, 2), **wall}, "cpu_seconds": cpu,
             "front": records, "others": others}
 
 
@@ -72,10 +71,10 @@ def main() -> int:
     for name in args.networks.split(","):
         r = evaluate(name, args.size, tiles, args.keep, out)
         results.append(r)
-        s = r["seconds"]
+        s, c = r["seconds"], r["cpu_seconds"]
         print(f"{name}@{args.size}: {r['nodes']:,} e-nodes in {r['classes']:,} classes, 1e{r['designs_digits'] - 1} "
               f"designs; e-graph {s['egraph_and_export']} s, count {s['count']} s, front {s['front']} s "
-              f"({len(r['front'])} designs)", flush=True)
+              f"({len(r['front'])} designs); total {s['total']} s, {c['total']} s CPU", flush=True)
         for o in r["others"]:
             print(f"  {o['label']}: area {o['area']:,.0f} latency {o['latency']:,} traffic {o['traffic']:,}"
                   + (f"; dominated by {len(o['dominated_by'])} front designs" if "dominated_by" in o else ""))

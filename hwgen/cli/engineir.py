@@ -5,7 +5,6 @@ docs/engineir.md."""
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from sim.engineir import run_rtl
 from ..compiler.frontends import zoo
 from ..compiler.ir import Network
 from ..engineir import cost, extract, interp, lower, rewrites, text
-from ..engineir.report import plot_front, record
+from ..engineir.report import clock, plot_front, record, stage_seconds
 from ..engineir.rtl.build import build
 from ..errors import HwgenError
 from ..files import staged
@@ -138,19 +137,20 @@ def explore_cmd(args) -> int:
     out = output_dir(args.output)
     con = console(stderr=True)
     quiet = args.json
-    t0 = time.monotonic()
+    marks = [clock()]
     if not quiet:
         con.print(f"exploring {prog.name}: {len(prog.stmts)} statements")
     graph = rewrites.explore(prog, tiles, args.iterations)
-    t1 = time.monotonic()
+    marks.append(clock())
     designs = extract.count(graph)
-    t2 = time.monotonic()
+    marks.append(clock())
     if not quiet:
         con.print(f"e-graph: {len(graph.classes)} classes, {graph.nodes} nodes after {graph.iterations} rounds; "
                   f"{_short(designs)} designs; extracting the front")
     model = cost.MODELS[args.area_model]
     front = extract.front(prog, graph, model, timing, exact=args.exact, keep=args.keep)
-    t3 = time.monotonic()
+    marks.append(clock())
+    wall, cpu = stage_seconds(marks, ["rewrite", "count", "extract"])
     records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
     doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
            "egraph": {"classes": len(graph.classes), "nodes": graph.nodes, "iterations": graph.iterations,
@@ -158,8 +158,7 @@ def explore_cmd(args) -> int:
            "designs": str(designs), "designs_digits": len(str(designs)),
            "method": "exact" if args.exact else f"scalable (keep {args.keep})",
            "area_model": model.source, "timing": timing.name, "dram_bytes_per_cycle": timing.dram_bytes,
-           "seconds": {"rewrite": round(t1 - t0, 2), "count": round(t2 - t1, 2), "extract": round(t3 - t2, 2),
-                       "total": round(t3 - t0, 2)},
+           "seconds": wall, "cpu_seconds": cpu,
            "front": records}
     with staged(out, inputs=[args.program, text.weights_path(args.program)]) as stage:
         (stage.path / "designs").mkdir()
@@ -175,7 +174,7 @@ def explore_cmd(args) -> int:
         return OK
     c = console()
     c.print(f"[bold]{prog.name}[/bold]: {_short(designs)} designs in {graph.nodes} e-nodes; "
-            f"{len(front)} on the front ({doc['method']}, {doc['seconds']['total']} s) -> {out}")
+            f"{len(front)} on the front ({doc['method']}, {wall['total']} s, {cpu['total']} s CPU) -> {out}")
     for r in records:
         c.print(f"  {r['file']}  area {r['area']:>12,.0f}  latency {r['latency']:>12,}  traffic {r['traffic']:>12,}"
                 f"  engines {sum(e['instances'] for e in r['engines'])}")

@@ -3,6 +3,7 @@ against area (DRAM traffic as colour), with optional reference points (for examp
 VTA configurations) drawn beside it."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from matplotlib import colors
@@ -11,6 +12,19 @@ from matplotlib.figure import Figure  # without pyplot: no display backend, no g
 from . import cost
 from .extract import Design, summarize
 from .lang import Program
+
+
+def clock() -> tuple[float, float]:
+    """Wall and CPU seconds now (`stage_seconds` takes a list of them)."""
+    return time.monotonic(), time.process_time()
+
+
+def stage_seconds(marks: list[tuple[float, float]], names: list[str]) -> tuple[dict, dict]:
+    """Wall and CPU seconds of each stage between consecutive `marks` (`clock()`
+    values), by `names`, and in "total": CPU well below wall shows a loaded machine."""
+    spans = {**dict(zip(names, zip(marks, marks[1:]))), "total": (marks[0], marks[-1])}
+    return ({n: round(b[0] - a[0], 2) for n, (a, b) in spans.items()},
+            {n: round(b[1] - a[1], 2) for n, (a, b) in spans.items()})
 
 
 def record(prog: Program, d: Design, file: str) -> dict:

@@ -25,6 +25,10 @@ def test_lower_explore_write_the_front(explored, capsys):
     d = explored
     doc = json.loads((d / "out" / "front.json").read_text())
     assert doc["tiles"] == [1, 2, 4] and doc["egraph"]["saturated"] and int(doc["designs"]) > 10 ** 40
+    # wall and CPU seconds of each stage side by side (a loaded machine shows)
+    stages = ["rewrite", "count", "extract", "total"]
+    assert list(doc["seconds"]) == list(doc["cpu_seconds"]) == stages
+    assert doc["cpu_seconds"]["total"] == pytest.approx(sum(doc["cpu_seconds"][n] for n in stages[:3]), abs=0.02)
     front = doc["front"]
     assert len(front) >= 4
     assert [f["area"] for f in front] == sorted(f["area"] for f in front)

@@ -13,7 +13,7 @@ import pytest
 
 from hwgen.compiler import ir, semantics as sem
 from hwgen.compiler.frontends import zoo
-from hwgen.engineir import baselines, calibrate, cost, extract, interp, lower, rewrites, text
+from hwgen.engineir import baselines, calibrate, cost, extract, interp, lower, report, rewrites, text
 from hwgen.engineir.lang import As, Engine, Loop, Pad, Par, Seq
 from hwgen.engineir.rtl.microcode import compile_design
 from hwgen.errors import HwgenError
@@ -430,6 +430,12 @@ def test_pruning_keeps_the_least_fetching_design_of_each_operand():
     timing = cost.Timing("calls", 1, 0, 0, None, 0, "hand")
     fronts = extract._Fronts(None, cost.CALIBRATED, timing, exact=False, keep=2)
     assert fronts.prune(table) == [1, 3, 2]
+
+
+def test_stage_seconds_by_hand():
+    """Stages between consecutive (wall, CPU) marks, and the total from first to last."""
+    wall, cpu = report.stage_seconds([(10.0, 1.0), (12.5, 2.0), (13.0, 2.25)], ["a", "b"])
+    assert wall == {"a": 2.5, "b": 0.5, "total": 3.0} and cpu == {"a": 1.0, "b": 0.25, "total": 1.25}
 
 
 def test_epsilon_by_hand():
