@@ -148,6 +148,10 @@ class Architecture:
         return max((i for i, lv in enumerate(self.levels[:self.array_level + 1])
                     if lv.double_buffered and set(lv.holds) - {"O"}), default=None)
 
+    def parent_memory(self, level: int, tensor: str) -> Memory:
+        """The memory of `tensor` in the nearest level outside `level` that holds it."""
+        return self.levels[max(j for j in range(level) if tensor in self.levels[j].holds)].memory_of(tensor)
+
     @cached_property
     def planar(self) -> bool:
         """Whether any memory moves a tensor in planes (`Memory.planes`)."""

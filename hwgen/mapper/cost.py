@@ -402,7 +402,7 @@ def _tile_read_waits(arch: Architecture, w: Workload, m: Mapping) -> dict[str, i
     if not w.tile_reads:
         return {}
     level, _, tiles = _output_tiles(arch, w, m)
-    parent = arch.levels[max(j for j in range(level) if "O" in arch.levels[j].holds)].memory_of("O")
+    parent = arch.parent_memory(level, "O")
     if not parent.dma:
         return {}
     return {parent.name: math.ceil(tiles * w.tile_reads * (parent.read.transfer_cycles + parent.read.burst_cycles))}
@@ -442,7 +442,7 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[
             continue
         inside = extents(arch, m, i)
         for t in lv.holds:
-            parent = arch.levels[max(j for j in range(i) if t in arch.levels[j].holds)].memory_of(t)
+            parent = arch.parent_memory(i, t)
             if not parent.bandwidth:
                 continue
             copies = math.prod(unrolled[n] for n in RELEVANT[t]) if i > inner_shared else 1
