@@ -105,6 +105,9 @@ FIELDS: dict[str, _Spec] = {
                              "(GEMM, ALU, ACC/UOP loads) is still executing, when their accumulator halves and "
                              "micro-op ranges are disjoint (docs/semantics.md, \"Compute overlap\"); ACC and OUT are "
                              "built as two halves and the ALU gets a micro-op read port of its own", isa=False),
+    "OVERLAP_REGISTERS": _Spec(bool, None, "with COMPUTE_OVERLAP: the comparisons of the compute module's next "
+                               "instruction with those executing registered (it issues beside them a cycle after they "
+                               "allow it) and a retiring instruction's token pushes registered", isa=False),
     "GEMM_PIPELINE": _Spec(int, None, "extra register stages of the GEMM datapath: 1 multiplier inputs, 2 also "
                            "products, 3 also the middle of the adder trees, 4 the inputs twice", lo=0, hi=4,
                            isa=False),
@@ -129,7 +132,7 @@ def _fpga_defaults(fpga: str) -> dict:
         # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
-                         "BURST_PLAN_REGISTER", "TOKEN_REGISTER"), on),
+                         "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
         # no ISA cost; its area on each family: docs/fpga.md, "Compute overlap"
         "COMPUTE_OVERLAP": True,

@@ -15,17 +15,18 @@ from .vta.shell import TOP_NAME
 
 
 def core_synthesis(cfg, verilog: str | Path | None, family: Family,
-                   step: Callable[[str], None] | None = None) -> Synthesis:
+                   step: Callable[[str], None] | None = None, flow: str = "project") -> Synthesis:
     """`cfg`'s core (Verilog file `verilog`, as hwgen.vta.build wrote it; None: built
-    here into a temporary directory) synthesized for `family` (cached by the Verilog;
-    with a netlist where the family has an open place-and-route flow)."""
+    here into a temporary directory) synthesized for `family` with the script of `flow`
+    (hwgen.fpga.FLOWS; cached by the Verilog; with a netlist where the family has an
+    open place-and-route flow)."""
     if verilog is None:
         with tempfile.TemporaryDirectory() as tmp:
-            return core_synthesis(cfg, Path(tmp) / build(cfg, tmp).files["verilog"], family, step)
+            return core_synthesis(cfg, Path(tmp) / build(cfg, tmp).files["verilog"], family, step, flow)
     step = step or (lambda _: None)
-    step(f"synthesizing for {family.title} with Yosys")
+    step(f"synthesizing for {family.title} with Yosys" + (" (stock script)" if flow == "stock" else ""))
     return synthesize(Path(verilog), TOP_NAME, family, f"{cfg.name}-{cfg.build_hash}", netlist=placeable(family),
-                      step=step)
+                      step=step, flow=flow)
 
 
 def core_fit(cfg, verilog: str | Path | None, device: Device, headroom_percent: float,

@@ -322,6 +322,7 @@ def random_config(seed: int):
         # the DSP primitive exists for ECP5 builds without packed multipliers
         fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
         fields["ALU_COMPARE_STAGE"] = fields["ALU_OP_REGISTER"] and bool(rng.random() < 0.5)
+        fields["OVERLAP_REGISTERS"] = fields["COMPUTE_OVERLAP"] and bool(rng.random() < 0.5)
         fields["ALU_RESCALE"] = str(rng.choice(["none", "none", "shift", "multiply"]))
         try:
             return VTAConfig(fields)

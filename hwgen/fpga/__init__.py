@@ -3,6 +3,6 @@ place and route with nextpnr. Independent of what the design is: callers give
 Verilog and its top module."""
 from .fit import fit_record
 from .pnr import PlaceRoute, place_and_route, seed_sweep
-from .synth import Synthesis, synthesize
+from .synth import FLOWS, Synthesis, synthesize
 
-__all__ = ["PlaceRoute", "Synthesis", "fit_record", "place_and_route", "seed_sweep", "synthesize"]
+__all__ = ["FLOWS", "PlaceRoute", "Synthesis", "fit_record", "place_and_route", "seed_sweep", "synthesize"]

@@ -53,22 +53,30 @@ class Synthesis(Report):
                              "synthesize again")
         return path
 
-def script(family: Family, top: str, source: str, netlist: bool) -> str:
-    # A register whose signal carries the `keep` attribute (hwgen.vta.rtl.registered
-    # with keep=True) is a deliberate copy, placed next to the one cell it feeds: its
-    # flip-flops get `keep`, so that they are not merged with identical ones.
-    lines = [*([f"read_verilog -lib {family.primitives}"] if family.primitives else []),
-             f"read_verilog {source}", f"hierarchy -top {top}", "proc", "flatten",
-             "setattr -set keep 1 w:* a:keep %i %ci1 t:$dff %i",
-             f"{family.synth} -top {top}", f"tee -q -o {_STAT} stat -json"]
+# "project": hwgen's own script; "stock": what a user's plain script does with vta.v
+# alone (read it, the family's synth pass), to check that figures hold for any flow
+FLOWS = ("project", "stock")
+
+
+def script(family: Family, top: str, source: str, netlist: bool, flow: str = "project") -> str:
+    if flow == "stock":
+        lines = [f"read_verilog -sv {source}", f"{family.synth} -top {top}"]
+    else:
+        # A register whose signal carries the `keep` attribute (hwgen.vta.rtl.registered
+        # with keep=True) is a deliberate copy, placed next to the one cell it feeds: its
+        # flip-flops get `keep`, so that they are not merged with identical ones.
+        lines = [*([f"read_verilog -lib {family.primitives}"] if family.primitives else []),
+                 f"read_verilog {source}", f"hierarchy -top {top}", "proc", "flatten",
+                 "setattr -set keep 1 w:* a:keep %i %ci1 t:$dff %i", f"{family.synth} -top {top}"]
+    lines.append(f"tee -q -o {_STAT} stat -json")
     if netlist:
         lines.append(f"write_json {NETLIST}")
     return "\n".join(lines) + "\n"
 
 
-def _key(verilog: bytes, family: Family, top: str, netlist: bool) -> str:
+def _key(verilog: bytes, family: Family, top: str, netlist: bool, flow: str) -> str:
     h = hashlib.sha256()
-    for part in (verilog, script(family, top, "design.v", netlist).encode(), tools.version("yosys").encode()):
+    for part in (verilog, script(family, top, "design.v", netlist, flow).encode(), tools.version("yosys").encode()):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()[:16]
 
@@ -78,17 +86,18 @@ def synth_cache() -> Path:
 
 
 def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: bool = False,
-               step: Callable[[str], None] | None = None) -> Synthesis:
-    """Synthesize the Verilog file `verilog` (top module `top`) for `family`, or
-    return the cached result. `label` (e.g. CONFIG-BUILDHASH) names the cache entry
-    for people; `netlist` keeps the mapped netlist for place and route; `step` gets
-    progress messages."""
+               step: Callable[[str], None] | None = None, flow: str = "project") -> Synthesis:
+    """Synthesize the Verilog file `verilog` (top module `top`) for `family` with the
+    script of `flow` (FLOWS), or return the cached result. `label` (e.g.
+    CONFIG-BUILDHASH) names the cache entry for people; `netlist` keeps the mapped
+    netlist for place and route; `step` gets progress messages."""
     step = step or (lambda _: None)
     source = verilog.read_bytes()
-    entry = synth_cache() / f"{label}-{family.name}-{_key(source, family, top, netlist)}"
+    stock = "-stock" if flow == "stock" else ""
+    entry = synth_cache() / f"{label}-{family.name}{stock}-{_key(source, family, top, netlist, flow)}"
     def make(work: Path) -> Synthesis:
         (work / "design.v").write_bytes(source)
-        (work / "synth.ys").write_text(script(family, top, "design.v", netlist))
+        (work / "synth.ys").write_text(script(family, top, "design.v", netlist, flow))
         t0 = time.perf_counter()
         tools.run("yosys", ["-s", "synth.ys"], work, work / LOG, step=lambda p: step(f"Yosys: {p}"))
         seconds = time.perf_counter() - t0

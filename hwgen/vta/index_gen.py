@@ -149,16 +149,24 @@ class IndexGenerator(wiring.Component):
         with m.If(self.abort & scanning):
             m.d.sync += [running.eq(0), scanning.eq(0)]
         m.d.comb += self.scanning.eq(scanning)
+        uop_r = registered(m, self.uop.data, "uop_r") if self.cfg.INDEX_REGISTER else None
         if self.track:
             clear = ~running & (self.scan | (self.start & ~self.keep))
-            self._footprint(m, p, data.View(self._uop_layout, self.uop.data), s1_seen, s1_first_end, empty, clear)
+            fp_uop, seen, first_end = self.uop.data, s1_seen, s1_first_end
+            if self.cfg.INDEX_REGISTER:
+                # the footprint's comparisons take the micro-op from the register too; what
+                # the stage holds as a footprint starts belongs to the instruction before
+                fp_uop = uop_r
+                seen, first_end = (registered(m, v & ~clear, f"{n}_r") for n, v in
+                                   (("seen", s1_seen), ("first_end", s1_first_end)))
+            self._footprint(m, p, data.View(self._uop_layout, fp_uop), seen, first_end, empty, clear)
 
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
         busy = (running & ~scanning) | s1_valid
         if self.cfg.INDEX_REGISTER:
             # the micro-op memory's slow output ends in a register, and so do the offset
             # adders: the scratchpads' addresses come from registers
-            uop, valid, last = registered(m, uop, "uop_r"), registered(m, valid, "valid_r"), registered(m, last, "last_r")
+            uop, valid, last = uop_r, registered(m, valid, "valid_r"), registered(m, last, "last_r")
             s1_off = {k: registered(m, v, f"{k}_off_r") for k, v in s1_off.items()}
             busy = busy | valid
         uop = data.View(self._uop_layout, uop)

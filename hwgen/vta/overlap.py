@@ -4,7 +4,8 @@ loader for UOP, ACC and ACC_8BIT loads), and an instruction may issue while earl
 ones still execute on other units when their footprints are disjoint: the halves of
 ACC/OUT they touch, and the micro-op entries a load writes against those a GEMM or ALU
 reads. Instructions retire in program order, one a cycle, and push their tokens as
-they retire, so the other modules see the same token order as without overlap.
+they retire (a cycle later with OVERLAP_REGISTERS), so the other modules see the same
+token order as without overlap.
 
 - The head: the next instruction, taken from the queue and decoded into its unit.
   A load's footprint is computed from its fields a few cycles after it is taken.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
-from amaranth.lib import data
+from amaranth.lib import data, fifo
 
 from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, OVERLAP_WINDOW as WINDOW
 from ..isa.fields import INSN_BITS
@@ -61,13 +62,22 @@ class OverlapSequencer:
 
         # -- the head ---------------------------------------------------------------------
         take = ~have | issue
-        m.d.comb += queue.en.eq(queue.rdy & take)
-        taken = take & queue.rdy
+        if cfg.OVERLAP_REGISTERS:
+            # two instructions staged here: the queue, placed apart, is read whenever they
+            # have room, not by the decision to issue (one cycle more from queue to head)
+            m.submodules.overlap_stage = stage = fifo.SyncFIFO(width=INSN_BITS, depth=2)
+            m.d.comb += [queue.en.eq(queue.rdy & stage.w_rdy), stage.w_en.eq(queue.rdy),
+                         stage.w_data.eq(queue.data), stage.r_en.eq(take)]
+            ready, word = stage.r_rdy, stage.r_data
+        else:
+            m.d.comb += queue.en.eq(queue.rdy & take)
+            ready, word = queue.rdy, queue.data
+        taken = take & ready
         with m.If(take):
-            m.d.sync += have.eq(queue.rdy)
+            m.d.sync += have.eq(ready)
         with m.If(taken):
-            raw = data.View(insn_layout(cfg, "LOAD"), queue.data)
-            m.d.sync += [self.insn.eq(queue.data),
+            raw = data.View(insn_layout(cfg, "LOAD"), word)
+            m.d.sync += [self.insn.eq(word),
                          *(sel[mt.name].eq((raw.opcode == Opcode.LOAD) & (raw.memory_type == mt)) for mt in LOADS),
                          *(sel[op.name].eq(raw.opcode == op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH))]
 
@@ -119,16 +129,24 @@ class OverlapSequencer:
         head_unit_mask = Mux(sel["GEMM"], gemm.fp_mask, alu.fp_mask)
         h_mask = Mux(is_load, head_load_mask, head_unit_mask)
         h_known = Mux(is_load, head_load_known, scanned)
+        # a GEMM/ALU head's micro-ops against an executing UOP load's writes
+        ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_end)))
+        uop_ok = ~exe["LOAD"] | is_load | ld_ok
+        taken_or_issued = Signal()
         ok_beside = 1
-        uop_ok = 1          # a GEMM/ALU head's micro-ops against an executing UOP load's writes
         for c in CLASSES:
-            fits = known[c] & (((h_mask & mask[c]) == 0) | ("overlap_ignores_acc_halves" in bugs))
+            # the head's footprint is known and apart from that of what executes on `c`
+            fits = h_known & known[c] & (((h_mask & mask[c]) == 0) | ("overlap_ignores_acc_halves" in bugs))
             if c in units:
                 # a UOP load head must not write what the GEMM/ALU reads
                 fits &= ~head_uop_writes | (~head_uop_wrap & apart(load.sram_base, end, *rng[c]))
             else:
-                ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_end)))
-                uop_ok &= ~exe[c] | is_load | ld_ok
+                fits &= ld_ok
+            if cfg.OVERLAP_REGISTERS:
+                # a cycle late: between events that change the head or what executes, a
+                # footprint only becomes known, so the comparison from the cycle before
+                # holds unless one happened in it
+                fits = registered(m, fits & ~taken_or_issued, f"fits_{c.lower()}")
             ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
         any_exec = Cat(exe.values()).any()
         m.d.comb += self.overlapping.eq(Cat(exe[a] & exe[b] for a, b in combinations(CLASSES, 2)).any())
@@ -149,11 +167,15 @@ class OverlapSequencer:
         unit_free = ~Cat(exe[c] & cls_of_head[c] for c in CLASSES).any() & ~head_scanning
         finish_ok = ~sel["FINISH"] | (count == 0)
         alone = ~any_exec & ~head_scanning
-        m.d.comb += issue.eq(have & pops_ok & (count < WINDOW) & unit_free & finish_ok
-                             & (alone | (any_exec & h_known & ok_beside & uop_ok)))
+        m.d.comb += [issue.eq(have & pops_ok & (count < WINDOW) & unit_free & finish_ok
+                              & (alone | (any_exec & ok_beside))),
+                     taken_or_issued.eq(taken | issue)]
+        # FINISH issues once everything has retired, when nothing executes: the same
+        # pulse as `issue & head_finish`, without the footprint comparisons before it
+        m.d.comb += self.start["FINISH"].eq(have & sel["FINISH"] & pops_ok & (count == 0))
         with m.If(issue):
             m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
-                         *(self.start[name].eq(sel[name]) for name in names)]
+                         *(self.start[name].eq(sel[name]) for name in names if name != "FINISH")]
             m.d.sync += [scanned.eq(0), scan_on.eq(0), tail.eq(tail + 1),
                          done[tail[:LOG_WINDOW]].eq(sel["FINISH"]),
                          push[tail[:LOG_WINDOW]].eq(Cat(head.push_prev, head.push_next))]
@@ -186,11 +208,16 @@ class OverlapSequencer:
             with m.If(exe[c] & ~running[c]):
                 m.d.sync += [exe[c].eq(0), done[seq[c]].eq(1)]
             m.d.comb += self.age[c].eq(seq[c] - oldest[:LOG_WINDOW])
-        retire = (count != 0) & done[oldest[:LOG_WINDOW]]
+        retire = (oldest != tail) & done[oldest[:LOG_WINDOW]]
+        pushes = Mux(retire, push[oldest[:LOG_WINDOW]], 0)
+        if cfg.OVERLAP_REGISTERS:
+            # the window's pointer selects among its entries' flags, which sit by the
+            # units that set them: a register before the token counters, which are far
+            pushes = registered(m, pushes, "retire_push")
         with m.If(retire):
             m.d.sync += oldest.eq(oldest + 1)
-            m.d.comb += [tokens.push_prev.eq(push[oldest[:LOG_WINDOW]][0]),
-                         tokens.push_next.eq(push[oldest[:LOG_WINDOW]][1]), self.retired.eq(1)]
+            m.d.comb += self.retired.eq(1)
+        m.d.comb += [tokens.push_prev.eq(pushes[0]), tokens.push_next.eq(pushes[1])]
 
         m.d.comb += [self.executing.eq(count != 0), self.waiting.eq(have & ~pops_ok & (count == 0)),
                      self.state.eq(Mux(count != 0, 2, Mux(have, 1, 0)))]

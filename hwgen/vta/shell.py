@@ -50,13 +50,16 @@ class Shell(wiring.Component):
         wiring.connect(m, core.vme_store, vme.write)
         m.d.comb += [core.launch.eq(vcr.launch), core.insn_count.eq(vcr.insn_count),
                      core.insn_base.eq(vcr.insn_base), vcr.finished.eq(core.finished),
-                     vcr.module_state.eq(core.module_state), vcr.token_counts.eq(core.token_counts),
                      vme.base.eq(vcr.dram_base)]
         axi = vme.axi
         events = dict(zip(CORE_EVENTS, core.events))
         events["axi_read_bytes"] = axi.rvalid & axi.rready
         events["axi_write_bytes"] = axi.wvalid & axi.wready
-        m.d.comb += vcr.events.eq(Cat(events[name] for name, _ in COUNTERS))
+        # what the counters and the live registers read passes a register: the control
+        # registers sit apart from the modules whose state they observe (a counter counts
+        # its event a cycle late; the host reads them many cycles after FINISH)
+        m.d.sync += [vcr.events.eq(Cat(events[name] for name, _ in COUNTERS)),
+                     vcr.module_state.eq(core.module_state), vcr.token_counts.eq(core.token_counts)]
         for name in self._trace:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         return m

@@ -4,11 +4,17 @@ multipliers are the ones the configuration asks for, a repeated synthesis comes 
 the cache, and a fit that fails exits 1 naming the resource. Bad combinations of
 options are refused before any work."""
 import json
+from pathlib import Path
 
 import pytest
 
+from hwgen import load_config
 from hwgen.cli import main
 from hwgen.devices import FAMILIES
+from hwgen.flows import core_synthesis
+from hwgen.fpga import FLOWS
+from hwgen.fpga.synth import script
+from hwgen.vta.build import build
 
 TINY = {"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 7, "LOG_WGT_BUFF_SIZE": 8, "LOG_ACC_BUFF_SIZE": 9,
         "LOG_UOP_BUFF_SIZE": 8}
@@ -65,3 +71,20 @@ def test_bad_option_combinations_before_any_work(tiny, tmp_path, capsys):
         main(["build", "--config", str(tiny), "--fpga", "xc7", "--synth", "--headroom", "100", "-o", out])
     assert usage.value.code == 2 and "--headroom: 100 is outside [0, 100)" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def test_stock_script_reads_vta_v_alone_and_maps_the_same_primitives(tiny, tmp_path):
+    """What a user's plain Yosys script makes of vta.v (no cell library read first, no
+    attributes set) against the project's script: the same block RAMs and multipliers
+    (the MULT18X18D instances the Verilog holds), and flip-flops within the copies that
+    `keep` preserves."""
+    cfg = load_config(str(tiny)).replace(FPGA="ecp5")
+    assert script(FAMILIES["ecp5"], "vta", "vta.v", True, "stock") == (
+        "read_verilog -sv vta.v\nsynth_ecp5 -top vta\ntee -q -o stat.json stat -json\nwrite_json netlist.json\n")
+    verilog = tmp_path / build(cfg, tmp_path).files["verilog"]
+    own, stock = (core_synthesis(cfg, verilog, FAMILIES["ecp5"], flow=flow) for flow in FLOWS)
+    assert own.entry != stock.entry and "-stock-" in stock.entry
+    assert stock.cells["MULT18X18D"] == own.cells["MULT18X18D"] == 4 * 4 + 4
+    assert stock.resources["bram"] == own.resources["bram"]
+    assert 0.9 * own.resources["ff"] <= stock.resources["ff"] <= own.resources["ff"]
+    assert "read_verilog -sv design.v" in (Path(stock.entry) / "synth.ys").read_text()

@@ -1,0 +1,85 @@
+"""Timing of a configuration's core on the ECP5 with the open tools, from the same
+vta.v through two synthesis scripts: hwgen's own and a stock one a user would write
+(`read_verilog -sv vta.v; synth_ecp5 -top vta`), each placed and routed out of
+context by nextpnr at FREQ_MHZ for every seed. Fmax must not depend on the script.
+
+    python -m benchmarks.fpga_timing [--config 1x8x8] [--seeds 1-5] [--flows stock,project] [--json]
+
+About 2 minutes per synthesis and 10 per place and route of 1x8x8; both are cached
+($HWGEN_CACHE/synth, $HWGEN_CACHE/pnr), so a repeated run prints at once.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from hwgen import HwgenError, load_config
+from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES
+from hwgen.flows import core_synthesis
+from hwgen.fpga import FLOWS, place_and_route
+from hwgen.vta.build import build
+
+
+def _seeds(text: str) -> list:
+    lo, dash, hi = text.partition("-")
+    try:
+        seeds = list(range(int(lo), int(hi if dash else lo) + 1))
+    except ValueError:
+        seeds = []
+    if not seeds:
+        raise HwgenError(f"--seeds {text}: give a seed or a range such as 1-5")
+    return seeds
+
+
+def measure(config: str, seeds: list, flows: list, step=lambda msg: None) -> dict:
+    cfg = load_config(config).replace(FPGA="ecp5")
+    device = DEVICES[DEFAULT_DEVICE["ecp5"]]
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        verilog = Path(tmp) / build(cfg, tmp).files["verilog"]
+        for flow in flows:
+            syn = core_synthesis(cfg, verilog, FAMILIES["ecp5"], step, flow)
+            for seed in seeds:
+                step(f"{flow} script, seed {seed}: place and route")
+                pr = place_and_route(syn, device, cfg.FREQ_MHZ, seed, step=step)
+                start, end = pr.endpoints()
+                runs.append({"flow": flow, "seed": seed, "fmax_mhz": pr.fmax_mhz, "lut4": syn.resources["lut"],
+                             "from": start, "to": end, "logic_ns": pr.logic_ns, "routing_ns": pr.routing_ns,
+                             "cached": pr.cached})
+                step(f"{flow} script, seed {seed}: {pr.fmax_mhz:.1f} MHz")
+    return {"config": cfg.name, "device": device.name, "target_mhz": cfg.FREQ_MHZ, "runs": runs,
+            "worst_mhz": {f: min(r["fmax_mhz"] for r in runs if r["flow"] == f) for f in flows}}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="1x8x8")
+    ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--flows", default=",".join(FLOWS))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        flows = args.flows.split(",")
+        if not flows or any(f not in FLOWS for f in flows):
+            raise HwgenError(f"--flows {args.flows}: the flows are {', '.join(FLOWS)}")
+        result = measure(args.config, _seeds(args.seeds), flows,
+                         lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True))
+    except HwgenError as e:
+        print(f"fpga_timing: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"{result['config']} on {result['device']}, target {result['target_mhz']} MHz:")
+    for r in result["runs"]:
+        print(f"  {r['flow']:<8} seed {r['seed']}: {r['fmax_mhz']:6.1f} MHz  {r['from']} -> {r['to']} "
+              f"({r['logic_ns']:.1f} ns logic, {r['routing_ns']:.1f} ns routing)")
+    print("  worst: " + ", ".join(f"{f} {mhz:.1f} MHz" for f, mhz in result["worst_mhz"].items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
