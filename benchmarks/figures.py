@@ -1,0 +1,331 @@
+"""The figures README quotes, measured again into one record and written into README.
+
+    python -m benchmarks.figures [--only SECTION,...] [--record FILE] [--readme FILE] [--json]
+    python -m benchmarks.figures --list
+
+Each section runs its benchmark (below); what it measures replaces the section's entry
+in the record (benchmarks/figures.json, with the commit, whether the tree had changes,
+the machine and the date), and every README quote of those figures (QUOTES: a line
+found by a phrase, a table cell, which number of a kind in it) is rewritten with the
+new value. tests/test_figures.py checks that every quote reads the recorded value, so
+a README figure is the one this command measured, or the test fails.
+
+networks     ResNet-18 and MobileNet-v1 on tsim on the default, 1x32x32 and 1x64x64
+             configurations: cycles, MAC utilization, the cycle model's prediction;
+             every run must be bit-exact (about 10 minutes)
+unpipelined  ResNet-18 on the default and 1x64x64 with PIPELINED_UNITS false (the
+             original VTA's sequencing) on tsim: the pipelined core's speed-up over it
+             (about 6 minutes)
+compile      seconds to compile ResNet-18 and MobileNet-v1 for the default: searching
+             every tiling, then from the tiling cache (about a minute)
+engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
+             (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from hwgen import HwgenError, load_config
+
+from . import compiler_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = ROOT / "benchmarks" / "figures.json"
+README = ROOT / "README.md"
+
+NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config in ("default", "1x32x32", "1x64x64")]
+UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
+COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
+ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
+
+
+def _progress(msg: str) -> None:
+    print(f"figures: {msg}", file=sys.stderr, flush=True)
+
+
+def _tsim_runs(runs, label: str) -> dict:
+    """Figures of each (network, configuration name, configuration) of `runs` on tsim,
+    keyed network/configuration name/figure; a run that is not bit-exact records nothing."""
+    def report(r):
+        _progress(f"{label} {r['network']} on {r['config']}: {r['cycles']:,} cycles "
+                  f"({'bit-exact' if r['matches_reference'] else 'MISMATCH'}, {r['run_seconds']} s)")
+    figures = {}
+    results = compiler_bench.networks([(net, cfg) for net, _, cfg in runs], report)
+    for (net, name, _), r in zip(runs, results):
+        if not r["matches_reference"]:
+            raise HwgenError(f"{net} on {name} differs from its reference on tsim: no figure recorded")
+        figures.update({f"{net}/{name}/{k}": r[k]
+                        for k in ("cycles", "mac_utilization", "predicted_cycles", "prediction_error")})
+    return figures
+
+
+def measure_networks() -> dict:
+    return _tsim_runs([(net, name, load_config(name)) for net, name in NETWORK_RUNS], "networks")
+
+
+def measure_unpipelined() -> dict:
+    return _tsim_runs([(net, name, load_config(name).replace(PIPELINED_UNITS=False)) for net, name in UNPIPELINED_RUNS],
+                      "unpipelined")
+
+
+def measure_compile() -> dict:
+    figures = {}
+    for r in compiler_bench.compile_times(COMPILE_RUNS, lambda r: _progress(
+            f"compile {r['network']} on {r['config']}: {r['searched_seconds']} s, cached {r['cached_seconds']} s")):
+        config = "default" if r["config"] == load_config("default").name else r["config"]
+        figures[f"{r['network']}/{config}/searched_seconds"] = r["searched_seconds"]
+        figures[f"{r['network']}/{config}/cached_seconds"] = r["cached_seconds"]
+    return figures
+
+
+def measure_engineir() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        _progress("engineir: ci/engineir_eval.py " + " ".join(ENGINEIR))
+        subprocess.run([sys.executable, str(ROOT / "ci" / "engineir_eval.py"), *ENGINEIR, "-o", tmp],
+                       check=True, stdout=sys.stderr)
+        summary = json.loads((Path(tmp) / "summary.json").read_text())
+    figures = {}
+    for r in summary:
+        key = r["network"]
+        figures.update({f"{key}/classes": r["classes"], f"{key}/nodes": r["nodes"],
+                        f"{key}/designs_digits": r["designs_digits"], f"{key}/front_designs": len(r["front"]),
+                        **{f"{key}/{stage}_seconds": seconds for stage, seconds in r["seconds"].items()},
+                        f"{key}/cpu_seconds": r["cpu_seconds"]})
+    return figures
+
+
+SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
+            "engineir": measure_engineir}
+
+
+# -- README's quotes ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of number as README writes it: the pattern that finds one and how a
+    value is written."""
+    pattern: str
+    write: object
+
+
+KINDS = {
+    "count": Kind(r"\d{1,3}(?:,\d{3})+", lambda v: f"{v:,}"),           # 1,000 and more
+    "integer": Kind(r"\d+", lambda v: f"{v}"),
+    "millions": Kind(r"\d+\.\d\d M", lambda v: f"{v / 1e6:.2f} M"),
+    "millions3": Kind(r"\d+\.\d\d\d M", lambda v: f"{v / 1e6:.3f} M"),
+    "percent": Kind(r"\d+\.\d %", lambda v: f"{100 * v:.1f} %"),
+    "error": Kind(r"[+-]\d+\.\d %", lambda v: f"{100 * v:+.1f} %"),
+    "seconds": Kind(r"\d+\.\d+ s", lambda v: f"{v:.1f} s"),
+    "whole_seconds": Kind(r"(?<![\d.])\d+ s", lambda v: f"{round(v)} s"),
+    "seconds2": Kind(r"\d+\.\d+ s", lambda v: f"{v:.2f} s"),
+    "times": Kind(r"\d+\.\d\dx", lambda v: f"{v:.2f}x"),
+    "times1": Kind(r"\d+\.\dx", lambda v: f"{v:.1f}x"),
+    "power": Kind(r"10\^\d+", lambda v: f"10^{v - 1}"),
+}
+
+
+@dataclass(frozen=True)
+class Quote:
+    """README quotes figure `key` (section/figure; a pair: the first divided by the
+    second) on the one line containing `line` (with `table`, the one row containing it
+    of the table whose header line contains `table`), in table cell `cell` (0 the
+    first; None: anywhere on the line), as the `nth` number of its `kind` there."""
+    key: str | tuple
+    line: str
+    cell: int | None
+    kind: str
+    nth: int = 0
+    table: str | None = None
+
+    def value(self, record: dict):
+        def one(key):
+            section, figure = key.split("/", 1)
+            return record["sections"][section]["figures"][figure]
+        if isinstance(self.key, tuple):
+            return one(self.key[0]) / one(self.key[1])
+        return one(self.key)
+
+    def sections(self) -> set:
+        return {k.split("/", 1)[0] for k in (self.key if isinstance(self.key, tuple) else (self.key,))}
+
+
+def _network_quotes(net: str, config: str, line: str, kind: str) -> list:
+    key = f"networks/{net}/{config}"
+    return [Quote(f"{key}/cycles", line, 2, kind), Quote(f"{key}/mac_utilization", line, 3, "percent"),
+            Quote(f"{key}/predicted_cycles", line, 4, kind), Quote(f"{key}/prediction_error", line, 4, "error")]
+
+
+def _engineir_quotes(net: str, label: str) -> list:
+    header, row = "| network | e-classes | e-nodes |", f"| {label} |"
+    kinds = [("classes", "count"), ("nodes", "count"), ("designs_digits", "power"),
+             ("egraph_and_export_seconds", "seconds"), ("count_seconds", "seconds"), ("front_seconds", "seconds"),
+             ("front_designs", "integer")]
+    return [Quote(f"engineir/{net}/{figure}", row, cell, kind, table=header)
+            for cell, (figure, kind) in enumerate(kinds, start=1)]
+
+
+_MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
+_UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
+_COMPILE = "the first time and"
+QUOTES = [
+    *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
+    *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
+    *_network_quotes("resnet18", "1x64x64", "| ResNet-18, 1x64x64, AXI 512 |", "millions3"),
+    *_network_quotes("mobilenet_v1", "default", "| MobileNet-v1, default |", "millions"),
+    Quote("networks/mobilenet_v1/1x32x32/cycles", _MOBILENET, 2, "millions"),
+    Quote("networks/mobilenet_v1/1x64x64/cycles", _MOBILENET, 2, "millions3"),
+    Quote("networks/mobilenet_v1/1x32x32/mac_utilization", _MOBILENET, 3, "percent"),
+    Quote("networks/mobilenet_v1/1x64x64/mac_utilization", _MOBILENET, 3, "percent", 1),
+    Quote("networks/mobilenet_v1/1x32x32/prediction_error", _MOBILENET, 4, "error"),
+    Quote("networks/mobilenet_v1/1x64x64/prediction_error", _MOBILENET, 4, "error", 1),
+    Quote("networks/resnet18/default/cycles", "#   resnet18  default  bit-exact", None, "count"),
+    # the current core's figures follow the paper reproduction's in these cells
+    Quote("unpipelined/resnet18/default/cycles", _UNPIPELINED, 2, "count", 2),
+    Quote("networks/resnet18/default/cycles", _UNPIPELINED, 2, "count", 3),
+    Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), _UNPIPELINED, 2, "times", 1),
+    Quote("unpipelined/resnet18/1x64x64/cycles", _UNPIPELINED, 2, "count", 4),
+    Quote("networks/resnet18/1x64x64/cycles", _UNPIPELINED, 2, "count", 5),
+    Quote(("unpipelined/resnet18/1x64x64/cycles", "networks/resnet18/1x64x64/cycles"), _UNPIPELINED, 2, "times", 2),
+    Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), "The 3.76x (", None, "times",
+          1),
+    Quote("networks/resnet18/1x64x64/cycles", _FASTEST, 2, "count", 1),
+    Quote("networks/resnet18/default/cycles", _FASTEST, 2, "count", 2),
+    Quote(("networks/resnet18/default/cycles", "networks/resnet18/1x64x64/cycles"), _FASTEST, 2, "times1", 2),
+    Quote("compile/resnet18/default/searched_seconds", _COMPILE, None, "seconds"),
+    Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1),
+    Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2),
+    Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3),
+    Quote("engineir/resnet18/total_seconds", "ResNet-18's whole exploration takes", None, "whole_seconds"),
+    *_engineir_quotes("resnet18", "ResNet-18"),
+    *_engineir_quotes("mobilenet_v1", "MobileNet-v1"),
+]
+
+
+class QuoteError(HwgenError):
+    pass
+
+
+def _row(lines: list, quote: Quote, path: Path) -> int:
+    def unique(phrase, candidates):
+        found = [i for i in candidates if phrase in lines[i]]
+        if len(found) != 1:
+            raise QuoteError(f"{path}: {len(found)} lines contain {phrase!r} (the quote of {quote.key}); exactly "
+                             "one must: change README or the phrase in QUOTES (benchmarks/figures.py)")
+        return found[0]
+    if quote.table is None:
+        return unique(quote.line, range(len(lines)))
+    top = unique(quote.table, range(len(lines)))
+    end = next((i for i in range(top, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return unique(quote.line, range(top + 1, end))
+
+
+def _place(lines: list, quote: Quote, path: Path):
+    """(line index, start, end) of the quote's number in `lines`."""
+    i = _row(lines, quote, path)
+    text = lines[i]
+    lo, hi = 0, len(text)
+    if quote.cell is not None:
+        bars = [m.start() for m in re.finditer(r"\|", text)]
+        if len(bars) < quote.cell + 2:
+            raise QuoteError(f"{path}:{i + 1}: no table cell {quote.cell} for the quote of {quote.key}")
+        lo, hi = bars[quote.cell] + 1, bars[quote.cell + 1]
+    numbers = list(re.finditer(KINDS[quote.kind].pattern, text[lo:hi]))
+    if len(numbers) <= quote.nth:
+        raise QuoteError(f"{path}:{i + 1}: the quote of {quote.key} wants number {quote.nth + 1} of kind "
+                         f"{quote.kind} in {text[lo:hi].strip()!r}; there are {len(numbers)}")
+    m = numbers[quote.nth]
+    return i, lo + m.start(), lo + m.end()
+
+
+def check_quotes(record: dict, readme: Path = README) -> list:
+    """(quote, what README says, what the record says) for every quote that differs."""
+    lines = readme.read_text().split("\n")
+    wrong = []
+    for q in QUOTES:
+        i, a, b = _place(lines, q, readme)
+        want = KINDS[q.kind].write(q.value(record))
+        if lines[i][a:b] != want:
+            wrong.append((q, lines[i][a:b], want))
+    return wrong
+
+
+def write_quotes(record: dict, sections: set, readme: Path = README) -> int:
+    """Rewrites README's quotes of the figures of `sections`; returns how many changed."""
+    lines = readme.read_text().split("\n")
+    changed = 0
+    for q in QUOTES:
+        if q.sections() & sections and q.sections() <= set(record["sections"]):
+            i, a, b = _place(lines, q, readme)
+            new = KINDS[q.kind].write(q.value(record))
+            changed += lines[i][a:b] != new
+            lines[i] = lines[i][:a] + new + lines[i][b:]
+    readme.write_text("\n".join(lines))
+    return changed
+
+
+def provenance() -> dict:
+    git = lambda *a: subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    mem = next((int(line.split()[1]) // 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal")), None) if Path("/proc/meminfo").exists() else None
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    # changes to tracked files other than what this command writes
+    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!README.md", ":!benchmarks/figures.json")
+    return {"commit": git("rev-parse", "HEAD"), "changes": bool(changes),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"cpu": cpu, "cores": os.cpu_count(), "memory_mib": mem, "python": platform.python_version(),
+                        "system": platform.platform()}}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(SECTIONS), help="sections to measure (default: all)")
+    ap.add_argument("--record", type=Path, default=RECORD)
+    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--list", action="store_true", help="print the sections and the quotes of each")
+    ap.add_argument("--json", action="store_true", help="print the record")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name in SECTIONS:
+            print(f"{name}: {sum(name in q.sections() for q in QUOTES)} README quotes")
+        return 0
+    only = [s for s in args.only.split(",") if s]
+    unknown = [s for s in only if s not in SECTIONS]
+    if unknown:
+        print(f"figures: --only {','.join(unknown)}: no such section; the sections are {', '.join(SECTIONS)}",
+              file=sys.stderr)
+        return 2
+    record = json.loads(args.record.read_text()) if args.record.exists() else {"sections": {}}
+    lines = args.readme.read_text().split("\n")
+    for q in QUOTES:            # a README that cannot take the quotes fails before any measurement
+        _place(lines, q, args.readme)
+    for name in only:
+        _progress(f"measuring {name}")
+        figures = SECTIONS[name]()
+        record["sections"][name] = {**provenance(), "figures": figures}
+        tmp = args.record.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        tmp.replace(args.record)
+        changed = write_quotes(record, {name}, args.readme)
+        _progress(f"{name}: {len(figures)} figures recorded in {args.record}, {changed} README quotes changed")
+    if args.json:
+        print(json.dumps(record, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except QuoteError as e:
+        print(f"figures: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,94 @@
+"""README's figures against the record `python -m benchmarks.figures` writes
+(benchmarks/figures.json): every quote reads the recorded value; and the quoting
+itself on a small README of its own."""
+import json
+import re
+
+import pytest
+
+from benchmarks import figures
+from benchmarks.figures import KINDS, QUOTES, Quote, QuoteError, check_quotes, write_quotes
+
+
+def test_readme_quotes_the_recorded_figures():
+    record = json.loads(figures.RECORD.read_text())
+    wrong = check_quotes(record)
+    assert not wrong, "\n".join(f"{q.key} on README's line with {q.line!r}: README says {said}, the record {want}; "
+                                "run python -m benchmarks.figures --only SECTION" for q, said, want in wrong)
+
+
+def test_the_record_says_where_and_when_each_section_was_measured():
+    record = json.loads(figures.RECORD.read_text())
+    assert set(record["sections"]) == set(figures.SECTIONS)
+    for entry in record["sections"].values():
+        assert len(entry["commit"]) == 40 and entry["date"][:2] == "20" and entry["machine"]["cores"] >= 1
+    # every section's figures are quoted somewhere, and every quote has its figure
+    quoted = {s for q in QUOTES for s in q.sections()}
+    assert quoted == set(figures.SECTIONS)
+
+
+@pytest.mark.parametrize("kind,value,text", [
+    ("count", 6962000, "6,962,000"), ("millions", 6962000, "6.96 M"), ("millions3", 537803, "0.538 M"),
+    ("percent", 0.9523, "95.2 %"), ("error", -0.0004, "-0.0 %"), ("error", 0.0031, "+0.3 %"),
+    ("seconds", 4.73, "4.7 s"), ("whole_seconds", 39.34, "39 s"), ("seconds2", 0.456, "0.46 s"), ("times", 27147663 / 6962000, "3.90x"),
+    ("times1", 6962000 / 537803, "12.9x"), ("power", 566, "10^565"), ("integer", 34, "34")])
+def test_kinds_write_what_their_pattern_finds(kind, value, text):
+    assert KINDS[kind].write(value) == text
+    assert re.fullmatch(KINDS[kind].pattern, text)
+
+
+README = """# t
+Prose: compiles in 4.7 s, then 0.46 s.
+
+| run | a | b |
+|---|---|---|
+| x | 1,000 -> 2,000, **2.00x** | 5.0 % |
+| y | 3.00 M | 7.5 % |
+
+| other | a |
+|---|---|
+| y | 9 |
+"""
+
+
+def _record(**figures_):
+    return {"sections": {"s": {"figures": figures_}}}
+
+
+def test_quotes_rewritten_in_place_and_checked(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(README)
+    quotes = [Quote("s/b", "| x |", 1, "count", 1), Quote(("s/a", "s/b"), "| x |", 1, "times"),
+              Quote("s/u", "| y |", 2, "percent", table="| run | a |"), Quote("s/c", "compiles in", None, "seconds2", 1),
+              Quote("s/m", "| y |", 1, "millions", table="| run | a |"), Quote("s/n", "| y |", 1, "integer",
+                                                                                 table="| other |")]
+    record = _record(a=1000, b=4000, u=0.125, c=0.5, m=1234567, n=12)
+    old = figures.QUOTES
+    try:
+        figures.QUOTES = quotes
+        assert {q.key for q, _, _ in check_quotes(record, readme)} == {"s/b", ("s/a", "s/b"), "s/u", "s/c", "s/m", "s/n"}
+        assert write_quotes(record, {"s"}, readme) == 6
+        assert readme.read_text() == README.replace("2,000, **2.00x**", "4,000, **0.25x**").replace(
+            "7.5 %", "12.5 %").replace("0.46 s", "0.50 s").replace("3.00 M", "1.23 M").replace("| y | 9 |", "| y | 12 |")
+        assert check_quotes(record, readme) == []
+        assert write_quotes(record, {"other"}, readme) == 0
+    finally:
+        figures.QUOTES = old
+
+
+@pytest.mark.parametrize("quote,message", [
+    (Quote("s/a", "| y |", 1, "millions"), "2 lines contain '| y |'"),
+    (Quote("s/a", "| x |", 5, "count"), "no table cell 5"),
+    (Quote("s/a", "| x |", 1, "count", 2), "wants number 3 of kind count"),
+    (Quote("s/a", "| z |", 1, "count", table="| run | a |"), "0 lines contain '| z |'")])
+def test_a_readme_that_cannot_take_a_quote_is_named(tmp_path, quote, message):
+    readme = tmp_path / "README.md"
+    readme.write_text(README)
+    with pytest.raises(QuoteError) as e:
+        figures._place(README.split("\n"), quote, readme)
+    assert message in str(e.value) and str(readme) in str(e.value)
+
+
+def test_unknown_section_is_bad_input(capsys):
+    assert figures.main(["--only", "networks,nothing"]) == 2
+    assert "--only nothing: no such section" in capsys.readouterr().err
