@@ -130,7 +130,9 @@ class Core(wiring.Component):
             have = Signal(name=f"tokens_{name}_have")
             m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(have)
             if self.trace:
-                m.d.comb += self.trace_push[k].eq(push)
+                # a push as its instruction retires, which the trace pairs it with
+                now = compute.retire_pushes[int(push_side == "push_next")] if src == Unit.COMPUTE else push
+                m.d.comb += self.trace_push[k].eq(now)
             if cfg.TOKEN_REGISTER:
                 # pushes and pops (late signals: a unit's last write, the sequencer's
                 # decision) count a cycle later. A popping module looks at `have` again

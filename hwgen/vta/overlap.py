@@ -49,6 +49,7 @@ class OverlapSequencer:
         self.age = {c: Signal(LOG_WINDOW, name=f"age_{c.lower()}") for c in CLASSES}
         self.executing, self.waiting, self.retired, self.state = Signal(), Signal(), Signal(), Signal(2)
         self.overlapping = Signal()
+        self.retire_pushes = Signal(2)      # the pushes (prev, next) of the instruction retiring now
         units = {"GEMM": gemm, "ALU": alu}
 
         head = data.View(insn_layout(cfg, "FINISH"), self.insn)
@@ -210,6 +211,7 @@ class OverlapSequencer:
             m.d.comb += self.age[c].eq(seq[c] - oldest[:LOG_WINDOW])
         retire = (oldest != tail) & done[oldest[:LOG_WINDOW]]
         pushes = Mux(retire, push[oldest[:LOG_WINDOW]], 0)
+        m.d.comb += self.retire_pushes.eq(pushes)
         if cfg.OVERLAP_REGISTERS:
             # the window's pointer selects among its entries' flags, which sit by the
             # units that set them: a register before the token counters, which are far

@@ -95,7 +95,8 @@ def test_instruction_window_follows_retire_counters(prog, tmp_path, window):
     mods = module_window(prog, first, last)
 
     def retired(m, cycle):
-        return value_at(counts[COUNTERS[m]], 10 * cycle)
+        # the counters count a cycle late (docs/registers.md)
+        return value_at(counts[COUNTERS[m]], 10 * (cycle + 1))
     # opens in the first cycle in which a window instruction is current ...
     assert any(retired(m, f) >= lo for m, (lo, _) in mods.items())
     if f > 1:  # cycle 1 is the first clocked state
