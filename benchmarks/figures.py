@@ -20,6 +20,9 @@ compile      seconds to compile ResNet-18 and MobileNet-v1 for the default: sear
              every tiling, then from the tiling cache (about a minute)
 engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
+onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
+             onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
+             cycles, the model's error, utilization; MNIST's accuracies; about 5 minutes)
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ README = ROOT / "README.md"
 NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config in ("default", "1x32x32", "1x64x64")]
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
+ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
 
@@ -104,8 +108,30 @@ def measure_engineir() -> dict:
     return figures
 
 
+def measure_onnx() -> dict:
+    _progress("onnx: python -m benchmarks.onnx_bench --models " + ",".join(ONNX_MODELS))
+    out = subprocess.run([sys.executable, "-m", "benchmarks.onnx_bench", "--models", ",".join(ONNX_MODELS), "--json"],
+                         cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
+    figures = {}
+    for r in json.loads(out):
+        name = r["model"]
+        if name == "mnist":
+            if r["bit_exact_images"] != r["images"]:
+                raise HwgenError(f"mnist: {r['images'] - r['bit_exact_images']} outputs differ from ONNX Runtime's: "
+                                 "no figure recorded")
+            figures.update({f"mnist/{k}": r[k] for k in ("cycles", "cycles_per_image", "float_accuracy",
+                                                         "onnxruntime_int8_accuracy", "hwgen_accuracy")})
+            continue
+        if not r["matches_reference"]:
+            raise HwgenError(f"{name} differs from its reference on tsim: no figure recorded")
+        figures.update({f"{name}/cycles": r["cycles"], f"{name}/predicted_cycles": r["predicted_cycles"],
+                        f"{name}/prediction_error": round(r["predicted_cycles"] / r["cycles"] - 1, 4),
+                        f"{name}/mac_utilization": r["mac_utilization"]})
+    return figures
+
+
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
-            "engineir": measure_engineir}
+            "engineir": measure_engineir, "onnx": measure_onnx}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -124,6 +150,7 @@ KINDS = {
     "millions": Kind(r"\d+\.\d\d M", lambda v: f"{v / 1e6:.2f} M"),
     "millions3": Kind(r"\d+\.\d\d\d M", lambda v: f"{v / 1e6:.3f} M"),
     "percent": Kind(r"\d+\.\d %", lambda v: f"{100 * v:.1f} %"),
+    "percent2": Kind(r"\d+\.\d\d %", lambda v: f"{100 * v:.2f} %"),
     "error": Kind(r"[+-]\d+\.\d %", lambda v: f"{100 * v:+.1f} %"),
     "seconds": Kind(r"\d+\.\d+ s", lambda v: f"{v:.1f} s"),
     "whole_seconds": Kind(r"(?<![\d.])\d+ s", lambda v: f"{round(v)} s"),
@@ -177,6 +204,7 @@ def _engineir_quotes(net: str, label: str) -> list:
 _MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
 _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
 _COMPILE = "the first time and"
+_ONNX = "| model | quantization | cycles (cycle model) |"
 QUOTES = [
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
@@ -208,6 +236,16 @@ QUOTES = [
     Quote("engineir/resnet18/total_seconds", "ResNet-18's whole exploration takes", None, "whole_seconds"),
     *_engineir_quotes("resnet18", "ResNet-18"),
     *_engineir_quotes("mobilenet_v1", "MobileNet-v1"),
+    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
+      for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX),
+                Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX),
+                Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX))),
+    Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count"),
+    Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2"),
+    Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2"),
+    Quote("onnx/mnist/cycles", "| hwgen on tsim (", 0, "count"),
+    Quote("onnx/mnist/cycles_per_image", "| hwgen on tsim (", 0, "count", 1),
+    Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
 ]
 
 
