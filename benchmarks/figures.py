@@ -20,6 +20,8 @@ compile      seconds to compile ResNet-18 and MobileNet-v1 for the default: sear
              every tiling, then from the tiling cache (about a minute)
 engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
+fpga         Yosys resources of the default configuration and 1x8x8 for every family
+             (benchmarks/fpga_resources.py; about 15 minutes, cached by the Verilog)
 onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
              onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
              cycles, the model's error, utilization; MNIST's accuracies; about 5 minutes)
@@ -50,6 +52,7 @@ NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
+FPGA_CONFIGS = ["default", "1x8x8"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
 
@@ -130,8 +133,21 @@ def measure_onnx() -> dict:
     return figures
 
 
+def measure_fpga() -> dict:
+    _progress("fpga: benchmarks/fpga_resources.py --configs " + ",".join(FPGA_CONFIGS))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fpga_resources.py"), "--configs",
+                          ",".join(FPGA_CONFIGS), "--json"], cwd=ROOT, check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    figures = {}
+    for r in json.loads(out):
+        key = f"{r['config']}/{r['family']}"
+        figures.update({f"{key}/{k}": r[k] for k in ("lut", "ff", "bram", "dsp")})
+        figures.update({f"{key}/{k}_percent": v for k, v in r["percent"].items()})
+    return figures
+
+
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
-            "engineir": measure_engineir, "onnx": measure_onnx}
+            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -150,6 +166,7 @@ KINDS = {
     "millions": Kind(r"\d+\.\d\d M", lambda v: f"{v / 1e6:.2f} M"),
     "millions3": Kind(r"\d+\.\d\d\d M", lambda v: f"{v / 1e6:.3f} M"),
     "percent": Kind(r"\d+\.\d %", lambda v: f"{100 * v:.1f} %"),
+    "percent_of": Kind(r"\d+\.\d %", lambda v: f"{v:.1f} %"),          # a figure already in percent
     "percent2": Kind(r"\d+\.\d\d %", lambda v: f"{100 * v:.2f} %"),
     "error": Kind(r"[+-]\d+\.\d %", lambda v: f"{100 * v:+.1f} %"),
     "seconds": Kind(r"\d+\.\d+ s", lambda v: f"{v:.1f} s"),
@@ -205,6 +222,7 @@ _MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
 _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
 _COMPILE = "the first time and"
 _ONNX = "| model | quantization | cycles (cycle model) |"
+_FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 QUOTES = [
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
@@ -241,6 +259,14 @@ QUOTES = [
                 Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX),
                 Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX))),
     Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count"),
+    *(q for family in ("xc7", "cyclonev") for cell, (r, kind) in enumerate(
+        (("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")), start=1)
+      for q in (Quote(f"fpga/1x16x16/{family}/{r}", f"| `--fpga {family}` |", cell, kind, table=_FIT),
+                Quote(f"fpga/1x16x16/{family}/{r}_percent", f"| `--fpga {family}` |", cell, "percent_of", table=_FIT))),
+    *(Quote(f"fpga/{config}/{family}/{r}", f"| {config} | {family} |", cell, kind, table=_FAMILIES)
+      for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"), ("1x16x16", "ecp5"))
+      for cell, (r, kind) in enumerate((("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")),
+                                       start=2)),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2"),
     Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2"),
     Quote("onnx/mnist/cycles", "| hwgen on tsim (", 0, "count"),
