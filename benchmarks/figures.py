@@ -20,8 +20,9 @@ compile      seconds to compile ResNet-18 and MobileNet-v1 for the default: sear
              every tiling, then from the tiling cache (about a minute)
 engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
-fpga         Yosys resources of the default configuration and 1x8x8 for every family
-             (benchmarks/fpga_resources.py; about 15 minutes, cached by the Verilog)
+fpga         Yosys resources of the default configuration for the boards' families and of
+             1x8x8 for every family (benchmarks/fpga_resources.py; about 12 minutes,
+             cached by the Verilog)
 onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
              onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
              cycles, the model's error, utilization; MNIST's accuracies; about 5 minutes)
@@ -52,7 +53,7 @@ NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
-FPGA_CONFIGS = ["default", "1x8x8"]
+FPGA_BUILDS = [("default", "xc7,cyclonev"), ("1x8x8", "xc7,cyclonev,ecp5")]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
 
@@ -134,12 +135,14 @@ def measure_onnx() -> dict:
 
 
 def measure_fpga() -> dict:
-    _progress("fpga: benchmarks/fpga_resources.py --configs " + ",".join(FPGA_CONFIGS))
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fpga_resources.py"), "--configs",
-                          ",".join(FPGA_CONFIGS), "--json"], cwd=ROOT, check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
+    rows = []
+    for config, families in FPGA_BUILDS:
+        _progress(f"fpga: benchmarks/fpga_resources.py --configs {config} --families {families}")
+        rows += json.loads(subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fpga_resources.py"), "--configs",
+                                           config, "--families", families, "--json"], cwd=ROOT, check=True,
+                                          stdout=subprocess.PIPE, text=True).stdout)
     figures = {}
-    for r in json.loads(out):
+    for r in rows:
         key = f"{r['config']}/{r['family']}"
         figures.update({f"{key}/{k}": r[k] for k in ("lut", "ff", "bram", "dsp")})
         figures.update({f"{key}/{k}_percent": v for k, v in r["percent"].items()})
@@ -264,7 +267,7 @@ QUOTES = [
       for q in (Quote(f"fpga/1x16x16/{family}/{r}", f"| `--fpga {family}` |", cell, kind, table=_FIT),
                 Quote(f"fpga/1x16x16/{family}/{r}_percent", f"| `--fpga {family}` |", cell, "percent_of", table=_FIT))),
     *(Quote(f"fpga/{config}/{family}/{r}", f"| {config} | {family} |", cell, kind, table=_FAMILIES)
-      for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"), ("1x16x16", "ecp5"))
+      for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"))
       for cell, (r, kind) in enumerate((("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")),
                                        start=2)),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2"),
