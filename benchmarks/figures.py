@@ -112,12 +112,16 @@ def measure_engineir() -> dict:
     return figures
 
 
+def _json_of(*argv: str):
+    """What a benchmark run by this Python with `argv` prints as JSON (its progress on stderr)."""
+    return json.loads(subprocess.run([sys.executable, *argv], cwd=ROOT, check=True, stdout=subprocess.PIPE,
+                                     text=True).stdout)
+
+
 def measure_onnx() -> dict:
     _progress("onnx: python -m benchmarks.onnx_bench --models " + ",".join(ONNX_MODELS))
-    out = subprocess.run([sys.executable, "-m", "benchmarks.onnx_bench", "--models", ",".join(ONNX_MODELS), "--json"],
-                         cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
     figures = {}
-    for r in json.loads(out):
+    for r in _json_of("-m", "benchmarks.onnx_bench", "--models", ",".join(ONNX_MODELS), "--json"):
         name = r["model"]
         if name == "mnist":
             if r["bit_exact_images"] != r["images"]:
@@ -138,9 +142,8 @@ def measure_fpga() -> dict:
     rows = []
     for config, families in FPGA_BUILDS:
         _progress(f"fpga: benchmarks/fpga_resources.py --configs {config} --families {families}")
-        rows += json.loads(subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fpga_resources.py"), "--configs",
-                                           config, "--families", families, "--json"], cwd=ROOT, check=True,
-                                          stdout=subprocess.PIPE, text=True).stdout)
+        rows += _json_of(str(ROOT / "benchmarks" / "fpga_resources.py"), "--configs", config, "--families", families,
+                         "--json")
     figures = {}
     for r in rows:
         key = f"{r['config']}/{r['family']}"
