@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import kernels
 from .lang import BYTES, I32, KINDS, Spec
 
 
@@ -133,6 +134,13 @@ class Designs:
         return (self.calls, self.loads, self.nbytes, self.varies, self.temp, self.scratch, self.partial, self.area)
 
     @staticmethod
+    def empty(kind: str, n: int, operands: int) -> "Designs":
+        """A table of n rows to be filled, without engines."""
+        return Designs(kind, np.empty(n, np.int64), np.empty((n, operands), np.int64),
+                       np.empty((n, operands), np.int64), np.empty((n, operands), bool), np.empty(n, np.int64),
+                       np.empty((n, 2), np.int64), np.empty((n, 2), np.int64), np.empty(n), None)
+
+    @staticmethod
     def concat(parts: list["Designs"]) -> "Designs":
         if len(parts) == 1:
             return parts[0]
@@ -143,16 +151,27 @@ class Designs:
 
 def engine(hw: Spec, model: "AreaModel | None" = None) -> Designs:
     """The design that is one call of engine `hw`."""
-    roles = hw.k.roles
-    return Designs(hw.kind, np.ones(1, np.int64), np.ones((1, len(roles)), np.int64),
-                   np.array([[hw.bytes(r.name) for r in roles]], np.int64), np.zeros((1, len(roles)), bool),
-                   np.zeros(1, np.int64), np.zeros((1, 2), np.int64), np.zeros((1, 2), np.int64),
-                   np.array([model.engine(hw.hw) if model is not None else 0.0]),
-                   ((((hw.hw, 1),),) if model is None else None))
+    return replace(engine_rows([hw], model, len(hw.k.roles)), kind=hw.kind,
+                   engines=((((hw.hw, 1),),) if model is None else None))
+
+
+def engine_rows(specs: list[Spec], model: "AreaModel | None", operands: int) -> Designs:
+    """One call of each engine of `specs`, a row each, its operands in the last of
+    `operands` columns (the others zero); without kind and engines."""
+    loads, nbytes = [], []
+    for hw in specs:
+        pad = [0] * (operands - len(hw.k.roles))
+        loads.append(pad + [1] * len(hw.k.roles))
+        nbytes.append(pad + [hw.bytes(r.name) for r in hw.k.roles])
+    n = len(specs)
+    return Designs("", np.ones(n, np.int64), np.array(loads, np.int64).reshape(n, operands),
+                   np.array(nbytes, np.int64).reshape(n, operands), np.zeros((n, operands), bool),
+                   np.zeros(n, np.int64), np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64),
+                   np.array([model.engine(hw.hw) if model is not None else 0.0 for hw in specs]), None)
 
 
 @functools.lru_cache(maxsize=None)
-def _role_masks(kind: str, dim: str) -> tuple[np.ndarray, np.ndarray, bool]:
+def role_masks(kind: str, dim: str) -> tuple[np.ndarray, np.ndarray, bool]:
     """Per operand of `kind`: whether it depends on `dim`, and whether a loop over `dim`
     may fetch it again (all but the bias, over a reduction); whether `dim` reduces."""
     k = KINDS[kind]
@@ -162,30 +181,28 @@ def _role_masks(kind: str, dim: str) -> tuple[np.ndarray, np.ndarray, bool]:
 
 
 def loop(d: Designs, dim: str, trips: int) -> Designs:
-    """A loop over `dim`: an operand is fetched again on every trip if it depends on
-    `dim` or the body changes it. Over a reduction, the bias is read on its first trip
-    only, and a result the body changes is stored on every trip and read back before
-    each store of the later trips (partial sums)."""
-    depends, refetched, reduce = _role_masks(d.kind, dim)
-    again = (depends | d.varies) & refetched
-    factor = np.where(again, trips, 1)
-    out_again = again[:, -1:]
-    if reduce:  # partial sums: each of the body's stores is read back on every later trip
-        partial = d.partial + np.where(out_again, np.stack([d.loads[:, -1], d.nbytes[:, -1]], axis=1) * (trips - 1), 0)
-    else:
-        partial = np.where(out_again, d.partial * trips, d.partial)
-    return Designs(d.kind, d.calls * trips, d.loads * factor, d.nbytes * factor, d.varies | again, d.temp,
-                   d.scratch * trips, partial, d.area, d.engines)
+    """A loop over `dim` (`kernels.transform`'s LOOP): an operand is fetched again on
+    every trip if it depends on `dim` or the body changes it. Over a reduction, the
+    bias is read on its first trip only, and a result the body changes is stored on
+    every trip and read back before each store of the later trips (partial sums)."""
+    return _transformed(d, kernels.LOOP, trips, dim)
 
 
 def par(d: Designs, dim: str, p: int) -> Designs:
-    """`p` instances of the body side by side along `dim`: operands that depend on it
-    are fetched per instance; the others are shared."""
-    depends, _, _ = _role_masks(d.kind, dim)
-    factor = np.where(depends, p, 1)
+    """`p` instances of the body side by side along `dim` (`kernels.transform`'s PAR):
+    operands that depend on it are fetched per instance; the others are shared."""
     engines = None if d.engines is None else tuple(tuple((hw, n * p) for hw, n in e) for e in d.engines)
-    return Designs(d.kind, d.calls, d.loads * factor, d.nbytes * factor, d.varies, d.temp * p, d.scratch * p,
-                   d.partial * p, d.area * p, engines)
+    return replace(_transformed(d, kernels.PAR, p, dim), engines=engines)
+
+
+def _transformed(d: Designs, op: int, n: int, dim: str) -> Designs:
+    depends, refetched, reduce = role_masks(d.kind, dim)
+    out = Designs.empty(d.kind, len(d), d.loads.shape[1])
+    rows = np.arange(len(d))
+    kernels.transform(*(np.ascontiguousarray(c) for c in d.columns()), rows, np.zeros(len(d), np.int64), rows,
+                      np.array([op]), np.array([n]), depends[None], refetched[None], np.array([reduce]),
+                      *out.columns())
+    return replace(out, engines=d.engines)
 
 
 def relabel(d: Designs, kind: str) -> Designs:
@@ -233,6 +250,11 @@ def merge_engines(a, b) -> tuple:
     return tuple(sorted(out.items()))
 
 
+def operand_sizes(kind: str) -> np.ndarray:
+    """The bytes of an element of each operand of `kind`, in role order."""
+    return np.array([BYTES[r.dtype] for r in KINDS[kind].roles])
+
+
 @dataclass(frozen=True)
 class Timing:
     """How latency is counted: `call` cycles per engine call step, `move` cycles per
@@ -247,14 +269,22 @@ class Timing:
     fixed: int
     source: str
 
-    def statement(self, d: Designs) -> np.ndarray:
-        """Each design's cycles, its DRAM transfers aside."""
+    @property
+    def counts_moves(self) -> bool:
+        """Whether operand moves cost cycles (`statement` reads the operands' sizes)."""
+        return bool(self.move or self.element)
+
+    def statement(self, d: Designs, size: np.ndarray | None = None) -> np.ndarray:
+        """Each design's cycles, its DRAM transfers aside; `size`: the bytes of an
+        element of each operand (the result's last), per row or for all (default:
+        d's kind's)."""
         cycles = self.call * d.calls
-        if self.move or self.element:
-            size = np.array([BYTES[r.dtype] for r in KINDS[d.kind].roles])
+        if self.counts_moves:
+            if size is None:
+                size = operand_sizes(d.kind)
             cycles = cycles + self.move * (d.loads.sum(axis=1) + d.scratch[:, 0] + d.partial[:, 0])
             cycles = cycles + self.element * ((d.nbytes // size).sum(axis=1) + d.scratch[:, 1]
-                                              + d.partial[:, 1] // size[-1])
+                                              + d.partial[:, 1] // size[..., -1])
         return cycles
 
     def dram(self, nbytes: int) -> int:

@@ -20,14 +20,15 @@
 from __future__ import annotations
 
 import itertools
+import time, collections
+_T = collections.Counter()
 import math
 import random
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 
-from . import cost
+from . import cost, kernels
 from .cost import AreaModel, Designs, Timing
 from .lang import KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
 from .rewrites import Graph
@@ -200,73 +201,26 @@ def _pareto(cands: list, better) -> list:
     return out
 
 
-class _Fronts:
-    """Per-class candidate sets (memoized). The exact method keeps Candidates; the
-    scalable one keeps each class's designs as one table with, per row, the node and
-    the child rows it was made of."""
+class _ExactFronts:
+    """The exact method: each class's candidates not dominated (memoized)."""
 
-    def __init__(self, graph: Graph, model: AreaModel, timing: Timing, exact: bool, keep: int):
-        self.graph, self.model, self.timing, self.exact, self.keep = graph, model, timing, exact, keep
-        self.memo: dict[int, object] = {}
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.memo: dict[int, list[Candidate]] = {}
 
     def candidates(self, c: int) -> list[Candidate]:
-        """Class c's designs kept, as candidates."""
-        if self.exact:
-            return self.exact_of(c)
-        spec = class_spec(self.graph, c)
-        return [Candidate(summarize(term, spec), given=term)
-                for term in (self.term(c, i) for i in range(len(self.of(c)[0])))]
-
-    def exact_of(self, c: int) -> list[Candidate]:
         if c not in self.memo:
             spec = class_spec(self.graph, c)
             cands = []
             for node in self.graph.classes[c]:
-                cands += _node_candidates(node, spec, [self.exact_of(ch) for ch in node.children])
+                cands += _node_candidates(node, spec, [self.candidates(ch) for ch in node.children])
             self.memo[c] = _pareto(cands, lambda a, b: _covers(a.summary, b.summary))
         return self.memo[c]
 
-    def of(self, c: int) -> tuple[Designs, list]:
-        if c in self.memo:
-            return self.memo[c]
-        spec = class_spec(self.graph, c)
-        nodes = self.graph.classes[c]
-        tables = [_combine(node.op, node.args, spec, [self.of(ch)[0] for ch in node.children], self.model)
-                  for node in nodes]
-        table = Designs.concat(tables)
-        kept = self.prune(table)
-        starts = np.cumsum([0] + [len(t) for t in tables])
-        which = np.searchsorted(starts, kept, "right") - 1  # the node each kept row came from
-        # (nodes, the node of each kept row, its row in that node's table): read by `term`
-        self.memo[c] = (table.take(kept), (nodes, which, np.asarray(kept) - starts[which]))
-        return self.memo[c]
 
-    def term(self, c: int, row: int) -> Term:
-        """The term of row `row` kept in class c: its node's row r is made of child rows
-        r (one child) or divmod(r, rows of the second child) (seq: cost.seq's order)."""
-        nodes, which, rows = self.memo[c][1]
-        node, r = nodes[which[row]], int(rows[row])
-        kids = node.children
-        rows = divmod(r, len(self.of(kids[1])[0])) if len(kids) == 2 else (r,) * len(kids)
-        return _term(node, [self.term(ch, k) for ch, k in zip(kids, rows)])
-
-    def prune(self, table: Designs) -> list[int]:
-        keys = np.stack([table.area + self.model.buffer(table.temp), self.timing.statement(table),
-                         table.nbytes.sum(axis=1)], axis=1).astype(float)
-        n = len(table)
-        order = np.lexsort((np.arange(n), keys[:, 2], keys[:, 1], keys[:, 0]))
-        kept = _staircase(keys, self.keep, order)
-        # the key adds up every operand's bytes, but which operands cost DRAM traffic
-        # depends on placements chosen later: keep the design that fetches least of each
-        # (ties: the first in the keys' order)
-        rank = np.empty(n, np.int64)
-        rank[order] = np.arange(n)
-        least = table.nbytes == table.nbytes.min(axis=0)
-        for best in np.argmin(np.where(least, rank[:, None], n), axis=0).tolist():
-            if best not in kept:
-                kept.append(best)
-        return kept
-
+# The scalable method's tables hold rows of every kind: an operand's counts in one of
+# SLOTS columns, right-aligned (the result in the last), the columns before them zero.
+SLOTS = max(len(k.roles) for k in KINDS.values())
 
 # Prices of a cycle in area units at which the scalable pruning keeps each set's
 # cheapest design: one grid for every e-class and step, so that designs that are best
@@ -275,30 +229,215 @@ class _Fronts:
 PRICES = np.array([10.0 ** (k / 2) for k in range(-8, 25)])
 
 
-def _staircase(keys: np.ndarray, keep: int, order: np.ndarray | None = None) -> list[int]:
-    """The scalable pruning of items with keys (area, cycles, bytes), one row each:
-    in order of area, each kept if it beats every smaller one in cycles or bytes; of
-    those, at most `keep` spread along the area axis, and every one that is cheapest in
-    area + price x cycles at one of PRICES (ties: fewer bytes). The indices kept, in
-    order of area. `order`: the rows sorted by area, cycles, bytes and index, where
-    the caller has it."""
-    if order is None:
-        order = np.lexsort((np.arange(len(keys)), keys[:, 2], keys[:, 1], keys[:, 0]))
-    k = keys[order]
-    prev = np.minimum.accumulate(np.vstack([np.full((1, 2), np.inf), k[:-1, 1:]]), axis=0)
-    out = order[(k[:, 1] < prev[:, 0]) | (k[:, 2] < prev[:, 1])]
-    chosen = set(_spread(len(out), keep))
-    k = keys[out]
-    price = k[None, :, 0] + PRICES[:, None] * k[None, :, 1]
-    ties = np.where(price == price.min(axis=1, keepdims=True), k[None, :, 2], np.inf)
-    chosen.update(np.argmin(ties, axis=1).tolist())
-    return [int(out[i]) for i in sorted(chosen)]
+def _slotted(d: Designs) -> Designs:
+    """d's rows with their operands right-aligned in SLOTS columns."""
+    def wide(a):
+        out = np.zeros((len(a), SLOTS), a.dtype)
+        out[:, SLOTS - a.shape[1]:] = a
+        return out
+    return Designs("", d.calls, wide(d.loads), wide(d.nbytes), wide(d.varies), d.temp, d.scratch, d.partial,
+                   d.area, None)
 
 
-@lru_cache(maxsize=4096)
-def _spread(n: int, keep: int) -> frozenset[int]:
-    """At most `keep` (at least 2) of the indices 0..n-1, evenly spaced (both ends kept)."""
-    return frozenset(range(n) if n <= keep else (round(i * (n - 1) / (keep - 1)) for i in range(keep)))
+def _keys(table: Designs, model: AreaModel, timing: Timing, size: np.ndarray | None = None) -> tuple:
+    """The pruning's keys of each row, as floats: engine area + temporaries, cycles,
+    bytes (`size`: as `Timing.statement`'s)."""
+    return (np.asarray(table.area + model.buffer(table.temp), float),
+            timing.statement(table, size).astype(float), table.nbytes.sum(axis=1).astype(float))
+
+
+def _prune(keys: tuple, nbytes: np.ndarray, bounds: np.ndarray, first_real: np.ndarray, keep: int) -> np.ndarray:
+    """The rows each segment keeps, segment after segment (`kernels.prune`)."""
+    out = np.empty(len(keys[0]), np.int64)
+    counts = kernels.prune(*keys, np.ascontiguousarray(nbytes), bounds, first_real, keep, PRICES, out)
+    return out[:counts.sum()]
+
+
+def _staircase(keys: np.ndarray, keep: int) -> np.ndarray:
+    """The scalable pruning of items with keys (area, cycles, bytes), one row each (no
+    operand counts): in order of area, each kept if it beats every smaller one in
+    cycles or bytes; of those, at most `keep` spread along the area axis, and every
+    one that is cheapest in area + price x cycles at one of PRICES (ties: fewer bytes).
+    The indices kept, in order of area."""
+    n = len(keys)
+    return _prune(tuple(np.ascontiguousarray(keys[:, j], float) for j in range(3)), np.zeros((n, 0), np.int64),
+                  np.array([0, n]), np.zeros(1, np.int64), keep)
+
+
+class _Tables:
+    """The scalable method: every class's designs as rows of one table (`_slotted`),
+    made level by level (a class after all of its children: one `kernels.transform`
+    and one `kernels.prune` a level), each row with the node and the node's row it is
+    made of."""
+
+    def __init__(self, graph: Graph, model: AreaModel, timing: Timing, keep: int):
+        self.graph, self.model, self.timing, self.keep = graph, model, timing, keep
+        self.store = self.pool = Designs.empty("", 0, SLOTS)  # every class's kept rows, class after class
+        self.used = 0                          # (the store's first rows: the pool)
+        self.node = np.zeros(0, np.int64)    # per row: its node's index in its class
+        self.within = np.zeros(0, np.int64)  # and its row in that node's table
+        self.start: dict[int, int] = {}
+        self.rows: dict[int, int] = {}
+        self.kind: dict[int, str] = {}
+        self.masks: dict[tuple[str, str], int] = {"": 0}
+        self.depends, self.refetched, self.reduce = [np.zeros(SLOTS, bool)], [np.zeros(SLOTS, bool)], [False]
+        for level in _levels(graph):
+            self._solve(level)
+
+    def candidates(self, c: int) -> list[Candidate]:
+        spec = class_spec(self.graph, c)
+        return [Candidate(summarize(term, spec), given=term)
+                for term in (self.term(c, i) for i in range(self.rows[c]))]
+
+    def term(self, c: int, row: int) -> Term:
+        """The term of row `row` kept in class c: its node's row r is made of child rows
+        r (one child) or divmod(r, rows of the second child) (seq: cost.seq's order)."""
+        i = self.start[c] + row
+        node, r = self.graph.classes[c][self.node[i]], int(self.within[i])
+        kids = node.children
+        rows = divmod(r, self.rows[kids[1]]) if len(kids) == 2 else (r,) * len(kids)
+        return _term(node, [self.term(ch, k) for ch, k in zip(kids, rows)])
+
+    def designs(self, c: int) -> Designs:
+        """Class c's kept designs as a table of its kind."""
+        n = len(KINDS[self.kind[c]].roles)
+        rows = slice(self.start[c], self.start[c] + self.rows[c])
+        d = self.pool
+        return Designs(self.kind[c], d.calls[rows], d.loads[rows, -n:], d.nbytes[rows, -n:], d.varies[rows, -n:],
+                       d.temp[rows], d.scratch[rows], d.partial[rows], d.area[rows], None)
+
+    def _mask(self, kind: str, dim: str) -> int:
+        key = (kind, dim)
+        if key not in self.masks:
+            depends, refetched, reduce = cost.role_masks(kind, dim)
+            self.masks[key] = len(self.depends)
+            for out, m in ((self.depends, depends), (self.refetched, refetched)):
+                out.append(np.concatenate([np.zeros(SLOTS - len(m), bool), m]))
+            self.reduce.append(reduce)
+        return self.masks[key]
+
+    def _solve(self, level: list[int]) -> None:
+        """Every class of `level`, whose children are solved: its nodes' rows (from the
+        pool or, for engines and seq nodes, new), transformed and pruned class by
+        class; the rows kept appended to the pool."""
+        start, size, pooled, op, arg, mask = [], [], [], [], [], []
+        engines, seqs = [], []  # new rows: (node number, spec) and (node number, table)
+        class_nodes = []
+        for c in level:
+            nodes = self.graph.classes[c]
+            class_nodes.append(len(nodes))
+            for node in nodes:
+                o = node.op
+                k = len(size)
+                if o == "engine" or o == "seq":
+                    if o == "engine":
+                        kind = node.args[0].kind
+                        engines.append((k, node.args[0]))
+                        size.append(1)
+                    else:
+                        spec = class_spec(self.graph, c)
+                        kind = spec.kind
+                        d = _slotted(cost.seq(kind, *(self.designs(ch) for ch in node.children), spec.elements("y")))
+                        seqs.append((k, d))
+                        size.append(len(d))
+                    start.append(0)
+                    pooled.append(False)
+                    op.append(kernels.COPY)
+                    arg.append(1)
+                    mask.append(0)
+                    continue
+                ch = node.children[0]
+                kind = class_spec(self.graph, c).kind if o == "as_conv" else self.kind[ch]
+                start.append(self.start[ch])
+                size.append(self.rows[ch])
+                pooled.append(True)
+                if o == "loop":
+                    dim, n, t = node.args
+                    op.append(kernels.LOOP)
+                    arg.append(-(-n // t))
+                    mask.append(self._mask(kind, dim))
+                elif o == "par":
+                    op.append(kernels.PAR)
+                    arg.append(node.args[2])
+                    mask.append(self._mask(kind, node.args[0]))
+                else:  # pad, as_conv: the child's designs
+                    op.append(kernels.COPY)
+                    arg.append(1)
+                    mask.append(0)
+            self.kind[c] = kind  # every node of a class makes designs of one kind
+        # the new rows: each engine's, then each seq node's, in one table
+        new = Designs.concat([cost.engine_rows([spec for _, spec in engines], self.model, SLOTS),
+                              *(d for _, d in seqs)])
+        new_at = np.cumsum([0] + [1] * len(engines) + [len(d) for _, d in seqs])[:-1]
+        start = np.array(start, np.int64)
+        start[[k for k, _ in engines] + [k for k, _ in seqs]] = new_at
+        size = np.array(size, np.int64)
+        total = int(size.sum())
+        first = np.cumsum(size) - size
+        node_of_row = np.repeat(np.arange(len(size)), size)
+        src = start[node_of_row] + np.arange(total) - first[node_of_row]
+        from_pool = np.array(pooled)[node_of_row]
+        table = Designs.empty("", total, SLOTS)
+        mask = np.array(mask, np.int64)
+        params = (np.array(op, np.int64), np.array(arg, np.int64), np.array(self.depends)[mask],
+                  np.array(self.refetched)[mask], np.array(self.reduce)[mask])
+        for source, rows in ((self.pool, from_pool), (new, ~from_pool)):
+            at = np.flatnonzero(rows)
+            kernels.transform(*source.columns(), src[at], node_of_row[at], at, *params, *table.columns())
+        # each class's rows are consecutive: its nodes' tables in order
+        class_nodes = np.array(class_nodes, np.int64)
+        node_first = np.cumsum(class_nodes) - class_nodes
+        bounds = np.append(first[node_first], total)
+        kinds = [self.kind[c] for c in level]
+        sizes = np.array([np.concatenate([np.ones(SLOTS - len(KINDS[k].roles), np.int64), cost.operand_sizes(k)])
+                          for k in kinds])
+        first_real = np.array([SLOTS - len(KINDS[k].roles) for k in kinds], np.int64)
+        seg = np.repeat(np.arange(len(level)), np.diff(bounds))
+        keys = _keys(table, self.model, self.timing, sizes[seg] if self.timing.counts_moves else None)
+        kept = _prune(keys, table.nbytes, bounds, first_real, self.keep)
+        # the node (index in its class) and the node's row of each kept row
+        nodes = node_of_row[kept]
+        self._append(table.take(kept), nodes - node_first[seg[kept]], kept - first[nodes])
+        counts = np.bincount(seg[kept], minlength=len(level))
+        at = self.used - len(kept) + np.cumsum(counts) - counts
+        for c, n, s in zip(level, counts.tolist(), at.tolist()):
+            self.start[c], self.rows[c] = s, n
+
+    def _append(self, rows: Designs, node: np.ndarray, within: np.ndarray) -> None:
+        """Rows into the pool (its store grown by doubling: a row is copied a few times
+        at most)."""
+        need = self.used + len(rows)
+        if need > len(self.node):
+            grown = Designs.empty("", max(need, 2 * len(self.node)), SLOTS)
+            columns = (*grown.columns(), np.empty(len(grown), np.int64), np.empty(len(grown), np.int64))
+            for old, new in zip((*self.store.columns(), self.node, self.within), columns):
+                new[:self.used] = old[:self.used]
+            self.store, self.node, self.within = grown, columns[-2], columns[-1]
+        for col, value in zip((*self.store.columns(), self.node, self.within), (*rows.columns(), node, within)):
+            col[self.used:need] = value
+        self.used = need
+        self.pool = Designs("", *(col[:need] for col in self.store.columns()), None)
+
+
+def _levels(graph: Graph) -> list[list[int]]:
+    """The classes the statements reach, by height: leaves first, each class after its
+    children."""
+    height: dict[int, int] = {}
+    stack = [(c, False) for c in graph.stmts]
+    while stack:
+        c, expanded = stack.pop()
+        if c in height:
+            continue
+        kids = [ch for node in graph.classes[c] for ch in node.children]
+        if expanded:
+            height[c] = 1 + max((height[k] for k in kids), default=-1)
+        else:
+            stack.append((c, True))
+            stack.extend((k, False) for k in kids if k not in height)
+    levels: list[list[int]] = [[] for _ in range(max(height.values()) + 1)]
+    for c, h in height.items():
+        levels[h].append(c)
+    return levels
 
 
 @dataclass
@@ -333,7 +472,7 @@ def front(prog: Program, graph: Graph, model: AreaModel, timing: Timing, exact: 
     spread along area per e-class, besides the cheapest at each price."""
     if keep < 2:
         raise ValueError(f"keep={keep}: the scalable front keeps at least 2 designs per e-class")
-    fronts = _Fronts(graph, model, timing, exact, keep)
+    fronts = _ExactFronts(graph) if exact else _Tables(graph, model, timing, keep)
     per_stmt = [fronts.candidates(c) for c in graph.stmts]
     return combine(prog, graph, per_stmt, model, timing, exact, keep)
 

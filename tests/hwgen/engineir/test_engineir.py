@@ -13,7 +13,7 @@ import pytest
 
 from hwgen.compiler import ir, semantics as sem
 from hwgen.compiler.frontends import zoo
-from hwgen.engineir import baselines, calibrate, cost, extract, interp, lower, report, rewrites, text
+from hwgen.engineir import baselines, calibrate, cost, extract, interp, kernels, lower, report, rewrites, text
 from hwgen.engineir.lang import As, Engine, Loop, Pad, Par, Seq
 from hwgen.engineir.rtl.microcode import compile_design
 from hwgen.errors import HwgenError
@@ -405,13 +405,15 @@ def test_scalable_pruning_by_hand():
     cycles at some price: A at low prices, C at high ones, B at none (B beats A only
     above a price of 2, and C only below 2/3). `keep` is at least 2."""
     keys = np.array([(3, 8, 6), (1, 10, 5), (4, 11, 7), (2, 9.5, 9), (2, 9.5, 9)], dtype=float)
-    assert extract._staircase(keys, 3) == [1, 3, 0]
-    assert extract._staircase(keys, 2) == [1, 0]
+    assert extract._staircase(keys, 3).tolist() == [1, 3, 0]
+    assert extract._staircase(keys, 2).tolist() == [1, 0]
     # at a price of 1 X, Y and Z cost 4 each: Y, of the fewest bytes, is kept for it
     xyz = np.array([(3, 1, 5), (2, 2, 3), (1, 3, 9)], dtype=float)
-    assert extract._staircase(xyz, 2) == [2, 1, 0]
-    assert extract._spread(5, 9) == {0, 1, 2, 3, 4} and extract._spread(10, 4) == {0, 3, 6, 9}
-    assert extract._spread(9, 3) == {0, 4, 8}
+    assert extract._staircase(xyz, 2).tolist() == [2, 1, 0]
+    assert kernels.spread(5, 9).tolist() == [0, 1, 2, 3, 4] and kernels.spread(10, 4).tolist() == [0, 3, 6, 9]
+    # 2.5 and 4.5 round half to even, as Python's round
+    assert kernels.spread(9, 3).tolist() == [0, 4, 8] and kernels.spread(6, 3).tolist() == [0, 2, 5]
+    assert kernels.spread(10, 3).tolist() == [0, 4, 9]
 
 
 def test_pruning_keeps_the_least_fetching_design_of_each_operand():
@@ -428,8 +430,15 @@ def test_pruning_keeps_the_least_fetching_design_of_each_operand():
                          np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64),
                          np.array([a for a, _, _ in rows], float), None)
     timing = cost.Timing("calls", 1, 0, 0, None, 0, "hand")
-    fronts = extract._Fronts(None, cost.CALIBRATED, timing, exact=False, keep=2)
-    assert fronts.prune(table) == [1, 3, 2]
+    keys = extract._keys(table, cost.CALIBRATED, timing)
+    assert extract._prune(keys, table.nbytes, np.array([0, n]), np.zeros(1, np.int64), 2).tolist() == [1, 3, 2]
+    # the same rows twice, as two classes of one table: each keeps its own, in its own rows
+    both = cost.Designs.concat([table, table])
+    keys = extract._keys(both, cost.CALIBRATED, timing)
+    assert extract._prune(keys, both.nbytes, np.array([0, n, 2 * n]), np.zeros(2, np.int64), 2).tolist() == \
+        [1, 3, 2, n + 1, n + 3, n + 2]
+    # an operand column before first_real (a kind of fewer operands) gives no row: x's least is C's
+    assert extract._prune(keys, both.nbytes, np.array([0, n]), np.ones(1, np.int64), 2).tolist() == [1, 3]
 
 
 def test_stage_seconds_by_hand():
