@@ -133,6 +133,16 @@ class Designs:
         """The count columns (all but kind and engines), in field order."""
         return (self.calls, self.loads, self.nbytes, self.varies, self.temp, self.scratch, self.partial, self.area)
 
+    def widened(self, operands: int) -> "Designs":
+        """The rows with their operands in the last of `operands` columns (the others
+        zero), without kind and engines."""
+        def wide(a):
+            out = np.zeros((len(a), operands), a.dtype)
+            out[:, operands - a.shape[1]:] = a
+            return out
+        return Designs("", self.calls, wide(self.loads), wide(self.nbytes), wide(self.varies), self.temp,
+                       self.scratch, self.partial, self.area, None)
+
     @staticmethod
     def empty(kind: str, n: int, operands: int) -> "Designs":
         """A table of n rows to be filled, without engines."""
@@ -212,34 +222,49 @@ def relabel(d: Designs, kind: str) -> Designs:
 
 def seq(kind: str, first: Designs, then: Designs, first_out: int) -> Designs:
     """Every pair (row i of `first`, row j of `then`; row i * len(then) + j) as two passes
-    of one problem of `kind`: X then rq (X's result is an int32 temporary of
-    `first_out` elements on chip), or X_rq then relu (both on the statement's result).
-    The passes' engines are of different kinds, so their areas add up."""
-    via_temp = not KINDS[first.kind].fused
-    names = [r.name for r in KINDS[kind].roles]
-    i = np.repeat(np.arange(len(first)), len(then))
-    j = np.tile(np.arange(len(then)), len(first))
-    n = len(i)
-    loads = np.zeros((n, len(names)), dtype=np.int64)
-    nbytes, varies = np.zeros_like(loads), np.zeros((n, len(names)), dtype=bool)
-    wide = BYTES[I32]  # the temporary's and the partial sums' elements
-    scratch = first.scratch[i] + then.scratch[j] + np.stack([first.partial[i, 0], first.partial[i, 1] // wide], axis=1)
-    for part, rows, rename in ((first, i, {"y": None} if via_temp else {}),
-                               (then, j, {"x": None if via_temp else "y"})):
-        for c, r in enumerate(KINDS[part.kind].roles):
-            name = rename.get(r.name, r.name)
-            if name is None:  # the int32 temporary
-                scratch = scratch + np.stack([part.loads[rows, c], part.nbytes[rows, c] // wide], axis=1)
-                continue
-            t = names.index(name)
-            loads[:, t] += part.loads[rows, c]
-            nbytes[:, t] += part.nbytes[rows, c]
-            varies[:, t] |= part.varies[rows, c]
-    temp = np.maximum(np.maximum(first.temp[i], then.temp[j]), wide * first_out if via_temp else 0)
+    of one problem of `kind` (`kernels.pairs`): X then rq (X's result is an int32
+    temporary of `first_out` elements on chip), or X_rq then relu (both on the
+    statement's result). The passes' engines are of different kinds, so their areas
+    add up."""
+    n1, n2, width = len(first), len(then), len(KINDS[kind].roles)
+    out = Designs.empty(kind, n1 * n2, width)
+    both = max(first.loads.shape[1], then.loads.shape[1])
+    first_map, then_map = seq_maps(kind, first.kind, then.kind, both, width)
+    temp = seq_temp(first.kind, first_out)
+    source = Designs.concat([first.widened(both), then.widened(both)])
+    kernels.pairs(*(np.ascontiguousarray(c) for c in source.columns()), np.array([0]), np.array([n1]),
+                  np.array([n1]), np.array([n2]), np.array([first_map]), np.array([then_map]), np.array([temp]),
+                  np.array([0]), BYTES[I32], *out.columns())
     engines = None if first.engines is None else tuple(merge_engines(first.engines[a], then.engines[b])
-                                                         for a, b in zip(i, j))
-    return Designs(kind, first.calls[i] + then.calls[j], loads, nbytes, varies, temp, scratch,
-                   np.zeros((n, 2), dtype=np.int64), first.area[i] + then.area[j], engines)
+                                                         for a in range(n1) for b in range(n2))
+    return replace(out, engines=engines)
+
+
+@functools.lru_cache(maxsize=None)
+def seq_maps(kind: str, first: str, then: str, width: int, out_width: int) -> tuple[tuple[int, ...], ...]:
+    """For two passes of kinds `first` and `then` making one problem of `kind`: per
+    operand column of each pass (its operands in the last of `width` columns), the
+    output column it adds to (the operands in the last of `out_width`), -1 for the
+    int32 temporary between the passes (X's result and rq's input) or -2 for none. A
+    fused first pass (X_rq then relu) writes the statement's result, which relu reads
+    as its input."""
+    names = [r.name for r in KINDS[kind].roles]
+    via_temp = not KINDS[first].fused
+    maps = []
+    for part, rename in ((first, {"y": None} if via_temp else {}), (then, {"x": None if via_temp else "y"})):
+        roles = KINDS[part].roles
+        m = [-2] * (width - len(roles))
+        for r in roles:
+            name = rename.get(r.name, r.name)
+            m.append(-1 if name is None else out_width - len(names) + names.index(name))
+        maps.append(tuple(m))
+    return tuple(maps)
+
+
+def seq_temp(first: str, first_out: int) -> int:
+    """The bytes of the int32 temporary between two passes whose first is of kind
+    `first` with `first_out` result elements (0: a fused first pass has none)."""
+    return BYTES[I32] * first_out if not KINDS[first].fused else 0
 
 
 def merge_engines(a, b) -> tuple:

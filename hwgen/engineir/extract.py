@@ -30,7 +30,7 @@ import numpy as np
 
 from . import cost, kernels
 from .cost import AreaModel, Designs, Timing
-from .lang import KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
+from .lang import BYTES, I32, KINDS, As, Engine, Loop, Pad, Par, Program, Seq, Stmt, Term, step
 from .rewrites import Graph
 
 
@@ -229,16 +229,6 @@ SLOTS = max(len(k.roles) for k in KINDS.values())
 PRICES = np.array([10.0 ** (k / 2) for k in range(-8, 25)])
 
 
-def _slotted(d: Designs) -> Designs:
-    """d's rows with their operands right-aligned in SLOTS columns."""
-    def wide(a):
-        out = np.zeros((len(a), SLOTS), a.dtype)
-        out[:, SLOTS - a.shape[1]:] = a
-        return out
-    return Designs("", d.calls, wide(d.loads), wide(d.nbytes), wide(d.varies), d.temp, d.scratch, d.partial,
-                   d.area, None)
-
-
 def _keys(table: Designs, model: AreaModel, timing: Timing, size: np.ndarray | None = None) -> tuple:
     """The pruning's keys of each row, as floats: engine area + temporaries, cycles,
     bytes (`size`: as `Timing.statement`'s)."""
@@ -264,24 +254,33 @@ def _staircase(keys: np.ndarray, keep: int) -> np.ndarray:
                   np.array([0, n]), np.zeros(1, np.int64), keep)
 
 
+_POOL, _ENGINES, _PAIRS = range(3)  # where a node's rows come from
+
+
 class _Tables:
-    """The scalable method: every class's designs as rows of one table (`_slotted`),
+    """The scalable method: every class's designs as rows of one table (operands right-aligned in SLOTS columns),
     made level by level (a class after all of its children: one `kernels.transform`
     and one `kernels.prune` a level), each row with the node and the node's row it is
     made of."""
 
     def __init__(self, graph: Graph, model: AreaModel, timing: Timing, keep: int):
         self.graph, self.model, self.timing, self.keep = graph, model, timing, keep
-        self.store = self.pool = Designs.empty("", 0, SLOTS)  # every class's kept rows, class after class
-        self.used = 0                          # (the store's first rows: the pool)
-        self.node = np.zeros(0, np.int64)    # per row: its node's index in its class
-        self.within = np.zeros(0, np.int64)  # and its row in that node's table
+        levels = _levels(graph)
+        # every class's kept rows, class after class: the store's first `used` rows. A
+        # class keeps at most `keep` + a row per price + one per operand (the store's
+        # pages beyond what is used are never touched)
+        rows = (keep + len(PRICES) + SLOTS) * sum(map(len, levels))
+        self.store = Designs.empty("", rows, SLOTS)
+        self.pool = Designs.empty("", 0, SLOTS)
+        self.used = 0
+        self.node = np.empty(rows, np.int64)    # per row: its node's index in its class
+        self.within = np.empty(rows, np.int64)  # and its row in that node's table
         self.start: dict[int, int] = {}
         self.rows: dict[int, int] = {}
         self.kind: dict[int, str] = {}
         self.masks: dict[tuple[str, str], int] = {"": 0}
         self.depends, self.refetched, self.reduce = [np.zeros(SLOTS, bool)], [np.zeros(SLOTS, bool)], [False]
-        for level in _levels(graph):
+        for level in levels:
             self._solve(level)
 
     def candidates(self, c: int) -> list[Candidate]:
@@ -320,70 +319,69 @@ class _Tables:
         """Every class of `level`, whose children are solved: its nodes' rows (from the
         pool or, for engines and seq nodes, new), transformed and pruned class by
         class; the rows kept appended to the pool."""
-        start, size, pooled, op, arg, mask = [], [], [], [], [], []
-        engines, seqs = [], []  # new rows: (node number, spec) and (node number, table)
+        start, size, source, op, arg, mask = [], [], [], [], [], []
+        engines, pairs = [], []  # per engine node its spec; per seq node its passes' classes, maps, temporary
         class_nodes = []
         for c in level:
             nodes = self.graph.classes[c]
             class_nodes.append(len(nodes))
             for node in nodes:
                 o = node.op
-                k = len(size)
-                if o == "engine" or o == "seq":
-                    if o == "engine":
-                        kind = node.args[0].kind
-                        engines.append((k, node.args[0]))
-                        size.append(1)
-                    else:
-                        spec = class_spec(self.graph, c)
-                        kind = spec.kind
-                        d = _slotted(cost.seq(kind, *(self.designs(ch) for ch in node.children), spec.elements("y")))
-                        seqs.append((k, d))
-                        size.append(len(d))
-                    start.append(0)
-                    pooled.append(False)
-                    op.append(kernels.COPY)
-                    arg.append(1)
-                    mask.append(0)
+                op.append(kernels.COPY)
+                arg.append(1)
+                mask.append(0)
+                if o == "engine":
+                    kind = node.args[0].kind
+                    start.append(len(engines))
+                    engines.append(node.args[0])
+                    size.append(1)
+                    source.append(_ENGINES)
+                    continue
+                if o == "seq":
+                    spec = class_spec(self.graph, c)
+                    kind = spec.kind
+                    a, b = node.children
+                    start.append(len(pairs))
+                    pairs.append((a, b, cost.seq_maps(kind, self.kind[a], self.kind[b], SLOTS, SLOTS),
+                                  cost.seq_temp(self.kind[a], spec.elements("y"))))
+                    size.append(self.rows[a] * self.rows[b])
+                    source.append(_PAIRS)
                     continue
                 ch = node.children[0]
                 kind = class_spec(self.graph, c).kind if o == "as_conv" else self.kind[ch]
                 start.append(self.start[ch])
                 size.append(self.rows[ch])
-                pooled.append(True)
+                source.append(_POOL)
                 if o == "loop":
                     dim, n, t = node.args
-                    op.append(kernels.LOOP)
-                    arg.append(-(-n // t))
-                    mask.append(self._mask(kind, dim))
+                    op[-1] = kernels.LOOP
+                    arg[-1] = -(-n // t)
+                    mask[-1] = self._mask(kind, dim)
                 elif o == "par":
-                    op.append(kernels.PAR)
-                    arg.append(node.args[2])
-                    mask.append(self._mask(kind, node.args[0]))
-                else:  # pad, as_conv: the child's designs
-                    op.append(kernels.COPY)
-                    arg.append(1)
-                    mask.append(0)
-            self.kind[c] = kind  # every node of a class makes designs of one kind
-        # the new rows: each engine's, then each seq node's, in one table
-        new = Designs.concat([cost.engine_rows([spec for _, spec in engines], self.model, SLOTS),
-                              *(d for _, d in seqs)])
-        new_at = np.cumsum([0] + [1] * len(engines) + [len(d) for _, d in seqs])[:-1]
+                    op[-1] = kernels.PAR
+                    arg[-1] = node.args[2]
+                    mask[-1] = self._mask(kind, node.args[0])
+            self.kind[c] = kind  # every node of a class makes designs of one kind (pad, as_conv: the child's)
         start = np.array(start, np.int64)
-        start[[k for k, _ in engines] + [k for k, _ in seqs]] = new_at
         size = np.array(size, np.int64)
         total = int(size.sum())
         first = np.cumsum(size) - size
         node_of_row = np.repeat(np.arange(len(size)), size)
         src = start[node_of_row] + np.arange(total) - first[node_of_row]
-        from_pool = np.array(pooled)[node_of_row]
+        source = np.array(source)
         table = Designs.empty("", total, SLOTS)
         mask = np.array(mask, np.int64)
         params = (np.array(op, np.int64), np.array(arg, np.int64), np.array(self.depends)[mask],
                   np.array(self.refetched)[mask], np.array(self.reduce)[mask])
-        for source, rows in ((self.pool, from_pool), (new, ~from_pool)):
-            at = np.flatnonzero(rows)
-            kernels.transform(*source.columns(), src[at], node_of_row[at], at, *params, *table.columns())
+        for rows, kind in ((self.pool, _POOL), (cost.engine_rows(engines, self.model, SLOTS), _ENGINES)):
+            at = np.flatnonzero(source[node_of_row] == kind)
+            kernels.transform(*rows.columns(), src[at], node_of_row[at], at, *params, *table.columns())
+        if pairs:
+            a, b, maps, temp = zip(*pairs)
+            kernels.pairs(*self.pool.columns(), np.array([self.start[c] for c in a]), np.array([self.rows[c] for c in a]),
+                          np.array([self.start[c] for c in b]), np.array([self.rows[c] for c in b]),
+                          np.array([m[0] for m in maps]), np.array([m[1] for m in maps]), np.array(temp),
+                          first[source == _PAIRS], BYTES[I32], *table.columns())
         # each class's rows are consecutive: its nodes' tables in order
         class_nodes = np.array(class_nodes, np.int64)
         node_first = np.cumsum(class_nodes) - class_nodes
@@ -404,19 +402,12 @@ class _Tables:
             self.start[c], self.rows[c] = s, n
 
     def _append(self, rows: Designs, node: np.ndarray, within: np.ndarray) -> None:
-        """Rows into the pool (its store grown by doubling: a row is copied a few times
-        at most)."""
-        need = self.used + len(rows)
-        if need > len(self.node):
-            grown = Designs.empty("", max(need, 2 * len(self.node)), SLOTS)
-            columns = (*grown.columns(), np.empty(len(grown), np.int64), np.empty(len(grown), np.int64))
-            for old, new in zip((*self.store.columns(), self.node, self.within), columns):
-                new[:self.used] = old[:self.used]
-            self.store, self.node, self.within = grown, columns[-2], columns[-1]
+        """Rows into the pool."""
+        end = self.used + len(rows)
         for col, value in zip((*self.store.columns(), self.node, self.within), (*rows.columns(), node, within)):
-            col[self.used:need] = value
-        self.used = need
-        self.pool = Designs("", *(col[:need] for col in self.store.columns()), None)
+            col[self.used:end] = value
+        self.used = end
+        self.pool = Designs("", *(col[:end] for col in self.store.columns()), None)
 
 
 def _levels(graph: Graph) -> list[list[int]]:
@@ -490,6 +481,7 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
     for i, (s, cands) in enumerate(zip(prog.stmts, per_stmt)):
         new: dict[tuple, list[_Partial]] = {}
         binds = _bindings(s)
+        priced = [_priced(c, model) for c in cands]
         for live, partials in states.items():
             placed = dict(live)
             open_ = [t for _, t in binds if t not in placed]
@@ -500,8 +492,8 @@ def combine(prog: Program, graph: Graph, per_stmt: list[list[Candidate]], model:
                 bucket = new.setdefault(key, [])
                 moves = [_moves(binds, c, where, timing) for c in cands]
                 for part in partials:
-                    for c, m in zip(cands, moves):
-                        bucket.append(part.extend(c, m, where, onchip, model))
+                    for c, m, p in zip(cands, moves, priced):
+                        bucket.append(part.extend(c, m, where, onchip, model, p))
         states = {k: _prune_partials(v, model, exact, keep) for k, v in new.items()}
     designs = []
     for partials in states.values():
@@ -525,6 +517,15 @@ def _moves(binds: list[tuple[str, str]], c: Candidate, where: dict, timing: Timi
     return latency, traffic
 
 
+_ENGINE_NUMBERS: dict[tuple, int] = {}  # engine (kind and size) -> a number: cheaper dictionary keys
+
+
+def _priced(c: Candidate, model: AreaModel) -> tuple:
+    """A candidate's engines: (the engine's number, instances, area of one)."""
+    return tuple((_ENGINE_NUMBERS.setdefault(hw, len(_ENGINE_NUMBERS)), n, model.engine(hw))
+                 for hw, n in c.summary.engines[0])
+
+
 @dataclass
 class _Partial:
     """The first statements of a program designed: the last statement's candidate and
@@ -538,25 +539,30 @@ class _Partial:
     onchip: int
     latency: int
     traffic: int
+    priced: tuple = ()  # the candidate's engines (`_priced`)
     _engines: dict | None = None
 
     @staticmethod
     def start(timing: Timing, onchip: int) -> "_Partial":
-        return _Partial(None, None, {}, 0.0, 0, onchip, timing.fixed, 0, {})
+        return _Partial(None, None, {}, 0.0, 0, onchip, timing.fixed, 0, (), {})
 
     def engines(self) -> dict:
-        """Engine (kind and size) -> instances, shared by the statements so far."""
+        """Engine number (`_priced`) -> instances, shared by the statements so far."""
         if self._engines is None:
             self._engines = dict(self.prev.engines())
-            for hw, n in self.cand.summary.engines[0]:
+            for hw, n, _ in self.priced:
                 self._engines[hw] = max(self._engines.get(hw, 0), n)
         return self._engines
 
-    def extend(self, c: Candidate, moves: tuple[int, int], where: dict, onchip: int, model: AreaModel) -> "_Partial":
+    def extend(self, c: Candidate, moves: tuple[int, int], where: dict, onchip: int, model: AreaModel,
+               priced: tuple | None = None) -> "_Partial":
+        """This partial design followed by candidate c (`priced`: `_priced(c, model)`, where
+        the caller has it)."""
         have = self.engines()
-        more = sum((n - have.get(hw, 0)) * model.engine(hw) for hw, n in c.summary.engines[0] if n > have.get(hw, 0))
+        priced = priced if priced is not None else _priced(c, model)
+        more = sum((n - have.get(hw, 0)) * area for hw, n, area in priced if n > have.get(hw, 0))
         return _Partial(self, c, where, self.engine_area + more, max(self.temp, int(c.summary.temp[0])),
-                        self.onchip + onchip, self.latency + moves[0], self.traffic + moves[1])
+                        self.onchip + onchip, self.latency + moves[0], self.traffic + moves[1], priced)
 
     def chain(self) -> list["_Partial"]:
         """The statements' steps, first to last."""

@@ -143,3 +143,45 @@ def prune(area, cycles, total, nbytes, bounds, first_real, keep, prices, out):
                     break
         counts[g] = w - start
     return counts
+
+
+@numba.njit(cache=True)
+def pairs(calls, loads, nbytes, varies, temp, scratch, partial, area,
+          first, first_n, then, then_n, first_map, then_map, temp_bytes, at, wide,
+          o_calls, o_loads, o_nbytes, o_varies, o_temp, o_scratch, o_partial, o_area):
+    """Per seq node g: every pair of source rows (first[g] + a, then[g] + b) as two
+    passes, into output row at[g] + a * then_n[g] + b. A pass's operand column u adds
+    to output column first_map[g, u] (then_map for the second pass), or, where that
+    is -1, is the int32 temporary between the passes, whose moves (and the first
+    pass's partial sums) count as scratch moves of `wide`-byte elements; -2: no
+    operand. temp_bytes[g]: the temporary's bytes (0: none)."""
+    width = o_loads.shape[1]
+    for g in range(first.shape[0]):
+        for a in range(first_n[g]):
+            i = first[g] + a
+            for b in range(then_n[g]):
+                j = then[g] + b
+                t = at[g] + a * then_n[g] + b
+                o_calls[t] = calls[i] + calls[j]
+                o_area[t] = area[i] + area[j]
+                o_temp[t] = max(max(temp[i], temp[j]), temp_bytes[g])
+                moves = scratch[i, 0] + scratch[j, 0] + partial[i, 0]
+                elements = scratch[i, 1] + scratch[j, 1] + partial[i, 1] // wide
+                for v in range(width):
+                    o_loads[t, v] = 0
+                    o_nbytes[t, v] = 0
+                    o_varies[t, v] = False
+                for row, m, u_map in ((i, first_map, 0), (j, then_map, 1)):
+                    for u in range(m.shape[1]):
+                        v = m[g, u]
+                        if v == -1:
+                            moves += loads[row, u]
+                            elements += nbytes[row, u] // wide
+                        elif v >= 0:
+                            o_loads[t, v] += loads[row, u]
+                            o_nbytes[t, v] += nbytes[row, u]
+                            o_varies[t, v] = o_varies[t, v] or varies[row, u]
+                o_scratch[t, 0] = moves
+                o_scratch[t, 1] = elements
+                o_partial[t, 0] = 0
+                o_partial[t, 1] = 0
