@@ -89,6 +89,57 @@ def spread(n, keep):
 
 
 @numba.njit(cache=True)
+def _before(r, s, area, cycles, total):
+    """Row r sorts before row s by (area, cycles, total); equal keys: not before."""
+    if area[r] != area[s]:
+        return area[r] < area[s]
+    if cycles[r] != cycles[s]:
+        return cycles[r] < cycles[s]
+    return total[r] < total[s]
+
+
+@numba.njit(cache=True)
+def _sorted(a, b, area, cycles, total):
+    """Rows a .. b - 1 sorted by (area, cycles, total, row): a stable merge sort of
+    insertion-sorted runs."""
+    n = b - a
+    order = np.arange(a, b)
+    run = 16
+    for lo in range(0, n, run):
+        for i in range(lo + 1, min(lo + run, n)):
+            r = order[i]
+            j = i
+            while j > lo and _before(r, order[j - 1], area, cycles, total):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = r
+    spare = np.empty(n, np.int64)
+    while run < n:
+        for lo in range(0, n, 2 * run):
+            mid, hi = min(lo + run, n), min(lo + 2 * run, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(order[j], order[i], area, cycles, total):
+                    spare[k] = order[j]
+                    j += 1
+                else:
+                    spare[k] = order[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                spare[k] = order[i]
+                i += 1
+                k += 1
+            while j < hi:
+                spare[k] = order[j]
+                j += 1
+                k += 1
+        order, spare = spare, order
+        run *= 2
+    return order
+
+
+@numba.njit(cache=True)
 def prune(area, cycles, total, nbytes, bounds, first_real, keep, prices, out):
     """The rows each segment keeps (segment g: rows bounds[g] .. bounds[g + 1] - 1) by
     its keys (area, cycles, total bytes: floats), written to `out` segment after
@@ -104,10 +155,7 @@ def prune(area, cycles, total, nbytes, bounds, first_real, keep, prices, out):
     w = 0
     for g in range(len(bounds) - 1):
         a, b = bounds[g], bounds[g + 1]
-        order = np.arange(a, b)
-        order = order[np.argsort(total[order], kind="mergesort")]
-        order = order[np.argsort(cycles[order], kind="mergesort")]
-        order = order[np.argsort(area[order], kind="mergesort")]
+        order = _sorted(a, b, area, cycles, total)
         steps = np.empty(b - a, np.int64)
         m = 0
         low_c, low_b = np.inf, np.inf
