@@ -39,7 +39,7 @@ def engine_features(hw: tuple) -> list[int]:
     kind, dims, attrs = hw
     spec = Spec(kind, dims, (*attrs, 0) if "relu" in KINDS[kind].attrs else attrs)
     base = kind.removesuffix("_rq")
-    bits = sum(spec.bytes(r.name) for r in spec.k.roles) * 8
+    bits = sum(spec.role_bytes()) * 8
     return [1, bits, *(spec.macs if k == base else 0 for k in LANE_KINDS),
             spec.elements("y") if kind.endswith("_rq") else 0]
 
@@ -172,7 +172,7 @@ def engine_rows(specs: list[Spec], model: "AreaModel | None", operands: int) -> 
     for hw in specs:
         pad = [0] * (operands - len(hw.k.roles))
         loads.append(pad + [1] * len(hw.k.roles))
-        nbytes.append(pad + [hw.bytes(r.name) for r in hw.k.roles])
+        nbytes.append(pad + list(hw.role_bytes()))
     n = len(specs)
     return Designs("", np.ones(n, np.int64), np.array(loads, np.int64).reshape(n, operands),
                    np.array(nbytes, np.int64).reshape(n, operands), np.zeros((n, operands), bool),

@@ -521,9 +521,10 @@ _ENGINE_NUMBERS: dict[tuple, int] = {}  # engine (kind and size) -> a number: ch
 
 
 def _priced(c: Candidate, model: AreaModel) -> tuple:
-    """A candidate's engines: (the engine's number, instances, area of one)."""
-    return tuple((_ENGINE_NUMBERS.setdefault(hw, len(_ENGINE_NUMBERS)), n, model.engine(hw))
-                 for hw, n in c.summary.engines[0])
+    """A candidate's temporary bytes and engines: (the engine's number, instances,
+    area of one), ..."""
+    return int(c.summary.temp[0]), tuple((_ENGINE_NUMBERS.setdefault(hw, len(_ENGINE_NUMBERS)), n, model.engine(hw))
+                                         for hw, n in c.summary.engines[0])
 
 
 @dataclass
@@ -539,18 +540,18 @@ class _Partial:
     onchip: int
     latency: int
     traffic: int
-    priced: tuple = ()  # the candidate's engines (`_priced`)
+    priced: tuple = (0, ())  # the candidate's temporary and engines (`_priced`)
     _engines: dict | None = None
 
     @staticmethod
     def start(timing: Timing, onchip: int) -> "_Partial":
-        return _Partial(None, None, {}, 0.0, 0, onchip, timing.fixed, 0, (), {})
+        return _Partial(None, None, {}, 0.0, 0, onchip, timing.fixed, 0, (0, ()), {})
 
     def engines(self) -> dict:
         """Engine number (`_priced`) -> instances, shared by the statements so far."""
         if self._engines is None:
             self._engines = dict(self.prev.engines())
-            for hw, n, _ in self.priced:
+            for hw, n, _ in self.priced[1]:
                 self._engines[hw] = max(self._engines.get(hw, 0), n)
         return self._engines
 
@@ -560,8 +561,13 @@ class _Partial:
         the caller has it)."""
         have = self.engines()
         priced = priced if priced is not None else _priced(c, model)
-        more = sum((n - have.get(hw, 0)) * area for hw, n, area in priced if n > have.get(hw, 0))
-        return _Partial(self, c, where, self.engine_area + more, max(self.temp, int(c.summary.temp[0])),
+        temp, engines = priced
+        more = 0
+        for hw, n, area in engines:
+            had = have.get(hw, 0)
+            if n > had:
+                more += (n - had) * area
+        return _Partial(self, c, where, self.engine_area + more, max(self.temp, temp),
                         self.onchip + onchip, self.latency + moves[0], self.traffic + moves[1], priced)
 
     def chain(self) -> list["_Partial"]:

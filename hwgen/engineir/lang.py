@@ -153,15 +153,21 @@ class Spec:
     def elements(self, role: str) -> int:
         """Elements of `role`'s slice for this problem (an input window includes its
         halo: (oh-1)*s + kh rows)."""
-        k, d = self.k, dict(zip(self.k.dims, self.dims))
-        r = k.role(role)
-        if r.name == "x" and "oh" in k.dims:
+        return self._elements(self.k.role(role), dict(zip(self.k.dims, self.dims)))
+
+    def _elements(self, r: Role, d: dict) -> int:
+        if r.name == "x" and "oh" in d:
             kh, kw = (d["kh"], d["kw"]) if "kh" in d else (self["k"], self["k"])
             return d["c"] * ((d["oh"] - 1) * self["s"] + kh) * ((d["ow"] - 1) * self["s"] + kw)
         return math.prod(d[x] for x in r.dims)
 
     def bytes(self, role: str) -> int:
         return self.elements(role) * BYTES[self.k.role(role).dtype]
+
+    def role_bytes(self) -> tuple[int, ...]:
+        """`bytes` of every role, in role order."""
+        d = dict(zip(self.k.dims, self.dims))
+        return tuple(self._elements(r, d) * BYTES[r.dtype] for r in self.k.roles)
 
     @property
     def macs(self) -> int:
