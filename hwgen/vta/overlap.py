@@ -134,6 +134,10 @@ class OverlapSequencer:
         ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_end)))
         uop_ok = ~exe["LOAD"] | is_load | ld_ok
         taken_or_issued = Signal()
+        if cfg.OVERLAP_REGISTERS:
+            # a cycle late, as `fits` below: between a take and an issue an executing load
+            # only finishes or its footprint becomes known, so uop_ok only rises
+            uop_ok = registered(m, uop_ok & ~taken_or_issued, "uop_ok")
         ok_beside = 1
         for c in CLASSES:
             # the head's footprint is known and apart from that of what executes on `c`
