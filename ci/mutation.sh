@@ -9,7 +9,7 @@
 #   FPGA devices and fit (hwgen/devices.py, hwgen/fpga/fit.py);
 #   the DSE's Pareto front and space (dse/pareto.py, dse/space.py);
 #   the boards' host driver (boards/host_driver.py);
-#   EngineIR's cost model and extraction (hwgen/engineir/cost.py, extract.py);
+#   EngineIR's cost model and extraction (hwgen/engineir/cost.py, extract.py, kernels.py);
 #   the compiler's lowering (hwgen/compiler/lowering/).
 # Prints, per module and over all, the mutants, how many the tests kill and how many
 # survive, and the score (killed / (killed + survived)). A mutant whose tests run past
@@ -55,6 +55,8 @@ export HWGEN_CACHE
 # every layer lowered in the test's own process: mutmut follows the calls a test makes
 # in its process only, not in the compiler's worker processes
 export HWGEN_JOBS=1
+# EngineIR's kernels as Python (numba off), so that their mutants run
+export NUMBA_DISABLE_JIT=1
 MEMORY_GIB=${MEMORY_GIB:-6}
 (
     declare -A cpu slept

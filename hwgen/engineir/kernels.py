@@ -14,8 +14,12 @@ import numpy as np
 
 COPY, LOOP, PAR = 0, 1, 2
 
+# Each kernel is compiled by an assignment after its definition rather than by a
+# decorator: mutation testing leaves decorated functions alone, and with
+# NUMBA_DISABLE_JIT=1 (ci/mutation.sh) these run as Python and are mutated like the rest.
+compiled = numba.njit(cache=True)
 
-@numba.njit(cache=True)
+
 def transform(calls, loads, nbytes, varies, temp, scratch, partial, area, src, node, at,
               op, arg, depends, refetched, reduce,
               o_calls, o_loads, o_nbytes, o_varies, o_temp, o_scratch, o_partial, o_area):
@@ -76,7 +80,9 @@ def transform(calls, loads, nbytes, varies, temp, scratch, partial, area, src, n
                 o_partial[t, i] = partial[s, i]
 
 
-@numba.njit(cache=True)
+transform = compiled(transform)
+
+
 def spread(n, keep):
     """At most `keep` (at least 2) of the positions 0..n-1, evenly spaced, both ends
     kept (round half to even, as Python's round)."""
@@ -88,7 +94,9 @@ def spread(n, keep):
     return out
 
 
-@numba.njit(cache=True)
+spread = compiled(spread)
+
+
 def _before(r, s, area, cycles, total):
     """Row r sorts before row s by (area, cycles, total); equal keys: not before."""
     if area[r] != area[s]:
@@ -98,7 +106,9 @@ def _before(r, s, area, cycles, total):
     return total[r] < total[s]
 
 
-@numba.njit(cache=True)
+_before = compiled(_before)
+
+
 def _sorted(a, b, area, cycles, total):
     """Rows a .. b - 1 sorted by (area, cycles, total, row): a stable merge sort of
     insertion-sorted runs."""
@@ -139,7 +149,9 @@ def _sorted(a, b, area, cycles, total):
     return order
 
 
-@numba.njit(cache=True)
+_sorted = compiled(_sorted)
+
+
 def prune(area, cycles, total, nbytes, bounds, first_real, keep, prices, out):
     """The rows each segment keeps (segment g: rows bounds[g] .. bounds[g + 1] - 1) by
     its keys (area, cycles, total bytes: floats), written to `out` segment after
@@ -193,7 +205,9 @@ def prune(area, cycles, total, nbytes, bounds, first_real, keep, prices, out):
     return counts
 
 
-@numba.njit(cache=True)
+prune = compiled(prune)
+
+
 def pairs(calls, loads, nbytes, varies, temp, scratch, partial, area,
           first, first_n, then, then_n, first_map, then_map, temp_bytes, at, wide,
           o_calls, o_loads, o_nbytes, o_varies, o_temp, o_scratch, o_partial, o_area):
@@ -233,3 +247,6 @@ def pairs(calls, loads, nbytes, varies, temp, scratch, partial, area,
                 o_scratch[t, 1] = elements
                 o_partial[t, 0] = 0
                 o_partial[t, 1] = 0
+
+
+pairs = compiled(pairs)
