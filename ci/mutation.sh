@@ -89,7 +89,8 @@ k, patterns, rng = int(sys.argv[1]), sys.argv[2:] or ["*"], random.Random(202611
 for f in sorted(glob.glob("mutants/**/*.meta", recursive=True)):
     names = sorted(n for n in json.load(open(f)).get("exit_code_by_key", {})
                    if any(fnmatch.fnmatchcase(n, p) for p in patterns))
-    print("\n".join(rng.sample(names, min(k, len(names)))))
+    if names:  # no empty line for a module the patterns miss: mutmut would take it as a name
+        print("\n".join(rng.sample(names, min(k, len(names)))))
 PY
 )
 fi
