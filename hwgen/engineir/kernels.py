@@ -233,7 +233,7 @@ def pairs(calls, loads, nbytes, varies, temp, scratch, partial, area,
                     o_loads[t, v] = 0
                     o_nbytes[t, v] = 0
                     o_varies[t, v] = False
-                for row, m, u_map in ((i, first_map, 0), (j, then_map, 1)):
+                for row, m in ((i, first_map), (j, then_map)):
                     for u in range(m.shape[1]):
                         v = m[g, u]
                         if v == -1:
