@@ -12,8 +12,8 @@ W = 4  # operand columns
 def _table(rng, n, small=3):
     """n rows of small counts (ties everywhere)."""
     ints = lambda *shape: rng.integers(0, small, shape).astype(np.int64)  # noqa: E731
-    return cost.Designs("", ints(n) + 1, ints(n, W), ints(n, W) * 8, rng.random((n, W)) < 0.5, ints(n),
-                        ints(n, 2), ints(n, 2) * 4, rng.integers(0, small, n).astype(float), None)
+    return cost.Designs("", ints(n) + 1, ints(n, W), ints(n, W) * 7, rng.random((n, W)) < 0.5, ints(n),
+                        ints(n, 2), ints(n, 2) * 3, rng.integers(0, small, n).astype(float), None)
 
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 64, 100])
@@ -135,3 +135,14 @@ def test_pairs_by_their_contract():
                 assert out.loads[t].tolist() == loads.tolist() and out.nbytes[t].tolist() == nbytes.tolist()
                 assert out.varies[t].tolist() == varies.tolist()
                 assert out.scratch[t].tolist() == [moves, elements] and out.partial[t].tolist() == [0, 0]
+
+
+def test_a_price_tie_goes_to_the_first_step():
+    """Steps C (area 0, 5 cycles), A (10, 2) and B (20, 1), all of one byte: spread over
+    two keeps C and B; A is cheapest at no price of the grid but ties with B at a price
+    of 10 (30 each, the same bytes), where the first in order of area, A, is kept."""
+    area, cycles, total = np.array([0.0, 10, 20]), np.array([5.0, 2, 1]), np.ones(3)
+    out = np.empty(3, np.int64)
+    counts = kernels.prune(area, cycles, total, np.zeros((3, W), np.int64), np.array([0, 3]), np.array([W]), 2,
+                           PRICES, out)
+    assert 10.0 in PRICES and out[:counts[0]].tolist() == [0, 1, 2]
