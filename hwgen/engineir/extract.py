@@ -10,11 +10,11 @@
   by instance), its temporaries, and every count its costs are monotone in; statements
   are then combined in program order with the placements of the tensors still to be
   read.
-- `front(..., exact=False)`: the scalable method: each e-class's designs are one
-  `cost.Designs` table, pruned by `_staircase` (designs not beaten in engine area +
-  temporaries, cycles and bytes: `keep` of them along area, and the cheapest at each of
-  PRICES) plus each operand's least-fetching design; program states are pruned the
-  same way. Sharing between statements is costed exactly for the designs kept; what is
+- `front(..., exact=False)`: the scalable method (`_Tables`): each e-class's designs
+  are rows of a `cost.Designs` table, made level by level and pruned by
+  `kernels.prune` (designs not beaten in engine area + temporaries, cycles and bytes:
+  `keep` of them along area, and the cheapest at each of PRICES, plus each operand's
+  least-fetching design); program states are pruned the same way (`_staircase`). Sharing between statements is costed exactly for the designs kept; what is
   lost is designs pruned before it could show.
 """
 from __future__ import annotations
