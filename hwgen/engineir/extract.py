@@ -229,6 +229,12 @@ SLOTS = max(len(k.roles) for k in KINDS.values())
 PRICES = np.array([10.0 ** (k / 2) for k in range(-8, 25)])
 
 
+def _slots(values, fill) -> np.ndarray:
+    """A kind's per-operand values right-aligned in SLOTS columns, `fill` before them."""
+    values = np.asarray(values)
+    return np.concatenate([np.full(SLOTS - len(values), fill, values.dtype), values])
+
+
 def _keys(table: Designs, model: AreaModel, timing: Timing, size: np.ndarray | None = None) -> tuple:
     """The pruning's keys of each row, as floats: engine area + temporaries, cycles,
     bytes (`size`: as `Timing.statement`'s)."""
@@ -310,8 +316,8 @@ class _Tables:
         if key not in self.masks:
             depends, refetched, reduce = cost.role_masks(kind, dim)
             self.masks[key] = len(self.depends)
-            for out, m in ((self.depends, depends), (self.refetched, refetched)):
-                out.append(np.concatenate([np.zeros(SLOTS - len(m), bool), m]))
+            self.depends.append(_slots(depends, False))
+            self.refetched.append(_slots(refetched, False))
             self.reduce.append(reduce)
         return self.masks[key]
 
@@ -387,8 +393,7 @@ class _Tables:
         node_first = np.cumsum(class_nodes) - class_nodes
         bounds = np.append(first[node_first], total)
         kinds = [self.kind[c] for c in level]
-        sizes = np.array([np.concatenate([np.ones(SLOTS - len(KINDS[k].roles), np.int64), cost.operand_sizes(k)])
-                          for k in kinds])
+        sizes = np.array([_slots(cost.operand_sizes(k), 1) for k in kinds])
         first_real = np.array([SLOTS - len(KINDS[k].roles) for k in kinds], np.int64)
         seg = np.repeat(np.arange(len(level)), np.diff(bounds))
         keys = _keys(table, self.model, self.timing, sizes[seg] if self.timing.counts_moves else None)

@@ -242,22 +242,21 @@ def _export(eg: EGraph) -> Graph:
               for row in rows["ESpec"]}
     classes: dict[int, list[Node]] = {}
     specs: dict[int, Spec] = {}
-    number = ids.setdefault  # with len(ids): cid, inline (a million calls)
     for op in ("of", "engine", "loop", "par", "pad", "seq", "as_conv"):
         for row in rows.get(f"Design.{op}", ()):
-            c = number(row.output, len(ids))
+            c = cid(row.output)
             nodes = classes.setdefault(c, [])
             i = row.inputs
             if op == "of":
                 specs[c] = especs[i[0]]
             elif op == "engine":
                 nodes.append(Node(op, (especs[i[0]],), ()))
-            elif op == "loop" or op == "par":
-                nodes.append(Node(op, (strs(i[0]), ints(i[1]), ints(i[2])), (number(i[3], len(ids)),)))
+            elif op in ("loop", "par"):
+                nodes.append(Node(op, (strs(i[0]), ints(i[1]), ints(i[2])), (cid(i[3]),)))
             elif op == "pad":
-                nodes.append(Node(op, (strs(i[0]), ints(i[1])), (number(i[2], len(ids)),)))
+                nodes.append(Node(op, (strs(i[0]), ints(i[1])), (cid(i[2]),)))
             else:
-                nodes.append(Node(op, (), tuple(number(v, len(ids)) for v in i)))
+                nodes.append(Node(op, (), tuple(cid(v) for v in i)))
     buffers = {}
     for op in ("onchip", "dram", "host"):
         for row in rows.get(f"Buffer.{op}", ()):
