@@ -84,30 +84,37 @@ def _inp_wgt(b: dict) -> int:
     return b["INP"] + b["WGT"]
 
 
-def compile_times(runs, report=None):
-    out = []
+def searched_and_cached(compile_once):
+    """(the last result of `compile_once()`, its wall seconds with an empty tiling cache,
+    its wall seconds again from the cache the first call wrote). The cache is a
+    temporary HWGEN_CACHE, in effect only during the two calls."""
     old = os.environ.get("HWGEN_CACHE")
+    seconds = []
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["HWGEN_CACHE"] = tmp
         try:
-            for net_name, config in runs:
-                cfg, net = load_config(config), zoo.get(net_name)
-                seconds = []
-                for _ in ("searched", "cached"):
-                    forget()
-                    t0 = time.perf_counter()
-                    compile_network(net, cfg)
-                    seconds.append(round(time.perf_counter() - t0, 2))
-                out.append({"network": net_name, "config": cfg.name, "searched_seconds": seconds[0],
-                            "cached_seconds": seconds[1]})
-                if report:
-                    report(out[-1])
+            for _ in ("searched", "cached"):
+                forget()
+                t0 = time.perf_counter()
+                result = compile_once()
+                seconds.append(round(time.perf_counter() - t0, 2))
         finally:
             forget()
             if old is None:
                 del os.environ["HWGEN_CACHE"]
             else:
                 os.environ["HWGEN_CACHE"] = old
+    return result, *seconds
+
+
+def compile_times(runs, report=None):
+    out = []
+    for net_name, config in runs:
+        cfg, net = load_config(config), zoo.get(net_name)
+        _, searched, cached = searched_and_cached(lambda: compile_network(net, cfg))
+        out.append({"network": net_name, "config": cfg.name, "searched_seconds": searched, "cached_seconds": cached})
+        if report:
+            report(out[-1])
     return out
 
 

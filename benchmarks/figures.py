@@ -25,7 +25,18 @@ fpga         Yosys resources of the default configuration for the boards' famili
              cached by the Verilog)
 onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
              onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
-             cycles, the model's error, utilization; MNIST's accuracies; about 5 minutes)
+             import and compile seconds, cycles, the model's error, utilization; MNIST's
+             accuracies; about 5 minutes)
+timing       Fmax of 1x8x8 on the ECP5 at seeds 1-5, synthesized by a stock script and by
+             hwgen's (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
+dse          the design-space sweeps of ci/dse.sh (ResNet-18 on 37 configurations against the
+             scaled area, 9 against each board's device): points, the front, the default,
+             the fastest and the unpipelined point, each board's best point under its
+             budget and its 16x32 points (hours the first time; every point stored in
+             $HWGEN_CACHE/dse, so a repeated run reads them)
+suite        the test suite's size and time: the fast lane, the whole suite warm and from
+             a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
+             on two cores: run it on an otherwise idle machine)
 """
 from __future__ import annotations
 
@@ -53,7 +64,10 @@ NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
-FPGA_BUILDS = [("default", "xc7,cyclonev"), ("1x8x8", "xc7,cyclonev,ecp5")]
+FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
+DSE_SPACES = {"scaled": "resnet18-scaled", "pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
+DSE_DEFAULT, DSE_BOARD_BEST_BUS = "blk16 axi64", {"de10_nano": "blk16 axi128"}
+TIMING = ["--config", "1x8x8", "--seeds", "1-5", "--flows", "stock,project"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
 
@@ -132,6 +146,7 @@ def measure_onnx() -> dict:
             continue
         if not r["matches_reference"]:
             raise HwgenError(f"{name} differs from its reference on tsim: no figure recorded")
+        figures.update({f"{name}/{k}": r[k] for k in ("compile_seconds", "compile_cached_seconds")})
         figures.update({f"{name}/cycles": r["cycles"], f"{name}/predicted_cycles": r["predicted_cycles"],
                         f"{name}/prediction_error": round(r["predicted_cycles"] / r["cycles"] - 1, 4),
                         f"{name}/mac_utilization": r["mac_utilization"]})
@@ -152,8 +167,68 @@ def measure_fpga() -> dict:
     return figures
 
 
+def measure_timing() -> dict:
+    _progress("timing: python -m benchmarks.fpga_timing " + " ".join(TIMING))
+    result = _json_of("-m", "benchmarks.fpga_timing", *TIMING, "--json")
+    return {f"{result['config']}/{r['flow']}/seed{r['seed']}_mhz": r["fmax_mhz"] for r in result["runs"]}
+
+
+def _sweep(space: str, out: Path) -> tuple:
+    """(points, summary) of ci/dse/`space`.yaml swept by `hwgen dse` into `out` (stored
+    points read, the rest measured); every point must have run."""
+    _progress(f"dse: hwgen dse ci/dse/{space}.yaml")
+    subprocess.run([sys.executable, "-m", "hwgen.cli", "dse", f"ci/dse/{space}.yaml", "-o", str(out)], cwd=ROOT,
+                   check=True, stdout=sys.stderr)
+    points = json.loads((out / "points.json").read_text())["points"]
+    unrun = [p["label"] for p in points if p["status"] != "ok"]
+    if unrun:
+        raise HwgenError(f"ci/dse/{space}.yaml: {len(unrun)} points did not run ({', '.join(unrun[:3])}): "
+                         "no figure recorded")
+    return points, json.loads((out / "summary.json").read_text())
+
+
+def measure_dse() -> dict:
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, space in DSE_SPACES.items():
+            points, summary = _sweep(space, Path(tmp) / space)
+            by_label = {p["label"]: p for p in points}
+            figures[f"{name}/points"] = len(points)
+            figures[f"{name}/default_cycles"] = by_label[DSE_DEFAULT]["cycles"]
+            if name == "scaled":
+                fastest = min(points, key=lambda p: p["cycles"])
+                figures.update({"scaled/front_points": len(summary["networks"]["resnet18"]["fronts"]["asic"]),
+                                "scaled/default_area_mm2": by_label[DSE_DEFAULT]["asic"]["die_mm2"],
+                                "scaled/fastest": fastest["label"], "scaled/fastest_cycles": fastest["cycles"],
+                                "scaled/fastest_area_mm2": fastest["asic"]["die_mm2"],
+                                "scaled/unpipelined_cycles": by_label["unpipelined"]["cycles"]})
+                continue
+            best = summary["networks"]["resnet18"]["best_under_budget"]
+            limit = max(best["fit"]["percent"], key=best["fit"]["percent"].get)
+            wide = [p for p in points if p["geometry"]["block_out"] > p["geometry"]["block_in"]]
+            figures.update({f"{name}/best": best["label"], f"{name}/best_cycles": best["cycles"],
+                            f"{name}/best_limit": limit, f"{name}/best_percent": best["fit"]["percent"][limit],
+                            f"{name}/wide_fits": sum(p["fit"]["fits"] for p in wide),
+                            f"{name}/wide_min_cycles": min(p["cycles"] for p in wide),
+                            f"{name}/wide_max_cycles": max(p["cycles"] for p in wide),
+                            f"{name}/wide_min_dsp_percent": min(p["fit"]["percent"]["dsp"] for p in wide)})
+            if name in DSE_BOARD_BEST_BUS:
+                figures[f"{name}/bus_cycles"] = by_label[DSE_BOARD_BEST_BUS[name]]["cycles"]
+    return figures
+
+
+def measure_suite() -> dict:
+    _progress("suite: python -m benchmarks.suite_time")
+    figures = {}
+    for lane, r in _json_of("-m", "benchmarks.suite_time", "--json").items():
+        figures.update({f"{lane}/tests": r["passed"] + r["skipped"], f"{lane}/wall_seconds": r["wall_seconds"],
+                        f"{lane}/cpu_seconds": r["cpu_seconds"]})
+    return figures
+
+
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
-            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga}
+            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
+            "suite": measure_suite}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -181,6 +256,9 @@ KINDS = {
     "times": Kind(r"\d+\.\d\dx", lambda v: f"{v:.2f}x"),
     "times1": Kind(r"\d+\.\dx", lambda v: f"{v:.1f}x"),
     "power": Kind(r"10\^\d+", lambda v: f"10^{v - 1}"),
+    "decimal1": Kind(r"(?<![\d.])\d+\.\d(?![\d])", lambda v: f"{v:.1f}"),      # 80.9 (MHz)
+    "minutes": Kind(r"\d+ min \d+ s", lambda v: f"{round(v) // 60} min {round(v) % 60} s"),
+    "whole_minutes": Kind(r"\d+ min(?! \d)", lambda v: f"{round(v / 60)} min"),
 }
 
 
@@ -229,6 +307,7 @@ _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration agai
 _COMPILE = "the first time and"
 _ONNX = "| model | quantization | cycles (cycle model) |"
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
+_TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 QUOTES = [
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
@@ -270,14 +349,25 @@ QUOTES = [
       for q in (Quote(f"fpga/1x16x16/{family}/{r}", f"| `--fpga {family}` |", cell, kind, table=_FIT),
                 Quote(f"fpga/1x16x16/{family}/{r}_percent", f"| `--fpga {family}` |", cell, "percent_of", table=_FIT))),
     *(Quote(f"fpga/{config}/{family}/{r}", f"| {config} | {family} |", cell, kind, table=_FAMILIES)
-      for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"))
+      for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"), ("1x16x16", "ecp5"))
       for cell, (r, kind) in enumerate((("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")),
                                        start=2)),
+    *(Quote(f"onnx/{model}/{figure}", label, 4, "seconds", nth, table=_ONNX)
+      for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
+      for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2"),
     Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2"),
     Quote("onnx/mnist/cycles", "| hwgen on tsim (", 0, "count"),
     Quote("onnx/mnist/cycles_per_image", "| hwgen on tsim (", 0, "count", 1),
     Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
+    *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE)
+      for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
+    Quote("suite/warm/tests", "simulations included (", None, "count"),
+    Quote("suite/warm/wall_seconds", "two-core machine the whole suite takes", None, "minutes"),
+    Quote("suite/fresh/wall_seconds", "two-core machine the whole suite takes", None, "minutes", 1),
+    Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes"),
+    Quote("suite/fast/tests", "While working, run the fast lane", None, "count"),
+    Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes"),
 ]
 
 

@@ -31,7 +31,9 @@ def test_the_record_says_where_and_when_each_section_was_measured():
     ("count", 6962000, "6,962,000"), ("millions", 6962000, "6.96 M"), ("millions3", 537803, "0.538 M"),
     ("percent", 0.9523, "95.2 %"), ("error", -0.0004, "-0.0 %"), ("error", 0.0031, "+0.3 %"),
     ("seconds", 4.73, "4.7 s"), ("whole_seconds", 39.34, "39 s"), ("seconds2", 0.456, "0.46 s"), ("times", 27147663 / 6962000, "3.90x"),
-    ("times1", 6962000 / 537803, "12.9x"), ("power", 566, "10^565"), ("integer", 34, "34")])
+    ("times1", 6962000 / 537803, "12.9x"), ("power", 566, "10^565"), ("integer", 34, "34"),
+    ("decimal1", 80.93, "80.9"), ("minutes", 442.1, "7 min 22 s"), ("minutes", 59.6, "1 min 0 s"),
+    ("whole_minutes", 2412.0, "40 min")])
 def test_kinds_write_what_their_pattern_finds(kind, value, text):
     assert KINDS[kind].write(value) == text
     assert re.fullmatch(KINDS[kind].pattern, text)
