@@ -20,20 +20,19 @@ compile      seconds to compile ResNet-18 and MobileNet-v1 for the default: sear
              every tiling, then from the tiling cache (about a minute)
 engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
-fpga         Yosys resources of the default configuration for the boards' families and of
-             1x8x8 for every family (benchmarks/fpga_resources.py; about 12 minutes,
-             cached by the Verilog)
+fpga         Yosys resources of the default configuration and of 1x8x8 for every family
+             (benchmarks/fpga_resources.py; about 25 minutes, cached by the Verilog)
 onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
              onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
              import and compile seconds, cycles, the model's error, utilization; MNIST's
              accuracies; about 5 minutes)
 timing       Fmax of 1x8x8 on the ECP5 at seeds 1-5, synthesized by a stock script and by
              hwgen's (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
-dse          the design-space sweeps of ci/dse.sh (ResNet-18 on 37 configurations against the
-             scaled area, 9 against each board's device): points, the front, the default,
-             the fastest and the unpipelined point, each board's best point under its
-             budget and its 16x32 points (hours the first time; every point stored in
-             $HWGEN_CACHE/dse, so a repeated run reads them)
+dse          the paper's design-space sweep (ci/dse/resnet18-scaled.yaml: ResNet-18 on 37
+             configurations against the scaled area): its points, its front, the default
+             and the fastest point, and the chart of the front in docs/img (about an hour
+             the first time; every point is stored in $HWGEN_CACHE/dse, so a repeated run
+             reads them)
 suite        the test suite's size and time: the fast lane, the whole suite warm and from
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
@@ -46,6 +45,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,8 +65,8 @@ UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
-DSE_SPACES = {"scaled": "resnet18-scaled", "pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
-DSE_DEFAULT, DSE_BOARD_BEST_BUS = "blk16 axi64", {"de10_nano": "blk16 axi128"}
+DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
+DSE_CHART = ROOT / "docs" / "img" / "pareto_resnet18_scaled.png"
 TIMING = ["--config", "1x8x8", "--seeds", "1-5", "--flows", "stock,project"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
@@ -188,32 +188,16 @@ def _sweep(space: str, out: Path) -> tuple:
 
 
 def measure_dse() -> dict:
-    figures = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, space in DSE_SPACES.items():
-            points, summary = _sweep(space, Path(tmp) / space)
-            by_label = {p["label"]: p for p in points}
-            figures[f"{name}/points"] = len(points)
-            figures[f"{name}/default_cycles"] = by_label[DSE_DEFAULT]["cycles"]
-            if name == "scaled":
-                fastest = min(points, key=lambda p: p["cycles"])
-                figures.update({"scaled/front_points": len(summary["networks"]["resnet18"]["fronts"]["asic"]),
-                                "scaled/default_area_mm2": by_label[DSE_DEFAULT]["asic"]["die_mm2"],
-                                "scaled/fastest": fastest["label"], "scaled/fastest_cycles": fastest["cycles"],
-                                "scaled/fastest_area_mm2": fastest["asic"]["die_mm2"],
-                                "scaled/unpipelined_cycles": by_label["unpipelined"]["cycles"]})
-                continue
-            best = summary["networks"]["resnet18"]["best_under_budget"]
-            limit = max(best["fit"]["percent"], key=best["fit"]["percent"].get)
-            wide = [p for p in points if p["geometry"]["block_out"] > p["geometry"]["block_in"]]
-            figures.update({f"{name}/best": best["label"], f"{name}/best_cycles": best["cycles"],
-                            f"{name}/best_limit": limit, f"{name}/best_percent": best["fit"]["percent"][limit],
-                            f"{name}/wide_fits": sum(p["fit"]["fits"] for p in wide),
-                            f"{name}/wide_min_cycles": min(p["cycles"] for p in wide),
-                            f"{name}/wide_max_cycles": max(p["cycles"] for p in wide),
-                            f"{name}/wide_min_dsp_percent": min(p["fit"]["percent"]["dsp"] for p in wide)})
-            if name in DSE_BOARD_BEST_BUS:
-                figures[f"{name}/bus_cycles"] = by_label[DSE_BOARD_BEST_BUS[name]]["cycles"]
+        points, summary = _sweep(DSE_SPACE, Path(tmp))
+        shutil.copyfile(Path(tmp) / "pareto_resnet18_asic.png", DSE_CHART)     # README's picture of the front
+    by_label = {p["label"]: p for p in points}
+    fastest = min(points, key=lambda p: p["cycles"])
+    figures = {"points": len(points), "front_points": len(summary["networks"]["resnet18"]["fronts"]["asic"]),
+               "default": DSE_DEFAULT, "fastest": fastest["label"], "fastest_cycles": fastest["cycles"],
+               "fastest_area_mm2": fastest["asic"]["die_mm2"]}
+    default = by_label[DSE_DEFAULT]
+    figures.update({"default_cycles": default["cycles"], "default_area_mm2": default["asic"]["die_mm2"]})
     return figures
 
 
@@ -227,8 +211,7 @@ def measure_suite() -> dict:
 
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
-            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
-            "suite": measure_suite}
+            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -259,6 +242,8 @@ KINDS = {
     "decimal1": Kind(r"(?<![\d.])\d+\.\d(?![\d])", lambda v: f"{v:.1f}"),      # 80.9 (MHz)
     "minutes": Kind(r"\d+ min \d+ s", lambda v: f"{round(v) // 60} min {round(v) % 60} s"),
     "whole_minutes": Kind(r"\d+ min(?! \d)", lambda v: f"{round(v / 60)} min"),
+    "area": Kind(r"\d+\.\d\d mm²", lambda v: f"{v:.2f} mm²"),
+    "code": Kind(r"`[^`]+`", lambda v: f"`{v}`"),                      # a label, such as a DSE point's
 }
 
 
@@ -329,9 +314,16 @@ QUOTES = [
     Quote(("unpipelined/resnet18/1x64x64/cycles", "networks/resnet18/1x64x64/cycles"), _UNPIPELINED, 2, "times", 2),
     Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), "The 3.76x (", None, "times",
           1),
-    Quote("networks/resnet18/1x64x64/cycles", _FASTEST, 2, "count", 1),
-    Quote("networks/resnet18/default/cycles", _FASTEST, 2, "count", 2),
-    Quote(("networks/resnet18/default/cycles", "networks/resnet18/1x64x64/cycles"), _FASTEST, 2, "times1", 2),
+    Quote("dse/fastest", _FASTEST, 2, "code"),
+    Quote("dse/fastest_cycles", _FASTEST, 2, "count"),
+    Quote(("dse/default_cycles", "dse/fastest_cycles"), _FASTEST, 2, "times1"),
+    Quote("dse/default", _FASTEST, 2, "code", 1),
+    Quote("dse/default_cycles", _FASTEST, 2, "count", 1),
+    Quote("dse/fastest_area_mm2", _FASTEST, 2, "area"),
+    Quote("dse/default_area_mm2", _FASTEST, 2, "area", 1),
+    Quote(("dse/fastest_area_mm2", "dse/default_area_mm2"), _FASTEST, 2, "times1", 1),
+    Quote("dse/points", "| Pareto sweep |", 2, "integer"),
+    Quote("dse/front_points", "| Pareto sweep |", 2, "integer", 1),
     Quote("compile/resnet18/default/searched_seconds", _COMPILE, None, "seconds"),
     Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1),
     Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2),
@@ -362,12 +354,6 @@ QUOTES = [
     Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
     *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
-    Quote("suite/warm/tests", "simulations included (", None, "count"),
-    Quote("suite/warm/wall_seconds", "two-core machine the whole suite takes", None, "minutes"),
-    Quote("suite/fresh/wall_seconds", "two-core machine the whole suite takes", None, "minutes", 1),
-    Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes"),
-    Quote("suite/fast/tests", "While working, run the fast lane", None, "count"),
-    Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes"),
 ]
 
 

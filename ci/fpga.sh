@@ -13,6 +13,7 @@ python benchmarks/fpga_resources.py ${1:+--configs "$1"}
 python -m benchmarks.fpga_timing --config 1x8x8 --seeds 1-5
 # exits 1 if 1x8x8 misses its 100 MHz FREQ_MHZ on the ECP5 with each of three placement
 # seeds (README, "FPGA builds": placement moves Fmax by several percent). With compute
-# overlap on, as the shipped configurations have it, it misses at present (80.5 MHz at
-# seed 1: README's timing table); without it seed 2 met it.
+# overlap on, as the shipped configurations have it, it misses at present (README's
+# timing table, recorded by `python -m benchmarks.figures --only timing`); without it
+# seed 2 met it.
 hwgen build --config 1x8x8 --fpga ecp5 --synth --pnr --seeds 3 -o build/fpga/1x8x8-ecp5
