@@ -211,7 +211,8 @@ def measure_suite() -> dict:
 
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
-            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing}
+            "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
+            "suite": measure_suite}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -354,6 +355,12 @@ QUOTES = [
     Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
     *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
+    Quote("suite/warm/tests", "simulations included (", None, "count"),
+    Quote("suite/warm/wall_seconds", "two-core machine the whole suite takes", None, "minutes"),
+    Quote("suite/fresh/wall_seconds", "two-core machine the whole suite takes", None, "minutes", 1),
+    Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes"),
+    Quote("suite/fast/tests", "While working, run the fast lane", None, "count"),
+    Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes"),
 ]
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -53,15 +54,17 @@ def _children_cpu() -> float:
 
 def run_pytest(args: list, cwd: Path, env: dict | None = None, step=lambda msg: None) -> dict:
     """`python -m pytest ARGS` in `cwd`: its outcome counts, wall and CPU seconds."""
-    step(f"python -m pytest {' '.join(args)} in {cwd}")
+    argv = [sys.executable, "-m", "pytest", *args]
+    command = shlex.join(["python", *argv[1:]])
+    step(f"{command} in {cwd}")
     cpu, wall = _children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,
+    done = subprocess.run(argv, cwd=cwd, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     figures = {**summary(done.stdout), "wall_seconds": round(time.perf_counter() - wall, 1),
                "cpu_seconds": round(_children_cpu() - cpu, 1)}
     if done.returncode != 0 or figures["failed"] or figures["errors"]:
         tail = "\n".join(done.stdout.splitlines()[-30:])
-        raise HwgenError(f"python -m pytest {' '.join(args)} in {cwd} failed (exit {done.returncode}):\n{tail}")
+        raise HwgenError(f"{command} in {cwd} failed (exit {done.returncode}):\n{tail}")
     step(f"{figures['passed']} passed, {figures['skipped']} skipped in {figures['wall_seconds']} s "
          f"({figures['cpu_seconds']} s CPU)")
     return figures
