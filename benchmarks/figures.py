@@ -55,6 +55,7 @@ from pathlib import Path
 from hwgen import HwgenError, load_config
 
 from . import compiler_bench
+from .options import chosen
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "benchmarks" / "figures.json"
@@ -452,11 +453,10 @@ def main(argv=None) -> int:
         for name in SECTIONS:
             print(f"{name}: {sum(name in q.sections() for q in QUOTES)} README quotes")
         return 0
-    only = [s for s in args.only.split(",") if s]
-    unknown = [s for s in only if s not in SECTIONS]
-    if unknown:
-        print(f"figures: --only {','.join(unknown)}: no such section; the sections are {', '.join(SECTIONS)}",
-              file=sys.stderr)
+    try:
+        only = chosen(args.only, SECTIONS, "--only", "section")
+    except HwgenError as e:
+        print(f"figures: {e}", file=sys.stderr)
         return 2
     record = json.loads(args.record.read_text()) if args.record.exists() else {"sections": {}}
     lines = args.readme.read_text().split("\n")

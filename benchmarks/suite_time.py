@@ -30,6 +30,8 @@ from pathlib import Path
 
 from hwgen import HwgenError
 
+from .options import chosen
+
 ROOT = Path(__file__).resolve().parent.parent
 LANES = ("fast", "warm", "fresh")
 OUTCOMES = ("passed", "skipped", "failed", "errors", "xfailed", "xpassed")
@@ -94,11 +96,10 @@ def main(argv=None) -> int:
     ap.add_argument("--lanes", default=",".join(LANES), help="lanes to time (default: all)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    lanes = [lane for lane in args.lanes.split(",") if lane]
-    unknown = [lane for lane in lanes if lane not in LANES]
-    if unknown:
-        print(f"suite_time: --lanes {','.join(unknown)}: no such lane; the lanes are {', '.join(LANES)}",
-              file=sys.stderr)
+    try:
+        lanes = chosen(args.lanes, LANES, "--lanes", "lane")
+    except HwgenError as e:
+        print(f"suite_time: {e}", file=sys.stderr)
         return 2
     try:
         result = measure(lanes, lambda msg: print(f"suite_time: {msg}", file=sys.stderr, flush=True))
