@@ -132,6 +132,7 @@ def networks(runs, report=None):
         t2 = time.perf_counter()
         out.append({"network": net_name, "config": cfg.name, "cycles": r["cycles"],
                     "predicted_cycles": r["predicted_cycles"], "prediction_error": round(r["prediction_error"], 4),
+                    "bound_cycles": r["bound_cycles"],
                     "mac_utilization": round(r["mac_utilization"], 4), "dram_bytes": r["dram_bytes"],
                     "matches_reference": r["matches_reference"],
                     "compile_seconds": round(t1 - t0, 1), "run_seconds": round(t2 - t1, 1),

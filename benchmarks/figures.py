@@ -88,7 +88,7 @@ def _tsim_runs(runs, label: str) -> dict:
         if not r["matches_reference"]:
             raise HwgenError(f"{net} on {name} differs from its reference on tsim: no figure recorded")
         figures.update({f"{net}/{name}/{k}": r[k]
-                        for k in ("cycles", "mac_utilization", "predicted_cycles", "prediction_error")})
+                        for k in ("cycles", "mac_utilization", "predicted_cycles", "prediction_error", "bound_cycles")})
     return figures
 
 

@@ -14,10 +14,10 @@ from .target import Target
 
 def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None) -> dict:
     """Run `compiled` (from compile_network) on input x; returns the output, the
-    per-layer report, totals (cycles, predicted cycles and MAC utilization on
-    cycle-accurate targets)
-    and `activities`, each accelerator layer's sampled counters (sim.target.Activity)
-    when the target samples them."""
+    per-layer report, totals (the layers' bound from their work, hwgen.program.timing.bound;
+    cycles, predicted cycles and MAC utilization on cycle-accurate targets) and
+    `activities`, each accelerator layer's sampled counters (sim.target.Activity) when
+    the target samples them."""
     t0 = time.perf_counter()
     values = {net.input_name: x}
     layers, activities = [], {}
@@ -44,6 +44,7 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
                          store_bytes=int(stored), loads={k: int(v) for k, v in cnt["load_bytes"].items()},
                          wall_seconds=round(time.perf_counter() - t, 4))
             entry["predicted_cycles"] = c.predicted_cycles
+            entry["bound_cycles"], entry["bound_limit"] = c.bound["cycles"], c.bound["limit"]
             if cycles is not None:
                 entry["cycles"] = int(cycles)
                 entry["gemm_uops"] = int(cnt["gemm_uops"])
@@ -53,6 +54,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
     vta = [e for e in layers if e["where"] == "vta"]
     out = {"output": values[net.output], "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
            "activities": activities, "wall_seconds": time.perf_counter() - t0}
+    if vta:
+        out["bound_cycles"] = sum(e["bound_cycles"] for e in vta)
     if vta and all("cycles" in e for e in vta):
         cycles = sum(e["cycles"] for e in vta)
         macs = sum(e["macs"] for e in vta)
@@ -67,8 +70,8 @@ def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, prog
     """Run `compiled` on the network's sample input (`input_seed`; an imported model's:
     standard normal values quantized by its input quantization) and compare the
     output bit for bit with the numpy semantics of the whole network. Returns a
-    JSON-able summary: cycles, the cycle model's prediction and its error, MAC
-    utilization, DRAM bytes, `matches_reference`, per-layer figures, wall time."""
+    JSON-able summary: cycles, the cycle model's prediction and its error, the layers'
+    bound, MAC utilization, DRAM bytes, `matches_reference`, per-layer figures, wall time."""
     if net.quantization:     # an imported model: a float input as its first QuantizeLinear quantizes it
         x = net.quantization["input"].quantize(np.random.default_rng(input_seed).normal(0, 1, net.input_shape))
     else:
@@ -76,7 +79,8 @@ def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, prog
     result = run_network(net, cfg, compiled, x, target, progress)
     return {"target": target.name, "network": net.name, "config": cfg.name,
             "cycles": result.get("cycles"), "predicted_cycles": result.get("predicted_cycles"),
-            "prediction_error": result.get("prediction_error"), "mac_utilization": result.get("mac_utilization"),
+            "prediction_error": result.get("prediction_error"), "bound_cycles": result.get("bound_cycles"),
+            "mac_utilization": result.get("mac_utilization"),
             "dram_bytes": result["dram_bytes"],
             "matches_reference": bool(np.array_equal(result["output"], net.reference(x))),
             "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3)}

@@ -71,6 +71,7 @@ def compile_cmd(args) -> int:
             con.print(f"  {r['name']:<8} {r['kind']:<16} host: {r['reason']}")
             continue
         line = f"  {r['name']:<8} {r['kind']:<16} {r['instructions']:6d} insns  ~{r['predicted_cycles']} cycles"
+        line += f" (bound {r['bound_cycles']}, {r['bound_limit']})"
         if "tiling" in r:
             t = r["tiling"]
             b = r["predicted_bytes"]
@@ -114,7 +115,8 @@ def run(args) -> int:
                   + " the reference")
         if summary["cycles"] is not None:
             con.print(f"  {summary['cycles']} cycles (predicted {summary['predicted_cycles']}, "
-                      f"{summary['prediction_error']:+.1%}), MAC utilization {summary['mac_utilization']:.1%}")
+                      f"{summary['prediction_error']:+.1%}; the layers' bound {summary['bound_cycles']}), "
+                      f"MAC utilization {summary['mac_utilization']:.1%}")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED
 

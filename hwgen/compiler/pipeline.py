@@ -21,7 +21,7 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..files import json_fields, read_json, sha256
 from ..program import Program
-from ..program.timing import predict
+from ..program.timing import bound, predict
 from . import ir
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
@@ -45,6 +45,11 @@ class CompiledLayer:
     def predicted_cycles(self) -> int | None:
         """The program's cycles from the cycle model (hwgen.program.timing), None on the host."""
         return None if self.program is None else predict(self.program)
+
+    @cached_property
+    def bound(self) -> dict | None:
+        """The program's lower bound from its work (hwgen.program.timing.bound), None on the host."""
+        return None if self.program is None else bound(self.program)
 
     def lowered(self) -> tuple[object, list]:
         """The layer and input shapes the program is lowered from: without the padding
@@ -75,6 +80,7 @@ class CompiledLayer:
         if self.program is not None:
             out["instructions"] = len(self.program.insns)
             out["predicted_cycles"] = self.predicted_cycles
+            out["bound_cycles"], out["bound_limit"] = self.bound["cycles"], self.bound["limit"]
         if self.plan:
             out["tiling"] = self.plan["tiling"].to_dict()
             out["predicted_bytes"] = self.plan["bytes"]

@@ -575,6 +575,39 @@ def predict(program, latency: int = MEMORY_LATENCY, limit: int | None = None) ->
     return next(model.run(limit))
 
 
+BOUND_PARTS = ("gemm", "alu", "read", "write")
+
+
+def bound(program) -> dict:
+    """A lower bound on `program`'s cycles from its work alone: the GEMM's micro-op
+    iterations at its issue interval, the ALU's at theirs (on one unit with the GEMM
+    without compute overlap), the read channel's beats (every load's rows and the
+    instruction stream) and the store's (a beat each, and an OUT entry read a cycle).
+    Returns each part's cycles under BOUND_PARTS, `cycles` (the bound) and `limit`
+    (the part that sets it: one of BOUND_PARTS, or "gemm+alu"). A program at its bound keeps its busiest part busy from
+    launch to FINISH: fill, drain and waits are what it takes beyond."""
+    cfg = program.config
+    model = _Model(cfg, program.insns, None, MEMORY_LATENCY)
+    parts = dict.fromkeys(BOUND_PARTS, 0)
+    parts["read"] = -(-len(program.insns) * INSN_BYTES // model.bus)
+    for insn in program.insns:
+        if insn.opcode == Opcode.GEMM:
+            parts["gemm"] += model.iterations(insn) * gemm_interval(cfg)
+        elif insn.opcode == Opcode.ALU:
+            parts["alu"] += model.iterations(insn) * alu_interval(cfg, bool(insn.use_imm),
+                                                                  insn.alu_opcode in LATE_OPS)
+        elif insn.opcode == Opcode.LOAD and insn.x_size:
+            parts["read"] += model._transfer(insn, cfg.elem_bytes[insn.memory_type])[0]
+        elif insn.opcode == Opcode.STORE and insn.x_size:
+            beats, _ = model._transfer(insn, cfg.elem_bytes[MemType.OUT])
+            parts["write"] += max(beats, insn.y_size * insn.x_size)
+    busy = {"gemm": parts["gemm"], "alu": parts["alu"]} if cfg.COMPUTE_OVERLAP else \
+        {"gemm+alu": parts["gemm"] + parts["alu"]}
+    busy.update(read=parts["read"], write=parts["write"])
+    limit = max(busy, key=busy.get)
+    return {**parts, "cycles": busy[limit], "limit": limit}
+
+
 class Beaten(Exception):
     """A program being written cannot end before the limit of its `Stream`."""
 

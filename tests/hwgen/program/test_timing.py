@@ -13,7 +13,7 @@ from hwgen.geometry import alu_interval
 from hwgen.isa import AluOp, Instruction, MemType, Module, Opcode
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.check import loaded_uops
-from hwgen.program.timing import UNIT_FIXED, _Fetch, _Model, _ReadChannel, _row_bursts, _rows_bursts, predict
+from hwgen.program.timing import UNIT_FIXED, _Fetch, _Model, _ReadChannel, _row_bursts, _rows_bursts, bound, predict
 from sim.tsim import Tsim
 
 SMALL = {"LOG_BLOCK": 2, "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 9, "LOG_INP_BUFF_SIZE": 9,
@@ -71,9 +71,36 @@ def test_model_follows_tsim(options):
     for prog in layers(cfg):
         measured.append(Tsim().run(prog).cycles)
         predicted.append(predict(prog))
+        assert bound(prog)["cycles"] <= min(measured[-1], predicted[-1])
     errors = [p / m - 1 for p, m in zip(predicted, measured)]
     assert all(abs(e) < 0.2 for e in errors), (measured, predicted)
     assert abs(sum(predicted) / sum(measured) - 1) < 0.06, (measured, predicted)
+
+
+@pytest.mark.parametrize("options", [{}, {"COMPUTE_OVERLAP": True}, {"AXI_DATA_BITS": 128, "COMPUTE_OVERLAP": True},
+                                     {"COMPUTE_OVERLAP": True, "FPGA": "xc7"}])
+def test_bound_of_a_convolution_by_hand(options):
+    """A 3 x 3 convolution of 8 channels into 8 (two blocks of BLOCK 4 each) on a 6 x 6
+    image, padded: the GEMM's part is its MACs over the array's, the ALU's the epilogue's
+    passes (bias copy, SHR, MAX, MIN) over every output vector at their intervals, the
+    store's a beat per bus word of output or an OUT entry a cycle, and the read channel's
+    at least the input, weights, bias and instructions once in bus words."""
+    cfg = VTAConfig({**SMALL, **options})
+    rng = np.random.default_rng(1)
+    x = rng.integers(-128, 128, (1, 8, 6, 6), dtype=np.int8)
+    w = rng.integers(-128, 128, (8, 8, 3, 3), dtype=np.int8)
+    prog = conv2d_program(cfg, x, w, rng.integers(-99, 99, 8, dtype=np.int32), pad=1, shift=6)
+    got = bound(prog)
+    vectors = 6 * 6 * 2                       # output pixels x channel blocks of 4
+    assert got["gemm"] == 8 * 8 * 9 * 6 * 6 // (4 * 4) * (1 if cfg.PIPELINED_UNITS else 4)
+    assert got["alu"] == vectors * (alu_interval(cfg, True, False) + alu_interval(cfg, True, False)
+                                    + alu_interval(cfg, True, True) + alu_interval(cfg, True, True))
+    bus = cfg.AXI_DATA_BITS // 8
+    assert got["write"] == max(vectors * 4 // bus, vectors)
+    assert got["read"] >= (x.size + w.size + 8 * 4 + len(prog.insns) * 16) // bus
+    busy = {"gemm": got["gemm"], "alu": got["alu"]} if cfg.COMPUTE_OVERLAP else {"gemm+alu": got["gemm"] + got["alu"]}
+    busy.update(read=got["read"], write=got["write"])
+    assert got["cycles"] == max(busy.values()) and busy[got["limit"]] == got["cycles"]
 
 
 def test_search_for_cycles_beats_search_for_bytes_on_tsim():
