@@ -277,7 +277,8 @@ class Quote:
 def _network_quotes(net: str, config: str, line: str, kind: str) -> list:
     key = f"networks/{net}/{config}"
     return [Quote(f"{key}/cycles", line, 2, kind), Quote(f"{key}/mac_utilization", line, 3, "percent"),
-            Quote(f"{key}/predicted_cycles", line, 4, kind), Quote(f"{key}/prediction_error", line, 4, "error")]
+            Quote(f"{key}/predicted_cycles", line, 4, kind), Quote(f"{key}/prediction_error", line, 4, "error"),
+            Quote(f"{key}/bound_cycles", line, 5, kind)]
 
 
 def _engineir_quotes(net: str, label: str) -> list:
@@ -306,6 +307,8 @@ QUOTES = [
     Quote("networks/mobilenet_v1/1x64x64/mac_utilization", _MOBILENET, 3, "percent", 1),
     Quote("networks/mobilenet_v1/1x32x32/prediction_error", _MOBILENET, 4, "error"),
     Quote("networks/mobilenet_v1/1x64x64/prediction_error", _MOBILENET, 4, "error", 1),
+    Quote("networks/mobilenet_v1/1x32x32/bound_cycles", _MOBILENET, 5, "millions"),
+    Quote("networks/mobilenet_v1/1x64x64/bound_cycles", _MOBILENET, 5, "millions3"),
     Quote("networks/resnet18/default/cycles", "#   resnet18  default  bit-exact", None, "count"),
     # the current core's figures follow the paper reproduction's in these cells
     Quote("unpipelined/resnet18/default/cycles", _UNPIPELINED, 2, "count", 2),
