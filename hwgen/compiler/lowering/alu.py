@@ -3,7 +3,8 @@ residual add and depthwise conv2d (MUL, as in the configurable-VTA work).
 
 Inputs are loaded as ACC_8BIT (int8 elements of BATCH x BLOCK_OUT lanes, sign-extended
 into the accumulators), so these layers use only the compute and store modules. Work
-is split into tiles of output rows of one batch block and one channel block; tiles
+is split into tiles of output rows of one batch block and one channel block (or, of a
+whole image, several channel blocks: `window_tiles`); tiles
 alternate between the two halves of ACC so that the store of one overlaps the next,
 and with compute overlap the next tile's loads overlap this tile's ALU work.
 Tensors in DRAM are blocked by BLOCK_OUT: (NB, CB, H, W) elements."""
@@ -26,10 +27,11 @@ def _alu(b, op, base, dims, imm=None):
     b.alu(op, k.uops, k.loops, imm=imm)
 
 
-def _window(b, op, dst: int, src: int, th: int, tw: int, kernel, stride, iw: int) -> None:
+def _window(b, op, dst: int, src: int, th: int, tw: int, kernel, stride, iw: int, blocks=(1, 0, 0)) -> None:
     """dst[p] = op over p's kh x kw window (`kernel`; `stride` (sh, sw)), for the th x tw
     outputs of a tile whose input (rows of iw) starts at src; the input's entries may
-    be overwritten.
+    be overwritten. `blocks` (count, input step, output step): as many channel blocks,
+    each one's input and outputs that many entries after the one before.
 
     Directly: a copy of the window's first element, then op with each of the other
     kh*kw - 1 (kh*kw passes per output). Separably, when a column of each window
@@ -38,11 +40,12 @@ def _window(b, op, dst: int, src: int, th: int, tw: int, kernel, stride, iw: int
     input row and output column), then the copy and op down the rows into dst (kh per
     output). ResNet's 3 x 3 / 2 max pool: 7 passes per output instead of 9."""
     (kh, kw), (sh, sw) = kernel, stride
+    n, src_step, dst_step = blocks
     ih = (th - 1) * sh + kh
-    pix = [(th, tw, sh * iw), (tw, 1, sw)]
+    pix = [(n, dst_step, src_step), (th, tw, sh * iw), (tw, 1, sw)]
     own = kw - sw               # the first column of a window that no neighbour reads
     if kw > 1 and 0 <= own < sw and (kw - 1) * ih * tw + kh * th * tw < kh * kw * th * tw:
-        rows = [(ih, iw, iw), (tw, sw, sw)]
+        rows = [(n, src_step, src_step), (ih, iw, iw), (tw, sw, sw)]
         for m in (m for m in range(kw) if m != own):
             _alu(b, op, (src + own, src + m), rows)
         src += own
@@ -72,9 +75,29 @@ def _tile_shape(cfg, name: str, oh: int, ow: int, entries) -> tuple[int, int]:
                      f"{cfg.depth[MemType.ACC]}-entry ACC of configuration {cfg.name}")
 
 
+def window_tiles(cfg, kind: str, shape, kernel, stride, pad, words: bool, name: str = "pool") -> tuple[int, int, int]:
+    """The largest tile of a sliding-window layer (`lower_window`'s arguments; `words`:
+    its epilogue has SCL words): output rows, columns and channel blocks. A tile of a
+    whole image takes as many channel blocks as fit half of ACC (not depthwise's, whose
+    blocks have their own weights): a global pool's tiles are otherwise a handful of
+    entries, each paying its instructions' costs."""
+    nb, cb, h, w = shape
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
+    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    kk = kh * kw
+    dw = kind == "depthwise"
+    per_channel = (1 if dw else 0) + words            # bias entries per channel block
+
+    def entries(th, tw):
+        return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if dw else 0))
+                + (kk if dw else 0) + per_channel)
+    th, tw = _tile_shape(cfg, name, oh, ow, entries)
+    return th, tw, 1 if dw or (th, tw) != (oh, ow) else min(cb, cfg.depth[MemType.ACC] // 2 // entries(oh, ow))
+
+
 def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out,
                  rq: Requant = Requant(), pad_min: bool = False, weights=None, bias=None, in_sum: int = 0,
-                 name: str = "pool") -> None:
+                 name: str = "pool", channel_blocks: int | None = None) -> None:
     """Sliding-window layers. `kind`: "max" (copy of the first window element, MAX of
     the others), "avg" (copy of the first, ADD of the others, ADD of `in_sum`, the
     epilogue `rq`) or "depthwise" (per tile: window copies into a scratch area, MUL by
@@ -82,7 +105,8 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
     loads as zeros, or as the minimum with `pad_min` (max pool of possibly negative
     inputs). `bias`: per channel block the bias and, with words, `rq`'s SCL word
     (depthwise), or the word alone (avg with words). `kernel` (kh, kw), `stride`
-    (sh, sw), `pad` (top, left, bottom, right)."""
+    (sh, sw), `pad` (top, left, bottom, right). Tiles are `window_tiles`' largest, of at
+    most `channel_blocks` channel blocks when given."""
     nb, cb, h, w = shape
     (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
     oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
@@ -90,46 +114,53 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
     dw = kind == "depthwise"
     words = rq.words is not None
     per_channel = (1 if dw else 0) + words            # bias entries per channel block
+    th_max, tw_max, cn_max = window_tiles(b.cfg, kind, shape, kernel, stride, pad, words, name)
+    cn_max = min(cn_max, channel_blocks or cn_max)
 
-    def entries(th, tw):
-        return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if dw else 0))
-                + (kk if dw else 0) + per_channel)
-    th_max, tw_max = _tile_shape(b.cfg, name, oh, ow, entries)
-
-    def tile(base, n, c, y0, th, x0, tw):
+    def tile(base, n, c, cn, y0, th, x0, tw):
         ys, xs = in_range(y0, th, sh, kh, pt, h), in_range(x0, tw, sw, kw, pl, w)
         ih, iw = (th - 1) * sh + kh, (tw - 1) * sw + kw
-        src, dst = base, base + ih * iw
-        tmp = dst + th * tw
+        src, dst = base, base + cn * ih * iw
+        tmp = dst + cn * th * tw
         wgt = tmp + (kk * th * tw if dw else 0)
-        consts = wgt + (kk if dw else 0)                  # the channel's bias and word
-        b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w + xs[0], y_size=ys[1], x_size=xs[1],
-               x_stride=w, pad=(ys[2], ys[3], xs[2], xs[3]), pad_min=pad_min)
+        consts = wgt + (kk if dw else 0)                  # each channel block's bias and word
+        pads = (ys[2], ys[3], xs[2], xs[3])
+        if not any(pads) and xs[1] == w:   # whole rows: each block's are one row of DRAM, and of ACC
+            b.load(MemType.ACC_8BIT, src, x, ((n * cb + c) * h + ys[0]) * w, y_size=cn, x_size=ys[1] * w,
+                   x_stride=h * w)
+        else:
+            for j in range(cn):
+                b.load(MemType.ACC_8BIT, src + j * ih * iw, x, ((n * cb + c + j) * h + ys[0]) * w + xs[0],
+                       y_size=ys[1], x_size=xs[1], x_stride=w, pad=pads, pad_min=pad_min)
         if dw:
             b.load(MemType.ACC_8BIT, wgt, weights, c * kk, x_size=kk)
         if per_channel:
-            b.load(MemType.ACC, consts, bias, c * per_channel, x_size=per_channel)
+            b.load(MemType.ACC, consts, bias, c * per_channel, x_size=cn * per_channel)
+        blocks = (cn, ih * iw, th * tw)
         pix = [(th, tw, sh * iw), (tw, 1, sw)]
-        word = (consts + per_channel - 1, [0])
+        word = (consts + per_channel - 1, [per_channel, 0])
 
         def work():
             if kind == "max":
-                _window(b, AluOp.MAX, dst, src, th, tw, (kh, kw), (sh, sw), iw)
+                _window(b, AluOp.MAX, dst, src, th, tw, (kh, kw), (sh, sw), iw, blocks)
             elif kind == "avg":
-                _window(b, AluOp.ADD, dst, src, th, tw, (kh, kw), (sh, sw), iw)
+                _window(b, AluOp.ADD, dst, src, th, tw, (kh, kw), (sh, sw), iw, blocks)
                 if in_sum:
-                    _alu(b, AluOp.ADD, (dst, dst), [(th * tw, 1, 1)], imm=in_sum)
-                epilogue(b, dst, [(th * tw, 1)], rq, word)
+                    _alu(b, AluOp.ADD, (dst, dst), [(cn * th * tw, 1, 1)], imm=in_sum)
+                epilogue(b, dst, [(cn, th * tw), (th * tw, 1)], rq, word)
             else:
                 scratch = [(kh, kw * th * tw, iw), (kw, th * tw, 1)]
                 _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
                 _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
                 _alu(b, AluOp.ADD, (dst, consts), [(th * tw, 1, 0)], imm=0)  # dst = bias
                 _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
-                epilogue(b, dst, [(th * tw, 1)], rq, word)
-        return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=th, x_size=tw, x_stride=ow)
-    _prefetched(b, [lambda base, a=(n, c, y0, th, x0, tw): tile(base, *a)
-                    for n in range(nb) for c in range(cb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)])
+                epilogue(b, dst, [(th * tw, 1)], rq, (word[0], [0]))
+        # a tile of several blocks is of whole images: their rows follow one another
+        return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=cn * th, x_size=tw,
+                                     x_stride=ow)
+    _prefetched(b, [lambda base, a=(n, c, cn, y0, th, x0, tw): tile(base, *a)
+                    for n in range(nb) for c, cn in tiles(cb, cn_max) for y0, th in tiles(oh, th_max)
+                    for x0, tw in tiles(ow, tw_max)])
 
 
 def _prefetched(b: ProgramBuilder, tile_list) -> None:

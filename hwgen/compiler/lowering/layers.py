@@ -15,10 +15,11 @@ import numpy as np
 
 from ...errors import HwgenError
 from ...program.builder import ProgramBuilder
+from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import lower_add, lower_window
+from .alu import lower_add, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
 from ..requant import AddRequant, Requant, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
@@ -64,15 +65,28 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
 
 
 def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
-    b, (x,), out = _builder(layer, cfg, shapes, kernels)
+    """A pooling layer's program; where a tile may hold several channel blocks, of the
+    number the cycle model finds fastest (powers of two up to the most that fit; ties:
+    the fewer)."""
     n, c, h, w = shapes[0]
-    words = None
-    if rq.words is not None:
-        words = b.input("words", pack_channels(rq.channel_words(c), cfg.batch, cfg.block_out, np.int32),
-                        "(CB, BATCH, BLOCK_OUT)")
-    lower_window(b, kind, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels, layer.strides,
-                 layer.pads, x, out, rq, bias=words, name=layer.name, **kw)
-    return b, {}, {}
+    shape = (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w)
+
+    def build(channel_blocks, preload=None):
+        b, (x,), out = _builder(layer, cfg, shapes, preload)
+        words = None
+        if rq.words is not None:
+            words = b.input("words", pack_channels(rq.channel_words(c), cfg.batch, cfg.block_out, np.int32),
+                            "(CB, BATCH, BLOCK_OUT)")
+        lower_window(b, kind, shape, layer.kernels, layer.strides, layer.pads, x, out, rq, bias=words,
+                     name=layer.name, channel_blocks=channel_blocks, **kw)
+        return b
+    most = window_tiles(cfg, kind, shape, layer.kernels, layer.strides, layer.pads, rq.words is not None,
+                        layer.name)[2]
+    choices = sorted({min(1 << j, most) for j in range(most.bit_length())})
+    # chosen without the preload, so that both writings of the program (lower_layer) agree
+    best = choices[0] if len(choices) == 1 else min(
+        choices, key=lambda k: (predict(build(k).finish(check=False)), k))
+    return build(best, kernels), {}, {}
 
 
 def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, kernels):
