@@ -45,7 +45,8 @@ def roofline(cfg, layers: list[dict]) -> dict:
         points.append({"layer": e["name"], "kind": e["kind"], "macs": e["macs"], "bytes": e["bytes"],
                        "cycles": e["cycles"], "intensity_macs_per_byte": round(intensity, 4),
                        "macs_per_cycle": round(e["macs"] / e["cycles"], 4), "roof_macs_per_cycle": round(roof, 4),
-                       "of_roof": round(e["macs"] / e["cycles"] / roof, 4),
+                       "of_roof": round(e["macs"] / e["cycles"] / roof, 4), "bound_cycles": e["bound_cycles"],
+                       "bound_limit": e["bound_limit"],
                        "bound": "compute" if peak <= bus * intensity else "memory"})
     return {"peak_macs_per_cycle": peak, "bus_bytes_per_cycle": bus, "ridge_macs_per_byte": peak / bus,
             "layers": points}
@@ -87,12 +88,14 @@ def activity_timeline(cfg, layers: list[dict], activities: dict, bins: int = BIN
 def run_report(net, cfg, compiled, resolution: int = 1024, input_seed: int = 0, progress=None) -> dict:
     """Run the compiled network on tsim sampling activity every `resolution` cycles;
     returns the report (JSON-able): totals, whether the output matches the reference,
-    the roofline and the activity timeline."""
+    the layers' bound (hwgen.program.timing.bound), the roofline and the activity
+    timeline."""
     x = zoo.sample_input(net, input_seed)
     run = run_network(net, cfg, compiled, x, sim.target("tsim", TsimOptions(activity=resolution)), progress)
     matches = bool(np.array_equal(run["output"], net.reference(x)))
     return {"network": net.name, "config": cfg.name, "target": "tsim", "cycles": run.get("cycles"),
-            "mac_utilization": run.get("mac_utilization"), "matches_reference": matches,
+            "bound_cycles": run.get("bound_cycles"), "mac_utilization": run.get("mac_utilization"),
+            "matches_reference": matches,
             "resolution_cycles": resolution, "roofline": roofline(cfg, run["layers"]),
             "activity": activity_timeline(cfg, run["layers"], run["activities"])}
 

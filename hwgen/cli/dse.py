@@ -103,6 +103,8 @@ def report(args) -> int:
               + f" the reference -> {out}")
     con.print(f"  roofs: {r['peak_macs_per_cycle']} MACs/cycle, {r['bus_bytes_per_cycle']} bytes/cycle (ridge "
               f"{r['ridge_macs_per_byte']:g} MACs/byte); memory-bound layers: {', '.join(memory) or 'none'}")
+    con.print(f"  the layers' bound from their work: {rep['bound_cycles']:,} cycles (the run takes "
+              f"{rep['cycles'] / rep['bound_cycles'] - 1:.1%} more: fill, drain and waits)")
     worst = sorted(r["layers"], key=lambda p: p["of_roof"])[:3]
     con.print("  furthest below their roof: " + ", ".join(f"{p['layer']} {p['of_roof']:.0%}" for p in worst))
     return OK if rep["matches_reference"] else FAILED

@@ -1,5 +1,6 @@
 """hwgen report on a small network: roofline points from the layers' own figures and
-the configuration's roofs (hand-computed), an activity timeline whose integral equals
+the configuration's roofs (hand-computed), each layer's bound between its GEMM
+micro-ops and its cycles on tsim, an activity timeline whose integral equals
 the busy cycles of each layer run on its own, charts carrying the layers' names, and
 the command's JSON equal to report.json."""
 import json
@@ -29,6 +30,9 @@ def test_report_of_a_small_resnet():
         assert p["cycles"] == direct[p["layer"]].cycles
         assert p["macs_per_cycle"] == round(p["macs"] / p["cycles"], 4) <= p["roof_macs_per_cycle"] + 1e-9
         assert p["roof_macs_per_cycle"] == round(min(64, 8 * p["macs"] / p["bytes"]), 4)
+        # the bound from the program's work: below the run, above its GEMM micro-ops
+        assert direct[p["layer"]].counters["gemm_uops"] <= p["bound_cycles"] <= p["cycles"]
+    assert sum(c.bound["cycles"] for c in vta) == rep["bound_cycles"] <= rep["cycles"]
     a = rep["activity"]
     assert a["total_cycles"] == rep["cycles"] == sum(d.cycles for d in direct.values())
     for module in ("load", "compute", "store"):
