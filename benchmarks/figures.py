@@ -33,6 +33,12 @@ dse          the paper's design-space sweep (ci/dse/resnet18-scaled.yaml: ResNet
              and the fastest point, and the chart of the front in docs/img (about an hour
              the first time; every point is stored in $HWGEN_CACHE/dse, so a repeated run
              reads them)
+boards       the sweeps within the boards' devices (ci/dse/resnet18-pynq.yaml and
+             resnet18-de10-nano.yaml: ResNet-18 on 9 configurations each, every point
+             synthesized by Yosys for the board's family): the best point that fits
+             with 10 % headroom, the default's and AXI 128's cycles, the 16x32 cores'
+             cycles and DSP share, the smaller scratchpads', and the charts in docs/img
+             (about 40 minutes a board the first time, stored like dse's points)
 suite        the test suite's size and time: the fast lane, the whole suite warm and from
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
@@ -68,6 +74,8 @@ ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
 DSE_CHART = ROOT / "docs" / "img" / "pareto_resnet18_scaled.png"
+BOARD_SPACES = {"pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
+BOARD_POINTS = {"default": "blk16 axi64", "axi128": "blk16 axi128", "small": "blk16 inp16K wgt128K acc64K axi64"}
 TIMING = ["--config", "1x8x8", "--seeds", "1-5", "--flows", "stock,project"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
@@ -202,6 +210,32 @@ def measure_dse() -> dict:
     return figures
 
 
+def measure_boards() -> dict:
+    figures = {}
+    for board, space in BOARD_SPACES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            points, summary = _sweep(space, Path(tmp))
+            shutil.copyfile(Path(tmp) / "pareto_resnet18_fpga.png", ROOT / "docs" / "img" / f"pareto_resnet18_{board}.png")
+        best = summary["networks"]["resnet18"]["best_under_budget"]
+        if best is None:
+            raise HwgenError(f"ci/dse/{space}.yaml: no point fits {summary['budget']}: no figure recorded")
+        by_label = {p["label"]: p for p in points}
+        share = best["fit"]["percent"]
+        figures.update({f"{board}/points": len(points), f"{board}/best": best["label"],
+                        f"{board}/best_cycles": best["cycles"], f"{board}/best_percent": max(share.values()),
+                        f"{board}/best_limit": max(share, key=share.get), f"{board}/best_dsp_percent": share["dsp"]})
+        for name, label in BOARD_POINTS.items():
+            p = by_label[label]
+            figures.update({f"{board}/{name}_cycles": p["cycles"], f"{board}/{name}_fits": p["fit"]["fits"],
+                            f"{board}/{name}_bram_percent": p["fit"]["percent"]["bram"]})
+        wide = [p for p in points if p["change"].get("LOG_BLOCK_OUT", 0) > p["change"].get("LOG_BLOCK_IN", 0)]
+        figures.update({f"{board}/wide_points": len(wide), f"{board}/wide_fitting": sum(p["fit"]["fits"] for p in wide),
+                        f"{board}/wide_cycles_min": min(p["cycles"] for p in wide),
+                        f"{board}/wide_cycles_max": max(p["cycles"] for p in wide),
+                        f"{board}/wide_dsp_percent": min(p["fit"]["percent"]["dsp"] for p in wide)})
+    return figures
+
+
 def measure_suite() -> dict:
     _progress("suite: python -m benchmarks.suite_time")
     figures = {}
@@ -213,7 +247,7 @@ def measure_suite() -> dict:
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
             "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
-            "suite": measure_suite}
+            "boards": measure_boards, "suite": measure_suite}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -246,6 +280,8 @@ KINDS = {
     "whole_minutes": Kind(r"\d+ min(?! \d)", lambda v: f"{round(v / 60)} min"),
     "area": Kind(r"\d+\.\d\d mm²", lambda v: f"{v:.2f} mm²"),
     "code": Kind(r"`[^`]+`", lambda v: f"`{v}`"),                      # a label, such as a DSE point's
+    "resource": Kind(r"\b(?:LUTs|flip-flops|block RAM|DSP blocks)\b",
+                     lambda v: {"lut": "LUTs", "ff": "flip-flops", "bram": "block RAM", "dsp": "DSP blocks"}[v]),
 }
 
 
@@ -296,6 +332,7 @@ _COMPILE = "the first time and"
 _ONNX = "| model | quantization | cycles (cycle model) |"
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
+_BOARDS = "| best configuration within a board's device"
 QUOTES = [
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
@@ -327,6 +364,22 @@ QUOTES = [
     Quote("dse/fastest_area_mm2", _FASTEST, 2, "area"),
     Quote("dse/default_area_mm2", _FASTEST, 2, "area", 1),
     Quote(("dse/fastest_area_mm2", "dse/default_area_mm2"), _FASTEST, 2, "times1", 1),
+    *(q for k, board in enumerate(("pynq", "de10_nano")) for q in (
+        Quote(f"boards/{board}/best", _BOARDS, 2, "code", k),
+        Quote(f"boards/{board}/best_cycles", _BOARDS, 2, "count", k),
+        Quote(f"boards/{board}/best_percent", _BOARDS, 2, "percent_of", 2 * k),
+        Quote(f"boards/{board}/best_limit", _BOARDS, 2, "resource", k),
+        Quote(f"boards/{board}/wide_dsp_percent", _BOARDS, 2, "percent_of", 3 + k),
+        Quote(f"boards/{board}/default_cycles", _BOARDS, 2, "count", 2 + k))),
+    Quote("boards/pynq/best_dsp_percent", _BOARDS, 2, "percent_of", 1),
+    Quote("boards/pynq/wide_cycles_min", _BOARDS, 2, "millions"),
+    Quote("boards/pynq/wide_cycles_max", _BOARDS, 2, "millions", 1),
+    Quote("boards/pynq/points", "points each, each core built", None, "integer"),
+    Quote("boards/de10_nano/axi128_cycles", "most 128 (AXI 128: ", None, "count"),
+    Quote("boards/pynq/small_bram_percent", "The smaller scratchpads take", None, "percent_of"),
+    Quote("boards/pynq/default_bram_percent", "xc7z020's block RAM instead of", None, "percent_of"),
+    Quote("boards/pynq/small_cycles", "xc7z020's block RAM instead of", None, "count"),
+    Quote("boards/pynq/default_cycles", "xc7z020's block RAM instead of", None, "count", 1),
     Quote("dse/points", "| Pareto sweep |", 2, "integer"),
     Quote("dse/front_points", "| Pareto sweep |", 2, "integer", 1),
     Quote("compile/resnet18/default/searched_seconds", _COMPILE, None, "seconds"),
