@@ -82,7 +82,7 @@ def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
         return b
     most = window_tiles(cfg, kind, shape, layer.kernels, layer.strides, layer.pads, rq.words is not None,
                         layer.name)[2]
-    choices = sorted({min(1 << j, most) for j in range(most.bit_length())})
+    choices = sorted({min(1 << j, most) for j in range(most.bit_length() + 1)})
     # chosen without the preload, so that both writings of the program (lower_layer) agree
     best = choices[0] if len(choices) == 1 else min(
         choices, key=lambda k: (predict(build(k).finish(check=False)), k))
