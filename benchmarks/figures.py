@@ -228,7 +228,7 @@ def measure_boards() -> dict:
             p = by_label[label]
             figures.update({f"{board}/{name}_cycles": p["cycles"], f"{board}/{name}_fits": p["fit"]["fits"],
                             f"{board}/{name}_bram_percent": p["fit"]["percent"]["bram"]})
-        wide = [p for p in points if p["change"].get("LOG_BLOCK_OUT", 0) > p["change"].get("LOG_BLOCK_IN", 0)]
+        wide = [p for p in points if p["geometry"]["block_out"] > p["geometry"]["block_in"]]
         figures.update({f"{board}/wide_points": len(wide), f"{board}/wide_fitting": sum(p["fit"]["fits"] for p in wide),
                         f"{board}/wide_cycles_min": min(p["cycles"] for p in wide),
                         f"{board}/wide_cycles_max": max(p["cycles"] for p in wide),

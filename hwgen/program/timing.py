@@ -186,13 +186,17 @@ class _Model:
         lead = insn.y_pad_0 * cols + insn.x_pad_0 if pads else 0
         return d, (int(self._hold(beats, bursts)), bursts, burst, min(self.inflight, bursts), lead)
 
+    def store_data(self, insn: Instruction) -> tuple[int, int]:
+        """(cycles, bursts) of a store's data: a beat a cycle, and one OUT read a cycle
+        (a beat of several entries waits for their reads)."""
+        beats, bursts = self._transfer(insn, self.cfg.elem_bytes[MemType.OUT])
+        return max(beats, insn.y_size * insn.x_size), bursts
+
     def store_cycles(self, insn: Instruction) -> int:
         if insn.x_size == 0:
             return ISSUE
-        beats, bursts = self._transfer(insn, self.cfg.elem_bytes[MemType.OUT])
-        # one OUT read a cycle: a beat of several entries waits for their reads
-        reads = insn.y_size * insn.x_size
-        return STORE_FIXED + self.latency + max(beats, reads) + STORE_BURST * bursts
+        data, bursts = self.store_data(insn)
+        return STORE_FIXED + self.latency + data + STORE_BURST * bursts
 
     def iterations(self, insn: Instruction) -> int:
         return (insn.uop_end - insn.uop_bgn) * max(insn.iter_out, 1) * max(insn.iter_in, 1)
@@ -205,12 +209,16 @@ class _Model:
         reach = (max(insn.iter_out, insn.iter_in, 1) - 1).bit_length()
         return insn.uop_end - insn.uop_bgn + FIRST_PASS_FIXED + reach
 
-    def unit_cycles(self, insn: Instruction) -> int:
+    def issue_cycles(self, insn: Instruction) -> int:
+        """A GEMM's or ALU instruction's micro-op iterations at its unit's interval."""
         if insn.opcode == Opcode.GEMM:
             interval = gemm_interval(self.cfg)
         else:
             interval = alu_interval(self.cfg, bool(insn.use_imm), insn.alu_opcode in LATE_OPS)
-        return UNIT_FIXED + self.iterations(insn) * interval
+        return self.iterations(insn) * interval
+
+    def unit_cycles(self, insn: Instruction) -> int:
+        return UNIT_FIXED + self.issue_cycles(insn)
 
     # -- footprints ----------------------------------------------------------------------------
     def uop_load(self, i: int, insn: Instruction) -> None:
@@ -591,16 +599,12 @@ def bound(program) -> dict:
     parts = dict.fromkeys(BOUND_PARTS, 0)
     parts["read"] = -(-len(program.insns) * INSN_BYTES // model.bus)
     for insn in program.insns:
-        if insn.opcode == Opcode.GEMM:
-            parts["gemm"] += model.iterations(insn) * gemm_interval(cfg)
-        elif insn.opcode == Opcode.ALU:
-            parts["alu"] += model.iterations(insn) * alu_interval(cfg, bool(insn.use_imm),
-                                                                  insn.alu_opcode in LATE_OPS)
+        if insn.opcode in (Opcode.GEMM, Opcode.ALU):
+            parts["gemm" if insn.opcode == Opcode.GEMM else "alu"] += model.issue_cycles(insn)
         elif insn.opcode == Opcode.LOAD and insn.x_size:
             parts["read"] += model._transfer(insn, cfg.elem_bytes[insn.memory_type])[0]
         elif insn.opcode == Opcode.STORE and insn.x_size:
-            beats, _ = model._transfer(insn, cfg.elem_bytes[MemType.OUT])
-            parts["write"] += max(beats, insn.y_size * insn.x_size)
+            parts["write"] += model.store_data(insn)[0]
     busy = {"gemm": parts["gemm"], "alu": parts["alu"]} if cfg.COMPUTE_OVERLAP else \
         {"gemm+alu": parts["gemm"] + parts["alu"]}
     busy.update(read=parts["read"], write=parts["write"])

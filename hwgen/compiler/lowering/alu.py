@@ -138,7 +138,7 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
             b.load(MemType.ACC, consts, bias, c * per_channel, x_size=cn * per_channel)
         blocks = (cn, ih * iw, th * tw)
         pix = [(th, tw, sh * iw), (tw, 1, sw)]
-        word = (consts + per_channel - 1, [per_channel, 0])
+        word = consts + per_channel - 1                   # a block's SCL word, after its bias
 
         def work():
             if kind == "max":
@@ -147,14 +147,14 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
                 _window(b, AluOp.ADD, dst, src, th, tw, (kh, kw), (sh, sw), iw, blocks)
                 if in_sum:
                     _alu(b, AluOp.ADD, (dst, dst), [(cn * th * tw, 1, 1)], imm=in_sum)
-                epilogue(b, dst, [(cn, th * tw), (th * tw, 1)], rq, word)
+                epilogue(b, dst, [(cn, th * tw), (th * tw, 1)], rq, (word, [per_channel, 0]))
             else:
                 scratch = [(kh, kw * th * tw, iw), (kw, th * tw, 1)]
                 _alu(b, AluOp.ADD, (tmp, src), scratch + pix, imm=0)        # tmp[ky,kx,p] = window value
                 _alu(b, AluOp.MUL, (tmp, wgt), [(kk, th * tw, 1), (th * tw, 1, 0)])
                 _alu(b, AluOp.ADD, (dst, consts), [(th * tw, 1, 0)], imm=0)  # dst = bias
                 _alu(b, AluOp.ADD, (dst, tmp), [(kk, 0, th * tw), (th * tw, 1, 1)])
-                epilogue(b, dst, [(th * tw, 1)], rq, (word[0], [0]))
+                epilogue(b, dst, [(th * tw, 1)], rq, (word, [0]))
         # a tile of several blocks is of whole images: their rows follow one another
         return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=cn * th, x_size=tw,
                                      x_stride=ow)
