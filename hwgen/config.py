@@ -99,6 +99,8 @@ FIELDS: dict[str, _Spec] = {
                            "the sequencer takes the next instruction as it retires one", isa=False),
     "QUEUE_ROOM_REGISTER": _Spec(bool, None, "fetch sees an instruction queue's room a cycle late, from a register "
                                  "(two free entries then: one now)", isa=False),
+    "STORE_READ_REGISTER": _Spec(bool, None, "the store's OUT scratchpad reads land in a register before a beat is "
+                                 "assembled from them (a cycle more from read to beat)", isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "COMPUTE_OVERLAP": _Spec(bool, None, "the compute module runs an instruction while an earlier one of another unit "
@@ -131,6 +133,7 @@ def _fpga_defaults(fpga: str) -> dict:
         # the family whose timing is measured (nextpnr); elsewhere ALU_COMPARE_STAGE costs
         # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
+        "STORE_READ_REGISTER": timed,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,

@@ -326,11 +326,13 @@ class TensorAlu(wiring.Component):
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
         read_to_use, in_flight = READ_TO_USE, idx.busy | s2_valid
         next_dst, next_src = s2_dst, s2_src          # what the use stage's addresses hold next cycle
+        next2_dst, next2_src = idx.dst, idx.src      # and the cycle after
         if one_port:
             # the second read (S2) arrives a cycle later; registered, like the first, so
             # that no memory output feeds the ALU directly
             second = registered(m, self.acc[0].data, "second")
             next_dst, next_src = s3_dst, s3_src
+            next2_dst, next2_src = s2_dst, s2_src
             in_flight = in_flight | s3_valid
             s3_valid, s3_dst, s3_src, s3_a = (registered(m, v, f"s4_{n}") for v, n in
                                               ((s3_valid, "valid"), (s3_dst, "dst"), (s3_src, "src"), (s3_a, "a")))
@@ -342,8 +344,8 @@ class TensorAlu(wiring.Component):
             m.d.sync += second.eq(self.acc[1].data)
         # S3 (S4 with one port)
         hist = WriteHistory(m, history_depth(cfg, read_to_use), dst_bits, acc_layout.size)
-        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a, addr_next=next_dst))
-        at_src = data.View(acc_layout, hist.forward(s3_src, second, addr_next=next_src))
+        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a, next_dst, next2_dst))
+        at_src = data.View(acc_layout, hist.forward(s3_src, second, next_src, next2_src))
         valid, dst = s3_valid, s3_dst
         if cfg.ALU_OP_REGISTER:                      # the lanes register their operands
             valid, dst = registered(m, valid, "op_valid"), registered(m, dst, "op_dst")

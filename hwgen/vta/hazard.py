@@ -15,7 +15,8 @@ class WriteHistory:
         self._m, self._name = m, name
         self.entries = [(Signal(name=f"{name}{k}_valid"), Signal(addr_bits, name=f"{name}{k}_addr"),
                          Signal(data_bits, name=f"{name}{k}_data")) for k in range(depth)]
-        self._early = []     # (registered match flags, the address they are compared with next cycle)
+        # (registered match flags, `none`, the addresses compared one and two cycles ahead)
+        self._early = []
 
     def record(self, valid: Value, addr: Value, data: Value, choice=None) -> None:
         """Shift in this cycle's write (valid=0 when there is none). Call once, after
@@ -34,27 +35,55 @@ class WriteHistory:
         # are registered one-hot (the newest match only, or `none`), so that forwarding
         # is one AND-OR rather than a chain of multiplexers
         upcoming = [newest[:2], *(e[:2] for e in self.entries[:-1])]
-        for flags, none, addr_next in self._early:
-            newer = 0
-            for k, (flag, (v, a)) in enumerate(zip(flags, upcoming)):
-                match = v & (a == addr_next)
-                if k == 0 and choice is not None:
-                    sel, (v1, a1), (v0, a0) = choice
-                    match = Mux(sel, v1 & (a1 == addr_next), v0 & (a0 == addr_next))
-                m.d.sync += flag.eq(match & ~newer)
-                newer = newer | match
-            m.d.sync += none.eq(~newer)
+        for flags, none, addr_next, addr_next2 in self._early:
+            if addr_next2 is None:
+                matches = [self._match(k == 0 and choice, v, a, addr_next) for k, (v, a) in enumerate(upcoming)]
+                self._one_hot(flags, none, matches)
+                continue
+            # two cycles ahead: entry 1 then is the newest write now, entry k >= 2 entry k-2
+            # now, so only the write made next cycle (entry 0) is compared in the cycle
+            # before the flags, and the rest of the priority comes from registers
+            n = len(flags)
+            later = [self._match(k == 0 and choice, v, a, addr_next2) for k, (v, a) in enumerate(upcoming[:n - 1])]
+            pre_flags = [Signal(name=f"{flag.name}_pre") for flag in flags[2:]]
+            pre_none = Signal(name=f"{none.name}_pre", init=1)
+            self._one_hot(pre_flags, pre_none, later[1:])
+            newer = self._match(choice, *upcoming[0], addr_next)
+            m1 = Signal(name=f"{flags[1].name}_pre")
+            m.d.sync += [m1.eq(later[0]), flags[0].eq(newer), flags[1].eq(m1 & ~newer),
+                         *(flag.eq(pre & ~m1 & ~newer) for flag, pre in zip(flags[2:], pre_flags)),
+                         none.eq(pre_none & ~m1 & ~newer)]
 
-    def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None) -> Value:
+    @staticmethod
+    def _match(choice, valid, addr, addr_next):
+        """Whether a write (valid, addr) is to `addr_next`; with `choice` the write is the
+        selection it describes (see `record`)."""
+        if not choice:
+            return valid & (addr == addr_next)
+        sel, (v1, a1), (v0, a0) = choice
+        return Mux(sel, v1 & (a1 == addr_next), v0 & (a0 == addr_next))
+
+    def _one_hot(self, flags, none, matches) -> None:
+        """Registers `flags` with the first of `matches` only, `none` if there is none."""
+        newer = 0
+        for flag, match in zip(flags, matches):
+            self._m.d.sync += flag.eq(match & ~newer)
+            newer = newer | match
+        self._m.d.sync += none.eq(~newer)
+
+    def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None,
+                addr_next2: Value | None = None) -> Value:
         """The newest recorded write to `addr`, else `mem_data`. With `addr_next` (what
         `addr`, a register, holds next cycle) the address comparisons are made a
         cycle early and registered as one-hot selections, so only an AND-OR of the
-        data remains in this cycle's path."""
+        data remains in this cycle's path. With `addr_next2` too (what `addr_next`, a
+        register, holds next cycle) those with all but the newest write are made
+        another cycle earlier (a history of at least two)."""
         if addr_next is not None:
             n = len(self._early)
             flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
             none = Signal(name=f"{self._name}_f{n}_none", init=1)
-            self._early.append((flags, none, addr_next))
+            self._early.append((flags, none, addr_next, addr_next2))
             # muxes rather than ANDs with a flag replicated over 1024 bits: half the netlist
             result = Mux(none, mem_data, 0)
             for flag, (_, _, d) in zip(flags, self.entries):

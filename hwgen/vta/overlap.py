@@ -57,7 +57,7 @@ class OverlapSequencer:
         loop = data.View(insn_layout(cfg, "GEMM"), self.insn)
         have = Signal()                                       # the head holds an instruction
         sel = {name: Signal(name=f"head_{name.lower()}") for name in names}
-        is_load = Cat(sel[mt.name] for mt in LOADS).any()
+        is_load = Signal()                                    # the head is a load (of any of LOADS)
         cls_of_head = {"LOAD": is_load, "GEMM": sel["GEMM"], "ALU": sel["ALU"]}
         issue = Signal()
 
@@ -79,6 +79,7 @@ class OverlapSequencer:
         with m.If(taken):
             raw = data.View(insn_layout(cfg, "LOAD"), word)
             m.d.sync += [self.insn.eq(word),
+                         is_load.eq((raw.opcode == Opcode.LOAD) & Cat(raw.memory_type == mt for mt in LOADS).any()),
                          *(sel[mt.name].eq((raw.opcode == Opcode.LOAD) & (raw.memory_type == mt)) for mt in LOADS),
                          *(sel[op.name].eq(raw.opcode == op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH))]
 
@@ -136,8 +137,11 @@ class OverlapSequencer:
         taken_or_issued = Signal()
         if cfg.OVERLAP_REGISTERS:
             # a cycle late, as `fits` below: between a take and an issue an executing load
-            # only finishes or its footprint becomes known, so uop_ok only rises
-            uop_ok = registered(m, uop_ok & ~taken_or_issued, "uop_ok")
+            # only finishes or its footprint becomes known, so uop_ok only rises. The
+            # comparisons' registers do not wait for the decision to issue: a register of
+            # its own says whether such an event happened, and masks them
+            event = registered(m, taken_or_issued, "event")
+            uop_ok = registered(m, uop_ok, "uop_ok") & ~event
         ok_beside = 1
         for c in CLASSES:
             # the head's footprint is known and apart from that of what executes on `c`
@@ -151,15 +155,17 @@ class OverlapSequencer:
                 # a cycle late: between events that change the head or what executes, a
                 # footprint only becomes known, so the comparison from the cycle before
                 # holds unless one happened in it
-                fits = registered(m, fits & ~taken_or_issued, f"fits_{c.lower()}")
+                fits = registered(m, fits, f"fits_{c.lower()}") & ~event
             ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
         any_exec = Cat(exe.values()).any()
         m.d.comb += self.overlapping.eq(Cat(exe[a] & exe[b] for a, b in combinations(CLASSES, 2)).any())
 
         # -- the window ----------------------------------------------------------------------
-        ptr_bits = LOG_WINDOW + 1
-        oldest, tail = Signal(ptr_bits), Signal(ptr_bits)
-        count = (tail - oldest)[:ptr_bits]
+        oldest, tail = Signal(LOG_WINDOW + 1), Signal(LOG_WINDOW + 1)
+        # how many it holds (tail - oldest), counted in registers of their own, and whether
+        # that is none; with OVERLAP_REGISTERS a retirement counts a cycle later (the
+        # oldest entry's flags are a sixteen-way selection, apart from the decision to issue)
+        count, empty = Signal(range(WINDOW + 1)), Signal(init=1)
         done = Array(Signal(name=f"done{k}") for k in range(WINDOW))
         push = Array(Signal(2, name=f"push{k}") for k in range(WINDOW))
 
@@ -168,16 +174,22 @@ class OverlapSequencer:
         m.d.sync += settle.eq(0)
         pops_ok = (~settle & (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next))
 
-        head_scanning = Mux(sel["GEMM"], gemm.scanning, Mux(sel["ALU"], alu.scanning, 0))
-        unit_free = ~Cat(exe[c] & cls_of_head[c] for c in CLASSES).any() & ~head_scanning
-        finish_ok = ~sel["FINISH"] | (count == 0)
-        alone = ~any_exec & ~head_scanning
-        m.d.comb += [issue.eq(have & pops_ok & (count < WINDOW) & unit_free & finish_ok
-                              & (alone | (any_exec & ok_beside))),
+        # the head's unit scans it from the decision until the footprint is known (the
+        # unit's own `scanning` ends before that; these registers are here, the unit apart)
+        head_scanning = scan_on & ~scanned
+        finish_ok = ~sel["FINISH"] | empty
+        scan_go = {c: Signal(name=f"scan_go_{c.lower()}") for c in units}   # a scan starts on `c`
+        # a scan decided a cycle earlier keeps its head (below)
+        scan_late = Cat(scan_go.values()).any() if cfg.OVERLAP_REGISTERS else 0
+        # the head issues alone when nothing executes (ok_beside holds then), beside what
+        # executes when its footprint allows, never on a unit executing (ok_beside fails);
+        # the window has room while its count's top bit is clear
+        m.d.comb += [issue.eq(have & pops_ok & ~count[LOG_WINDOW] & ~head_scanning & finish_ok & ~scan_late
+                              & ok_beside),
                      taken_or_issued.eq(taken | issue)]
         # FINISH issues once everything has retired, when nothing executes: the same
         # pulse as `issue & head_finish`, without the footprint comparisons before it
-        m.d.comb += self.start["FINISH"].eq(have & sel["FINISH"] & pops_ok & (count == 0))
+        m.d.comb += self.start["FINISH"].eq(have & sel["FINISH"] & pops_ok & empty)
         with m.If(issue):
             m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
                          *(self.start[name].eq(sel[name]) for name in names if name != "FINISH")]
@@ -199,10 +211,17 @@ class OverlapSequencer:
         # -- scans: a GEMM/ALU head whose unit is idle while other units execute -------------
         for c, unit in units.items():
             mine = have & sel[c] & ~issue
-            with m.If(mine & any_exec & ~scan_on & ~scanned & unit_free & uop_ok):
-                m.d.comb += unit.scan.eq(1)
+            go = mine & any_exec & ~exe[c] & ~scan_on & ~scanned & uop_ok
+            if cfg.OVERLAP_REGISTERS:
+                # the unit, placed apart, starts the scan a cycle after the decision, from a
+                # register; the head does not issue in that cycle (it is being scanned)
+                m.d.comb += scan_go[c].eq(registered(m, go, f"scan_{c.lower()}"))
+            else:
+                m.d.comb += scan_go[c].eq(go)
+            m.d.comb += unit.scan.eq(scan_go[c])
+            with m.If(go):
                 m.d.sync += scan_on.eq(1)
-            with m.If(mine & scan_on & ~scanned & unit.fp_known):
+            with m.If(mine & scan_on & ~scan_go[c] & ~scanned & unit.fp_known):    # a scan's own footprint
                 m.d.sync += scanned.eq(1)
             with m.If(mine & scan_on & unit.scanning & ~any_exec):    # alone now: issue unscanned
                 m.d.comb += unit.abort.eq(1)
@@ -214,6 +233,8 @@ class OverlapSequencer:
                 m.d.sync += [exe[c].eq(0), done[seq[c]].eq(1)]
             m.d.comb += self.age[c].eq(seq[c] - oldest[:LOG_WINDOW])
         retire = (oldest != tail) & done[oldest[:LOG_WINDOW]]
+        counted = registered(m, retire, "retire_counted") if cfg.OVERLAP_REGISTERS else retire
+        m.d.sync += [count.eq(count + issue - counted), empty.eq(~issue & Mux(counted, count == 1, empty))]
         pushes = Mux(retire, push[oldest[:LOG_WINDOW]], 0)
         m.d.comb += self.retire_pushes.eq(pushes)
         if cfg.OVERLAP_REGISTERS:
@@ -225,5 +246,5 @@ class OverlapSequencer:
             m.d.comb += self.retired.eq(1)
         m.d.comb += [tokens.push_prev.eq(pushes[0]), tokens.push_next.eq(pushes[1])]
 
-        m.d.comb += [self.executing.eq(count != 0), self.waiting.eq(have & ~pops_ok & (count == 0)),
-                     self.state.eq(Mux(count != 0, 2, Mux(have, 1, 0)))]
+        m.d.comb += [self.executing.eq(~empty), self.waiting.eq(have & ~pops_ok & empty),
+                     self.state.eq(Mux(~empty, 2, Mux(have, 1, 0)))]

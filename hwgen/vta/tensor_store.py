@@ -19,10 +19,11 @@ from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
+from .rtl import registered
 from .vme import WriteClientSignature
 
 # Beats between the OUT reads and the W channel: a read, its landing and the FIFO's
-# own cycle, so that a beat can leave every cycle.
+# own cycle, so that a beat can leave every cycle (one more with STORE_READ_REGISTER).
 STORE_FIFO_DEPTH = 4
 
 
@@ -83,18 +84,27 @@ class TensorStore(wiring.Component):
 
         # finished beats wait in a FIFO for the W channel; a beat starts reading only if
         # the FIFO will have room for it (DEPTH covers read, landing and FIFO latency)
-        beats_fifo = fifo.SyncFIFO(width=cfg.AXI_DATA_BITS + BB + 1, depth=STORE_FIFO_DEPTH)
+        depth = STORE_FIFO_DEPTH + cfg.STORE_READ_REGISTER
+        beats_fifo = fifo.SyncFIFO(width=cfg.AXI_DATA_BITS + BB + 1, depth=depth)
         m.submodules.beats = beats_fifo
-        in_flight = Signal(range(STORE_FIFO_DEPTH + 1))          # beats started, not yet sent
+        in_flight = Signal(range(depth + 1))                     # beats started, not yet sent
         got_slice, got_last_lane, got_last_beat = Signal(max(1, exact_log2(slices))), Signal(), Signal()
+        # what the READ state issued a read with, by the cycle its data lands
+        issued = (got_valid, got_lane, got_ok, got_slice, got_last_lane, got_last_beat)
+        m.d.sync += got_valid.eq(0)
+        read = self.out.data
+        if cfg.STORE_READ_REGISTER:
+            # the block RAM's output (slow without its own output register) lands in a
+            # register first, and what was read with it follows a cycle later
+            read = registered(m, read, "out_r")
+            got_valid, got_lane, got_ok, got_slice, got_last_lane, got_last_beat = (
+                registered(m, v, f"{v.name}_r") for v in issued)
 
-        # the read issued last cycle lands in the beat register; a beat's last lane goes
-        # to the FIFO with the rest of the beat
-        word = self.out.data if narrow else self.out.data.word_select(
-            got_slice if slices > 1 else Const(0), 8 * BB)
+        # the read issued last cycle (two with STORE_READ_REGISTER) lands in the beat
+        # register; a beat's last lane goes to the FIFO with the rest of the beat
+        word = read if narrow else read.word_select(got_slice if slices > 1 else Const(0), 8 * BB)
         full_data, full_strb = Signal.like(beat_data), Signal.like(beat_strb)
         m.d.comb += [full_data.eq(beat_data), full_strb.eq(beat_strb)]
-        m.d.sync += got_valid.eq(0)
         with m.If(got_valid):
             for k in range(lanes):
                 with m.If(got_lane == k):
@@ -145,10 +155,9 @@ class TensorStore(wiring.Component):
                 last_lane = rl == lanes - 1
                 with m.If((rl != 0) | (in_flight < STORE_FIFO_DEPTH)):
                     m.d.comb += starts_beat.eq(rl == 0)
-                    m.d.sync += [got_valid.eq(1), got_lane.eq(rl), got_ok.eq(ok), got_last_lane.eq(last_lane),
-                                 got_last_beat.eq(rb == n_beats - 1), rl.eq(Mux(last_lane, 0, rl + 1))]
-                    if slices > 1:
-                        m.d.sync += got_slice.eq(b[:exact_log2(slices)])
+                    m.d.sync += [*(v.eq(x) for v, x in zip(issued, (1, rl, ok, b[:exact_log2(slices)], last_lane,
+                                                                     rb == n_beats - 1))),
+                                 rl.eq(Mux(last_lane, 0, rl + 1))]
                     if narrow:
                         m.d.sync += rd_addr.eq(rd_addr + 1)
                     else:

@@ -348,7 +348,7 @@ def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
 # docs/configuration.md's defaults of the microarchitecture fields, per FPGA family
 _ALL_FAMILIES = ("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                  "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS")
-_ECP5_ONLY = ("ALU_COMPARE_STAGE", "BUSY_REGISTER", "QUEUE_ROOM_REGISTER")
+_ECP5_ONLY = ("ALU_COMPARE_STAGE", "BUSY_REGISTER", "QUEUE_ROOM_REGISTER", "STORE_READ_REGISTER")
 
 
 @pytest.mark.parametrize("fpga", ["none", "xc7", "cyclonev", "ecp5"])

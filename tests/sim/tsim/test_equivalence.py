@@ -5,8 +5,9 @@ ALU_RESCALE (SCL bit-exact byte by byte, dependent micro-ops back to back), and 
 1x32x32 with 64-bit micro-ops and restricted factor fields, and as built for FPGA
 families (one accumulator read port, split scratchpads, packed multipliers, the ECP5's
 DSP primitive with its own registers), and with the original VTA's unpipelined
-sequencing of GEMM and ALU, and with the units' busy flags and the queues' room registered
-(BUSY_REGISTER, QUEUE_ROOM_REGISTER)."""
+sequencing of GEMM and ALU, and with the units' busy flags, the queues' room and the
+store's OUT reads registered (BUSY_REGISTER, QUEUE_ROOM_REGISTER, STORE_READ_REGISTER,
+with OUT entries of two bus beats and of half a beat)."""
 import numpy as np
 import pytest
 
@@ -30,8 +31,9 @@ CONFIGS = {
     "1x8x8+ecp5": {"stall": 0.1},
     '2x16x16+cyclonev+ALU_RESCALE="multiply"': {"out_of_order": True},
     # the original VTA's sequencing (GEMM and ALU micro-ops every 4th/5th cycle)
-    '1x16x16-aluext+PIPELINED_UNITS=false+ALU_RESCALE="shift"': {"stall": 0.1},
-    "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true+QUEUE_ROOM_REGISTER=true": {},
+    '1x16x16-aluext+PIPELINED_UNITS=false+ALU_RESCALE="shift"+STORE_READ_REGISTER=true': {"stall": 0.1},
+    "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true+QUEUE_ROOM_REGISTER=true+STORE_READ_REGISTER=true"
+    "+AXI_DATA_BITS=128": {"stall": 0.1},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]
