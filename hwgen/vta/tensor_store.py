@@ -153,7 +153,7 @@ class TensorStore(wiring.Component):
                         m.next = "READ"
             with m.State("READ"):
                 last_lane = rl == lanes - 1
-                with m.If((rl != 0) | (in_flight < STORE_FIFO_DEPTH)):
+                with m.If((rl != 0) | (in_flight < depth)):
                     m.d.comb += starts_beat.eq(rl == 0)
                     m.d.sync += [*(v.eq(x) for v, x in zip(issued, (1, rl, ok, b[:exact_log2(slices)], last_lane,
                                                                      rb == n_beats - 1))),
