@@ -26,23 +26,30 @@ def halves_touched(lo: Value, top: Value, log_depth: int) -> Value:
 
 
 class ProductSum:
-    """sum(a * b for a, b in `pairs`): the operands are taken the cycle after `start`
-    (when they must be valid) and the sum is formed by shift and add, least
+    """offset + sum(a * b for a, b in `pairs`), modulo 2^len(value) (wide enough for
+    any non-negative result): the operands and the offset are taken the cycle after
+    `start` (when they must be valid) and the sum is formed by shift and add, least
     significant bit of each `a` first, until no bit of any `a` is left: 1 + the bit
-    length of the largest `a` cycles. `done` is high from then until the next `start`."""
+    length of the largest `a` cycles. `done` is high from then until the next `start`.
+    `start` reaches only the `pending` register (a decision late in its cycle and far
+    away drives it): the other registers run on and are loaded in the cycle after."""
 
-    def __init__(self, m: Module, pairs: list, start: Value, name: str):
+    def __init__(self, m: Module, pairs: list, start: Value, name: str, offset=None):
         pairs = [(Value.cast(a), Value.cast(b)) for a, b in pairs]
         width = max(len(a) + len(b) for a, b in pairs) + len(pairs)
+        if offset is None:
+            offset = 0
+        else:
+            offset = Value.cast(offset)
+            width = max(width, len(offset)) + 1
         self.value = Signal(width, name=f"{name}_sum")
         pending = Signal(name=f"{name}_pending")
         rest = [Signal(len(a), name=f"{name}_a{k}") for k, (a, _) in enumerate(pairs)]
         shifted = [Signal(width, name=f"{name}_b{k}") for k in range(len(pairs))]
         self.done = ~pending & ~Cat(r.any() for r in rest).any()
-        with m.If(start):
-            m.d.sync += [pending.eq(1), *(r.eq(0) for r in rest)]
-        with m.Elif(pending):
-            m.d.sync += [pending.eq(0), self.value.eq(0), *(r.eq(a) for r, (a, _) in zip(rest, pairs)),
+        m.d.sync += pending.eq(start)
+        with m.If(pending):
+            m.d.sync += [self.value.eq(offset), *(r.eq(a) for r, (a, _) in zip(rest, pairs)),
                          *(sh.eq(b) for sh, (_, b) in zip(shifted, pairs))]
         with m.Else():
             m.d.sync += [self.value.eq(self.value + reduce(operator.add, (Mux(r[0], sh, 0) for r, sh in zip(rest, shifted)))),

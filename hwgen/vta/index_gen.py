@@ -181,9 +181,11 @@ class IndexGenerator(wiring.Component):
     def _footprint(self, m: Module, p, uop: data.View, seen, first_end, empty, clear) -> None:
         """`fp_known` and `fp_mask` of the tracked fields, restarted by `clear` (a
         scan, or a start without `keep`; from the next cycle `p` holds the
-        instruction). The mask is kept until the next `clear`."""
+        instruction). The mask is valid while `fp_known` and kept until the next
+        `clear`."""
         log_depth = self.cfg.log_depth[MemType.ACC]
         tracking, any_seen, seen_all, known = Signal(), Signal(), Signal(), Signal()
+        mask = Signal(HALVES, name="fp_mask_r")
         reaches = [ProductSum(m, [(p.iter_out - 1, p[f"{k}_factor_out"]), (p.iter_in - 1, p[f"{k}_factor_in"])],
                               clear, f"{k}_reach") for k in self.track]
         masks = []
@@ -204,8 +206,10 @@ class IndexGenerator(wiring.Component):
             with m.If(tracking & first_end):
                 m.d.sync += seen_all.eq(1)
             with m.If(tracking & seen_all & Cat(r.done for r in reaches).all()):
-                m.d.sync += [tracking.eq(0), known.eq(1)]
-        m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(Mux(any_seen, reduce(operator.or_, masks), 0))]
+                # the mask is taken into a register as it becomes known (the extremes and
+                # reaches are final then): the adders stay out of the issue logic's paths
+                m.d.sync += [tracking.eq(0), known.eq(1), mask.eq(Mux(any_seen, reduce(operator.or_, masks), 0))]
+        m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(mask)]
 
 
 def attach_index_generator(m: Module, unit) -> IndexGenerator:

@@ -84,21 +84,24 @@ class OverlapSequencer:
                          *(sel[op.name].eq(raw.opcode == op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH))]
 
         # a load's footprint: rows x cols entries from sram_base; a UOP load's range [sram_base,
-        # end), beyond the buffer (wrapping) in conflict with everything
+        # top], beyond the buffer (wrapping) in conflict with everything
         log_acc, log_uop = cfg.log_depth[MemType.ACC], cfg.log_depth[MemType.UOP]
 
         def load_footprint(fields, is_uop, start, name):
-            rows = fields.y_pad_0 + fields.y_size + fields.y_pad_1
-            if "overlap_load_without_padding" in bugs:
-                rows = fields.y_size
+            row_terms = [fields.y_size] if "overlap_load_without_padding" in bugs else \
+                [fields.y_pad_0, fields.y_size, fields.y_pad_1]
             cols = fields.x_pad_0 + fields.x_size + fields.x_pad_1
-            size = ProductSum(m, [(rows, cols)], start, name)
-            writes = (fields.x_size != 0) & (size.value != 0)
-            end = fields.sram_base + size.value               # one past the last entry written
-            acc_mask = Mux(writes & ~is_uop, halves_touched(fields.sram_base, end - 1, log_acc), 0)
-            return size.done, acc_mask, writes & is_uop, end > (1 << log_uop), end
+            # the sum is the last entry written, so that no adder stands between its
+            # register and the comparisons
+            size = ProductSum(m, [(sum(row_terms), cols)], start, name, offset=fields.sram_base - 1)
+            top = size.value
+            # rows x cols is non-zero when x_size is (cols >= x_size) and a row term is; a
+            # register, from the fields of the cycle after `start`, in time for `done`
+            writes = registered(m, (fields.x_size != 0) & Cat(t.any() for t in row_terms).any(), f"{name}_writes")
+            acc_mask = Mux(writes & ~is_uop, halves_touched(fields.sram_base, top, log_acc), 0)
+            return size.done, acc_mask, writes & is_uop, top[log_uop:].any(), top
 
-        head_load_known, head_load_mask, head_uop_writes, head_uop_wrap, end = load_footprint(
+        head_load_known, head_load_mask, head_uop_writes, head_uop_wrap, head_top = load_footprint(
             load, sel["UOP"], taken, "head_size")
 
         # -- the executing units ------------------------------------------------------------
@@ -114,7 +117,7 @@ class OverlapSequencer:
         # the executing load's footprint, from its fields kept when it issued
         ld_fields = Signal(insn_layout(cfg, "LOAD"))
         ld_is_uop = Signal()
-        ld_known, ld_mask, ld_uop, ld_wrap, ld_end = load_footprint(
+        ld_known, ld_mask, ld_uop, ld_wrap, ld_top = load_footprint(
             ld_fields, ld_is_uop, issue & is_load, "load_size")
         ld_lo = ld_fields.sram_base
         # the executing GEMM's and ALU's micro-op ranges
@@ -123,8 +126,9 @@ class OverlapSequencer:
         known = {"LOAD": ld_known, "GEMM": gemm.fp_known, "ALU": alu.fp_known}
         mask = {"LOAD": ld_mask, "GEMM": gemm.fp_mask, "ALU": alu.fp_mask}
 
-        def apart(a_lo, a_end, b_lo, b_end):
-            return (a_end <= b_lo) | (b_end <= a_lo)
+        def apart(a_lo, a_end, b_lo, b_top):
+            """[a_lo, a_end) and [b_lo, b_top] are disjoint."""
+            return (a_end <= b_lo) | (b_top < a_lo)
 
         # -- whether the head may issue beside what executes ---------------------------------
         scanned, scan_on = Signal(), Signal()
@@ -132,7 +136,7 @@ class OverlapSequencer:
         h_mask = Mux(is_load, head_load_mask, head_unit_mask)
         h_known = Mux(is_load, head_load_known, scanned)
         # a GEMM/ALU head's micro-ops against an executing UOP load's writes
-        ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_end)))
+        ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_top)))
         uop_ok = ~exe["LOAD"] | is_load | ld_ok
         taken_or_issued = Signal()
         if cfg.OVERLAP_REGISTERS:
@@ -148,7 +152,7 @@ class OverlapSequencer:
             fits = h_known & known[c] & (((h_mask & mask[c]) == 0) | ("overlap_ignores_acc_halves" in bugs))
             if c in units:
                 # a UOP load head must not write what the GEMM/ALU reads
-                fits &= ~head_uop_writes | (~head_uop_wrap & apart(load.sram_base, end, *rng[c]))
+                fits &= ~head_uop_writes | (~head_uop_wrap & apart(*rng[c], load.sram_base, head_top))
             else:
                 fits &= ld_ok
             if cfg.OVERLAP_REGISTERS:
