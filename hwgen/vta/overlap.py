@@ -140,10 +140,10 @@ class OverlapSequencer:
         uop_ok = ~exe["LOAD"] | is_load | ld_ok
         taken_or_issued = Signal()
         if cfg.OVERLAP_REGISTERS:
-            # a cycle late, as `fits` below: between a take and an issue an executing load
+            # a cycle late, as `ready` below: between a take and an issue an executing load
             # only finishes or its footprint becomes known, so uop_ok only rises. The
-            # comparisons' registers do not wait for the decision to issue: a register of
-            # its own says whether such an event happened, and masks them
+            # registers do not wait for the decision to issue: a register of its own says
+            # whether such an event happened, and masks them
             event = registered(m, taken_or_issued, "event")
             uop_ok = registered(m, uop_ok, "uop_ok") & ~event
         ok_beside = 1
@@ -155,11 +155,6 @@ class OverlapSequencer:
                 fits &= ~head_uop_writes | (~head_uop_wrap & apart(*rng[c], load.sram_base, head_top))
             else:
                 fits &= ld_ok
-            if cfg.OVERLAP_REGISTERS:
-                # a cycle late: between events that change the head or what executes, a
-                # footprint only becomes known, so the comparison from the cycle before
-                # holds unless one happened in it
-                fits = registered(m, fits, f"fits_{c.lower()}") & ~event
             ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
         any_exec = Cat(exe.values()).any()
         m.d.comb += self.overlapping.eq(Cat(exe[a] & exe[b] for a, b in combinations(CLASSES, 2)).any())
@@ -188,12 +183,21 @@ class OverlapSequencer:
         # the head issues alone when nothing executes (ok_beside holds then), beside what
         # executes when its footprint allows, never on a unit executing (ok_beside fails);
         # the window has room while its count's top bit is clear
-        m.d.comb += [issue.eq(have & pops_ok & ~count[LOG_WINDOW] & ~head_scanning & finish_ok & ~scan_late
-                              & ok_beside),
-                     taken_or_issued.eq(taken | issue)]
+        ready = pops_ok & ~count[LOG_WINDOW] & ~head_scanning & finish_ok & ok_beside
+        if cfg.OVERLAP_REGISTERS:
+            # a cycle late: between events that change the head or what executes, the
+            # conditions only come to hold (tokens arrive, units finish, footprints become
+            # known, the window drains), so those of the cycle before hold unless an event
+            # happened in it; a scan decided in it is `scan_late`. The decision is then a
+            # gate from registers, whose fan-out spans the die (the head, the window, the
+            # token counters, every unit's start)
+            ready = registered(m, ready, "ready") & ~event
+        m.d.comb += [issue.eq(have & ready & ~scan_late), taken_or_issued.eq(taken | issue)]
         # FINISH issues once everything has retired, when nothing executes: the same
         # pulse as `issue & head_finish`, without the footprint comparisons before it
-        m.d.comb += self.start["FINISH"].eq(have & sel["FINISH"] & pops_ok & empty)
+        # (with OVERLAP_REGISTERS the decision is that short already)
+        m.d.comb += self.start["FINISH"].eq(
+            issue & sel["FINISH"] if cfg.OVERLAP_REGISTERS else have & sel["FINISH"] & pops_ok & empty)
         with m.If(issue):
             m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
                          *(self.start[name].eq(sel[name]) for name in names if name != "FINISH")]

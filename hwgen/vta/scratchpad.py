@@ -41,9 +41,10 @@ class Scratchpad(wiring.Component):
 
     A scratchpad in halves (`spec.halves` 2) has `writers` write ports and one read
     port per entry of `readers` (the physical port of each half it uses), all with
-    whole-scratchpad addresses: the top address bit selects the half. Its users keep
-    to the compute-overlap rule (docs/semantics.md): in a cycle, the writes go to
-    different halves and the active reads (`en` high) sharing a physical port too.
+    whole-scratchpad addresses: the top address bit selects the half, and every field
+    of a write port is zero in a cycle without a write (tensor_load.merge_writes). Its
+    users keep to the compute-overlap rule (docs/semantics.md): in a cycle, the writes
+    go to different halves and the active reads (`en` high) sharing a physical port too.
     A read's data comes from the half its address selected the cycle before."""
 
     def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
@@ -120,7 +121,9 @@ class Scratchpad(wiring.Component):
         half_data = [[] for _ in self.rd]          # per user read port: the data of each half
         for h, name in enumerate(self.spec.memories):
             wr = ScratchWriteSignature(low, self.bits, len(self.wr[0].en)).create(path=(f"{name}_wr",))
-            here = [w.en.any() & (w.addr[low] == h) for w in self.wr]
+            # a port's top address bit alone selects the half: a port is zero while it does
+            # not write, so the enables stay out of the address and data paths
+            here = [w.addr[low] == h for w in self.wr]
             for field in ("en", "addr", "data"):
                 m.d.comb += getattr(wr, field).eq(reduce(operator.or_, (
                     Mux(on, getattr(w, field)[:low] if field == "addr" else getattr(w, field), 0)
