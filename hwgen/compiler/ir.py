@@ -41,8 +41,8 @@ class Layer:
 
     kind = "layer"
     arity = 1
-    # the columns of `requant`: (m, n), or for an add (ma, mb, n)
-    requant_columns = 2
+    # the columns of `requant`: multipliers m..., shifts n..., others any int32
+    requant_columns = ("m", "n")
 
     def attrs(self) -> dict:
         return {}
@@ -92,18 +92,21 @@ class Layer:
     def _check_requant(self) -> None:
         rq, cols = self.requant, self.requant_columns
         _array(self, "requant", np.int32, 2)
-        if rq.shape[1] != cols or rq.shape[0] < 1:
-            names = "(ma, mb, n)" if cols == 3 else "(m, n)"
-            raise HwgenError(f"layer {self.name}: requant has shape {rq.shape}; it must be (K, {cols}), rows {names} "
-                             "for every channel (K = channels) or for all (K = 1)")
+        if rq.shape[1] != len(cols) or rq.shape[0] < 1:
+            raise HwgenError(f"layer {self.name}: requant has shape {rq.shape}; it must be (K, {len(cols)}), rows "
+                             f"({', '.join(cols)}) for every channel (K = channels) or for all (K = 1)")
         if self.shift:
             raise HwgenError(f"layer {self.name}: shift {self.shift} beside a requant array; a layer requantizes "
                              "by one or the other: set shift 0")
-        m, n = rq[:, :cols - 1], rq[:, cols - 1]
+        m, n = self.requant_part("m"), self.requant_part("n")
         if m.min() < 0 or m.max() >= 1 << sem.MULT_BITS or n.min() < 0 or n.max() > sem.MAX_RQ_SHIFT:
             raise HwgenError(f"layer {self.name}: requant multipliers must lie in 0..2^{sem.MULT_BITS}-1 and shifts "
                              f"in 0..{sem.MAX_RQ_SHIFT}; found multipliers {m.min()}..{m.max()}, shifts "
                              f"{n.min()}..{n.max()}")
+
+    def requant_part(self, kind: str) -> np.ndarray:
+        """The columns of `requant` of a kind: "m" the multipliers, "n" the shifts."""
+        return self.requant[:, [c.startswith(kind) for c in self.requant_columns]]
 
     def _check_channels(self, channels: int) -> None:
         """The requant array has one row or one per output channel."""
@@ -330,19 +333,44 @@ class DepthwiseConv2d(_Window):
 
 @dataclass
 class Add(Layer):
-    """Residual add: requantize(a + b), or with `requant` rows (ma, mb, n):
-    clip(rne(((a - za) ma + (b - zb) mb) / 2^n) + zero, lo, hi)."""
+    """Residual add: requantize(a + b), or with `requant`, one row (ma, na, mb, nb, c, n):
+    clip(rne(acc / 2^n) + zero, lo, hi) of the sum acc of the terms
+    ta = rne((a - za) ma / 2^na), tb = rne((b - zb) mb / 2^nb) and c, exact or, with
+    rounding "float32", fl(ta + fl(tb + c)) as ONNX Runtime's float32 arithmetic."""
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     in_zero: tuple[int, int] = (0, 0)
+    rounding: str = "exact"
     kind = "add"
     arity = 2
-    requant_columns = 3
+    requant_columns = ("ma", "na", "mb", "nb", "c", "n")
 
     def attrs(self):
         return {"shift": self.shift, "clip": list(self.clip)}
+
+    def _check_requant(self) -> None:
+        """One row, and a sum that int32 holds for every pair of int8 inputs (the
+        accelerator forms it in its accumulators), with room for float32's rounding."""
+        super()._check_requant()
+        if self.requant.shape[0] != 1:
+            raise HwgenError(f"layer {self.name}: requant has {self.requant.shape[0]} rows; an add takes one row "
+                             f"({', '.join(self.requant_columns)}) for all channels")
+        largest, limit = sem.add_sum_bound(self.spans(), self.requant[0]), self.sum_limit(self.rounding)
+        if largest >= limit:
+            raise HwgenError(f"layer {self.name}: the sum rne((a - za) x ma / 2^na) + rne((b - zb) x mb / 2^nb) + c "
+                             f"reaches {largest} for int8 inputs, {limit} or more: raise na and nb (and lower n "
+                             "by as much)")
+
+    @staticmethod
+    def sum_limit(rounding: str) -> int:
+        """The bound on |sum| that keeps it, and with "float32" its rounding, in int32."""
+        return (1 << 31) - (1 << 8 if rounding == "float32" else 0)
+
+    def spans(self) -> tuple[int, int]:
+        """The largest |x - zero| of each input over int8."""
+        return tuple(max(z - sem.INT8[0], sem.INT8[1] - z) for z in self.in_zero)
 
     def out_shape(self, a, b):
         if tuple(a) != tuple(b):
@@ -351,10 +379,11 @@ class Add(Layer):
         return tuple(a)
 
     def accumulator(self, a, b):
-        return sem.add_acc(a, b, self.requant, self.in_zero)
+        return sem.add_acc(a, b, self.requant, self.in_zero, self.rounding == "float32")
 
     def reference(self, a, b):
-        return sem.add(a, b, self.shift, self.clip, self.requant, self.zero, self.in_zero)
+        return sem.add(a, b, self.shift, self.clip, self.requant, self.zero, self.in_zero,
+                       self.rounding == "float32")
 
 
 @dataclass

@@ -72,7 +72,7 @@ def _unlowered(layer, cfg, shapes) -> str | None:
         if cfg.ALU_RESCALE == "none":
             return ("requantization by multipliers (an imported model's) needs the SCL ALU operation: "
                     "ALU_RESCALE \"multiply\" (or \"shift\" where every scale is a power of two)")
-        if cfg.ALU_RESCALE == "shift" and np.any(rq[:, :-1] != 1):
+        if cfg.ALU_RESCALE == "shift" and np.any(layer.requant_part("m") != 1):
             return ("scales that are not powers of two need the SCL multiplier: ALU_RESCALE \"multiply\" "
                     "(the configuration has \"shift\")")
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)) and layer.in_zero:

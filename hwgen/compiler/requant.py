@@ -6,9 +6,10 @@ lowering emits them; the tiling search counts them.
   scales), or SCL by each output channel's word (an imported model's multiplier and
   shift, and its rounding, docs/semantics.md), then the clip shifted by the zero
   point and the ADD of the zero point.
-- `AddRequant`: an imported add, (a - za) x ma + (b - zb) x mb rounded by 2^n: ADDs of
-  the negated zero points, SCLs by the multipliers, the ADD of the two, a rounding SCL
-  by 2^n, then the add's own `Requant`.
+- `AddRequant`: an imported add (ir.Add): ADDs of the negated zero points, SCLs by
+  each input's word, the ADD of the two and of the offset, a rounding SCL by 2^n (with
+  float32 rounding, SCLs that round to 24 significant bits in between), then the
+  add's own `Requant`.
 
 An SCL operand word packs the multiplier m and the shift n (`scl_word`); words live in
 ACC entries beside the bias (`bias_entries`)."""
@@ -89,31 +90,53 @@ class Requant:
 
 @dataclass(frozen=True)
 class AddRequant:
-    """An imported add after its inputs a (in place) and b: `words` (ma, mb) as exact
-    SCL words, `n` the rounding shift, `in_zero` (za, zb), `out` the clip and zero."""
+    """An imported add after its inputs a (in place) and b: `in_zero` (za, zb),
+    `words` the SCL words (ma, na) and (mb, nb) that scale each input, `offset` the
+    constant c, `n` the rounding shift of the sum, `float32` its rounding as
+    ONNX Runtime's (ir.Add: fl(ta + fl(tb + c)), `inner` which input is ir.Add's b),
+    `out` the clip and zero."""
     in_zero: tuple[int, int]
     words: tuple[int, int]
     n: int
     out: Requant
+    offset: int = 0
+    float32: bool = False
+    inner: int = 1
+
+    def acc_words(self) -> tuple[int, ...]:
+        """The operands the passes read from ACC entries, in order: the two inputs'
+        SCL words, the offset (when not 0), and with `float32` the SCL words of fl(x)
+        and of rne(fl(x) / 2^n) (an immediate cannot set f)."""
+        words = self.words + ((self.offset,) if self.offset else ())
+        return words + ((scl_word(1, 0, True), scl_word(1, self.n, True)) if self.float32 else ())
+
+    def steps(self) -> list[tuple[AluOp, int, tuple[str, int]]]:
+        """The passes over each element in order, each (opcode, the input it writes:
+        0 for a, 1 for b, operand): operand ("imm", value), ("word", index into
+        `acc_words`) or ("input", 1), b added into a. Each input less its zero point
+        and scaled by its word (unless the identity); exact: a + b, + c, then the
+        rounding SCL by 2^n; `float32`: fl(t + c) of input `inner`'s term t, then
+        the sum of both, then the rounding SCL of fl of the sum."""
+        scaled = [[(AluOp.ADD, k, ("imm", -z))] * bool(z) + [(AluOp.SCL, k, ("word", k))] * (w != IDENTITY)
+                  for k, (z, w) in enumerate(zip(self.in_zero, self.words))]
+        offset = [(AluOp.ADD, self.inner if self.float32 else 0, ("word", 2))] * bool(self.offset)
+        plus = [(AluOp.ADD, 0, ("input", 1))]
+        if self.float32:
+            fl = len(self.acc_words()) - 2
+            return (scaled[self.inner] + offset + [(AluOp.SCL, self.inner, ("word", fl))] + scaled[1 - self.inner]
+                    + plus + [(AluOp.SCL, 0, ("word", fl + 1))])
+        return scaled[0] + scaled[1] + plus + offset + [(AluOp.SCL, 0, ("imm", scl_word(1, self.n)))] * bool(self.n)
 
     def timing(self) -> "AddRequant":
         """The same passes with placeholder values (see Requant.timing)."""
         return AddRequant(tuple(int(z != 0) for z in self.in_zero),
-                          tuple(w if w == IDENTITY else 0 for w in self.words), int(self.n > 0), self.out.timing())
+                          tuple(w if w == IDENTITY else 0 for w in self.words), int(self.n > 0), self.out.timing(),
+                          int(self.offset != 0), self.float32, self.inner)
 
     def passes(self, alu_ext: bool) -> list[tuple[AluOp, int | None]]:
-        """The ALU passes in order (as `Requant.passes`): for each input the ADD of its
-        negated zero point and its SCL by a multiplier other than 1, the ADD of the two,
-        the rounding SCL (n > 0), then the clip and zero point."""
-        ops: list[tuple[AluOp, int | None]] = []
-        for zero, word in zip(self.in_zero, self.words):
-            if zero:
-                ops.append((AluOp.ADD, -zero))
-            if word != IDENTITY:
-                ops.append((AluOp.SCL, None))
-        ops.append((AluOp.ADD, None))
-        if self.n:
-            ops.append((AluOp.SCL, scl_word(1, self.n)))
+        """The ALU passes in order (as `Requant.passes`): `steps`, then the clip and
+        zero point."""
+        ops = [(op, value if kind == "imm" else None) for op, _, (kind, value) in self.steps()]
         return ops + self.out.passes(alu_ext)
 
     @classmethod
@@ -122,17 +145,18 @@ class AddRequant:
         the one added into (a fused convolution's output): the inputs swapped for 1."""
         if add.requant is None:
             return None
-        ma, mb, n = (int(v) for v in add.requant[0])
-        words, zeros = (scl_word(ma, 0), scl_word(mb, 0)), tuple(add.in_zero)
+        ma, na, mb, nb, c, n = (int(v) for v in add.requant[0])
+        words, zeros = (scl_word(ma, na), scl_word(mb, nb)), tuple(add.in_zero)
         if first:
             words, zeros = words[::-1], zeros[::-1]
-        return cls(zeros, words, n, Requant(0, tuple(add.clip), None, add.zero))
+        return cls(zeros, words, n, Requant(0, tuple(add.clip), None, add.zero), c, add.rounding == "float32",
+                   1 - first)
 
 
 def bias_entries(rq: Requant, add: AddRequant | None = None) -> int:
     """ACC entries per output channel block of a convolution's bias region: the bias,
-    its SCL word, and an imported add's two multiplier words."""
-    return 1 + (rq.words is not None) + (2 if add is not None else 0)
+    its SCL word, and an imported add's words (`AddRequant.acc_words`)."""
+    return 1 + (rq.words is not None) + (len(add.acc_words()) if add is not None else 0)
 
 
 def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: int) -> np.ndarray:
@@ -141,7 +165,7 @@ def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: i
     if rq.words is not None:
         cols.append(rq.channel_words(channels))
     if add is not None:
-        cols += [np.full(channels, w, np.int32) for w in add.words]
+        cols += [np.full(channels, w, np.int32) for w in add.acc_words()]
     return np.stack(cols, axis=1)
 
 

@@ -194,21 +194,39 @@ def global_avg_pool(x, shift: int, clip=INT8, requant=None, zero: int = 0, in_ze
     return requantize(acc, shift, clip, requant, zero)
 
 
-def add_acc(a, b, requant=None, in_zero=(0, 0)) -> np.ndarray:
-    """The sum an add requantizes: a + b, or with `requant` (K, 3), rows (ma, mb, n):
-    (a - za) x ma + (b - zb) x mb, exact (int64)."""
+def add_terms(a, b, requant, in_zero=(0, 0)) -> tuple[np.ndarray, np.ndarray]:
+    """The two scaled terms of an add with `requant` (K, 6), rows (ma, na, mb, nb, c, n):
+    rne((a - za) x ma / 2^na) and rne((b - zb) x mb / 2^nb), exact (int64)."""
     a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    col = [channel_param(requant[:, i], a.ndim) for i in range(4)]
+    return round_shift((a - in_zero[0]) * col[0], col[1]), round_shift((b - in_zero[1]) * col[2], col[3])
+
+
+def add_sum_bound(spans, row) -> int:
+    """The largest |sum| an add's row (ma, na, mb, nb, c, n) forms before its rounding
+    shift, over inputs with |x - zero| at most `spans`."""
+    ma, na, mb, nb, c, _ = (int(v) for v in row)
+    return int(round_shift(spans[0] * ma, na)) + int(round_shift(spans[1] * mb, nb)) + abs(c)
+
+
+def add_acc(a, b, requant=None, in_zero=(0, 0), float32: bool = False) -> np.ndarray:
+    """The sum an add requantizes: a + b, or with `requant` (add_terms) terms ta, tb
+    and offset c: ta + tb + c, or with `float32` as ONNX Runtime's fused multiply-adds
+    round it: fl(ta + fl(tb + c)) (exact, int64)."""
     if requant is None:
-        return a + b
-    za, zb = in_zero
-    return (a - za) * channel_param(requant[:, 0], a.ndim) + (b - zb) * channel_param(requant[:, 1], a.ndim)
+        return np.asarray(a, np.int64) + np.asarray(b, np.int64)
+    ta, tb = add_terms(a, b, requant, in_zero)
+    c = channel_param(requant[:, 4], ta.ndim)
+    if float32:
+        return round_to_float32(ta + round_to_float32(tb + c))
+    return ta + tb + c
 
 
-def add(a, b, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero=(0, 0)):
-    """clip((a + b) >> shift + zero, lo, hi), or with `requant`:
+def add(a, b, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero=(0, 0), float32: bool = False):
+    """clip((a + b) >> shift + zero, lo, hi), or with `requant` rows (ma, na, mb, nb, c, n):
     clip(rne(add_acc / 2^n) + zero, lo, hi)."""
-    acc = add_acc(a, b, requant, in_zero)
+    acc = add_acc(a, b, requant, in_zero, float32)
     if requant is None:
         return requantize(acc, shift, clip, zero=zero)
     lo, hi = clip
-    return np.clip(round_shift(acc, channel_param(requant[:, 2], acc.ndim)) + zero, lo, hi).astype(np.int8)
+    return np.clip(round_shift(acc, channel_param(requant[:, 5], acc.ndim)) + zero, lo, hi).astype(np.int8)

@@ -69,31 +69,36 @@ def multipliers(ratios) -> np.ndarray:
     return np.array([multiplier(r) for r in np.atleast_1d(ratios)], np.int32).reshape(-1, 2)
 
 
-# An add's sum (a - za) x ma + (b - zb) x mb is kept within int32, the accumulators'
-# width, so that an accelerator can form it exactly.
-ADD_SUM_BITS = 31
-
-
-def add_multipliers(ratio_a, ratio_b, span_a: int = 255, span_b: int = 255) -> tuple[int, int, int]:
-    """(ma, mb, n): ma / 2^n and mb / 2^n the float32 ratios, exact where the sum of
-    span_a x ma and span_b x mb stays below 2^ADD_SUM_BITS (span: the largest
-    |x - zero| of each input), else rounded at the largest shift that keeps it there;
-    common factors of 2 removed."""
+def add_row(ratio_a, ratio_b, spans=(255, 255), fixed=0.0, limit: int = 1 << 31) -> tuple[int, ...]:
+    """The requant row (ma, na, mb, nb, c, n) of an add whose inputs are scaled by the
+    float32 ratios and offset by the float32 `fixed`: ma / 2^(na + n) and
+    mb / 2^(nb + n) are the ratios exactly and c = rne(fixed x 2^n); na and nb are 0
+    where the sum (ir.Add's terms and c, over inputs with |x - zero| up to `spans`)
+    stays below `limit` at the ratios' exact scale with multipliers of MULT_BITS,
+    else the fewest bits each term is rounded by (to nearest, ties to even) so that
+    it does; n at most MAX_RQ_SHIFT; common factors of 2 removed from exact terms."""
     fa, fb = Fraction(float(np.float32(ratio_a))), Fraction(float(np.float32(ratio_b)))
     if fa <= 0 or fb <= 0:
         raise ValueError(f"scale ratios {float(fa)}, {float(fb)} must be positive")
     exact = max(fa.denominator, fb.denominator).bit_length() - 1       # both are dyadic
-    n = min(exact, sem.MAX_RQ_SHIFT)
-    while n >= 0 and span_a * _rne(fa * 2 ** n) + span_b * _rne(fb * 2 ** n) >= 1 << ADD_SUM_BITS:
-        n -= 1
-    if n < 0:
-        raise ValueError(f"scale ratios {float(fa)}, {float(fb)} are too large for an int32 sum")
-    ma, mb = _rne(fa * 2 ** n), _rne(fb * 2 ** n)
-    while n > 0 and ma % 2 == 0 and mb % 2 == 0:
-        ma, mb, n = ma // 2, mb // 2, n - 1
-    if max(ma, mb) >= 1 << sem.MULT_BITS:
-        raise ValueError(f"scale ratios {float(fa)}, {float(fb)} need multipliers of more than {sem.MULT_BITS} bits")
-    return ma, mb, n
+    big = (int(fa * 2 ** exact), int(fb * 2 ** exact))
+    fixed = Fraction(float(np.float32(fixed)))
+    for pre in range(max(0, exact - sem.MAX_RQ_SHIFT), exact + 1):     # bits the terms are rounded by
+        n = exact - pre
+        terms = []
+        for m in big:
+            k = pre
+            while k > 0 and m % 2 == 0:
+                m, k = m // 2, k - 1
+            terms += [m, k]
+        (ma, na, mb, nb), c = terms, _rne(fixed * 2 ** n)
+        while n > 0 and na == nb == 0 and ma % 2 == 0 and mb % 2 == 0 and (fixed * 2 ** (n - 1)).denominator == 1:
+            ma, mb, c, n = ma // 2, mb // 2, c // 2, n - 1
+        row = (ma, na, mb, nb, c, n)
+        if max(ma, mb) < 1 << sem.MULT_BITS and sem.add_sum_bound(spans, row) < limit:
+            return row
+    raise ValueError(f"scale ratios {float(fa)}, {float(fb)} are too large for an int32 sum of {sem.MULT_BITS}-bit "
+                     "multiples")
 
 
 def _rne(v: Fraction) -> int:
@@ -627,22 +632,21 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
 
 
 def _add(imp, node, xa: _QTensor, xb: _QTensor, q, lo, hi) -> _QTensor:
+    """ONNX Runtime's QLinearAdd (x86, AVX2): with a, b and y as stored (uint8 or int8),
+    rint(fma(a, ra, fma(b, rb, fixed))) in float32, fixed = zy - (ra za + rb zb), the
+    ratios and fixed rounded to float32 as it computes them."""
     if xa.shape != xb.shape:
         _fail(imp, node, f"adds shapes {list(xa.shape)} and {list(xb.shape)}; broadcasting is not supported")
-    ra = np.float32(xa.q.scale) / np.float32(q.scale)
-    rb = np.float32(xb.q.scale) / np.float32(q.scale)
+    f32 = np.float32
+    ra, rb = f32(xa.q.scale) / f32(q.scale), f32(xb.q.scale) / f32(q.scale)
+    fixed = f32(q.zero) - f32(np.float64(ra) * xa.q.zero + np.float64(f32(rb * f32(xb.q.zero))))
+    layer = Add(_name(imp, node), (xa.name, xb.name), zero=-q.offset, clip=(lo, hi),
+                in_zero=(-xa.q.offset, -xb.q.offset), rounding=ROUNDING)
     try:
-        rq = np.array([add_multipliers(ra, rb, _span(xa), _span(xb))], np.int32)
+        layer.requant = np.array([add_row(ra, rb, layer.spans(), fixed, Add.sum_limit(ROUNDING))], np.int32)
     except ValueError as e:
         _fail(imp, node, str(e))
-    layer = Add(_name(imp, node), (xa.name, xb.name), requant=rq, zero=q.ir_zero, clip=(lo, hi),
-                in_zero=(xa.q.ir_zero, xb.q.ir_zero))
     return _out(imp, layer, xa.shape, q, lo, hi)
-
-
-def _span(x: _QTensor) -> int:
-    """The largest |v - zero| of the IR values v of x."""
-    return max(x.q.ir_zero - x.lo, x.hi - x.q.ir_zero)
 
 
 def _window(imp, node, a, x: _QTensor):

@@ -191,16 +191,18 @@ def _finish(p: Pipeline, work, store) -> None:
 
 def lower_add(b: ProgramBuilder, count: int, x0, x1, out, add: Requant | AddRequant, words=None,
               name: str = "add") -> None:
-    """Residual add of two tensors of `count` elements each; an imported add's
-    multiplier words (two ACC elements) in region `words`, loaded beside each tile."""
+    """Residual add of two tensors of `count` elements each; an imported add's words
+    (`AddRequant.acc_words`, an ACC element each) in region `words`, loaded beside
+    each tile."""
     imported = isinstance(add, AddRequant)
-    chunk = (b.cfg.depth[MemType.ACC] // 2 - (2 if imported else 0)) // 2
+    n_words = len(add.acc_words()) if imported else 0
+    chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // 2
 
     def tile(base, e0, n):
         b.load(MemType.ACC_8BIT, base, x0, e0, x_size=n)
         b.load(MemType.ACC_8BIT, base + chunk, x1, e0, x_size=n)
         if imported:
-            b.load(MemType.ACC, base + 2 * chunk, words, 0, x_size=2)
+            b.load(MemType.ACC, base + 2 * chunk, words, 0, x_size=n_words)
 
         def work():
             for emit, _ in add_steps(b, base, base + chunk, [(n, 1)], add, (base + 2 * chunk, [0])):

@@ -142,20 +142,19 @@ def epilogue_steps(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) 
 
 def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | AddRequant, words=None) -> list:
     """A residual add of the entries short + dims into tile + dims and its epilogue
-    (`add_steps` of an imported add: `words`, the (base, factors) of its multiplier
-    words a and b, b's one entry after a's)."""
+    (`add_steps` of an imported add: `words`, the (base, factors) of its first
+    `acc_words` entry, the others one entry apart)."""
     plus = _pass(b, AluOp.ADD, tile, dims, None, (short, [f for _, f in dims]))
     if isinstance(add, Requant):
         return [plus] + epilogue_steps(b, tile, dims, add)
     steps = []
-    for k, (x, zero) in enumerate(((tile, add.in_zero[0]), (short, add.in_zero[1]))):
-        if zero:
-            steps.append(_pass(b, AluOp.ADD, x, dims, -zero))
-        if add.words[k] != IDENTITY:
-            steps.append(_pass(b, AluOp.SCL, x, dims, None, (words[0] + k, words[1])))
-    steps.append(plus)
-    if add.n:
-        steps.append(_pass(b, AluOp.SCL, tile, dims, scl_word(1, add.n)))
+    for op, k, (kind, value) in add.steps():
+        if kind == "input":
+            steps.append(plus)
+        else:
+            x = (tile, short)[k]
+            steps.append(_pass(b, op, x, dims, value, None) if kind == "imm" else
+                         _pass(b, op, x, dims, None, (words[0] + value, words[1])))
     return steps + epilogue_steps(b, tile, dims, add.out)
 
 
@@ -284,7 +283,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 ends += epilogue_steps(b, tile, dims, rq, (entry + 1, [be, 0, 0]))
                 if residual is not None:
                     ends += add_steps(b, tile, tile + n_tiles * tile_size, dims, residual[1],
-                                      (entry + be - 2, [be, 0, 0]))
+                                      (entry + 1 + (rq.words is not None), [be, 0, 0]))
                 out_tiles.append((tile, y0, th_a, c0, c_n))
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
         return steps, ends

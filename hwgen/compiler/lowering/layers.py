@@ -144,8 +144,9 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
         add = AddRequant.of(layer)
         words = None
         if add is not None:
-            words = b.input("words", pack_channels(np.repeat(np.array(add.words, np.int32), cfg.block_out), cfg.batch,
-                                                   cfg.block_out, np.int32), "(2, BATCH, BLOCK_OUT)")
+            acc_words = np.array(add.acc_words(), np.int64).astype(np.int32)
+            words = b.input("words", pack_channels(np.repeat(acc_words, cfg.block_out), cfg.batch, cfg.block_out,
+                                                   np.int32), f"({len(acc_words)}, BATCH, BLOCK_OUT)")
         lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out,
                   add or Requant(layer.shift, tuple(layer.clip)), words, layer.name)
         return b, {}, {}

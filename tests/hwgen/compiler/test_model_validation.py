@@ -2,6 +2,7 @@
 or graph is an error that names the layer (or file) and the rule."""
 import json
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -98,6 +99,74 @@ def test_bad_requantization(tmp_path, requant, message):
         return
     with pytest.raises(HwgenError, match=re.escape(message)):
         Network.load(path)
+
+
+def _add_model(tmp_path, requant, **attrs):
+    """A model adding two 3x3 convolutions of its input, `attrs` on the add."""
+    rng = np.random.default_rng(1)
+    conv = {"kind": "conv2d", "inputs": ["data"], "stride": 1, "pad": 1, "shift": 6}
+    layers = [{"name": "c1", **conv}, {"name": "c2", **conv},
+              {"name": "s", "kind": "add", "inputs": ["c1", "c2"], "shift": 0, **attrs}]
+    doc = {"name": "two", "input": {"name": "data", "shape": [1, 16, 4, 4]}, "layers": layers}
+    arrays = {f"{c}.{p}": v for c in ("c1", "c2") for p, v in
+              (("weight", rng.integers(-20, 20, (16, 16, 3, 3), dtype=np.int8)), ("bias", np.zeros(16, np.int32)))}
+    arrays["s.requant"] = np.array(requant, np.int32)
+    (tmp_path / "model.json").write_text(json.dumps(doc))
+    np.savez(tmp_path / "weights.npz", **arrays)
+    return tmp_path / "model.json"
+
+
+BAD_ADD_REQUANT = [
+    ([[3, 5, 2]], {}, "requant has shape (1, 3); it must be (K, 6), rows (ma, na, mb, nb, c, n)"),
+    ([[3, 0, 5, 0, 0, 2]] * 16, {}, "requant has 16 rows; an add takes one row (ma, na, mb, nb, c, n)"),
+    ([[3, 64, 5, 0, 0, 2]], {}, "shifts in 0..63; found multipliers 3..5, shifts 0..64"),
+    # |a - za| reaches 128 + 10 for za = 10: 138 x 2^23 + 128 x 2^23 + 0 >= 2^31
+    ([[1 << 23, 0, 1 << 23, 0, 0, 23]], {"in_zero": [10, 0]}, "reaches 2231369728 for int8 inputs, 2147483648 or more"),
+    # within int32 exactly, but not with room for float32's rounding
+    ([[1 << 23, 0, (1 << 23) - 4, 0, -300, 23]], {"rounding": "float32"},
+     "2147483436 for int8 inputs, 2147483392 or more"),
+    ([[1 << 23, 0, (1 << 23) - 4, 0, -300, 23]], {}, None),
+]
+
+
+@pytest.mark.parametrize("requant,attrs,message", BAD_ADD_REQUANT, ids=[str(k) for k in range(len(BAD_ADD_REQUANT))])
+def test_bad_add_requantization(tmp_path, requant, attrs, message):
+    path = _add_model(tmp_path, requant, **attrs)
+    if message is None:
+        Network.load(path)
+        return
+    with pytest.raises(HwgenError, match=re.escape(message)):
+        Network.load(path)
+
+
+def _rne(v: Fraction) -> int:
+    q, r = divmod(v.numerator, v.denominator)
+    return q + (2 * r > v.denominator or (2 * r == v.denominator and q % 2 == 1))
+
+
+def _fl(v: int) -> int:
+    """v rounded to 24 significant bits, ties to even, as float32 stores it."""
+    k = max(abs(v).bit_length() - 24, 0)
+    return _rne(Fraction(v, 2 ** k)) * 2 ** k
+
+
+@pytest.mark.parametrize("rounding", ["exact", "float32"])
+def test_add_requantization_element_by_element(tmp_path, rounding):
+    """Rows (ma, na, mb, nb, c, n) against the definition in Python integers: terms
+    rne((a - za) ma / 2^na) and rne((b - zb) mb / 2^nb), then ta + tb + c or
+    fl(ta + fl(tb + c)), rounded by 2^n, the zero point added and clipped."""
+    row = [12_345_679, 3, 9_876_543, 2, -123_456_789, 20]
+    net = Network.load(_add_model(tmp_path, [row], in_zero=[-128, 7], zero=-5, clip=[-100, 120], rounding=rounding))
+    add = net.layers[2]
+    x = np.random.default_rng(2).integers(-128, 128, (1, 16, 4, 4), dtype=np.int8)
+    values = net.reference(x, keep=True)
+    ma, na, mb, nb, c, n = row
+    got = values["s"].ravel().tolist()
+    for a, b, y in zip(values["c1"].ravel().tolist(), values["c2"].ravel().tolist(), got):
+        ta, tb = _rne(Fraction((a + 128) * ma, 2 ** na)), _rne(Fraction((b - 7) * mb, 2 ** nb))
+        acc = ta + tb + c if rounding == "exact" else _fl(ta + _fl(tb + c))
+        assert y == min(max(_rne(Fraction(acc, 2 ** n)) - 5, -100), 120)
+    assert len(set(got)) > 20 and add.rounding == rounding
 
 
 def test_flat_output_only_of_a_one_by_one_output(tmp_path):

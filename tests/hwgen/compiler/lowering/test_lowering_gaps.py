@@ -70,6 +70,27 @@ def test_fused_conv_and_floor_shift_add_on_fsim(conv_input):
     assert expected.min() == 0 and (expected > 0).any() and (expected < 127).any()
 
 
+@pytest.mark.parametrize("conv_input", [0, 1])
+def test_fused_conv_and_imported_add_on_fsim(conv_input):
+    """conv2d + an imported add with float32 rounding, terms rounded and an offset, as
+    one program, the convolution either input of the add (float32's order of
+    operations is not symmetric): the IR's reference, which differs from exact
+    rounding here."""
+    rng = np.random.default_rng(9)
+    w = rng.integers(-40, 40, (32, 16, 3, 3), dtype=np.int8)
+    bias = rng.integers(-500, 500, 32).astype(np.int32)
+    conv = ir.Conv2d("c", ("x",), weight=w, bias=bias, pad=1, shift=6)
+    req = np.array([[15_099_495, 2, 10_066_331, 2, -209_715_201, 22]], np.int32)
+    adds = {r: ir.Add("a", ("c", "s")[::1 - 2 * conv_input], requant=req, in_zero=(-128, 7), zero=-128,
+                      clip=(-128, 100), rounding=r) for r in ("exact", "float32")}
+    layers = {r: ir.ConvAdd("c", ("x", "s"), conv=conv, add=add, conv_input=conv_input) for r, add in adds.items()}
+    x, short = _inputs([(1, 16, 12, 12), (1, 32, 12, 12)], 10)
+    got, _, _ = _run(MULTIPLY, layers["float32"], [x, short])
+    expected = layers["float32"].reference(x, short)
+    assert np.array_equal(got, expected)
+    assert (expected != layers["exact"].reference(x, short)).any()
+
+
 # -- regions and metadata of the programs -----------------------------------------------
 
 def _regions(prog):
@@ -351,7 +372,7 @@ def test_add_tiles_hold_half_of_acc():
     got, prog, _ = _run(DEFAULT, add, [a, b])
     assert np.array_equal(got, sem.add(a, b, shift=1))
     assert [x for _, x in _stores(prog)] == [512, 512, 176]
-    req = np.array([[3000, 5000, 13]])
+    req = np.array([[3000, 0, 5000, 0, 0, 13]], np.int32)
     add = ir.Add("add", ("a", "b"), requant=req, in_zero=(4, -6), zero=1)
     got, prog, _ = _run(MULTIPLY, add, [a, b])
     assert np.array_equal(got, sem.add(a, b, requant=req, zero=1, in_zero=(4, -6)))
@@ -362,3 +383,24 @@ def test_add_tiles_hold_half_of_acc():
     assert (words.dtype, words.shape, words.layout, words.role) == \
         ("int32", (2, MULTIPLY.batch, MULTIPLY.block_out), "(2, BATCH, BLOCK_OUT)", "input")
     assert (prog.read("words") == prog.read("words")[:, :1, :1]).all()
+
+
+@pytest.mark.parametrize("rounding", ["exact", "float32"])
+def test_imported_add_with_rounded_terms_and_offset_on_fsim(rounding):
+    """An add whose terms are rounded before they are summed, with an offset, on every
+    pair of int8 inputs: with float32 rounding five words (the two scales, the
+    offset, the two SCL words that set f; tiles of (1024 - 5) // 2 = 509 elements),
+    exact three (510). The two roundings differ on 622 of the pairs, so the result
+    tells them apart."""
+    v = np.arange(-128, 128, dtype=np.int8)
+    a, b = (x.reshape(1, 16, 64, 64) for x in np.meshgrid(v, v, indexing="ij"))
+    req = np.array([[15_099_495, 2, 10_066_331, 2, -209_715_201, 22]], np.int32)
+    layers = {r: ir.Add("add", ("a", "b"), requant=req, in_zero=(-128, 7), zero=-128, clip=(-128, 100), rounding=r)
+              for r in ("exact", "float32")}
+    layers[rounding].check()
+    got, prog, _ = _run(MULTIPLY, layers[rounding], [a, b])
+    assert np.array_equal(got, layers[rounding].reference(a, b))
+    assert np.count_nonzero(layers["exact"].reference(a, b) != layers["float32"].reference(a, b)) > 500
+    tile = 509 if rounding == "float32" else 510
+    assert [x for _, x in _stores(prog)][:2] == [tile, tile]
+    assert prog.regions["words"].shape[0] == (5 if rounding == "float32" else 3)
