@@ -320,13 +320,18 @@ class TensorAlu(wiring.Component):
             reads = [idx.valid, idx.valid]
         if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
             m.d.comb += [port.en.eq(r) for port, r in zip(self.acc, reads)]
-        # S2
-        s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
-        s3_a = Signal(acc_layout.size)
-        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
+        # S2 (two stages with ACC_READ_REGISTER: the data arrive a cycle later)
         read_to_use, in_flight = READ_TO_USE, idx.busy | s2_valid
         next_dst, next_src = s2_dst, s2_src          # what the use stage's addresses hold next cycle
         next2_dst, next2_src = idx.dst, idx.src      # and the cycle after
+        if cfg.ACC_READ_REGISTER:
+            s2_valid, s2_dst, s2_src = (registered(m, v, f"s2r_{n}") for v, n in
+                                        ((s2_valid, "valid"), (s2_dst, "dst"), (s2_src, "src")))
+            read_to_use, in_flight = read_to_use + 1, in_flight | s2_valid
+            next_dst, next_src, next2_dst, next2_src = s2_dst, s2_src, next_dst, next_src
+        s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
+        s3_a = Signal(acc_layout.size)
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
         if one_port:
             # the second read (S2) arrives a cycle later; registered, like the first, so
             # that no memory output feeds the ALU directly

@@ -149,7 +149,8 @@ class Core(wiring.Component):
         def pad(mt, writers, readers, physical=None):
             spec = geometry(cfg).scratchpad(mt)
             sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison,
-                            writers=len(writers), readers=physical)
+                            writers=len(writers), readers=physical,
+                            read_register=mt == MemType.ACC and cfg.ACC_READ_REGISTER)
             m.submodules[spec.name] = sp
             for writer, port in zip(writers, sp.wr if spec.halves > 1 else [sp.wr]):
                 wiring.connect(m, writer, port)

@@ -240,15 +240,19 @@ class TensorGemm(wiring.Component):
 
         # S1: addresses to INP and WGT. The GEMM_PIPELINE extra stages delay the dot
         # products; ACC is read as many cycles later, so that the old entry arrives with
-        # them and the read-to-write distance, hence forwarding, stays the same.
+        # them and the read-to-write distance, hence forwarding, stays the same; with
+        # ACC_READ_REGISTER a cycle earlier, its data a cycle longer on the way.
         m.d.comb += [self.inp.addr.eq(idx.src), self.wgt.addr.eq(idx.wgt)]
         valid, dst, in_flight = idx.valid, idx.dst, idx.busy
+        stages = [(valid, dst)]
         for k in range(cfg.GEMM_PIPELINE):
             valid, dst = registered(m, valid, f"e{k}_valid"), registered(m, dst, f"e{k}_dst")
             in_flight = in_flight | valid
-        m.d.comb += self.acc.addr.eq(dst)
+            stages.append((valid, dst))
+        read_valid, read_dst = stages[-1 - cfg.ACC_READ_REGISTER]
+        m.d.comb += self.acc.addr.eq(read_dst)
         if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
-            m.d.comb += self.acc.en.eq(valid)
+            m.d.comb += self.acc.en.eq(read_valid)
         s2_valid, s2_dst = Signal(), Signal.like(idx.dst)
         m.d.sync += [s2_valid.eq(valid), s2_dst.eq(dst)]
 
@@ -260,7 +264,7 @@ class TensorGemm(wiring.Component):
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_old.eq(self.acc.data)]
 
         # S3: accumulate (in the lanes) and write
-        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE), len(s3_dst), acc_layout.size)
+        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + cfg.ACC_READ_REGISTER), len(s3_dst), acc_layout.size)
         old = data.View(acc_layout, hist.forward(s3_dst, s3_old, addr_next=s2_dst))
         sums = {}
         rows = list(range(cfg.block_out))

@@ -31,6 +31,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .macro_memory import MacroMemory
+from .rtl import registered
 from .tensor_load import ScratchWriteSignature
 
 
@@ -45,11 +46,17 @@ class Scratchpad(wiring.Component):
     of a write port is zero in a cycle without a write (tensor_load.merge_writes). Its
     users keep to the compute-overlap rule (docs/semantics.md): in a cycle, the writes
     go to different halves and the active reads (`en` high) sharing a physical port too.
-    A read's data comes from the half its address selected the cycle before."""
+    A read's data comes from the half its address selected the cycle before.
+
+    With `read_register` every read's data arrives a cycle later (two after its
+    address), from a register each memory's output feeds alone, so that the memory's
+    slow clock-to-output and the route to the users are in different cycles."""
 
     def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
-                 readers: tuple | None = None):
+                 readers: tuple | None = None, read_register: bool = False):
         self.spec, self.macros, self.split, self.poison = spec, macros, split, poison
+        self.read_register = read_register
+        assert not (read_register and spec.banks > 1), "banked scratchpads are read without the register"
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
@@ -80,6 +87,14 @@ class Scratchpad(wiring.Component):
             m.d.sync += met.eq(Mux(port.addr == w.addr, w.en, 0))
         return Cat(port.data.word_select(k, g) ^ met[k].replicate(g) for k in range(len(w.en)))
 
+    def _out(self, m: Module, data, value) -> None:
+        """Drive a read's `data` with the memory output `value`, through the read
+        register when there is one."""
+        if self.read_register:
+            m.d.sync += data.eq(value)
+        else:
+            m.d.comb += data.eq(value)
+
     def _single(self, m: Module, name: str, depth: int, wr, reads) -> None:
         """One memory (or one per write granule when split) of `depth` entries, written
         through `wr` and read through `reads`, each (addr, en, data) signals."""
@@ -93,15 +108,16 @@ class Scratchpad(wiring.Component):
                 mems.append((mem, w))
             for addr, en, data in reads:
                 ports = [(mem.read_port(), w) for mem, w in mems]
-                m.d.comb += [*(p.addr.eq(addr) for p, _ in ports), *(p.en.eq(en) for p, _ in ports),
-                             data.eq(Cat(self._read(m, w, p) for p, w in ports))]
+                m.d.comb += [*(p.addr.eq(addr) for p, _ in ports), *(p.en.eq(en) for p, _ in ports)]
+                self._out(m, data, Cat(self._read(m, w, p) for p, w in ports))
             return
         m.submodules[name] = mem = self._memory(depth)
         w = mem.write_port(granularity=self.granule)
         m.d.comb += [w.addr.eq(wr.addr), w.data.eq(wr.data), w.en.eq(wr.en)]
         for addr, en, data in reads:
             port = mem.read_port()
-            m.d.comb += [port.addr.eq(addr), port.en.eq(en), data.eq(self._read(m, w, port))]
+            m.d.comb += [port.addr.eq(addr), port.en.eq(en)]
+            self._out(m, data, self._read(m, w, port))
 
     def elaborate(self, platform):
         m = Module()
@@ -141,6 +157,8 @@ class Scratchpad(wiring.Component):
         for r, rd in enumerate(self.rd):
             which = Signal(name=f"rd{r}_half")
             m.d.sync += which.eq(rd.addr[low])
+            if self.read_register:
+                which = registered(m, which, f"rd{r}_half_r")
             m.d.comb += rd.data.eq(Mux(which, half_data[r][1], half_data[r][0]))
 
     def _banks(self, m: Module) -> None:

@@ -146,6 +146,9 @@ IN_FULL = [
     ({"ALU_COMPARE_STAGE": True, "ALU_OP_REGISTER": False},
      "ALU_COMPARE_STAGE=True: the comparison stage follows the ALU's operation stage; set ALU_OP_REGISTER to true or "
      "ALU_COMPARE_STAGE to false"),
+    ({"ACC_READ_REGISTER": True, "GEMM_PIPELINE": 0},
+     "ACC_READ_REGISTER=True: the GEMM reads the accumulator a stage before its multipliers' operands are registered, "
+     "and with GEMM_PIPELINE 0 there is none; set GEMM_PIPELINE to 1 or more, or ACC_READ_REGISTER to false"),
     ({"DSP_PRIMITIVES": True, "FPGA": "xc7"}, "DSP_PRIMITIVES=True: DSP primitives are instantiated for FPGA ecp5 only, "
                                               "not xc7; set DSP_PRIMITIVES to false or FPGA to ecp5"),
     ({"DSP_PRIMITIVES": True, "DSP_PACKING": True, "FPGA": "ecp5"},
@@ -348,7 +351,7 @@ def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
 # docs/configuration.md's defaults of the microarchitecture fields, per FPGA family
 _ALL_FAMILIES = ("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                  "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS")
-_ECP5_ONLY = ("ALU_COMPARE_STAGE", "BUSY_REGISTER", "QUEUE_ROOM_REGISTER", "STORE_READ_REGISTER")
+_ECP5_ONLY = ("ALU_COMPARE_STAGE", "BUSY_REGISTER", "QUEUE_ROOM_REGISTER", "STORE_READ_REGISTER", "ACC_READ_REGISTER")
 
 
 @pytest.mark.parametrize("fpga", ["none", "xc7", "cyclonev", "ecp5"])

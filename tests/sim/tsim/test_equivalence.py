@@ -7,7 +7,8 @@ families (one accumulator read port, split scratchpads, packed multipliers, the 
 DSP primitive with its own registers), and with the original VTA's unpipelined
 sequencing of GEMM and ALU, and with the units' busy flags, the queues' room and the
 store's OUT reads registered (BUSY_REGISTER, QUEUE_ROOM_REGISTER, STORE_READ_REGISTER,
-with OUT entries of two bus beats and of half a beat)."""
+with OUT entries of two bus beats and of half a beat), and with the accumulator's reads
+registered (ACC_READ_REGISTER) beside two read ports and in one memory."""
 import numpy as np
 import pytest
 
@@ -34,6 +35,10 @@ CONFIGS = {
     '1x16x16-aluext+PIPELINED_UNITS=false+ALU_RESCALE="shift"+STORE_READ_REGISTER=true': {"stall": 0.1},
     "1x8x8+xc7+PIPELINED_UNITS=false+BUSY_REGISTER=true+QUEUE_ROOM_REGISTER=true+STORE_READ_REGISTER=true"
     "+AXI_DATA_BITS=128": {"stall": 0.1},
+    # the accumulator's reads registered (ecp5's default) with two read ports, the GEMM
+    # reading at its first stage; and with ACC in one memory (no compute overlap)
+    "1x16x16-aluext+GEMM_PIPELINE=1+ACC_READ_REGISTER=true": {"stall": 0.1},
+    "1x8x8+ecp5+COMPUTE_OVERLAP=false": {"stall": 0.1, "out_of_order": True},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]
