@@ -265,7 +265,7 @@ class TensorGemm(wiring.Component):
 
         # S3: accumulate (in the lanes) and write
         hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + cfg.ACC_READ_REGISTER), len(s3_dst), acc_layout.size)
-        old = data.View(acc_layout, hist.forward(s3_dst, s3_old, addr_next=s2_dst))
+        old = data.View(acc_layout, hist.forward(s3_dst, s3_old, addr_next=s2_dst, addr_next2=dst))
         sums = {}
         rows = list(range(cfg.block_out))
         if "gemm_weight_swap_last_lane" in self.bugs:
