@@ -49,12 +49,18 @@ class ComputeBench(Elaboratable):
         M = self.mems
         ports = [(u.uop, M[MemType.UOP].read_port())]
         if isinstance(u, TensorGemm):
-            ports += [(u.inp, M[MemType.INP].read_port()), (u.wgt, M[MemType.WGT].read_port()),
-                      (u.acc, M[MemType.ACC].read_port())]
-        else:
-            ports += [(a, M[MemType.ACC].read_port()) for a in u.acc]
+            ports += [(u.inp, M[MemType.INP].read_port()), (u.wgt, M[MemType.WGT].read_port())]
+        acc_ports = [(a, M[MemType.ACC].read_port()) for a in ([u.acc] if isinstance(u, TensorGemm) else u.acc)]
+        for unit_port, port in ports + acc_ports:
+            m.d.comb += port.addr.eq(unit_port.addr)
         for unit_port, port in ports:
-            m.d.comb += [port.addr.eq(unit_port.addr), unit_port.data.eq(port.data)]
+            m.d.comb += unit_port.data.eq(port.data)
+        # ACC's data through the read register, as the scratchpad gives it
+        acc_data = [unit_port.data.eq(port.data) for unit_port, port in acc_ports]
+        if self.cfg.ACC_READ_REGISTER:
+            m.d.sync += acc_data
+        else:
+            m.d.comb += acc_data
         acc_w, out_w = M[MemType.ACC].write_port(), M[MemType.OUT].write_port()
         m.d.comb += [acc_w.en.eq(u.write.en), acc_w.addr.eq(u.write.addr), acc_w.data.eq(u.write.acc),
                      out_w.en.eq(u.write.en), out_w.addr.eq(u.write.addr), out_w.data.eq(u.write.out)]

@@ -107,7 +107,8 @@ def test_every_forwarding_distance(config):
         cases.append((Opcode.ALU, {"alu_opcode": AluOp.SCL}))
     jobs, expected = [], []
     for opcode, alu in cases:
-        for k in range(1, 7 if alu.get("alu_opcode") != AluOp.SCL else 6):    # forwarding covers at most 4
+        # forwarding covers at most 5 writes (one read port, the ACC read and write registers)
+        for k in range(1, 7 if alu.get("alu_opcode") != AluOp.SCL else 6):
             state = random_state(cfg, k)
             dst = np.arange(n) % k
             src = (np.arange(n) + 1) % k if opcode == Opcode.ALU else np.zeros(n, int)
