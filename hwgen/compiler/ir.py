@@ -360,8 +360,8 @@ class Add(Layer):
         largest, limit = sem.add_sum_bound(self.spans(), self.requant[0]), self.sum_limit(self.rounding)
         if largest >= limit:
             raise HwgenError(f"layer {self.name}: the sum rne((a - za) x ma / 2^na) + rne((b - zb) x mb / 2^nb) + c "
-                             f"reaches {largest} for int8 inputs, {limit} or more: raise na and nb (and lower n "
-                             "by as much)")
+                             f"reaches {largest} for int8 inputs, {limit} or more: raise na and nb and lower n "
+                             "by as much, with c divided by as many powers of two")
 
     @staticmethod
     def sum_limit(rounding: str) -> int:

@@ -76,7 +76,8 @@ def add_row(ratio_a, ratio_b, spans=(255, 255), fixed=0.0, limit: int = 1 << 31)
     where the sum (ir.Add's terms and c, over inputs with |x - zero| up to `spans`)
     stays below `limit` at the ratios' exact scale with multipliers of MULT_BITS,
     else the fewest bits each term is rounded by (to nearest, ties to even) so that
-    it does; n at most MAX_RQ_SHIFT; common factors of 2 removed from exact terms."""
+    it does; n at most MAX_RQ_SHIFT. (The ratio with the finer denominator has an odd
+    multiplier at the exact scale, so no factor of 2 is common to ma, mb and 2^n.)"""
     fa, fb = Fraction(float(np.float32(ratio_a))), Fraction(float(np.float32(ratio_b)))
     if fa <= 0 or fb <= 0:
         raise ValueError(f"scale ratios {float(fa)}, {float(fb)} must be positive")
@@ -91,11 +92,8 @@ def add_row(ratio_a, ratio_b, spans=(255, 255), fixed=0.0, limit: int = 1 << 31)
             while k > 0 and m % 2 == 0:
                 m, k = m // 2, k - 1
             terms += [m, k]
-        (ma, na, mb, nb), c = terms, _rne(fixed * 2 ** n)
-        while n > 0 and na == nb == 0 and ma % 2 == 0 and mb % 2 == 0 and (fixed * 2 ** (n - 1)).denominator == 1:
-            ma, mb, c, n = ma // 2, mb // 2, c // 2, n - 1
-        row = (ma, na, mb, nb, c, n)
-        if max(ma, mb) < 1 << sem.MULT_BITS and sem.add_sum_bound(spans, row) < limit:
+        row = (*terms, _rne(fixed * 2 ** n), n)
+        if max(terms[0], terms[2]) < 1 << sem.MULT_BITS and sem.add_sum_bound(spans, row) < limit:
             return row
     raise ValueError(f"scale ratios {float(fa)}, {float(fb)} are too large for an int32 sum of {sem.MULT_BITS}-bit "
                      "multiples")
