@@ -365,8 +365,10 @@ class Add(Layer):
 
     @staticmethod
     def sum_limit(rounding: str) -> int:
-        """The bound on |sum| that keeps it, and with "float32" its rounding, in int32."""
-        return (1 << 31) - (1 << 8 if rounding == "float32" else 0)
+        """The bound on |sum| that keeps it, and with "float32" its two roundings (each
+        by less than a float32 ulp at int32's top, 2^(31 - 24)), in int32."""
+        ulp = sem.INT32_LIMIT >> sem.FLOAT32_SIGNIFICAND_BITS
+        return sem.INT32_LIMIT - (2 * ulp if rounding == "float32" else 0)
 
     def spans(self) -> tuple[int, int]:
         """The largest |x - zero| of each input over int8."""

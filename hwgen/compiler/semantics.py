@@ -35,6 +35,8 @@ INT8 = (-128, 127)
 FLOAT32_SIGNIFICAND_BITS = np.finfo(np.float32).nmant + 1
 # Requantization shifts an int32 accumulator: at most 31 places.
 MAX_SHIFT = 31
+# Magnitudes below it fit an int32 (the accumulators).
+INT32_LIMIT = 1 << 31
 RELU = (0, 127)
 
 
@@ -194,14 +196,6 @@ def global_avg_pool(x, shift: int, clip=INT8, requant=None, zero: int = 0, in_ze
     return requantize(acc, shift, clip, requant, zero)
 
 
-def add_terms(a, b, requant, in_zero=(0, 0)) -> tuple[np.ndarray, np.ndarray]:
-    """The two scaled terms of an add with `requant` (K, 6), rows (ma, na, mb, nb, c, n):
-    rne((a - za) x ma / 2^na) and rne((b - zb) x mb / 2^nb), exact (int64)."""
-    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    col = [channel_param(requant[:, i], a.ndim) for i in range(4)]
-    return round_shift((a - in_zero[0]) * col[0], col[1]), round_shift((b - in_zero[1]) * col[2], col[3])
-
-
 def add_sum_bound(spans, row) -> int:
     """The largest |sum| an add's row (ma, na, mb, nb, c, n) forms before its rounding
     shift, over inputs with |x - zero| at most `spans`."""
@@ -210,13 +204,15 @@ def add_sum_bound(spans, row) -> int:
 
 
 def add_acc(a, b, requant=None, in_zero=(0, 0), float32: bool = False) -> np.ndarray:
-    """The sum an add requantizes: a + b, or with `requant` (add_terms) terms ta, tb
-    and offset c: ta + tb + c, or with `float32` as ONNX Runtime's fused multiply-adds
-    round it: fl(ta + fl(tb + c)) (exact, int64)."""
+    """The sum an add requantizes: a + b, or with `requant` (K, 6), rows
+    (ma, na, mb, nb, c, n), of the terms ta = rne((a - za) x ma / 2^na) and
+    tb = rne((b - zb) x mb / 2^nb): ta + tb + c, or with `float32` as ONNX Runtime's
+    fused multiply-adds round it: fl(ta + fl(tb + c)) (exact, int64)."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
     if requant is None:
-        return np.asarray(a, np.int64) + np.asarray(b, np.int64)
-    ta, tb = add_terms(a, b, requant, in_zero)
-    c = channel_param(requant[:, 4], ta.ndim)
+        return a + b
+    ma, na, mb, nb, c = (channel_param(requant[:, i], a.ndim) for i in range(5))
+    ta, tb = round_shift((a - in_zero[0]) * ma, na), round_shift((b - in_zero[1]) * mb, nb)
     if float32:
         return round_to_float32(ta + round_to_float32(tb + c))
     return ta + tb + c

@@ -69,7 +69,7 @@ def multipliers(ratios) -> np.ndarray:
     return np.array([multiplier(r) for r in np.atleast_1d(ratios)], np.int32).reshape(-1, 2)
 
 
-def add_row(ratio_a, ratio_b, spans=(255, 255), fixed=0.0, limit: int = 1 << 31) -> tuple[int, ...]:
+def add_row(ratio_a, ratio_b, spans=(255, 255), fixed=0.0, limit: int = sem.INT32_LIMIT) -> tuple[int, ...]:
     """The requant row (ma, na, mb, nb, c, n) of an add whose inputs are scaled by the
     float32 ratios and offset by the float32 `fixed`: ma / 2^(na + n) and
     mb / 2^(nb + n) are the ratios exactly and c = rne(fixed x 2^n); na and nb are 0
@@ -540,7 +540,7 @@ def _fold_zero(imp, node, bias: np.ndarray, w: np.ndarray, zx: int) -> np.ndarra
     """bias - zx x (sum of each output channel's weights): the accumulator of
     sum((x - zx) w) with padding holding zx."""
     folded = bias - zx * w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
-    if folded.min() < -(1 << 31) or folded.max() >= 1 << 31:
+    if folded.min() < -sem.INT32_LIMIT or folded.max() >= sem.INT32_LIMIT:
         _fail(imp, node, "the bias with the input zero point folded in leaves int32")
     return folded.astype(np.int32)
 

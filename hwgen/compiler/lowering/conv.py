@@ -31,7 +31,7 @@ from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module, Opcode
 from ...program.builder import ProgramBuilder
 from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
-from ..requant import IDENTITY, AddRequant, Requant, scl_word
+from ..requant import AddRequant, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
                       load_bytes, search, shortlist, tiles, within)
 from .cache import problem_key, remembered
@@ -153,7 +153,7 @@ def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | Add
             steps.append(plus)
         else:
             x = (tile, short)[k]
-            steps.append(_pass(b, op, x, dims, value, None) if kind == "imm" else
+            steps.append(_pass(b, op, x, dims, value) if kind == "imm" else
                          _pass(b, op, x, dims, None, (words[0] + value, words[1])))
     return steps + epilogue_steps(b, tile, dims, add.out)
 
