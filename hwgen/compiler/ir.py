@@ -30,6 +30,7 @@ WEIGHT_DTYPES = (np.int8, np.int16)
 # How a layer with a requant array rounds its rescale (docs/layers.md): exactly, or as
 # ONNX Runtime's float32 arithmetic does.
 ROUNDINGS = ("exact", "float32")
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Layer:
     arity = 1
     # the columns of `requant`: multipliers m..., shifts n..., others any int32
     requant_columns = ("m", "n")
+    # roundings of this kind beside ROUNDINGS
+    own_roundings = ()
 
     def attrs(self) -> dict:
         return {}
@@ -81,11 +84,12 @@ class Layer:
         if not isinstance(getattr(self, "nonneg_input", False), bool):
             raise HwgenError(f"layer {self.name}: nonneg_input must be true or false")
         rounding = getattr(self, "rounding", "exact")
-        if rounding not in ROUNDINGS:
-            raise HwgenError(f"layer {self.name}: rounding {rounding!r}; it must be one of {', '.join(ROUNDINGS)}")
+        if rounding not in ROUNDINGS + self.own_roundings:
+            raise HwgenError(f"layer {self.name}: rounding {rounding!r}; it must be one of "
+                             f"{', '.join(ROUNDINGS + self.own_roundings)}")
         if getattr(self, "requant", None) is not None:
             self._check_requant()
-        elif rounding != "exact":
+        elif rounding == "float32":
             raise HwgenError(f"layer {self.name}: rounding {rounding!r} rounds a requant array's rescale, and the "
                              "layer has none (it requantizes by its shift): set rounding \"exact\"")
 
@@ -235,17 +239,45 @@ class MaxPool(_Window):
 
 @dataclass
 class AvgPool(_Window):
-    """Requantized window sums of x - in_zero (padding counting 0)."""
+    """Requantized window sums of x - in_zero (padding counting 0). With rounding
+    "dequantized", ONNX Runtime's float32 average of the dequantized window instead
+    (sem.avg_pool_dequantized): `scales` (input, output) as float32, `offset` the
+    stored value of IR 0 (128 for uint8 tensors, else 0), and `count_pad` false to
+    divide a border window by its elements inside the input."""
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     in_zero: int = 0
     rounding: str = "exact"
+    scales: tuple[float, float] | None = None
+    offset: int = 0
+    count_pad: bool = True
     kind = "avg_pool"
+    own_roundings = ("dequantized",)
 
     def attrs(self):
         return {**super().attrs(), "shift": self.shift}
+
+    def check(self):
+        super().check()
+        if not isinstance(self.count_pad, bool):
+            raise HwgenError(f"layer {self.name}: count_pad must be true or false")
+        if self.rounding != "dequantized":
+            if self.scales is not None or self.offset or not self.count_pad:
+                raise HwgenError(f"layer {self.name}: scales, offset and count_pad false belong to rounding "
+                                 "\"dequantized\" (ONNX Runtime's float32 average); set that rounding or remove them")
+            return
+        if self.requant is not None or self.shift:
+            raise HwgenError(f"layer {self.name}: rounding \"dequantized\" averages in float32 by its scales; "
+                             "remove its requant array and shift")
+        s = self.scales
+        if not (isinstance(s, (tuple, list)) and len(s) == 2
+                and all(isinstance(v, float) and 0 < v < FLOAT32_MAX and np.float32(v) > 0 for v in s)):
+            raise HwgenError(f"layer {self.name}: scales {s!r} must be [input scale, output scale], two positive "
+                             "finite float32 values")
+        if self.offset not in (0, 128):
+            raise HwgenError(f"layer {self.name}: offset {self.offset!r} must be 0 (int8 tensors) or 128 (uint8)")
 
     def out_shape(self, x):
         self._check_channels(x[1])
@@ -255,6 +287,9 @@ class AvgPool(_Window):
         return sem.sum_pool(x, self.kernels, self.strides, self.pads, self.in_zero)
 
     def reference(self, x):
+        if self.rounding == "dequantized":
+            return sem.avg_pool_dequantized(x, self.kernels, self.strides, self.pads, self.in_zero, self.scales,
+                                            self.zero, self.offset, self.clip, self.count_pad)
         return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
 
 
@@ -577,7 +612,7 @@ class Network:
             for p in PARAMS:
                 if f"{d['name']}.{p}" in weights:
                     d[p] = weights[f"{d['name']}.{p}"]
-            for attr in ("clip", "stride", "pad", "kernel", "in_zero"):
+            for attr in ("clip", "stride", "pad", "kernel", "in_zero", "scales"):
                 if isinstance(d.get(attr), list):
                     d[attr] = tuple(d[attr])
             known = {f.name for f in dataclasses.fields(KINDS[kind])}

@@ -67,6 +67,9 @@ PAD_MIN = sem.INT8[0]
 
 def _unlowered(layer, cfg, shapes) -> str | None:
     """What of `layer` the lowering or the configuration cannot express, or None."""
+    if getattr(layer, "rounding", None) == "dequantized":
+        return ("it averages in float32 as ONNX Runtime's QLinearAveragePool does (float sums and divisions, whose "
+                "ties decide some outputs); the accelerator's integer rescale differs there")
     rq = getattr(layer, "requant", None)
     if rq is not None:
         if cfg.ALU_RESCALE == "none":

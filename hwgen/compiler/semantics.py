@@ -24,6 +24,8 @@ VTA layout, so that it can judge the compiled programs.
   wins); no requantization.
 - average pool: requantize(sum over the window, zero padding), so the division is the
   power-of-two `shift` (2x2 -> 2); global average pool is a window of the whole image.
+  An imported average pool may instead average in float32 as ONNX Runtime does
+  (`avg_pool_dequantized`), where integer arithmetic cannot reproduce its ties.
 - residual add: requantize(a + b) for two int8 tensors of one shape.
 """
 from __future__ import annotations
@@ -188,6 +190,30 @@ def sum_pool(x, kernel, stride, pad=0, in_zero: int = 0) -> np.ndarray:
 
 def avg_pool(x, kernel, stride, pad=0, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero: int = 0):
     return requantize(sum_pool(x, kernel, stride, pad, in_zero), shift, clip, requant, zero)
+
+
+def avg_pool_dequantized(x, kernel, stride, pad, in_zero: int, scales, zero: int, offset: int, clip=INT8,
+                         count_pad: bool = True) -> np.ndarray:
+    """ONNX Runtime's QLinearAveragePool, in float32 as it computes it: each element
+    dequantized, sx x (x - in_zero) rounded to float32; the window summed in float32
+    row by row (padding adds nothing); divided by the window's size (`count_pad`) or
+    by its elements inside the input; divided by sy; the output zero point as stored
+    (zero + offset) added; rounded half to even, less offset, clipped. `scales` is
+    (sx, sy)."""
+    sx, sy = (np.float32(s) for s in scales)
+    (kh, kw), stride, pad = _pair(kernel), _pair(stride), _pool_pad(pad)
+    d = np.asarray(x, np.int64) - in_zero
+    total = None
+    for _, _, win in _windows(d, kh, kw, stride, pad, 0):
+        term = sx * win.astype(np.float32)
+        total = term if total is None else total + term
+    if count_pad:
+        count = np.float32(kh * kw)
+    else:
+        inside = np.ones((1, 1) + d.shape[2:], np.int64)
+        count = sum(win for _, _, win in _windows(inside, kh, kw, stride, pad, 0)).astype(np.float32)
+    q = total / count / sy + np.float32(zero + offset)
+    return np.clip(np.rint(q).astype(np.float64) - offset, *clip).astype(np.int8)
 
 
 def global_avg_pool(x, shift: int, clip=INT8, requant=None, zero: int = 0, in_zero: int = 0):

@@ -21,6 +21,7 @@ Nothing here knows about an accelerator; anything the IR cannot express is refus
 with the node, its operator and attributes, and what is supported."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -675,14 +676,41 @@ def _avgpool(imp, node, x: _QTensor, q, lo, hi, whole: bool) -> _QTensor:
     else:
         a = _attrs(node)
         k, s, p = _window(imp, node, a, x)
-        if p and not a.get("count_include_pad", 0):
-            _fail(imp, node, "padding with count_include_pad=0 divides border windows by fewer elements; "
-                             "count_include_pad=1 or no padding is supported")
         kh, kw = (k, k) if isinstance(k, int) else k
+        # without padding every window is whole, whatever count_include_pad says
+        count_pad = bool(a.get("count_include_pad", 0)) or not p
         ratio = np.float32(x.q.scale) / (np.float32(q.scale) * np.float32(kh * kw))
-        layer = AvgPool(name, (x.name,), kernel=k, stride=s, pad=p, requant=multipliers(ratio), zero=q.ir_zero,
-                        clip=(lo, hi), in_zero=x.q.ir_zero, rounding=ROUNDING)
+        common = dict(kernel=k, stride=s, pad=p, zero=q.ir_zero, clip=(lo, hi), in_zero=x.q.ir_zero)
+        exact = AvgPool(name, (x.name,), requant=multipliers(ratio), rounding=ROUNDING, **common)
+        dequantized = AvgPool(name, (x.name,), rounding="dequantized", scales=(x.q.scale, q.scale),
+                              offset=q.offset, count_pad=count_pad, **common)
+        # ONNX Runtime averages a window of the whole unpadded image in integers, as a
+        # global pool, and any other window in float32
+        whole = (kh, kw) == tuple(x.shape[2:]) and not p
+        layer = exact if whole or (count_pad and _same_on_every_sum(exact, dequantized)) else dequantized
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+
+
+def _same_on_every_sum(exact: AvgPool, dequantized: AvgPool) -> bool:
+    """Whether an integer average pool gives ONNX Runtime's float32 one's output on
+    every window of int8 inputs. Decided where the input scale is a power of two: the
+    float32 terms and their sum are then exact, so both outputs depend on the window's
+    sum alone, compared here for every sum on a window that forms it. Elsewhere the
+    float sum's rounding decides ties, and the answer is no."""
+    if np.frexp(np.float32(dequantized.scales[0]))[0] != 0.5:
+        return False
+    count = int(np.prod(exact.kernels))
+    lo, hi = (v - exact.in_zero for v in sem.INT8)
+    sums = np.arange(count * lo, count * hi + 1)
+    flat = {"kernel": (1, count), "stride": 1, "pad": 0}
+    exact, dequantized = dataclasses.replace(exact, **flat), dataclasses.replace(dequantized, **flat)
+    for chunk in np.array_split(sums, -(-sums.size * count // (1 << 20))):
+        # count elements within lo..hi whose sum is each of the chunk's sums
+        rows = chunk[:, None] // count + (np.arange(count) < chunk[:, None] % count)
+        x = (rows + exact.in_zero).astype(np.int8).reshape(-1, 1, 1, count)
+        if not np.array_equal(exact.reference(x), dequantized.reference(x)):
+            return False
+    return True
 
 
 # -- QOperator --------------------------------------------------------------------------

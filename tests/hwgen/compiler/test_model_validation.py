@@ -101,6 +101,57 @@ def test_bad_requantization(tmp_path, requant, message):
         Network.load(path)
 
 
+def _avg_model(tmp_path, attrs):
+    """A model of one 3x3 average pool (stride 2, padding 1) with `attrs`."""
+    layer = {"name": "p", "kind": "avg_pool", "inputs": ["data"], "kernel": 3, "stride": 2, "pad": 1, **attrs}
+    doc = {"name": "pool", "input": {"name": "data", "shape": [1, 4, 7, 7]}, "layers": [layer]}
+    (tmp_path / "model.json").write_text(json.dumps(doc))
+    np.savez(tmp_path / "weights.npz")
+    return tmp_path / "model.json"
+
+
+DEQUANTIZED = {"rounding": "dequantized", "scales": [0.1, 0.2]}
+BAD_AVG = [
+    ({"rounding": "dequantized"}, "scales None must be [input scale, output scale], two positive finite float32"),
+    ({**DEQUANTIZED, "scales": [0.1, -0.2]}, "scales (0.1, -0.2) must be"),
+    ({**DEQUANTIZED, "scales": [0.1, 1e39]}, "two positive finite float32 values"),
+    ({**DEQUANTIZED, "scales": [1, 2]}, "scales (1, 2) must be"),
+    ({**DEQUANTIZED, "offset": 5}, "offset 5 must be 0 (int8 tensors) or 128 (uint8)"),
+    ({**DEQUANTIZED, "shift": 2}, "averages in float32 by its scales; remove its requant array and shift"),
+    ({**DEQUANTIZED, "count_pad": 0}, "count_pad must be true or false"),
+    ({"shift": 3, "scales": [0.1, 0.2]}, "scales, offset and count_pad false belong to rounding \"dequantized\""),
+    ({"shift": 3, "count_pad": False}, "belong to rounding \"dequantized\""),
+    ({"shift": 3, "rounding": "float16"}, "rounding 'float16'; it must be one of exact, float32, dequantized"),
+]
+
+
+@pytest.mark.parametrize("attrs,message", BAD_AVG, ids=[json.dumps(b[0]) for b in BAD_AVG])
+def test_bad_dequantized_average_pool(tmp_path, attrs, message):
+    with pytest.raises(HwgenError, match=re.escape(message)):
+        Network.load(_avg_model(tmp_path, attrs))
+
+
+def test_dequantized_rounding_is_the_average_pools_own(tmp_path):
+    with pytest.raises(HwgenError, match=re.escape("rounding 'dequantized'; it must be one of exact, float32")):
+        Network.load(_model(tmp_path, {"rounding": "dequantized"}))
+
+
+def test_a_dequantized_average_pool_saves_and_loads(tmp_path):
+    """Its attributes survive model.json; border windows divided by their elements
+    inside the image (count_pad false): with equal scales and every element 5 above the
+    input zero point, every output is 5 + zero, corners included (a window of the whole
+    size would give 5 x 4 / 9 there)."""
+    net = Network.load(_avg_model(tmp_path, {**DEQUANTIZED, "scales": [0.1, 0.1], "offset": 128, "count_pad": False,
+                                             "in_zero": -7, "zero": 3}))
+    x = np.full((1, 4, 7, 7), -2, np.int8)
+    assert net.reference(x).tolist() == np.full((1, 4, 4, 4), 8).tolist()
+    net.save(tmp_path / "again")
+    again = Network.load(tmp_path / "again")
+    assert again.layers[0] == net.layers[0]
+    counted = Network.load(_avg_model(tmp_path, {**DEQUANTIZED, "scales": [0.1, 0.1], "in_zero": -7, "zero": 3}))
+    assert counted.reference(x)[0, 0, 0, 0] == 3 + 2      # rint(5 x 4 / 9) + 3
+
+
 def _add_model(tmp_path, requant, **attrs):
     """A model adding two 3x3 convolutions of its input, `attrs` on the add."""
     rng = np.random.default_rng(1)
