@@ -313,8 +313,13 @@ class TensorAlu(wiring.Component):
         s2_valid, s2_dst, s2_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         m.d.sync += [s2_valid.eq(idx.valid), s2_dst.eq(idx.dst), s2_src.eq(idx.src)]
         if one_port:
-            m.d.comb += self.acc[0].addr.eq(Mux(s2_valid & ~use_imm, s2_src, Mux(use_imm, idx.src, idx.dst)))
-            reads = [idx.valid | (s2_valid & ~use_imm)]
+            # S1 reads src (with an immediate) or dst, S2 src (without): the choices come
+            # from registers (use_imm holds while the nest runs), not from use_imm
+            m.d.comb += idx.pick_src.eq(use_imm)
+            s2_second = Signal()
+            m.d.sync += s2_second.eq(idx.valid & ~use_imm)
+            m.d.comb += self.acc[0].addr.eq(Mux(s2_second, s2_src, idx.picked))
+            reads = [idx.valid | s2_second]
         else:
             m.d.comb += [self.acc[0].addr.eq(idx.dst), self.acc[1].addr.eq(idx.src)]
             reads = [idx.valid, idx.valid]
@@ -332,6 +337,7 @@ class TensorAlu(wiring.Component):
         s3_valid, s3_dst, s3_src = Signal(), Signal(dst_bits), Signal(dst_bits)
         s3_a = Signal(acc_layout.size)
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src), s3_a.eq(self.acc[0].data)]
+        prior_valid, prior_dst = s2_valid, s2_dst    # what s3_valid and s3_dst hold next cycle
         if one_port:
             # the second read (S2) arrives a cycle later; registered, like the first, so
             # that no memory output feeds the ALU directly
@@ -339,6 +345,7 @@ class TensorAlu(wiring.Component):
             next_dst, next_src = s3_dst, s3_src
             next2_dst, next2_src = s2_dst, s2_src
             in_flight = in_flight | s3_valid
+            prior_valid, prior_dst = s3_valid, s3_dst
             s3_valid, s3_dst, s3_src, s3_a = (registered(m, v, f"s4_{n}") for v, n in
                                               ((s3_valid, "valid"), (s3_dst, "dst"), (s3_src, "src"), (s3_a, "a")))
             second = Mux(use_imm, s3_a, second)
@@ -353,6 +360,7 @@ class TensorAlu(wiring.Component):
         at_src = data.View(acc_layout, hist.forward(s3_src, second, next_src, next2_src))
         valid, dst = s3_valid, s3_dst
         if cfg.ALU_OP_REGISTER:                      # the lanes register their operands
+            prior_valid, prior_dst = valid, dst
             valid, dst = registered(m, valid, "op_valid"), registered(m, dst, "op_dst")
             in_flight = in_flight | s3_valid
         res = {}
@@ -367,7 +375,7 @@ class TensorAlu(wiring.Component):
         if cfg.ALU_COMPARE_STAGE:
             late_valid, late_dst = registered(m, valid, "late_valid"), registered(m, dst, "late_dst")
             in_flight = in_flight | valid
-            choice = (late, (late_valid, late_dst), (valid, dst))
+            choice = (late, (late_valid, late_dst, valid, dst), (valid, dst, prior_valid, prior_dst))
             valid, dst = Mux(late, late_valid, valid), Mux(late, late_dst, dst)
         write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight, choice)     # the lanes apply reset
         return m

@@ -165,7 +165,9 @@ class PackedProducts(wiring.Component):
 
 class GemmLane(wiring.Component):
     """Output lane j: `dot[b]` = INP row b . `wgt` (weight row j), registered (S2);
-    `acc[b]` = `old[b]` + `dot[b]`, wrapped to ACC_WIDTH (S3, combinational). With
+    `acc[b]` = the old entry + `dot[b]`, wrapped to ACC_WIDTH (S3, combinational), the
+    old entry `newest_old[b]` if `newest`, else `rest_old[b]`: both sums are formed and
+    one selected, so that the forwarding's selection follows the adder. With
     `term_bits` the lane sums given products instead (`terms[b][k]`, plus with
     `carries` the count of `carry[b]`'s set bits) from a PackedProducts."""
 
@@ -178,7 +180,7 @@ class GemmLane(wiring.Component):
                 inputs["carry"] = In(data.ArrayLayout(cfg.block_in, cfg.batch))
         else:
             inputs = {"inp": In(entry_layout(cfg, MemType.INP)), "wgt": In(entry_layout(cfg, MemType.WGT).elem_shape)}
-        super().__init__({**inputs, "old": In(acc), "acc": Out(acc)})
+        super().__init__({**inputs, "newest": In(1), "newest_old": In(acc), "rest_old": In(acc), "acc": Out(acc)})
 
     def elaborate(self, platform):
         cfg = self.cfg
@@ -204,7 +206,8 @@ class GemmLane(wiring.Component):
             dot = Signal(signed(cfg.acc_bits), name=f"dot_{b}")
             middle = (len(products) - 1).bit_length() // 2 if stages >= 3 else None
             m.d.sync += dot.eq(adder_tree(products, m, middle, f"sum_{b}"))
-            m.d.comb += self.acc[b].eq(fit_signed(self.old[b] + dot, cfg.acc_bits))
+            m.d.comb += self.acc[b].eq(Mux(self.newest, fit_signed(self.newest_old[b] + dot, cfg.acc_bits),
+                                           fit_signed(self.rest_old[b] + dot, cfg.acc_bits)))
         return m
 
 
@@ -260,12 +263,13 @@ class TensorGemm(wiring.Component):
         wgt = data.View(entry_layout(cfg, MemType.WGT), self.wgt.data)
         acc_layout = entry_layout(cfg, MemType.ACC)
         s3_valid, s3_dst = Signal(), Signal.like(idx.dst)
-        s3_old = Signal(acc_layout.size)
-        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_old.eq(self.acc.data)]
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst)]
 
-        # S3: accumulate (in the lanes) and write
+        # S3: accumulate (in the lanes) and write; the entry read (or forwarded) is chosen
+        # between the newest write and the rest, selected into a register in S2
         hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + cfg.ACC_READ_REGISTER), len(s3_dst), acc_layout.size)
-        old = data.View(acc_layout, hist.forward(s3_dst, s3_old, addr_next=s2_dst, addr_next2=dst))
+        newest, newest_old, rest_old = hist.forward_split(self.acc.data, addr_next=s2_dst, addr_next2=dst)
+        newest_old, rest_old = data.View(acc_layout, newest_old), data.View(acc_layout, rest_old)
         sums = {}
         rows = list(range(cfg.block_out))
         if "gemm_weight_swap_last_lane" in self.bugs:
@@ -283,8 +287,9 @@ class TensorGemm(wiring.Component):
             else:
                 m.submodules[f"lane{j}"] = lane = GemmLane(cfg)
                 m.d.comb += [lane.inp.eq(self.inp.data), lane.wgt.eq(wgt[rows[j]])]
+            m.d.comb += lane.newest.eq(newest)
             for b in range(cfg.batch):
-                m.d.comb += lane.old[b].eq(old[b][j])
+                m.d.comb += [lane.newest_old[b].eq(newest_old[b][j]), lane.rest_old[b].eq(rest_old[b][j])]
                 sums[b, j] = lane.acc[b]
         lanes = [sums[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
         write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight | s2_valid)

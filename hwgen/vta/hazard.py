@@ -17,13 +17,18 @@ class WriteHistory:
                          Signal(data_bits, name=f"{name}{k}_data")) for k in range(depth)]
         # (registered match flags, `none`, the addresses compared one and two cycles ahead)
         self._early = []
+        # forward_split's (newest flag, rest register, memory a cycle early, addresses)
+        self._split = []
+        self._picks = []        # _newest_match's registers (for their names)
 
     def record(self, valid: Value, addr: Value, data: Value, choice=None) -> None:
         """Shift in this cycle's write (valid=0 when there is none). Call once, after
-        every `forward`. `choice` = (sel, (valid1, addr1), (valid0, addr0)) says that
-        valid and addr select between two candidates by `sel`: the early address
-        comparisons are then made on both and the result selected, so that `sel`
-        reaches the match flags through one multiplexer instead of a comparator."""
+        every `forward`. `choice` = (sel, (valid1, addr1, valid1_next, addr1_next),
+        (valid0, addr0, valid0_next, addr0_next)) says that valid and addr select between
+        two candidates by `sel` (`_next`: what each holds next cycle): the early address
+        comparisons are then made on both, those with the newest write a cycle earlier
+        still, and the result selected, so that `sel` reaches the match flags through one
+        multiplexer instead of a comparator."""
         m = self._m
         newest = (valid, addr, data)
         for k in range(len(self.entries) - 1, 0, -1):
@@ -48,11 +53,26 @@ class WriteHistory:
             pre_flags = [Signal(name=f"{flag.name}_pre") for flag in flags[2:]]
             pre_none = Signal(name=f"{none.name}_pre", init=1)
             self._one_hot(pre_flags, pre_none, later[1:])
-            newer = self._match(choice, *upcoming[0], addr_next)
+            newer = self._newest_match(choice, *upcoming[0], addr_next, addr_next2)
             m1 = Signal(name=f"{flags[1].name}_pre")
             m.d.sync += [m1.eq(later[0]), flags[0].eq(newer), flags[1].eq(m1 & ~newer),
                          *(flag.eq(pre & ~m1 & ~newer) for flag, pre in zip(flags[2:], pre_flags)),
                          none.eq(pre_none & ~m1 & ~newer)]
+
+        for newest_flag, rest, mem_next, addr_next, addr_next2 in self._split:
+            # the older writes' flags two cycles ahead (entry k then is entry k-1 next
+            # cycle, the newest write now for k = 1), one-hot and registered; next cycle
+            # they select from entry k-1 and memory into `rest`
+            older = self.entries[:-1]
+            flags = [Signal(name=f"{rest.name}_match{k + 1}") for k in range(len(older))]
+            none = Signal(name=f"{rest.name}_none", init=1)
+            self._one_hot(flags, none, [self._match(k == 0 and choice, v, a, addr_next2)
+                                        for k, (v, a) in enumerate(upcoming[:len(older)])])
+            selected = Mux(none, mem_next, 0)
+            for flag, (_, _, d) in zip(flags, older):
+                selected = selected | Mux(flag, d, 0)
+            m.d.sync += [rest.eq(selected),
+                         newest_flag.eq(self._newest_match(choice, *upcoming[0], addr_next, addr_next2))]
 
     @staticmethod
     def _match(choice, valid, addr, addr_next):
@@ -60,8 +80,22 @@ class WriteHistory:
         selection it describes (see `record`)."""
         if not choice:
             return valid & (addr == addr_next)
-        sel, (v1, a1), (v0, a0) = choice
+        sel, (v1, a1, *_), (v0, a0, *_) = choice
         return Mux(sel, v1 & (a1 == addr_next), v0 & (a0 == addr_next))
+
+    def _newest_match(self, choice, valid, addr, addr_next, addr_next2):
+        """`_match` of this cycle's write; with `choice`, each candidate compared a cycle
+        early (what it holds next cycle with `addr_next2`, what `addr_next` holds then)
+        and registered, so that only the selection remains."""
+        if not choice:
+            return valid & (addr == addr_next)
+        sel, *candidates = choice
+        early = []
+        for k, (_, _, v_next, a_next) in enumerate(candidates):
+            early.append(Signal(name=f"{self._name}_newest{len(self._picks)}_{1 - k}"))
+            self._m.d.sync += early[-1].eq(v_next & (a_next == addr_next2))
+        self._picks.append(early)
+        return Mux(sel, *early)
 
     def _one_hot(self, flags, none, matches) -> None:
         """Registers `flags` with the first of `matches` only, `none` if there is none."""
@@ -70,6 +104,18 @@ class WriteHistory:
             self._m.d.sync += flag.eq(match & ~newer)
             newer = newer | match
         self._m.d.sync += none.eq(~newer)
+
+    def forward_split(self, mem_next: Value, addr_next: Value, addr_next2: Value) -> tuple[Value, Value, Value]:
+        """`forward(addr, mem_data, addr_next, addr_next2)` in two parts, so that the user
+        can compute with both and select after: (whether the newest write is to `addr`,
+        its data, the newest older write to `addr` or else `mem_data`). The last is a
+        register selected a cycle early, from `mem_next`, what `mem_data` would hold
+        next cycle; the first a register too."""
+        n = len(self._early) + len(self._split)
+        newest = Signal(name=f"{self._name}_f{n}_newest")
+        rest = Signal(len(self.entries[0][2]), name=f"{self._name}_f{n}_rest")
+        self._split.append((newest, rest, mem_next, addr_next, addr_next2))
+        return newest, self.entries[0][2], rest
 
     def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None,
                 addr_next2: Value | None = None) -> Value:

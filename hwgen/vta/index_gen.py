@@ -58,7 +58,9 @@ class IndexGenerator(wiring.Component):
 
     `track` names the fields whose footprint `fp_mask` gives once `fp_known` (see
     above); `scan` (one cycle, with `params`, while not busy) runs the scan, `abort`
-    ends it early, `scanning` is high while it runs."""
+    ends it early, `scanning` is high while it runs. `picked` is the src index if
+    `pick_src` (held for the whole nest) else dst, for a unit that reads one of them
+    first: with INDEX_REGISTER a register, like the indices."""
 
     def __init__(self, cfg, track: tuple = ()):
         self.cfg, self.track = cfg, track
@@ -75,6 +77,8 @@ class IndexGenerator(wiring.Component):
             "dst": Out(d[MemType.ACC]),
             "src": Out(self._src_bits),
             "wgt": Out(d[MemType.WGT]),
+            "pick_src": In(1),
+            "picked": Out(d[MemType.ACC]),
             "busy": Out(1),
             **overlap_members(),
         })
@@ -171,6 +175,7 @@ class IndexGenerator(wiring.Component):
             busy = busy | valid
         uop = data.View(self._uop_layout, uop)
         triple = {"valid": valid, "last": last, **{k: uop[f"{k}_idx"] + s1_off[k] for k in kinds}}
+        triple["picked"] = Mux(self.pick_src, triple["src"], triple["dst"])
         if self.cfg.INDEX_REGISTER:
             triple = {k: registered(m, v, f"{k}_r") for k, v in triple.items()}
             busy = busy | triple["valid"]
