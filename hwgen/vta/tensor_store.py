@@ -69,10 +69,6 @@ class TensorStore(wiring.Component):
         # the read side walks the burst's beats, one OUT read a cycle: `lanes` reads a
         # beat (narrow) or one read a beat of one of the entry's `slices` (wide)
         rb = Signal(range(geometry(cfg).max_burst + 1))          # beat being read, within the burst
-        # rb == n_beats - 1, kept in a register from a count of the beats left, so that
-        # no subtraction and comparison precede the read's state updates
-        last_beat = Signal()
-        beats_left = Signal.like(rb)
         rl = Signal(range(max(lanes, 2)))                        # lane being read
         b = beat_off + rb
         e = Signal(range(-lanes, 1 << (beat_bits + exact_log2(lanes) + 1)))
@@ -153,15 +149,14 @@ class TensorStore(wiring.Component):
                                            else row_sram + (beat_off << exact_log2(lanes)) - lane0)
                     m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
                     with m.If(cmd.ready):
-                        m.d.sync += [n_beats.eq(beats), rb.eq(0), rl.eq(0), beats_left.eq(beats - 1),
-                                     last_beat.eq(beats == 1)]
+                        m.d.sync += [n_beats.eq(beats), rb.eq(0), rl.eq(0)]
                         m.next = "READ"
             with m.State("READ"):
                 last_lane = rl == lanes - 1
                 with m.If((rl != 0) | (in_flight < depth)):
                     m.d.comb += starts_beat.eq(rl == 0)
                     m.d.sync += [*(v.eq(x) for v, x in zip(issued, (1, rl, ok, b[:exact_log2(slices)], last_lane,
-                                                                     last_beat))),
+                                                                     rb == n_beats - 1))),
                                  rl.eq(Mux(last_lane, 0, rl + 1))]
                     if narrow:
                         m.d.sync += rd_addr.eq(rd_addr + 1)
@@ -169,8 +164,8 @@ class TensorStore(wiring.Component):
                         with m.If(b[:exact_log2(slices)] == slices - 1):
                             m.d.sync += rd_addr.eq(rd_addr + 1)
                     with m.If(last_lane):
-                        m.d.sync += [rb.eq(rb + 1), beats_left.eq(beats_left - 1), last_beat.eq(beats_left == 1)]
-                        with m.If(last_beat):
+                        m.d.sync += rb.eq(rb + 1)
+                        with m.If(rb == n_beats - 1):
                             m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
                             m.next = "PLAN" if plan else "BURST"
             with m.State("ACKS"):
