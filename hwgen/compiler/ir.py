@@ -83,10 +83,9 @@ class Layer:
                              f"{sem.INT8[0]} <= lo <= hi <= {sem.INT8[1]}")
         if not isinstance(getattr(self, "nonneg_input", False), bool):
             raise HwgenError(f"layer {self.name}: nonneg_input must be true or false")
-        rounding = getattr(self, "rounding", "exact")
-        if rounding not in ROUNDINGS + self.own_roundings:
-            raise HwgenError(f"layer {self.name}: rounding {rounding!r}; it must be one of "
-                             f"{', '.join(ROUNDINGS + self.own_roundings)}")
+        rounding, allowed = getattr(self, "rounding", "exact"), ROUNDINGS + self.own_roundings
+        if rounding not in allowed:
+            raise HwgenError(f"layer {self.name}: rounding {rounding!r}; it must be one of {', '.join(allowed)}")
         if getattr(self, "requant", None) is not None:
             self._check_requant()
         elif rounding == "float32":
@@ -276,8 +275,9 @@ class AvgPool(_Window):
                 and all(isinstance(v, float) and 0 < v < FLOAT32_MAX and np.float32(v) > 0 for v in s)):
             raise HwgenError(f"layer {self.name}: scales {s!r} must be [input scale, output scale], two positive "
                              "finite float32 values")
-        if self.offset not in (0, 128):
-            raise HwgenError(f"layer {self.name}: offset {self.offset!r} must be 0 (int8 tensors) or 128 (uint8)")
+        if self.offset not in OFFSETS.values():
+            raise HwgenError(f"layer {self.name}: offset {self.offset!r} must be {OFFSETS['int8']} (int8 tensors) or "
+                             f"{OFFSETS['uint8']} (uint8)")
 
     def out_shape(self, x):
         self._check_channels(x[1])
@@ -447,6 +447,8 @@ class ConvAdd(Layer):
 
 # The integer types of quantized tensors and their ranges.
 QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
+# what an ONNX type's values less the IR's int8 values are (128 for uint8)
+OFFSETS = {t: lo - sem.INT8[0] for t, (lo, _) in QUANT_RANGES.items()}
 
 
 @dataclass(frozen=True)
@@ -459,7 +461,7 @@ class Quantization:
 
     @property
     def offset(self) -> int:
-        return 128 if self.dtype == "uint8" else 0
+        return OFFSETS[self.dtype]
 
     @property
     def ir_zero(self) -> int:

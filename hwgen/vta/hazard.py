@@ -19,7 +19,7 @@ class WriteHistory:
         self._early = []
         # forward_split's (newest flag, rest register, memory a cycle early, addresses)
         self._split = []
-        self._picks = []        # _newest_match's registers (for their names)
+        self._newest = 0        # _newest_match's register pairs so far (their names)
 
     def record(self, valid: Value, addr: Value, data: Value, choice=None) -> None:
         """Shift in this cycle's write (valid=0 when there is none). Call once, after
@@ -49,7 +49,7 @@ class WriteHistory:
             # now, so only the write made next cycle (entry 0) is compared in the cycle
             # before the flags, and the rest of the priority comes from registers
             n = len(flags)
-            later = [self._match(k == 0 and choice, v, a, addr_next2) for k, (v, a) in enumerate(upcoming[:n - 1])]
+            later = self._ahead(choice, upcoming[:n - 1], addr_next2)
             pre_flags = [Signal(name=f"{flag.name}_pre") for flag in flags[2:]]
             pre_none = Signal(name=f"{none.name}_pre", init=1)
             self._one_hot(pre_flags, pre_none, later[1:])
@@ -66,12 +66,8 @@ class WriteHistory:
             older = self.entries[:-1]
             flags = [Signal(name=f"{rest.name}_match{k + 1}") for k in range(len(older))]
             none = Signal(name=f"{rest.name}_none", init=1)
-            self._one_hot(flags, none, [self._match(k == 0 and choice, v, a, addr_next2)
-                                        for k, (v, a) in enumerate(upcoming[:len(older)])])
-            selected = Mux(none, mem_next, 0)
-            for flag, (_, _, d) in zip(flags, older):
-                selected = selected | Mux(flag, d, 0)
-            m.d.sync += [rest.eq(selected),
+            self._one_hot(flags, none, self._ahead(choice, upcoming[:len(older)], addr_next2))
+            m.d.sync += [rest.eq(self._select(none, mem_next, flags, older)),
                          newest_flag.eq(self._newest_match(choice, *upcoming[0], addr_next, addr_next2))]
 
     @staticmethod
@@ -83,6 +79,11 @@ class WriteHistory:
         sel, (v1, a1, *_), (v0, a0, *_) = choice
         return Mux(sel, v1 & (a1 == addr_next), v0 & (a0 == addr_next))
 
+    def _ahead(self, choice, writes, addr_next2) -> list:
+        """Whether each of `writes` (valid, addr), the first of them this cycle's (a
+        `choice` with one), is to `addr_next2`."""
+        return [self._match(k == 0 and choice, v, a, addr_next2) for k, (v, a) in enumerate(writes)]
+
     def _newest_match(self, choice, valid, addr, addr_next, addr_next2):
         """`_match` of this cycle's write; with `choice`, each candidate compared a cycle
         early (what it holds next cycle with `addr_next2`, what `addr_next` holds then)
@@ -90,12 +91,20 @@ class WriteHistory:
         if not choice:
             return valid & (addr == addr_next)
         sel, *candidates = choice
-        early = []
-        for k, (_, _, v_next, a_next) in enumerate(candidates):
-            early.append(Signal(name=f"{self._name}_newest{len(self._picks)}_{1 - k}"))
-            self._m.d.sync += early[-1].eq(v_next & (a_next == addr_next2))
-        self._picks.append(early)
+        n, self._newest = self._newest, self._newest + 1
+        early = [Signal(name=f"{self._name}_newest{n}_{1 - k}") for k in range(len(candidates))]
+        for reg, (_, _, v_next, a_next) in zip(early, candidates):
+            self._m.d.sync += reg.eq(v_next & (a_next == addr_next2))
         return Mux(sel, *early)
+
+    @staticmethod
+    def _select(none, mem_data, flags, entries) -> Value:
+        """The AND-OR of one-hot `flags` over the entries' data, `mem_data` with `none`
+        (muxes rather than ANDs with a flag replicated over every bit: half the netlist)."""
+        result = Mux(none, mem_data, 0)
+        for flag, (_, _, d) in zip(flags, entries):
+            result = result | Mux(flag, d, 0)
+        return result
 
     def _one_hot(self, flags, none, matches) -> None:
         """Registers `flags` with the first of `matches` only, `none` if there is none."""
@@ -130,11 +139,7 @@ class WriteHistory:
             flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
             none = Signal(name=f"{self._name}_f{n}_none", init=1)
             self._early.append((flags, none, addr_next, addr_next2))
-            # muxes rather than ANDs with a flag replicated over 1024 bits: half the netlist
-            result = Mux(none, mem_data, 0)
-            for flag, (_, _, d) in zip(flags, self.entries):
-                result = result | Mux(flag, d, 0)
-            return result
+            return self._select(none, mem_data, flags, self.entries)
         flags = [valid & (a == addr) for valid, a, _ in self.entries]
         result = mem_data
         for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
