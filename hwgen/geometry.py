@@ -35,6 +35,12 @@ FETCH_BUFFER = 32
 INSN_QUEUE_DEPTH = 32
 
 
+def acc_read_delay(cfg) -> int:
+    """Cycles an accumulator read's data arrives later than the cycle after its
+    address: one for each of ACC_ADDR_REGISTER and ACC_READ_REGISTER."""
+    return int(cfg.ACC_ADDR_REGISTER) + int(cfg.ACC_READ_REGISTER)
+
+
 def gemm_interval(cfg) -> int:
     """Cycles from one GEMM micro-op's issue to the next one's."""
     return 1 if cfg.PIPELINED_UNITS else BASELINE_GEMM_INTERVAL

@@ -30,7 +30,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..geometry import LATE_OPS, alu_interval
+from ..geometry import LATE_OPS, acc_read_delay, alu_interval
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
@@ -325,12 +325,12 @@ class TensorAlu(wiring.Component):
             reads = [idx.valid, idx.valid]
         if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
             m.d.comb += [port.en.eq(r) for port, r in zip(self.acc, reads)]
-        # S2 (two stages with ACC_READ_REGISTER: the data arrive a cycle later)
+        # S2 (a stage more for each cycle of acc_read_delay: the data arrive that much later)
         read_to_use, in_flight = READ_TO_USE, idx.busy | s2_valid
         next_dst, next_src = s2_dst, s2_src          # what the use stage's addresses hold next cycle
         next2_dst, next2_src = idx.dst, idx.src      # and the cycle after
-        if cfg.ACC_READ_REGISTER:
-            s2_valid, s2_dst, s2_src = (registered(m, v, f"s2r_{n}") for v, n in
+        for k in range(acc_read_delay(cfg)):
+            s2_valid, s2_dst, s2_src = (registered(m, v, f"s2r{k or ''}_{n}") for v, n in
                                         ((s2_valid, "valid"), (s2_dst, "dst"), (s2_src, "src")))
             read_to_use, in_flight = read_to_use + 1, in_flight | s2_valid
             next_dst, next_src, next2_dst, next2_src = s2_dst, s2_src, next_dst, next_src

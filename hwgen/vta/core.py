@@ -150,7 +150,8 @@ class Core(wiring.Component):
             spec = geometry(cfg).scratchpad(mt)
             sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison,
                             writers=len(writers), readers=physical,
-                            read_register=mt == MemType.ACC and cfg.ACC_READ_REGISTER)
+                            read_register=mt == MemType.ACC and cfg.ACC_READ_REGISTER,
+                            addr_register=mt == MemType.ACC and cfg.ACC_ADDR_REGISTER)
             m.submodules[spec.name] = sp
             for writer, port in zip(writers, sp.wr if spec.halves > 1 else [sp.wr]):
                 wiring.connect(m, writer, port)

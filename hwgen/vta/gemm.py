@@ -28,7 +28,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..geometry import gemm_interval
+from ..geometry import acc_read_delay, gemm_interval
 from ..isa.opcodes import MemType
 from .dsp import dsp_product
 from .hazard import WriteHistory
@@ -243,8 +243,9 @@ class TensorGemm(wiring.Component):
 
         # S1: addresses to INP and WGT. The GEMM_PIPELINE extra stages delay the dot
         # products; ACC is read as many cycles later, so that the old entry arrives with
-        # them and the read-to-write distance, hence forwarding, stays the same; with
-        # ACC_READ_REGISTER a cycle earlier, its data a cycle longer on the way.
+        # them and the read-to-write distance, hence forwarding, stays the same; a cycle
+        # earlier for each of ACC_ADDR_REGISTER and ACC_READ_REGISTER (acc_read_delay),
+        # its data that much longer on the way.
         m.d.comb += [self.inp.addr.eq(idx.src), self.wgt.addr.eq(idx.wgt)]
         valid, dst, in_flight = idx.valid, idx.dst, idx.busy
         stages = [(valid, dst)]
@@ -252,7 +253,7 @@ class TensorGemm(wiring.Component):
             valid, dst = registered(m, valid, f"e{k}_valid"), registered(m, dst, f"e{k}_dst")
             in_flight = in_flight | valid
             stages.append((valid, dst))
-        read_valid, read_dst = stages[-1 - cfg.ACC_READ_REGISTER]
+        read_valid, read_dst = stages[-1 - acc_read_delay(cfg)]
         m.d.comb += self.acc.addr.eq(read_dst)
         if cfg.COMPUTE_OVERLAP:     # ACC in halves: a port reads for the unit that enables it
             m.d.comb += self.acc.en.eq(read_valid)
@@ -267,7 +268,7 @@ class TensorGemm(wiring.Component):
 
         # S3: accumulate (in the lanes) and write; the entry read (or forwarded) is chosen
         # between the newest write and the rest, selected into a register in S2
-        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + cfg.ACC_READ_REGISTER), len(s3_dst), acc_layout.size)
+        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + acc_read_delay(cfg)), len(s3_dst), acc_layout.size)
         newest, newest_old, rest_old = hist.forward_split(self.acc.data, addr_next=s2_dst, addr_next2=dst)
         newest_old, rest_old = data.View(acc_layout, newest_old), data.View(acc_layout, rest_old)
         sums = {}

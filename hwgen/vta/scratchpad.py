@@ -50,13 +50,17 @@ class Scratchpad(wiring.Component):
 
     With `read_register` every read's data arrives a cycle later (two after its
     address), from a register each memory's output feeds alone, so that the memory's
-    slow clock-to-output and the route to the users are in different cycles."""
+    slow clock-to-output and the route to the users are in different cycles. With
+    `addr_register` a cycle later again: each memory's read address (and enable) is a
+    register of its own (of each half), so that the users' address logic and the route
+    to the memory's block RAMs, spread over the die, are in different cycles."""
 
     def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
-                 readers: tuple | None = None, read_register: bool = False):
+                 readers: tuple | None = None, read_register: bool = False, addr_register: bool = False):
         self.spec, self.macros, self.split, self.poison = spec, macros, split, poison
-        self.read_register = read_register
-        assert not (read_register and spec.banks > 1), "banked scratchpads are read without the register"
+        self.read_register, self.addr_register = read_register, addr_register
+        assert not ((read_register or addr_register) and spec.banks > 1), \
+            "banked scratchpads are read without the registers"
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
@@ -98,6 +102,9 @@ class Scratchpad(wiring.Component):
     def _single(self, m: Module, name: str, depth: int, wr, reads) -> None:
         """One memory (or one per write granule when split) of `depth` entries, written
         through `wr` and read through `reads`, each (addr, en, data) signals."""
+        if self.addr_register:
+            reads = [(registered(m, addr, f"{name}_raddr{k}"), registered(m, en, f"{name}_ren{k}"), data)
+                     for k, (addr, en, data) in enumerate(reads)]
         if self.split and self.granule is not None:
             mems = []
             for k in range(self.bits // self.granule):
@@ -157,6 +164,8 @@ class Scratchpad(wiring.Component):
         for r, rd in enumerate(self.rd):
             which = Signal(name=f"rd{r}_half")
             m.d.sync += which.eq(rd.addr[low])
+            if self.addr_register:
+                which = registered(m, which, f"rd{r}_half_a")
             if self.read_register:
                 which = registered(m, which, f"rd{r}_half_r")
             m.d.comb += rd.data.eq(Mux(which, half_data[r][1], half_data[r][0]))

@@ -146,9 +146,14 @@ IN_FULL = [
     ({"ALU_COMPARE_STAGE": True, "ALU_OP_REGISTER": False},
      "ALU_COMPARE_STAGE=True: the comparison stage follows the ALU's operation stage; set ALU_OP_REGISTER to true or "
      "ALU_COMPARE_STAGE to false"),
-    ({"ACC_READ_REGISTER": True, "GEMM_PIPELINE": 0},
-     "ACC_READ_REGISTER=True: the GEMM reads the accumulator a stage before its multipliers' operands are registered, "
-     "and with GEMM_PIPELINE 0 there is none; set GEMM_PIPELINE to 1 or more, or ACC_READ_REGISTER to false"),
+    ({"ACC_READ_REGISTER": True, "ACC_ADDR_REGISTER": False, "GEMM_PIPELINE": 0},
+     "ACC_READ_REGISTER=True: the GEMM reads the accumulator a stage earlier among its GEMM_PIPELINE stages for each "
+     "of ACC_READ_REGISTER and ACC_ADDR_REGISTER (1 here), and GEMM_PIPELINE 0 has fewer stages; set GEMM_PIPELINE "
+     "to 1 or more, or ACC_READ_REGISTER to false"),
+    ({"ACC_READ_REGISTER": True, "ACC_ADDR_REGISTER": True, "GEMM_PIPELINE": 1},
+     "ACC_ADDR_REGISTER=True: the GEMM reads the accumulator a stage earlier among its GEMM_PIPELINE stages for each "
+     "of ACC_READ_REGISTER and ACC_ADDR_REGISTER (2 here), and GEMM_PIPELINE 1 has fewer stages; set GEMM_PIPELINE "
+     "to 2 or more, or ACC_ADDR_REGISTER to false"),
     ({"DSP_PRIMITIVES": True, "FPGA": "xc7"}, "DSP_PRIMITIVES=True: DSP primitives are instantiated for FPGA ecp5 only, "
                                               "not xc7; set DSP_PRIMITIVES to false or FPGA to ecp5"),
     ({"DSP_PRIMITIVES": True, "DSP_PACKING": True, "FPGA": "ecp5"},
@@ -359,7 +364,7 @@ def test_microarchitecture_defaults_follow_the_fpga_family(fpga):
     on, axi3 = fpga != "none", fpga in ("xc7", "cyclonev")
     want = {"ACC_READ_PORTS": 1 if on else 2, "GEMM_PIPELINE": 4 if on else 0, "COMPUTE_OVERLAP": True,
             "PIPELINED_UNITS": True, "DSP_PACKING": fpga == "xc7", "DSP_PRIMITIVES": fpga == "ecp5",
-            "AXI_MAX_BURST": 16 if axi3 else 256, "AXI_MAX_INFLIGHT": 4 if axi3 else 1,
+            "AXI_MAX_BURST": 16 if axi3 else 256, "AXI_MAX_INFLIGHT": 4 if axi3 else 1, "ACC_ADDR_REGISTER": False,
             **dict.fromkeys(_ALL_FAMILIES, on), **dict.fromkeys(_ECP5_ONLY, fpga == "ecp5")}
     cfg = VTAConfig({"FPGA": fpga})
     assert {k: getattr(cfg, k) for k in want} == want

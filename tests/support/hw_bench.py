@@ -51,11 +51,15 @@ class ComputeBench(Elaboratable):
         if isinstance(u, TensorGemm):
             ports += [(u.inp, M[MemType.INP].read_port()), (u.wgt, M[MemType.WGT].read_port())]
         acc_ports = [(a, M[MemType.ACC].read_port()) for a in ([u.acc] if isinstance(u, TensorGemm) else u.acc)]
-        for unit_port, port in ports + acc_ports:
-            m.d.comb += port.addr.eq(unit_port.addr)
         for unit_port, port in ports:
-            m.d.comb += unit_port.data.eq(port.data)
-        # ACC's data through the read register, as the scratchpad gives it
+            m.d.comb += [port.addr.eq(unit_port.addr), unit_port.data.eq(port.data)]
+        # ACC's address through the address register and its data through the read
+        # register, as the scratchpad gives them
+        acc_addr = [port.addr.eq(unit_port.addr) for unit_port, port in acc_ports]
+        if self.cfg.ACC_ADDR_REGISTER:
+            m.d.sync += acc_addr
+        else:
+            m.d.comb += acc_addr
         acc_data = [unit_port.data.eq(port.data) for unit_port, port in acc_ports]
         if self.cfg.ACC_READ_REGISTER:
             m.d.sync += acc_data
