@@ -142,9 +142,7 @@ def _pair(v) -> tuple[int, int]:
 
 def _window_out(layer, x, kh: int, kw: int) -> tuple[int, int, int, int]:
     n, c, h, w = x
-    pt, pl, pb, pr = layer.pads
-    sh, sw = layer.strides
-    return (n, c, (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1)
+    return (n, c, *sem.window_out(h, w, (kh, kw), layer.strides, layer.pads))
 
 
 @dataclass

@@ -120,13 +120,21 @@ def pads4(pad) -> tuple[int, int, int, int]:
     return pad * 2 if len(pad) == 2 else pad
 
 
+def window_out(h: int, w: int, kernel: tuple[int, int], stride: tuple[int, int], pad) -> tuple[int, int]:
+    """(OH, OW): the positions of a `kernel` (kh, kw) window at `stride` over an h x w
+    input padded by `pad` ((ph, pw) or (top, left, bottom, right)); less than 1 where
+    no window fits."""
+    (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pads4(pad)
+    return (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+
+
 def _windows(x: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pad, fill: int):
     """For every kernel position (ky, kx): the strided view of the padded input that
     it multiplies, shape (N, C, OH, OW). `pad`: (ph, pw) or (top, left, bottom, right)."""
     sh, sw = stride
     pt, pl, pb, pr = pads4(pad)
     n, c, h, w = x.shape
-    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    oh, ow = window_out(h, w, (kh, kw), stride, pad)
     if oh < 1 or ow < 1:
         raise ValueError(f"a {kh}x{kw} window with padding {pad} does not fit a {h}x{w} input")
     xp = np.full((n, c, h + pt + pb, w + pl + pr), fill, dtype=np.int64)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from ...errors import HwgenError
 from ...isa import AluOp, MemType
 from ...program.builder import ProgramBuilder
-from ..tiling import in_range, tiles
 from ..requant import AddRequant, Requant
+from ..semantics import window_out
+from ..tiling import in_range, tiles
 from .conv import Pipeline, add_steps, epilogue
 from .kernels import affine_kernel
 
@@ -82,8 +83,8 @@ def window_tiles(cfg, kind: str, shape, kernel, stride, pad, words: bool, name: 
     blocks have their own weights): a global pool's tiles are otherwise a handful of
     entries, each paying its instructions' costs."""
     nb, cb, h, w = shape
-    (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
-    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = window_out(h, w, kernel, stride, pad)
     kk = kh * kw
     dw = kind == "depthwise"
     per_channel = (1 if dw else 0) + words            # bias entries per channel block
@@ -109,7 +110,7 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
     most `channel_blocks` channel blocks when given."""
     nb, cb, h, w = shape
     (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
-    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    oh, ow = window_out(h, w, kernel, stride, pad)
     kk = kh * kw
     dw = kind == "depthwise"
     words = rq.words is not None
