@@ -16,6 +16,7 @@ from typing import Any
 from .devices import FAMILIES
 from .errors import ConfigError
 from .files import read_json
+from .geometry import acc_read_delay
 from .isa import fields as L
 from .isa.opcodes import MemType
 
@@ -319,7 +320,7 @@ class VTAConfig:
         if self.ALU_COMPARE_STAGE and not self.ALU_OP_REGISTER:
             raise ConfigError("ALU_COMPARE_STAGE", True, "the comparison stage follows the ALU's operation stage",
                               "set ALU_OP_REGISTER to true or ALU_COMPARE_STAGE to false")
-        delay = int(self.ACC_READ_REGISTER) + int(self.ACC_ADDR_REGISTER)
+        delay = acc_read_delay(self)
         if delay > self.GEMM_PIPELINE:
             field = "ACC_ADDR_REGISTER" if self.ACC_ADDR_REGISTER else "ACC_READ_REGISTER"
             raise ConfigError(field, True, "the GEMM reads the accumulator a stage earlier among its GEMM_PIPELINE "
