@@ -81,6 +81,9 @@ FIELDS: dict[str, _Spec] = {
     "DSP_PACKING": _Spec(bool, None, "two GEMM products sharing an input in one multiplier (25x8 bits)", isa=False),
     "DSP_PRIMITIVES": _Spec(bool, None, "registered multipliers (GEMM_PIPELINE >= 1, ALU_OP_REGISTER) instantiated "
                             "as the family's DSP block with its own operand and product registers", isa=False),
+    "BRAM_PRIMITIVES": _Spec(bool, None, "scratchpads read through a register (ACC_READ_REGISTER, "
+                             "STORE_READ_REGISTER, INDEX_REGISTER) instantiated as the family's block RAMs with that "
+                             "register their own output register", isa=False),
     "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
                                 "computed (forwarded meanwhile)", isa=False),
     "LOAD_WRITE_REGISTER": _Spec(bool, None, "loads' scratchpad writes (address, data, enables) registered: an "
@@ -140,8 +143,8 @@ def _fpga_defaults(fpga: str) -> dict:
         # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         "STORE_READ_REGISTER": timed, "ACC_READ_REGISTER": timed,
-        # measured on ECP5 it shortened its path but not the worst of five seeds (docs/fpga.md)
-        "ACC_ADDR_REGISTER": False,
+        # measured on ECP5 they shortened their paths but not the worst of five seeds (docs/fpga.md)
+        "ACC_ADDR_REGISTER": False, "BRAM_PRIMITIVES": False,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
@@ -317,6 +320,11 @@ class VTAConfig:
             raise ConfigError("DSP_PRIMITIVES", True, f"DSP primitives are instantiated for FPGA "
                               f"{' or '.join(with_primitives)} only, not {self.FPGA}",
                               f"set DSP_PRIMITIVES to false or FPGA to {with_primitives[0]}")
+        with_block_rams = [f.name for f in FAMILIES.values() if f.bram_primitive]
+        if self.BRAM_PRIMITIVES and self.FPGA not in with_block_rams:
+            raise ConfigError("BRAM_PRIMITIVES", True, f"block RAM primitives are instantiated for FPGA "
+                              f"{' or '.join(with_block_rams)} only, not {self.FPGA}",
+                              f"set BRAM_PRIMITIVES to false or FPGA to {with_block_rams[0]}")
         if self.ALU_COMPARE_STAGE and not self.ALU_OP_REGISTER:
             raise ConfigError("ALU_COMPARE_STAGE", True, "the comparison stage follows the ALU's operation stage",
                               "set ALU_OP_REGISTER to true or ALU_COMPARE_STAGE to false")

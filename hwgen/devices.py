@@ -49,6 +49,7 @@ class Family:
     axi3: bool = False            # its SoC memory ports take AXI3 bursts of at most 16 beats
     packed_dsp: bool = False      # a multiplier takes two int8 products sharing an operand
     dsp_primitive: str | None = None   # the multiplier the generator instantiates with its registers
+    bram_primitive: str | None = None  # the block RAM the generator instantiates with its output register
     rescale_multiplier: str = "product"    # how an ALU lane builds SCL's product (hwgen.vta.alu)
     nextpnr: str | None = None    # the open place-and-route tool, whose timing builds are tuned to
 
@@ -101,9 +102,11 @@ FAMILIES = {f.name: f for f in (
     Family("ecp5", "Lattice ECP5", "synth_ecp5",
            {"lut": "LUT4", "ff": "FF", "bram": "DP16KD", "dsp": "MULT18X18D"}, 16384,
            {"lut": {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}, "ff": {"TRELLIS_FF": 1},
-            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}}, primitives="+/lattice/cells_bb_ecp5.v",
+            "bram": {"DP16KD": 1}, "dsp": {"MULT18X18D": 1}},
+           primitives="+/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v",
            # Yosys leaves the registers around a MULT18X18D in the fabric (hwgen.vta.dsp)
-           dsp_primitive="MULT18X18D", nextpnr="nextpnr-ecp5"),
+           # and never uses a DP16KD's output register (hwgen.vta.block_ram)
+           dsp_primitive="MULT18X18D", bram_primitive="DP16KD", nextpnr="nextpnr-ecp5"),
 )}
 
 

@@ -30,7 +30,7 @@ from ..isa.opcodes import MemType
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTER_BASE, COUNTERS, REGISTERS
 from ..sram import map_memory, sram_model
 from .bugs import check_bugs
-from .dsp import primitive_models
+from . import block_ram, dsp
 from .rtl import to_rtlil, to_verilog
 from .core import TRACED, trace_members, trace_ports
 from .shell import TOP_NAME, Shell
@@ -264,12 +264,14 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
             n: {"macro": p["map"].macro.name, "rows": p["map"].rows, "cols": p["map"].cols, "banks": p["banks"],
                 "copies": p["copies"]} for n, p in plan.items()}}
         manifest["macros"] = [path for p in plan.values() for path in p["paths"]]
-    if cfg.DSP_PRIMITIVES:
-        (out / PRIMITIVE_MODELS).write_text(primitive_models())
+    models = [model() for on, model in ((cfg.DSP_PRIMITIVES, dsp.primitive_models),
+                                         (cfg.BRAM_PRIMITIVES, block_ram.primitive_model)) if on]
+    if models:
+        (out / PRIMITIVE_MODELS).write_text("".join(models))
         files["primitive_models"] = PRIMITIVE_MODELS
     if area:
         step("counting cells with Yosys for the area report")
-        blackboxes = (PRIMITIVE_MODELS,) if cfg.DSP_PRIMITIVES else ()
+        blackboxes = (PRIMITIVE_MODELS,) if models else ()
         (out / AREA).write_text(json.dumps(cell_report(Shell(cfg), out, blackboxes), indent=1))
         files["area"] = AREA
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))

@@ -29,6 +29,9 @@ CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "
                "load_retired", "compute_retired", "store_retired", "compute_overlap_cycles")
 
 
+# the scratchpads whose reads an option lands in a register by the memory (the users
+# take the data a cycle later)
+READ_REGISTERS = {MemType.UOP: "INDEX_REGISTER", MemType.ACC: "ACC_READ_REGISTER", MemType.OUT: "STORE_READ_REGISTER"}
 TRACED = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)
 TRACE_MODULES = ("load", "compute", "store")
 
@@ -150,8 +153,9 @@ class Core(wiring.Component):
             spec = geometry(cfg).scratchpad(mt)
             sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison,
                             writers=len(writers), readers=physical,
-                            read_register=mt == MemType.ACC and cfg.ACC_READ_REGISTER,
-                            addr_register=mt == MemType.ACC and cfg.ACC_ADDR_REGISTER)
+                            read_register=mt in READ_REGISTERS and getattr(cfg, READ_REGISTERS[mt]),
+                            addr_register=mt == MemType.ACC and cfg.ACC_ADDR_REGISTER,
+                            block_ram=cfg.BRAM_PRIMITIVES)
             m.submodules[spec.name] = sp
             for writer, port in zip(writers, sp.wr if spec.halves > 1 else [sp.wr]):
                 wiring.connect(m, writer, port)

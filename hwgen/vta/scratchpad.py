@@ -30,6 +30,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from . import block_ram
 from .macro_memory import MacroMemory
 from .rtl import registered
 from .tensor_load import ScratchWriteSignature
@@ -53,12 +54,18 @@ class Scratchpad(wiring.Component):
     slow clock-to-output and the route to the users are in different cycles. With
     `addr_register` a cycle later again: each memory's read address (and enable) is a
     register of its own (of each half), so that the users' address logic and the route
-    to the memory's block RAMs, spread over the die, are in different cycles."""
+    to the memory's block RAMs, spread over the die, are in different cycles.
+
+    With `block_ram` (and `read_register`) the memories are the FPGA's block RAM
+    instances whose output registers are the read register (hwgen.vta.block_ram),
+    where that tiling takes no more blocks than synthesis would infer."""
 
     def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
-                 readers: tuple | None = None, read_register: bool = False, addr_register: bool = False):
-        self.spec, self.macros, self.split, self.poison = spec, macros, split, poison
-        self.read_register, self.addr_register = read_register, addr_register
+                 readers: tuple | None = None, read_register: bool = False, addr_register: bool = False,
+                 block_ram: bool = False):
+        # SRAM macros take the write granules through their bit masks
+        self.spec, self.macros, self.split, self.poison = spec, macros, split and macros is None, poison
+        self.read_register, self.addr_register, self.block_ram = read_register, addr_register, block_ram
         assert not ((read_register or addr_register) and spec.banks > 1), \
             "banked scratchpads are read without the registers"
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
@@ -74,27 +81,34 @@ class Scratchpad(wiring.Component):
             "rd": Out(memory.ReadPort.Signature(addr_width=addr_bits, shape=bits)).array(len(self.readers)),
         })
 
-    def _memory(self, depth: int):
+    def _memory(self, bits: int, depth: int, granule: int | None = None):
+        """A memory of `depth` words of `bits` written in parts of `granule` bits; a
+        BlockRam (its read register inside) where the block RAM instances apply."""
         if self.macros is not None:
-            return MacroMemory(self.macros, self.bits, depth)
-        return _inferred(self.bits, depth)
+            return MacroMemory(self.macros, bits, depth)
+        if self.block_ram and self.read_register and granule in (None, bits) and block_ram.worth(bits, depth):
+            return block_ram.BlockRam(bits, depth)
+        return _inferred(bits, depth)
 
-    def _read(self, m: Module, w, port):
-        """The data of memory read port `port`; with `poison`, each write granule of it
-        inverted when the read met a write of that granule (write port `w`), for as long
-        as the port holds that read."""
+    def _read(self, m: Module, w, port, late: bool):
+        """The data of memory read port `port` (`late`: arriving a cycle after the
+        memory's one); with `poison`, each write granule of it inverted when the read
+        met a write of that granule (write port `w`), for as long as the port holds that
+        read."""
         if not self.poison:
             return port.data
         g = len(port.data) // len(w.en)
         met = Signal(len(w.en), name="read_met_write")
         with m.If(port.en):
             m.d.sync += met.eq(Mux(port.addr == w.addr, w.en, 0))
+        if late:
+            met = registered(m, met, "read_met_write_r")
         return Cat(port.data.word_select(k, g) ^ met[k].replicate(g) for k in range(len(w.en)))
 
-    def _out(self, m: Module, data, value) -> None:
+    def _out(self, m: Module, data, value, registered_inside: bool) -> None:
         """Drive a read's `data` with the memory output `value`, through the read
-        register when there is one."""
-        if self.read_register:
+        register when there is one and the memory does not hold it."""
+        if self.read_register and not registered_inside:
             m.d.sync += data.eq(value)
         else:
             m.d.comb += data.eq(value)
@@ -108,23 +122,25 @@ class Scratchpad(wiring.Component):
         if self.split and self.granule is not None:
             mems = []
             for k in range(self.bits // self.granule):
-                mem = _inferred(self.granule, depth)
+                mem = self._memory(self.granule, depth)
                 m.submodules[f"{name}_g{k}"] = mem
                 w = mem.write_port()
                 m.d.comb += [w.addr.eq(wr.addr), w.data.eq(wr.data.word_select(k, self.granule)), w.en.eq(wr.en[k])]
                 mems.append((mem, w))
+            inside = isinstance(mems[0][0], block_ram.BlockRam)
             for addr, en, data in reads:
                 ports = [(mem.read_port(), w) for mem, w in mems]
                 m.d.comb += [*(p.addr.eq(addr) for p, _ in ports), *(p.en.eq(en) for p, _ in ports)]
-                self._out(m, data, Cat(self._read(m, w, p) for p, w in ports))
+                self._out(m, data, Cat(self._read(m, w, p, inside) for p, w in ports), inside)
             return
-        m.submodules[name] = mem = self._memory(depth)
+        m.submodules[name] = mem = self._memory(self.bits, depth, self.granule)
+        inside = isinstance(mem, block_ram.BlockRam)
         w = mem.write_port(granularity=self.granule)
         m.d.comb += [w.addr.eq(wr.addr), w.data.eq(wr.data), w.en.eq(wr.en)]
         for addr, en, data in reads:
             port = mem.read_port()
             m.d.comb += [port.addr.eq(addr), port.en.eq(en)]
-            self._out(m, data, self._read(m, w, port))
+            self._out(m, data, self._read(m, w, port, inside), inside)
 
     def elaborate(self, platform):
         m = Module()
@@ -175,7 +191,7 @@ class Scratchpad(wiring.Component):
         data = Array(self.wr.data.word_select(k, self.bits) for k in range(L))
         banks, writes = [], []
         for j in range(L):
-            bank = self._memory(self.depth // L)
+            bank = self._memory(self.bits, self.depth // L)
             m.submodules[self.spec.memories[j]] = bank
             banks.append(bank)
             lane = Signal(lb, name=f"bank{j}_lane")
@@ -191,7 +207,7 @@ class Scratchpad(wiring.Component):
             for bank, w in zip(banks, writes):
                 port = bank.read_port()
                 m.d.comb += [port.addr.eq(rd.addr >> lb), port.en.eq(rd.en)]
-                outs.append(self._read(m, w, port))
+                outs.append(self._read(m, w, port, False))
             m.d.comb += rd.data.eq(Array(outs)[which])
 
 

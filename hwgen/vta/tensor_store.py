@@ -94,9 +94,8 @@ class TensorStore(wiring.Component):
         m.d.sync += got_valid.eq(0)
         read = self.out.data
         if cfg.STORE_READ_REGISTER:
-            # the block RAM's output (slow without its own output register) lands in a
-            # register first, and what was read with it follows a cycle later
-            read = registered(m, read, "out_r")
+            # the block RAM's output (slow without its own output register) lands in the
+            # scratchpad's read register first, and what was read with it follows a cycle later
             got_valid, got_lane, got_ok, got_slice, got_last_lane, got_last_beat = (
                 registered(m, v, f"{v.name}_r") for v in issued)
 

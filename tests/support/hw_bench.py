@@ -47,12 +47,19 @@ class ComputeBench(Elaboratable):
         for mt, mem in self.mems.items():
             m.submodules[mt.name.lower()] = mem
         M = self.mems
-        ports = [(u.uop, M[MemType.UOP].read_port())]
+        uop_port = M[MemType.UOP].read_port()
+        ports = []
         if isinstance(u, TensorGemm):
             ports += [(u.inp, M[MemType.INP].read_port()), (u.wgt, M[MemType.WGT].read_port())]
         acc_ports = [(a, M[MemType.ACC].read_port()) for a in ([u.acc] if isinstance(u, TensorGemm) else u.acc)]
         for unit_port, port in ports:
             m.d.comb += [port.addr.eq(unit_port.addr), unit_port.data.eq(port.data)]
+        # the micro-ops through the read register the scratchpad has with INDEX_REGISTER
+        m.d.comb += uop_port.addr.eq(u.uop.addr)
+        if self.cfg.INDEX_REGISTER:
+            m.d.sync += u.uop.data.eq(uop_port.data)
+        else:
+            m.d.comb += u.uop.data.eq(uop_port.data)
         # ACC's address through the address register and its data through the read
         # register, as the scratchpad gives them
         acc_addr = [port.addr.eq(unit_port.addr) for unit_port, port in acc_ports]

@@ -27,12 +27,14 @@ def test_tensor_loads(bus, inflight, stalls, burst, buffer, plan, tmp_path):
                {"config": cfg.to_dict(), "seed": bus, "count": 40, "stalls": stalls}, tmp_path)
 
 
-@pytest.mark.parametrize("bus,stalls,burst,plan", [(64, False, 256, False), (128, True, 16, True),
-                                                  (512, True, 1, True)], ids=lambda v: str(v))
-def test_tensor_store(bus, stalls, burst, plan, tmp_path):
+@pytest.mark.parametrize("bus,stalls,burst,plan,read_register", [
+    (64, False, 256, False, False), (128, True, 16, True, True), (512, True, 1, True, False),
+    (64, True, 2, False, True)], ids=lambda v: str(v))
+def test_tensor_store(bus, stalls, burst, plan, read_register, tmp_path):
+    """With and without the OUT scratchpad's read register (STORE_READ_REGISTER)."""
     import random
     cfg = VTAConfig({**SMALL_BUFFERS, "AXI_DATA_BITS": bus, "AXI_MAX_INFLIGHT": 2, "AXI_MAX_BURST": burst,
-                     "BURST_PLAN_REGISTER": plan})
+                     "BURST_PLAN_REGISTER": plan, "STORE_READ_REGISTER": read_register})
     rng = random.Random(bus)
     eo = cfg.elem_bytes[MemType.OUT]
     out = [rng.getrandbits(8 * eo) for _ in range(cfg.depth[MemType.OUT])]

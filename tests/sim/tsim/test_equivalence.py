@@ -9,7 +9,8 @@ sequencing of GEMM and ALU, and with the units' busy flags, the queues' room and
 store's OUT reads registered (BUSY_REGISTER, QUEUE_ROOM_REGISTER, STORE_READ_REGISTER,
 with OUT entries of two bus beats and of half a beat), and with the accumulator's reads
 and read addresses registered (ACC_READ_REGISTER, ACC_ADDR_REGISTER) beside two read ports
-and in one memory."""
+and in one memory, and with the scratchpads' read registers those of the ECP5's block
+RAMs (BRAM_PRIMITIVES, its simulation model)."""
 import numpy as np
 import pytest
 
@@ -38,11 +39,13 @@ CONFIGS = {
     "+AXI_DATA_BITS=128": {"stall": 0.1},
     # the accumulator's reads registered (ecp5's default) with two read ports, the GEMM
     # reading at its first stage, and with ACC in one memory (no compute overlap); its
-    # read addresses registered likewise, and with both in halves
+    # read addresses registered likewise, and with both in halves; the ECP5's ones with
+    # the read registers of ACC, OUT and UOP in DP16KD instances (BRAM_PRIMITIVES), in
+    # halves and in one memory
     "1x16x16-aluext+GEMM_PIPELINE=1+ACC_READ_REGISTER=true": {"stall": 0.1},
-    "1x8x8+ecp5+COMPUTE_OVERLAP=false": {"stall": 0.1, "out_of_order": True},
+    "1x8x8+ecp5+COMPUTE_OVERLAP=false+BRAM_PRIMITIVES=true": {"stall": 0.1, "out_of_order": True},
     "1x16x16-aluext+GEMM_PIPELINE=1+ACC_ADDR_REGISTER=true+COMPUTE_OVERLAP=false": {"out_of_order": True},
-    "1x8x8+ecp5+ACC_ADDR_REGISTER=true": {"stall": 0.1},
+    "1x8x8+ecp5+ACC_ADDR_REGISTER=true+BRAM_PRIMITIVES=true": {"stall": 0.1},
 }
 ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
        ("MUL", False), ("MIN", False)]

@@ -87,6 +87,10 @@ class StoreBench(wiring.Component):
         wiring.connect(m, st.vme, vme.write)
         m.d.comb += [vme.read[0].cmd.valid.eq(0), vme.read[0].data.ready.eq(0)]
         rd = out.read_port()
-        m.d.comb += [rd.addr.eq(st.out.addr), st.out.data.eq(rd.data), st.start.eq(self.start),
-                     st.insn.eq(self.insn), self.busy.eq(st.busy)]
+        m.d.comb += [rd.addr.eq(st.out.addr), st.start.eq(self.start), st.insn.eq(self.insn), self.busy.eq(st.busy)]
+        # through the read register the scratchpad has with STORE_READ_REGISTER
+        if cfg.STORE_READ_REGISTER:
+            m.d.sync += st.out.data.eq(rd.data)
+        else:
+            m.d.comb += st.out.data.eq(rd.data)
         return m
