@@ -3,17 +3,21 @@ vta.v through two synthesis scripts: hwgen's own and a stock one a user would wr
 (`read_verilog -sv vta.v; synth_ecp5 -top vta`), each placed and routed out of
 context by nextpnr at FREQ_MHZ for every seed. Fmax must not depend on the script.
 
-    python -m benchmarks.fpga_timing [--config 1x8x8] [--seeds 1-5] [--flows stock,project] [--json]
+    python -m benchmarks.fpga_timing [--config 1x8x8] [--seeds 1-5] [--flows stock,project] [--jobs N] [--json]
 
-About 2 minutes per synthesis and 10 per place and route of 1x8x8; both are cached
+About 2 minutes per synthesis and 10 per place and route of 1x8x8 (nextpnr uses one
+core: `--jobs` runs, by default one per core, place and route at once); both are cached
 ($HWGEN_CACHE/synth, $HWGEN_CACHE/pnr), so a repeated run prints at once.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from hwgen import HwgenError, load_config
@@ -34,22 +38,30 @@ def _seeds(text: str) -> list:
     return seeds
 
 
-def measure(config: str, seeds: list, flows: list, step=lambda msg: None) -> dict:
+def _run(job) -> dict:
+    """One place and route: job = (flow, Synthesis, device, target MHz, seed)."""
+    flow, syn, device, mhz, seed = job
+    pr = place_and_route(syn, device, mhz, seed)
+    start, end = pr.endpoints()
+    return {"flow": flow, "seed": seed, "fmax_mhz": pr.fmax_mhz, "lut4": syn.resources["lut"], "from": start,
+            "to": end, "logic_ns": pr.logic_ns, "routing_ns": pr.routing_ns, "cached": pr.cached}
+
+
+def measure(config: str, seeds: list, flows: list, step=lambda msg: None, jobs: int = 1) -> dict:
+    """Every flow's synthesis of `config`'s vta.v for ECP5, then every (flow, seed)
+    placed and routed, `jobs` at a time; the runs in (flow, seed) order."""
     cfg = load_config(config).replace(FPGA="ecp5")
     device = DEVICES[DEFAULT_DEVICE["ecp5"]]
-    runs = []
     with tempfile.TemporaryDirectory() as tmp:
         verilog = Path(tmp) / build(cfg, tmp).files["verilog"]
-        for flow in flows:
-            syn = core_synthesis(cfg, verilog, FAMILIES["ecp5"], step, flow)
-            for seed in seeds:
-                step(f"{flow} script, seed {seed}: place and route")
-                pr = place_and_route(syn, device, cfg.FREQ_MHZ, seed, step=step)
-                start, end = pr.endpoints()
-                runs.append({"flow": flow, "seed": seed, "fmax_mhz": pr.fmax_mhz, "lut4": syn.resources["lut"],
-                             "from": start, "to": end, "logic_ns": pr.logic_ns, "routing_ns": pr.routing_ns,
-                             "cached": pr.cached})
-                step(f"{flow} script, seed {seed}: {pr.fmax_mhz:.1f} MHz")
+        syns = {flow: core_synthesis(cfg, verilog, FAMILIES["ecp5"], step, flow) for flow in flows}
+    work = [(flow, syns[flow], device, cfg.FREQ_MHZ, seed) for flow in flows for seed in seeds]
+    step(f"placing and routing {len(work)} runs, {jobs} at a time")
+    runs = []
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        for r in pool.map(_run, work):
+            step(f"{r['flow']} script, seed {r['seed']}: {r['fmax_mhz']:.1f} MHz")
+            runs.append(r)
     return {"config": cfg.name, "device": device.name, "target_mhz": cfg.FREQ_MHZ, "runs": runs,
             "worst_mhz": {f: min(r["fmax_mhz"] for r in runs if r["flow"] == f) for f in flows}}
 
@@ -59,14 +71,17 @@ def main(argv=None) -> int:
     ap.add_argument("--config", default="1x8x8")
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--flows", default=",".join(FLOWS))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="place and route runs at once")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
         flows = args.flows.split(",")
         if not flows or any(f not in FLOWS for f in flows):
             raise HwgenError(f"--flows {args.flows}: the flows are {', '.join(FLOWS)}")
+        if args.jobs < 1:
+            raise HwgenError(f"--jobs {args.jobs}: give 1 or more")
         result = measure(args.config, _seeds(args.seeds), flows,
-                         lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True))
+                         lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True), args.jobs)
     except HwgenError as e:
         print(f"fpga_timing: {e}", file=sys.stderr)
         return 2

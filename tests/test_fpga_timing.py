@@ -20,3 +20,6 @@ def test_bad_input_exits_2_before_any_work(capsys):
     assert fpga_timing.main(["--flows", "stock,vivado"]) == 2
     assert "--flows stock,vivado: the flows are project, stock" in capsys.readouterr().err
     assert fpga_timing.main(["--seeds", "2-1"]) == 2
+    assert "--seeds 2-1: give a seed or a range" in capsys.readouterr().err
+    assert fpga_timing.main(["--jobs", "0"]) == 2
+    assert "--jobs 0: give 1 or more" in capsys.readouterr().err
