@@ -41,6 +41,18 @@ def acc_read_delay(cfg) -> int:
     return int(cfg.ACC_ADDR_REGISTER) + int(cfg.ACC_READ_REGISTER)
 
 
+def memory_read_register(cfg, mt) -> bool:
+    """Whether the reads of scratchpad `mt` pass a register by its memories (the
+    data two cycles after the address): ACC's with ACC_READ_REGISTER; OUT's and UOP's
+    (STORE_READ_REGISTER, INDEX_REGISTER) with BRAM_PRIMITIVES too, where the block
+    RAMs' output registers hold them; otherwise those two registers belong to the
+    users (the store, the index generators), after the selection of a half."""
+    if mt == MemType.ACC:
+        return cfg.ACC_READ_REGISTER
+    option = {MemType.OUT: "STORE_READ_REGISTER", MemType.UOP: "INDEX_REGISTER"}.get(mt)
+    return option is not None and getattr(cfg, option) and cfg.BRAM_PRIMITIVES
+
+
 def gemm_interval(cfg) -> int:
     """Cycles from one GEMM micro-op's issue to the next one's."""
     return 1 if cfg.PIPELINED_UNITS else BASELINE_GEMM_INTERVAL

@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
-from ..geometry import INSN_QUEUE_DEPTH, OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry
+from ..geometry import INSN_QUEUE_DEPTH, OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry, memory_read_register
 from .compute import OVERLAP_WRITERS, ComputeModule, acc_readers
 from .overlap import CLASSES
 from .fetch import Fetch
@@ -29,9 +29,6 @@ CORE_EVENTS = ("load_busy_cycles", "compute_busy_cycles", "store_busy_cycles", "
                "load_retired", "compute_retired", "store_retired", "compute_overlap_cycles")
 
 
-# the scratchpads whose reads an option lands in a register by the memory (the users
-# take the data a cycle later)
-READ_REGISTERS = {MemType.UOP: "INDEX_REGISTER", MemType.ACC: "ACC_READ_REGISTER", MemType.OUT: "STORE_READ_REGISTER"}
 TRACED = (MemType.UOP, MemType.INP, MemType.WGT, MemType.ACC, MemType.OUT)
 TRACE_MODULES = ("load", "compute", "store")
 
@@ -153,7 +150,7 @@ class Core(wiring.Component):
             spec = geometry(cfg).scratchpad(mt)
             sp = Scratchpad(spec, self.macros.get(spec.name), split=cfg.FPGA != "none", poison=self.poison,
                             writers=len(writers), readers=physical,
-                            read_register=mt in READ_REGISTERS and getattr(cfg, READ_REGISTERS[mt]),
+                            read_register=memory_read_register(cfg, mt),
                             addr_register=mt == MemType.ACC and cfg.ACC_ADDR_REGISTER,
                             block_ram=cfg.BRAM_PRIMITIVES)
             m.submodules[spec.name] = sp

@@ -4,9 +4,8 @@ for o in [0, iter_out), i in [0, iter_in), u in [uop_bgn, uop_end):
     dst = uop[u].dst + o*dst_factor_out + i*dst_factor_in  (likewise src, wgt)
 
 One micro-op is read per cycle (cycle n reads uop[u]); its index triple is valid the
-next cycle. With INDEX_REGISTER the micro-op arrives a cycle later, from the
-scratchpad's read register, and the triple is registered too: valid three cycles
-after the read. Started with `gap` = g, the nest
+next cycle (two cycles later with INDEX_REGISTER, which registers the micro-op, here
+or by the memory: hwgen.geometry.memory_read_register, and the triple). Started with `gap` = g, the nest
 leaves g free cycles after each triple (the one-port ALU's second operand read, the
 ALU's operation stages, the original VTA's sequencing: hwgen.geometry's intervals). Products with the loop counters are
 kept as running sums, so there are no multipliers. Indices wrap at their width:
@@ -29,7 +28,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..geometry import BASELINE_ALU_INTERVAL
+from ..geometry import BASELINE_ALU_INTERVAL, memory_read_register
 from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
 from .footprint import HALVES, ProductSum, halves_touched
@@ -155,8 +154,10 @@ class IndexGenerator(wiring.Component):
         with m.If(self.abort & scanning):
             m.d.sync += [running.eq(0), scanning.eq(0)]
         m.d.comb += self.scanning.eq(scanning)
-        # with INDEX_REGISTER the micro-op memory's read register (by the memory) holds it
-        uop_r = self.uop.data if self.cfg.INDEX_REGISTER else None
+        uop_r = None
+        if self.cfg.INDEX_REGISTER:
+            by_memory = memory_read_register(self.cfg, MemType.UOP)
+            uop_r = self.uop.data if by_memory else registered(m, self.uop.data, "uop_r")
         if self.track:
             clear = ~running & (self.scan | (self.start & ~self.keep))
             fp_uop, seen, first_end = self.uop.data, s1_seen, s1_first_end
@@ -171,8 +172,8 @@ class IndexGenerator(wiring.Component):
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
         busy = (running & ~scanning) | s1_valid
         if self.cfg.INDEX_REGISTER:
-            # the micro-op memory's slow output ends in its read register, and the offset
-            # adders in registers: the scratchpads' addresses come from registers
+            # the micro-op memory's slow output ends in a register, and so do the offset
+            # adders: the scratchpads' addresses come from registers
             uop, valid, last = uop_r, registered(m, valid, "valid_r"), registered(m, last, "last_r")
             s1_off = {k: registered(m, v, f"{k}_off_r") for k, v in s1_off.items()}
             busy = busy | valid

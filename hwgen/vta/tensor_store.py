@@ -14,7 +14,7 @@ from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..geometry import geometry
+from ..geometry import geometry, memory_read_register
 from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
@@ -94,8 +94,11 @@ class TensorStore(wiring.Component):
         m.d.sync += got_valid.eq(0)
         read = self.out.data
         if cfg.STORE_READ_REGISTER:
-            # the block RAM's output (slow without its own output register) lands in the
-            # scratchpad's read register first, and what was read with it follows a cycle later
+            # the block RAM's output (slow without its own output register) lands in a
+            # register first (here, or the memory's), and what was read with it follows a
+            # cycle later
+            if not memory_read_register(cfg, MemType.OUT):
+                read = registered(m, read, "out_r")
             got_valid, got_lane, got_ok, got_slice, got_last_lane, got_last_beat = (
                 registered(m, v, f"{v.name}_r") for v in issued)
 

@@ -7,6 +7,7 @@ from amaranth.hdl import Elaboratable, Module
 from amaranth.lib import memory
 from amaranth.sim import Simulator
 
+from hwgen.geometry import memory_read_register
 from hwgen.isa import MemType, Opcode, encode_uops
 from hwgen.vta.alu import TensorAlu
 from hwgen.vta.gemm import TensorGemm
@@ -54,9 +55,9 @@ class ComputeBench(Elaboratable):
         acc_ports = [(a, M[MemType.ACC].read_port()) for a in ([u.acc] if isinstance(u, TensorGemm) else u.acc)]
         for unit_port, port in ports:
             m.d.comb += [port.addr.eq(unit_port.addr), unit_port.data.eq(port.data)]
-        # the micro-ops through the read register the scratchpad has with INDEX_REGISTER
+        # the micro-ops through the read register the scratchpad may have
         m.d.comb += uop_port.addr.eq(u.uop.addr)
-        if self.cfg.INDEX_REGISTER:
+        if memory_read_register(self.cfg, MemType.UOP):
             m.d.sync += u.uop.data.eq(uop_port.data)
         else:
             m.d.comb += u.uop.data.eq(uop_port.data)

@@ -27,14 +27,15 @@ def test_tensor_loads(bus, inflight, stalls, burst, buffer, plan, tmp_path):
                {"config": cfg.to_dict(), "seed": bus, "count": 40, "stalls": stalls}, tmp_path)
 
 
-@pytest.mark.parametrize("bus,stalls,burst,plan,read_register", [
-    (64, False, 256, False, False), (128, True, 16, True, True), (512, True, 1, True, False),
-    (64, True, 2, False, True)], ids=lambda v: str(v))
-def test_tensor_store(bus, stalls, burst, plan, read_register, tmp_path):
-    """With and without the OUT scratchpad's read register (STORE_READ_REGISTER)."""
+@pytest.mark.parametrize("bus,stalls,burst,plan,fields", [
+    (64, False, 256, False, {}), (128, True, 16, True, {"STORE_READ_REGISTER": True}), (512, True, 1, True, {}),
+    (64, True, 2, False, {"FPGA": "ecp5", "BRAM_PRIMITIVES": True})], ids=lambda v: str(v))
+def test_tensor_store(bus, stalls, burst, plan, fields, tmp_path):
+    """With the OUT scratchpad's reads registered (STORE_READ_REGISTER) by the store
+    and by the memory (BRAM_PRIMITIVES), and without."""
     import random
     cfg = VTAConfig({**SMALL_BUFFERS, "AXI_DATA_BITS": bus, "AXI_MAX_INFLIGHT": 2, "AXI_MAX_BURST": burst,
-                     "BURST_PLAN_REGISTER": plan, "STORE_READ_REGISTER": read_register})
+                     "BURST_PLAN_REGISTER": plan, **fields})
     rng = random.Random(bus)
     eo = cfg.elem_bytes[MemType.OUT]
     out = [rng.getrandbits(8 * eo) for _ in range(cfg.depth[MemType.OUT])]

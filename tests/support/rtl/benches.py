@@ -8,7 +8,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from hwgen.geometry import LOAD_DEST, geometry
+from hwgen.geometry import LOAD_DEST, geometry, memory_read_register
 from hwgen.isa import MemType
 from hwgen.vta.axi import axi4_master_members
 from hwgen.vta.rtl import connect_flat, flat_members
@@ -88,8 +88,8 @@ class StoreBench(wiring.Component):
         m.d.comb += [vme.read[0].cmd.valid.eq(0), vme.read[0].data.ready.eq(0)]
         rd = out.read_port()
         m.d.comb += [rd.addr.eq(st.out.addr), st.start.eq(self.start), st.insn.eq(self.insn), self.busy.eq(st.busy)]
-        # through the read register the scratchpad has with STORE_READ_REGISTER
-        if cfg.STORE_READ_REGISTER:
+        # through the read register the scratchpad may have
+        if memory_read_register(cfg, MemType.OUT):
             m.d.sync += st.out.data.eq(rd.data)
         else:
             m.d.comb += st.out.data.eq(rd.data)
