@@ -154,6 +154,7 @@ def primitive_model() -> str:
 
     outs = ", ".join(f"DOB{k}" for k in range(PORT_BITS))
     widths = " && ".join(f"DATA_WIDTH_A != {w}" for w, _ in MODES)
+    shift = " : ".join(f"W == {w} ? {_shift(w)}" for w, _ in MODES) + " : 0"
     return f"""// Simulation model of the Lattice ECP5 {PRIMITIVE} as hwgen instantiates it
 // (hwgen.vta.block_ram). Synthesis maps the instance to the block RAM; do not synthesize this.
 module {PRIMITIVE} (
@@ -174,7 +175,7 @@ module {PRIMITIVE} (
   parameter WRITEMODE_B = "NORMAL";
   parameter GSR = "ENABLED";
   localparam W = DATA_WIDTH_B;
-  localparam SHIFT = W == 18 ? 4 : W == 9 ? 3 : W == 4 ? 2 : W == 2 ? 1 : 0;
+  localparam SHIFT = {shift};
   localparam DEPTH = 1 << ({ADDR_BITS} - SHIFT);
   initial begin
     if (DATA_WIDTH_A != DATA_WIDTH_B || ({widths}))
