@@ -23,21 +23,21 @@ from amaranth.hdl import Cat, ClockSignal, Const, Elaboratable, Instance, Module
 PRIMITIVE = "DP16KD"
 PORT_BITS = 18            # DIA/DIB, DOA/DOB
 ADDR_BITS = 14            # ADA/ADB: a bit address; a word's address sits above its width's bits
-# (data bits, words) of the true dual-port modes, the same for both ports
-MODES = ((18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
+# The true dual-port modes (the same for both ports): data bits -> address bits below
+# a word's address (ADx0, ADx1 are the byte enables of an 18-bit write); a mode holds
+# 2^(ADDR_BITS - shift) words
+MODES = {18: 4, 9: 3, 4: 2, 2: 1, 1: 0}
 WIDEST_INFERRED = (36, 512)   # the pseudo dual-port mode synthesis may use as well (PDPW16KD)
 
 
-def _shift(width: int) -> int:
-    """Address bits below a word's address in `width`'s mode (ADx0, ADx1 are the byte
-    enables of an 18-bit write)."""
-    return {18: 4, 9: 3, 4: 2, 2: 1, 1: 0}[width]
+def _words(width: int) -> int:
+    return 1 << (ADDR_BITS - MODES[width])
 
 
 def tiling(bits: int, depth: int) -> tuple[int, int, int]:
     """(mode width, rows, columns) of the fewest DP16KD blocks holding `depth` words of
     `bits`, among equals the fewest rows (no multiplexer after the output register)."""
-    return min(((w, math.ceil(depth / d), math.ceil(bits / w)) for w, d in MODES),
+    return min(((w, math.ceil(depth / _words(w)), math.ceil(bits / w)) for w in MODES),
                key=lambda t: (t[1] * t[2], t[1]))
 
 
@@ -81,7 +81,7 @@ class BlockRam(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        w, width, shift = self._write, self.width, _shift(self.width)
+        w, width, shift = self._write, self.width, MODES[self.width]
         word_bits = ADDR_BITS - shift
         wdata = Signal(self.cols * width)
         m.d.comb += wdata.eq(w.data)
@@ -153,8 +153,8 @@ def primitive_model() -> str:
         return "{" + ", ".join(f"{p}{k}" for k in reversed(range(n))) + "}"
 
     outs = ", ".join(f"DOB{k}" for k in range(PORT_BITS))
-    widths = " && ".join(f"DATA_WIDTH_A != {w}" for w, _ in MODES)
-    shift = " : ".join(f"W == {w} ? {_shift(w)}" for w, _ in MODES) + " : 0"
+    widths = " && ".join(f"DATA_WIDTH_A != {w}" for w in MODES)
+    shift = " : ".join(f"W == {w} ? {s}" for w, s in MODES.items()) + " : 0"
     return f"""// Simulation model of the Lattice ECP5 {PRIMITIVE} as hwgen instantiates it
 // (hwgen.vta.block_ram). Synthesis maps the instance to the block RAM; do not synthesize this.
 module {PRIMITIVE} (
