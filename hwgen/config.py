@@ -315,16 +315,13 @@ class VTAConfig:
                               f"set it to {out_size} or remove it")
 
     def _check_options(self) -> None:
-        with_primitives = [f.name for f in FAMILIES.values() if f.dsp_primitive]
-        if self.DSP_PRIMITIVES and self.FPGA not in with_primitives:
-            raise ConfigError("DSP_PRIMITIVES", True, f"DSP primitives are instantiated for FPGA "
-                              f"{' or '.join(with_primitives)} only, not {self.FPGA}",
-                              f"set DSP_PRIMITIVES to false or FPGA to {with_primitives[0]}")
-        with_block_rams = [f.name for f in FAMILIES.values() if f.bram_primitive]
-        if self.BRAM_PRIMITIVES and self.FPGA not in with_block_rams:
-            raise ConfigError("BRAM_PRIMITIVES", True, f"block RAM primitives are instantiated for FPGA "
-                              f"{' or '.join(with_block_rams)} only, not {self.FPGA}",
-                              f"set BRAM_PRIMITIVES to false or FPGA to {with_block_rams[0]}")
+        for field, primitive, what in (("DSP_PRIMITIVES", "dsp_primitive", "DSP"),
+                                       ("BRAM_PRIMITIVES", "bram_primitive", "block RAM")):
+            families = [f.name for f in FAMILIES.values() if getattr(f, primitive)]
+            if getattr(self, field) and self.FPGA not in families:
+                raise ConfigError(field, True, f"{what} primitives are instantiated for FPGA "
+                                  f"{' or '.join(families)} only, not {self.FPGA}",
+                                  f"set {field} to false or FPGA to {families[0]}")
         if self.ALU_COMPARE_STAGE and not self.ALU_OP_REGISTER:
             raise ConfigError("ALU_COMPARE_STAGE", True, "the comparison stage follows the ALU's operation stage",
                               "set ALU_OP_REGISTER to true or ALU_COMPARE_STAGE to false")

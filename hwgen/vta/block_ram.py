@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 
-from amaranth.hdl import Cat, ClockSignal, Const, Elaboratable, Instance, Module, Signal
+from amaranth.hdl import Array, Cat, ClockSignal, Const, Elaboratable, Instance, Module, Signal
+
+from .macro_memory import MemoryPort
 
 PRIMITIVE = "DP16KD"
 PORT_BITS = 18            # DIA/DIB, DOA/DOB
@@ -50,11 +52,6 @@ def worth(bits: int, depth: int) -> bool:
     return rows * cols <= math.ceil(depth / d) * math.ceil(bits / w)
 
 
-class _Port:
-    def __init__(self, addr_bits: int, bits: int):
-        self.addr, self.data, self.en = Signal(addr_bits), Signal(bits), Signal()
-
-
 class BlockRam(Elaboratable):
     """`depth` words of `bits`: one write port (whole words) and read ports whose
     data arrive two cycles after their address and enable (through the blocks' output
@@ -67,16 +64,16 @@ class BlockRam(Elaboratable):
         self.bits, self.depth = bits, depth
         self.width, self.rows, self.cols = tiling(bits, depth)
         self.addr_bits = max(1, (depth - 1).bit_length())
-        self._write: _Port | None = None
-        self._reads: list[_Port] = []
+        self._write: MemoryPort | None = None
+        self._reads: list[MemoryPort] = []
 
-    def write_port(self, granularity: int | None = None) -> _Port:
+    def write_port(self, granularity: int | None = None) -> MemoryPort:
         assert granularity in (None, self.bits), "block RAM scratchpads are written in whole words"
-        self._write = _Port(self.addr_bits, self.bits)
+        self._write = MemoryPort(self.addr_bits, self.bits, 1)
         return self._write
 
-    def read_port(self) -> _Port:
-        self._reads.append(_Port(self.addr_bits, self.bits))
+    def read_port(self) -> MemoryPort:
+        self._reads.append(MemoryPort(self.addr_bits, self.bits, 1))
         return self._reads[-1]
 
     def elaborate(self, platform):
@@ -122,13 +119,7 @@ class BlockRam(Elaboratable):
                         **{f"o_DOB{k}": out[k] for k in range(PORT_BITS)})
                     outs.append(out[:width])
                 words.append(Cat(*outs)[:self.bits])
-            if self.rows == 1:
-                m.d.comb += rd.data.eq(words[0])
-            else:
-                with m.Switch(sel_out):
-                    for r, word in enumerate(words):
-                        with m.Case(r):
-                            m.d.comb += rd.data.eq(word)
+            m.d.comb += rd.data.eq(words[0] if self.rows == 1 else Array(words)[sel_out])
         return m
 
 

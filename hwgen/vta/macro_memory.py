@@ -14,7 +14,10 @@ from amaranth.hdl import Cat, ClockSignal, Const, Elaboratable, Instance, Module
 from ..sram import MemoryMap, copy_prefix
 
 
-class _Port:
+class MemoryPort:
+    """A port of a memory built from instances: `addr`, `data` and `en` (`en_bits`
+    wide: one bit per `granularity` bits of a write, one bit for a read)."""
+
     def __init__(self, addr_bits: int, bits: int, en_bits: int, granularity: int | None = None):
         self.addr = Signal(addr_bits)
         self.data = Signal(bits)
@@ -27,15 +30,15 @@ class MacroMemory(Elaboratable):
         self.mm, self.bits, self.depth = mm, shape, depth
         self.addr_bits = max(1, (depth - 1).bit_length())
         self._write = None
-        self._reads: list[_Port] = []
+        self._reads: list[MemoryPort] = []
 
-    def write_port(self, granularity: int | None = None) -> _Port:
+    def write_port(self, granularity: int | None = None) -> MemoryPort:
         g = granularity or self.bits
-        self._write = _Port(self.addr_bits, self.bits, self.bits // g, g)
+        self._write = MemoryPort(self.addr_bits, self.bits, self.bits // g, g)
         return self._write
 
-    def read_port(self) -> _Port:
-        port = _Port(self.addr_bits, self.bits, 1)
+    def read_port(self) -> MemoryPort:
+        port = MemoryPort(self.addr_bits, self.bits, 1)
         self._reads.append(port)
         return port
 

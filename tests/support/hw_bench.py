@@ -69,7 +69,7 @@ class ComputeBench(Elaboratable):
         else:
             m.d.comb += acc_addr
         acc_data = [unit_port.data.eq(port.data) for unit_port, port in acc_ports]
-        if self.cfg.ACC_READ_REGISTER:
+        if memory_read_register(self.cfg, MemType.ACC):
             m.d.sync += acc_data
         else:
             m.d.comb += acc_data
