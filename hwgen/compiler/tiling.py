@@ -33,6 +33,7 @@ from functools import cached_property, lru_cache
 from ..errors import HwgenError
 from ..geometry import BOUNDARY_BYTES, LATE_OPS, alu_interval, gemm_interval, geometry
 from ..isa import MemType
+from ..isa.fields import MEMOP_SIZE_BITS, MEMOP_STRIDE_BITS
 from ..program.timing import (LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST, STORE_FIXED,
                               UNIT_FIXED)
 from .requant import Requant, conv_passes
@@ -166,6 +167,19 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
                      math.prod(ext[:4]))
 
 
+def whole_rows(s: ConvShape, t: Tiling) -> bool:
+    """Whether tiling `t` loads each input chunk in one instruction, a row per channel
+    block (`lower_conv`): in a layer without padding, a chunk whose columns are the
+    input's whole rows is, for each channel block, one contiguous run of DRAM (the
+    blocked (NB, CIB, H, W) layout) laid out in INP as the chunk is. Padding would go
+    between the rows, so a padded layer loads a chunk a channel block an instruction,
+    its rows one by one."""
+    if s.ph or s.pw or t.tw < s.ow or (s.ow - 1) * s.sw + s.kw != s.w:
+        return False
+    ih = (min(t.th, s.oh) - 1) * s.sh + s.kh
+    return ih * s.w < 1 << MEMOP_SIZE_BITS and s.h * s.w < 1 << MEMOP_STRIDE_BITS
+
+
 def capacity(cfg) -> dict[str, int]:
     """Entries available per chunk/slot: half of INP, WGT and ACC (double buffering);
     an eighth of the micro-op buffer per kernel, so that the kernels of both buffer
@@ -289,27 +303,32 @@ class Instructions:
 
 def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     """The instruction counts of the schedule (`steps`) in closed form, on the reuse
-    rules of `dram_bytes`: an INP chunk is loaded one channel block an instruction, a
-    WGT chunk in one; a tile is stored (and its shortcut loaded) in one transfer when
+    rules of `dram_bytes`: an INP chunk is loaded one channel block an instruction
+    (in one with `whole_rows`), a WGT chunk in one; a tile is stored (and its shortcut loaded) in one transfer when
     its rows span the whole output width, else one per channel block."""
     E, burst = cfg.elem_bytes, _burst_bytes(cfg)
     H, W, C = _dims(s, t)
     n_ci = -(-s.cib // t.tci)
+    # blocks: the input channel blocks loaded, each a chunk's rows of one block
     if s.depthwise:
-        inp = s.nb * H.n * W.n * s.cob
+        blocks = chunks = s.nb * H.n * W.n * s.cob
         wgt = 1 if t.reuse and s.cob == 1 else s.nb * W.n * (H.groups if t.reuse else H.n) * s.cob
     elif not t.reuse:
-        inp = s.nb * H.n * W.n * C.n * s.cib
+        blocks, chunks = (s.nb * H.n * W.n * C.n * k for k in (s.cib, n_ci))
         wgt = s.nb * H.n * W.n * C.n * n_ci
     else:
-        inp = s.nb * W.n * s.cib * (H.single_n * (1 if n_ci == 1 else C.groups) + H.multi_n * C.groups)
+        blocks, chunks = (s.nb * W.n * k * (H.single_n * (1 if n_ci == 1 else C.groups) + H.multi_n * C.groups)
+                          for k in (s.cib, n_ci))
         wgt = 1 if n_ci == 1 and C.n == 1 else s.nb * W.n * (C.single_n * H.groups + C.multi_n * H.n) * n_ci
-    # a load's rows: an INP chunk's input rows, a WGT chunk's co blocks (one per kernel
-    # in a depthwise one); a row of several bursts when longer than a burst
-    inp_row = W.total / W.n * E[MemType.INP]
+    # a load's rows: an INP chunk's input rows (with whole rows, one per channel block),
+    # a WGT chunk's co blocks (one per kernel in a depthwise one); a row of several
+    # bursts when longer than a burst
+    if whole_rows(s, t):
+        inp, inp_bursts = chunks, blocks * max(1.0, H.total / H.n * s.w * E[MemType.INP] / burst)
+    else:
+        inp, inp_bursts = blocks, blocks * H.total / H.n * math.ceil(W.total / W.n * E[MemType.INP] / burst)
     wgt_rows, wgt_row = (1, s.kh * s.kw) if s.depthwise else (s.cob / C.n, s.cib / n_ci * s.kh * s.kw)
-    bursts = (inp * H.total / H.n * math.ceil(inp_row / burst)
-              + wgt * wgt_rows * math.ceil(wgt_row * E[MemType.WGT] / burst))
+    bursts = inp_bursts + wgt * wgt_rows * math.ceil(wgt_row * E[MemType.WGT] / burst)
     if W.n == 1:      # whole rows: a tile's channel blocks in one transfer, a row each
         stores, store_rows, row = s.nb * H.n * C.n, s.nb * H.n * s.cob, s.oh / H.n * s.ow
     else:

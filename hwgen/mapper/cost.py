@@ -334,8 +334,9 @@ def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dic
     array's tiles (the extents `unit` of the innermost double-buffered level, which
     produce or consume them), so a larger tile goes as several. Where `mem` merges
     t's rows, a tile that covers its row loops whole (an input tile, the input's
-    columns or rows: none left unread) is contiguous across its plane loops: its rows
-    there are one, and one transfer moves each plane's worth."""
+    columns or rows: none left unread; and no padding, which a transfer writes between
+    the rows) is contiguous across its plane loops: its rows there are one, and one
+    transfer moves each plane's worth."""
     if not tiles:
         return 0.0, 0.0
     rows, planes = mem.row_loops(t), mem.plane_loops(t)
@@ -345,7 +346,8 @@ def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dic
     unread = dict(zip("PQ", w.unread)) if t == "I" else {}
     unit = {k: min(unit.get(k, 1), inside.get(k, 1)) for k in RELEVANT[t]}
     repeats = math.prod(-(-min(inside.get(k, 1), w.bounds[k]) // unit[k]) for k in RELEVANT[t])
-    if t in mem.merges and all(inside.get(k, 1) >= w.bounds[k] and not unread.get(k) for k in rows):
+    if t in mem.merges and all(inside.get(k, 1) >= w.bounds[k] and not unread.get(k) for k in rows) \
+            and not (t == "I" and any(w.pad)):
         n = tiles * repeats
         count = words / row_words(w, t, rows + planes, unit, unrolled)
     else:           # per plane: one per vector of t's other loops

@@ -32,8 +32,9 @@ from .workload import Workload, unread_tail, window_pads
 # Which tensor each scratchpad keeps.
 SCRATCHPADS = ((MemType.INP, "I"), (MemType.WGT, "W"), (MemType.ACC, "O"))
 # A load's or store's rows in DRAM (hwgen.compiler.lowering): an input or output tile's
-# rows of columns, one load or store per channel block; a weight tile's input channels
-# and kernel for each output channel block, in one load.
+# rows of columns, one load or store per channel block, or one for the tile where its
+# rows are whole (an unpadded input's: `merges`); a weight tile's input channels and
+# kernel for each output channel block, in one load.
 DRAM_ROWS = (("I", ("Q",)), ("W", ("C", "R", "S")), ("O", ("Q",)))
 DRAM_PLANES = (("I", ("P",)), ("W", ("K",)), ("O", ("P",)))
 
@@ -44,7 +45,7 @@ def architecture(cfg: VTAConfig) -> Architecture:
                   energy.DRAM_PJ * 8 / energy.TABLE_WORD_BITS, float(g.bus_bytes), duplex=True,
                   read=Channel(LOAD_FIXED, MEMORY_LATENCY + LOAD_BURST, cfg.AXI_MAX_INFLIGHT),
                   write=Channel(STORE_FIXED + MEMORY_LATENCY, STORE_BURST), rows=DRAM_ROWS,
-                  planes=DRAM_PLANES, merges=("O",), burst_words=g.max_burst * g.bus_bytes,
+                  planes=DRAM_PLANES, merges=("I", "O"), burst_words=g.max_burst * g.bus_bytes,
                   boundary_words=BOUNDARY_BYTES)
     pads = {}
     for mt, tensor in SCRATCHPADS:

@@ -33,7 +33,7 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
 from ..requant import AddRequant, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
-                      load_bytes, search, shortlist, tiles, within)
+                      load_bytes, search, shortlist, tiles, whole_rows, within)
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -197,6 +197,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
+    merged = whole_rows(s, t)
 
     def group(n, hg, x0, tw_a, cg):
         """Emit the group's bias load and copy; return its GEMM steps (each a function
@@ -231,7 +232,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             wh_, wnew = wgt_buf.place((c0, ci0))
             if inew:
                 p.free(inp_buf.halves[ih_].last_step)
-                for ci in range(ci_n):
+                if merged:      # each channel block's rows of the chunk are contiguous
+                    b.load(MemType.INP, ih_ * inp_half, x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
+                           y_size=ci_n, x_size=ys[1] * s.w, x_stride=s.h * s.w)
+                for ci in range(0 if merged else ci_n):
                     b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
                            ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
                            y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]),

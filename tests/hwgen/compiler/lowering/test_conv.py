@@ -240,12 +240,43 @@ def test_footprints_and_input_spans_by_hand():
 
 def test_burst_counts_by_hand():
     """Bursts of 16 beats of 8 bytes (128 bytes): a 1x1 convolution of one channel block
-    on 8x10 in one tile loads 8 input rows of 10 x 16 bytes (2 bursts each) and one
-    256-byte weight block (2 bursts), and stores the tile's 80 outputs of 16 bytes as
-    one contiguous row (10 bursts)."""
+    on 8x10 in one tile loads its 8 input rows of 10 x 16 bytes as one contiguous row
+    (1,280 bytes, 10 bursts) and one 256-byte weight block (2 bursts), and stores the
+    tile's 80 outputs of 16 bytes as one contiguous row (10 bursts). With a 3x3 kernel
+    padded by 1 the padding goes between the rows: 8 rows of 10 x 16 bytes (2 bursts
+    each) and 9 weight blocks in one row (2,304 bytes, 18 bursts)."""
     cfg = load_config({"AXI_MAX_BURST": 16})
     n = instructions(cfg, ConvShape.of(cfg, 1, 16, 16, 8, 10, 1, 1, (1, 1), (0, 0)), Tiling(8, 10, 1, 1))
-    assert (n.inp_loads, n.wgt_loads, n.load_bursts, n.stores, n.store_bursts) == (1, 1, 8 * 2 + 2, 1, 10)
+    assert (n.inp_loads, n.wgt_loads, n.load_bursts, n.stores, n.store_bursts) == (1, 1, 10 + 2, 1, 10)
+    n = instructions(cfg, ConvShape.of(cfg, 1, 16, 16, 8, 10, 3, 3, (1, 1), (1, 1)), Tiling(8, 10, 1, 1))
+    assert (n.inp_loads, n.wgt_loads, n.load_bursts, n.stores, n.store_bursts) == (1, 1, 8 * 2 + 18, 1, 10)
+
+
+@pytest.mark.parametrize("config", ["default", "1x8x8"])
+def test_an_unpadded_chunk_of_whole_rows_goes_in_one_load(config):
+    """A 1x1 convolution of 3 channel blocks in chunks of 2 (the last of 1) and tiles of
+    whole rows loads each chunk in one instruction, a row per channel block of the
+    chunk's rows x width entries (DRAM stride: the image); tiles narrower than the
+    image, or a padded layer, load a channel block an instruction, a row per input
+    row. Checked on the written program's loads."""
+    cfg = load_config(config)
+    blk = cfg.block_in
+
+    def inp_loads(s, t):
+        b = ProgramBuilder(cfg)
+        x, w, bias, out, _ = placeholder_regions(b, s)
+        b.seal()
+        lower_conv(b, s, t, x, w, bias, out, Requant(1, (-127, 127)))
+        return [(i.y_size, i.x_size, i.x_stride, i.dram_base) for i in b.finish().insns
+                if i.opcode == Opcode.LOAD and i.memory_type == MemType.INP and i.x_size]
+    s = ConvShape.of(cfg, 1, 3 * blk, blk, 6, 5, 1, 1)
+    loads = inp_loads(s, Tiling(4, 5, 1, 2))
+    base = loads[0][3]
+    assert [(y, x, st, d - base) for y, x, st, d in loads] == \
+        [(2, 20, 30, 0), (1, 20, 30, 60), (2, 10, 30, 20), (1, 10, 30, 80)]
+    assert [y for y, *_ in inp_loads(s, Tiling(4, 3, 1, 2))] == [4] * 6 + [2] * 6
+    padded = ConvShape.of(cfg, 1, 3 * blk, blk, 6, 5, 3, 3, (1, 1), (1, 1))
+    assert all(x == 5 for _, x, _, _ in inp_loads(padded, Tiling(4, 5, 1, 2)))
 
 
 def test_a_shape_in_blocks_keeps_each_dimension_apart():
