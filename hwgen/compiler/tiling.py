@@ -11,7 +11,8 @@ share weight chunks); at most one of them is 2.
 
 The schedule (`steps`) is, per batch block, row-tile group, column tile and
 channel-tile group (an accumulator group, double-buffered in ACC so that its
-epilogue and store overlap the next group):
+epilogue and store overlap the next group; a depthwise layer's channel blocks go
+outermost instead, so that each keeps its weights for all its tiles):
     for ci tile: for row tile in group: for co tile in group: GEMM step
 Each step needs an input chunk (rows x columns x tci blocks, halo included) and a
 weight chunk (tco x tci x KH x KW); INP and WGT each hold two chunks (double
@@ -256,10 +257,10 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     n_ci = -(-s.cib // t.tci)
     kk = s.kh * s.kw
     if s.depthwise:
-        # every input chunk is used by one step; a weight chunk by the steps of a group,
-        # or by the whole layer when there is one channel block
+        # every input chunk is used by one step; a weight chunk by the steps of its
+        # channel block (the outer loop), or by the whole layer when there is one
         inp = s.nb * H.total * W.total * s.cob
-        wgt = kk if t.reuse and s.cob == 1 else s.nb * W.n * (H.groups if t.reuse else H.n) * s.cob * kk
+        wgt = kk if t.reuse and s.cob == 1 else s.nb * s.cob * kk if t.reuse else s.nb * W.n * H.n * s.cob * kk
     elif not t.reuse:
         inp = s.nb * H.total * W.total * C.n * s.cib
         wgt = s.nb * H.n * W.n * s.cob * s.cib * kk
@@ -312,7 +313,7 @@ def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     # blocks: the input channel blocks loaded, each a chunk's rows of one block
     if s.depthwise:
         blocks = chunks = s.nb * H.n * W.n * s.cob
-        wgt = 1 if t.reuse and s.cob == 1 else s.nb * W.n * (H.groups if t.reuse else H.n) * s.cob
+        wgt = 1 if t.reuse and s.cob == 1 else s.nb * s.cob if t.reuse else s.nb * W.n * H.n * s.cob
     elif not t.reuse:
         blocks, chunks = (s.nb * H.n * W.n * C.n * k for k in (s.cib, n_ci))
         wgt = s.nb * H.n * W.n * C.n * n_ci

@@ -308,26 +308,29 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             emit()
             alu += cycles
         return alu
+    spatial = [(hg, x0, tw_a) for hg in groups(h_tiles, t.h_n) for x0, tw_a in w_tiles]
+    # a depthwise layer's channel blocks outermost: each block's input is its own, and its
+    # weights stay for all its tiles
+    order = [(sp, cg) for cg in co_groups for sp in spatial] if s.depthwise else \
+        [(sp, cg) for sp in spatial for cg in co_groups]
     for n in range(s.nb):
-        for hg in groups(h_tiles, t.h_n):
-            for x0, tw_a in w_tiles:
-                for cg in co_groups:
-                    steps, ends = group(n, hg, x0, tw_a, cg)
-                    gemm = alu = 0
-                    for last, emit_step in enumerate(steps, start=1 - len(steps)):
-                        if last == 0 and len(steps) > 1:    # all of it before the last step
-                            flush()
-                        cycles, later = emit_step()
-                        gemm += cycles
-                        alu = beside(gemm, alu)
-                        for j, (emit, cycles) in enumerate(later):
-                            if j == len(later) - 1:
-                                flush()
-                            emit()
-                            gemm += cycles
-                            alu = beside(gemm, alu)
-                    flush()                         # a GEMM of one instruction: after it
-                    pending[:] = ends
+        for (hg, x0, tw_a), cg in order:
+            steps, ends = group(n, hg, x0, tw_a, cg)
+            gemm = alu = 0
+            for last, emit_step in enumerate(steps, start=1 - len(steps)):
+                if last == 0 and len(steps) > 1:    # all of it before the last step
+                    flush()
+                cycles, later = emit_step()
+                gemm += cycles
+                alu = beside(gemm, alu)
+                for j, (emit, cycles) in enumerate(later):
+                    if j == len(later) - 1:
+                        flush()
+                    emit()
+                    gemm += cycles
+                    alu = beside(gemm, alu)
+            flush()                         # a GEMM of one instruction: after it
+            pending[:] = ends
     flush()
     p.drain()
 
