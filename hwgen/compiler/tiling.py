@@ -11,8 +11,8 @@ share weight chunks); at most one of them is 2.
 
 The schedule (`steps`) is, per batch block, row-tile group, column tile and
 channel-tile group (an accumulator group, double-buffered in ACC so that its
-epilogue and store overlap the next group; a depthwise layer's channel blocks go
-outermost instead, so that each keeps its weights for all its tiles):
+epilogue and store overlap the next group; a depthwise layer's channel blocks may go
+outermost instead, `channels_outer`, so that each keeps its weights for all its tiles):
     for ci tile: for row tile in group: for co tile in group: GEMM step
 Each step needs an input chunk (rows x columns x tci blocks, halo included) and a
 weight chunk (tco x tci x KH x KW); INP and WGT each hold two chunks (double
@@ -28,7 +28,7 @@ stops at the first size that no longer fits: footprints grow with it)."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 
 from ..errors import HwgenError
@@ -110,6 +110,9 @@ class ConvShape:
 
 @dataclass(frozen=True)
 class Tiling:
+    """`channels_outer` (depthwise only): the channel blocks are the schedule's outer
+    loop, so that each block's weights stay for all its tiles (fewer weight loads,
+    which the cycle model may or may not prefer: the search tries both orders)."""
     th: int
     tw: int
     tco: int
@@ -118,6 +121,7 @@ class Tiling:
     h_n: int = 1
     reuse: bool = True
     acc_slots: int = 1
+    channels_outer: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -257,10 +261,11 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     n_ci = -(-s.cib // t.tci)
     kk = s.kh * s.kw
     if s.depthwise:
-        # every input chunk is used by one step; a weight chunk by the steps of its
-        # channel block (the outer loop), or by the whole layer when there is one
+        # every input chunk is used by one step; a weight chunk by the steps of a group,
+        # of its channel block with `channels_outer`, or of the layer with one block
         inp = s.nb * H.total * W.total * s.cob
-        wgt = kk if t.reuse and s.cob == 1 else s.nb * s.cob * kk if t.reuse else s.nb * W.n * H.n * s.cob * kk
+        wgt = kk * (1 if s.cob == 1 else s.nb * s.cob if t.channels_outer else s.nb * W.n * H.groups * s.cob) \
+            if t.reuse else s.nb * W.n * H.n * s.cob * kk
     elif not t.reuse:
         inp = s.nb * H.total * W.total * C.n * s.cib
         wgt = s.nb * H.n * W.n * s.cob * s.cib * kk
@@ -313,7 +318,8 @@ def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     # blocks: the input channel blocks loaded, each a chunk's rows of one block
     if s.depthwise:
         blocks = chunks = s.nb * H.n * W.n * s.cob
-        wgt = 1 if t.reuse and s.cob == 1 else s.nb * s.cob if t.reuse else s.nb * W.n * H.n * s.cob
+        wgt = (1 if s.cob == 1 else s.nb * s.cob if t.channels_outer else s.nb * W.n * H.groups * s.cob) \
+            if t.reuse else s.nb * W.n * H.n * s.cob
     elif not t.reuse:
         blocks, chunks = (s.nb * H.n * W.n * C.n * k for k in (s.cib, n_ci))
         wgt = s.nb * H.n * W.n * C.n * n_ci
@@ -466,6 +472,10 @@ def _scored(cfg, s: ConvShape, reuse: bool, name: str, slack: float) -> tuple[li
                             break
                         b = dram_bytes(cfg, s, fit[0])
                         loaded.append((load_bytes(cfg, s, fit[0], b), b, fit))
+                        if s.depthwise and reuse and s.cob > 1 and (th < s.oh or tw < s.ow):
+                            outer = [replace(t, channels_outer=True) for t in fit]
+                            b = dram_bytes(cfg, s, outer[0])
+                            loaded.append((load_bytes(cfg, s, outer[0], b), b, outer))
     if not loaded:
         raise HwgenError(f"{name}: no tiling fits configuration {cfg.name} (even one output pixel with one "
                          "channel block needs more scratchpad); use a configuration with larger buffers")

@@ -196,6 +196,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
+    if t.channels_outer and not s.depthwise:
+        raise HwgenError(f"{name}: channels_outer is a depthwise tiling's order, not a convolution's ({t})")
     co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
     merged = whole_rows(s, t)
 
@@ -309,9 +311,9 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             alu += cycles
         return alu
     spatial = [(hg, x0, tw_a) for hg in groups(h_tiles, t.h_n) for x0, tw_a in w_tiles]
-    # a depthwise layer's channel blocks outermost: each block's input is its own, and its
-    # weights stay for all its tiles
-    order = [(sp, cg) for cg in co_groups for sp in spatial] if s.depthwise else \
+    # a depthwise layer's channel blocks may go outermost (each block's input is its own):
+    # its weights then stay for all its tiles
+    order = [(sp, cg) for cg in co_groups for sp in spatial] if t.channels_outer else \
         [(sp, cg) for sp in spatial for cg in co_groups]
     for n in range(s.nb):
         for (hg, x0, tw_a), cg in order:

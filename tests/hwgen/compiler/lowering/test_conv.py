@@ -424,13 +424,17 @@ def test_a_fused_residual_keeps_its_shortcut_beside_the_tile_by_hand():
 
 def test_the_shortlist_offers_both_slot_counts_and_each_kind_of_threads():
     """Candidates come with one and two accumulator slots a half; a convolution's threads
-    split output channel groups (2, 1), a depthwise one's rows (1, 2)."""
+    split output channel groups (2, 1), a depthwise one's rows (1, 2), and a depthwise
+    one's tiles go in both orders (channel blocks outermost or not), a convolution's
+    spatial tiles outermost only."""
     cfg = cfg_of("default")
     s = ConvShape.of(cfg, 1, 64, 64, 28, 28, 3, 3, (1, 1), (1, 1))
     d = ConvShape.of(cfg, 1, 64, 64, 28, 28, 3, 3, (1, 1), (1, 1), depthwise=True)
-    assert {t.acc_slots for t in shortlist(cfg, s)} == {t.acc_slots for t in shortlist(cfg, d, n=50)} == {1, 2}
+    assert {t.acc_slots for t in shortlist(cfg, s)} == {t.acc_slots for t in shortlist(cfg, d, n=100)} == {1, 2}
     assert {(t.oc_n, t.h_n) for t in shortlist(cfg, s)} == {(1, 1), (2, 1)}
-    assert {(t.oc_n, t.h_n) for t in shortlist(cfg, d, n=50)} == {(1, 1), (1, 2)}
+    assert {(t.oc_n, t.h_n) for t in shortlist(cfg, d, n=100)} == {(1, 1), (1, 2)}
+    assert {t.channels_outer for t in shortlist(cfg, d, n=100)} == {False, True}
+    assert {t.channels_outer for t in shortlist(cfg, s, n=100)} == {False}
 
 
 def test_a_one_step_group_splits_its_gemm_by_hand():
@@ -441,3 +445,24 @@ def test_a_one_step_group_splits_its_gemm_by_hand():
     passes over 16 entries, 48 cycles, at least its 16): MAX_PARTS, 4. 2 + 3 x 4 = 14."""
     prog = check(cfg_of("default"), 1, 16, 16, 8, 8, 1, 1, 0, tiling=Tiling(4, 4, 1, 1))
     assert sum(i.opcode == Opcode.GEMM for i in prog.insns) == 14
+
+
+def test_channels_outer_loads_each_depthwise_block_s_weights_once():
+    """A depthwise layer of 4 channel blocks in 2 x 2 tiles per block loads each block's
+    weights once with its channel blocks outermost, once per tile otherwise (no row
+    threads); a convolution refuses the order."""
+    cfg = cfg_of("default")
+    d = ConvShape.of(cfg, 1, 64, 64, 8, 8, 3, 3, (1, 1), (1, 1), depthwise=True)
+
+    def wgt_loads(s, t):
+        b = ProgramBuilder(cfg)
+        x, w, bias, out, _ = placeholder_regions(b, s)
+        b.seal()
+        lower_conv(b, s, t, x, w, bias, out, Requant(1, (-127, 127)), name="c3")
+        return [i.dram_base for i in b.finish().insns if i.opcode == Opcode.LOAD and i.memory_type == MemType.WGT]
+    outer = wgt_loads(d, Tiling(4, 4, 1, 1, channels_outer=True))
+    assert len(outer) == 4 and len(set(outer)) == 4
+    assert len(wgt_loads(d, Tiling(4, 4, 1, 1))) == 16
+    s = ConvShape.of(cfg, 1, 64, 64, 8, 8, 3, 3, (1, 1), (1, 1))
+    with pytest.raises(HwgenError, match="^c3: channels_outer is a depthwise tiling's order"):
+        wgt_loads(s, Tiling(4, 4, 1, 1, channels_outer=True))

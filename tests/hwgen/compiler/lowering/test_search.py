@@ -188,7 +188,7 @@ def test_the_closed_form_counts_the_programs_instructions(case):
                    1 if s.depthwise else rng.choice(candidates(s.cob)),
                    1 if s.depthwise else rng.choice(candidates(s.cib)),
                    *rng.choice([(1, 1), (1, 2)] if s.depthwise else [(1, 1), (2, 1), (1, 2)]),
-                   rng.random() < 0.7, rng.choice([1, 2]))
+                   rng.random() < 0.7, rng.choice([1, 2]), s.depthwise and rng.random() < 0.5)
         if fits(cfg, s, t):
             tilings.append(t)
     alu_per_tile = set()
