@@ -18,13 +18,18 @@ def root(tmp_path, monkeypatch):
 
 
 def test_a_remembered_tiling_is_a_file_under_tilings_and_the_source_digest(root):
-    t = Tiling(2, 3, 1, 2, 1, 2, reuse=False, acc_slots=2)
+    t = Tiling(2, 3, 1, 2, 1, 2, reuse=False, acc_slots=2, channels_outer=True)
     assert cache.remembered("k" * 64, lambda: t) == t
     (d,) = (root / "tilings").iterdir()
     assert len(d.name) == 16 and cache.source_digest().startswith(d.name)
     assert [f.name for f in d.iterdir()] == ["k" * 64 + ".json"]
-    assert json.loads((d / ("k" * 64 + ".json")).read_text()) == {
-        "th": 2, "tw": 3, "tco": 1, "tci": 2, "oc_n": 1, "h_n": 2, "reuse": False, "acc_slots": 2}
+    path = d / ("k" * 64 + ".json")
+    assert json.loads(path.read_text()) == {
+        "th": 2, "tw": 3, "tco": 1, "tci": 2, "oc_n": 1, "h_n": 2, "reuse": False, "acc_slots": 2,
+        "channels_outer": True}
+    # read back in a new process's memory, both flags as written
+    cache.forget()
+    assert cache.remembered("k" * 64, lambda: Tiling(1, 1, 1, 1)) == t
 
 
 def test_entries_count_bytes_and_files_and_prune_keeps_the_current(root):
