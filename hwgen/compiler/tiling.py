@@ -253,6 +253,15 @@ def _dims(s: ConvShape, t: Tiling) -> tuple[_Grouped, _Grouped, _Grouped]:
             _co_groups(s.cob, t.tco, t.oc_n))
 
 
+def _depthwise_weight_loads(s: ConvShape, t: Tiling, H: _Grouped, W: _Grouped) -> int:
+    """Weight chunks a depthwise schedule loads (each a block's KH x KW blocks): with
+    `reuse`, one per channel block and row-tile group, or per channel block with
+    `channels_outer`, or one for a layer of one block; without it, one per step."""
+    if not t.reuse:
+        return s.nb * W.n * H.n * s.cob
+    return 1 if s.cob == 1 else s.nb * s.cob if t.channels_outer else s.nb * W.n * H.groups * s.cob
+
+
 def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
     """Bytes this schedule moves, per buffer: INP, WGT, ACC (bias) and, with a fused
     residual, ACC_8BIT (shortcut) loads, and OUT stores."""
@@ -264,8 +273,7 @@ def dram_bytes(cfg, s: ConvShape, t: Tiling) -> dict[str, int]:
         # every input chunk is used by one step; a weight chunk by the steps of a group,
         # of its channel block with `channels_outer`, or of the layer with one block
         inp = s.nb * H.total * W.total * s.cob
-        wgt = kk * (1 if s.cob == 1 else s.nb * s.cob if t.channels_outer else s.nb * W.n * H.groups * s.cob) \
-            if t.reuse else s.nb * W.n * H.n * s.cob * kk
+        wgt = _depthwise_weight_loads(s, t, H, W) * kk
     elif not t.reuse:
         inp = s.nb * H.total * W.total * C.n * s.cib
         wgt = s.nb * H.n * W.n * s.cob * s.cib * kk
@@ -318,8 +326,7 @@ def instructions(cfg, s: ConvShape, t: Tiling) -> Instructions:
     # blocks: the input channel blocks loaded, each a chunk's rows of one block
     if s.depthwise:
         blocks = chunks = s.nb * H.n * W.n * s.cob
-        wgt = (1 if s.cob == 1 else s.nb * s.cob if t.channels_outer else s.nb * W.n * H.groups * s.cob) \
-            if t.reuse else s.nb * W.n * H.n * s.cob
+        wgt = _depthwise_weight_loads(s, t, H, W)
     elif not t.reuse:
         blocks, chunks = (s.nb * H.n * W.n * C.n * k for k in (s.cib, n_ci))
         wgt = s.nb * H.n * W.n * C.n * n_ci

@@ -95,7 +95,7 @@ def _read(path: Path) -> Tiling | None:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    types = {f.name: bool if f.name in ("reuse", "channels_outer") else int for f in fields(Tiling)}
+    types = {f.name: {"bool": bool, "int": int}[f.type] for f in fields(Tiling)}
     if not isinstance(doc, dict) or set(doc) != set(types) or any(type(doc[k]) is not t for k, t in types.items()):
         return None
     return Tiling(**doc)

@@ -237,11 +237,12 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 if merged:      # each channel block's rows of the chunk are contiguous
                     b.load(MemType.INP, ih_ * inp_half, x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
                            y_size=ci_n, x_size=ys[1] * s.w, x_stride=s.h * s.w)
-                for ci in range(0 if merged else ci_n):
-                    b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
-                           ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
-                           y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]),
-                           pad_min=s.pad_min)
+                else:
+                    for ci in range(ci_n):
+                        b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
+                               ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
+                               y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]),
+                               pad_min=s.pad_min)
             if wnew:
                 p.free(wgt_buf.halves[wh_].last_step)
                 # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
