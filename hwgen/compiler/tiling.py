@@ -136,11 +136,16 @@ def groups(items: list, g: int) -> list[list]:
     return [items[k:k + g] for k in range(0, len(items), g)]
 
 
+def span(size: int, stride: int, k: int) -> int:
+    """Inputs (padding included) that `size` consecutive outputs of a window `k` read."""
+    return (size - 1) * stride + k
+
+
 def in_range(start: int, size: int, stride: int, k: int, pad: int, n: int) -> tuple[int, int, int, int]:
     """Input span of `size` outputs from output `start`: (first input index inside the
     image, count inside, padding before, padding after)."""
     r0 = start * stride - pad
-    r1 = r0 + (size - 1) * stride + k
+    r1 = r0 + span(size, stride, k)
     lo, hi = max(r0, 0), min(r1, n)
     if hi <= lo:
         raise HwgenError(f"a tile of {size} outputs at {start} reads only padding: padding {pad} is not smaller "
@@ -163,7 +168,7 @@ class Footprint:
 
 
 def footprint(s: ConvShape, t: Tiling) -> Footprint:
-    ih, iw = (t.th - 1) * s.sh + s.kh, (t.tw - 1) * s.sw + s.kw
+    ih, iw = span(t.th, s.sh, s.kh), span(t.tw, s.sw, s.kw)
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
     tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
@@ -179,9 +184,9 @@ def whole_rows(s: ConvShape, t: Tiling) -> bool:
     blocked (NB, CIB, H, W) layout) laid out in INP as the chunk is. Padding would go
     between the rows, so a padded layer loads a chunk a channel block an instruction,
     its rows one by one."""
-    if s.ph or s.pw or t.tw < s.ow or (s.ow - 1) * s.sw + s.kw != s.w:
+    if s.ph or s.pw or t.tw < s.ow or span(s.ow, s.sw, s.kw) != s.w:
         return False
-    ih = (min(t.th, s.oh) - 1) * s.sh + s.kh
+    ih = span(min(t.th, s.oh), s.sh, s.kh)
     return ih * s.w < 1 << MEMOP_SIZE_BITS and s.h * s.w < 1 << MEMOP_STRIDE_BITS
 
 

@@ -33,7 +33,7 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
 from ..requant import AddRequant, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
-                      load_bytes, search, shortlist, tiles, whole_rows, within)
+                      load_bytes, search, shortlist, span, tiles, whole_rows, within)
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -206,7 +206,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         emitting one and returning its cycles) and its epilogue (functions emitting
         one instruction each, with their cycles) ending with its store."""
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
-        iw = (tw_a - 1) * s.sw + s.kw
+        iw = span(tw_a, s.sw, s.kw)
         acc0 = p.group_begin()
         bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
@@ -228,7 +228,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             """Emit a step's loads and its GEMM, as up to `parts` instructions: the
             first one's cycles, and the later ones as (function emitting it, cycles)."""
             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
-            ih = (th_a - 1) * s.sh + s.kh
+            ih = span(th_a, s.sh, s.kh)
             index = p.steps
             ih_, inew = inp_buf.place((n, y0, x0, ci0))
             wh_, wnew = wgt_buf.place((c0, ci0))
