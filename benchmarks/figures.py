@@ -58,7 +58,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dse.evaluate import MEASURED
 from hwgen import HwgenError, load_config
+from hwgen.files import source_digest
 
 from . import compiler_bench
 from .options import chosen
@@ -243,6 +245,56 @@ def measure_suite() -> dict:
         figures.update({f"{lane}/tests": r["passed"] + r["skipped"], f"{lane}/wall_seconds": r["wall_seconds"],
                         f"{lane}/cpu_seconds": r["cpu_seconds"]})
     return figures
+
+
+# What each section's figures are computed from, relative to the repository: the core's
+# generator, the compiler, the simulators, the shipped configurations, the flows and the
+# benchmark that measures them. The record keeps a digest of them per section, so that
+# `--stale` names the sections measured on other sources than the tree's.
+_GENERATOR = ("hwgen/vta", "hwgen/isa", "hwgen/config.py", "hwgen/devices.py", "hwgen/geometry.py",
+              "hwgen/registers.py", "hwgen/sram.py", "hwgen/tech.py", "hwgen/version.py", "hwgen/configs")
+_COMPILER = ("hwgen/compiler", "hwgen/program", "hwgen/isa", "hwgen/config.py", "hwgen/geometry.py", "hwgen/configs",
+             "benchmarks/compiler_bench.py")
+_TSIM = (*_GENERATOR, *_COMPILER, "sim", "hwgen/flows.py")
+_FPGA = (*_GENERATOR, "hwgen/fpga", "hwgen/flows.py")
+_DSE = (*MEASURED, "dse", "boards")
+SECTION_SOURCES = {
+    "networks": _TSIM, "unpipelined": _TSIM, "compile": _COMPILER,
+    "engineir": ("hwgen/engineir", "hwgen/compiler", "hwgen/configs", "ci/engineir_eval.py"),
+    "onnx": (*_TSIM, "benchmarks/onnx_bench.py"),
+    "fpga": (*_FPGA, "benchmarks/fpga_resources.py"), "timing": (*_FPGA, "benchmarks/fpga_timing.py"),
+    "dse": (*_DSE, f"ci/dse/{DSE_SPACE}.yaml"), "boards": (*_DSE, *(f"ci/dse/{s}.yaml" for s in BOARD_SPACES.values())),
+    "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py"),
+}
+SOURCE_SUFFIXES = (".py", ".cpp", ".h", ".json", ".yaml", ".toml")
+
+
+def sources_digest(section: str, root: Path | None = None) -> str:
+    """A digest of the sources `section`'s figures are computed from (SECTION_SOURCES,
+    their paths and contents) in the tree at `root` (the repository's by default)."""
+    return source_digest(root or ROOT, SECTION_SOURCES[section], SOURCE_SUFFIXES)[:16]
+
+
+def stale(record: dict, root: Path | None = None) -> dict:
+    """The sections of `record` that were not measured on the sources at `root`, each
+    with the reason: sources changed since, or measured where that is not known."""
+    out = {}
+    for name, entry in record["sections"].items():
+        if "sources" not in entry:
+            out[name] = f"measured at {entry['commit'][:10]} before the record kept its sources' digest"
+        elif entry["sources"] != sources_digest(name, root):
+            changed = _changed(entry["commit"], SECTION_SOURCES[name], root or ROOT)
+            out[name] = (f"its sources changed since {entry['commit'][:10]}"
+                         f"{' (measured on a tree with changes)' if entry['changes'] else ''}"
+                         f"{': ' + ', '.join(changed[:4]) + (f' and {len(changed) - 4} more' if len(changed) > 4 else '') if changed else ''}")
+    return out
+
+
+def _changed(commit: str, paths: tuple, root: Path) -> list:
+    """The files under `paths` that differ between `commit` and the tree at `root`, as
+    git sees them (none where git does not know the commit)."""
+    run = subprocess.run(["git", "diff", "--name-only", commit, "--", *paths], cwd=root, capture_output=True, text=True)
+    return run.stdout.split() if run.returncode == 0 else []
 
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
@@ -504,11 +556,18 @@ def main(argv=None) -> int:
     ap.add_argument("--readme", type=Path, default=README)
     ap.add_argument("--list", action="store_true", help="print the sections and the quotes of each")
     ap.add_argument("--json", action="store_true", help="print the record")
+    ap.add_argument("--stale", action="store_true",
+                    help="name the sections measured on other sources than this tree's (exit 1 if any) and stop")
     args = ap.parse_args(argv)
     if args.list:
         for name in SECTIONS:
             print(f"{name}: {sum(name in q.sections() for q in QUOTES)} README quotes")
         return 0
+    if args.stale:
+        old = stale(json.loads(args.record.read_text()))
+        for name, why in old.items():
+            print(f"{name}: {why}; run python -m benchmarks.figures --only {name}")
+        return 1 if old else 0
     try:
         only = chosen(args.only, SECTIONS, "--only", "section")
     except HwgenError as e:
@@ -521,7 +580,7 @@ def main(argv=None) -> int:
     for name in only:
         _progress(f"measuring {name}")
         figures = SECTIONS[name]()
-        record["sections"][name] = {**provenance(), "figures": figures}
+        record["sections"][name] = {**provenance(), "sources": sources_digest(name), "figures": figures}
         tmp = args.record.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         tmp.replace(args.record)

@@ -94,3 +94,39 @@ def test_a_readme_that_cannot_take_a_quote_is_named(tmp_path, quote, message):
 def test_unknown_section_is_bad_input(capsys):
     assert figures.main(["--only", "networks,nothing"]) == 2
     assert "--only nothing: no such section" in capsys.readouterr().err
+
+
+def test_every_section_names_sources_that_exist():
+    assert set(figures.SECTION_SOURCES) == set(figures.SECTIONS)
+    missing = [(s, p) for s, paths in figures.SECTION_SOURCES.items() for p in paths if not (figures.ROOT / p).exists()]
+    assert not missing
+
+
+def test_a_section_measured_on_other_sources_is_named_stale(tmp_path, monkeypatch, capsys):
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "core.py").write_text("x = 1\n")
+    (tmp_path / "bench.py").write_text("y = 2\n")
+    monkeypatch.setattr(figures, "SECTION_SOURCES", {"rtl": ("gen", "bench.py"), "other": ("bench.py",)})
+    entry = {"commit": "a" * 40, "changes": False, "figures": {}}
+    record = {"sections": {"rtl": {**entry, "sources": figures.sources_digest("rtl", tmp_path)},
+                           "other": {**entry, "sources": figures.sources_digest("other", tmp_path)}}}
+    assert figures.stale(record, tmp_path) == {}
+    (tmp_path / "gen" / "core.py").write_text("x = 2\n")          # an edit
+    assert set(figures.stale(record, tmp_path)) == {"rtl"}
+    (tmp_path / "gen" / "core.py").write_text("x = 1\n")
+    (tmp_path / "gen" / "new.json").write_text("{}")               # an added source
+    assert set(figures.stale(record, tmp_path)) == {"rtl"}
+    (tmp_path / "gen" / "new.json").unlink()
+    (tmp_path / "gen" / "notes.txt").write_text("not a source")
+    del record["sections"]["other"]["sources"]                     # a record from before digests
+    assert figures.stale(record, tmp_path) == {"other": f"measured at {'a' * 10} before the record kept its "
+                                                        "sources' digest"}
+    # the command names them, with the command that measures them again, and fails
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    assert figures.main(["--record", str(path), "--stale"]) == 1
+    assert "other: measured at" in capsys.readouterr().out
+    record["sections"]["other"]["sources"] = figures.sources_digest("other", tmp_path)
+    path.write_text(json.dumps(record))
+    assert figures.main(["--record", str(path), "--stale"]) == 0
