@@ -60,7 +60,9 @@ from pathlib import Path
 
 from dse.evaluate import MEASURED
 from hwgen import HwgenError, load_config
+from hwgen.compiler.lowering.cache import SOURCES as TILING_SOURCES
 from hwgen.files import source_digest
+from hwgen.vta.build import GENERATOR_SOURCES
 
 from . import compiler_bench
 from .options import chosen
@@ -251,10 +253,8 @@ def measure_suite() -> dict:
 # generator, the compiler, the simulators, the shipped configurations, the flows and the
 # benchmark that measures them. The record keeps a digest of them per section, so that
 # `--stale` names the sections measured on other sources than the tree's.
-_GENERATOR = ("hwgen/vta", "hwgen/isa", "hwgen/config.py", "hwgen/devices.py", "hwgen/geometry.py",
-              "hwgen/registers.py", "hwgen/sram.py", "hwgen/tech.py", "hwgen/version.py", "hwgen/configs")
-_COMPILER = ("hwgen/compiler", "hwgen/program", "hwgen/isa", "hwgen/config.py", "hwgen/geometry.py", "hwgen/configs",
-             "benchmarks/compiler_bench.py")
+_GENERATOR = (*(f"hwgen/{p}" for p in GENERATOR_SOURCES), "hwgen/configs")
+_COMPILER = (*(f"hwgen/{p}" for p in TILING_SOURCES), "hwgen/configs", "benchmarks/compiler_bench.py")
 _TSIM = (*_GENERATOR, *_COMPILER, "sim", "hwgen/flows.py")
 _FPGA = (*_GENERATOR, "hwgen/fpga", "hwgen/flows.py")
 _DSE = (*MEASURED, "dse", "boards")
@@ -283,10 +283,13 @@ def stale(record: dict, root: Path | None = None) -> dict:
         if "sources" not in entry:
             out[name] = f"measured at {entry['commit'][:10]} before the record kept its sources' digest"
         elif entry["sources"] != sources_digest(name, root):
+            why = f"its sources changed since {entry['commit'][:10]}"
+            if entry["changes"]:
+                why += " (measured on a tree with changes)"
             changed = _changed(entry["commit"], SECTION_SOURCES[name], root or ROOT)
-            out[name] = (f"its sources changed since {entry['commit'][:10]}"
-                         f"{' (measured on a tree with changes)' if entry['changes'] else ''}"
-                         f"{': ' + ', '.join(changed[:4]) + (f' and {len(changed) - 4} more' if len(changed) > 4 else '') if changed else ''}")
+            if changed:
+                why += ": " + ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+            out[name] = why
     return out
 
 
