@@ -178,6 +178,48 @@ def rescale(cfg, use_imm: bool, tiles: int = 48, chain: bool = False, seed: int 
     return b.finish({"use_imm": use_imm, "chain": chain})
 
 
+def accumulate_beside_load(cfg, skew: int = 1, rows: int = 3, cols: int = 7, sums: int = 3, rounds: int = 48,
+                           mem: MemType = MemType.ACC_8BIT, seed: int = 0) -> Program:
+    """Compute overlap's two writers of ACC in one cycle: while two loads of `mem`
+    (ACC_8BIT or ACC) fill the bottom and the top of ACC's upper half, each with `rows`
+    rows of `cols` tiles, each row starting `skew` tiles further into DRAM than the
+    last (so that its first and last bus beats hold tiles outside it, whose entries
+    would lie in the lower half below the bottom and, wrapped, above the top), the ALU
+    accumulates into `sums` entries of the lower half, one micro-op a cycle:
+    ACC[s] += ACC[sums + s], `rounds` times before the loads and `rounds` times beside
+    them (each entry forwarded at distance `sums`).
+    out_sum = int8(a[s] + 2 * rounds * a[sums + s]); out_load[k] = int8 of the rows
+    loaded by load k."""
+    rng = _rng(seed)
+    depth = cfg.depth[MemType.ACC]
+    stride = cols + skew
+    dtype = np.int8 if mem == MemType.ACC_8BIT else np.int32
+    a = rng.integers(-128, 128, _acc_tiles(cfg, 2 * sums), dtype=np.int8)
+    x = rng.integers(-128, 128, _acc_tiles(cfg, skew + rows * stride), dtype=dtype)
+    b = ProgramBuilder(cfg, "accumulate_beside_load")
+    ar, xr = b.input("a", a, ACC_LAYOUT), b.input("x", x, ACC_LAYOUT)
+    out_sum = b.output("out_sum", _acc_tiles(cfg, sums), "int8", ACC_LAYOUT)
+    out_load = b.output("out_load", (2, rows, cols, cfg.batch, cfg.block_out), "int8",
+                        "(load, rows, cols, BATCH, BLOCK_OUT)")
+    b.load(MemType.ACC_8BIT, 0, ar, x_size=2 * sums)
+    accumulate = np.stack([np.arange(sums), sums + np.arange(sums)], axis=1)
+    # the first accumulation makes its micro-ops resident, so that the second needs no
+    # micro-op load and issues while the data load is in flight
+    b.alu(AluOp.ADD, accumulate, [(rounds, 0, 0)])
+    n = rows * cols
+    bases = (depth // 2, depth - n)
+    for base in bases:
+        b.load(mem, base, xr, skew, y_size=rows, x_size=cols, x_stride=stride)
+    b.alu(AluOp.ADD, accumulate, [(rounds, 0, 0)])
+    b.alu(AluOp.SHR, np.concatenate([base + np.arange(n) for base in bases]), imm=0)
+    b.dep_push(C, S)
+    b.dep_pop(C, S)
+    b.store(0, out_sum, x_size=sums)
+    for k, base in enumerate(bases):
+        b.store(base, out_load, k * n, x_size=n)
+    return b.finish({"skew": skew, "rows": rows, "cols": cols, "sums": sums, "rounds": rounds, "mem": mem.name})
+
+
 def array_roundtrip(cfg, rows: int = 100, cols: int = 100, seed: int = 0) -> Program:
     """int8 (rows, cols, BATCH, BLOCK_OUT) through the device unchanged: ACC_8BIT loads,
     ALU SHR by 0 (ACC to OUT), stores, in chunks that fit the accumulator."""

@@ -8,6 +8,9 @@ BUGS = {
     "alu_opcode_off_by_one": "the ALU executes MAX as the next opcode (ADD)",
     "gemm_weight_swap_last_lane": "the GEMM's last output lane uses the previous lane's weight row",
     "load_skips_pad_row": "tensor loads do not write the last row of bottom padding",
+    "load_drives_masked_writes": "a load's cycles that write no element (a beat's elements outside the row) still "
+                                 "drive the scratchpad write port's address and data, which the accumulator ORs "
+                                 "with the other units' writes under COMPUTE_OVERLAP",
     "load_ignores_max_burst": "tensor loads issue AXI4-length bursts (256 beats) whatever AXI_MAX_BURST says",
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "

@@ -215,11 +215,14 @@ class TensorLoad(wiring.Component):
             # `ready` never depends on `valid` (AXI allows either): the memory engine
             # selects the owner's ready to retire a burst, and a ready computed from
             # the valid it sent made that a round trip to every client in one cycle
+            # a beat's elements outside the row are written nowhere, and the write port
+            # stays zero in their cycles: merge_writes ORs it with other units' writes
+            masked = "load_drives_masked_writes" in self.bugs
             if banked:
                 lanes = range(K)
                 oks = [(first + k >= 0) & (first + k < f.x_size) for k in lanes]
                 m.d.comb += beat.ready.eq(1)
-                with m.If(beat.valid):
+                with m.If(beat.valid & (Const(1) if masked else Cat(oks).any())):
                     m.d.comb += [wr.en.eq(Cat(oks)), wr.addr.eq(meta_sram[t] + first),
                                  wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
                                                      for k in lanes))]
@@ -228,8 +231,9 @@ class TensorLoad(wiring.Component):
                 element = beat.payload.data.word_select(lane, lane_bits) if per_element else beat.payload.data[:lane_bits]
                 m.d.comb += beat.ready.eq(lane == K - 1)
                 with m.If(beat.valid):
-                    m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
-                                 wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
+                    with m.If(Const(1) if masked else ok):
+                        m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
+                                     wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
                     if per_element:
                         m.d.sync += [lane.eq(lane + 1), pos[t].eq(pos[t] + 1)]
                         with m.If(lane == K - 1):
