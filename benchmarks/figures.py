@@ -253,20 +253,35 @@ def measure_suite() -> dict:
 # generator, the compiler, the simulators, the shipped configurations, the flows and the
 # benchmark that measures them. The record keeps a digest of them per section, so that
 # `--stale` names the sections measured on other sources than the tree's.
-_GENERATOR = (*(f"hwgen/{p}" for p in GENERATOR_SOURCES), "hwgen/configs")
-_COMPILER = (*(f"hwgen/{p}" for p in TILING_SOURCES), "hwgen/configs", "benchmarks/compiler_bench.py")
+# The package's own module and the error and file helpers every entry point imports.
+_BASE = ("hwgen/__init__.py", "hwgen/errors.py", "hwgen/files.py")
+_GENERATOR = (*_BASE, *(f"hwgen/{p}" for p in GENERATOR_SOURCES), "hwgen/configs")
+_COMPILER = (*_BASE, *(f"hwgen/{p}" for p in TILING_SOURCES), "hwgen/configs", "benchmarks/compiler_bench.py")
+# compiler_bench.py also runs networks on tsim: compile times are digested with it whole
 _TSIM = (*_GENERATOR, *_COMPILER, "sim", "hwgen/flows.py")
 _FPGA = (*_GENERATOR, "hwgen/fpga", "hwgen/flows.py")
-_DSE = (*MEASURED, "dse", "boards")
+_DSE = (*_BASE, *MEASURED, "dse", "boards", "hwgen/cli/__init__.py", "hwgen/cli/commands.py", "hwgen/cli/common.py",
+        "hwgen/cli/dse.py")
 SECTION_SOURCES = {
-    "networks": _TSIM, "unpipelined": _TSIM, "compile": _COMPILER,
-    "engineir": ("hwgen/engineir", "hwgen/compiler", "hwgen/configs", "ci/engineir_eval.py"),
-    "onnx": (*_TSIM, "benchmarks/onnx_bench.py"),
+    "networks": _TSIM, "unpipelined": _TSIM, "compile": _TSIM,
+    "engineir": (*_BASE, "hwgen/engineir", "hwgen/compiler", "hwgen/configs", "hwgen/config.py", "hwgen/devices.py",
+                 "hwgen/geometry.py", "hwgen/isa", "hwgen/version.py", "ci/engineir_eval.py"),
+    "onnx": (*_TSIM, "benchmarks/onnx_bench.py", "tests/__init__.py", "tests/support/__init__.py",
+             "tests/support/mnist.py", "tests/support/ort.py"),
     "fpga": (*_FPGA, "benchmarks/fpga_resources.py"), "timing": (*_FPGA, "benchmarks/fpga_timing.py"),
     "dse": (*_DSE, f"ci/dse/{DSE_SPACE}.yaml"), "boards": (*_DSE, *(f"ci/dse/{s}.yaml" for s in BOARD_SPACES.values())),
-    "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py"),
+    "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py",
+              "benchmarks/options.py"),
 }
 SOURCE_SUFFIXES = (".py", ".cpp", ".h", ".json", ".yaml", ".toml")
+# The program each section's measurement runs (in this process or as a command): every
+# project module it imports must be among the section's sources (tests/test_figures.py).
+SECTION_RUNS = {
+    "networks": "benchmarks/compiler_bench.py", "unpipelined": "benchmarks/compiler_bench.py",
+    "compile": "benchmarks/compiler_bench.py", "engineir": "ci/engineir_eval.py", "onnx": "benchmarks/onnx_bench.py",
+    "fpga": "benchmarks/fpga_resources.py", "timing": "benchmarks/fpga_timing.py",
+    "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "suite": "benchmarks/suite_time.py",
+}
 
 
 def sources_digest(section: str, root: Path | None = None) -> str:

@@ -16,14 +16,14 @@ import sys
 import time
 
 from hwgen.config import load_config, shipped_configs
-from dse.evaluate import fpga_resources
 from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES, RESOURCES, Fit, bram_lower_bound
+from hwgen.flows import core_resources
 
 
 def measure(cfg, fam, generic: bool) -> dict:
     built = cfg if generic else cfg.replace(FPGA=fam.name)
     t0 = time.perf_counter()
-    res = fpga_resources(built, fam.name,
+    res = core_resources(built, fam,
                          step=lambda msg: print(f"  {cfg.name} {fam.name}: {msg}", end="\r", file=sys.stderr))
     seconds = time.perf_counter() - t0
     used = {r: res[r] for r in RESOURCES}

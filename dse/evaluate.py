@@ -35,7 +35,7 @@ from hwgen.config import VTAConfig
 from hwgen.devices import DEVICES, FAMILIES, RESOURCES, Fit
 from hwgen.errors import HwgenError
 from hwgen.files import cache_root, replacing, source_digest
-from hwgen.flows import core_synthesis
+from hwgen.flows import core_resources
 from hwgen.mapper.vta import best_mapping_energy, network_energy
 from hwgen.tech import load_tech
 from sim.runtime import verify_network
@@ -113,13 +113,6 @@ def store(job: Job, result: dict) -> None:
         tmp.write_text(json.dumps(result, indent=1))
 
 
-def fpga_resources(cfg: VTAConfig, family: str, step=None) -> dict:
-    """The resources (hwgen.devices units) of `cfg`'s Verilog synthesized for `family`
-    (hwgen.flows, cached by the Verilog's digest)."""
-    syn = core_synthesis(cfg, None, FAMILIES[family], step)
-    return {**syn.resources, "synthesis_seconds": syn.seconds, "synthesis_cached": syn.cached}
-
-
 def scaled_area(cfg: VTAConfig, tech_path: str) -> dict:
     """The die of `cfg`'s floorplan (AREA_STYLE) with the tech: macros and the logic
     model's soft blocks, in mm^2."""
@@ -182,7 +175,7 @@ def _measure(job: Job) -> dict:
         out["best_energy_pj"] = round(best["energy_pj"], 1)
         out["energy"]["best_by_layer_pj"] = {k: round(v, 1) for k, v in best["layers"].items()}
     if job.fpga is not None:
-        res = fpga_resources(cfg, job.fpga)
+        res = core_resources(cfg, FAMILIES[job.fpga])
         out["fpga"] = {"family": job.fpga, **res}
         if job.budget_device is not None:
             fit = Fit(DEVICES[job.budget_device], {r: res[r] for r in RESOURCES}, job.headroom_percent / 100)

@@ -29,6 +29,14 @@ def core_synthesis(cfg, verilog: str | Path | None, family: Family,
                       step=step, flow=flow)
 
 
+def core_resources(cfg, family: Family, step: Callable[[str], None] | None = None) -> dict:
+    """The resources (hwgen.devices units) of `cfg`'s Verilog synthesized for `family`
+    (`core_synthesis`, cached by the Verilog's digest), with the synthesis' seconds and
+    whether it came from the cache."""
+    syn = core_synthesis(cfg, None, family, step)
+    return {**syn.resources, "synthesis_seconds": syn.seconds, "synthesis_cached": syn.cached}
+
+
 def core_fit(cfg, verilog: str | Path | None, device: Device, headroom_percent: float,
              step: Callable[[str], None] | None = None) -> tuple[Synthesis, Fit, dict]:
     """`core_synthesis` on `device`'s family and its fit on `device` keeping

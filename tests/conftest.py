@@ -80,7 +80,7 @@ LANES = {
     "tsim": re.compile(r"^(tsim|Tsim\w*|fsim,tsim|board-sim|SimulatedBoard|fuzz)$"),
     "cocotb": re.compile(r"^run_cocotb$"),
     "rtl": re.compile(r"^(run_rtl|rtl)$"),
-    "synth": re.compile(r"^(synthesize|core_synthesis|core_fit|--synth)$"),
+    "synth": re.compile(r"^(synthesize|core_synthesis|core_resources|core_fit|--synth)$"),
     "pnr": re.compile(r"^(place_and_route|PlaceRoute|--pnr)$"),
 }
 HEAVY = tuple(LANES)

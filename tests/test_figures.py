@@ -1,6 +1,8 @@
 """README's figures against the record `python -m benchmarks.figures` writes
 (benchmarks/figures.json): every quote reads the recorded value; and the quoting
 itself on a small README of its own."""
+import ast
+import fnmatch
 import json
 import re
 
@@ -101,6 +103,81 @@ def test_every_section_names_sources_that_exist():
     # a name is a file, a directory or a glob: each must find something
     missing = [(s, p) for s, paths in figures.SECTION_SOURCES.items() for p in paths if not any(figures.ROOT.glob(p))]
     assert not missing
+
+
+# the packages of this repository a measurement can import
+PROJECT = ("hwgen", "sim", "floorplan", "boards", "dse", "benchmarks", "tests", "ci")
+
+
+def _module_file(name: str):
+    path = figures.ROOT.joinpath(*name.split("."))
+    return path / "__init__.py" if (path / "__init__.py").exists() else \
+        path.with_suffix(".py") if path.with_suffix(".py").exists() else None
+
+
+def _imported(path) -> set:
+    """The project modules whose code importing the file `path` runs (each package on
+    the way included), by name and by relative import."""
+    rel = path.relative_to(figures.ROOT).with_suffix("").parts
+    package = rel[:-1]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join((*package[:len(package) - node.level + 1],) if node.level else ())
+            module = ".".join(p for p in (base, node.module or "") if p)
+            names.add(module)
+            names.update(f"{module}.{a.name}" for a in node.names)     # a submodule or a name in it
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        if parts[0] in PROJECT:
+            found.update(f for k in range(1, len(parts) + 1) if (f := _module_file(".".join(parts[:k]))))
+    return found
+
+
+def import_closure(path) -> set:
+    """Every project file that running `path` imports, itself included."""
+    seen, todo = set(), [path]
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen.add(f)
+            todo.extend(_imported(f) - seen)
+    return seen
+
+
+def _covered(rel: str, sources) -> bool:
+    return any(rel == s or rel.startswith(s.rstrip("/") + "/") or fnmatch.fnmatch(rel, s) for s in sources)
+
+
+def test_every_section_digests_what_its_measurement_imports():
+    """A section whose measurement imports a file outside its sources would not be
+    named stale when that file changes."""
+    assert set(figures.SECTION_RUNS) == set(figures.SECTIONS)
+    missing = {}
+    for section, run in figures.SECTION_RUNS.items():
+        files = import_closure(figures.ROOT / run)
+        rels = sorted(f.relative_to(figures.ROOT).as_posix() for f in files)
+        left = [r for r in rels if not _covered(r, figures.SECTION_SOURCES[section])]
+        if left:
+            missing[section] = left
+    assert not missing, missing
+
+
+def test_the_import_closure_follows_relative_and_package_imports(tmp_path, monkeypatch):
+    pkg = tmp_path / "sim" / "inner"
+    pkg.mkdir(parents=True)
+    (tmp_path / "sim" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .. import leaf\n")
+    (tmp_path / "sim" / "leaf.py").write_text("import numpy\n")
+    (tmp_path / "run.py").write_text("from sim.inner import x\n")
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    assert {f.relative_to(tmp_path).as_posix() for f in import_closure(tmp_path / "run.py")} == {
+        "run.py", "sim/__init__.py", "sim/inner/__init__.py", "sim/leaf.py"}
+    assert not _covered("sim/leaf.py", ("sim/inner",)) and _covered("sim/inner/__init__.py", ("sim/inner",))
+    assert _covered("hwgen/vta/alu.py", ("hwgen/vta/*.py",))
 
 
 def test_a_section_measured_on_other_sources_is_named_stale(tmp_path, monkeypatch, capsys):
