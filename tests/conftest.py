@@ -82,6 +82,7 @@ LANES = {
     "rtl": re.compile(r"^(run_rtl|rtl)$"),
     "synth": re.compile(r"^(synthesize|core_synthesis|core_resources|core_fit|--synth)$"),
     "pnr": re.compile(r"^(place_and_route|PlaceRoute|--pnr)$"),
+    "formal": re.compile(r"^(run_proof|check_twin)$"),
 }
 HEAVY = tuple(LANES)
 FOLDER_LANES = {"tests/sim/tsim/": "tsim"}

@@ -3,7 +3,7 @@ top level can expose them flat (m_axi_awaddr, s_axil_rdata, ...) for cocotbext-a
 vendor tools."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -64,12 +64,15 @@ def start_row(m: Module, row_elem, x_size, elem_bytes: int, bus_bytes: int, cur,
         m.d.sync += lane0.eq(byte_addr[exact_log2(elem_bytes):exact_log2(bus_bytes)])
 
 
-def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int) -> Signal:
+def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int, page: bool = True) -> Signal:
     """Beats of the next INCR burst from bus-aligned byte address `cur` towards the
-    bus-aligned `end`: at most `max_beats` and never across a 4 KiB boundary."""
+    bus-aligned `end`: at most `max_beats` and never across a 4 KiB boundary (unless
+    `page` is off: the injected bug load_crosses_4k_boundary)."""
     remaining = Signal(len(end) + 1)
     m.d.comb += remaining.eq((end - cur) >> exact_log2(bus_bytes))
     to_boundary = (BOUNDARY_BYTES - cur[:exact_log2(BOUNDARY_BYTES)]) >> exact_log2(bus_bytes)
+    if not page:
+        to_boundary = Const(max_beats)
     cap, beats = Signal(range(max_beats + 1)), Signal(range(max_beats + 1))
     # `remaining < cap` as a short comparison and a test of the high bits, not a
     # comparison as wide as the address
@@ -79,13 +82,13 @@ def burst_beats(m: Module, cur, end, bus_bytes: int, max_beats: int) -> Signal:
     return beats
 
 
-def plan_bursts(m: Module, cfg, cur, end, max_beats: int) -> tuple[Value, Value, list]:
+def plan_bursts(m: Module, cfg, cur, end, max_beats: int, page: bool = True) -> tuple[Value, Value, list]:
     """The next burst from `cur` towards `end` (`burst_beats`) and whether the row is
     done (`cur` >= `end`). With BURST_PLAN_REGISTER both are registers, loaded in the
     caller's planning state (the returned statements), so that they are not one path
     with the request and the address update; else they are combinational and the
     statements are empty."""
-    beats, done = burst_beats(m, cur, end, geometry(cfg).bus_bytes, max_beats), cur >= end
+    beats, done = burst_beats(m, cur, end, geometry(cfg).bus_bytes, max_beats, page), cur >= end
     if not cfg.BURST_PLAN_REGISTER:
         return beats, done, []
     beats_r, done_r = Signal.like(beats, name="plan_beats"), Signal(name="plan_done")

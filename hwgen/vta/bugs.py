@@ -11,7 +11,14 @@ BUGS = {
     "load_drives_masked_writes": "a load's cycles that write no element (a beat's elements outside the row) still "
                                  "drive the scratchpad write port's address and data, which the accumulator ORs "
                                  "with the other units' writes under COMPUTE_OVERLAP",
+    "load_crosses_4k_boundary": "tensor loads split their rows into bursts by AXI_MAX_BURST alone, across 4 KiB "
+                                "pages",
     "load_ignores_max_burst": "tensor loads issue AXI4-length bursts (256 beats) whatever AXI_MAX_BURST says",
+    "queue_room_off_by_one": "an instruction queue says it has room when it is full (with QUEUE_ROOM_REGISTER: "
+                             "one entry short)",
+    "sequencer_pops_without_token": "a sequencer pops its token queues when any of them has a token",
+    "token_have_stale": "a token queue's have flag stays up when its last token is popped",
+    "vme_reuses_busy_slot": "the memory engine issues a read burst under an AXI ID whose burst is still in flight",
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "
                                   "in that half)",

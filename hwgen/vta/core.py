@@ -3,24 +3,21 @@ the four dependency-token queues and the scratchpads (UOP, INP, WGT, ACC, OUT)."
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Shape, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.fields import INSN_BITS
 from ..isa.opcodes import QUEUES, MemType, Module as Unit
 from ..registers import TOKEN_QUEUE_ORDER
-from ..geometry import INSN_QUEUE_DEPTH, OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry, memory_read_register
+from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, geometry, memory_read_register
 from .compute import OVERLAP_WRITERS, ComputeModule, acc_readers
 from .overlap import CLASSES
 from .fetch import Fetch
 from .load import LoadModule
-from .rtl import registered
 from .scratchpad import Scratchpad
+from .sequencer import InsnQueue, TokenQueue
 from .vme import ReadClientSignature, WriteClientSignature
 from .store import StoreModule
 from .tensor_load import write_signature
-
-TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens
 
 # Event outputs, in the order of hwgen.registers.COUNTERS (the AXI byte counters come
 # from the memory engine).
@@ -101,49 +98,27 @@ class Core(wiring.Component):
         for name, producer, consumer in (("load_q", fetch.load_q, load.queue),
                                          ("compute_q", fetch.compute_q, compute.queue),
                                          ("store_q", fetch.store_q, store.queue)):
-            # with QUEUE_ROOM_REGISTER one entry more, so that a queue still takes
-            # INSN_QUEUE_DEPTH instructions: programs rely on that depth not to deadlock
-            q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH + cfg.QUEUE_ROOM_REGISTER)
-            m.submodules[name] = q
-            m.d.comb += [q.w_data.eq(producer.data), q.w_en.eq(producer.en),
-                         consumer.data.eq(q.r_data), consumer.rdy.eq(q.r_rdy), q.r_en.eq(consumer.en)]
-            if cfg.QUEUE_ROOM_REGISTER:
-                # fetch dispatches at most one instruction a cycle, so two free entries a
-                # cycle ago mean one now; the queue sits by its module, fetch elsewhere
-                m.d.comb += producer.rdy.eq(registered(m, q.w_level <= INSN_QUEUE_DEPTH - 1, f"{name}_room"))
-            else:
-                m.d.comb += producer.rdy.eq(q.w_rdy)
+            m.submodules[name] = q = InsnQueue(cfg.QUEUE_ROOM_REGISTER)
+            wiring.connect(m, producer, q.w)
+            wiring.connect(m, q.r, consumer)
 
         # -- token queues: one counter each -----------------------------------------------------
         modules = {Unit.LOAD: load, Unit.COMPUTE: compute, Unit.STORE: store}
         m.d.comb += self.module_state.eq(Cat(load.state, compute.state, store.state))
         for (src, dst), name in QUEUES.items():
-            count = Signal(TOKEN_BITS, name=f"tokens_{name}")
+            m.submodules[f"tokens_{name}"] = queue = TokenQueue(cfg.TOKEN_REGISTER)
             k = TOKEN_QUEUE_ORDER.index(name)
-            m.d.comb += self.token_counts[8 * k:8 * k + 8].eq(Mux(count > 255, 255, count))
+            m.d.comb += self.token_counts[8 * k:8 * k + 8].eq(Mux(queue.count > 255, 255, queue.count))
             push_side = "push_next" if src < dst else "push_prev"
             pop_side = "pop_prev" if src < dst else "pop_next"
             push = getattr(modules[src].tokens, push_side)
-            pop = getattr(modules[dst].tokens, pop_side)
-            # "a token is waiting" is a register, computed with the count's next value, so
-            # the sequencer's pop decision does not start with a 16-bit comparison
-            have = Signal(name=f"tokens_{name}_have")
-            m.d.comb += getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(have)
+            m.d.comb += [queue.push.eq(push), queue.pop.eq(getattr(modules[dst].tokens, pop_side)),
+                         queue.launch.eq(self.launch),
+                         getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(queue.have)]
             if self.trace:
                 # a push as its instruction retires, which the trace pairs it with
                 now = compute.retire_pushes[int(push_side == "push_next")] if src == Unit.COMPUTE else push
                 m.d.comb += self.trace_push[k].eq(now)
-            if cfg.TOKEN_REGISTER:
-                # pushes and pops (late signals: a unit's last write, the sequencer's
-                # decision) count a cycle later. A popping module looks at `have` again
-                # no sooner than three cycles after its pop, when the count has it.
-                push, pop = registered(m, push, f"tokens_{name}_push"), registered(m, pop, f"tokens_{name}_pop")
-            with m.If(push & ~pop):
-                m.d.sync += [count.eq(count + 1), have.eq(1)]
-            with m.Elif(pop & ~push):
-                m.d.sync += [count.eq(count - 1), have.eq(count != 1)]
-            with m.If(self.launch):
-                m.d.sync += [count.eq(0), have.eq(0)]
 
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writers, readers, physical=None):

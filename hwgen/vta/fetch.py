@@ -18,6 +18,7 @@ from ..isa.fields import INSN_BITS, INSN_BYTES
 from ..isa.opcodes import LOAD_MODULE_TYPES, Opcode
 from .layouts import insn_layout
 from .rtl import registered
+from .sequencer import InsnQueueWriteSignature
 from .vme import ReadClientSignature
 
 
@@ -27,13 +28,6 @@ def _queues(cfg, raw):
     insn = data.View(insn_layout(cfg, "LOAD"), raw)
     to_load = Cat(insn.memory_type == mt for mt in LOAD_MODULE_TYPES).any()
     return insn.opcode == Opcode.STORE, (insn.opcode == Opcode.LOAD) & to_load
-
-
-class InsnQueueWriteSignature(wiring.Signature):
-    """The write side of an instruction queue, from the producer."""
-
-    def __init__(self):
-        super().__init__({"data": Out(INSN_BITS), "en": Out(1), "rdy": In(1)})
 
 
 class Fetch(wiring.Component):

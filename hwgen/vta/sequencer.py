@@ -4,12 +4,14 @@ names, start the unit that executes it, wait until that unit is idle (its data i
 written), then push the tokens it names (docs/semantics.md, "Modules and tokens")."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import data, wiring
+from amaranth.hdl import Assert, Assume, Cat, Module, Signal
+from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..geometry import INSN_QUEUE_DEPTH
 from ..isa.fields import HEAD, INSN_BITS
 from .layouts import flexible
+from .properties import previous
 from .rtl import registered
 from ..isa.fields import pack
 
@@ -25,11 +27,104 @@ class TokenSignature(wiring.Signature):
                           "push_prev": Out(1), "push_next": Out(1)})
 
 
+class InsnQueueWriteSignature(wiring.Signature):
+    """The write side of an instruction queue, from the producer."""
+
+    def __init__(self):
+        super().__init__({"data": Out(INSN_BITS), "en": Out(1), "rdy": In(1)})
+
+
 class InsnQueueSignature(wiring.Signature):
     """The read side of an instruction queue, from the consumer."""
 
     def __init__(self):
         super().__init__({"data": In(INSN_BITS), "rdy": In(1), "en": Out(1)})
+
+
+TOKEN_BITS = 16  # a token queue holds up to 2^16 - 1 tokens (docs/semantics.md)
+
+
+class TokenQueue(wiring.Component):
+    """One dependency-token queue, a counter: `push` and `pop` (one-cycle pulses from
+    the producer's and the consumer's sequencers) add and remove a token, `launch`
+    empties it; `have` says a token is waiting. `have` is a register computed with the
+    count's next value, so that the consumer's pop decision does not start with a
+    16-bit comparison. With `register` (TOKEN_REGISTER) pushes and pops (late signals:
+    a unit's last write, the sequencer's decision) count a cycle later; the sequencer
+    looks at `have` again no sooner than three cycles after its pop, when the count has
+    it. With `formal` the queue asserts its contract (`_properties`)."""
+
+    def __init__(self, register: bool = False, bugs=frozenset(), formal: bool = False):
+        self.register, self.bugs, self.formal = register, bugs, formal
+        super().__init__({"push": In(1), "pop": In(1), "launch": In(1), "have": Out(1), "count": Out(TOKEN_BITS)})
+
+    def elaborate(self, platform):
+        m = Module()
+        push, pop, count = self.push, self.pop, self.count
+        if self.register:
+            push, pop = registered(m, push, "push_r"), registered(m, pop, "pop_r")
+        with m.If(push & ~pop):
+            m.d.sync += [count.eq(count + 1), self.have.eq(1)]
+        with m.Elif(pop & ~push):
+            m.d.sync += [count.eq(count - 1), self.have.eq((count != 1) | ("token_have_stale" in self.bugs))]
+        with m.If(self.launch):
+            m.d.sync += [count.eq(0), self.have.eq(0)]
+        if self.formal:
+            self._properties(m, push, pop)
+        return m
+
+    def _properties(self, m: Module, push, pop) -> None:
+        """For a program that holds at most 2^16 - 1 tokens in the queue and a consumer
+        that pops only while `have` says a token is waiting and, with `register`, pops
+        at least two cycles apart (both assumed here; the sequencer's proof asserts
+        them of it); `launch` left to the reset state (it starts an idle core): a pop
+        never finds the queue empty and `have` is whether the count is nonzero."""
+        full = self.count == (1 << TOKEN_BITS) - 1
+        m.d.comb += [Assume(~(push & ~pop & full), "the program holds at most 2^16 - 1 tokens in a queue"),
+                     Assume(~self.pop | self.have, "the consumer pops a waiting token"),
+                     Assume(~self.launch, "launch starts an idle core: the reset state")]
+        if self.register:
+            m.d.comb += Assume(~(self.pop & pop), "the consumer pops at least two cycles apart")
+        m.d.comb += [Assert(self.have == (self.count != 0), "have differs from the count"),
+                     Assert(~pop | push | (self.count != 0), "a pop of an empty queue")]
+
+
+class InsnQueue(wiring.Component):
+    """A module's instruction queue: fetch writes `w` (at most one instruction a cycle,
+    only while `w.rdy`), the module's sequencer reads `r`. Programs rely on its depth,
+    INSN_QUEUE_DEPTH, not to deadlock. With `room_register` (QUEUE_ROOM_REGISTER)
+    `w.rdy` is a register, and the queue one entry deeper so that it still takes
+    INSN_QUEUE_DEPTH instructions: fetch writes at most one a cycle, so two free
+    entries a cycle ago mean one now (the queue sits by its module, fetch elsewhere).
+    With `formal` the queue asserts its contract (`_properties`)."""
+
+    def __init__(self, room_register: bool = False, bugs=frozenset(), formal: bool = False):
+        self.room_register, self.bugs, self.formal = room_register, bugs, formal
+        super().__init__({"w": In(InsnQueueWriteSignature()), "r": In(InsnQueueSignature())})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH + self.room_register)
+        m.d.comb += [q.w_data.eq(self.w.data), q.w_en.eq(self.w.en),
+                     self.r.data.eq(q.r_data), self.r.rdy.eq(q.r_rdy), q.r_en.eq(self.r.en)]
+        slack = int("queue_room_off_by_one" in self.bugs)
+        if self.room_register:
+            m.d.comb += self.w.rdy.eq(registered(m, q.w_level <= INSN_QUEUE_DEPTH - 1 + slack, "room"))
+        else:
+            m.d.comb += self.w.rdy.eq(q.w_rdy | bool(slack))
+        if self.formal:
+            self._properties(m, q)
+        return m
+
+    def _properties(self, m: Module, q) -> None:
+        """For a writer that writes only while `w.rdy` and a reader that reads only
+        while `r.rdy` (assumed: fetch's and the sequencer's contracts, the latter
+        asserted by the sequencer's proof): no write is lost to a full queue, and no
+        read finds it empty."""
+        m.d.comb += [Assume(~self.w.en | self.w.rdy, "fetch writes only while the queue has room"),
+                     Assume(~self.r.en | self.r.rdy, "the sequencer reads only a waiting instruction"),
+                     Assert(~q.w_en | q.w_rdy, "a write to a full instruction queue"),
+                     Assert(~q.r_en | q.r_rdy, "a read of an empty instruction queue")]
 
 
 class Sequencer:
@@ -54,7 +149,8 @@ class Sequencer:
     without the registers, its tokens are pushed a cycle later, and a pop is still
     followed by at least three cycles before the next look at the token flags."""
 
-    def __init__(self, m: Module, queue, tokens, busy: list, units: dict, busy_register: bool = False):
+    def __init__(self, m: Module, queue, tokens, busy: list, units: dict, busy_register: bool = False,
+                 bugs=frozenset(), formal: bool = False):
         self.insn = Signal(INSN_BITS)
         self.start = {name: Signal(name=f"start_{name.lower()}") for name in units}
         selected = {name: Signal(name=f"unit_{name.lower()}") for name in units}
@@ -82,6 +178,8 @@ class Sequencer:
             with m.State("TOKENS"):
                 m.d.comb += self.state.eq(1)
                 ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
+                if "sequencer_pops_without_token" in bugs:
+                    ok = tokens.have_prev | tokens.have_next | ~(head.pop_prev | head.pop_next)
                 m.d.comb += self.waiting.eq(~ok)
                 with m.If(ok):
                     m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
@@ -95,3 +193,18 @@ class Sequencer:
                     m.next = "IDLE"
                     if busy_register:
                         take()
+        if formal:
+            self._properties(m, queue, tokens)
+
+    @staticmethod
+    def _properties(m: Module, queue, tokens) -> None:
+        """What the token and instruction queues rely on (TokenQueue._properties,
+        InsnQueue._properties), for any instructions,
+        token flags and unit busy flags: a pop only while its queue has a token, and
+        the pops of a queue at least two cycles apart (TOKEN_REGISTER counts them a
+        cycle late); a read of its instruction queue only while it holds one."""
+        m.d.comb += Assert(~queue.en | queue.rdy, "an instruction read from an empty queue")
+        for side in ("prev", "next"):
+            pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
+            m.d.comb += [Assert(~pop | have, f"pop_{side} without a token"),
+                         Assert(~pop | ~previous(m, pop, f"pop_{side}"), f"pop_{side} in two cycles running")]

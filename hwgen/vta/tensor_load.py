@@ -16,16 +16,17 @@ from __future__ import annotations
 import operator
 from functools import reduce
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from ..isa.fields import MEMOP_SIZE_BITS
-from ..geometry import LOAD_DEST, geometry
+from ..geometry import BOUNDARY_BYTES, LOAD_DEST, geometry
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
+from .properties import zero_without_write
 from .rtl import fit_signed
 from .vme import ReadClientSignature
 
@@ -57,10 +58,11 @@ def write_signature(cfg, mem: MemType) -> ScratchWriteSignature:
 class TensorLoad(wiring.Component):
     """`start` with `insn` (a LOAD of this unit's memory type) runs it; `busy` holds
     until every entry is written. `wr.en` has one bit per write granule; every field of
-    `wr` is zero in a cycle without a write."""
+    `wr` is zero in a cycle without a write. With `formal`, the unit asserts its
+    contract (`_properties`)."""
 
-    def __init__(self, cfg, mem: MemType, bugs=frozenset()):
-        self.cfg, self.mem, self.bugs = cfg, MemType(mem), bugs
+    def __init__(self, cfg, mem: MemType, bugs=frozenset(), formal: bool = False):
+        self.cfg, self.mem, self.bugs, self.formal = cfg, MemType(mem), bugs, formal
         super().__init__({
             "start": In(1),
             "insn": In(insn_layout(cfg, "LOAD")),
@@ -129,7 +131,8 @@ class TensorLoad(wiring.Component):
         issued = Signal()
         cmd = self.vme.cmd
         beats, done, plan = plan_bursts(m, cfg, cur, row_end,
-                                        256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst)
+                                        256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst,
+                                        page="load_crosses_4k_boundary" not in self.bugs)
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
@@ -259,6 +262,8 @@ class TensorLoad(wiring.Component):
             m.d.sync += outstanding.eq(outstanding + 1)
         with m.Elif(release & ~issued):
             m.d.sync += outstanding.eq(outstanding - 1)
+        if self.formal:
+            self._properties(m, fsm.ongoing("ISSUE"), cur, row_end, tag_busy, outstanding)
         writes = [self.wr.en.eq(wr.en), self.wr.addr.eq(wr.addr), self.wr.data.eq(wr.data)]
         if cfg.LOAD_WRITE_REGISTER:
             # the last beat is written two cycles before the state is IDLE again (DRAIN
@@ -268,6 +273,32 @@ class TensorLoad(wiring.Component):
         else:
             m.d.comb += [*writes, self.busy.eq(~fsm.ongoing("IDLE"))]
         return m
+
+
+    def _properties(self, m: Module, issuing, cur, row_end, tag_busy, outstanding) -> None:
+        """The load's contract with the scratchpad and the memory engine, for any
+        instruction and any returned beats of its bursts in flight (assumed: the memory
+        engine returns no other): its write port is zero in a cycle without a write;
+        every burst it requests is bus-aligned, of at most AXI_MAX_BURST beats and
+        inside one 4 KiB page (asserted of the request while issuing, valid or not, and
+        with the row's bounds aligned: what makes it inductive); `outstanding` counts
+        the tags in flight, so at most AXI_MAX_INFLIGHT bursts are."""
+        g = geometry(self.cfg)
+        beat = self.vme.data
+        with m.If(beat.valid):
+            m.d.comb += Assume((beat.payload.tag < len(tag_busy)) & Array(tag_busy)[beat.payload.tag],
+                               "beats come for the load's bursts in flight")
+        zero_without_write(m, self.wr.en, [self.wr.addr, self.wr.data], "load write port")
+        cmd = self.vme.cmd.payload
+        beats = cmd.len + 1
+        page = cmd.addr[:exact_log2(BOUNDARY_BYTES)]
+        aligned = exact_log2(g.bus_bytes)
+        m.d.comb += Assert((cur[:aligned] == 0) & (row_end[:aligned] == 0), "load row not bus-aligned")
+        with m.If(issuing):
+            m.d.comb += [Assert(cmd.addr[:aligned] == 0, "load burst not bus-aligned"),
+                         Assert(beats <= g.max_burst, "load burst longer than AXI_MAX_BURST"),
+                         Assert(page + beats * g.bus_bytes <= BOUNDARY_BYTES, "load burst crosses 4 KiB")]
+        m.d.comb += Assert(outstanding == sum(tag_busy), "load bursts in flight miscounted")
 
 
 def merge_writes(m: Module, dst, writes) -> None:

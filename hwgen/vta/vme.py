@@ -12,13 +12,14 @@ plus the device address.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..geometry import geometry
 from .axi import ADDR_BITS, BURST_INCR, Axi4Signature
+from .properties import held_until_ready
 from .rtl import registered
 
 
@@ -48,8 +49,11 @@ class WriteClientSignature(wiring.Signature):
 
 
 class MemoryEngine(wiring.Component):
-    def __init__(self, cfg, n_readers: int):
-        self.cfg = cfg
+    """With `formal` the engine asserts its AXI contract (`_properties`); `bugs`
+    (hwgen.vta.bugs) injects faults for the proofs' twins."""
+
+    def __init__(self, cfg, n_readers: int, bugs=frozenset(), formal: bool = False):
+        self.cfg, self.bugs, self.formal = cfg, bugs, formal
         self.n_readers = n_readers
         super().__init__({
             "axi": Out(Axi4Signature(cfg.AXI_DATA_BITS, geometry(cfg).tag_bits)),
@@ -72,8 +76,9 @@ class MemoryEngine(wiring.Component):
         # -- AR: one request register, filled round-robin when a slot is free ------------
         free = Signal(range(max(slots, 2)))
         free_any = Signal()
+        reuse = "vme_reuses_busy_slot" in self.bugs
         for k in reversed(range(slots)):
-            with m.If(~busy[k]):
+            with m.If(~busy[k] | reuse):
                 m.d.comb += [free.eq(k), free_any.eq(1)]
         ar_valid = Signal()
         m.d.comb += [axi.arvalid.eq(ar_valid), axi.arsize.eq(size), axi.arburst.eq(BURST_INCR)]
@@ -150,7 +155,47 @@ class MemoryEngine(wiring.Component):
             axi.wstrb.eq(w.data.payload.strb), axi.wlast.eq(w.data.payload.last),
             axi.bready.eq(1), w.ack.eq(axi.bvalid),
         ]
+        if self.formal:
+            self._properties(m, busy)
         return m
+
+    def _properties(self, m: Module, busy: list) -> None:
+        """The engine's AXI read contract, for any client requests (assumed within
+        their contract: at most AXI_MAX_BURST beats) and any slave (assumed to answer
+        only bursts in flight): AR's valid and payload hold until ready; every burst
+        is at most AXI_MAX_BURST beats under an ID below AXI_MAX_INFLIGHT that no burst
+        in flight has, so at most AXI_MAX_INFLIGHT are in flight; a returning beat is
+        handed to one client at most."""
+        cfg, axi = self.cfg, self.axi
+        slots = cfg.AXI_MAX_INFLIGHT
+        ids = 1 << len(axi.arid)
+        for c in range(self.n_readers):
+            cmd = self.read[c].cmd
+            with m.If(cmd.valid):
+                m.d.comb += Assume(cmd.payload.len < geometry(cfg).max_burst, "clients request at most AXI_MAX_BURST")
+        flight = Signal(ids, name="ids_in_flight")      # the bursts in flight, from the bus alone
+        with m.If(axi.rvalid):
+            m.d.comb += Assume(flight.bit_select(axi.rid, 1), "the slave answers bursts in flight only")
+        started = axi.arvalid & axi.arready
+        ended = axi.rvalid & axi.rready & axi.rlast
+        for k in range(ids):
+            with m.If(started & (axi.arid == k)):
+                m.d.sync += flight[k].eq(1)
+            with m.Elif(ended & (axi.rid == k)):
+                m.d.sync += flight[k].eq(0)
+        held_until_ready(m, axi.arvalid, axi.arready, Cat(axi.araddr, axi.arlen, axi.arid, axi.arsize, axi.arburst),
+                         "AR")
+        with m.If(axi.arvalid):
+            m.d.comb += [Assert(axi.arid < slots, "AR ID beyond AXI_MAX_INFLIGHT"),
+                         Assert(~flight.bit_select(axi.arid, 1), "AR reuses the ID of a burst in flight"),
+                         Assert(axi.arlen < geometry(cfg).max_burst, "AR burst longer than AXI_MAX_BURST")]
+        # what makes the above inductive: a burst requested or on the bus holds its slot
+        for k in range(ids):
+            m.d.comb += Assert(~flight[k] | (busy[k] if k < slots else 0), "a burst in flight without its slot")
+        with m.If(axi.arvalid):
+            m.d.comb += Assert(Array(busy)[axi.arid], "a burst requested without its slot")
+        handed = Cat(self.read[c].data.valid for c in range(self.n_readers))
+        m.d.comb += Assert((handed & (handed - 1)) == 0, "a beat handed to two clients")
 
 
 def share_read_client(m: Module, port, clients: list, active: list) -> None:
