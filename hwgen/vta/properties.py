@@ -1,25 +1,19 @@
 """Building blocks of the formal properties that units state about themselves when
-built with `formal` (hwgen.formal proves them): a value's previous cycle, the
-ready/valid rule that a request and its payload hold until taken, and the zero-fill rule
-of the ports that merge_writes ORs together. Never part of a normal build."""
+built with `formal` (hwgen.formal proves them): the ready/valid rule that a request
+and its payload hold until taken, and the zero-fill rule of the ports that
+merge_writes ORs together. Never part of a normal build."""
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Cat, Module, Signal, Value
+from amaranth.hdl import Assert, Cat, Module, Value
 
-
-def previous(m: Module, value, name: str) -> Signal:
-    """`value` in the cycle before (its reset value in the first cycle)."""
-    value = Value.cast(value)
-    r = Signal(value.shape(), name=f"{name}_past")
-    m.d.sync += r.eq(value)
-    return r
+from .rtl import registered
 
 
 def held_until_ready(m: Module, valid, ready, payload, name: str) -> None:
     """A request that is not taken stays up with the same payload (AXI's and
     amaranth.lib.stream's rule): `valid` and `payload` hold while `ready` is low."""
-    was_waiting = previous(m, valid & ~ready, f"{name}_waiting")
-    was_payload = previous(m, payload, f"{name}_payload")
+    was_waiting = registered(m, valid & ~ready, f"{name}_was_waiting")
+    was_payload = registered(m, payload, f"{name}_was_payload")
     with m.If(was_waiting):
         m.d.comb += [Assert(valid, f"{name}: valid dropped before ready"),
                      Assert(Value.cast(payload) == was_payload, f"{name}: payload changed before ready")]

@@ -11,7 +11,6 @@ from amaranth.lib.wiring import In, Out
 from ..geometry import INSN_QUEUE_DEPTH
 from ..isa.fields import HEAD, INSN_BITS
 from .layouts import flexible
-from .properties import previous
 from .rtl import registered
 from ..isa.fields import pack
 
@@ -207,4 +206,4 @@ class Sequencer:
         for side in ("prev", "next"):
             pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
             m.d.comb += [Assert(~pop | have, f"pop_{side} without a token"),
-                         Assert(~pop | ~previous(m, pop, f"pop_{side}"), f"pop_{side} in two cycles running")]
+                         Assert(~pop | ~registered(m, pop, f"pop_{side}_was"), f"pop_{side} in two cycles running")]
