@@ -10,9 +10,15 @@ construction. Extra tokens are pushed in one phase and popped in a later phase o
 neighbour (at the latest before the next synchronisation on that queue, since tokens
 are indistinguishable), which can never deadlock. Under COMPUTE_OVERLAP, compute
 instructions often keep to one half of ACC, so that instructions in a row on different
-units run at once (disjoint halves) or must be held back (a shared half). Each program
-lists the features it exercises for the coverage report, and the campaign counts the
-programs during which two compute units ran at once (the compute_overlap_cycles counter).
+units run at once (disjoint halves) or must be held back (a shared half). Compute phases
+also aim at hazards: an accumulation chain (every entry read again a chosen number of
+micro-ops after its write, a forwarding distance) before and beside loads into the other
+half of ACC, whose narrow elements fill several entries from one beat of a wide bus.
+
+Each program lists the features its generator drew; the campaign counts, per bin of the
+coverage model (sim.scenarios, read from the programs themselves and from the memory
+settings), the programs that hit it, and the programs during which two compute units ran
+at once (the compute_overlap_cycles counter).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from typing import Callable
 import numpy as np
 
 from hwgen.config import FPGA_FAMILIES, VTAConfig
+from hwgen.devices import FAMILIES
 from hwgen.errors import HwgenError
 from hwgen.geometry import OVERLAP_HALVES, overlap_halves
 from hwgen.isa import AluOp, MemType, Module
@@ -34,6 +41,7 @@ from hwgen.program import Program, ProgramBuilder
 
 from .compare import compare_traces
 from .fsim import Fsim
+from .scenarios import BINS, FORWARD_MAX, memory_bins, scenarios
 from .tsim import Tsim, TsimOptions
 
 NEIGHBOURS = {(Module.LOAD, Module.COMPUTE), (Module.COMPUTE, Module.LOAD), (Module.COMPUTE, Module.STORE),
@@ -101,7 +109,10 @@ class _Gen:
         return options[int(self.rng.integers(len(options)))]
 
     # -- memory instructions --------------------------------------------------------------
-    def load(self, mem: MemType):
+    def load(self, mem: MemType, region: tuple[int, int] | None = None, edge: str | None = None):
+        """A random LOAD of `mem`; into ACC, inside `region` (first entry, size) if given,
+        at its "bottom" or "top" `edge` if given. Returns the entries it writes (first,
+        count), padding included."""
         r, cfg = self.rng, self.cfg
         dest = MemType.ACC if mem == MemType.ACC_8BIT else mem
         pads = (0, 0, 0, 0)
@@ -110,10 +121,10 @@ class _Gen:
         y, x = int(r.integers(1, 4)), int(r.integers(1, 7))
         stride = x + int(r.integers(0, 4))
         rows, cols = pads[0] + y + pads[1], pads[2] + x + pads[3]
-        lo, size = self.acc_region() if dest == MemType.ACC else (0, cfg.depth[dest])
+        lo, size = (region or self.acc_region()) if dest == MemType.ACC else (0, cfg.depth[dest])
         if rows * cols > size:                  # a padded tile larger than a small scratchpad
             pads, rows, cols = (0, 0, 0, 0), y, x
-        sram = lo + int(r.integers(0, size - rows * cols + 1))
+        sram = lo + {"bottom": 0, "top": size - rows * cols}.get(edge, int(r.integers(0, size - rows * cols + 1)))
         if dest == MemType.ACC:
             self.compute_footprint("LOAD", sram, sram + rows * cols - 1)
         span = (y - 1) * stride + x
@@ -126,6 +137,7 @@ class _Gen:
             self.features["padding min value"] += 1
         if stride > x and y > 1:
             self.features["load strided rows"] += 1
+        return sram, rows * cols
 
     def store(self):
         r, cfg = self.rng, self.cfg
@@ -148,12 +160,12 @@ class _Gen:
             self.features["loop factor zero"] += 1
         return loops
 
-    def _bases(self, n: int, loops, k: int, region: tuple[int, int]):
+    def _bases(self, n: int, loops, k: int, region: tuple[int, int], rng: np.random.Generator | None = None):
         """Micro-op base indices of kind k whose loop reach stays inside `region`
-        (first index, size)."""
+        (first index, size), drawn from `rng` (default: the program's)."""
         reach = sum((lp[0] - 1) * lp[1 + k] for lp in loops)
         lo, size = region
-        return lo + self.rng.integers(0, max(size - reach, 1), n)
+        return lo + (rng or self.rng).integers(0, max(size - reach, 1), n)
 
     @staticmethod
     def _reach(uops, loops, k: int) -> tuple[int, int]:
@@ -221,6 +233,68 @@ class _Gen:
         self.b.alu(op, uops, loops, imm=imm, reset=reset, compress=bool(r.random() < 0.7))
         self.features[f"alu {op.name} {'imm' if use_imm else 'vector'}" + (" reset" if reset else "")] += 1
 
+    # -- hazards aimed at ---------------------------------------------------------------------
+    def half(self, k: int) -> tuple[int, int]:
+        depth = self.cfg.depth[MemType.ACC]
+        return k * depth // OVERLAP_HALVES, depth // OVERLAP_HALVES
+
+    def chain(self, unit: str, region: tuple[int, int], distance: int, rounds: int, seed: int) -> None:
+        """A GEMM or ALU accumulating `rounds` times into `distance` entries of `region`:
+        each entry is read `distance` micro-ops after its last write (a forwarding
+        distance). The same `seed` gives the same micro-ops, so that a second chain
+        finds them resident and needs no micro-op load."""
+        r, d = np.random.default_rng(seed), self.cfg.depth
+        lo, size = region
+        first = lo + int(r.integers(0, size - 2 * distance + 1))
+        entries = first + r.permutation(distance)       # stored as one row by `observe`
+        # unrolled, a chain is rounds x distance micro-ops: only where they fit with room
+        compress = rounds * distance > d[MemType.UOP] // 4 or bool(r.random() < 0.7)
+        if unit == "GEMM":
+            step = [min(int(r.integers(0, 3)), (d[m] - 1) // (rounds - 1)) for m in (MemType.INP, MemType.WGT)]
+            loops = [(rounds, 0, *step)]
+            inp = self._bases(distance, loops, 1, (0, d[MemType.INP]), r)
+            wgt = self._bases(distance, loops, 2, (0, d[MemType.WGT]), r)
+            self.b.gemm(np.stack([entries, inp, wgt], axis=1), loops, compress=compress)
+        else:
+            others = first + distance + r.permutation(distance)
+            op = AluOp.ADD if r.random() < 0.6 else alu_ops(self.cfg)[int(r.integers(len(alu_ops(self.cfg))))]
+            imm = None
+            if r.random() < 0.3:
+                others, imm = entries, self._scl_imm() if op == AluOp.SCL else int(r.integers(-8, 9))
+            self.b.alu(op, np.stack([entries, others], axis=1), [(rounds, 0, 0)], imm=imm, compress=compress)
+        self.compute_footprint(unit, int(entries.min()), int(entries.max()))
+        self.features[f"hazard {unit} chain"] += 1
+        return first
+
+    def beside_load(self) -> None:
+        """An accumulation chain in one half of ACC before and beside one or two loads
+        into the other half (ACC or ACC_8BIT: on a wide bus several entries a beat, rows
+        starting mid-beat), which under COMPUTE_OVERLAP run at once. The loads often
+        start at the bottom of their half or end at its top, where a beat's elements
+        outside the row lie in the other half (below it, or wrapped above ACC's top)."""
+        r = self.rng
+        k = int(r.integers(0, OVERLAP_HALVES))
+        unit, distance = self.pick(["GEMM", "ALU"]), int(r.integers(1, FORWARD_MAX + 1))
+        rounds, seed = int(r.integers(8, 65)), int(r.integers(1 << 31))
+        self.chain(unit, self.half(k), distance, rounds, seed)
+        mem = self.pick([MemType.ACC, MemType.ACC_8BIT])
+        loaded = [self.load(mem, self.half(1 - k), self.pick(["bottom", "top", None]))
+                  for _ in range(int(r.integers(1, 3)))]
+        first = self.chain(unit, self.half(k), distance, rounds, seed)
+        for base, n in loaded:          # the loaded entries to OUT
+            self.b.alu(AluOp.SHR, [[base, base]], [(n, 1, 1)], imm=0)
+            self.compute_footprint("ALU", base, base + n - 1)
+        for base, n in [(first, distance), *loaded]:
+            self.observe(base, n)
+        self.features["hazard accumulate beside load"] += 1
+
+    def observe(self, sram: int, n: int) -> None:
+        """Store OUT entries sram .. sram + n - 1 now, between two synchronisations, so
+        that what the instructions before left there reaches the output."""
+        self.sync(Module.COMPUTE, Module.STORE)
+        self.b.store(sram, self.out, int(self.rng.integers(0, REGION_ELEMS - n + 1)), x_size=n)
+        self.sync(Module.STORE, Module.COMPUTE)
+
     # -- phases and tokens ------------------------------------------------------------------
     def phase(self, module: Module):
         r = self.rng
@@ -230,7 +304,7 @@ class _Gen:
             elif module == Module.STORE:
                 self.store()
             else:
-                kind = self.pick(["gemm", "gemm", "alu", "alu", "acc", "acc8"])
+                kind = self.pick(["gemm", "gemm", "alu", "alu", "acc", "acc8", "beside_load"])
                 if kind in ("acc", "acc8"):
                     self.load(MemType.ACC if kind == "acc" else MemType.ACC_8BIT)
                 else:
@@ -319,11 +393,19 @@ def random_config(seed: int):
                   "BUSY_REGISTER": bool(rng.random() < 0.5), "QUEUE_ROOM_REGISTER": bool(rng.random() < 0.5),
                   "AXI_MAX_BURST": int(rng.choice([2, 16, 256])),
                   "PIPELINED_UNITS": bool(rng.random() < 0.8), "COMPUTE_OVERLAP": bool(rng.random() < 0.6)}
-        # the DSP primitive exists for ECP5 builds without packed multipliers
-        fields["DSP_PRIMITIVES"] = fields["FPGA"] == "ecp5" and not fields["DSP_PACKING"] and bool(rng.random() < 0.5)
+        family = FAMILIES.get(fields["FPGA"])
+        # the primitives exist for the families that have them (DSP: without packed multipliers)
+        fields["DSP_PRIMITIVES"] = bool(family and family.dsp_primitive and not fields["DSP_PACKING"]
+                                        and rng.random() < 0.5)
+        fields["BRAM_PRIMITIVES"] = bool(family and family.bram_primitive and rng.random() < 0.5)
         fields["ALU_COMPARE_STAGE"] = fields["ALU_OP_REGISTER"] and bool(rng.random() < 0.5)
         fields["OVERLAP_REGISTERS"] = fields["COMPUTE_OVERLAP"] and bool(rng.random() < 0.5)
         fields["ALU_RESCALE"] = str(rng.choice(["none", "none", "shift", "multiply"]))
+        for name in ("STORE_READ_REGISTER", "ACC_READ_REGISTER", "ACC_ADDR_REGISTER"):
+            fields[name] = bool(rng.random() < 0.5)
+        # the GEMM reads ACC a stage earlier for each of its read registers
+        fields["GEMM_PIPELINE"] = max(fields["GEMM_PIPELINE"], fields["ACC_READ_REGISTER"] + fields["ACC_ADDR_REGISTER"])
+        fields["LOG_UOP_WIDTH"] = int(rng.choice([5, 6]))
         try:
             return VTAConfig(fields)
         except HwgenError:
@@ -334,13 +416,20 @@ def random_config(seed: int):
 class Campaign:
     programs: int = 0
     divergences: list = field(default_factory=list)
-    coverage: Counter = field(default_factory=Counter)
+    coverage: Counter = field(default_factory=Counter)     # what the generator drew
+    bins: Counter = field(default_factory=Counter)         # sim.scenarios.BINS hit, in programs
     configs: list = field(default_factory=list)
     seconds: float = 0.0
 
+    @property
+    def missed(self) -> list[str]:
+        """The bins of the coverage model no program hit."""
+        return [b for b in BINS if not self.bins[b]]
+
     def report(self) -> dict:
         return {"programs": self.programs, "configs": self.configs, "divergences": self.divergences,
-                "seconds": round(self.seconds, 1), "coverage": dict(sorted(self.coverage.items()))}
+                "seconds": round(self.seconds, 1), "bins": {b: self.bins[b] for b in BINS}, "missed": self.missed,
+                "coverage": dict(sorted(self.coverage.items()))}
 
 
 def compare(want, got) -> str | None:
@@ -391,6 +480,7 @@ def merge(camps: list[Campaign], configs: list) -> Campaign:
         out.programs += c.programs
         out.divergences += c.divergences
         out.coverage.update(c.coverage)
+        out.bins.update(c.bins)
         out.seconds += c.seconds
     return out
 
@@ -412,11 +502,12 @@ def _names(configs: list) -> list[str]:
 
 
 def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
-         progress: Callable[[int, int, str], None] | None = None) -> Campaign:
-    """Run `count` random programs (spread over `configs`) on fsim and tsim with random
-    memory timing; every divergence is saved under `outdir` as a reproducer (the
-    program and a JSON with the output difference, the first divergence of the two
-    targets' traces and the memory settings)."""
+         progress: Callable[[int, int, str], None] | None = None, bugs: frozenset = frozenset()) -> Campaign:
+    """Run `count` random programs (spread over `configs`) on fsim and tsim (built with
+    the injected `bugs`, hwgen.vta.bugs) with random memory timing; every divergence is
+    saved under `outdir` as a reproducer (the program and a JSON with the output
+    difference, the first divergence of the two targets' traces and the memory
+    settings)."""
     camp = Campaign(configs=_names(configs))
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -427,12 +518,14 @@ def fuzz(configs: list, count: int, seed: int, outdir: Path | None = None,
         memory = {"latency": int(rng.integers(1, 40)), "stall": float(rng.choice([0.0, 0.1, 0.3])),
                   "out_of_order": bool(rng.random() < 0.5), "seed": int(rng.integers(1 << 31))}
         camp.coverage.update(gen.features)
-        tsim = TsimOptions(check=False, **memory)
+        tsim = TsimOptions(check=False, bugs=bugs, **memory)
         got = Tsim(tsim).run(gen.program)
         diff = compare(Fsim().run(gen.program), got)
         camp.programs += 1
+        camp.bins.update(set(scenarios(gen.program)) | set(memory_bins(memory["latency"], memory["stall"],
+                                                                         memory["out_of_order"])))
         if got.counters["compute_overlap_cycles"]:
-            camp.coverage["overlap ran (programs)"] += 1
+            camp.bins["compute units ran at once"] += 1
         if diff:
             camp.divergences.append({"program_seed": pseed, "config": cfg.to_dict(), "memory": memory,
                                      "difference": diff, "trace_diff": compare_traces(gen.program, tsim)[1]})

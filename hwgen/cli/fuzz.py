@@ -72,7 +72,10 @@ def fuzz(args) -> int:
                   f"in {camp.seconds:.1f} s: [bold]{len(camp.divergences)} divergences[/bold]")
         for d in camp.divergences:
             con.print(f"  {d.get('reproducer', d['program_seed'])}: {d['difference']}")
-        con.print("coverage: " + ", ".join(f"{k} {v}" for k, v in report["coverage"].items()))
+        con.print("drawn: " + ", ".join(f"{k} {v}" for k, v in report["coverage"].items()))
+        hit = len(report["bins"]) - len(report["missed"])
+        con.print(f"hazard bins hit: {hit} of {len(report['bins'])}"
+                  + (f"; missed: {', '.join(report['missed'])}" if report["missed"] else ""))
         for f in failed:
             con.print(f"  [red]job failed[/red]: {f}")
     return FAILED if camp.divergences or failed else OK

@@ -7,6 +7,7 @@ import pytest
 from hwgen import load_config
 from hwgen.cli import main
 from sim.fuzz import chunks, fuzz, merge, random_config, random_program, run_chunk
+from sim.scenarios import BINS
 from hwgen.program import check_program
 from sim import run
 
@@ -83,11 +84,22 @@ def test_fuzz_finds_a_planted_difference(tmp_path, monkeypatch):
     assert d["trace_diff"].startswith("first divergence in stream write/ACC")  # the planted MIN bug
 
 
+def test_fuzz_catches_a_load_beside_an_accumulation(tmp_path):
+    """The loads that drove their write port's fields for a beat's elements outside the
+    row (injected bug load_drives_masked_writes; tests/sim/tsim/test_hazards.py) are
+    caught by the campaign's hazard programs on a 512-bit bus, where they were not
+    before the generator aimed at them."""
+    camp = fuzz([config("1x8x8+AXI_DATA_BITS=512")], 100, 1, tmp_path, bugs=frozenset({"load_drives_masked_writes"}))
+    assert camp.divergences and camp.bins["ACC_8BIT load, several entries a beat, beside compute"]
+    assert all(d["trace_diff"].startswith("first divergence") for d in camp.divergences)
+
+
 def test_cli_fuzz(tmp_path, capsys):
     cfg = str(CONFIG_DIR / "1x16x16-aluext.json")  # built by other tests already
     assert main(["fuzz", "--count", "6", "--config", cfg, "--seed", "3", "-o", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["programs"] == 6 and report["divergences"] == [] and report["coverage"]
+    assert set(report["bins"]) == set(BINS) and report["missed"] == [b for b in BINS if not report["bins"][b]]
     assert json.loads((tmp_path / "report.json").read_text())["programs"] == 6
 
 
