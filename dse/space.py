@@ -37,7 +37,7 @@ from hwgen.compiler.frontends import zoo
 from hwgen.config import FIELDS, load_config, shipped_configs
 from hwgen.devices import DEVICES, FAMILIES
 from hwgen.errors import HwgenError
-from hwgen.files import read_text
+from hwgen.files import finite_numbers, read_text
 from hwgen.tech import load_tech
 
 from .objectives import AREA, BEST_ENERGY, DEFAULT, OBJECTIVES
@@ -145,6 +145,7 @@ def load_space(path: str | Path, networks: list[str] | None = None) -> Space:
         raise HwgenError(f"space {path}: {where}: not valid YAML ({getattr(e, 'problem', e)})") from None
     if not isinstance(doc, dict):
         raise HwgenError(f"space {path}: a mapping with keys {', '.join(sorted(KEYS))}")
+    finite_numbers(doc, f"space {path}")
     unknown = set(doc) - KEYS
     if unknown:
         raise _error(path, sorted(unknown)[0], f"unknown key; a space has {', '.join(sorted(KEYS))}")

@@ -1,5 +1,6 @@
-"""Reading inputs and writing outputs. Inputs are read strictly (UTF-8, JSON without
-NaN or duplicate keys), with errors that name the file and the line. Outputs are never
+"""Reading inputs and writing outputs. Inputs are read strictly (UTF-8; JSON without
+duplicate keys; no NaN or infinity in JSON or YAML), with errors that name the file
+and the line or field. Outputs are never
 half-written: a file or a directory is made under a temporary name next to its
 destination and moved into place only when it is complete, so an error or an
 interrupt leaves the destination as it was."""
@@ -8,12 +9,15 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
+
+import yaml
 
 from .errors import HwgenError
 
@@ -29,15 +33,17 @@ def _umask() -> int:
 
 
 @contextmanager
-def replacing(path: str | Path) -> Iterator[Path]:
+def replacing(path: str | Path, keep_suffix: bool = False) -> Iterator[Path]:
     """A temporary path in `path`'s directory to write to; renamed over `path` when
-    the block completes, removed if it raises."""
+    the block completes, removed if it raises. `keep_suffix` ends the temporary name
+    in `path`'s suffix, for writers that choose the format by it."""
     path = Path(path)
     if path.is_dir():
         raise HwgenError(f"{path}: is a directory; give the name of the file to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial" + (path.suffix if keep_suffix else ""),
+                                   dir=path.parent)
     except OSError as e:
         raise HwgenError(f"{path}: cannot write there ({e}); choose another place") from None
     os.close(fd)
@@ -226,6 +232,13 @@ def _no_constant(name):
     raise ValueError(f"{name} is not a JSON number; write a finite number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):     # 1e999: JSON, but beyond any float
+        raise ValueError(f"the number {text} is beyond the range of a float; write a finite number")
+    return value
+
+
 def _unique_keys(pairs):
     d = dict(pairs)
     if len(d) != len(pairs):
@@ -236,13 +249,13 @@ def _unique_keys(pairs):
 
 
 # One strict decoder for every file (made once: traces parse a document per line).
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_unique_keys)
 
 
 def parse_json(text: str | bytes, where: str, first_line: int = 1):
-    """The JSON value of `text`, strictly: NaN and Infinity (which are not JSON) and
-    duplicate object keys are errors; every error names `where` and the line (`text`
-    starting at line `first_line` of its file)."""
+    """The JSON value of `text`, strictly: NaN and Infinity (which are not JSON),
+    numbers beyond a float's range and duplicate object keys are errors; every error
+    names `where` and the line (`text` starting at line `first_line` of its file)."""
     try:
         return _DECODER.decode(text.decode("utf-8") if isinstance(text, bytes) else text)
     except json.JSONDecodeError as e:
@@ -257,6 +270,41 @@ def parse_json(text: str | bytes, where: str, first_line: int = 1):
 def read_json(path: str | Path, what: str):
     """The JSON value of `what` file `path` (read_text, then parse_json)."""
     return parse_json(read_text(path, what), f"{what} {path}")
+
+
+def finite_numbers(value, where: str, field: str = "") -> None:
+    """Refuse NaN and infinities anywhere in a parsed document (YAML has them),
+    naming `where` and the field (`levels[1].read_pj`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise HwgenError(f"{where}: {field or 'the document'}: {value} is not a number a field can hold; "
+                         "write a finite number")
+    if isinstance(value, dict):
+        for key, v in value.items():
+            finite_numbers(v, where, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for k, v in enumerate(value):
+            finite_numbers(v, where, f"{field}[{k}]")
+
+
+_YAML_TYPE = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false"}
+
+
+def read_yaml(path: str | Path, what: str) -> dict:
+    """The YAML mapping in `what` file `path`: read_text, then parsed safely; an
+    empty document, one that is not a mapping, and NaN or an infinity in any field
+    are errors naming the file (and the line or field)."""
+    where = f"{what} {path}"
+    try:
+        doc = yaml.safe_load(read_text(path, what))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        raise HwgenError(f"{where}: {line}not valid YAML ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(doc, dict):
+        found = "is empty" if doc is None else f"holds {_YAML_TYPE.get(type(doc), type(doc).__name__)}"
+        raise HwgenError(f"{where}: the YAML document {found}; write a mapping of fields (NAME: VALUE, one a line)")
+    finite_numbers(doc, where)
+    return doc
 
 
 _JSON_TYPE = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",

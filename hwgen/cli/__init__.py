@@ -1,10 +1,12 @@
 """The `hwgen` command: one module per command group. Each command parses its
 arguments, calls the library function that tests and ci/ scripts call too, and
-prints. Exit status: 0 success, 1 a failed check (outputs differ, violations,
-divergences), 2 bad input (named: file, field, line, instruction, layer), 3 an
-internal error (a one-line message; the traceback goes to a file the message names),
-130 interrupted (Ctrl-C or SIGTERM: clean-ups run, partial outputs are removed), 141 the
-reader of its output went away (as for SIGPIPE)."""
+prints. No output may be one of the command's inputs or lie in a compiled network
+(checked before the command runs: common.check_outputs). Exit status: 0 success, 1
+a failed check (outputs differ, violations, divergences), 2 bad input (named: file,
+field, line, instruction, layer), 3 an internal error (a one-line message; the
+traceback goes to a file the message names), 130 interrupted (Ctrl-C or SIGTERM:
+clean-ups run, partial outputs are removed), 141 the reader of its output went away
+(as for SIGPIPE)."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +23,7 @@ from pathlib import Path
 from ..errors import HwgenError
 from ..version import VERSION
 from .commands import COMMANDS
-from .common import BAD_INPUT, CLOSED_PIPE, INTERNAL, INTERRUPTED
+from .common import BAD_INPUT, CLOSED_PIPE, INTERNAL, INTERRUPTED, check_outputs
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if main_thread:
         previous = signal.signal(signal.SIGTERM, _terminate)  # so that clean-ups run as for Ctrl-C
     try:
+        check_outputs(args)
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status

@@ -10,18 +10,18 @@ from ..files import read_bytes, read_text, replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
 from .commands import add_command
-from .common import OK, add_config, refuse_inputs
+from .common import OK, add_config, add_input, add_output, default_output
 
 
 def register(sub) -> None:
     a = add_command(sub, "asm")
-    a.add_argument("file")
+    add_input(a, "file")
     add_config(a)
-    a.add_argument("-o", "--output", help="output file (default: FILE with .bin)")
+    add_output(a, "-o", "--output", help="output file (default: FILE with .bin)")
     a.set_defaults(func=asm)
 
     d = add_command(sub, "disasm")
-    d.add_argument("file")
+    add_input(d, "file")
     add_config(d, required=False, help="configuration (not needed for a .vtaprog)")
     d.add_argument("--no-comments", action="store_true", help="omit the instruction-number comments")
     d.set_defaults(func=disasm)
@@ -30,10 +30,7 @@ def register(sub) -> None:
 def asm(args) -> int:
     cfg = load_config(args.config)
     src = Path(args.file)
-    out = Path(args.output) if args.output else src.with_suffix(".bin")
-    if out.resolve() == src.resolve():
-        raise HwgenError(f"{src}: the output would overwrite the source; give -o FILE")
-    refuse_inputs(out, [args.config])
+    out = args.output or default_output(args, src.with_suffix(".bin"), "FILE with .bin")
     insns = assemble(cfg, read_text(src, "assembly"), source=str(src))
     with replacing(out) as tmp:
         tmp.write_bytes(encode_program(cfg, insns))

@@ -13,11 +13,11 @@ from boards.host import DevMem
 from boards.plan import board_config, write_plan
 
 from ..config import load_config
-from ..errors import HwgenError
 from ..files import staged
 from ..flows import core_fit
 from .commands import add_command, add_subcommand
-from .common import FAILED, OK, add_config, add_json, console, output_dir, percent, print_json, stages
+from .common import (FAILED, OK, add_config, add_input, add_json, add_output, console, output_dir, percent,
+                     print_json, read_paths, stages)
 
 
 def register(sub) -> None:
@@ -27,7 +27,7 @@ def register(sub) -> None:
                                       "build.sh) after checking the core's fit by synthesis")
     p.add_argument("--board", required=True, choices=list(boards.BOARDS))
     add_config(p)
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_output(p, "-o", "--output", required=True, help="output directory")
     p.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                    help="percent of every resource of the device kept free for the board shell (default 10)")
     p.add_argument("--no-fit", action="store_true", help="skip the synthesis and fit check (the plan records none)")
@@ -37,7 +37,7 @@ def register(sub) -> None:
 
     f = add_subcommand(cmds, "flash", "load a build plan's bitstream: on the board (PYNQ or the FPGA manager), over "
                                       "JTAG (openFPGALoader), or on --host over ssh")
-    f.add_argument("plan", help="a directory made by hwgen board build, with its bitstream built")
+    add_input(f, "plan", help="a directory made by hwgen board build, with its bitstream built")
     f.add_argument("--host", help="user@board: copy the bitstream there and load it with hwgen on the board")
     f.add_argument("--via", default="auto", choices=["auto", "pynq", "fpga-manager", "jtag"],
                    help="how to load it (default: the first available of pynq, fpga-manager, jtag)")
@@ -62,7 +62,7 @@ def build(args) -> int:
             return record
 
         try:
-            with staged(out, inputs=[args.config]) as stage:
+            with staged(out, inputs=read_paths(args)) as stage:
                 doc = write_plan(board, cfg, stage.path, None if args.no_fit else check_fit, step)
         except _DoesNotFit:
             doc = None

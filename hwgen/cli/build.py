@@ -15,8 +15,8 @@ from ..fpga import place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from .commands import add_command
-from .common import (FAILED, OK, add_config, add_json, at_least, console, output_dir, percent, print_json,
-                     stages)
+from .common import (FAILED, OK, add_config, add_input, add_json, add_output, at_least, console, output_dir,
+                     percent, print_json, read_paths, stages)
 
 SYNTH_LOG = "synth.log"
 PNR = "pnr.json"
@@ -26,13 +26,13 @@ PNR_LOG = "pnr.log"
 def register(sub) -> None:
     p = add_command(sub, "build")
     add_config(p)
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_output(p, "-o", "--output", required=True, help="output directory")
     p.add_argument("--area", action="store_true", help="also write a Yosys cell report of the generic RTL "
                                                        "(area.json; for an FPGA family use --synth)")
     p.add_argument("--memories", choices=["flop", "macro"], default="flop",
                    help="scratchpads as inferred memories (flop) or as SRAM macro instances of --tech (macro), "
                         "with behavioural models in sram_models.v")
-    p.add_argument("--tech", help="tech JSON or shipped tech name, for --memories macro")
+    add_input(p, "--tech", help="tech JSON or shipped tech name, for --memories macro")
     fpga = p.add_argument_group("FPGA")
     fpga.add_argument("--fpga", choices=list(FAMILIES), help="the FPGA family to build for")
     fpga.add_argument("--synth", action="store_true",
@@ -100,7 +100,7 @@ def build(args) -> int:
     out = output_dir(args.output)
     t0 = time.perf_counter()
     with stages("building") as step:
-        with staged(out, inputs=[args.config]) as stage:
+        with staged(out, inputs=read_paths(args)) as stage:
             result = build_core(cfg, stage.path, area=args.area, progress=step, tech=tech)
             if args.synth:
                 syn, fit, area = core_fit(cfg, stage.path / result.files["verilog"], dev, args.headroom, step)

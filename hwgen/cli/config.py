@@ -5,14 +5,14 @@ from rich.table import Table
 
 from ..config import load_config
 from .commands import add_command, add_subcommand
-from .common import OK, add_json, console, print_json
+from .common import OK, add_input, add_json, console, print_json
 
 
 def register(sub) -> None:
     p = add_command(sub, "config")
     cmds = p.add_subparsers(dest="config_command", required=True)
     show = add_subcommand(cmds, "show", "validate a configuration and print derived values and layouts")
-    show.add_argument("config", help="configuration JSON, or a shipped one by name")
+    add_input(show, "config", help="configuration JSON, or a shipped one by name")
     add_json(show)
     show.set_defaults(func=show_config)
 

@@ -13,15 +13,16 @@ from sim import TsimOptions
 from ..compiler.pipeline import load_compiled
 from ..files import staged
 from .commands import add_command
-from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
+from .common import (FAILED, OK, add_input, add_json, add_output, at_least, console, output_dir, print_json,
+                     progress_bar, read_paths)
 
 
 def register(sub) -> None:
     p = add_command(sub, "dse")
-    p.add_argument("space", help="the space, a YAML file (docs/dse.md)")
+    add_input(p, "space", help="the space, a YAML file (docs/dse.md)")
     p.add_argument("--network", action="append",
                    help="a zoo network to run every point on (repeatable; replaces the space's networks)")
-    p.add_argument("-o", "--output", required=True, help="output directory (points, summary, charts)")
+    add_output(p, "-o", "--output", required=True, help="output directory (points, summary, charts)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1), help="workers of the local Dask cluster (default: one per core)")
     where.add_argument("--scheduler", help="an existing Dask scheduler, e.g. tcp://HOST:8786")
@@ -31,9 +32,9 @@ def register(sub) -> None:
     p.set_defaults(func=dse)
 
     p = add_command(sub, "report")
-    p.add_argument("network_dir", help="a compiled network (hwgen compile -o DIR)")
+    add_input(p, "network_dir", help="a compiled network (hwgen compile -o DIR)")
     p.add_argument("--target", default="tsim", choices=["tsim"], help="the cycle-accurate target (tsim)")
-    p.add_argument("-o", "--output", required=True, help="output directory (report.json, roofline.*, activity.*)")
+    add_output(p, "-o", "--output", required=True, help="output directory (report.json, roofline.*, activity.*)")
     p.add_argument("--resolution", type=at_least(64), default=1024,
                    help="cycles between activity samples, a multiple of 64 (default 1024)")
     p.add_argument("--input-seed", type=at_least(0), default=0)
@@ -52,7 +53,7 @@ def dse(args) -> int:
         if point["status"] not in ("ok", "invalid", "infeasible") and not args.json:
             con.print(f"  {point['label']}: {point['status']}: {point.get('message', '')}")
 
-    with staged(out, inputs=[args.space]) as stage:
+    with staged(out, inputs=read_paths(args)) as stage:
         with bar:
             if args.stored_only:
                 summary = run_sweep(space, stage.path, None, progress)
@@ -88,7 +89,7 @@ def report(args) -> int:
     bar, step = progress_bar(args, len(compiled), f"{net.name} on tsim")
     with bar:
         rep = run_report(net, cfg, [c for c, _ in compiled], args.resolution, args.input_seed, progress=step)
-    with staged(out) as stage:
+    with staged(out, inputs=read_paths(args)) as stage:
         rep["charts"] = write_report_charts(stage.path, rep)
         (stage.path / "report.json").write_text(json.dumps(rep, indent=1))
     if args.json:

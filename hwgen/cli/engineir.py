@@ -20,7 +20,23 @@ from ..engineir.rtl.build import build
 from ..errors import HwgenError
 from ..files import staged
 from .commands import add_command, add_subcommand
-from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, refuse_inputs
+from .common import (FAILED, OK, Input, ModelInput, Output, add_input, add_json, add_output, at_least, console,
+                     output_dir, print_json, read_paths)
+
+
+class ProgramInput(Input):
+    """An EngineIR program, its weights beside it."""
+
+    def read(self) -> list[Path]:
+        return [Path(self), text.weights_path(self)]
+
+
+class ProgramOutput(Output):
+    """An EngineIR program file, its weights written to STEM.npz."""
+
+    def written(self) -> list[Path]:
+        return [Path(self), Path(self).with_suffix(".npz")]
+
 
 def register(sub) -> None:
     g = add_command(sub, "engineir")
@@ -30,15 +46,16 @@ def register(sub) -> None:
     p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
     p.add_argument("--size", type=at_least(1), help="the zoo network's input size (default: its own)")
     p.add_argument("--classes", type=at_least(1), help="the zoo network's classes (default: its own)")
-    p.add_argument("--model", help="a model.json (weights.npz beside it), as hwgen compile reads")
-    p.add_argument("-o", "--output", required=True, help="the program file (.eir); its weights go to STEM.npz")
+    add_input(p, "--model", kind=ModelInput, help="a model.json (weights.npz beside it), as hwgen compile reads")
+    add_output(p, "-o", "--output", kind=ProgramOutput, required=True,
+               help="the program file (.eir); its weights go to STEM.npz")
     add_json(p)
     p.set_defaults(func=lower_cmd)
 
     p = add_subcommand(cmds, "explore", "the e-graph of a program's designs: its size, the designs it represents, "
                                         "the Pareto front of area, latency and DRAM traffic")
-    p.add_argument("program", help="an EngineIR program (.eir)")
-    p.add_argument("-o", "--output", required=True, help="output directory: front.json, front.png/.svg, designs/")
+    add_input(p, "program", kind=ProgramInput, help="an EngineIR program (.eir)")
+    add_output(p, "-o", "--output", required=True, help="output directory: front.json, front.png/.svg, designs/")
     p.add_argument("--tiles", help="the budget: tile sizes the rewrites may use, e.g. 1,4,16 (default: the powers "
                                    "of four below the largest dimension)")
     p.add_argument("--iterations", type=at_least(1), help="rewrite rounds (default: to saturation)")
@@ -51,15 +68,15 @@ def register(sub) -> None:
     p.set_defaults(func=explore_cmd)
 
     p = add_subcommand(cmds, "build", "a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
-    p.add_argument("design", help="an EngineIR program (.eir)")
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_input(p, "design", kind=ProgramInput, help="an EngineIR program (.eir)")
+    add_output(p, "-o", "--output", required=True, help="output directory")
     _add_model(p)
     add_json(p)
     p.set_defaults(func=build_cmd)
 
     p = add_subcommand(cmds, "run", "run a design on the interpreter (ref) or its RTL in Verilator (rtl) and compare "
                                     "with the network's reference")
-    p.add_argument("design", help="an EngineIR program (.eir), its weights beside it")
+    add_input(p, "design", kind=ProgramInput, help="an EngineIR program (.eir), its weights beside it")
     p.add_argument("--target", choices=("ref", "rtl"), default="ref")
     p.add_argument("--seed", type=int, default=0, help="seed of the random int8 input (default 0)")
     p.add_argument("--max-cycles", type=at_least(1), default=50_000_000, help="stop the RTL run after this many cycles")
@@ -104,7 +121,6 @@ def lower_cmd(args) -> int:
     out = Path(args.output)
     if out.suffix != ".eir":
         raise HwgenError(f"-o {out}: name the program file NAME.eir (its weights go to NAME.npz)")
-    refuse_inputs(out, [args.model])
     kw = {k: v for k, v in (("size", args.size), ("classes", args.classes)) if v}
     net = zoo.get(args.network, **kw) if args.network else Network.load(args.model)
     prog, weights = lower.lower(net)
@@ -160,7 +176,7 @@ def explore_cmd(args) -> int:
            "area_model": model.source, "timing": timing.name, "dram_bytes_per_cycle": timing.dram_bytes,
            "seconds": wall, "cpu_seconds": cpu,
            "front": records}
-    with staged(out, inputs=[args.program, text.weights_path(args.program)]) as stage:
+    with staged(out, inputs=read_paths(args)) as stage:
         (stage.path / "designs").mkdir()
         for d, r in zip(front, records):
             text.save(stage.path / r["file"], d.program(prog))

@@ -11,14 +11,14 @@ from ..errors import HwgenError
 from ..isa import AluOp
 from ..program.reference import REFERENCE
 from .commands import add_command
-from .common import OK, add_config, refuse_inputs
+from .common import OK, add_config, add_output, default_output
 
 
 def register(sub) -> None:
     p = add_command(sub, "example")
     p.add_argument("name", help=", ".join(REFERENCE))
     add_config(p, required=False, help="configuration JSON or shipped name (default: the upstream default)")
-    p.add_argument("-o", "--output", help="output .vtaprog")
+    add_output(p, "-o", "--output", help="output .vtaprog (default: NAME.vtaprog)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="parameter of the example (JSON value), e.g. --set batch=128")
     p.set_defaults(func=example)
@@ -77,10 +77,9 @@ def example(args) -> int:
                if p.default is inspect.Parameter.empty and p.name != "cfg" and p.name not in params]
     if missing:
         raise HwgenError(f"example {args.name} needs " + ", ".join(f"--set {m}=..." for m in missing))
-    out = Path(args.output or f"{args.name}.vtaprog")
+    out = Path(args.output or default_output(args, f"{args.name}.vtaprog", "NAME.vtaprog"))
     if out.is_dir():
         raise HwgenError(f"-o {out}: is a directory; give the name of the .vtaprog to write")
-    refuse_inputs(out, [args.config])
     cfg = load_config(args.config)
     try:
         prog = REFERENCE[args.name](cfg, **params)

@@ -13,18 +13,19 @@ from ..errors import HwgenError
 from ..files import staged
 from ..tech import load_tech
 from .commands import add_command
-from .common import FAILED, OK, add_config, add_json, console, output_dir, print_json
+from .common import (FAILED, OK, add_config, add_input, add_json, add_output, console, output_dir, print_json,
+                     read_paths)
 
 
 def register(sub) -> None:
     p = add_command(sub, "floorplan")
     add_config(p)
-    p.add_argument("--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
+    add_input(p, "--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
     p.add_argument("--style", default="original",
                    help=f"floorplan style ({', '.join(STYLES)}), or all: every style, each in DIR/STYLE, with "
                         "their wires compared")
-    p.add_argument("--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_input(p, "--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
+    add_output(p, "-o", "--output", required=True, help="output directory")
     add_json(p)
     p.set_defaults(func=floorplan)
 
@@ -38,7 +39,7 @@ def floorplan(args) -> int:
     styles = list(STYLES) if args.style == "all" else [args.style]
     status = None if args.json else (lambda msg: console(stderr=True).print(msg + " ..."))
     manifest = design_manifest(cfg, tech, args.manifest, status)
-    with staged(out, inputs=[args.config, args.tech, *([args.manifest] if args.manifest else [])]) as stage:
+    with staged(out, inputs=read_paths(args)) as stage:
         summary = stage.final(floorplan_design(cfg, tech, styles, stage.path, manifest))
     plans = summary.get("floorplans", [summary])
     if args.json:

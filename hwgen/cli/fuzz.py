@@ -10,16 +10,17 @@ from sim.fuzz import fuzz as run_campaign
 from ..config import load_config
 from ..files import staged
 from .commands import add_command
-from .common import FAILED, OK, add_json, at_least, console, output_dir, print_json, progress_bar
+from .common import (FAILED, OK, add_input, add_json, add_output, at_least, console, output_dir, print_json,
+                     progress_bar, read_paths)
 
 
 def register(sub) -> None:
     p = add_command(sub, "fuzz")
     p.add_argument("--count", type=at_least(1), default=100, help="number of programs")
     p.add_argument("--seed", type=at_least(0), default=0)
-    p.add_argument("--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
+    add_input(p, "--config", action="append", help="configuration JSON or name (repeatable; default: random ones)")
     p.add_argument("--configs", type=at_least(1), default=5, help="how many random configurations without --config")
-    p.add_argument("-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
+    add_output(p, "-o", "--output", default="fuzz-out", help="directory for reproducers and report.json")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1),
                        help=f"run the campaign in jobs of {CHUNK_PROGRAMS} programs on a local Dask cluster of N workers")
@@ -54,7 +55,7 @@ def fuzz(args) -> int:
     outdir = output_dir(args.output)
     bar, step = progress_bar(args, args.count, "fuzzing")
     with bar:
-        with staged(outdir) as stage:
+        with staged(outdir, inputs=read_paths(args)) as stage:
             failed = []
             if args.workers is None and args.scheduler is None:
                 camp = run_campaign(configs, args.count, args.seed, stage.path, progress=step)

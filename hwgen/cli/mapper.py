@@ -10,7 +10,7 @@ from dse import Executor
 
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
-from ..config import load_config
+from ..config import load_config, shipped_configs
 from ..errors import HwgenError
 from ..mapper import distinct, load_architecture, parse_bounds, shipped, workloads
 from ..mapper.report import energy_chart
@@ -18,17 +18,17 @@ from ..mapper.search import (MAPSPACES, OBJECTIVES, SPATIAL, Result, Tried, chec
                              search_part, spatial_options)
 from ..mapper.vta import architecture
 from .commands import add_command
-from .common import OK, add_json, at_least, console, print_json, progress_bar
+from .common import OK, add_input, add_json, add_output, at_least, console, print_json, progress_bar
 
 
 def register(sub) -> None:
     p = add_command(sub, "map")
-    p.add_argument("--arch", required=True,
-                   help=f"an architecture YAML, a shipped one ({', '.join(shipped())}), or a VTA configuration "
-                        "(JSON or a shipped name), converted")
+    add_input(p, "--arch", required=True,
+              help=f"an architecture YAML, a shipped one ({', '.join(shipped())}), or a VTA configuration "
+                   "(JSON or a shipped name), converted")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
-    what.add_argument("--model", help="a quantized ONNX model")
+    add_input(what, "--model", help="a quantized ONNX model")
     what.add_argument("--layer", help="one layer by its loop bounds, e.g. K=64,C=64,P=56,Q=56,R=3,S=3,stride=1")
     p.add_argument("--objective", choices=OBJECTIVES, default="energy", help="what the search minimizes (default energy)")
     p.add_argument("--budget", type=at_least(1), default=3000, help="blockings drawn per layer (default 3000)")
@@ -44,8 +44,8 @@ def register(sub) -> None:
                        help="search the layers' spatial choices side by side on a local Dask cluster of this many "
                             "workers (default: one after another in this process)")
     where.add_argument("--scheduler", help="the same on an existing Dask scheduler, e.g. tcp://HOST:8786")
-    p.add_argument("--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
-                                                   "(.png or .svg)")
+    add_output(p, "--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
+                                              "(.png or .svg)")
     add_json(p)
     p.set_defaults(func=run_map)
 
@@ -74,6 +74,10 @@ def _architecture(text: str):
         return load_architecture(shipped()[text])
     if Path(text).suffix in (".yaml", ".yml"):
         return load_architecture(text)
+    if text not in shipped_configs() and not Path(text).is_file():
+        raise HwgenError(f"--arch {text}: no such file or name; give an architecture YAML, a shipped architecture "
+                         f"({', '.join(shipped())}) or a VTA configuration (a JSON file, or a shipped one: "
+                         f"{', '.join(shipped_configs())})")
     return architecture(load_config(text))
 
 

@@ -2,6 +2,7 @@
 compiled network (`hwgen run DIR`)."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -15,19 +16,30 @@ from ..compiler.frontends.onnx import load_onnx
 from ..compiler.ir import Network
 from ..compiler.mapping import ENGINES, GOALS, MappingOptions
 from ..errors import HwgenError
-from ..files import replacing, staged
+from ..files import read_bytes, replacing, staged
 from .commands import add_command
-from .common import (FAILED, OK, add_config, add_json, at_least, config, console, output_dir, print_json,
-                     progress_bar)
+from .common import (FAILED, OK, ModelInput, Output, add_config, add_input, add_json, add_output, at_least, config,
+                     console, default_output, output_dir, print_json, progress_bar, read_paths)
 from .targets import TARGETS, make_target
+
+
+class NetworkOutput(Output):
+    """A compiled network's directory: an earlier compilation there is replaced."""
+    network = True
+
+    def written(self) -> list[Path]:
+        return [Path(self), *(Path(self) / name for name in ("model.json", "weights.npz", "config.json",
+                                                                "network.json"))]
+
 
 def register(sub) -> None:
     p = add_command(sub, "compile")
     p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
-    p.add_argument("--model", help="a quantized ONNX model (.onnx, as onnxruntime's quantize_static writes it), or a "
-                                    "model.json (with weights.npz beside it), as written by hwgen compile")
+    add_input(p, "--model", kind=ModelInput,
+              help="a quantized ONNX model (.onnx, as onnxruntime's quantize_static writes it), or a model.json (with "
+                   "weights.npz beside it), as written by hwgen compile")
     add_config(p)
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    add_output(p, "-o", "--output", kind=NetworkOutput, required=True, help="output directory")
     p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
     p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
                    help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "
@@ -39,6 +51,7 @@ def register(sub) -> None:
                                                     "per core; the programs are the same for any number)")
     add_json(p)
     p.set_defaults(func=compile_cmd)
+
 
 def compile_cmd(args) -> int:
     if bool(args.network) == bool(args.model):
@@ -55,10 +68,7 @@ def compile_cmd(args) -> int:
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step, jobs=args.jobs)
-    model = Path(args.model or ".")
-    model = model / "model.json" if model.is_dir() else model        # as Network.load finds it
-    inputs = ([model] if model.suffix == ".onnx" else [model, model.parent / "weights.npz"]) if args.model else []
-    with staged(out, inputs=[*inputs, args.config]) as stage:
+    with staged(out, inputs=read_paths(args)) as stage:
         save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
     if args.json:
@@ -79,6 +89,7 @@ def compile_cmd(args) -> int:
                      f"  bytes inp {b['INP']} wgt {b['WGT']} acc {b['ACC']} out {b['OUT']}")
         con.print(line)
     return OK
+
 
 def run(args) -> int:
     """`hwgen run DIR`: a compiled network on one target against its reference."""
@@ -125,10 +136,22 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
     """The IR int8 input of `net` from a .npy file: float values quantized by the
     network's input quantization, or integers of the model's input type; shape NCHW
     (or CHW for one image)."""
+    data = read_bytes(path, "--input")
+    if not data:
+        raise HwgenError(f"--input {path}: the file is empty; save the input array with numpy.save")
     try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise HwgenError(f"--input {path}: not a readable .npy file ({e})") from None
+        x = np.load(io.BytesIO(data), allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise HwgenError(f"--input {path}: not a .npy file ({e}); save the input array with numpy.save") from None
+    if not isinstance(x, np.ndarray):
+        raise HwgenError(f"--input {path}: an .npz archive (arrays {', '.join(x.files) or 'none'}); give the input "
+                         "array alone as a .npy file (numpy.save)")
+    if np.issubdtype(x.dtype, np.floating):
+        bad = np.argwhere(~np.isfinite(x))
+        if bad.size:
+            more = f" and {len(bad) - 1} more NaN or infinite values" if len(bad) > 1 else ""
+            raise HwgenError(f"--input {path}: holds {x[tuple(bad[0])]} at index {bad[0].tolist()}{more}; give "
+                             "finite values")
     given = list(x.shape)
     if x.ndim == len(net.input_shape) - 1:
         x = x[None]
@@ -142,8 +165,6 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
         if q is None:
             raise HwgenError(f"--input {path}: float values, but the network {net.name} has no input quantization "
                              "(it is not an imported ONNX model); give int8 values")
-        if not np.all(np.isfinite(x)):
-            raise HwgenError(f"--input {path}: holds NaN or infinite values")
         return q.quantize(x)
     want = q.dtype if q else "int8"
     if x.dtype != np.dtype(want):
@@ -153,7 +174,8 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
 
 def _run_input(args, net, cfg, compiled, hardware) -> int:
     x = read_input(args.input, net)
-    out_path = Path(args.output) if args.output else Path(args.program) / "output.npy"
+    out_path = Path(args.output or default_output(args, Path(args.input).with_suffix(".out.npy"),
+                                                  "X.out.npy beside the input X.npy"))
     target = make_target(args, hardware, cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:

@@ -3,6 +3,8 @@ or a compiled network) and `hwgen trace diff`."""
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +15,12 @@ from sim.trace import Trace, TraceMode, first_divergence, parse_range
 from sim.tsim import WaveWindow
 
 from ..errors import HwgenError
-from ..files import staged
+from ..files import replacing, staged
 from ..program import Program
 from . import network
 from .commands import add_command, add_subcommand
-from .common import FAILED, OK, add_config, add_json, add_memory_model, at_least, config, console, output_dir, \
-    print_json, progress_bar
+from .common import FAILED, OK, add_config, add_input, add_json, add_memory_model, add_output, at_least, config, \
+    console, default_output, output_dir, print_json, progress_bar, read_paths
 from .targets import HELP, TARGETS, add_board_options, make_target, memory_model
 
 BOTH = "fsim,tsim"
@@ -26,24 +28,24 @@ BOTH = "fsim,tsim"
 
 def register(sub) -> None:
     r = add_command(sub, "run")
-    r.add_argument("program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
+    add_input(r, "program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
     r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
-    r.add_argument("--input", metavar="X.npy",
-                   help="a compiled network's input: float (quantized as the model's first QuantizeLinear does) or "
-                        "already quantized (the model's input type); the output is written dequantized to -o FILE "
-                        "(default DIR/output.npy) and its top 5 printed")
+    add_input(r, "--input", metavar="X.npy",
+              help="a compiled network's input: float (quantized as the model's first QuantizeLinear does) or "
+                   "already quantized (the model's input type); the output is written dequantized to -o FILE "
+                   "(default X.out.npy beside the input) and its top 5 printed")
     r.add_argument("--target", default="fsim", choices=[*TARGETS, BOTH],
                    help=HELP + ", or fsim,tsim to run both with traces and print their first divergence; default fsim")
     add_config(r, required=False, help="the target's configuration (default: the program's own)")
-    r.add_argument("-o", "--output", help="directory for the output regions (default: PROGRAM without suffix); with a "
-                                          "network's --input, the output .npy file")
+    add_output(r, "-o", "--output", help="directory for the output regions (default: PROGRAM without suffix); with a "
+                                         "network's --input, the output .npy file")
     add_json(r)
     r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
                    "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")
     add_memory_model(r)
     add_board_options(r)
     waves = r.add_argument_group("tsim waveforms (cycle N is the state after the N-th clock edge, at time 10N)")
-    waves.add_argument("--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
+    add_output(waves, "--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
     waves.add_argument("--wave-cycles", metavar="FIRST-LAST", help="only these cycles")
     waves.add_argument("--wave-instructions", metavar="FIRST-LAST",
                        help="only from the first of these instructions becoming current to the last retiring")
@@ -52,9 +54,9 @@ def register(sub) -> None:
     tr = add_command(sub, "trace")
     cmds = tr.add_subparsers(dest="trace_command", required=True)
     td = add_subcommand(cmds, "diff", "print the first divergence between two traces (exit 1 if they differ)")
-    td.add_argument("expected")
-    td.add_argument("actual")
-    td.add_argument("--program", help="the .vtaprog, to show the instructions around the divergence")
+    add_input(td, "expected")
+    add_input(td, "actual")
+    add_input(td, "--program", help="the .vtaprog, to show the instructions around the divergence")
     td.set_defaults(func=trace_diff)
 
 
@@ -70,12 +72,12 @@ def _wave_window(args) -> WaveWindow | None:
                       if args.wave_instructions else None)
 
 
-def _target(args, prog):
+def _target(args, prog, waves: WaveWindow | None):
     """The target from the command line (validated before anything runs)."""
     cfg = config(args)
     if cfg is not None:
         prog.check_config(cfg)
-    return make_target(args, cfg, prog.config, _wave_window(args))
+    return make_target(args, cfg, prog.config, waves)
 
 
 def _trace_mode(text: str, prog) -> TraceMode:
@@ -93,17 +95,27 @@ def _cycles(cycles: int | None) -> str:
 def run(args) -> int:
     if Path(args.program).is_dir():
         return network.run(args)
+    if args.input:
+        raise HwgenError(f"--input {args.input}: the input of a compiled network (a directory); a program "
+                         f"({args.program}) holds its inputs")
     prog = Program.load(args.program)
-    outdir = output_dir(args.output or Path(args.program).with_suffix(""))
+    outdir = output_dir(args.output or default_output(args, Path(args.program).with_suffix(""),
+                                                      "PROGRAM without its suffix"))
     if args.target == BOTH:
         return _run_both(args, prog, outdir)
-    target = _target(args, prog)
     trace = Trace(_trace_mode(args.trace, prog)) if args.trace else None
-    bar, step = progress_bar(args, len(prog.insns), args.target)
-    with bar:
-        result = target.run(prog, trace=trace, progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
-                            build_progress=lambda msg: step(0, len(prog.insns), msg))
-    with staged(outdir, inputs=[args.program]) as out:
+    window = _wave_window(args)
+    # the dump goes to a temporary file of the same suffix (the format), renamed when complete
+    with replacing(window.path, keep_suffix=True) if window else nullcontext() as dump:
+        target = _target(args, prog, window and replace(window, path=dump))
+        bar, step = progress_bar(args, len(prog.insns), args.target)
+        with bar:
+            result = target.run(prog, trace=trace,
+                                progress=lambda done, total, cycles: step(done, total, _cycles(cycles)),
+                                build_progress=lambda msg: step(0, len(prog.insns), msg))
+    if result.waves is not None:
+        result.waves["path"] = str(window.path)
+    with staged(outdir, inputs=read_paths(args)) as out:
         files = {}
         for name, arr in result.outputs.items():
             np.save(out.path / f"{name}.npy", arr)
@@ -145,7 +157,7 @@ def _run_both(args, prog, outdir: Path) -> int:
     mode = _trace_mode(args.trace or "all", prog)
     tsim = sim.TsimOptions(config=config(args), **memory_model(args, "tsim"))
     traces, diff = compare_traces(prog, tsim, mode)
-    with staged(outdir, inputs=[args.program]) as out:
+    with staged(outdir, inputs=read_paths(args)) as out:
         for target, t in traces.items():
             t.save(out.path / f"trace-{target}.jsonl")
     if args.json:

@@ -579,6 +579,9 @@ class Network:
         """From model.json (with weights.npz beside it) or a directory holding them."""
         path = Path(path)
         if path.is_dir():
+            if not (path / "model.json").is_file():
+                raise HwgenError(f"model {path}: a directory without model.json; give a model.json (weights.npz "
+                                 "beside it), a directory holding both, or a quantized ONNX model (.onnx)")
             path = path / "model.json"
         where = f"model {path}"
         doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},

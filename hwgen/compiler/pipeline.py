@@ -214,9 +214,23 @@ def load_compiled(directory: str | Path):
     if len(layers) != len(doc["layers"]):
         raise HwgenError(f"{where}: {len(doc['layers'])} layer reports for {len(layers)} layers; compile the "
                          "network again")
-    for k, rep in enumerate(doc["layers"]):
+    # network.json has no digest of its own: every layer report must agree with the
+    # model and the programs, so that nothing is found wrong halfway through a run
+    for k, (layer, rep) in enumerate(zip(layers, doc["layers"])):
         if not isinstance(rep, dict) or rep.get("where") not in ("vta", "host"):
             raise HwgenError(f"{where}: layers[{k}] must be an object whose \"where\" is \"vta\" or \"host\"")
+        if [rep.get("name"), rep.get("kind"), rep.get("inputs")] != [layer.name, layer.kind, list(layer.inputs)]:
+            raise HwgenError(f"{where}: layers[{k}] is {rep.get('kind')} {rep.get('name')!r} reading "
+                             f"{rep.get('inputs')}, but the model's layer there is {layer.kind} {layer.name!r} reading "
+                             f"{list(layer.inputs)}; compile the network again")
+        if (rep["where"] == "vta") != (layer.name in doc["programs"]):
+            raise HwgenError(f"{where}: layers[{k}] ({layer.name}) runs on {rep['where']}, but \"programs\" "
+                             + ("has none for it" if rep["where"] == "vta" else "has one for it")
+                             + "; compile the network again")
+    unknown = sorted(doc["programs"].keys() - {layer.name for layer in layers})
+    if unknown:
+        raise HwgenError(f"{where}: \"programs\" names layer {unknown[0]!r}, which the model does not have; compile "
+                         "the network again")
     for name, file in doc["programs"].items():
         if not isinstance(file, str) or not (directory / file).is_file() or file not in doc["sha256"]:
             raise HwgenError(f"{where}: the program of layer {name}, {file!r}, is not in {directory}; compile the "

@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from ..errors import HwgenError
-from ..files import json_fields
+from ..files import json_fields, read_yaml
 from . import energy
 
 TENSORS = ("W", "I", "O")
@@ -182,8 +180,11 @@ class Architecture:
                 if mem.word_bits < 1 or (mem.size_bytes is not None and mem.size_bytes * 8 < mem.word_bits):
                     raise HwgenError(f"{at}: {mem.name}: word_bits {mem.word_bits} and size_bytes {mem.size_bytes} "
                                      "leave no word")
-                if min(mem.read_pj, mem.write_pj) < 0 or (mem.bandwidth is not None and mem.bandwidth <= 0):
-                    raise HwgenError(f"{at}: {mem.name}: energies must be non-negative and a bandwidth positive")
+                for field in ("read_pj", "write_pj"):
+                    if getattr(mem, field) < 0:
+                        raise HwgenError(f"{at}: {mem.name}: {field} {getattr(mem, field)} must be non-negative")
+                if mem.bandwidth is not None and mem.bandwidth <= 0:
+                    raise HwgenError(f"{at}: {mem.name}: bandwidth {mem.bandwidth} must be positive")
                 for kind, ch in (("read", mem.read), ("write", mem.write)):
                     if min(ch.transfer_cycles, ch.burst_cycles) < 0 or ch.in_flight < 1:
                         raise HwgenError(f"{at}: {mem.name}: {kind}: transfer_cycles and burst_cycles must be "
@@ -222,8 +223,9 @@ class Architecture:
             bad = [n for n in loops if n not in LOOPS]
             if bad or not loops:
                 raise HwgenError(f"{where}: array: unroll[{d}] is {list(loops)}; give loops of {', '.join(LOOPS)}")
-        if min(self.mac_pj, a.hop_pj) < 0:
-            raise HwgenError(f"{where}: mac_pj and hop_pj must be non-negative")
+        for field, value in (("mac_pj", self.mac_pj), ("array: hop_pj", a.hop_pj)):
+            if value < 0:
+                raise HwgenError(f"{where}: {field} {value} must be non-negative")
         return self
 
 
@@ -291,14 +293,7 @@ def from_doc(doc, where: str) -> Architecture:
 
 def load_architecture(path: str | Path) -> Architecture:
     """The architecture in the YAML file `path`, checked."""
-    path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise HwgenError(f"architecture {path}: cannot read it ({e.strerror})") from None
-    except yaml.YAMLError as e:
-        raise HwgenError(f"architecture {path}: not YAML ({e})") from None
-    return from_doc(doc, f"architecture {path}")
+    return from_doc(read_yaml(path, "architecture"), f"architecture {path}")
 
 
 def shipped() -> dict[str, Path]:

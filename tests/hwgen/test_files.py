@@ -1,5 +1,6 @@
 """Strict reading and whole-or-nothing writing (hwgen/files.py)."""
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,7 +8,7 @@ import pytest
 
 from hwgen.errors import HwgenError
 from hwgen.files import (cache_root, cached_entry, entry_lock, exclusive, json_fields, parse_json, read_json, read_text,
-                         replacing, sha256, source_digest, staged)
+                         read_yaml, replacing, sha256, source_digest, staged)
 
 
 def test_replacing_leaves_the_old_file_when_interrupted(tmp_path):
@@ -21,6 +22,10 @@ def test_replacing_leaves_the_old_file_when_interrupted(tmp_path):
     with replacing(path) as tmp:
         tmp.write_bytes(b"new")
     assert path.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+    with replacing(tmp_path / "w.fst", keep_suffix=True) as tmp:     # a writer that picks the format by suffix
+        assert tmp.suffix == ".fst" and tmp.name.startswith(".w.fst.")
+        tmp.write_bytes(b"fst")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin", "w.fst"]
 
 
 def test_staged_directory(tmp_path):
@@ -51,12 +56,30 @@ def test_staged_directory(tmp_path):
 @pytest.mark.parametrize("text,message", [
     ('{"a": NaN}', "NaN is not a JSON number"),
     ('{"a": Infinity}', "Infinity is not a JSON number"),
+    ('{"a": [1, -1e999]}', "the number -1e999 is beyond the range of a float; write a finite number"),
     ('{"a": 1, "a": 2}', "the key 'a' appears twice"),
     ('{"a": 1,\n "b": }', "line 2, column 7: not valid JSON"),
 ])
 def test_strict_json(text, message):
     with pytest.raises(HwgenError, match=f"where: {message}"):
         parse_json(text, "where")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "the YAML document is empty; write a mapping of fields"),
+    ("- a\n- b\n", "the YAML document holds a list; write a mapping of fields"),
+    ("7\n", "the YAML document holds a number"),
+    ("a: [1,\n", "line 2: not valid YAML"),
+    ("levels:\n  - {read_pj: .nan}\n", "levels[0].read_pj: nan is not a number a field can hold"),
+    ("bandwidth: -.inf\n", "bandwidth: -inf is not a number a field can hold"),
+])
+def test_strict_yaml(tmp_path, text, message):
+    path = tmp_path / "a.yaml"
+    path.write_text(text)
+    with pytest.raises(HwgenError, match=rf"^architecture {path}: {re.escape(message)}"):
+        read_yaml(path, "architecture")
+    path.write_text("name: x\nlevels: [{read_pj: 1.5}]\n")
+    assert read_yaml(path, "architecture") == {"name": "x", "levels": [{"read_pj": 1.5}]}
 
 
 def test_read_text_names_the_line_of_a_bad_byte(tmp_path):

@@ -160,6 +160,9 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         model = onnx.load(str(path))
     except Exception as e:  # onnx raises DecodeError, OSError, ...
         raise HwgenError(f"model {path}: not a readable ONNX file ({type(e).__name__}: {e})") from None
+    if not model.HasField("graph"):     # an empty file parses as an empty model
+        raise HwgenError(f"model {path}: holds no ONNX graph (an empty file, or not an ONNX model); export the model "
+                         "again, e.g. with torch.onnx.export, and quantize it with onnxruntime's quantize_static")
     opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
     if opset.get("ai.onnx") not in OPSETS:
         raise HwgenError(f"model {path}: default-domain opset {opset.get('ai.onnx')}; opsets "

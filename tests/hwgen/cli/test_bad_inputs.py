@@ -4,6 +4,7 @@ be rejected with exit status 2 and a one-line message naming what is wrong, neve
 traceback or an internal error. Each class also has hand-written cases elsewhere;
 these find what nobody thought to write."""
 import json
+import shutil
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -124,12 +125,40 @@ def _tiny_model(d: Path) -> dict:
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_models(tmp_path_factory, capsys, data):
+    """The model mutated anywhere, or within one layer (whose mutations are more often
+    accepted): refused, or compiled and run to the reference's output. Every command's
+    stderr is read with it (`_run`): nothing one example prints reaches the next."""
     d = tmp_path_factory.mktemp("m")
-    doc = data.draw(mutated_json(_tiny_model(d)))
+    doc = _tiny_model(d)
+    if data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(doc["layers"]) - 1))
+        doc["layers"][k] = data.draw(mutated_json(doc["layers"][k]))
+    else:
+        doc = data.draw(mutated_json(doc))
     (d / "model.json").write_text(json.dumps(doc))
-    rc, err = _run(capsys, ["compile", "--model", str(d / "model.json"), "--config", "1x8x8", "-o", str(d / "out")])
+    rc, _ = _run(capsys, ["compile", "--model", str(d / "model.json"), "--config", "1x8x8", "-o", str(d / "out")])
     if rc == 0:   # what compiles runs, and matches the reference
-        assert main(["run", str(d / "out"), "--target", "fsim"]) == 0
+        assert _run(capsys, ["run", str(d / "out"), "--target", "fsim"])[0] == 0
+
+
+@pytest.fixture(scope="module")
+def tiny_network(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("net")
+    (d / "model.json").write_text(json.dumps(_tiny_model(d)))
+    assert main(["compile", "--model", str(d / "model.json"), "--config", "1x8x8", "-o", str(d / "net")]) == 0
+    return d / "net"
+
+
+@FAST
+@given(data=st.data())
+def test_mutated_compiled_networks(tiny_network, tmp_path_factory, capsys, data):
+    """A compiled network's network.json (which no digest covers) mutated: refused
+    before any layer runs (the error is all of stderr, no progress line before it),
+    or run as compiled."""
+    d = shutil.copytree(tiny_network, tmp_path_factory.mktemp("n") / "net")
+    doc = data.draw(mutated_json(json.loads((d / "network.json").read_text())))
+    (d / "network.json").write_text(json.dumps(doc))
+    _run(capsys, ["run", str(d), "--target", "fsim"])
 
 
 @FAST

@@ -122,7 +122,8 @@ def test_asm_refuses_to_overwrite_its_source(tmp_path, capsys):
     src = tmp_path / "p.bin"
     src.write_text("FINISH\n")
     assert main(["asm", str(src), "--config", "default"]) == 2
-    assert "overwrite the source" in capsys.readouterr().err and src.read_text() == "FINISH\n"
+    assert f"-o {src} (the default: FILE with .bin): that is the input {src}" in capsys.readouterr().err
+    assert src.read_text() == "FINISH\n"
 
 
 def test_an_output_directory_that_is_a_file_is_bad_input(tmp_path, capsys):

@@ -3,6 +3,7 @@ modes, piped output and progress in logs."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -180,6 +181,51 @@ def test_messages_name_the_cause_and_the_fix(tmp_path, capsys):
     assert main(["example", "save_load", "--config", "1x8x8", "-o", str(prog)]) == 0
     assert "latency=1000000000: must be an integer in [0, 65536]" in _bad(
         capsys, ["run", str(prog), "--target", "tsim", "--latency", "1000000000"])
+
+
+def test_inputs_that_are_not_what_they_claim_are_named(compiled, tmp_path, capsys):
+    """An .npz, an empty .npy or one holding NaN as a network's input, an empty ONNX
+    file, a directory without model.json: bad input naming the file and the fix."""
+    np.savez(tmp_path / "in.npz", x=np.zeros((1, 16, 8, 8), np.int8))
+    (tmp_path / "empty.npy").write_bytes(b"")
+    nan = np.zeros((16, 8, 8), np.float32)
+    nan[1, 2, 3] = np.nan
+    np.save(tmp_path / "nan.npy", nan)
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    (tmp_path / "nothing").mkdir()
+    compile_to = ["--config", "1x8x8", "-o", str(tmp_path / "out")]
+    for argv, message in [
+        (["run", str(compiled), "--input", str(tmp_path / "in.npz")],
+         f"--input {tmp_path / 'in.npz'}: an .npz archive (arrays x); give the input array alone as a .npy file"),
+        (["run", str(compiled), "--input", str(tmp_path / "empty.npy")],
+         f"--input {tmp_path / 'empty.npy'}: the file is empty; save the input array with numpy.save"),
+        (["run", str(compiled), "--input", str(tmp_path / "nan.npy")],
+         f"--input {tmp_path / 'nan.npy'}: holds nan at index [1, 2, 3]; give finite values"),
+        (["compile", "--model", str(tmp_path / "empty.onnx"), *compile_to],
+         f"model {tmp_path / 'empty.onnx'}: holds no ONNX graph (an empty file, or not an ONNX model)"),
+        (["compile", "--model", str(tmp_path / "nothing"), *compile_to],
+         f"model {tmp_path / 'nothing'}: a directory without model.json"),
+    ]:
+        assert message in _bad(capsys, argv), argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.npy", "empty.onnx", "in.npz", "nan.npy", "nothing"]
+
+
+def test_a_compiled_network_is_checked_whole_before_any_layer_runs(compiled, tmp_path, capsys):
+    """network.json's layer reports disagreeing with the model or the programs: the
+    error is all the run prints (no layer ran before it)."""
+    for change, message in [
+        (lambda d: d["layers"][0].update(inputs=["nope"]),
+         "layers[0] is conv2d 'c' reading ['nope'], but the model's layer there is conv2d 'c' reading ['data']"),
+        (lambda d: d["programs"].pop("c"), "layers[0] (c) runs on vta, but \"programs\" has none for it"),
+        (lambda d: d["layers"][0].update(where="host"), "layers[0] (c) runs on host, but \"programs\" has one for it"),
+    ]:
+        net = shutil.copytree(compiled, tmp_path / "net", dirs_exist_ok=True)
+        doc = json.loads((compiled / "network.json").read_text())
+        change(doc)
+        (net / "network.json").write_text(json.dumps(doc))
+        assert main(["run", str(net), "--target", "fsim"]) == 2
+        assert capsys.readouterr().err == f"error: compiled network {net / 'network.json'}: {message}; compile the " \
+                                          "network again\n"
 
 
 def test_a_duplicate_layer_name_is_named(tmp_path):

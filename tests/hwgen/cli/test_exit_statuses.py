@@ -16,7 +16,6 @@ import pytest
 import hwgen.cli.config as config_cmd
 from hwgen import VTAConfig
 from hwgen.cli import main
-from hwgen.compiler.ir import Conv2d, Network
 from hwgen.isa import assemble
 from hwgen.program import Program
 from hwgen.program import reference as ref
@@ -99,24 +98,6 @@ def test_outputs_are_replaced_whole(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
 
 
-def test_no_command_overwrites_its_input(tmp_path, capsys):
-    src = tmp_path / "p.s"
-    src.write_text("FINISH\n")
-    assert main(["asm", str(src), "--config", "default", "-o", str(src)]) == 2
-    assert src.read_text() == "FINISH\n"
-    rng = np.random.default_rng(0)
-    net = Network("one", "data", (1, 16, 8, 8))
-    net.layers.append(Conv2d("c", ("data",), weight=rng.integers(-8, 8, (16, 16, 3, 3), dtype=np.int8),
-                             bias=np.zeros(16, np.int32), stride=1, pad=1, shift=4))
-    net.save(tmp_path / "model")
-    before = {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()}
-    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config", "default",
-                 "-o", str(tmp_path / "model")]) == 2
-    assert "would overwrite the input" in capsys.readouterr().err
-    assert {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()} == before
-    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
-
-
 def _program_with_region(path: Path, **region) -> Path:
     """relu on SMALL with its output region changed."""
     prog = ref.relu(SMALL, tiles=4).save(path)
@@ -144,7 +125,7 @@ def test_each_class_of_bad_input_is_named_before_any_work(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     cases = [
         (["config", "show", str(tmp_path / "cfg.json")], "LOG_UOP_BUFF_SIZE=2: the UOP buffer must hold at least two"),
-        (["asm", str(tmp_path / "p.bin"), "--config", "default"], "the output would overwrite the source"),
+        (["asm", str(tmp_path / "p.bin"), "--config", "default"], "(the default: FILE with .bin): that is the input"),
         (["run", str(past)], "lie outside the DRAM image"),
         (["run", str(prog), "--target", "tsim", "--stall", "1.5"], "stall=1.5: must be a probability"),
         (["run", str(prog), "--target", "tsim", "--latency", "-1"], "latency=-1"),

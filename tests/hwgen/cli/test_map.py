@@ -8,7 +8,7 @@ import pytest
 from hwgen.cli import main
 from hwgen.compiler.frontends import onnx_zoo, zoo
 from hwgen.compiler.frontends.onnx import load_onnx
-from hwgen.mapper import distinct, parse_bounds, workloads
+from hwgen.mapper import distinct, parse_bounds, shipped, workloads
 
 
 def test_one_layer_as_json(capsys):
@@ -29,7 +29,7 @@ def test_a_network_on_a_vta_configuration(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["--arch", "eyeriss", "--layer", "K=0"], "K=0; give a positive integer"),
-    (["--arch", "nowhere.yaml", "--layer", "K=4"], "architecture nowhere.yaml: cannot read it"),
+    (["--arch", "nowhere.yaml", "--layer", "K=4"], "architecture nowhere.yaml: cannot read the file"),
     (["--arch", "eyeriss", "--network", "lenet"], "--network 'lenet': not in the model zoo"),
     (["--arch", "no-such-config", "--layer", "K=4"], "no-such-config"),
     (["--arch", "eyeriss", "--layer", "K=4", "--dataflow", "K|C"], "dataflow K|C: give one loop per array dimension"),
@@ -37,6 +37,28 @@ def test_a_network_on_a_vta_configuration(capsys):
 def test_bad_input_exits_2(capsys, argv, message):
     assert main(["map", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_architecture_files_are_read_strictly(tmp_path, capsys):
+    """NaN, an infinity or a negative energy in a description, an empty or list YAML
+    and an unknown name: status 2 naming the file, the field and what to give."""
+    eyeriss = shipped()["eyeriss"].read_text()
+    assert eyeriss.count("bandwidth: 16}") == 1
+    for name, text, message in [
+        ("nan.yaml", eyeriss.replace("bandwidth: 16}", "bandwidth: 16, read_pj: .nan}"),
+         "levels[1].read_pj: nan is not a number a field can hold; write a finite number"),
+        ("inf.yaml", eyeriss.replace("bandwidth: 16}", "bandwidth: .inf}"), "levels[1].bandwidth: inf is not a number"),
+        ("neg.yaml", eyeriss.replace("bandwidth: 16}", "bandwidth: 16, write_pj: -2}"),
+         "levels[1] (GlobalBuffer): GlobalBuffer: write_pj -2.0 must be non-negative"),
+        ("empty.yaml", "", "the YAML document is empty; write a mapping of fields"),
+        ("list.yaml", "- eyeriss\n", "the YAML document holds a list; write a mapping of fields"),
+    ]:
+        (tmp_path / name).write_text(text)
+        assert main(["map", "--arch", str(tmp_path / name), "--layer", "K=4"]) == 2
+        assert f"error: architecture {tmp_path / name}: {message}" in capsys.readouterr().err
+    assert main(["map", "--arch", "nosuch", "--layer", "K=4"]) == 2
+    err = capsys.readouterr().err
+    assert "--arch nosuch: no such file or name" in err and all(n in err for n in (*shipped(), "1x8x8"))
 
 
 def test_a_dataflow(capsys):

@@ -71,7 +71,11 @@ def _with(path, **change):
     ({"level0__holds": ["W", "I"]}, "levels[0] (DRAM) holds ['W', 'I']; the outermost level holds every tensor"),
     ({"level0__size_bytes": 4096}, "the outermost level (DRAM) is unbounded: leave size_bytes out"),
     ({"level1__size_bytes": 0}, "levels[1]: size_bytes 0 must be at least 1"),
-    ({"level1__read_pj": -1}, "energies must be non-negative"),
+    ({"level1__read_pj": -1}, "levels[1] (SRAM): SRAM: read_pj -1.0 must be non-negative"),
+    ({"level1__read_pj": float("nan")}, "levels[1].read_pj: nan is not a number a field can hold"),
+    ({"level0__bandwidth": float("inf")}, "levels[0].bandwidth: inf is not a number a field can hold"),
+    ({"level0__bandwidth": -2}, "DRAM: bandwidth -2 must be positive"),
+    ({"mac_pj": -0.5}, "mac_pj -0.5 must be non-negative"),
     ({"level1__banks": 4}, "levels[1]: unknown field 'banks'"),
     ({"level1__word_bits": "16"}, "field 'word_bits' must be"),
     ({"level0__per_pe": True}, "per_pe, but a level inside it is shared"),
@@ -134,9 +138,9 @@ def test_a_tensor_in_two_memories_of_a_level_and_files_that_are_not_yaml(tmp_pat
     (tmp_path / "none.yaml").write_text(yaml.safe_dump(doc))
     with pytest.raises(HwgenError, match=r"levels\[1\]: memories is empty"):
         load_architecture(tmp_path / "none.yaml")
-    with pytest.raises(HwgenError, match="not YAML"):
+    with pytest.raises(HwgenError, match="line 1: not valid YAML"):
         load_architecture(tmp_path / "bad.yaml")
-    with pytest.raises(HwgenError, match="cannot read it"):
+    with pytest.raises(HwgenError, match="cannot read the file"):
         load_architecture(tmp_path / "missing.yaml")
 
 
