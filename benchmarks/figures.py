@@ -261,7 +261,7 @@ _COMPILER = (*_BASE, *(f"hwgen/{p}" for p in TILING_SOURCES), "hwgen/configs", "
 _TSIM = (*_GENERATOR, *_COMPILER, "sim", "hwgen/flows.py")
 _FPGA = (*_GENERATOR, "hwgen/fpga", "hwgen/flows.py")
 _DSE = (*_BASE, *MEASURED, "dse", "boards", "hwgen/cli/__init__.py", "hwgen/cli/commands.py", "hwgen/cli/common.py",
-        "hwgen/cli/dse.py")
+        "hwgen/cli/names.py", "hwgen/cli/terminal.py", "hwgen/cli/dse.py")
 SECTION_SOURCES = {
     "networks": _TSIM, "unpipelined": _TSIM, "compile": _TSIM,
     "engineir": (*_BASE, "hwgen/engineir", "hwgen/compiler", "hwgen/configs", "hwgen/config.py", "hwgen/devices.py",

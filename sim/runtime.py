@@ -17,7 +17,9 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
     per-layer report, totals (the layers' bound from their work, hwgen.program.timing.bound;
     cycles, predicted cycles and MAC utilization on cycle-accurate targets) and
     `activities`, each accelerator layer's sampled counters (sim.target.Activity) when
-    the target samples them."""
+    the target samples them. progress(done, total, name) is called after each layer,
+    and with the target's build messages (a tsim model built on first use takes
+    minutes) while a layer waits for them."""
     t0 = time.perf_counter()
     values = {net.input_name: x}
     layers, activities = [], {}
@@ -31,7 +33,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             entry.update(reason=c.reason, wall_seconds=round(time.perf_counter() - t, 4))
         else:
             t = time.perf_counter()
-            with target.load(c.program) as session:
+            building = None if progress is None else lambda msg: progress(k, len(compiled), f"{layer.name}: {msg}")
+            with target.load(c.program, build_progress=building) as session:
                 for i, v in enumerate(ins):
                     session.write(f"in{i}", c.pack_input(cfg, i, v))
                 cnt = session.launch()

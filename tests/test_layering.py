@@ -40,6 +40,11 @@ def test_a_planted_upward_import_breaks_them(tmp_path):
     assert "hwgen.geometry -> sim.fsim" in r.stdout
 
 
+# The root package's lazy attributes (VTAConfig, load_config: numpy loads on first use,
+# not with every submodule): an edge from the root module, which no contract constrains.
+LAZY = {"hwgen/__init__.py:__getattr__"}
+
+
 def test_no_function_local_project_imports():
     """Imports of the project's own packages sit at the top of a module, so the import
     graph the contracts check is the whole graph."""
@@ -47,7 +52,8 @@ def test_no_function_local_project_imports():
     for pkg in PACKAGES:
         for path in sorted((ROOT / pkg).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                        f"{path.relative_to(ROOT)}:{node.name}" in LAZY:
                     continue
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.ImportFrom):

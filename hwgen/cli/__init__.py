@@ -27,8 +27,9 @@ from .common import BAD_INPUT, CLOSED_PIPE, INTERNAL, INTERRUPTED, check_outputs
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """hwgen's parser with the full parser of `command` (its module imported) and
-    every other command by its one-line help only; None: every command by its help."""
+    """hwgen's parser with the full parser of `command` (its parser module imported)
+    and every other command by its one-line help only; None: every command by its
+    help."""
     p = argparse.ArgumentParser(prog="hwgen", description="Generate, program and verify VTA accelerators.")
     p.add_argument("--version", action="version", version=f"hwgen {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -37,8 +38,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if c.module != module:
             sub.add_parser(name, help=c.help)
         elif name == command:
-            importlib.import_module(f"{__name__}.{module}").register(sub)
+            importlib.import_module(f"{__name__}.parsers.{module}").register(sub)
     return p
+
+
+def _implementation(func: str):
+    """The function a command's parser names by its dotted name (`func`)."""
+    # Deliberately lazy: a command's implementation, and the libraries it works with
+    # (numpy, the compiler, the simulators, Dask, matplotlib), load only when the
+    # command runs, so that --help and usage errors cost no more than parsing.
+    module, _, name = func.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
 def _terminate(signum, frame):
@@ -53,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)  # so that clean-ups run as for Ctrl-C
     try:
         check_outputs(args)
-        status = args.func(args)
+        status = _implementation(args.func)(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except HwgenError as e:

@@ -9,22 +9,7 @@ from ..errors import HwgenError
 from ..files import read_bytes, read_text, replacing
 from ..isa import assemble, disassemble, encode_program
 from ..program import Program
-from .commands import add_command
-from .common import OK, add_config, add_input, add_output, default_output
-
-
-def register(sub) -> None:
-    a = add_command(sub, "asm")
-    add_input(a, "file")
-    add_config(a)
-    add_output(a, "-o", "--output", help="output file (default: FILE with .bin)")
-    a.set_defaults(func=asm)
-
-    d = add_command(sub, "disasm")
-    add_input(d, "file")
-    add_config(d, required=False, help="configuration (not needed for a .vtaprog)")
-    d.add_argument("--no-comments", action="store_true", help="omit the instruction-number comments")
-    d.set_defaults(func=disasm)
+from .common import OK, default_output
 
 
 def asm(args) -> int:

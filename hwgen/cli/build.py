@@ -14,44 +14,12 @@ from ..flows import core_fit
 from ..fpga import place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
-from .commands import add_command
-from .common import (FAILED, OK, add_config, add_input, add_json, add_output, at_least, console, output_dir,
-                     percent, print_json, read_paths, stages)
+from .common import FAILED, OK, output_dir, print_json, read_paths
+from .terminal import console, stages
 
 SYNTH_LOG = "synth.log"
 PNR = "pnr.json"
 PNR_LOG = "pnr.log"
-
-
-def register(sub) -> None:
-    p = add_command(sub, "build")
-    add_config(p)
-    add_output(p, "-o", "--output", required=True, help="output directory")
-    p.add_argument("--area", action="store_true", help="also write a Yosys cell report of the generic RTL "
-                                                       "(area.json; for an FPGA family use --synth)")
-    p.add_argument("--memories", choices=["flop", "macro"], default="flop",
-                   help="scratchpads as inferred memories (flop) or as SRAM macro instances of --tech (macro), "
-                        "with behavioural models in sram_models.v")
-    add_input(p, "--tech", help="tech JSON or shipped tech name, for --memories macro")
-    fpga = p.add_argument_group("FPGA")
-    fpga.add_argument("--fpga", choices=list(FAMILIES), help="the FPGA family to build for")
-    fpga.add_argument("--synth", action="store_true",
-                      help="synthesize with Yosys for --fpga (cached), write area.json with the mapped resources and "
-                           "check the fit against --device; exit 1 if it does not fit")
-    fpga.add_argument("--device", help="the device to fit (" + ", ".join(f"{d} for {f}" for f, d in
-                                                                    DEFAULT_DEVICE.items()) + " by default)")
-    fpga.add_argument("--pnr", action="store_true",
-                      help="also place and route out of context with nextpnr (ECP5) and report Fmax against "
-                           "FREQ_MHZ and the critical path (pnr.json); exit 1 if timing is missed")
-    fpga.add_argument("--seed", type=at_least(1), default=1, help="nextpnr's placement seed (default 1)")
-    fpga.add_argument("--seeds", type=at_least(1), default=1, metavar="N",
-                      help="try up to N seeds from --seed in turn until one meets FREQ_MHZ, keeping that run "
-                           "(or the fastest); default 1")
-    fpga.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
-                      help="percent of every resource kept free for the rest of the design (a board shell); "
-                           "default 10")
-    add_json(p)
-    p.set_defaults(func=build)
 
 
 def _checked(args):

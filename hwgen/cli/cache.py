@@ -7,18 +7,8 @@ from hwgen.compiler.lowering import cache as tilings
 from sim.tsim import cache_dir, cached_builds, prune_cache
 
 from ..vta.build import cached_verilog, prune_verilog, verilog_cache
-from .commands import add_command
-from .common import OK, add_json, console, print_json
-
-
-def register(sub) -> None:
-    p = add_command(sub, "cache")
-    what = p.add_mutually_exclusive_group()
-    what.add_argument("--prune", action="store_true",
-                      help="remove the builds this generator cannot use and the tilings of earlier compiler sources")
-    what.add_argument("--clear", action="store_true", help="remove every build not in progress and every tiling")
-    add_json(p)
-    p.set_defaults(func=cache)
+from .common import OK, print_json
+from .terminal import console
 
 
 def cache(args) -> int:

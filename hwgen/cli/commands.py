@@ -1,9 +1,10 @@
-"""The index of hwgen's commands: for each, the module that implements it, its
-one-line help and examples. The top-level parser is built from this table alone, so
-`hwgen --help` and `hwgen --version` import no command (Dask, matplotlib and egglog
-load only for the commands that use them); a command's module is imported when it
-runs. Every command's parser comes from `add_command`, which adds the examples, the
-exit statuses and each option's default to its --help."""
+"""The index of hwgen's commands: for each, the module of hwgen.cli.parsers that adds
+its arguments, its one-line help and examples. The top-level parser is built from
+this table alone, so `hwgen --help` and `hwgen --version` import no command; a
+command's parser module is imported to parse its arguments, and the implementation
+it names only when the command runs. Every command's parser comes from
+`add_command`, which adds the examples, the exit statuses and each option's default
+to its --help."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Command:
-    module: str  # hwgen.cli.<module> has register(sub), which adds this command
+    module: str  # hwgen.cli.parsers.<module> has register(sub), which adds this command
     help: str
     examples: tuple[str, ...]
 

@@ -1,27 +1,20 @@
 """What every command shares: option groups defined once (configuration, output
-directory, JSON, tsim memory model, waveforms), the console and progress bars, and
-the exit statuses (0 success, 1 a failed check, 2 bad input, 3 an internal error,
-130 interrupted)."""
+directory, JSON, tsim memory model), the kinds of its inputs and outputs and their
+checks, and the exit statuses (0 success, 1 a failed check, 2 bad input, 3 an
+internal error, 130 interrupted). Parsers use it, so it imports none of the library
+(the console and progress bars are `terminal`'s)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import sys
 import tempfile
-import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
-from rich.console import Console
-from rich.progress import Progress
-
-from ..config import load_config, shipped_configs
 from ..errors import HwgenError
+from .names import shipped_configs
 
 OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED, CLOSED_PIPE = 0, 1, 2, 3, 130, 141
-UNWRAPPED = 10_000  # a piped console's width: wider than any line hwgen prints
 
 
 def at_least(lo: int):
@@ -49,22 +42,9 @@ def percent(text: str) -> float:
     return value
 
 
-def console(stderr: bool = False) -> Console:
-    """A console on stdout (or stderr): wrapped to the terminal's width on a terminal,
-    never wrapped when piped (one line per record, for grep and diff)."""
-    if (sys.stderr if stderr else sys.stdout).isatty():
-        return Console(stderr=stderr)
-    return Console(stderr=stderr, width=UNWRAPPED, soft_wrap=True)
-
-
 def add_config(p: argparse.ArgumentParser, required: bool = True, help: str | None = None) -> None:
     add_input(p, "--config", required=required,
               help=help or f"configuration JSON, or a shipped one by name ({', '.join(shipped_configs())})")
-
-
-def config(args):
-    """The configuration named by --config (None when it was not given)."""
-    return load_config(args.config) if args.config else None
 
 
 def add_json(p: argparse.ArgumentParser, what: str = "print one JSON object") -> None:
@@ -87,53 +67,6 @@ def add_memory_model(p: argparse.ArgumentParser) -> None:
 
 
 MEMORY_MODEL = ("latency", "stall", "out_of_order", "seed", "max_cycles")
-
-
-PROGRESS_PERIOD = 5.0  # seconds between progress lines when stderr is not a terminal
-
-
-class _Lines:
-    """Progress as lines on stderr, for logs: the first report at once, then the
-    latest at most every PROGRESS_PERIOD seconds, and the last count."""
-
-    def __init__(self, what: str):
-        self.what, self.t0, self.last = what, time.monotonic(), None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def report(self, text: str, final: bool = False) -> None:
-        now = time.monotonic()
-        if final or self.last is None or now - self.last >= PROGRESS_PERIOD:
-            self.last = now
-            print(f"{self.what}: {text} ({now - self.t0:.0f} s)", file=sys.stderr, flush=True)
-
-
-def progress_bar(args, total: int, what: str):
-    """Progress of counted work on stderr: a bar on a terminal, else lines (_Lines);
-    returns the context to run the work in and a callback step(done, total, name),
-    whose total replaces `total` (the work may turn out smaller, e.g. fused layers)."""
-    if not sys.stderr.isatty():
-        lines = _Lines(what)
-        return lines, lambda done, n, name: lines.report(f"{done}/{n} {name}", final=done == n)
-    bar = Progress(console=console(stderr=True), transient=True)
-    task = bar.add_task(what, total=total)
-    return bar, lambda done, n, name: bar.update(task, completed=done, total=n, description=f"{what}: {name}")
-
-
-@contextmanager
-def stages(what: str) -> Iterator[Callable[[str], None]]:
-    """Progress of work in stages on stderr: a spinner with the stage and the seconds
-    spent on a terminal, else lines (_Lines); yields the callback step(stage)."""
-    t0 = time.perf_counter()
-    if not sys.stderr.isatty():
-        yield _Lines(what).report
-        return
-    with console(stderr=True).status(what, spinner="dots") as status:
-        yield lambda msg: status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
 
 
 class Input(str):

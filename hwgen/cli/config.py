@@ -4,17 +4,8 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..config import load_config
-from .commands import add_command, add_subcommand
-from .common import OK, add_input, add_json, console, print_json
-
-
-def register(sub) -> None:
-    p = add_command(sub, "config")
-    cmds = p.add_subparsers(dest="config_command", required=True)
-    show = add_subcommand(cmds, "show", "validate a configuration and print derived values and layouts")
-    add_input(show, "config", help="configuration JSON, or a shipped one by name")
-    add_json(show)
-    show.set_defaults(func=show_config)
+from .common import OK, print_json
+from .terminal import console
 
 
 def show_config(args) -> int:

@@ -19,85 +19,8 @@ from ..engineir.report import clock, plot_front, record, stage_seconds
 from ..engineir.rtl.build import build
 from ..errors import HwgenError
 from ..files import staged
-from .commands import add_command, add_subcommand
-from .common import (FAILED, OK, Input, ModelInput, Output, add_input, add_json, add_output, at_least, console,
-                     output_dir, print_json, read_paths)
-
-
-class ProgramInput(Input):
-    """An EngineIR program, its weights beside it."""
-
-    def read(self) -> list[Path]:
-        return [Path(self), text.weights_path(self)]
-
-
-class ProgramOutput(Output):
-    """An EngineIR program file, its weights written to STEM.npz."""
-
-    def written(self) -> list[Path]:
-        return [Path(self), Path(self).with_suffix(".npz")]
-
-
-def register(sub) -> None:
-    g = add_command(sub, "engineir")
-    cmds = g.add_subparsers(dest="engineir_command", required=True)
-
-    p = add_subcommand(cmds, "lower", "a network as an EngineIR program: one engine of each layer's size")
-    p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
-    p.add_argument("--size", type=at_least(1), help="the zoo network's input size (default: its own)")
-    p.add_argument("--classes", type=at_least(1), help="the zoo network's classes (default: its own)")
-    add_input(p, "--model", kind=ModelInput, help="a model.json (weights.npz beside it), as hwgen compile reads")
-    add_output(p, "-o", "--output", kind=ProgramOutput, required=True,
-               help="the program file (.eir); its weights go to STEM.npz")
-    add_json(p)
-    p.set_defaults(func=lower_cmd)
-
-    p = add_subcommand(cmds, "explore", "the e-graph of a program's designs: its size, the designs it represents, "
-                                        "the Pareto front of area, latency and DRAM traffic")
-    add_input(p, "program", kind=ProgramInput, help="an EngineIR program (.eir)")
-    add_output(p, "-o", "--output", required=True, help="output directory: front.json, front.png/.svg, designs/")
-    p.add_argument("--tiles", help="the budget: tile sizes the rewrites may use, e.g. 1,4,16 (default: the powers "
-                                   "of four below the largest dimension)")
-    p.add_argument("--iterations", type=at_least(1), help="rewrite rounds (default: to saturation)")
-    p.add_argument("--exact", action="store_true", help="the exact front (small programs) instead of the scalable one")
-    p.add_argument("--keep", type=at_least(2), default=8, help="designs the scalable method keeps per e-class and "
-                                                                 "step along the area axis, besides those cheapest "
-                                                                 "at each price of a cycle (default 8)")
-    _add_model(p)
-    add_json(p, "print front.json's contents")
-    p.set_defaults(func=explore_cmd)
-
-    p = add_subcommand(cmds, "build", "a design's RTL: engines, buffers and sequencer as Verilog, with a manifest")
-    add_input(p, "design", kind=ProgramInput, help="an EngineIR program (.eir)")
-    add_output(p, "-o", "--output", required=True, help="output directory")
-    _add_model(p)
-    add_json(p)
-    p.set_defaults(func=build_cmd)
-
-    p = add_subcommand(cmds, "run", "run a design on the interpreter (ref) or its RTL in Verilator (rtl) and compare "
-                                    "with the network's reference")
-    add_input(p, "design", kind=ProgramInput, help="an EngineIR program (.eir), its weights beside it")
-    p.add_argument("--target", choices=("ref", "rtl"), default="ref")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random int8 input (default 0)")
-    p.add_argument("--max-cycles", type=at_least(1), default=50_000_000, help="stop the RTL run after this many cycles")
-    _add_area_model(p)
-    add_json(p)
-    p.set_defaults(func=run_cmd)
-
-
-def _add_area_model(p) -> None:
-    p.add_argument("--area-model", choices=tuple(cost.MODELS), default="ecp5",
-                   help="ecp5: fitted to Yosys syntheses of the generated engines (default); structural: the "
-                        "lane-structure estimate")
-
-
-def _add_model(p) -> None:
-    _add_area_model(p)
-    p.add_argument("--timing", choices=tuple(cost.TIMINGS), default="stream",
-                   help="stream: on-chip moves overlap compute, DRAM transfers do not (default); machine: the "
-                        "generated machine's sequencer, which hwgen engineir run --target rtl measures")
-    p.add_argument("--dram-bytes-per-cycle", type=at_least(1),
-                   help=f"the DRAM port's bandwidth with --timing stream (default {cost.STREAM.dram_bytes})")
+from .common import FAILED, OK, output_dir, print_json, read_paths
+from .terminal import console, stages
 
 
 def _timing(args) -> cost.Timing:
@@ -122,9 +45,10 @@ def lower_cmd(args) -> int:
     if out.suffix != ".eir":
         raise HwgenError(f"-o {out}: name the program file NAME.eir (its weights go to NAME.npz)")
     kw = {k: v for k, v in (("size", args.size), ("classes", args.classes)) if v}
-    net = zoo.get(args.network, **kw) if args.network else Network.load(args.model)
-    prog, weights = lower.lower(net)
-    text.save(out, prog, weights)
+    with stages(f"lowering {args.network or args.model}"):
+        net = zoo.get(args.network, **kw) if args.network else Network.load(args.model)
+        prog, weights = lower.lower(net)
+        text.save(out, prog, weights)
     doc = {"program": str(out), "weights": str(out.with_suffix(".npz")), "network": net.name,
            "statements": len(prog.stmts), "tensors": len(prog.tensors)}
     if args.json:
@@ -151,40 +75,39 @@ def explore_cmd(args) -> int:
     timing = _timing(args)
     prog, weights = text.load(args.program)
     out = output_dir(args.output)
-    con = console(stderr=True)
-    quiet = args.json
-    marks = [clock()]
-    if not quiet:
-        con.print(f"exploring {prog.name}: {len(prog.stmts)} statements")
-    graph = rewrites.explore(prog, tiles, args.iterations)
-    marks.append(clock())
-    designs = extract.count(graph)
-    marks.append(clock())
-    if not quiet:
-        con.print(f"e-graph: {len(graph.classes)} classes, {graph.nodes} nodes after {graph.iterations} rounds; "
-                  f"{_short(designs)} designs; extracting the front")
     model = cost.MODELS[args.area_model]
-    front = extract.front(prog, graph, model, timing, exact=args.exact, keep=args.keep)
-    marks.append(clock())
-    wall, cpu = stage_seconds(marks, ["rewrite", "count", "extract"])
-    records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
-    doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
-           "egraph": {"classes": len(graph.classes), "nodes": graph.nodes, "iterations": graph.iterations,
-                      "saturated": args.iterations is None or graph.iterations < args.iterations},
-           "designs": str(designs), "designs_digits": len(str(designs)),
-           "method": "exact" if args.exact else f"scalable (keep {args.keep})",
-           "area_model": model.source, "timing": timing.name, "dram_bytes_per_cycle": timing.dram_bytes,
-           "seconds": wall, "cpu_seconds": cpu,
-           "front": records}
-    with staged(out, inputs=read_paths(args)) as stage:
-        (stage.path / "designs").mkdir()
-        for d, r in zip(front, records):
-            text.save(stage.path / r["file"], d.program(prog))
-        if weights:
-            text.save_weights(stage.path / "designs" / "weights.npz", weights)
-        plot_front(stage.path / "front", f"{prog.name}: {len(front)} Pareto designs of {_short(designs)} "
-                                         f"({graph.nodes} e-nodes)", records)
-        (stage.path / "front.json").write_text(json.dumps(doc, indent=1) + "\n")
+    with stages(f"exploring {prog.name}") as step:
+        marks = [clock()]
+        step(f"rewriting its {len(prog.stmts)} statements")
+        graph = rewrites.explore(prog, tiles, args.iterations)
+        marks.append(clock())
+        step(f"counting the designs of {len(graph.classes)} e-classes, {graph.nodes} e-nodes after "
+             f"{graph.iterations} rounds")
+        designs = extract.count(graph)
+        marks.append(clock())
+        step(f"extracting the front of {_short(designs)} designs")
+        front = extract.front(prog, graph, model, timing, exact=args.exact, keep=args.keep)
+        marks.append(clock())
+        wall, cpu = stage_seconds(marks, ["rewrite", "count", "extract"])
+        records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
+        doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
+               "egraph": {"classes": len(graph.classes), "nodes": graph.nodes, "iterations": graph.iterations,
+                          "saturated": args.iterations is None or graph.iterations < args.iterations},
+               "designs": str(designs), "designs_digits": len(str(designs)),
+               "method": "exact" if args.exact else f"scalable (keep {args.keep})",
+               "area_model": model.source, "timing": timing.name, "dram_bytes_per_cycle": timing.dram_bytes,
+               "seconds": wall, "cpu_seconds": cpu,
+               "front": records}
+        step(f"writing {len(front)} designs and drawing the front")
+        with staged(out, inputs=read_paths(args)) as stage:
+            (stage.path / "designs").mkdir()
+            for d, r in zip(front, records):
+                text.save(stage.path / r["file"], d.program(prog))
+            if weights:
+                text.save_weights(stage.path / "designs" / "weights.npz", weights)
+            plot_front(stage.path / "front", f"{prog.name}: {len(front)} Pareto designs of {_short(designs)} "
+                                             f"({graph.nodes} e-nodes)", records)
+            (stage.path / "front.json").write_text(json.dumps(doc, indent=1) + "\n")
     if args.json:
         print_json(doc)
         return OK
@@ -206,9 +129,10 @@ def build_cmd(args) -> int:
     out = output_dir(args.output)
     timing = _timing(args)
     costs = _costs(prog, args, timing)
-    built = build(prog, out, {"model": {"area": costs.area, "latency": costs.latency, "traffic": costs.traffic,
-                                        "area_model": cost.MODELS[args.area_model].source,
-                                        "timing": timing.source}})
+    with stages(f"building {prog.name}"):
+        built = build(prog, out, {"model": {"area": costs.area, "latency": costs.latency, "traffic": costs.traffic,
+                                            "area_model": cost.MODELS[args.area_model].source,
+                                            "timing": timing.source}})
     doc = {**built.manifest, "output": str(out), "seconds": round(built.seconds, 2)}
     if args.json:
         print_json(doc)
@@ -225,18 +149,18 @@ def build_cmd(args) -> int:
 
 def run_cmd(args) -> int:
     prog, weights = text.load(args.design)
-    net = lower.network(prog, weights)
-    x = zoo.sample_input(net, args.seed)
-    want = net.reference(x)
     doc = {"design": str(args.design), "target": args.target, "seed": args.seed}
-    if args.target == "ref":
-        got = interp.run(prog, weights, x)
-    else:
-        r = run_rtl(prog, weights, x, args.max_cycles,
-                    progress=None if args.json else lambda m: console(stderr=True).print(m))
-        got = r.output
-        doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved,
-                   predicted_cycles=_costs(prog, args, cost.MACHINE).latency)
+    with stages(f"{prog.name} on {args.target}") as step:
+        net = lower.network(prog, weights)
+        x = zoo.sample_input(net, args.seed)
+        want = net.reference(x)
+        if args.target == "ref":
+            got = interp.run(prog, weights, x)
+        else:
+            r = run_rtl(prog, weights, x, args.max_cycles, progress=step)
+            got = r.output
+            doc.update(cycles=r.cycles, fires=r.fires, elements_moved=r.moved,
+                       predicted_cycles=_costs(prog, args, cost.MACHINE).latency)
     diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
     doc.update(match=not diff.size, mismatches=int(diff.size), elements=int(want.size))
     if diff.size:

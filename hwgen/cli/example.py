@@ -10,18 +10,7 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..isa import AluOp
 from ..program.reference import REFERENCE
-from .commands import add_command
-from .common import OK, add_config, add_output, default_output
-
-
-def register(sub) -> None:
-    p = add_command(sub, "example")
-    p.add_argument("name", help=", ".join(REFERENCE))
-    add_config(p, required=False, help="configuration JSON or shipped name (default: the upstream default)")
-    add_output(p, "-o", "--output", help="output .vtaprog (default: NAME.vtaprog)")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="parameter of the example (JSON value), e.g. --set batch=128")
-    p.set_defaults(func=example)
+from .common import OK, default_output
 
 
 def _value(text: str):

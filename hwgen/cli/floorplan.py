@@ -12,22 +12,8 @@ from ..config import load_config
 from ..errors import HwgenError
 from ..files import staged
 from ..tech import load_tech
-from .commands import add_command
-from .common import (FAILED, OK, add_config, add_input, add_json, add_output, console, output_dir, print_json,
-                     read_paths)
-
-
-def register(sub) -> None:
-    p = add_command(sub, "floorplan")
-    add_config(p)
-    add_input(p, "--tech", default="example", help="tech JSON, or the name of a shipped one (default: example)")
-    p.add_argument("--style", default="original",
-                   help=f"floorplan style ({', '.join(STYLES)}), or all: every style, each in DIR/STYLE, with "
-                        "their wires compared")
-    add_input(p, "--manifest", help="manifest.json of hwgen build for this configuration (default: generate)")
-    add_output(p, "-o", "--output", required=True, help="output directory")
-    add_json(p)
-    p.set_defaults(func=floorplan)
+from .common import FAILED, OK, output_dir, print_json, read_paths
+from .terminal import console, stages
 
 
 def floorplan(args) -> int:
@@ -37,10 +23,11 @@ def floorplan(args) -> int:
     tech = load_tech(args.tech)
     out = output_dir(args.output)
     styles = list(STYLES) if args.style == "all" else [args.style]
-    status = None if args.json else (lambda msg: console(stderr=True).print(msg + " ..."))
-    manifest = design_manifest(cfg, tech, args.manifest, status)
-    with staged(out, inputs=read_paths(args)) as stage:
-        summary = stage.final(floorplan_design(cfg, tech, styles, stage.path, manifest))
+    with stages(f"floorplanning {cfg.name}") as step:
+        manifest = design_manifest(cfg, tech, args.manifest, step)
+        step(f"placing the {', '.join(styles)} floorplan{'s' if len(styles) > 1 else ''}")
+        with staged(out, inputs=read_paths(args)) as stage:
+            summary = stage.final(floorplan_design(cfg, tech, styles, stage.path, manifest))
     plans = summary.get("floorplans", [summary])
     if args.json:
         print_json(summary)

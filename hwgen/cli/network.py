@@ -14,43 +14,13 @@ from ..compiler.pipeline import compile_network, load_compiled, save_compiled
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..compiler.ir import Network
-from ..compiler.mapping import ENGINES, GOALS, MappingOptions
+from ..compiler.mapping import MappingOptions
 from ..errors import HwgenError
 from ..files import read_bytes, replacing, staged
-from .commands import add_command
-from .common import (FAILED, OK, ModelInput, Output, add_config, add_input, add_json, add_output, at_least, config,
-                     console, default_output, output_dir, print_json, progress_bar, read_paths)
-from .targets import TARGETS, make_target
-
-
-class NetworkOutput(Output):
-    """A compiled network's directory: an earlier compilation there is replaced."""
-    network = True
-
-    def written(self) -> list[Path]:
-        return [Path(self), *(Path(self) / name for name in ("model.json", "weights.npz", "config.json",
-                                                                "network.json"))]
-
-
-def register(sub) -> None:
-    p = add_command(sub, "compile")
-    p.add_argument("--network", help=f"a network of the model zoo: {', '.join(zoo.ZOO)}")
-    add_input(p, "--model", kind=ModelInput,
-              help="a quantized ONNX model (.onnx, as onnxruntime's quantize_static writes it), or a model.json (with "
-                   "weights.npz beside it), as written by hwgen compile")
-    add_config(p)
-    add_output(p, "-o", "--output", kind=NetworkOutput, required=True, help="output directory")
-    p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
-    p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
-                   help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "
-                        "on the ALU, or auto: the GEMM where the configuration allows")
-    p.add_argument("--tiling-goal", choices=GOALS, default="cycles",
-                   help="what the tiling search minimises: the cycle model's prediction of each layer's program "
-                        "(among a shortlist of the closed-form search), or the DRAM bytes loaded (the VTA paper's TPS)")
-    p.add_argument("--jobs", type=at_least(1), help="processes lowering layers at once (default: $HWGEN_JOBS, else one "
-                                                    "per core; the programs are the same for any number)")
-    add_json(p)
-    p.set_defaults(func=compile_cmd)
+from .common import FAILED, OK, default_output, output_dir, print_json, read_paths
+from .parsers.run import TARGETS
+from .targets import config, make_target
+from .terminal import console, progress_bar, stages
 
 
 def compile_cmd(args) -> int:
@@ -58,12 +28,13 @@ def compile_cmd(args) -> int:
         raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
     cfg = load_config(args.config)
     out = output_dir(args.output)
-    if args.network:
-        net = zoo.get(args.network)
-    elif Path(args.model).suffix == ".onnx":
-        net, _ = load_onnx(args.model)
-    else:
-        net = Network.load(args.model)
+    with stages(f"loading {args.network or args.model}"):
+        if args.network:
+            net = zoo.get(args.network)
+        elif Path(args.model).suffix == ".onnx":
+            net, _ = load_onnx(args.model)
+        else:
+            net = Network.load(args.model)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:

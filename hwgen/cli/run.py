@@ -18,46 +18,10 @@ from ..errors import HwgenError
 from ..files import replacing, staged
 from ..program import Program
 from . import network
-from .commands import add_command, add_subcommand
-from .common import FAILED, OK, add_config, add_input, add_json, add_memory_model, add_output, at_least, config, \
-    console, default_output, output_dir, print_json, progress_bar, read_paths
-from .targets import HELP, TARGETS, add_board_options, make_target, memory_model
-
-BOTH = "fsim,tsim"
-
-
-def register(sub) -> None:
-    r = add_command(sub, "run")
-    add_input(r, "program", help="a .vtaprog file, or a directory made by hwgen compile (a network)")
-    r.add_argument("--input-seed", type=at_least(0), default=0, help="seed of a network's sample input")
-    add_input(r, "--input", metavar="X.npy",
-              help="a compiled network's input: float (quantized as the model's first QuantizeLinear does) or "
-                   "already quantized (the model's input type); the output is written dequantized to -o FILE "
-                   "(default X.out.npy beside the input) and its top 5 printed")
-    r.add_argument("--target", default="fsim", choices=[*TARGETS, BOTH],
-                   help=HELP + ", or fsim,tsim to run both with traces and print their first divergence; default fsim")
-    add_config(r, required=False, help="the target's configuration (default: the program's own)")
-    add_output(r, "-o", "--output", help="directory for the output regions (default: PROGRAM without suffix); with a "
-                                         "network's --input, the output .npy file")
-    add_json(r)
-    r.add_argument("--trace", metavar="MODE", help="record a trace (OUTDIR/trace.jsonl): all, or kinds "
-                   "retire,write[=ACC+OUT],token,dram and insns=FIRST-LAST")
-    add_memory_model(r)
-    add_board_options(r)
-    waves = r.add_argument_group("tsim waveforms (cycle N is the state after the N-th clock edge, at time 10N)")
-    add_output(waves, "--waves", metavar="FILE", help="dump a waveform, FST or VCD by the file's suffix")
-    waves.add_argument("--wave-cycles", metavar="FIRST-LAST", help="only these cycles")
-    waves.add_argument("--wave-instructions", metavar="FIRST-LAST",
-                       help="only from the first of these instructions becoming current to the last retiring")
-    r.set_defaults(func=run)
-
-    tr = add_command(sub, "trace")
-    cmds = tr.add_subparsers(dest="trace_command", required=True)
-    td = add_subcommand(cmds, "diff", "print the first divergence between two traces (exit 1 if they differ)")
-    add_input(td, "expected")
-    add_input(td, "actual")
-    add_input(td, "--program", help="the .vtaprog, to show the instructions around the divergence")
-    td.set_defaults(func=trace_diff)
+from .common import FAILED, OK, default_output, output_dir, print_json, read_paths
+from .parsers.run import BOTH
+from .targets import config, make_target, memory_model
+from .terminal import console, progress_bar, stages
 
 
 def _wave_window(args) -> WaveWindow | None:
@@ -156,7 +120,8 @@ def _run_both(args, prog, outdir: Path) -> int:
     _wave_window(args)          # waveforms need --target tsim alone
     mode = _trace_mode(args.trace or "all", prog)
     tsim = sim.TsimOptions(config=config(args), **memory_model(args, "tsim"))
-    traces, diff = compare_traces(prog, tsim, mode)
+    with stages(f"{args.program} on fsim and tsim, with traces") as step:
+        traces, diff = compare_traces(prog, tsim, mode, build_progress=step)
     with staged(outdir, inputs=read_paths(args)) as out:
         for target, t in traces.items():
             t.save(out.path / f"trace-{target}.jsonl")

@@ -3,8 +3,6 @@ simulated board (the host driver on tsim) and a real board (the host driver on t
 board's registers and DMA memory)."""
 from __future__ import annotations
 
-import argparse
-
 import boards
 import sim
 from boards.host_driver import Board
@@ -13,21 +11,17 @@ from boards.simulated import SimulatedBoard
 from sim.target import Target
 from sim.tsim import WaveWindow
 
+from ..config import load_config
 from ..errors import HwgenError
 from .common import MEMORY_MODEL
+from .parsers.run import BOARD_SIM
 
-BOARD_SIM, BOARD = "board-sim", "board"
-TARGETS = [*sim.TARGETS, BOARD_SIM, BOARD]
 SIMULATED_MEMORY = ("tsim", BOARD_SIM)     # the targets that take tsim's memory-model options
-HELP = ("fsim (reference model), tsim (generated RTL in Verilator), board-sim (the host driver on tsim, as on "
-        "--board), board (the host driver on this board: run it on the board)")
 
 
-def add_board_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("boards (--target board or board-sim)")
-    g.add_argument("--board", choices=list(boards.BOARDS), help="the board (board-sim: whose memory port to model; "
-                   "default a port that is not coherent)")
-    g.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for FINISH on a board (default 10)")
+def config(args):
+    """The configuration named by --config (None when it was not given)."""
+    return load_config(args.config) if args.config else None
 
 
 def memory_model(args, target: str) -> dict:

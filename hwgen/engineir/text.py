@@ -13,6 +13,7 @@ from ..errors import HwgenError
 from ..files import read_bytes, read_text, replacing
 from .lang import (DTYPES, HW_ATTRS, KINDS, PLACES, As, Engine, Loop, Pad, Par, Program, Seq, Spec, Stmt, Tensor, Term,
                    problem_of)
+from .paths import weights_path
 
 MAGIC = "engineir 1"
 _TENSOR = re.compile(r"tensor\s+(\S+)\s+(i8|i32)\[([\d,\s]+)\]\s+(\w+)(?:\s+(input|weight))?$")
@@ -210,14 +211,6 @@ class _Parser:
             raise self.err(f"engine {text!r}: {kind.name} takes {', '.join(want)}", n)
         attrs = tuple(kv.get(a, 0) for a in kind.attrs)
         return Spec(kind.name, tuple(kv[d] for d in kind.dims), attrs)
-
-
-def weights_path(path: str | Path) -> Path:
-    """Where a program file's weights are: STEM.npz beside it, else weights.npz in its
-    directory (one file for many designs of a network)."""
-    path = Path(path)
-    own = path.with_suffix(".npz")
-    return own if own.exists() or not (path.parent / "weights.npz").exists() else path.parent / "weights.npz"
 
 
 def load(path: str | Path) -> tuple[Program, dict[str, np.ndarray]]:

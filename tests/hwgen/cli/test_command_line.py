@@ -1,41 +1,22 @@
-"""The command line as a user meets it: start-up cost, --help, closed pipes, file
-modes, piped output and progress in logs."""
+"""The command line as a user meets it: --help, closed pipes, file modes, piped
+output and progress in logs (start-up cost: test_startup.py)."""
 import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 from hwgen.cli import build_parser, main
-from hwgen.cli import common
+from hwgen.cli import common, terminal
 from hwgen.cli.commands import COMMANDS, EXIT_STATUSES
 from hwgen.compiler.ir import Conv2d, Network
 from hwgen.errors import HwgenError
 from hwgen.files import replacing, staged
-
-HEAVY = ("dask", "distributed", "matplotlib", "egglog", "onnx", "onnxruntime", "amaranth", "plotly", "zigzag")
-
-
-def _imports(*argv: str) -> set[str]:
-    """The top-level modules `hwgen ARGV` imports."""
-    code = ("import sys\nfrom hwgen.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)")
-    r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
-    return set(r.stderr.split()[-400:])
-
-
-def test_version_and_help_import_no_command():
-    for argv in (["--version"], ["--help"], ["config", "show", "default", "--json"]):
-        assert not _imports(*argv) & set(HEAVY), argv
-
-
-def test_a_command_imports_what_it_runs():
-    assert "egglog" in _imports("engineir", "--help") and "distributed" in _imports("dse", "--help")
-
 
 def test_each_module_registers_exactly_its_commands():
     """The command index names, for every command, the module that adds it: each
@@ -106,23 +87,50 @@ def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch, capsys):
     """A log gets the first report at once, at most one a period after it, and the
     last; --json does not silence it (the JSON is on stdout)."""
     clock = iter([0.0, 0.0, 1.0, 2.0, 6.0, 7.0])
-    monkeypatch.setattr(common.time, "monotonic", lambda: next(clock))
-    bar, step = common.progress_bar(argparse.Namespace(json=True), 5, "compiling")
+    monkeypatch.setattr(terminal.time, "monotonic", lambda: next(clock))
+    bar, step = terminal.progress_bar(argparse.Namespace(json=True), 5, "compiling")
     with bar:
         for k in range(1, 6):
             step(k, 5, f"layer{k}")
     err = capsys.readouterr().err.splitlines()
     assert err == ["compiling: 1/5 layer1 (0 s)", "compiling: 4/5 layer4 (6 s)", "compiling: 5/5 layer5 (7 s)"]
     monkeypatch.undo()
-    with common.stages("building") as stage:
+    with terminal.stages("building") as stage:
         stage("elaborating")
     assert capsys.readouterr().err.startswith("building: elaborating (")
 
 
+def _printed(capsys, line: str, times: int) -> str:
+    """stderr until it holds `line` `times` times (or a minute has passed)."""
+    err, deadline = "", time.monotonic() + 60
+    while err.count(line) < times and time.monotonic() < deadline:
+        time.sleep(0.01)
+        err += capsys.readouterr().err
+    return err
+
+
+def test_a_log_hears_from_a_stage_that_reports_nothing_for_long(monkeypatch, capsys):
+    """A stage that reports nothing for minutes (a Verilator build) still shows in a
+    log: its latest report again every PROGRESS_PERIOD seconds."""
+    monkeypatch.setattr(terminal, "PROGRESS_PERIOD", 0.01)
+    with terminal.stages("building") as stage:
+        stage("verilating")
+        err = _printed(capsys, "building: verilating (", 3)
+    assert err.count("building: verilating (") >= 3, err
+
+
+def test_a_log_hears_from_counted_work_before_its_first_step(monkeypatch, capsys):
+    monkeypatch.setattr(terminal, "PROGRESS_PERIOD", 0.01)
+    bar, step = terminal.progress_bar(argparse.Namespace(json=False), 3, "r18 on tsim")
+    with bar:
+        err = _printed(capsys, "r18 on tsim: 0/3 (", 2)
+    assert err.count("r18 on tsim: 0/3 (") >= 2, err
+
+
 def test_a_terminal_bar_takes_the_total_the_work_reports(monkeypatch):
     """A network of 5 layers whose add is fused compiles 4: the bar ends full."""
-    monkeypatch.setattr(common.sys.stderr, "isatty", lambda: True)
-    bar, step = common.progress_bar(argparse.Namespace(json=False), 5, "compiling")
+    monkeypatch.setattr(terminal.sys.stderr, "isatty", lambda: True)
+    bar, step = terminal.progress_bar(argparse.Namespace(json=False), 5, "compiling")
     with bar:
         for k in range(1, 5):
             step(k, 4, f"layer{k}")
