@@ -8,13 +8,20 @@ from typing import Callable
 
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assume, Elaboratable, Module, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
 
 from ..config import load_config
 from ..errors import HwgenError
-from ..isa.opcodes import MemType
+from ..isa.opcodes import COMPUTE_LOAD_TYPES, MemType
+from ..registers import identification
 from ..vta.bugs import check_bugs
+from ..vta.index_gen import overlap_members
+from ..vta.overlap import OverlapSequencer
 from ..vta.sequencer import InsnQueue, InsnQueueSignature, Sequencer, TokenQueue, TokenSignature
 from ..vta.tensor_load import TensorLoad
+from ..vta.tensor_store import TensorStore
+from ..vta.vcr import ControlRegisters
 from ..vta.vme import MemoryEngine
 from .harness import free_inputs
 from .sby import Outcome, prove
@@ -95,6 +102,45 @@ def _insn_queue(cfg, bugs) -> Elaboratable:
     return _Harness(build)
 
 
+def _store(cfg, bugs) -> Elaboratable:
+    """The tensor store with any instruction, start, scratchpad data and slave."""
+    def build(m):
+        m.submodules.store = unit = TensorStore(cfg, bugs, formal=True)
+        free_inputs(m, unit)
+    return _Harness(build)
+
+
+def _vcr(cfg, bugs) -> Elaboratable:
+    """The control registers with any master and any events."""
+    def build(m):
+        m.submodules.vcr = unit = ControlRegisters(identification(cfg.build_hash), bugs=bugs, formal=True)
+        free_inputs(m, unit)
+    return _Harness(build)
+
+
+def _overlap(cfg, bugs) -> Elaboratable:
+    """The compute module's issue logic under COMPUTE_OVERLAP with any instructions and
+    token flags, and in place of the GEMM, the ALU and the loaders their busy flags and
+    footprint ports, free within the contracts the issue logic assumes of them."""
+    def build(m):
+        queue = InsnQueueSignature().flip().create(path=("queue",))
+        tokens = TokenSignature().flip().create(path=("tokens",))
+        for port in (queue.data, queue.rdy, tokens.have_prev, tokens.have_next):
+            m.d.comb += port.eq(AnySeq(len(port)))
+        unit_signature = wiring.Signature({"busy": Out(1), **overlap_members()})
+        units = {}
+        for name in ("gemm", "alu"):
+            units[name] = unit = unit_signature.create(path=(name,))
+            for _, member, value in unit_signature.flatten(unit):
+                if member.flow == wiring.Out:
+                    m.d.comb += value.eq(AnySeq(len(value)))
+        load_busy = {mt: Signal(name=f"load_{mt.name.lower()}_busy") for mt in COMPUTE_LOAD_TYPES}
+        for busy in load_busy.values():
+            m.d.comb += busy.eq(AnySeq(1))
+        OverlapSequencer(m, cfg, queue, tokens, units["gemm"], units["alu"], load_busy, bugs, formal=True)
+    return _Harness(build)
+
+
 @dataclass(frozen=True)
 class Proof:
     """`build(cfg, bugs)` makes the harness; `mode` and `depth` as SymbiYosys takes
@@ -134,6 +180,17 @@ PROOFS = {p.name: p for p in (
           _tokens, "prove", 4, ("sequencer_pops_without_token", "token_have_stale"), 10),
     Proof("insn_queue", "instruction queues: no write lost to a full queue (the room register included), "
           "no read of an empty one", _insn_queue, "prove", 3, ("queue_room_off_by_one",), 40),
+    Proof("store", "the store's AXI writes: AW and W valid and payload held until ready; bursts bus-aligned, at "
+          "most AXI_MAX_BURST beats, inside a 4 KiB page; a beat queued for W only after its burst's AW, never "
+          "into a full queue, its last flag on exactly the burst's last",
+          _store, "prove", 2, ("store_wlast_early",), 10),
+    Proof("vcr", "the control registers' AXI4-Lite slave: B and R valid and payload held until ready; a "
+          "response only to a request taken, one a request", _vcr, "prove", 2,
+          ("vcr_rdata_changes_while_waiting", "vcr_drops_bvalid"), 8),
+    Proof("overlap", "compute overlap's issue rule: an instruction starts on its own idle unit, its ACC halves "
+          "and micro-ops apart from those of what the other units execute (a record of its own: a load's "
+          "footprint from its fields, padding included), its tokens waiting",
+          _overlap, "prove", 2, ("overlap_load_without_padding", "overlap_ignores_acc_halves"), 10),
 )}
 
 

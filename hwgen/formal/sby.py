@@ -87,7 +87,9 @@ def prove(top, mode: str, depth: int, step: Callable[[str], None] | None = None)
     """Prove the assertions of Amaranth elaboratable `top` (every input of the design
     driven inside it, free ones by AnySeq) in `mode` ("prove": k-induction of depth
     `depth`; "bmc": no failure in `depth` cycles from reset)."""
-    text = rtlil.convert(top, name="top", ports=[])
+    # platform "formal": Amaranth's FIFOs then assert their pointers' invariants, which
+    # an induction over a unit with a FIFO needs
+    text = rtlil.convert(top, name="top", platform="formal", ports=[])
     job = job_text(mode, depth)
     key = hashlib.sha256("\0".join((text, job, _versions())).encode()).hexdigest()[:24]
     record = cache_root() / "formal" / f"{key}.json"

@@ -19,6 +19,11 @@ BUGS = {
     "sequencer_pops_without_token": "a sequencer pops its token queues when any of them has a token",
     "token_have_stale": "a token queue's have flag stays up when its last token is popped",
     "vme_reuses_busy_slot": "the memory engine issues a read burst under an AXI ID whose burst is still in flight",
+    "store_wlast_early": "the store marks a burst's second-to-last beat as its last (WLAST a beat early; none on a "
+                         "one-beat burst), which a memory that counts a burst's beats by its AWLEN does not notice",
+    "vcr_rdata_changes_while_waiting": "the control registers load a read's data whenever ARVALID is up, also "
+                                       "while the previous read's response waits for RREADY",
+    "vcr_drops_bvalid": "the control registers' write response lasts one cycle whether or not BREADY took it",
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "
                                   "in that half)",

@@ -86,7 +86,7 @@ class Core(wiring.Component):
         m.submodules.fetch = fetch = Fetch(cfg)
         m.submodules.load = load = LoadModule(cfg, self.bugs)
         m.submodules.compute = compute = ComputeModule(cfg, self.bugs)
-        m.submodules.store = store = StoreModule(cfg)
+        m.submodules.store = store = StoreModule(cfg, self.bugs)
         m.d.comb += [fetch.launch.eq(self.launch), fetch.insn_count.eq(self.insn_count),
                      fetch.insn_base.eq(self.insn_base), self.finished.eq(compute.finished)]
         wiring.connect(m, fetch.vme, wiring.flipped(self.vme_fetch))

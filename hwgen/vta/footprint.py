@@ -47,6 +47,8 @@ class ProductSum:
         rest = [Signal(len(a), name=f"{name}_a{k}") for k, (a, _) in enumerate(pairs)]
         shifted = [Signal(width, name=f"{name}_b{k}") for k in range(len(pairs))]
         self.done = ~pending & ~Cat(r.any() for r in rest).any()
+        # the registers, for the formal properties of its users
+        self.pending, self.rest, self.shifted = pending, rest, shifted
         m.d.sync += pending.eq(start)
         with m.If(pending):
             m.d.sync += [self.value.eq(offset), *(r.eq(a) for r, (a, _) in zip(rest, pairs)),

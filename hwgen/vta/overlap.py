@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Array, Assert, Assume, Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, fifo
 
 from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, OVERLAP_WINDOW as WINDOW
@@ -40,9 +41,11 @@ class OverlapSequencer:
     loaders' busy flags by memory type. `insn` is the head; `start[name]` (a memory
     type's name for loads, GEMM, ALU, FINISH) pulses when the unit must start it;
     `age[cls]` is the age of the instruction class `cls` executes; `overlapping` is
-    high while two or more units execute. `bugs`: injected bugs (hwgen.vta.bugs)."""
+    high while two or more units execute. `bugs`: injected bugs (hwgen.vta.bugs). With
+    `formal` it asserts the issue rule (`_properties`)."""
 
-    def __init__(self, m: Module, cfg, queue, tokens, gemm, alu, load_busy: dict, bugs=frozenset()):
+    def __init__(self, m: Module, cfg, queue, tokens, gemm, alu, load_busy: dict, bugs=frozenset(),
+                 formal: bool = False):
         self.insn = Signal(INSN_BITS)
         names = [mt.name for mt in LOADS] + ["GEMM", "ALU", "FINISH"]
         self.start = {name: Signal(name=f"start_{name.lower()}") for name in names}
@@ -87,6 +90,8 @@ class OverlapSequencer:
         # top], beyond the buffer (wrapping) in conflict with everything
         log_acc, log_uop = cfg.log_depth[MemType.ACC], cfg.log_depth[MemType.UOP]
 
+        sizes = {}                  # the ProductSum and `writes` of each, for the properties
+
         def load_footprint(fields, is_uop, start, name):
             row_terms = [fields.y_size] if "overlap_load_without_padding" in bugs else \
                 [fields.y_pad_0, fields.y_size, fields.y_pad_1]
@@ -99,6 +104,7 @@ class OverlapSequencer:
             # register, from the fields of the cycle after `start`, in time for `done`
             writes = registered(m, (fields.x_size != 0) & Cat(t.any() for t in row_terms).any(), f"{name}_writes")
             acc_mask = Mux(writes & ~is_uop, halves_touched(fields.sram_base, top, log_acc), 0)
+            sizes[name] = (fields, size, writes)
             return size.done, acc_mask, writes & is_uop, top[log_uop:].any(), top
 
         head_load_known, head_load_mask, head_uop_writes, head_uop_wrap, head_top = load_footprint(
@@ -256,3 +262,243 @@ class OverlapSequencer:
 
         m.d.comb += [self.executing.eq(~empty), self.waiting.eq(have & ~pops_ok & empty),
                      self.state.eq(Mux(~empty, 2, Mux(have, 1, 0)))]
+        if formal:
+            self._properties(m, cfg, tokens, units, load_busy, taken, {
+                "have": have, "sel": sel, "is_load": is_load, "exe": exe, "sizes": sizes, "ld_fields": ld_fields,
+                "ld_is_uop": ld_is_uop, "rng": rng, "scanned": scanned, "scan_on": scan_on, "scan_go": scan_go,
+                "settle": settle})
+
+    def _properties(self, m: Module, cfg, tokens, units: dict, load_busy: dict, taken, hw: dict) -> None:
+        """The issue rule (docs/semantics.md, "Compute overlap"), for any instruction
+        stream (assumed valid where the hardware relies on it: a UOP load's block and a
+        GEMM's or ALU's micro-ops inside the micro-op buffer), any token flags and
+        units within their contracts (assumed, below): an instruction starts only on
+        its own unit, never on a unit that executes one, and only if its footprint is
+        apart from that of the instruction each other unit executes: no ACC half in
+        common, no micro-op that a UOP load writes and a GEMM or ALU reads. It pops a
+        token queue only while it has a token, and with TOKEN_REGISTER not in two
+        cycles running (what the token queue's proof assumes of its consumer). A GEMM
+        or ALU is never started while it scans (the start would be lost).
+
+        The footprints are a record of their own, not the hardware's: a load's from
+        its fields (rows times columns from sram_base, padding included; its entries
+        wrap at the buffer's depth), a GEMM's or ALU's the ACC halves its micro-ops
+        decide, any value the solver picks when the instruction enters the head; the
+        record of each unit's instruction is taken at its start. A load's rows times
+        columns is formed by the record's own shift and add in the cycles in which the
+        hardware forms its own (yices does not relate a multiplication to a shift and
+        add in useful time, docs/formal.md), and the halves from it by
+        comparisons with the buffer's depth, not by the hardware's bit tests. A unit
+        executes from its start until its busy flag falls.
+
+        Assumed of the units: a busy flag rises only in the cycle after its unit's
+        start; a GEMM's or ALU's footprint (`fp_mask` once `fp_known`) is unknown in
+        the cycle after a scan or a start without `keep` restarts it, holds once known
+        until the next restart, and is that of the instruction it was found for (the
+        head it scanned, or the instruction it executes); a scan runs (`scanning`)
+        only from the cycle after its `scan`, ends the cycle after an `abort`, and has
+        ended once its footprint is known. Assumed of the token queues: a flag falls
+        only when a pop is counted (the cycle after it, two with TOKEN_REGISTER).
+
+        The invariants that make the rule inductive (k-induction of depth 2) relate the
+        issue logic's registers (`hw`) to the record: the head's decode, what executes,
+        the executing load's fields, each footprint's shift and add step for step,
+        whose footprint each unit holds, and the scan state."""
+        D, U = 1 << cfg.log_depth[MemType.ACC], 1 << cfg.log_depth[MemType.UOP]
+        op = data.View(insn_layout(cfg, "FINISH"), self.insn).opcode
+        load = data.View(insn_layout(cfg, "LOAD"), self.insn)
+        loop = data.View(insn_layout(cfg, "GEMM"), self.insn)
+        kind = {mt.name: (op == Opcode.LOAD) & (load.memory_type == mt) for mt in LOADS}
+        kind.update({o.name: op == o for o in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)})
+        for name, start in self.start.items():
+            m.d.comb += Assert(~start | kind[name], f"{name} started on another instruction")
+
+        # -- footprints -------------------------------------------------------------------
+        def product(rows, cols, start, name):
+            """rows x cols by the record's own shift and add, a bit of `rows` a cycle from
+            the cycle after `start` (when the fields are the instruction's): (known, n).
+            Asserted (what makes it inductive): the partial sum `n` stays below the
+            shifted `cols` and the rows left times the latter below 2^(bits of rows and
+            cols), by the bit lengths (no multiplication)."""
+            bits = len(rows) + len(cols)
+            pending, n = Signal(name=f"{name}_pending"), Signal(bits + 2, name=f"{name}_n")
+            left, addend = Signal(len(rows), name=f"{name}_rows_left"), Signal(len(n), name=f"{name}_cols_shifted")
+            m.d.sync += pending.eq(start)
+            with m.If(pending):
+                m.d.sync += [n.eq(0), left.eq(rows), addend.eq(cols)]
+            with m.Else():
+                m.d.sync += [n.eq(n + Mux(left[0], addend, 0)), left.eq(left >> 1), addend.eq(addend << 1)]
+            m.d.comb += Assert(n[bits:] == 0, "the record's product too wide")
+            with m.If(~pending & (left != 0)):
+                m.d.comb += [Assert((n < addend) | ((n == 0) & (addend == 0)), "the record's partial sum too large"),
+                             *(Assert(~addend[p] | (left >> max(0, bits - 1 - p) == 0), "the record's product too wide")
+                               for p in range(len(addend)))]
+            products[name] = (pending, left, addend, n)
+            return ~pending & (left == 0), n
+
+        products = {}
+
+        def load_footprint(insn, start, name):
+            f = data.View(insn_layout(cfg, "LOAD"), insn)
+            rows = f.y_pad_0 + f.y_size + f.y_pad_1
+            known, n = product(rows, f.x_pad_0 + f.x_size + f.x_pad_1, start, name)
+            writes = (f.x_size != 0) & (rows != 0)
+            is_load = Value.cast(data.View(insn_layout(cfg, "FINISH"), insn).opcode == Opcode.LOAD)
+            acc_load = is_load & ((f.memory_type == MemType.ACC) | (f.memory_type == MemType.ACC_8BIT))
+            # entries wrap at the buffer's depth: an ACC block [first, last] touches the
+            # lower half if it starts there or wraps, the upper half if it reaches it;
+            # a UOP block is [lo, end) and, past the buffer, [0, end - U)
+            first = f.sram_base[:cfg.log_depth[MemType.ACC]]
+            last = first + n - 1
+            lo = f.sram_base[:cfg.log_depth[MemType.UOP]]
+            end = lo + n
+            halves = Cat((first < D // 2) | (last >= D), last >= D // 2)
+            return {"known": known, "acc": Mux(writes & acc_load, halves, 0),
+                    "writes": writes & is_load & (f.memory_type == MemType.UOP),
+                    "w": [(lo, Mux(end > U, U, end)), (0, Mux(end > U, end - U, 0))]}
+
+        def unit_footprint(fp, insn):
+            f = data.View(insn_layout(cfg, "GEMM"), insn)
+            return {"known": 1, "acc": fp, "reads": 1, "r": (f.uop_bgn, f.uop_end)}
+
+        head_fp = Signal(2, name="rec_head_fp")     # a GEMM's or ALU's ACC halves, picked as it enters the head
+        with m.If(taken):
+            m.d.sync += head_fp.eq(AnySeq(2))
+        is_unit = kind["GEMM"] | kind["ALU"]
+        m.d.comb += Assume(~is_unit | (loop.uop_end <= U), "a GEMM's or ALU's micro-ops inside the buffer")
+        head_load = load_footprint(self.insn, taken, "rec_head")
+        head_unit = unit_footprint(head_fp, self.insn)
+
+        # -- what each unit executes ---------------------------------------------------------
+        starts = {"LOAD": Cat(self.start[mt.name] for mt in LOADS).any(), "GEMM": self.start["GEMM"],
+                  "ALU": self.start["ALU"]}
+        flags = {**{mt.name: (load_busy[mt], self.start[mt.name]) for mt in LOADS},
+                 **{c: (u.busy, self.start[c]) for c, u in units.items()}}
+        started = {}
+        for name, (busy, start) in flags.items():
+            started[name] = registered(m, start, f"rec_{name.lower()}_started")
+            m.d.comb += Assume(~busy | registered(m, busy, f"rec_{name.lower()}_busy") | started[name],
+                               f"{name}'s busy rises only after a start")
+        executes = {"LOAD": Cat(started[mt.name] | load_busy[mt] for mt in LOADS).any(),
+                    **{c: started[c] | u.busy for c, u in units.items()}}
+        rec_insn = {c: Signal(INSN_BITS, name=f"rec_{c.lower()}_insn") for c in CLASSES}
+        rec_fp = {c: Signal(2, name=f"rec_{c.lower()}_fp") for c in units}
+        for c in CLASSES:
+            with m.If(starts[c]):
+                m.d.sync += rec_insn[c].eq(self.insn)
+                if c in units:
+                    m.d.sync += rec_fp[c].eq(head_fp)
+        rec = {"LOAD": load_footprint(rec_insn["LOAD"], starts["LOAD"], "rec_load"),
+               **{c: unit_footprint(rec_fp[c], rec_insn[c]) for c in units}}
+
+        def overlap(a, b):
+            (a_lo, a_end), (b_lo, b_end) = a, b
+            return (a_lo < a_end) & (b_lo < b_end) & (a_lo < b_end) & (b_lo < a_end)
+
+        def writes_read(w, r):
+            """load footprint `w` writes a micro-op unit footprint `r` reads"""
+            return w["writes"] & Cat(overlap(part, r["r"]) for part in w["w"]).any()
+
+        for c in CLASSES:
+            new = head_load if c == "LOAD" else head_unit
+            with m.If(starts[c]):
+                m.d.comb += Assert(~executes[c], f"{c} started while it executes an instruction")
+                for other in CLASSES:
+                    if other == c:
+                        continue
+                    r = rec[other]
+                    with m.If(executes[other]):
+                        m.d.comb += [
+                            Assert(new["known"] & r["known"], f"{c} started beside {other} before both footprints "
+                                                              "were known"),
+                            Assert((new["acc"] & r["acc"]) == 0, f"{c} started on an ACC half {other} uses")]
+                        if c == "LOAD":
+                            m.d.comb += Assert(~writes_read(new, r), f"{c} started writing micro-ops {other} reads")
+                        if other == "LOAD":
+                            m.d.comb += Assert(~writes_read(r, new), f"{c} started reading micro-ops {other} writes")
+
+        # -- the GEMM's and ALU's footprints and scans (assumed) ------------------------------
+        NONE, HEAD, EXEC = 0, 1, 2
+        for c, unit in units.items():
+            of = Signal(2, name=f"rec_{c.lower()}_fp_of")       # whose footprint the unit finds or holds
+            restart = unit.scan | (starts[c] & ~unit.keep)
+            with m.If(unit.scan):
+                m.d.sync += of.eq(HEAD)
+            with m.Elif(starts[c]):
+                m.d.sync += of.eq(Mux(~unit.keep | (of == HEAD), EXEC, NONE))
+            with m.Elif(taken & (of == HEAD)):
+                m.d.sync += of.eq(NONE)
+            restarted = registered(m, restart, f"rec_{c.lower()}_restarted")
+            was_known = registered(m, unit.fp_known, f"rec_{c.lower()}_was_known")
+            was_mask = registered(m, unit.fp_mask, f"rec_{c.lower()}_was_mask")
+            was_scan = registered(m, unit.scan, f"rec_{c.lower()}_was_scan")
+            was_scanning = registered(m, unit.scanning, f"rec_{c.lower()}_was_scanning")
+            aborted = registered(m, unit.abort & unit.scanning, f"rec_{c.lower()}_aborted")
+            m.d.comb += [
+                Assume(~restarted | ~unit.fp_known, f"{c}'s footprint unknown after a restart"),
+                Assume(~was_known | restarted | (unit.fp_known & (unit.fp_mask == was_mask)),
+                       f"{c}'s known footprint holds until a restart"),
+                Assume(~unit.fp_known | (of == NONE) | (unit.fp_mask == Mux(of == HEAD, head_fp, rec_fp[c])),
+                       f"{c}'s footprint is its instruction's"),
+                Assume(~unit.scanning | was_scanning | was_scan, f"{c} scans only after a scan starts"),
+                Assume(~unit.scanning | ~aborted, f"{c}'s scan ends after an abort"),
+                Assume(~unit.scanning | ~unit.fp_known, f"{c}'s footprint known only after its scan"),
+                Assert(~starts[c] | ~unit.scanning, f"{c} started while it scans"),
+                # what makes it inductive: a scan is of the head, which waits for it
+                Assert(~unit.scanning | (hw["have"] & hw["sel"][c] & hw["scan_on"] & ~hw["scanned"] & (of == HEAD)),
+                       f"{c} scans another instruction than the head"),
+                Assert(~(hw["scanned"] & hw["sel"][c]) | (hw["have"] & (of == HEAD) & unit.fp_known),
+                       f"a head scanned on {c} without its footprint"),
+                Assert(~(hw["scan_on"] & hw["sel"][c]) | (~hw["exe"][c] & ((of == HEAD) | hw["scan_go"][c])),
+                       f"a head scanned on {c} while it executes"),
+                Assert(~hw["exe"][c] | (of == EXEC), f"{c} executes with another instruction's footprint"),
+                Assert(of <= EXEC, f"{c}'s footprint of no state"),
+            ]
+
+        m.d.comb += Assert(~(hw["scanned"] | hw["scan_on"]) | (hw["have"] & (hw["sel"]["GEMM"] | hw["sel"]["ALU"])),
+                           "a scan of no GEMM or ALU head")
+
+        # -- tokens ----------------------------------------------------------------------------
+        for side in ("prev", "next"):
+            pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
+            counted = registered(m, pop, f"rec_pop_{side}")
+            if cfg.TOKEN_REGISTER:
+                counted = registered(m, counted, f"rec_pop_{side}_counted")
+            m.d.comb += [Assume(have | ~registered(m, have, f"rec_have_{side}") | counted,
+                                f"have_{side} falls only when a pop is counted"),
+                         Assert(~pop | have, f"pop_{side} without a token")]
+            if cfg.TOKEN_REGISTER:
+                m.d.comb += Assert(~pop | ~registered(m, pop, f"rec_pop_{side}_was"),
+                                   f"pop_{side} in two cycles running")
+
+        # -- what makes the above inductive ------------------------------------------------
+        m.d.comb += Assert(~hw["have"] | (Cat(hw["sel"][n] == kind[n] for n in kind).all() &
+                                          (hw["is_load"] == Cat(kind[mt.name] for mt in LOADS).any())),
+                           "the head's decode differs from its instruction")
+        for c in CLASSES:
+            m.d.comb += Assert(~executes[c] | hw["exe"][c], f"{c} executes unseen")
+        m.d.comb += Assert(hw["ld_fields"].as_value() == rec_insn["LOAD"], "the executing load's fields differ")
+        m.d.comb += Assert(~hw["exe"]["LOAD"] | (hw["ld_is_uop"] == (hw["ld_fields"].memory_type == MemType.UOP)),
+                           "the executing load's memory type differs")
+        for c in units:
+            f = data.View(insn_layout(cfg, "GEMM"), rec_insn[c])
+            m.d.comb += Assert((hw["rng"][c][0] == f.uop_bgn) & (hw["rng"][c][1] == f.uop_end),
+                               f"the executing {c}'s micro-op range differs")
+        for name, mine in (("head_size", "rec_head"), ("load_size", "rec_load")):
+            fields, size, writes = hw["sizes"][name]
+            pending, left, addend, n = products[mine]
+            rows = fields.y_pad_0 + fields.y_size + fields.y_pad_1
+            m.d.comb += Assert(size.pending == pending, "a footprint started apart from its record")
+            began = Signal(name=f"{mine}_began")        # the registers hold a footprint from then on
+            with m.If(pending):
+                m.d.sync += began.eq(1)
+            m.d.comb += Assert(~(hw["have"] if name == "head_size" else hw["exe"]["LOAD"]) | began | pending,
+                               "a footprint used before it began")
+            with m.If(began & ~pending):
+                m.d.comb += Assert((size.rest[0] == left) & ((left == 0) | (size.shifted[0] == addend)) &
+                                   (size.value == (fields.sram_base - 1 + n)[:len(size.value)]) &
+                                   (writes == ((fields.x_size != 0) & (rows != 0))),
+                                   "a load's footprint counts other entries than its record")
+        if cfg.TOKEN_REGISTER:
+            m.d.comb += Assert(hw["settle"] == registered(m, tokens.pop_prev | tokens.pop_next, "rec_popped"),
+                               "a pop not followed by a settling cycle")

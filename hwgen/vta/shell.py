@@ -42,7 +42,7 @@ class Shell(wiring.Component):
         m.submodules.vme = vme = MemoryEngine(cfg, 3)
         m.submodules.vcr = vcr = ControlRegisters(identification(cfg.build_hash),
                                                   {"axi_read_bytes": geometry(cfg).bus_bytes,
-                                                   "axi_write_bytes": geometry(cfg).bus_bytes})
+                                                   "axi_write_bytes": geometry(cfg).bus_bytes}, self.bugs)
         connect_flat(m, self, "m_axi", vme.axi, self._axi)
         connect_flat(m, self, "s_axil", vcr.axil, self._axil)
         for k, client in enumerate((core.vme_fetch, core.vme_load, core.vme_compute)):

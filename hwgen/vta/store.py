@@ -12,8 +12,8 @@ from .tensor_store import TensorStore
 
 
 class StoreModule(wiring.Component):
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset()):
+        self.cfg, self.bugs = cfg, bugs
         super().__init__({
             "queue": Out(InsnQueueSignature()),
             "tokens": Out(TokenSignature()),
@@ -25,7 +25,7 @@ class StoreModule(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.tensor_store = ts = TensorStore(self.cfg)
+        m.submodules.tensor_store = ts = TensorStore(self.cfg, self.bugs)
         # Every instruction in the store queue is a STORE.
         seq = Sequencer(m, self.queue, self.tokens, [ts.busy], {"store": lambda bits: 1}, self.cfg.BUSY_REGISTER)
         m.d.comb += [ts.insn.eq(seq.insn), ts.start.eq(seq.start["store"])]

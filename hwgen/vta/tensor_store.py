@@ -6,19 +6,22 @@ Each row goes out as AXI write bursts (bus-aligned, at most AXI_MAX_BURST beats,
 cycle, and queued for the W channel, so that beats leave one a cycle when a beat is at
 most one entry; byte strobes cover exactly the row's elements, so partial beats leave
 their neighbours untouched. The store has completed when every burst is acknowledged.
+With `formal` the unit asserts its AXI write contract (`_properties`); `bugs`
+(hwgen.vta.bugs) injects faults for the proofs' twins.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..geometry import geometry, memory_read_register
+from ..geometry import BOUNDARY_BYTES, geometry, memory_read_register
 from ..isa.fields import MEMOP_SIZE_BITS
 from ..isa.opcodes import MemType
 from .axi import ADDR_BITS, plan_bursts, start_row
 from .layouts import insn_layout
+from .properties import held_until_ready
 from .rtl import registered
 from .vme import WriteClientSignature
 
@@ -28,8 +31,8 @@ STORE_FIFO_DEPTH = 4
 
 
 class TensorStore(wiring.Component):
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset(), formal: bool = False):
+        self.cfg, self.bugs, self.formal = cfg, bugs, formal
         super().__init__({
             "start": In(1),
             "insn": In(insn_layout(cfg, "STORE")),
@@ -155,10 +158,11 @@ class TensorStore(wiring.Component):
                         m.next = "READ"
             with m.State("READ"):
                 last_lane = rl == lanes - 1
+                last_beat = (rb + 2 == n_beats) if "store_wlast_early" in self.bugs else rb == n_beats - 1
                 with m.If((rl != 0) | (in_flight < depth)):
                     m.d.comb += starts_beat.eq(rl == 0)
                     m.d.sync += [*(v.eq(x) for v, x in zip(issued, (1, rl, ok, b[:exact_log2(slices)], last_lane,
-                                                                     rb == n_beats - 1))),
+                                                                     last_beat))),
                                  rl.eq(Mux(last_lane, 0, rl + 1))]
                     if narrow:
                         m.d.sync += rd_addr.eq(rd_addr + 1)
@@ -179,4 +183,77 @@ class TensorStore(wiring.Component):
         with m.Elif(self.vme.ack & ~sent):
             m.d.sync += outstanding.eq(outstanding - 1)
         m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+        if self.formal:
+            self._properties(m, fsm.ongoing("READ"), cur, row_end, rb, rl, n_beats, lanes, in_flight, beats_fifo,
+                             (issued[0], issued[4]), (got_valid, got_last_lane), fsm.ongoing("BURST"), plan)
         return m
+
+    def _properties(self, m: Module, reading, cur, row_end, rb, rl, n_beats, lanes: int, in_flight, beats_fifo,
+                    landing, writing, requesting, plan) -> None:
+        """The store's AXI write contract (the memory engine passes its requests and
+        beats to AW and W, adding to the address its `base`, a multiple of 4 KiB), for
+        any instruction, scratchpad data and slave:
+        AW's valid and payload, and W's, hold until ready; every burst is bus-aligned,
+        of at most AXI_MAX_BURST beats and inside one 4 KiB page (with the row's
+        bounds aligned, as the load's); a beat enters the W queue only for a burst
+        taken on AW, never into a full queue, and with its last flag exactly on the
+        last of the burst's AWLEN + 1 beats. The queue (Amaranth's SyncFIFO) hands
+        the beats to W in that order, unchanged.
+
+        The beats are counted by a record of their own: the reads landing since the
+        burst's AW (`lanes` reads a beat; `landing` is (valid, a beat's last read) of
+        a read as it lands, `writing` as its beat enters the queue, a cycle later with
+        STORE_READ_REGISTER). What makes it inductive: while READ issues a burst's
+        reads, the record's count is the reads issued (`rb` beats and `rl` lanes); a
+        beat started and not yet sent (`in_flight`) is in the queue, in the read
+        pipeline, or being read; with BURST_PLAN_REGISTER the burst requested is the
+        one planned from the current address."""
+        g = geometry(self.cfg)
+        cmd, w = self.vme.cmd, self.vme.data
+        held_until_ready(m, cmd.valid, cmd.ready, Cat(cmd.payload.addr, cmd.payload.len), "AW")
+        held_until_ready(m, w.valid, w.ready, Cat(w.payload.data, w.payload.strb, w.payload.last), "W")
+        aligned = exact_log2(g.bus_bytes)
+        beats = cmd.payload.len + 1
+        page = cmd.payload.addr[:exact_log2(BOUNDARY_BYTES)]
+        m.d.comb += Assert((cur[:aligned] == 0) & (row_end[:aligned] == 0), "store row not bus-aligned")
+        with m.If(cmd.valid):
+            m.d.comb += [Assert(cmd.payload.addr[:aligned] == 0, "store burst not bus-aligned"),
+                         Assert(beats <= g.max_burst, "store burst longer than AXI_MAX_BURST"),
+                         Assert(page + beats * g.bus_bytes <= BOUNDARY_BYTES, "store burst crosses 4 KiB")]
+
+        # the record: the burst taken on AW last, its AWLEN, the reads landed for it
+        lane_bits = exact_log2(lanes)
+        awlen, reads, open_ = Signal(8, name="rec_awlen"), Signal(8 + lane_bits + 1, name="rec_reads"), \
+            Signal(name="rec_open")
+        landed, landed_beat_end = landing
+        last_read = reads == ((awlen + 1) << lane_bits) - 1
+        beat_end = reads[:lane_bits] == lanes - 1 if lanes > 1 else Const(1)
+        with m.If(landed):
+            m.d.comb += [Assert(open_, "a read landing for no burst taken on AW"),
+                         Assert(landed_beat_end == beat_end, "a W beat not made of its own reads")]
+            m.d.sync += reads.eq(reads + 1)
+            with m.If(last_read):
+                m.d.sync += open_.eq(0)
+        taken = cmd.valid & cmd.ready
+        with m.If(taken):
+            m.d.comb += Assert(~open_ | (landed & last_read), "AW taken before the last burst's reads landed")
+            m.d.sync += [awlen.eq(cmd.payload.len), reads.eq(0), open_.eq(1)]
+        flag = landed & last_read
+        if self.cfg.STORE_READ_REGISTER:
+            flag = registered(m, flag, "rec_last_r")
+        with m.If(beats_fifo.w_en):
+            m.d.comb += [Assert(beats_fifo.w_rdy, "a beat written to a full W queue"),
+                         Assert(beats_fifo.w_data[-1] == flag, "WLAST not on the last of the burst's AWLEN + 1 beats")]
+        # what makes the above inductive
+        with m.If(reading):
+            m.d.comb += Assert(open_ & (awlen + 1 == n_beats) & (rb < n_beats) & (reads + landed == rb * lanes + rl),
+                               "the record differs from the burst being read")
+        with m.Else():
+            m.d.comb += Assert(~open_ | (landed & last_read), "a burst open with no read to come")
+        m.d.comb += Assert(rl < lanes, "a lane beyond the beat")
+        with m.If(requesting):
+            m.d.comb += [Assert(a.lhs == a.rhs, "the burst planned is not that of the row's address") for a in plan]
+        pipeline = [v & end for v, end in ([landing] if writing[0] is landing[0] else [landing, writing])]
+        m.d.comb += [Assert(in_flight == beats_fifo.w_level + (reading & (rl != 0)) + sum(pipeline),
+                            "beats in flight miscounted"),
+                     Assert(in_flight <= beats_fifo.depth, "more beats in flight than the W queue holds")]

@@ -3,24 +3,28 @@ hwgen.registers. Writing 1 to bit 0 of `control` launches a run (clearing the cy
 counter, the performance counters and the finished bit); bit 1 of `control` reads 1
 once FINISH has retired. Counters count the cycles in which their event input is high,
 by the counter's step (bytes per beat for the AXI byte counters). The identification
-registers read the constants `identity` (hwgen.registers.identification)."""
+registers read the constants `identity` (hwgen.registers.identification). With `formal`
+the slave asserts its AXI4-Lite contract (`_properties`); `bugs` (hwgen.vta.bugs) injects
+faults for the proofs' twins."""
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTERS, IDENTIFICATION, OFFSETS, REGISTERS
 from .axi import AxiLiteSignature
+from .properties import held_until_ready
 
 OKAY = 0
 
 
 class ControlRegisters(wiring.Component):
-    def __init__(self, identity: dict[str, int], steps: dict[str, int] | None = None):
+    def __init__(self, identity: dict[str, int], steps: dict[str, int] | None = None, bugs=frozenset(),
+                 formal: bool = False):
         if set(identity) != {name for name, _ in IDENTIFICATION}:
             raise ValueError(f"identity needs exactly the registers {[name for name, _ in IDENTIFICATION]}")
-        self.identity = identity
+        self.identity, self.bugs, self.formal = identity, bugs, formal
         self.steps = [int((steps or {}).get(name, 1)) for name, _ in COUNTERS]
         super().__init__({
             "axil": Out(AxiLiteSignature(AXIL_ADDR_BITS)),
@@ -46,7 +50,7 @@ class ControlRegisters(wiring.Component):
         # -- writes: address and data together, then the response ----------------------------
         bvalid = Signal()
         m.d.comb += [bus.bvalid.eq(bvalid), bus.bresp.eq(OKAY)]
-        with m.If(bus.bvalid & bus.bready):
+        with m.If(bus.bvalid if "vcr_drops_bvalid" in self.bugs else bus.bvalid & bus.bready):
             m.d.sync += bvalid.eq(0)
         take = bus.awvalid & bus.wvalid & ~bvalid
         m.d.comb += [bus.awready.eq(take), bus.wready.eq(take)]
@@ -77,11 +81,44 @@ class ControlRegisters(wiring.Component):
         m.d.comb += [bus.rvalid.eq(rvalid), bus.rdata.eq(rdata), bus.rresp.eq(OKAY), bus.arready.eq(~rvalid)]
         with m.If(bus.rvalid & bus.rready):
             m.d.sync += rvalid.eq(0)
+        # a read's data is loaded as its address is taken (with the injected bug
+        # vcr_rdata_changes_while_waiting, whenever ARVALID is up)
+        stale = "vcr_rdata_changes_while_waiting" in self.bugs
         with m.If(bus.arvalid & ~rvalid):
-            m.d.sync += [rvalid.eq(1), rdata.eq(0)]
-            with m.Switch(bus.araddr):
-                for r in REGISTERS:
-                    with m.Case(r.offset):
-                        value = Mux(done, CONTROL_FINISHED, 0) if r.name == "control" else regs[r.name]
-                        m.d.sync += rdata.eq(value)
+            m.d.sync += rvalid.eq(1)
+            if not stale:
+                self._load_rdata(m, rdata, regs, done)
+        if stale:
+            with m.If(bus.arvalid):
+                self._load_rdata(m, rdata, regs, done)
+        if self.formal:
+            self._properties(m)
         return m
+
+    def _load_rdata(self, m: Module, rdata, regs: dict, done) -> None:
+        m.d.sync += rdata.eq(0)
+        with m.Switch(self.axil.araddr):
+            for r in REGISTERS:
+                with m.Case(r.offset):
+                    value = Mux(done, CONTROL_FINISHED, 0) if r.name == "control" else regs[r.name]
+                    m.d.sync += rdata.eq(value)
+
+    def _properties(self, m: Module) -> None:
+        """The slave's AXI4-Lite contract, for any master: B and R, with their payload,
+        held until BREADY and RREADY; a write response only once the write's address
+        and data were taken, a read response only once its address was, and one
+        response a request (the requests taken and not yet answered are counted from
+        the bus alone; the slave takes one of each kind at a time, which bounds them,
+        and answers it in the next cycle, which makes the rules inductive)."""
+        bus = self.axil
+        held_until_ready(m, bus.bvalid, bus.bready, bus.bresp, "B")
+        held_until_ready(m, bus.rvalid, bus.rready, Cat(bus.rdata, bus.rresp), "R")
+        answered = {"B": bus.bvalid & bus.bready, "R": bus.rvalid & bus.rready}
+        for name, taken, response in (("AW", bus.awvalid & bus.awready, "B"), ("W", bus.wvalid & bus.wready, "B"),
+                                      ("AR", bus.arvalid & bus.arready, "R")):
+            owed = Signal(2, name=f"{name.lower()}_unanswered")
+            m.d.sync += owed.eq(owed + taken - answered[response])
+            valid = bus.bvalid if response == "B" else bus.rvalid
+            m.d.comb += [Assert(~valid | (owed != 0), f"{response} without its {name} taken"),
+                         Assert(owed <= 1, f"a second {name} taken before the first was answered"),
+                         Assert(owed == valid, f"{name} taken and no {response} in the next cycle")]

@@ -6,7 +6,12 @@ import pytest
 
 from hwgen.errors import HwgenError
 from hwgen.formal import CONFIGS, PROOFS, check_twin, run_proof
+from hwgen.formal.proofs import config
 from hwgen.formal.sby import job_text
+from hwgen.registers import identification
+from hwgen.vta.rtl import to_rtlil
+from hwgen.vta.tensor_store import TensorStore
+from hwgen.vta.vcr import ControlRegisters
 
 CASES = [(proof, name) for proof in PROOFS for name in CONFIGS]
 TWINS = [(proof, name, bug) for proof in PROOFS for name in CONFIGS for bug in PROOFS[proof].twins]
@@ -37,3 +42,13 @@ def test_unknown_names_are_refused():
         run_proof("load", "x")
     with pytest.raises(HwgenError, match="formal mode 'cover'"):
         job_text("cover", 3)
+
+
+@pytest.mark.parametrize("unit", ["store", "vcr"])
+def test_properties_only_in_formal_builds(unit):
+    """A unit's properties (Amaranth's $check cells) are in its formal build only."""
+    cfg = config("default")
+    make = {"store": lambda **kw: TensorStore(cfg, **kw),
+            "vcr": lambda **kw: ControlRegisters(identification(cfg.build_hash), **kw)}[unit]
+    assert "$check" not in to_rtlil(make(), unit)
+    assert "$check" in to_rtlil(make(formal=True), unit)
