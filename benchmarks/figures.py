@@ -39,6 +39,10 @@ boards       the sweeps within the boards' devices (ci/dse/resnet18-pynq.yaml an
              with 10 % headroom, the default's and AXI 128's cycles, the 16x32 cores'
              cycles and DSP share, the smaller scratchpads', and the charts in docs/img
              (about 40 minutes a board the first time, stored like dse's points)
+coverage     line and control-signal toggle coverage of the core per unit on tsim's coverage
+             builds of the default, 1x8x8 for ECP5 and 1x16x16 with a 512-bit bus
+             (benchmarks/rtl_coverage.py: reference, directed and 100 random programs
+             each; about 15 minutes with the builds, 5 without)
 suite        the test suite's size and time: the fast lane, the whole suite warm and from
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
@@ -77,6 +81,7 @@ COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
+COVERAGE_CONFIGS = ["default", "1x8x8+ecp5", "1x16x16-axi512"]
 DSE_CHART = ROOT / "docs" / "img" / "pareto_resnet18_scaled.png"
 BOARD_SPACES = {"pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
 BOARD_POINTS = {"default": "blk16 axi64", "axi128": "blk16 axi128", "small": "blk16 inp16K wgt128K acc64K axi64"}
@@ -240,6 +245,18 @@ def measure_boards() -> dict:
     return figures
 
 
+def measure_coverage() -> dict:
+    _progress("coverage: python -m benchmarks.rtl_coverage --config " + ",".join(COVERAGE_CONFIGS))
+    figures = {}
+    for c in _json_of("-m", "benchmarks.rtl_coverage", "--config", ",".join(COVERAGE_CONFIGS), "--json"):
+        key = c["config"]
+        figures.update({f"{key}/{k}": c["total"][k] for k in ("line_percent", "toggle_percent")})
+        figures.update({f"{key}/{k}": c[k] for k in ("programs", "cycles", "build_seconds", "run_seconds")})
+        for u in c["units"]:
+            figures.update({f"{key}/{u['unit']}/{k}": u[k] for k in ("line_percent", "toggle_percent")})
+    return figures
+
+
 def measure_suite() -> dict:
     _progress("suite: python -m benchmarks.suite_time")
     figures = {}
@@ -270,6 +287,7 @@ SECTION_SOURCES = {
              "tests/support/mnist.py", "tests/support/ort.py"),
     "fpga": (*_FPGA, "benchmarks/fpga_resources.py"), "timing": (*_FPGA, "benchmarks/fpga_timing.py"),
     "dse": (*_DSE, f"ci/dse/{DSE_SPACE}.yaml"), "boards": (*_DSE, *(f"ci/dse/{s}.yaml" for s in BOARD_SPACES.values())),
+    "coverage": (*_TSIM, "benchmarks/rtl_coverage.py"),
     "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py",
               "benchmarks/options.py"),
 }
@@ -280,7 +298,8 @@ SECTION_RUNS = {
     "networks": "benchmarks/compiler_bench.py", "unpipelined": "benchmarks/compiler_bench.py",
     "compile": "benchmarks/compiler_bench.py", "engineir": "ci/engineir_eval.py", "onnx": "benchmarks/onnx_bench.py",
     "fpga": "benchmarks/fpga_resources.py", "timing": "benchmarks/fpga_timing.py",
-    "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "suite": "benchmarks/suite_time.py",
+    "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "coverage": "benchmarks/rtl_coverage.py",
+    "suite": "benchmarks/suite_time.py",
 }
 
 
@@ -317,7 +336,8 @@ def _changed(commit: str, paths: tuple, root: Path) -> list:
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
             "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
-            "boards": measure_boards, "suite": measure_suite}
+            "boards": measure_boards, "coverage": measure_coverage,
+            "suite": measure_suite}
 
 
 # -- README's quotes ----------------------------------------------------------------------
@@ -403,6 +423,7 @@ _ONNX = "| model | quantization | cycles (cycle model) |"
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
+_COVERAGE = "| configuration | lines | control-signal toggles |"
 QUOTES = [
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
@@ -482,6 +503,8 @@ QUOTES = [
     Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
     *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
+    *(Quote(f"coverage/{config}/{figure}", f"| {config} |", cell, "percent_of", table=_COVERAGE)
+      for config in COVERAGE_CONFIGS for cell, figure in ((1, "line_percent"), (2, "toggle_percent"))),
     Quote("suite/warm/tests", "simulations included (", None, "count"),
     Quote("suite/warm/wall_seconds", "two-core machine the whole suite takes", None, "minutes"),
     Quote("suite/fresh/wall_seconds", "two-core machine the whole suite takes", None, "minutes", 1),

@@ -5,7 +5,9 @@
 - `cache`: where those builds live, keyed by configuration, generator and variant;
 - `run`: the `Tsim` target: the program's memory in a numpy array the harness uses in
   place, launched through the control registers by sim.launch, with an optional
-  event trace and waveform window.
+  event trace and waveform window;
+- `coverage`: the coverage counters a coverage build writes (Verilator's coverage.dat),
+  added up over runs (the report: sim/coverage.py).
 """
 from .build import WAVE_FORMATS, build_tsim, fst_available
 from .cache import cache_dir, cached_builds, prune_cache

@@ -13,6 +13,7 @@
 // or HWGEN_WAVES_VCD (on a model Verilated with --trace-fst or --trace, and always
 // with HWGEN_TRACE, whose retire pulses delimit instruction windows) add a waveform
 // dump of a window of cycles and/or instructions. One cycle is 10 time units.
+// HWGEN_COVERAGE (on a model Verilated with coverage) adds tsim_write_coverage.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -37,6 +38,9 @@ using WaveWriter = VerilatedVcdC;
 #endif
 #if defined(HWGEN_WAVES_FST) || defined(HWGEN_WAVES_VCD)
 #define HWGEN_WAVES 1
+#endif
+#ifdef HWGEN_COVERAGE
+#include "verilated_cov.h"
 #endif
 
 namespace {
@@ -296,6 +300,10 @@ class Harness {
     const std::vector<uint64_t>& samples() const { return samples_; }
     bool error() const { return error_; }
     const std::string& error_message() const { return error_msg_; }
+#ifdef HWGEN_COVERAGE
+    // The model's coverage counters since it was made, in Verilator's coverage.dat format.
+    void write_coverage(const char* path) { ctx_->coveragep()->write(path); }
+#endif
 
   private:
     bool chance() { return p_.stall > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p_.stall; }
@@ -641,6 +649,10 @@ uint64_t tsim_activity(void* s, uint64_t* out, uint64_t max) {
     if (out) std::memcpy(out, v.data(), sizeof(uint64_t) * std::min<uint64_t>(max, v.size()));
     return v.size();
 }
+#ifdef HWGEN_COVERAGE
+// Writes the run's coverage counters to `path` (replacing the file); before tsim_close.
+void tsim_write_coverage(void* s, const char* path) { static_cast<Sim*>(s)->harness->write_coverage(path); }
+#endif
 // 1 and the message (truncated to msg_len - 1 bytes) when a memory access failed.
 int tsim_error(void* s, char* msg, int msg_len) {
     const Harness& h = *static_cast<Sim*>(s)->harness;

@@ -28,6 +28,7 @@ from hwgen.registers import OFFSETS
 from ..launch import Mmio, run_program
 from ..target import ACTIVITY_COUNTERS, Activity, Progress, Session, Target, layout, place
 from .build import WAVE_FORMATS, build_tsim
+from .coverage import accumulate
 
 # Cycles simulated per call into the harness while polling (about half a second), so
 # that Ctrl-C is seen promptly.
@@ -109,7 +110,9 @@ class TsimOptions:
     scratchpads built from its SRAM macros (with their behavioural models).
     `activity`: every this many cycles (a multiple of 64; 0: never) the harness
     samples the activity counters (ACTIVITY_COUNTERS) while it polls, the session's
-    `activity` afterwards."""
+    `activity` afterwards. `coverage`: a coverage build, whose line and toggle
+    counters of the run are added to this file when the run closes (Verilator's
+    coverage.dat format, created if missing; sim/coverage.py reports it)."""
     config: object = None
     latency: int = MEMORY_LATENCY
     max_outstanding: int | None = None
@@ -122,6 +125,7 @@ class TsimOptions:
     waves: WaveWindow | None = None
     tech: Tech | None = None
     activity: int = 0
+    coverage: Path | None = None
 
     def __post_init__(self):
         _integer("latency", self.latency, 0, MAX_LATENCY)
@@ -137,6 +141,10 @@ class TsimOptions:
                 or not (math.isfinite(self.stall) and 0 <= self.stall < 1):
             raise HwgenError(f"tsim option stall={self.stall!r}: must be a probability in [0, 1)")
         object.__setattr__(self, "bugs", check_bugs(self.bugs))
+        if self.coverage is not None:
+            if not isinstance(self.coverage, (str, os.PathLike)):
+                raise HwgenError(f"tsim option coverage={self.coverage!r}: must be the path of a file")
+            object.__setattr__(self, "coverage", Path(self.coverage))
 
 
 @cache
@@ -158,6 +166,8 @@ def _load(path: str) -> ctypes.CDLL:
     lib.tsim_set_activity.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int]
     lib.tsim_activity.restype = ctypes.c_uint64
     lib.tsim_activity.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64]
+    if hasattr(lib, "tsim_write_coverage"):     # coverage builds
+        lib.tsim_write_coverage.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     return lib
 
 
@@ -213,8 +223,9 @@ class TsimDevice:
                  waves: "_Waves | None" = None, build_progress=None):
         assert memory.dtype == np.uint8 and memory.flags.c_contiguous
         lib = _load(str(build_tsim(cfg, build_progress, trace=events is not None, bugs=options.bugs,
-                                   waves=options.waves.format if waves is not None else None, tech=options.tech)))
-        self.memory = memory
+                                   waves=options.waves.format if waves is not None else None, tech=options.tech,
+                                   coverage=options.coverage is not None)))
+        self.memory, self.coverage = memory, options.coverage
         self.handle = lib.tsim_open(memory.ctypes.data, bus_base, memory.size, options.latency,
                                     options.max_outstanding or cfg.AXI_MAX_INFLIGHT, options.stall,
                                     int(options.out_of_order), options.seed, options.max_cycles,
@@ -239,10 +250,23 @@ class TsimDevice:
         return Activity(cycles, {c: counts[:, k] for k, c in enumerate(ACTIVITY_COUNTERS)})
 
     def close(self) -> None:
-        """End the simulation (closes its trace and waveform files); idempotent."""
-        if self.handle is not None:
+        """End the simulation (closes its trace and waveform files, adds its coverage
+        counters to the coverage file); idempotent."""
+        if self.handle is None:
+            return
+        try:
+            if self.coverage is not None:
+                self._add_coverage(self.coverage)
+        finally:
             self.mmio.lib.tsim_close(self.handle)
             self.handle = None
+
+    def _add_coverage(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as tmp:
+            run = Path(tmp) / "run.dat"
+            self.mmio.lib.tsim_write_coverage(self.handle, str(run).encode())
+            accumulate(path, run)
 
 
 class TsimSession(Session):
