@@ -413,34 +413,10 @@ def uncovered(units: list[UnitCoverage]) -> str:
 
 # -- the campaign ---------------------------------------------------------------------------
 
-ALU_OPS = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
-           ("MUL", False), ("MIN", False), ("MIN", True)]
-EXT_ALU_OPS = [("CLP", True), ("MOV", True), ("MOV", False)]
-PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
-
-
 def reference_programs(cfg) -> Iterator[tuple[str, Program]]:
     """The programs of the reference behaviours the tsim tests run (docs/semantics.md),
-    labelled, for `cfg`."""
-    yield "save_load", ref.save_load(cfg)
-    for pad in PADS:
-        yield f"padded_load{pad}", ref.padded_load(cfg, pad)
-        if cfg.ALU_EXT:
-            yield f"padded_load_min{pad}", ref.padded_load(cfg, pad, pad_min=True)
-    for threads in (1, 2):
-        yield f"gemm_threads{threads}", ref.gemm(cfg, threads=threads)
-    for op, imm in ALU_OPS + (EXT_ALU_OPS if cfg.ALU_EXT else []):
-        yield f"alu_{op}_{'imm' if imm else 'vec'}", ref.alu(cfg, op, imm)
-    if cfg.ALU_RESCALE != "none":
-        for use_imm in (True, False):
-            for chain in (False, True):
-                yield f"rescale_{'imm' if use_imm else 'vec'}{'_chained' if chain else ''}", \
-                    ref.rescale(cfg, use_imm, chain=chain)
-    yield "relu", ref.relu(cfg)
-    yield "shift_scale", ref.shift_scale(cfg)
-    yield "relu_one_tile", ref.relu(cfg, tiles=1)
-    yield "shift_scale_one_tile", ref.shift_scale(cfg, tiles=1)
-    yield "array_roundtrip", ref.array_roundtrip(cfg)
+    labelled, for `cfg`, with the accumulation beside a load and blocked GEMMs."""
+    yield from ref.behaviours(cfg)
     for mem in (MemType.ACC_8BIT, MemType.ACC):
         yield f"accumulate_beside_load_{mem.name}", ref.accumulate_beside_load(cfg, mem=mem)
     for compress in (True, False):

@@ -332,3 +332,43 @@ REFERENCE = {
     "blocked_gemm": blocked_gemm,
     "rescale": rescale,
 }
+
+
+# The reference behaviours run on every target: each ALU opcode with an immediate or a
+# vector, the padding cases, and what ALU_EXT and ALU_RESCALE add.
+ALU_CASES = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True),
+             ("MUL", True), ("MUL", False), ("MIN", False), ("MIN", True)]
+EXT_ALU_CASES = [("CLP", True), ("MOV", True), ("MOV", False)]
+PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
+
+
+def rescale_behaviours(cfg):
+    """SCL with immediates and per-lane scales, independent and dependent back to back,
+    labelled."""
+    for use_imm in (True, False):
+        for chain in (False, True):
+            yield f"rescale_{'imm' if use_imm else 'vec'}{'_chained' if chain else ''}", rescale(cfg, use_imm,
+                                                                                               chain=chain)
+
+
+def behaviours(cfg):
+    """The reference behaviours (docs/semantics.md) that `cfg` has, labelled programs:
+    loads with each padding, GEMMs of one and two threads, every ALU case, SCL, ReLU
+    and shift-and-scale (also of one tile: ALU instructions of one micro-op back to
+    back), the array round trip."""
+    yield "save_load", save_load(cfg)
+    for pad in PADS:
+        yield f"padded_load{pad}", padded_load(cfg, pad)
+        if cfg.ALU_EXT:
+            yield f"padded_load_min{pad}", padded_load(cfg, pad, pad_min=True)
+    for threads in (1, 2):
+        yield f"gemm_threads{threads}", gemm(cfg, threads=threads)
+    for op, imm in ALU_CASES + (EXT_ALU_CASES if cfg.ALU_EXT else []):
+        yield f"alu_{op}_{'imm' if imm else 'vec'}", alu(cfg, op, imm)
+    if cfg.ALU_RESCALE != "none":
+        yield from rescale_behaviours(cfg)
+    yield "relu", relu(cfg)
+    yield "shift_scale", shift_scale(cfg)
+    yield "relu_one_tile", relu(cfg, tiles=1)
+    yield "shift_scale_one_tile", shift_scale(cfg, tiles=1)
+    yield "array_roundtrip", array_roundtrip(cfg)

@@ -11,7 +11,6 @@ from sim import run
 from tests.conftest import CONFIG_DIR
 from tests.support.spec_interpreter import rescale
 
-PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
 
 
 def test_save_load(cfg):
@@ -21,7 +20,7 @@ def test_save_load(cfg):
     np.testing.assert_array_equal(run(p).outputs["out"], x.astype(np.int8))
 
 
-@pytest.mark.parametrize("pad", PADS, ids=str)
+@pytest.mark.parametrize("pad", ref.PADS, ids=str)
 @pytest.mark.parametrize("pad_min", [False, True], ids=["zero", "min"])
 def test_padded_load(cfg, pad, pad_min):
     if pad_min:

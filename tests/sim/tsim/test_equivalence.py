@@ -47,44 +47,13 @@ CONFIGS = {
     "1x16x16-aluext+GEMM_PIPELINE=1+ACC_ADDR_REGISTER=true+COMPUTE_OVERLAP=false": {"out_of_order": True},
     "1x8x8+ecp5+ACC_ADDR_REGISTER=true+BRAM_PRIMITIVES=true": {"stall": 0.1},
 }
-ALU = [("SHL", True), ("MAX", True), ("MAX", False), ("ADD", True), ("ADD", False), ("SHR", True), ("MUL", True),
-       ("MUL", False), ("MIN", False)]
-EXT_ALU = [("CLP", True), ("MOV", True), ("MOV", False)]
-PADS = [(2, 0, 0, 0), (0, 2, 0, 0), (0, 0, 2, 0), (0, 0, 0, 2), (1, 1, 1, 1)]
-
-
 def programs(cfg):
-    yield "save_load", ref.save_load(cfg)
-    for pad in PADS:
-        yield f"padded_load{pad}", ref.padded_load(cfg, pad)
-        if cfg.ALU_EXT:
-            yield f"padded_load_min{pad}", ref.padded_load(cfg, pad, pad_min=True)
-    for threads in (1, 2):
-        yield f"gemm_threads{threads}", ref.gemm(cfg, threads=threads)
-    for op, imm in ALU + (EXT_ALU if cfg.ALU_EXT else []):
-        yield f"alu_{op}_{'imm' if imm else 'vec'}", ref.alu(cfg, op, imm)
-    if cfg.ALU_RESCALE != "none":
-        yield from rescale_programs(cfg)
-    yield "relu", ref.relu(cfg)
-    yield "shift_scale", ref.shift_scale(cfg)
-    # ALU instructions of one micro-op back to back: the next one starts as soon as the
-    # unit says it is idle
-    yield "relu_one_tile", ref.relu(cfg, tiles=1)
-    yield "shift_scale_one_tile", ref.shift_scale(cfg, tiles=1)
-    yield "array_roundtrip", ref.array_roundtrip(cfg)
+    yield from ref.behaviours(cfg)
     for dims in ((128, 128, 128), (256, 256, 4 * cfg.block_out)):
         for compress in (True, False):
             for threads in (1, 2):
                 yield (f"blocked_gemm{dims}_{'compressed' if compress else 'unrolled'}_threads{threads}",
                        ref.blocked_gemm(cfg, *dims, threads=threads, compress=compress))
-
-
-def rescale_programs(cfg):
-    """SCL with immediates and per-lane scales, independent and dependent back to back."""
-    for use_imm in (True, False):
-        for chain in (False, True):
-            yield (f"rescale_{'imm' if use_imm else 'vec'}{'_chained' if chain else ''}",
-                   ref.rescale(cfg, use_imm, chain=chain))
 
 
 # SCL on more builds, its programs only: the default with each setting (with and without
@@ -103,7 +72,7 @@ def test_reference_behaviours_match_fsim(name):
 
 @pytest.mark.parametrize("name", RESCALE_CONFIGS)
 def test_rescale_matches_fsim(name):
-    check(name, RESCALE_CONFIGS[name], rescale_programs(config(name)))
+    check(name, RESCALE_CONFIGS[name], ref.rescale_behaviours(config(name)))
 
 
 def check(name, memory, labelled):
