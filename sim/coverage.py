@@ -279,9 +279,21 @@ class Verilog:
 def _locations(src: str) -> list[str]:
     """The locations of a src attribute ("FILE:LINE|..."), relative to the repository,
     or to site-packages for a library's, or the file's name for Python's own."""
-    root = str(ROOT) + "/"
-    return [path[len(root):] if path.startswith(root) else path.split("/site-packages/")[1]
-            if "/site-packages/" in path else Path(path).name for path in src.split("|")]
+    return [_relative(path) for path in src.split("|")]
+
+
+def _relative(location: str) -> str:
+    """`location` (an absolute "FILE:LINE") relative to the repository: the longest
+    tail of it that names one of this checkout's files, since the Verilog may have been
+    generated in another checkout sharing the build cache."""
+    if "/site-packages/" in location:
+        return location.split("/site-packages/")[1]
+    parts = Path(location).parts
+    for i in range(1, len(parts) - 1):
+        tail = Path(*parts[i:])
+        if (ROOT / tail.parent / tail.name.rsplit(":", 1)[0]).is_file():
+            return tail.as_posix()
+    return Path(location).name
 
 
 def _best(locations: Iterator[str]) -> str | None:

@@ -153,3 +153,12 @@ def test_a_key_written_twice_adds_up_and_a_bad_line_is_named(tmp_path):
     ("vta.core.acc_mem", "scratchpads"), ("vta.core.tokens_L2C", "token queues"), ("vta.elsewhere", "vta.elsewhere")])
 def test_units_of_instances(instance, unit):
     assert unit_of(instance) == unit
+
+
+def test_sources_are_named_the_same_from_a_build_made_in_another_checkout(tmp_path):
+    # a cache is shared between checkouts: the Verilog may hold another root's paths
+    here = report(read_counts(dat(tmp_path / "c.dat", COUNTS)), Verilog(VERILOG))
+    elsewhere = report(read_counts(dat(tmp_path / "c.dat", COUNTS)),
+                       Verilog(VERILOG.replace(str(ROOT), "/elsewhere/checkout")))
+    assert [u.uncovered_lines for u in elsewhere] == [u.uncovered_lines for u in here]
+    assert [u.uncovered_toggles for u in elsewhere] == [u.uncovered_toggles for u in here]
