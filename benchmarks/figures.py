@@ -43,6 +43,11 @@ coverage     line and control-signal toggle coverage of the core per unit on tsi
              builds of the default, 1x8x8 for ECP5 and 1x16x16 with a 512-bit bus
              (benchmarks/rtl_coverage.py: reference, directed and 100 random programs
              each; about 15 minutes with the builds, 5 without)
+fuzz         a differential fuzzing campaign on Dask (two workers): 5,000 random programs
+             over 50 random configurations on fsim and tsim, its divergences (the record
+             is written only when every job ran), its hazard bins (sim.scenarios) and
+             `seconds`, the workers' time added up (about 50 minutes on two cores,
+             most of it Verilating the configurations)
 suite        the test suite's size and time: the fast lane, the whole suite warm and from
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
@@ -82,6 +87,7 @@ ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
 COVERAGE_CONFIGS = ["default", "1x8x8+ecp5", "1x16x16-axi512"]
+FUZZ_PROGRAMS, FUZZ_CONFIGS, FUZZ_SEED = 5000, 50, 1
 DSE_CHART = ROOT / "docs" / "img" / "pareto_resnet18_scaled.png"
 BOARD_SPACES = {"pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
 BOARD_POINTS = {"default": "blk16 axi64", "axi128": "blk16 axi128", "small": "blk16 inp16K wgt128K acc64K axi64"}
@@ -257,6 +263,26 @@ def measure_coverage() -> dict:
     return figures
 
 
+def measure_fuzz() -> dict:
+    argv = ["fuzz", "--count", str(FUZZ_PROGRAMS), "--configs", str(FUZZ_CONFIGS), "--seed", str(FUZZ_SEED),
+            "--workers", "2"]
+    _progress("fuzz: hwgen " + " ".join(argv))
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run([sys.executable, "-m", "hwgen.cli", *argv, "-o", tmp, "--json"], cwd=ROOT,
+                             stdout=subprocess.PIPE, text=True)
+    if run.returncode not in (0, 1):
+        raise HwgenError(f"hwgen fuzz exited {run.returncode}: no figure recorded")
+    report = json.loads(run.stdout)
+    if report["failed_jobs"]:
+        raise HwgenError(f"hwgen fuzz: {len(report['failed_jobs'])} jobs failed ({report['failed_jobs'][0]}): "
+                         "no figure recorded")
+    figures = {"programs": report["programs"], "configs": len(report["configs"]),
+               "divergences": len(report["divergences"]), "seconds": report["seconds"],
+               "bins": len(report["bins"]), "bins_hit": len(report["bins"]) - len(report["missed"])}
+    figures.update({f"bin/{name}": count for name, count in report["bins"].items()})
+    return figures
+
+
 def measure_suite() -> dict:
     _progress("suite: python -m benchmarks.suite_time")
     figures = {}
@@ -288,6 +314,7 @@ SECTION_SOURCES = {
     "fpga": (*_FPGA, "benchmarks/fpga_resources.py"), "timing": (*_FPGA, "benchmarks/fpga_timing.py"),
     "dse": (*_DSE, f"ci/dse/{DSE_SPACE}.yaml"), "boards": (*_DSE, *(f"ci/dse/{s}.yaml" for s in BOARD_SPACES.values())),
     "coverage": (*_TSIM, "benchmarks/rtl_coverage.py"),
+    "fuzz": (*_TSIM, *_DSE, "hwgen/cli/fuzz.py"),
     "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py",
               "benchmarks/options.py"),
 }
@@ -299,6 +326,7 @@ SECTION_RUNS = {
     "compile": "benchmarks/compiler_bench.py", "engineir": "ci/engineir_eval.py", "onnx": "benchmarks/onnx_bench.py",
     "fpga": "benchmarks/fpga_resources.py", "timing": "benchmarks/fpga_timing.py",
     "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "coverage": "benchmarks/rtl_coverage.py",
+    "fuzz": "hwgen/cli/fuzz.py",
     "suite": "benchmarks/suite_time.py",
 }
 
@@ -336,7 +364,7 @@ def _changed(commit: str, paths: tuple, root: Path) -> list:
 
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
             "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
-            "boards": measure_boards, "coverage": measure_coverage,
+            "boards": measure_boards, "coverage": measure_coverage, "fuzz": measure_fuzz,
             "suite": measure_suite}
 
 
