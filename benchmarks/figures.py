@@ -1,14 +1,16 @@
-"""The figures README quotes, measured again into one record and written into README.
+"""The figures README and the docs pages quote, measured again into one record and
+written where they are quoted.
 
-    python -m benchmarks.figures [--only SECTION,...] [--record FILE] [--readme FILE] [--json]
+    python -m benchmarks.figures [--only SECTION,...] [--record FILE] [--root DIR] [--json]
     python -m benchmarks.figures --list
 
 Each section runs its benchmark (below); what it measures replaces the section's entry
 in the record (benchmarks/figures.json, with the commit, whether the tree had changes,
-the machine and the date), and every README quote of those figures (QUOTES: a line
-found by a phrase, a table cell, which number of a kind in it) is rewritten with the
-new value. tests/test_figures.py checks that every quote reads the recorded value, so
-a README figure is the one this command measured, or the test fails.
+the machine and the date), and every quote of those figures in README and the docs
+pages (QUOTES: the file, a line found by a phrase, a table cell, which number of a kind
+in it) is rewritten with the new value. tests/test_figures.py checks that every quote
+reads the recorded value, so a quoted figure is the one this command measured, or the
+test fails.
 
 networks     ResNet-18 and MobileNet-v1 on tsim on the default, 1x32x32 and 1x64x64
              configurations: cycles, MAC utilization, the cycle model's prediction;
@@ -368,11 +370,11 @@ SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "c
             "suite": measure_suite}
 
 
-# -- README's quotes ----------------------------------------------------------------------
+# -- The quotes in README and the docs pages ------------------------------------------------
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind of number as README writes it: the pattern that finds one and how a
+    """A kind of number as the quoting files write it: the pattern that finds one and how a
     value is written."""
     pattern: str
     write: object
@@ -405,16 +407,18 @@ KINDS = {
 
 @dataclass(frozen=True)
 class Quote:
-    """README quotes figure `key` (section/figure; a pair: the first divided by the
-    second) on the one line containing `line` (with `table`, the one row containing it
-    of the table whose header line contains `table`), in table cell `cell` (0 the
-    first; None: anywhere on the line), as the `nth` number of its `kind` there."""
+    """`file` (README.md or a docs page, relative to the repository) quotes figure `key`
+    (section/figure; a pair: the first divided by the second) on the one line
+    containing `line` (with `table`, the one row containing it of the table whose
+    header line contains `table`), in table cell `cell` (0 the first; None: anywhere on
+    the line), as the `nth` number of its `kind` there."""
     key: str | tuple
     line: str
     cell: int | None
     kind: str
     nth: int = 0
     table: str | None = None
+    file: str = "README.md"
 
     def value(self, record: dict):
         def one(key):
@@ -428,11 +432,25 @@ class Quote:
         return {k.split("/", 1)[0] for k in (self.key if isinstance(self.key, tuple) else (self.key,))}
 
 
+BENCHMARKS, COMPILER, FPGA_DOC = "docs/benchmarks.md", "docs/compiler.md", "docs/fpga.md"
+ENGINEIR_DOC, BOARDS_DOC, TESTING, COVERAGE_DOC = ("docs/engineir.md", "docs/boards.md", "docs/testing.md",
+                                                   "docs/coverage.md")
+
+
 def _network_quotes(net: str, config: str, line: str, kind: str) -> list:
+    """A row of docs/benchmarks.md's table of networks on tsim."""
+    key, table = f"networks/{net}/{config}", "| run (tsim) | cycles |"
+    return [Quote(f"{key}/{figure}", line, cell, k, table=table, file=BENCHMARKS)
+            for figure, cell, k in (("cycles", 1, kind), ("mac_utilization", 2, "percent"),
+                                    ("predicted_cycles", 3, kind), ("prediction_error", 3, "error"),
+                                    ("bound_cycles", 4, kind))]
+
+
+def _headline_quotes(net: str, config: str, line: str) -> list:
+    """A row of README's table of headline figures: cycles, utilization, prediction error."""
     key = f"networks/{net}/{config}"
-    return [Quote(f"{key}/cycles", line, 2, kind), Quote(f"{key}/mac_utilization", line, 3, "percent"),
-            Quote(f"{key}/predicted_cycles", line, 4, kind), Quote(f"{key}/prediction_error", line, 4, "error"),
-            Quote(f"{key}/bound_cycles", line, 5, kind)]
+    return [Quote(f"{key}/{figure}", line, 1, kind, table=_HEADLINES)
+            for figure, kind in (("cycles", "count"), ("mac_utilization", "percent"), ("prediction_error", "error"))]
 
 
 def _engineir_quotes(net: str, label: str) -> list:
@@ -440,10 +458,11 @@ def _engineir_quotes(net: str, label: str) -> list:
     kinds = [("classes", "count"), ("nodes", "count"), ("designs_digits", "power"),
              ("egraph_and_export_seconds", "seconds"), ("count_seconds", "seconds"), ("front_seconds", "seconds"),
              ("front_designs", "integer")]
-    return [Quote(f"engineir/{net}/{figure}", row, cell, kind, table=header)
+    return [Quote(f"engineir/{net}/{figure}", row, cell, kind, table=header, file=ENGINEIR_DOC)
             for cell, (figure, kind) in enumerate(kinds, start=1)]
 
 
+_HEADLINES = "| headline | figure | details |"
 _MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
 _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
 _COMPILE = "the first time and"
@@ -451,95 +470,150 @@ _ONNX = "| model | quantization | cycles (cycle model) |"
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
-_COVERAGE = "| configuration | lines | control-signal toggles |"
+_COVERAGE = "| unit | default: lines |"
 QUOTES = [
+    # README: the headline figures and the test suite's size and time
+    *_headline_quotes("resnet18", "default", "| ResNet-18 on the default core"),
+    *_headline_quotes("resnet18", "1x32x32", "| ResNet-18 on 1x32x32"),
+    *_headline_quotes("resnet18", "1x64x64", "| ResNet-18 on 1x64x64"),
+    *_headline_quotes("mobilenet_v1", "default", "| MobileNet-v1 on the default core"),
+    *(q for nth, config in enumerate(("1x32x32", "1x64x64")) for q in (
+        Quote(f"networks/mobilenet_v1/{config}/cycles", "| MobileNet-v1 on 1x32x32 / 1x64x64", 1, "count", nth,
+              table=_HEADLINES),
+        Quote(f"networks/mobilenet_v1/{config}/mac_utilization", "| MobileNet-v1 on 1x32x32 / 1x64x64", 1, "percent",
+              nth, table=_HEADLINES))),
+    *(Quote((f"unpipelined/resnet18/{config}/cycles", f"networks/resnet18/{config}/cycles"),
+            "| pipelined GEMM and ALU against", 1, "times", nth, table=_HEADLINES)
+      for nth, config in enumerate(("default", "1x64x64"))),
+    Quote(("dse/default_cycles", "dse/fastest_cycles"), "| fastest swept configuration", 1, "times1", table=_HEADLINES),
+    Quote(("dse/fastest_area_mm2", "dse/default_area_mm2"), "| fastest swept configuration", 1, "times1", 1,
+          table=_HEADLINES),
+    *(Quote(f"fpga/1x16x16/{family}/{r}_percent", row, 1, "percent_of", nth, table=_HEADLINES)
+      for family, row in (("xc7", "| default core on the Pynq's xc7z020"),
+                          ("cyclonev", "| default core on the DE10-Nano's 5CSEBA6"))
+      for nth, r in enumerate(("lut", "bram", "dsp"))),
+    *(Quote(f"timing/1x8x8/stock/seed{seed}_mhz", "| 1x8x8 on the ECP5 LFE5U-85F", 1, "decimal1", seed - 1,
+            table=_HEADLINES) for seed in range(1, 6)),
+    Quote("onnx/resnet18/cycles", "| ResNet-18 quantized by ONNX Runtime", 1, "count", table=_HEADLINES),
+    Quote("onnx/resnet18/mac_utilization", "| ResNet-18 quantized by ONNX Runtime", 1, "percent", table=_HEADLINES),
+    Quote("onnx/mnist/hwgen_accuracy", "| a trained MNIST CNN", 1, "percent2", table=_HEADLINES),
+    Quote("coverage/default/line_percent", "| RTL coverage of the default core", 1, "percent_of", table=_HEADLINES),
+    Quote("coverage/default/toggle_percent", "| RTL coverage of the default core", 1, "percent_of", 1,
+          table=_HEADLINES),
+    Quote("suite/warm/tests", "The whole suite is", None, "count"),
+    Quote("suite/warm/wall_seconds", "on a two-core machine it takes", None, "minutes"),
+    Quote("suite/fresh/wall_seconds", "on a two-core machine it takes", None, "minutes", 1),
+    Quote("suite/fast/tests", "The fast lane: ", None, "count"),
+    Quote("suite/fast/wall_seconds", "The fast lane: ", None, "minutes"),
+    # docs/benchmarks.md: networks on tsim, the paper reproduction
     *_network_quotes("resnet18", "default", "| ResNet-18, default 1x16x16, AXI 64 |", "millions"),
     *_network_quotes("resnet18", "1x32x32", "| ResNet-18, 1x32x32, AXI 256 |", "millions"),
     *_network_quotes("resnet18", "1x64x64", "| ResNet-18, 1x64x64, AXI 512 |", "millions3"),
     *_network_quotes("mobilenet_v1", "default", "| MobileNet-v1, default |", "millions"),
-    Quote("networks/mobilenet_v1/1x32x32/cycles", _MOBILENET, 2, "millions"),
-    Quote("networks/mobilenet_v1/1x64x64/cycles", _MOBILENET, 2, "millions3"),
-    Quote("networks/mobilenet_v1/1x32x32/mac_utilization", _MOBILENET, 3, "percent"),
-    Quote("networks/mobilenet_v1/1x64x64/mac_utilization", _MOBILENET, 3, "percent", 1),
-    Quote("networks/mobilenet_v1/1x32x32/prediction_error", _MOBILENET, 4, "error"),
-    Quote("networks/mobilenet_v1/1x64x64/prediction_error", _MOBILENET, 4, "error", 1),
-    Quote("networks/mobilenet_v1/1x32x32/bound_cycles", _MOBILENET, 5, "millions"),
-    Quote("networks/mobilenet_v1/1x64x64/bound_cycles", _MOBILENET, 5, "millions3"),
-    Quote("networks/resnet18/default/cycles", "#   resnet18  default  bit-exact", None, "count"),
-    # the current core's figures follow the paper reproduction's in these cells
-    Quote("unpipelined/resnet18/default/cycles", _UNPIPELINED, 2, "count", 2),
-    Quote("networks/resnet18/default/cycles", _UNPIPELINED, 2, "count", 3),
-    Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), _UNPIPELINED, 2, "times", 1),
-    Quote("unpipelined/resnet18/1x64x64/cycles", _UNPIPELINED, 2, "count", 4),
-    Quote("networks/resnet18/1x64x64/cycles", _UNPIPELINED, 2, "count", 5),
-    Quote(("unpipelined/resnet18/1x64x64/cycles", "networks/resnet18/1x64x64/cycles"), _UNPIPELINED, 2, "times", 2),
-    Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), "The 3.76x (", None, "times",
-          1),
-    Quote("dse/fastest", _FASTEST, 2, "code"),
-    Quote("dse/fastest_cycles", _FASTEST, 2, "count"),
-    Quote(("dse/default_cycles", "dse/fastest_cycles"), _FASTEST, 2, "times1"),
-    Quote("dse/default", _FASTEST, 2, "code", 1),
-    Quote("dse/default_cycles", _FASTEST, 2, "count", 1),
-    Quote("dse/fastest_area_mm2", _FASTEST, 2, "area"),
-    Quote("dse/default_area_mm2", _FASTEST, 2, "area", 1),
-    Quote(("dse/fastest_area_mm2", "dse/default_area_mm2"), _FASTEST, 2, "times1", 1),
+    *(Quote(key, _MOBILENET, cell, kind, nth, table="| run (tsim) | cycles |", file=BENCHMARKS)
+      for key, cell, kind, nth in (
+          ("networks/mobilenet_v1/1x32x32/cycles", 1, "millions", 0),
+          ("networks/mobilenet_v1/1x64x64/cycles", 1, "millions3", 0),
+          ("networks/mobilenet_v1/1x32x32/mac_utilization", 2, "percent", 0),
+          ("networks/mobilenet_v1/1x64x64/mac_utilization", 2, "percent", 1),
+          ("networks/mobilenet_v1/1x32x32/prediction_error", 3, "error", 0),
+          ("networks/mobilenet_v1/1x64x64/prediction_error", 3, "error", 1),
+          ("networks/mobilenet_v1/1x32x32/bound_cycles", 4, "millions", 0),
+          ("networks/mobilenet_v1/1x64x64/bound_cycles", 4, "millions3", 0))),
+    *(Quote(key, _UNPIPELINED, 2, kind, nth, file=BENCHMARKS) for key, kind, nth in (
+        ("unpipelined/resnet18/default/cycles", "count", 0),
+        ("networks/resnet18/default/cycles", "count", 1),
+        (("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), "times", 0),
+        ("unpipelined/resnet18/1x64x64/cycles", "count", 2),
+        ("networks/resnet18/1x64x64/cycles", "count", 3),
+        (("unpipelined/resnet18/1x64x64/cycles", "networks/resnet18/1x64x64/cycles"), "times", 1))),
+    Quote(("unpipelined/resnet18/default/cycles", "networks/resnet18/default/cycles"), "is below the paper's 4.9x",
+          None, "times", file=BENCHMARKS),
+    *(Quote(key, _FASTEST, 2, kind, nth, file=BENCHMARKS) for key, kind, nth in (
+        ("dse/fastest", "code", 0), ("dse/fastest_cycles", "count", 0),
+        (("dse/default_cycles", "dse/fastest_cycles"), "times1", 0), ("dse/default", "code", 1),
+        ("dse/default_cycles", "count", 1), ("dse/fastest_area_mm2", "area", 0),
+        ("dse/default_area_mm2", "area", 1), (("dse/fastest_area_mm2", "dse/default_area_mm2"), "times1", 1))),
     *(q for k, board in enumerate(("pynq", "de10_nano")) for q in (
-        Quote(f"boards/{board}/best", _BOARDS, 2, "code", k),
-        Quote(f"boards/{board}/best_cycles", _BOARDS, 2, "count", k),
-        Quote(f"boards/{board}/best_percent", _BOARDS, 2, "percent_of", 2 * k),
-        Quote(f"boards/{board}/best_limit", _BOARDS, 2, "resource", k),
-        Quote(f"boards/{board}/wide_dsp_percent", _BOARDS, 2, "percent_of", 3 + k),
-        Quote(f"boards/{board}/default_cycles", _BOARDS, 2, "count", 2 + k))),
-    Quote("boards/pynq/best_dsp_percent", _BOARDS, 2, "percent_of", 1),
-    Quote("boards/pynq/wide_cycles_min", _BOARDS, 2, "millions"),
-    Quote("boards/pynq/wide_cycles_max", _BOARDS, 2, "millions", 1),
-    Quote("boards/pynq/points", "points each, each core built", None, "integer"),
-    Quote("boards/de10_nano/axi128_cycles", "most 128 (AXI 128: ", None, "count"),
-    Quote("boards/pynq/small_bram_percent", "The smaller scratchpads take", None, "percent_of"),
-    Quote("boards/pynq/default_bram_percent", "xc7z020's block RAM instead of", None, "percent_of"),
-    Quote("boards/pynq/small_cycles", "xc7z020's block RAM instead of", None, "count"),
-    Quote("boards/pynq/default_cycles", "xc7z020's block RAM instead of", None, "count", 1),
-    Quote("dse/points", "| Pareto sweep |", 2, "integer"),
-    Quote("dse/front_points", "| Pareto sweep |", 2, "integer", 1),
-    Quote("compile/resnet18/default/searched_seconds", _COMPILE, None, "seconds"),
-    Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1),
-    Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2),
-    Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3),
-    Quote("engineir/resnet18/total_seconds", "ResNet-18's whole exploration takes", None, "whole_seconds"),
+        Quote(f"boards/{board}/best", _BOARDS, 2, "code", k, file=BENCHMARKS),
+        Quote(f"boards/{board}/best_cycles", _BOARDS, 2, "count", k, file=BENCHMARKS),
+        Quote(f"boards/{board}/best_percent", _BOARDS, 2, "percent_of", 2 * k, file=BENCHMARKS),
+        Quote(f"boards/{board}/best_limit", _BOARDS, 2, "resource", k, file=BENCHMARKS),
+        Quote(f"boards/{board}/wide_dsp_percent", _BOARDS, 2, "percent_of", 3 + k, file=BENCHMARKS),
+        Quote(f"boards/{board}/default_cycles", _BOARDS, 2, "count", 2 + k, file=BENCHMARKS))),
+    Quote("boards/pynq/best_dsp_percent", _BOARDS, 2, "percent_of", 1, file=BENCHMARKS),
+    Quote("boards/pynq/wide_cycles_min", _BOARDS, 2, "millions", file=BENCHMARKS),
+    Quote("boards/pynq/wide_cycles_max", _BOARDS, 2, "millions", 1, file=BENCHMARKS),
+    Quote("boards/pynq/points", "points each, each core built", None, "integer", file=BENCHMARKS),
+    Quote("boards/de10_nano/axi128_cycles", "most 128 (AXI 128: ", None, "count", file=BENCHMARKS),
+    Quote("boards/pynq/small_bram_percent", "The smaller scratchpads take", None, "percent_of", file=BENCHMARKS),
+    Quote("boards/pynq/default_bram_percent", "xc7z020's block RAM instead of", None, "percent_of", file=BENCHMARKS),
+    Quote("boards/pynq/small_cycles", "xc7z020's block RAM instead of", None, "count", file=BENCHMARKS),
+    Quote("boards/pynq/default_cycles", "xc7z020's block RAM instead of", None, "count", 1, file=BENCHMARKS),
+    Quote("dse/points", "| Pareto sweep |", 2, "integer", file=BENCHMARKS),
+    Quote("dse/front_points", "| Pareto sweep |", 2, "integer", 1, file=BENCHMARKS),
+    # docs/compiler.md: compile times, imported ONNX models
+    Quote("compile/resnet18/default/searched_seconds", _COMPILE, None, "seconds", file=COMPILER),
+    Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1, file=COMPILER),
+    Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2, file=COMPILER),
+    Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3, file=COMPILER),
+    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
+      for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX, file=COMPILER),
+                Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX, file=COMPILER),
+                Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX, file=COMPILER),
+                *(Quote(f"onnx/{model}/{figure}", label, 4, "seconds", nth, table=_ONNX, file=COMPILER)
+                  for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))))),
+    Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count", file=COMPILER),
+    Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2", file=COMPILER),
+    Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2", file=COMPILER),
+    Quote("onnx/mnist/cycles", "| hwgen on tsim (", 0, "count", file=COMPILER),
+    Quote("onnx/mnist/cycles_per_image", "| hwgen on tsim (", 0, "count", 1, file=COMPILER),
+    Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2", file=COMPILER),
+    # docs/engineir.md: the exploration of networks at 224 x 224
+    Quote("engineir/resnet18/total_seconds", "ResNet-18's whole exploration takes", None, "whole_seconds",
+          file=ENGINEIR_DOC),
     *_engineir_quotes("resnet18", "ResNet-18"),
     *_engineir_quotes("mobilenet_v1", "MobileNet-v1"),
-    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
-      for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX),
-                Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX),
-                Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX))),
-    Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count"),
+    # docs/fpga.md: resources and timing
     *(q for family in ("xc7", "cyclonev") for cell, (r, kind) in enumerate(
         (("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")), start=1)
-      for q in (Quote(f"fpga/1x16x16/{family}/{r}", f"| `--fpga {family}` |", cell, kind, table=_FIT),
-                Quote(f"fpga/1x16x16/{family}/{r}_percent", f"| `--fpga {family}` |", cell, "percent_of", table=_FIT))),
-    *(Quote(f"fpga/{config}/{family}/{r}", f"| {config} | {family} |", cell, kind, table=_FAMILIES)
+      for q in (Quote(f"fpga/1x16x16/{family}/{r}", f"| `--fpga {family}` |", cell, kind, table=_FIT, file=FPGA_DOC),
+                Quote(f"fpga/1x16x16/{family}/{r}_percent", f"| `--fpga {family}` |", cell, "percent_of", table=_FIT,
+                      file=FPGA_DOC))),
+    *(Quote(f"fpga/{config}/{family}/{r}", f"| {config} | {family} |", cell, kind, table=_FAMILIES, file=FPGA_DOC)
       for config, family in (("1x8x8", "xc7"), ("1x8x8", "cyclonev"), ("1x8x8", "ecp5"), ("1x16x16", "ecp5"))
       for cell, (r, kind) in enumerate((("lut", "count"), ("ff", "count"), ("bram", "integer"), ("dsp", "integer")),
                                        start=2)),
-    *(Quote(f"onnx/{model}/{figure}", label, 4, "seconds", nth, table=_ONNX)
-      for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
-      for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))),
-    Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2"),
-    Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2"),
-    Quote("onnx/mnist/cycles", "| hwgen on tsim (", 0, "count"),
-    Quote("onnx/mnist/cycles_per_image", "| hwgen on tsim (", 0, "count", 1),
-    Quote("onnx/mnist/hwgen_accuracy", "| hwgen on tsim (", 1, "percent2"),
-    *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE)
+    *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE, file=FPGA_DOC)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
-    *(Quote(f"coverage/{config}/{figure}", f"| {config} |", cell, "percent_of", table=_COVERAGE)
-      for config in COVERAGE_CONFIGS for cell, figure in ((1, "line_percent"), (2, "toggle_percent"))),
-    Quote("suite/warm/tests", "simulations included (", None, "count"),
-    Quote("suite/warm/wall_seconds", "two-core machine the whole suite takes", None, "minutes"),
-    Quote("suite/fresh/wall_seconds", "two-core machine the whole suite takes", None, "minutes", 1),
-    Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes"),
-    Quote("suite/fast/tests", "While working, run the fast lane", None, "count"),
-    Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes"),
+    # docs/coverage.md: the whole core's row of the table per unit
+    *(Quote(f"coverage/{config}/{figure}", "| whole core |", cell, "percent_of", table=_COVERAGE, file=COVERAGE_DOC)
+      for k, config in enumerate(COVERAGE_CONFIGS)
+      for cell, figure in ((2 * k + 1, "line_percent"), (2 * k + 2, "toggle_percent"))),
+    # docs/boards.md: ResNet-18 through the host driver on tsim
+    Quote("networks/resnet18/default/cycles", "#   resnet18  default  bit-exact", None, "count", file=BOARDS_DOC),
+    # docs/testing.md: the suite's size and time
+    Quote("suite/warm/tests", "RTL simulations included, is", None, "count", file=TESTING),
+    Quote("suite/warm/wall_seconds", "the whole suite takes", None, "minutes", file=TESTING),
+    Quote("suite/fresh/wall_seconds", "the whole suite takes", None, "minutes", 1, file=TESTING),
+    Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes", file=TESTING),
+    Quote("suite/fast/tests", "While working, run the fast lane", None, "count", file=TESTING),
+    Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes", file=TESTING),
 ]
+
+
+def quoted_files(quotes=None) -> list:
+    """The files (relative to the repository) that quote figures, README.md first."""
+    files = {q.file for q in (QUOTES if quotes is None else quotes)}
+    return sorted(files, key=lambda f: (f != "README.md", f))
+
+
+def _by_file(quotes) -> dict:
+    """`quotes` grouped by the file they are in: {file: [quote, ...]}."""
+    groups = {}
+    for q in quotes:
+        groups.setdefault(q.file, []).append(q)
+    return groups
 
 
 class QuoteError(HwgenError):
@@ -551,7 +625,7 @@ def _row(lines: list, quote: Quote, path: Path) -> int:
         found = [i for i in candidates if phrase in lines[i]]
         if len(found) != 1:
             raise QuoteError(f"{path}: {len(found)} lines contain {phrase!r} (the quote of {quote.key}); exactly "
-                             "one must: change README or the phrase in QUOTES (benchmarks/figures.py)")
+                             f"one must: change {quote.file} or the phrase in QUOTES (benchmarks/figures.py)")
         return found[0]
     if quote.table is None:
         return unique(quote.line, range(len(lines)))
@@ -578,29 +652,47 @@ def _place(lines: list, quote: Quote, path: Path):
     return i, lo + m.start(), lo + m.end()
 
 
-def check_quotes(record: dict, readme: Path = README) -> list:
-    """(quote, what README says, what the record says) for every quote that differs."""
-    lines = readme.read_text().split("\n")
+def check_quotes(record: dict, root: Path = ROOT) -> list:
+    """(quote, what its file says, what the record says) for every quote that differs,
+    in the files of the checkout at `root`."""
     wrong = []
-    for q in QUOTES:
-        i, a, b = _place(lines, q, readme)
-        want = KINDS[q.kind].write(q.value(record))
-        if lines[i][a:b] != want:
-            wrong.append((q, lines[i][a:b], want))
+    for file, quotes in _by_file(QUOTES).items():
+        path = root / file
+        lines = path.read_text().split("\n")
+        for q in quotes:
+            i, a, b = _place(lines, q, path)
+            want = KINDS[q.kind].write(q.value(record))
+            if lines[i][a:b] != want:
+                wrong.append((q, lines[i][a:b], want))
     return wrong
 
 
-def write_quotes(record: dict, sections: set, readme: Path = README) -> int:
-    """Rewrites README's quotes of the figures of `sections`; returns how many changed."""
-    lines = readme.read_text().split("\n")
+def place_quotes(root: Path = ROOT) -> None:
+    """Finds every quote in its file at `root`; a file that cannot take one raises
+    QuoteError naming it."""
+    for file, quotes in _by_file(QUOTES).items():
+        path = root / file
+        lines = path.read_text().split("\n")
+        for q in quotes:
+            _place(lines, q, path)
+
+
+def write_quotes(record: dict, sections: set, root: Path = ROOT) -> int:
+    """Rewrites the quotes of the figures of `sections` in every file at `root` that
+    has one; returns how many changed."""
     changed = 0
-    for q in QUOTES:
-        if q.sections() & sections and q.sections() <= set(record["sections"]):
-            i, a, b = _place(lines, q, readme)
+    for file, quotes in _by_file(QUOTES).items():
+        todo = [q for q in quotes if q.sections() & sections and q.sections() <= set(record["sections"])]
+        if not todo:
+            continue
+        path = root / file
+        lines = path.read_text().split("\n")
+        for q in todo:
+            i, a, b = _place(lines, q, path)
             new = KINDS[q.kind].write(q.value(record))
             changed += lines[i][a:b] != new
             lines[i] = lines[i][:a] + new + lines[i][b:]
-    readme.write_text("\n".join(lines))
+        path.write_text("\n".join(lines))
     return changed
 
 
@@ -611,7 +703,8 @@ def provenance() -> dict:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
     # changes to tracked files other than what this command writes
-    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!README.md", ":!benchmarks/figures.json")
+    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":!{f}" for f in quoted_files()),
+                  ":!benchmarks/figures.json")
     return {"commit": git("rev-parse", "HEAD"), "changes": bool(changes),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "memory_mib": mem, "python": platform.python_version(),
@@ -622,7 +715,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=",".join(SECTIONS), help="sections to measure (default: all)")
     ap.add_argument("--record", type=Path, default=RECORD)
-    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--root", type=Path, default=ROOT,
+                    help="the checkout whose README and docs pages take the quotes (default: this one)")
     ap.add_argument("--list", action="store_true", help="print the sections and the quotes of each")
     ap.add_argument("--json", action="store_true", help="print the record")
     ap.add_argument("--stale", action="store_true",
@@ -630,7 +724,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.list:
         for name in SECTIONS:
-            print(f"{name}: {sum(name in q.sections() for q in QUOTES)} README quotes")
+            counts = {f: sum(name in q.sections() for q in quotes) for f, quotes in _by_file(QUOTES).items()}
+            where = ", ".join(f"{f} {counts[f]}" for f in quoted_files() if counts[f])
+            print(f"{name}: {sum(counts.values())} quotes ({where})")
         return 0
     if args.stale:
         old = stale(json.loads(args.record.read_text()))
@@ -643,9 +739,7 @@ def main(argv=None) -> int:
         print(f"figures: {e}", file=sys.stderr)
         return 2
     record = json.loads(args.record.read_text()) if args.record.exists() else {"sections": {}}
-    lines = args.readme.read_text().split("\n")
-    for q in QUOTES:            # a README that cannot take the quotes fails before any measurement
-        _place(lines, q, args.readme)
+    place_quotes(args.root)     # a file that cannot take its quotes fails before any measurement
     for name in only:
         _progress(f"measuring {name}")
         figures = SECTIONS[name]()
@@ -653,8 +747,8 @@ def main(argv=None) -> int:
         tmp = args.record.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         tmp.replace(args.record)
-        changed = write_quotes(record, {name}, args.readme)
-        _progress(f"{name}: {len(figures)} figures recorded in {args.record}, {changed} README quotes changed")
+        changed = write_quotes(record, {name}, args.root)
+        _progress(f"{name}: {len(figures)} figures recorded in {args.record}, {changed} quotes changed")
     if args.json:
         print(json.dumps(record, indent=1, sort_keys=True))
     return 0

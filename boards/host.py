@@ -151,7 +151,7 @@ def dma_memory(udmabuf: str = "udmabuf0", dev: str | Path = "/dev",
         return PynqMemory()
     except HwgenError:
         raise HwgenError(f"no DMA memory: {Path(dev) / udmabuf} does not exist and the pynq package is not "
-                         "installed; load u-dma-buf (README, Running on a board) or use a PYNQ image") from None
+                         "installed; load u-dma-buf (docs/boards.md, Running on a board) or use a PYNQ image") from None
 
 
 def open_device(board: Board, cfg, memory: DmaMemory | None = None, devmem: str | Path = "/dev/mem",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The design-space sweeps of README's reproduction table (docs/dse.md): ResNet-18
+# The design-space sweeps of the paper reproduction (docs/benchmarks.md, docs/dse.md): ResNet-18
 # against the scaled area (ci/dse/resnet18-scaled.yaml, 37 points) and against the
 # Pynq's and the DE10-Nano's devices (Yosys per point). Results are stored per point
 # in $HWGEN_CACHE/dse, so an interrupted run resumes; a repeated one is free.

@@ -1,6 +1,6 @@
 """EngineIR evaluation: for zoo networks, the e-graph's size, the designs it represents,
 the exploration's times, the Pareto front (scalable method) and where VTA's GEMM
-designs fall relative to it; the figures README quotes and one chart per network.
+designs fall relative to it; the figures docs/engineir.md quotes and one chart per network.
 
     python ci/engineir_eval.py [--networks resnet18,mobilenet_v1] [--size 224] [--tiles 1,4,16,64]
                                [--keep 8] [-o engineir-eval]

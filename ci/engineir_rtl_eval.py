@@ -3,7 +3,7 @@
 (bit-exact against the network's reference, cycles measured beside the latency model's
 stream timing the front was extracted with and its machine timing) and synthesized by Yosys
 for ECP5 fabric (engines alone, and the whole machine with its sequencer, ROM and
-buffers), beside the model's predictions. README quotes its table.
+buffers), beside the model's predictions. docs/engineir.md quotes its table.
 
     python ci/engineir_rtl_eval.py [--json]
 

@@ -12,8 +12,8 @@ python benchmarks/fpga_resources.py ${1:+--configs "$1"}
 # must not depend on the script)
 python -m benchmarks.fpga_timing --config 1x8x8 --seeds 1-5
 # exits 1 if 1x8x8 misses its 100 MHz FREQ_MHZ on the ECP5 with each of three placement
-# seeds (README, "FPGA builds": placement moves Fmax by several percent). With compute
-# overlap on, as the shipped configurations have it, it misses at present (README's
+# seeds (docs/fpga.md, "Timing on ECP5": placement moves Fmax by several percent). With compute
+# overlap on, as the shipped configurations have it, it misses at present (docs/fpga.md's
 # timing table, recorded by `python -m benchmarks.figures --only timing`); without it
 # seed 2 met it.
 hwgen build --config 1x8x8 --fpga ecp5 --synth --pnr --seeds 3 -o build/fpga/1x8x8-ecp5

@@ -1,22 +1,76 @@
-"""README's figures against the record `python -m benchmarks.figures` writes
-(benchmarks/figures.json): every quote reads the recorded value; and the quoting
-itself on a small README of its own."""
+"""The figures README and the docs pages quote against the record `python -m
+benchmarks.figures` writes (benchmarks/figures.json): every quote reads the recorded
+value; and the quoting itself on small files of its own."""
 import ast
 import fnmatch
 import json
 import re
+import shutil
 
 import pytest
 
 from benchmarks import figures
-from benchmarks.figures import KINDS, QUOTES, Quote, QuoteError, check_quotes, write_quotes
+from benchmarks.figures import KINDS, QUOTES, Quote, QuoteError, check_quotes, place_quotes, write_quotes
 
 
-def test_readme_quotes_the_recorded_figures():
+def test_readme_and_docs_quote_the_recorded_figures():
     record = json.loads(figures.RECORD.read_text())
     wrong = check_quotes(record)
-    assert not wrong, "\n".join(f"{q.key} on README's line with {q.line!r}: README says {said}, the record {want}; "
+    assert not wrong, "\n".join(f"{q.key} on {q.file}'s line with {q.line!r}: it says {said}, the record {want}; "
                                 "run python -m benchmarks.figures --only SECTION" for q, said, want in wrong)
+
+
+def test_quotes_live_in_readme_and_docs_pages_that_exist():
+    files = figures.quoted_files()
+    assert files[0] == "README.md" and len(files) > 1
+    assert all(f == "README.md" or re.fullmatch(r"docs/[\w-]+\.md", f) for f in files)
+    assert all((figures.ROOT / f).is_file() for f in files)
+
+
+def _copy_quoted_files(root):
+    for f in figures.quoted_files():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(figures.ROOT / f, root / f)
+
+
+def test_a_changed_figure_in_a_docs_page_is_reported(tmp_path):
+    """A copy of the quoted files, one number of docs/fpga.md's timing table altered:
+    the check names that quote, in that file, and writing the record mends it."""
+    record = json.loads(figures.RECORD.read_text())
+    _copy_quoted_files(tmp_path)
+    assert check_quotes(record, tmp_path) == []
+    page = tmp_path / "docs" / "fpga.md"
+    text = page.read_text()
+    row = next(line for line in text.split("\n") if line.startswith("| the current design: "))
+    said = KINDS["decimal1"].write(record["sections"]["timing"]["figures"]["1x8x8/stock/seed1_mhz"])
+    assert f"**{said} MHz**" in row
+    page.write_text(text.replace(row, row.replace(f"**{said} MHz**", "**12.3 MHz**")))
+    wrong = check_quotes(record, tmp_path)
+    assert [(q.file, q.key, old, new) for q, old, new in wrong] == [
+        ("docs/fpga.md", "timing/1x8x8/stock/seed1_mhz", "12.3", said)]
+    assert write_quotes(record, {"timing"}, tmp_path) == 1
+    assert page.read_text() == text and check_quotes(record, tmp_path) == []
+
+
+def test_a_docs_page_that_cannot_take_its_quotes_stops_the_command_before_measuring(tmp_path, monkeypatch):
+    _copy_quoted_files(tmp_path)
+    page = tmp_path / "docs" / "compiler.md"
+    page.write_text(page.read_text().replace("ResNet-18 from ONNX costs", "ResNet-18 from ONNX takes"))
+    with pytest.raises(QuoteError, match=r"docs/compiler\.md: 0 lines contain 'ResNet-18 from ONNX costs'"):
+        place_quotes(tmp_path)
+
+    def measured():
+        raise AssertionError("measured before the quotes were placed")
+    monkeypatch.setitem(figures.SECTIONS, "networks", measured)
+    with pytest.raises(QuoteError, match=r"docs/compiler\.md"):
+        figures.main(["--only", "networks", "--root", str(tmp_path), "--record", str(tmp_path / "record.json")])
+
+
+def test_list_counts_each_sections_quotes_per_file(capsys):
+    assert figures.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^timing: \d+ quotes \(README\.md \d+, docs/fpga\.md \d+\)$", out, re.M)
+    assert len(out.splitlines()) == len(figures.SECTIONS)
 
 
 def test_the_record_says_where_and_when_each_section_was_measured():
@@ -59,25 +113,40 @@ def _record(**figures_):
     return {"sections": {"s": {"figures": figures_}}}
 
 
-def test_quotes_rewritten_in_place_and_checked(tmp_path):
+PAGE = """# p
+The page's figure: 7.0 %, and the same row label as README's:
+
+| run | a | b |
+|---|---|---|
+| y | 4.00 M | 1.0 % |
+"""
+
+
+def test_quotes_rewritten_in_place_and_checked(tmp_path, monkeypatch):
     readme = tmp_path / "README.md"
     readme.write_text(README)
+    page = tmp_path / "docs" / "extra" / "page.md"      # any page under the checkout
+    page.parent.mkdir(parents=True)
+    page.write_text(PAGE)
     quotes = [Quote("s/b", "| x |", 1, "count", 1), Quote(("s/a", "s/b"), "| x |", 1, "times"),
               Quote("s/u", "| y |", 2, "percent", table="| run | a |"), Quote("s/c", "compiles in", None, "seconds2", 1),
               Quote("s/m", "| y |", 1, "millions", table="| run | a |"), Quote("s/n", "| y |", 1, "integer",
-                                                                                 table="| other |")]
+                                                                                 table="| other |"),
+              Quote("s/u", "The page's figure", None, "percent", file="docs/extra/page.md"),
+              Quote("s/m", "| y |", 1, "millions", table="| run | a |", file="docs/extra/page.md")]
     record = _record(a=1000, b=4000, u=0.125, c=0.5, m=1234567, n=12)
-    old = figures.QUOTES
-    try:
-        figures.QUOTES = quotes
-        assert {q.key for q, _, _ in check_quotes(record, readme)} == {"s/b", ("s/a", "s/b"), "s/u", "s/c", "s/m", "s/n"}
-        assert write_quotes(record, {"s"}, readme) == 6
-        assert readme.read_text() == README.replace("2,000, **2.00x**", "4,000, **0.25x**").replace(
-            "7.5 %", "12.5 %").replace("0.46 s", "0.50 s").replace("3.00 M", "1.23 M").replace("| y | 9 |", "| y | 12 |")
-        assert check_quotes(record, readme) == []
-        assert write_quotes(record, {"other"}, readme) == 0
-    finally:
-        figures.QUOTES = old
+    monkeypatch.setattr(figures, "QUOTES", quotes)
+    assert figures.quoted_files() == ["README.md", "docs/extra/page.md"]
+    wrong = check_quotes(record, tmp_path)
+    assert {q.key for q, _, _ in wrong} == {"s/b", ("s/a", "s/b"), "s/u", "s/c", "s/m", "s/n"}
+    assert [(q.key, said, want) for q, said, want in wrong if q.file == "docs/extra/page.md"] == [
+        ("s/u", "7.0 %", "12.5 %"), ("s/m", "4.00 M", "1.23 M")]
+    assert write_quotes(record, {"s"}, tmp_path) == 8
+    assert readme.read_text() == README.replace("2,000, **2.00x**", "4,000, **0.25x**").replace(
+        "7.5 %", "12.5 %").replace("0.46 s", "0.50 s").replace("3.00 M", "1.23 M").replace("| y | 9 |", "| y | 12 |")
+    assert page.read_text() == PAGE.replace("7.0 %", "12.5 %").replace("4.00 M", "1.23 M")
+    assert check_quotes(record, tmp_path) == []
+    assert write_quotes(record, {"other"}, tmp_path) == 0
 
 
 @pytest.mark.parametrize("quote,message", [

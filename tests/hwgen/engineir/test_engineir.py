@@ -276,7 +276,7 @@ def test_front_designs_cost_what_they_claim_and_compute_the_reference():
 @pytest.mark.parametrize("block_in, block_out", [(4, 4), (2, 4), (16, 16)])
 def test_vta_designs_compute_the_reference(block_in, block_out):
     """VTA's GEMM engine and vector engines with their loop schedules (the designs
-    the README places beside the fronts)."""
+    docs/engineir.md places beside the fronts)."""
     net = small_cnn()
     prog, weights = lower.lower(net)
     design = baselines.vta_design(prog, block_in, block_out)
