@@ -433,6 +433,7 @@ class Quote:
 
 
 BENCHMARKS, COMPILER, FPGA_DOC = "docs/benchmarks.md", "docs/compiler.md", "docs/fpga.md"
+FUZZING_DOC = "docs/fuzzing.md"
 ENGINEIR_DOC, BOARDS_DOC, TESTING, COVERAGE_DOC = ("docs/engineir.md", "docs/boards.md", "docs/testing.md",
                                                    "docs/coverage.md")
 
@@ -599,6 +600,10 @@ QUOTES = [
     Quote("suite/fresh/cpu_seconds", "compiled kernel made again", None, "whole_minutes", file=TESTING),
     Quote("suite/fast/tests", "While working, run the fast lane", None, "count", file=TESTING),
     Quote("suite/fast/wall_seconds", "reference tests in", None, "minutes", file=TESTING),
+    *(Quote(f"fuzz/{figure}", "| `ci/fuzz.sh` |", cell, kind, nth, table="| campaign | programs |", file=FUZZING_DOC)
+      for figure, cell, kind, nth in (("programs", 1, "count", 0), ("configs", 2, "integer", 0),
+                                      ("divergences", 3, "integer", 0), ("bins_hit", 4, "integer", 0),
+                                      ("bins", 4, "integer", 1), ("seconds", 5, "whole_seconds", 0))),
 ]
 
 
