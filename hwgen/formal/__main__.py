@@ -1,4 +1,4 @@
-"""Run the formal proofs: every proof on every configuration, and each twin.
+"""Run the formal proofs: every proof on each of its configurations, and each twin.
 
     python -m hwgen.formal [--proofs load,tokens] [--configs default,...] [--no-twins] [--json]
 
@@ -25,21 +25,22 @@ def _names(text: str, known: dict, what: str) -> list[str]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m hwgen.formal", description=__doc__.splitlines()[0])
     p.add_argument("--proofs", default=",".join(PROOFS))
-    p.add_argument("--configs", default=",".join(CONFIGS))
+    p.add_argument("--configs", help="of each proof's configurations, these (default: all of them)")
     p.add_argument("--no-twins", action="store_true", help="skip the injected-bug twins")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     try:
-        proofs, configs = _names(args.proofs, PROOFS, "proofs"), _names(args.configs, CONFIGS, "configs")
+        proofs = _names(args.proofs, PROOFS, "proofs")
+        configs = _names(args.configs, CONFIGS, "configs") if args.configs else list(CONFIGS)
     except HwgenError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     runs, bad = [], 0
     for proof in proofs:
-        for config in configs:
+        for config in (c for c in configs if c in PROOFS[proof].configs):
             jobs = [(None, lambda: run_proof(proof, config))]
             if not args.no_twins:
-                jobs += [(bug, lambda bug=bug: check_twin(proof, config, bug)) for bug in PROOFS[proof].twins]
+                jobs += [(bug, lambda bug=bug: check_twin(proof, config, bug)) for bug in PROOFS[proof].twins_of(config)]
             for bug, job in jobs:
                 outcome = job()
                 ok = outcome.status == ("fail" if bug else "pass")
@@ -50,7 +51,7 @@ def main(argv=None) -> int:
                     verdict = {"pass": "proven" if outcome.mode == "prove" else f"no failure in {outcome.depth} cycles",
                                "fail": "fails: " + "; ".join(outcome.failed), "unknown": "induction fails: " +
                                "; ".join(outcome.failed)}[outcome.status]
-                    print(f"{'ok ' if ok else 'BAD'} {proof:14} {config:15} {what:36} {outcome.mode} {outcome.depth:>2}  "
+                    print(f"{'ok ' if ok else 'BAD'} {proof:15} {config:16} {what:36} {outcome.mode} {outcome.depth:>2}  "
                           f"{verdict} ({outcome.seconds} s{', cached' if outcome.cached else ''})", flush=True)
     if args.json:
         print(json.dumps({"runs": runs, "failed": bad}, indent=1))

@@ -6,20 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from amaranth.asserts import AnySeq
-from amaranth.hdl import Assume, Elaboratable, Module, ResetSignal, Signal
+from amaranth.asserts import AnyConst, AnySeq
+from amaranth.hdl import Assume, Cat, Const, Elaboratable, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..config import load_config
 from ..errors import HwgenError
+from ..geometry import geometry, memory_read_register
 from ..isa.opcodes import COMPUTE_LOAD_TYPES, MemType
 from ..registers import identification
 from ..vta.bugs import check_bugs
+from ..vta.compute import OVERLAP_WRITERS, acc_readers
+from ..vta.gemm import TensorGemm
 from ..vta.index_gen import overlap_members
 from ..vta.overlap import OverlapSequencer
+from ..vta.scratchpad import Scratchpad
 from ..vta.sequencer import InsnQueue, InsnQueueSignature, Sequencer, TokenQueue, TokenSignature
-from ..vta.tensor_load import TensorLoad
+from ..vta.tensor_load import TensorLoad, merge_writes, write_signature
 from ..vta.tensor_store import TensorStore
 from ..vta.vcr import ControlRegisters
 from ..vta.vme import MemoryEngine
@@ -28,11 +32,33 @@ from .sby import Outcome, prove
 
 # Each proof runs on these: the default, the ECP5 build of 1x8x8 (every register option
 # its family turns on) and a 512-bit bus (several elements a beat, four bursts in flight).
-CONFIGS = {
+STANDARD = {
     "default": ("default", {}),
     "1x8x8-ecp5": ("1x8x8", {"FPGA": "ecp5"}),
     "1x16x16-axi512": ("1x16x16-axi512", {}),
 }
+# The forwarding proof's configurations: the accumulator narrowed to 2x2 lanes and 8
+# entries (the solver cannot take 512-bit entries of 2,048 ACC rows; forwarding compares
+# addresses and moves whole entries, whatever their width), with each read and write
+# option of the ACC pipelines; the vendor primitives give way to the logic they stand for.
+_NARROW = {"LOG_BLOCK": 1, "LOG_BLOCK_IN": 1, "LOG_BLOCK_OUT": 1, "LOG_ACC_BUFF_SIZE": 6, "LOG_UOP_BUFF_SIZE": 5,
+           "LOG_INP_BUFF_SIZE": 4, "LOG_WGT_BUFF_SIZE": 4, "DSP_PRIMITIVES": False, "BRAM_PRIMITIVES": False}
+NARROW = {
+    "narrow": ("default", _NARROW),
+    "narrow-ecp5": ("1x8x8", {"FPGA": "ecp5", **_NARROW}),
+    "narrow-read": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "GEMM_PIPELINE": 1}),
+    "narrow-read-addr": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "ACC_ADDR_REGISTER": True,
+                                     "GEMM_PIPELINE": 2}),
+    "narrow-one-port": ("default", {**_NARROW, "ACC_READ_PORTS": 1}),
+    "narrow-write": ("default", {**_NARROW, "ACC_WRITE_REGISTER": True, "ALU_OP_REGISTER": True,
+                                 "ALU_COMPARE_STAGE": True}),
+    "narrow-serial": ("default", {**_NARROW, "COMPUTE_OVERLAP": False}),
+}
+CONFIGS = {**STANDARD, **NARROW}
+# the forwarding proof's bounded depth: from reset, past the deepest pipeline's fill
+# (index registers, GEMM_PIPELINE, the read and address registers, the write register)
+# and a micro-op at every forwarding distance after it
+FORWARDING_DEPTH = 16
 
 
 def config(name: str):
@@ -141,6 +167,67 @@ def _overlap(cfg, bugs) -> Elaboratable:
     return _Harness(build)
 
 
+def _gemm_forwarding(cfg, bugs) -> Elaboratable:
+    """The GEMM with the accumulator scratchpad it reads and writes, any instructions,
+    micro-ops and inputs, and the ACC loads' write port free beside it; the harness
+    keeps the newest value of any one entry (`watch`) from every write to it, which
+    the entry the GEMM adds to must equal whenever it is that one."""
+    def build(m):
+        m.submodules.gemm = gemm = TensorGemm(cfg, bugs, formal=True)
+        spec = geometry(cfg).scratchpad(MemType.ACC)
+        halves = spec.halves > 1
+        m.submodules.acc = pad = Scratchpad(spec, poison=True, writers=len(OVERLAP_WRITERS[MemType.ACC]) if halves
+                                            else 1, readers=acc_readers(cfg) if halves else None,
+                                            read_register=memory_read_register(cfg, MemType.ACC),
+                                            addr_register=cfg.ACC_ADDR_REGISTER)
+        load = write_signature(cfg, MemType.ACC).flip().create(path=("load",))
+        for port in (load.en, load.addr, load.data):
+            m.d.comb += port.eq(AnySeq(len(port)))
+        own = (gemm.write.en, gemm.write.addr, gemm.write.acc)
+        writes = list(pad.wr) if halves else [pad.wr]
+        if halves:          # the loads' port, the GEMM's, the ALU's (OVERLAP_WRITERS): the ALU idle
+            merge_writes(m, writes[0], [(load.en, load.addr, load.data)])
+            merge_writes(m, writes[1], [own])
+            merge_writes(m, writes[2], [(Const(0), Const(0), Const(0))])
+        else:
+            merge_writes(m, pad.wr, [(load.en, load.addr, load.data), own])
+        # the GEMM reads on physical port 0 (compute.acc_readers); the ALU's ports read nothing
+        wiring.connect(m, gemm.acc, pad.rd[0])
+        for port in list(pad.rd)[1:]:
+            m.d.comb += [port.addr.eq(0), *([port.en.eq(0)] if halves else [])]
+        free_inputs(m, gemm, driven=[gemm.acc.data, gemm.watch, gemm.watched])
+        watch = Signal.like(gemm.watch)
+        m.d.comb += [watch.eq(AnyConst(len(watch))), gemm.watch.eq(watch)]
+        # the newest value of the watched entry, every write to it (from the
+        # scratchpad's zero-filled initial contents): granule by granule. With
+        # ACC_WRITE_REGISTER the GEMM's write on the port now is of a micro-op that
+        # went before (its result one cycle on the way), already the entry's value
+        newest = Signal(len(gemm.watched))
+        m.d.comb += gemm.watched.eq(newest)
+        if cfg.ACC_WRITE_REGISTER:
+            with m.If(gemm.write.en & (gemm.write.addr == watch)):
+                m.d.comb += gemm.watched.eq(gemm.write.acc)
+        for port in writes:
+            width = len(newest) // len(port.en)
+            for k in range(len(port.en)):
+                with m.If(port.en[k] & (port.addr == watch)):
+                    m.d.sync += newest[k * width:(k + 1) * width].eq(port.data[k * width:(k + 1) * width])
+        # the loads' contract: zero without a write (proven by `load`); and the
+        # compute-overlap rule (proven by `overlap`): the GEMM starts idle, and a load
+        # writes the watched entry's half only while the GEMM is idle, never the half
+        # the GEMM writes in the same cycle
+        top = len(watch) - 1
+        quiet = ~gemm.busy & ~gemm.start
+        m.d.comb += [Assume(load.en.any() | ~Cat(load.addr, load.data).any()),
+                     Assume(~gemm.start | ~gemm.busy)]
+        if halves:
+            m.d.comb += [Assume(~load.en.any() | quiet | (load.addr[top] != watch[top])),
+                         Assume(~(load.en.any() & gemm.write.en) | (load.addr[top] != gemm.write.addr[top]))]
+        else:
+            m.d.comb += Assume(~load.en.any() | quiet)
+    return _Harness(build)
+
+
 @dataclass(frozen=True)
 class Proof:
     """`build(cfg, bugs)` makes the harness; `mode` and `depth` as SymbiYosys takes
@@ -157,6 +244,15 @@ class Proof:
     # (option, depth): with that configuration option on, a bounded check of that
     # depth instead of k-induction (state that no invariant of the proof reaches)
     bounded: tuple | None = None
+    configs: tuple = tuple(STANDARD)    # the names in CONFIGS it is proven on
+    gates: bool = False                 # the solver given gates (hwgen.formal.sby.job_text)
+    # a twin that is a bug on some configurations only: bug -> those of `configs`
+    twins_on: tuple = ()
+
+    def twins_of(self, config_name: str) -> tuple:
+        """The twins that are bugs on `config_name`."""
+        only = dict(self.twins_on)
+        return tuple(b for b in self.twins if config_name in only.get(b, self.configs))
 
     def check(self, cfg) -> tuple[str, int]:
         """The (mode, depth) of this proof on `cfg`."""
@@ -191,6 +287,12 @@ PROOFS = {p.name: p for p in (
           "and micro-ops apart from those of what the other units execute (a record of its own: a load's "
           "footprint from its fields, padding included), its tokens waiting",
           _overlap, "prove", 2, ("overlap_load_without_padding", "overlap_ignores_acc_halves"), 10),
+    Proof("gemm_forwarding", "the GEMM's read-after-write forwarding: the entry it adds to is that entry's newest "
+          "write, at every distance, with a load writing the other half of ACC in the same cycles",
+          _gemm_forwarding, "bmc", FORWARDING_DEPTH, ("gemm_forwards_newest_only", "gemm_history_one_short"),
+          FORWARDING_DEPTH, configs=tuple(NARROW), gates=True,
+          # with ACC_ADDR_REGISTER the history keeps one write more than the read needs
+          twins_on=(("gemm_history_one_short", tuple(n for n in NARROW if n != "narrow-read-addr")),)),
 )}
 
 
@@ -200,16 +302,26 @@ def _proof(name: str) -> Proof:
     return PROOFS[name]
 
 
+def _on(proof: Proof, config_name: str) -> None:
+    config(config_name)
+    if config_name not in proof.configs:
+        raise HwgenError(f"proof {proof.name} is not run on {config_name!r}: its configurations are "
+                         + ", ".join(proof.configs))
+
+
 def run_proof(name: str, config_name: str, step=None) -> Outcome:
-    """Proof `name` on configuration `config_name` (CONFIGS)."""
+    """Proof `name` on configuration `config_name` (one of the proof's `configs`)."""
     proof, cfg = _proof(name), config(config_name)
-    return prove(proof.build(cfg, frozenset()), *proof.check(cfg), step)
+    _on(proof, config_name)
+    return prove(proof.build(cfg, frozenset()), *proof.check(cfg), step, proof.gates)
 
 
 def check_twin(name: str, config_name: str, bug: str, step=None) -> Outcome:
     """Proof `name` on `config_name` built with `bug`, one of its twins, as a bounded
     check of `twin_depth` cycles: the outcome must be a fail."""
     proof = _proof(name)
-    if bug not in proof.twins:
-        raise HwgenError(f"{bug!r} is not a twin of proof {name}: its twins are {', '.join(proof.twins)}")
-    return prove(proof.build(config(config_name), check_bugs((bug,))), "bmc", proof.twin_depth, step)
+    _on(proof, config_name)
+    if bug not in proof.twins_of(config_name):
+        raise HwgenError(f"{bug!r} is not a twin of proof {name} on {config_name}: its twins there are "
+                         + ", ".join(proof.twins_of(config_name)))
+    return prove(proof.build(config(config_name), check_bugs((bug,))), "bmc", proof.twin_depth, step, proof.gates)

@@ -64,13 +64,16 @@ def tool(name: str) -> str:
     return found
 
 
-def job_text(mode: str, depth: int) -> str:
+def job_text(mode: str, depth: int, gates: bool = False) -> str:
     """The SymbiYosys job: the harness `top` read from top.il, every property checked
-    with yices by smtbmc."""
+    with yices by smtbmc. With `gates` the solver is given gates and registers: the
+    memories mapped to registers and the design synthesized first (`smtbmc --syn`),
+    which it solves in seconds where values cross a memory and in hours as words and
+    arrays."""
     if mode not in MODES:
         raise HwgenError(f"formal mode {mode!r}: use one of {', '.join(MODES)}")
-    return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc yices\n\n"
-            "[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")
+    return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc {'--syn ' if gates else ''}yices\n\n"
+            f"[script]\nread_rtlil top.il\nprep -top top\n{'memory_map' + chr(10) if gates else ''}\n[files]\ntop.il\n")
 
 
 def _versions() -> str:
@@ -83,14 +86,15 @@ def _relative(line: str) -> str:
     return line[len(root):] if line.startswith(root) else line
 
 
-def prove(top, mode: str, depth: int, step: Callable[[str], None] | None = None) -> Outcome:
+def prove(top, mode: str, depth: int, step: Callable[[str], None] | None = None, gates: bool = False) -> Outcome:
     """Prove the assertions of Amaranth elaboratable `top` (every input of the design
     driven inside it, free ones by AnySeq) in `mode` ("prove": k-induction of depth
-    `depth`; "bmc": no failure in `depth` cycles from reset)."""
+    `depth`; "bmc": no failure in `depth` cycles from reset), given to the solver as
+    `gates` or not (job_text)."""
     # platform "formal": Amaranth's FIFOs then assert their pointers' invariants, which
     # an induction over a unit with a FIFO needs
     text = rtlil.convert(top, name="top", platform="formal", ports=[])
-    job = job_text(mode, depth)
+    job = job_text(mode, depth, gates)
     key = hashlib.sha256("\0".join((text, job, _versions())).encode()).hexdigest()[:24]
     record = cache_root() / "formal" / f"{key}.json"
     if record.exists():

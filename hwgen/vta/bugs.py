@@ -24,6 +24,10 @@ BUGS = {
     "vcr_rdata_changes_while_waiting": "the control registers load a read's data whenever ARVALID is up, also "
                                        "while the previous read's response waits for RREADY",
     "vcr_drops_bvalid": "the control registers' write response lasts one cycle whether or not BREADY took it",
+    "gemm_forwards_newest_only": "the GEMM forwards only the newest write to its entry, the older writes since "
+                                 "its read not at all",
+    "gemm_history_one_short": "the GEMM's write history holds one write fewer than the cycles from its read of "
+                              "an entry to its use, so the oldest write in between is not forwarded",
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "
                                   "in that half)",

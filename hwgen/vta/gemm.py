@@ -24,6 +24,7 @@ Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same e
 """
 from __future__ import annotations
 
+from amaranth.asserts import AnySeq
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -34,6 +35,7 @@ from .dsp import dsp_product
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
+from .properties import reads_newest, watch_members
 from .rtl import fit_signed, registered
 
 READ_TO_USE = 2  # cycles between the ACC read (S1) and the stage that uses and writes it (S3)
@@ -81,10 +83,12 @@ def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy, choi
     see tensor_load.merge_writes), recorded for forwarding; `busy` (the earlier stages)
     or a write in progress keeps the unit busy. With ACC_WRITE_REGISTER the write
     happens the cycle after (see `history_depth`). `choice`: valid and dst are a
-    selection between two candidates (WriteHistory.record)."""
+    selection between two candidates (WriteHistory.record). In a formal build the new
+    entry is any value: the forwarding proofs hold whatever the lanes compute, and the
+    solver is spared their multipliers."""
     cfg = unit.cfg
     new = Signal(entry_layout(cfg, MemType.ACC))
-    m.d.comb += new.eq(wrap_lanes(cfg, lanes))
+    m.d.comb += new.eq(AnySeq(len(new)) if unit.formal else wrap_lanes(cfg, lanes))
     with m.If(reset):
         m.d.comb += new.eq(0)
     en, addr, acc, out = valid, Mux(valid, dst, 0), Mux(valid, new.as_value(), 0), Mux(valid, out_lanes(cfg, new), 0)
@@ -216,8 +220,8 @@ class TensorGemm(wiring.Component):
     its last write is done. Its footprint is that of the ACC entries it accumulates."""
     TRACK = ("dst",)
 
-    def __init__(self, cfg, bugs=frozenset()):
-        self.cfg, self.bugs = cfg, bugs
+    def __init__(self, cfg, bugs=frozenset(), formal: bool = False):
+        self.cfg, self.bugs, self.formal = cfg, bugs, formal
         d = cfg.log_depth
         super().__init__({
             "start": In(1),
@@ -230,6 +234,7 @@ class TensorGemm(wiring.Component):
             "write": Out(AccWriteSignature(cfg)),
             "busy": Out(1),
             **overlap_members(),
+            **(watch_members(cfg) if formal else {}),
         })
 
     def elaborate(self, platform):
@@ -268,8 +273,13 @@ class TensorGemm(wiring.Component):
 
         # S3: accumulate (in the lanes) and write; the entry read (or forwarded) is chosen
         # between the newest write and the rest, selected into a register in S2
-        hist = WriteHistory(m, history_depth(cfg, READ_TO_USE + acc_read_delay(cfg)), len(s3_dst), acc_layout.size)
+        depth = history_depth(cfg, READ_TO_USE + acc_read_delay(cfg)) - ("gemm_history_one_short" in self.bugs)
+        hist = WriteHistory(m, depth, len(s3_dst), acc_layout.size)
         newest, newest_old, rest_old = hist.forward_split(self.acc.data, addr_next=s2_dst, addr_next2=dst)
+        if "gemm_forwards_newest_only" in self.bugs:
+            rest_old = registered(m, self.acc.data, "rest_unforwarded")
+        if self.formal:     # the entry the lanes add to: the newest write or the rest
+            reads_newest(m, s3_valid, s3_dst, Mux(newest, newest_old, rest_old), self, "gemm")
         newest_old, rest_old = data.View(acc_layout, newest_old), data.View(acc_layout, rest_old)
         sums = {}
         rows = list(range(cfg.block_out))

@@ -1,20 +1,21 @@
 """The formal proofs of the hazard logic (hwgen.formal, docs/formal.md): every proof
-holds on every configuration of CONFIGS, and each of its injected-bug twins fails it
+holds on each of its configurations (CONFIGS), and each of its injected-bug twins fails it
 with a counterexample from reset, naming an assertion of the unit. Run alone with
 `python -m pytest -m formal`."""
 import pytest
 
 from hwgen.errors import HwgenError
 from hwgen.formal import CONFIGS, PROOFS, check_twin, run_proof
-from hwgen.formal.proofs import config
+from hwgen.formal.proofs import NARROW, STANDARD, config
 from hwgen.formal.sby import job_text
 from hwgen.registers import identification
 from hwgen.vta.rtl import to_rtlil
 from hwgen.vta.tensor_store import TensorStore
 from hwgen.vta.vcr import ControlRegisters
 
-CASES = [(proof, name) for proof in PROOFS for name in CONFIGS]
-TWINS = [(proof, name, bug) for proof in PROOFS for name in CONFIGS for bug in PROOFS[proof].twins]
+CASES = [(proof, name) for proof in PROOFS for name in PROOFS[proof].configs]
+TWINS = [(proof, name, bug) for proof in PROOFS for name in PROOFS[proof].configs
+         for bug in PROOFS[proof].twins_of(name)]
 
 
 @pytest.mark.parametrize("proof,name", CASES)
@@ -31,8 +32,19 @@ def test_twin_fails(proof, name, bug):
 
 
 def test_a_twin_that_is_not_one_is_refused():
-    with pytest.raises(HwgenError, match="is not a twin of proof load"):
+    with pytest.raises(HwgenError, match="is not a twin of proof load on default"):
         check_twin("load", "default", "vme_reuses_busy_slot")
+
+
+def test_every_configuration_is_proven_on_and_the_standard_three_by_every_proof_of_them():
+    assert {n for p in PROOFS.values() for n in p.configs} == set(CONFIGS)
+    assert {p.name for p in PROOFS.values() if set(STANDARD) <= set(p.configs)} == \
+        {p.name for p in PROOFS.values() if not set(p.configs) & set(NARROW)}
+
+
+def test_a_configuration_a_proof_is_not_run_on_is_refused():
+    with pytest.raises(HwgenError, match="proof load is not run on 'narrow'"):
+        run_proof("load", "narrow")
 
 
 def test_unknown_names_are_refused():
