@@ -91,6 +91,18 @@ def test_every_block_names_a_known_language():
     assert unknown == [], "give each block its language (```sh, ```python, ```text for output, ...)"
 
 
+def test_every_code_block_is_fenced():
+    """Rendered as the site renders them, the pages hold no code block besides their
+    fenced ones: an indented block has no info string, so it would be neither run nor
+    marked as shown."""
+    import markdown
+    for page in pages():
+        html = markdown.markdown(page.read_text(), extensions=["tables", "pymdownx.superfences"])
+        fenced = len(read_blocks(page))
+        assert html.count("<pre") == fenced, f"{page.relative_to(ROOT)}: {html.count('<pre')} code blocks, " \
+            f"{fenced} of them fenced; fence the others (```text for output)"
+
+
 def test_directives_are_known():
     errors = []
     for b in all_blocks():
