@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tests.conftest import HEAVY, LANES
+
 ROOT = Path(__file__).resolve().parents[2]
 SHELL = frozenset({"sh", "shell", "bash", "console"})
 PYTHON = frozenset({"python"})
@@ -106,7 +108,6 @@ class Block:
     def lanes(self) -> set[str]:
         """The lanes of tests/conftest.py the block is in: those whose pattern matches one
         of its tokens, and "slow" for any of them or a slow directive."""
-        from tests.conftest import HEAVY, LANES
         lanes = {lane for lane, pattern in LANES.items() if any(pattern.match(t) for t in self.tokens())}
         d = self.directive
         return lanes | ({"slow"} if lanes & set(HEAVY) or (d and d[0] == "slow") else set())

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import markdown
 import pytest
 
 from tests.docs.blocks import ROOT, Block, DirectiveError, all_blocks, example_inputs, pages, prerequisites, read_blocks
@@ -95,7 +96,6 @@ def test_every_code_block_is_fenced():
     """Rendered as the site renders them, the pages hold no code block besides their
     fenced ones: an indented block has no info string, so it would be neither run nor
     marked as shown."""
-    import markdown
     for page in pages():
         html = markdown.markdown(page.read_text(), extensions=["tables", "pymdownx.superfences"])
         fenced = len(read_blocks(page))
