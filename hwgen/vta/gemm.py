@@ -77,18 +77,18 @@ def wrap_lanes(cfg, lanes) -> Cat:
     return Cat(fit_signed(v, cfg.acc_bits) for v in lanes)
 
 
-def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy, choice=None) -> None:
+def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy, choice=None, formal: bool = False) -> None:
     """The last stage of the GEMM and ALU pipelines: the new ACC entry (the lanes, or
     zero on reset) and its OUT entry to `unit.write` (every field zero without a write,
     see tensor_load.merge_writes), recorded for forwarding; `busy` (the earlier stages)
     or a write in progress keeps the unit busy. With ACC_WRITE_REGISTER the write
     happens the cycle after (see `history_depth`). `choice`: valid and dst are a
-    selection between two candidates (WriteHistory.record). In a formal build the new
-    entry is any value: the forwarding proofs hold whatever the lanes compute, and the
-    solver is spared their multipliers."""
+    selection between two candidates (WriteHistory.record). With `formal` (a formal
+    build) the new entry is any value: the forwarding proof holds whatever the lanes
+    compute, and the solver is spared their multipliers."""
     cfg = unit.cfg
     new = Signal(entry_layout(cfg, MemType.ACC))
-    m.d.comb += new.eq(AnySeq(len(new)) if unit.formal else wrap_lanes(cfg, lanes))
+    m.d.comb += new.eq(AnySeq(len(new)) if formal else wrap_lanes(cfg, lanes))
     with m.If(reset):
         m.d.comb += new.eq(0)
     en, addr, acc, out = valid, Mux(valid, dst, 0), Mux(valid, new.as_value(), 0), Mux(valid, out_lanes(cfg, new), 0)
@@ -303,5 +303,5 @@ class TensorGemm(wiring.Component):
                 m.d.comb += [lane.newest_old[b].eq(newest_old[b][j]), lane.rest_old[b].eq(rest_old[b][j])]
                 sums[b, j] = lane.acc[b]
         lanes = [sums[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
-        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight | s2_valid)
+        write_back(m, self, lanes, reset, s3_valid, s3_dst, hist, in_flight | s2_valid, formal=self.formal)
         return m
