@@ -53,6 +53,13 @@ fuzz         a differential fuzzing campaign on Dask (two workers): 5,000 random
 suite        the test suite's size and time: the fast lane, the whole suite warm and from
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
+mapper       seconds `hwgen map` takes for ResNet-18 on the default configuration and
+             ResNet-50 on the Eyeriss-like array: cold, cold on two Dask workers, and
+             warm from the cache of searched mappings (benchmarks/mapper_speed.py; about
+             5 minutes; on an otherwise idle machine)
+startup      wall and CPU seconds of `hwgen --version`, the --help of the heaviest
+             commands and a usage error, medians of 10 runs (benchmarks/startup.py; a
+             minute; on an otherwise idle machine)
 """
 from __future__ import annotations
 
@@ -285,6 +292,22 @@ def measure_fuzz() -> dict:
     return figures
 
 
+def measure_mapper() -> dict:
+    _progress("mapper: python -m benchmarks.mapper_speed")
+    figures = {}
+    for r in _json_of("-m", "benchmarks.mapper_speed", "--json"):
+        figures.update({f"{r['network']}-{r['arch']}/{k}": v for k, v in r.items() if k.endswith("_seconds")})
+    return figures
+
+
+def measure_startup() -> dict:
+    _progress("startup: python -m benchmarks.startup")
+    figures = {}
+    for r in _json_of("-m", "benchmarks.startup", "--json"):
+        figures.update({f"{r['command']}/wall_seconds": r["wall_seconds"], f"{r['command']}/cpu_seconds": r["cpu_seconds"]})
+    return figures
+
+
 def measure_suite() -> dict:
     _progress("suite: python -m benchmarks.suite_time")
     figures = {}
@@ -319,6 +342,10 @@ SECTION_SOURCES = {
     "fuzz": (*_TSIM, *_DSE, "hwgen/cli/fuzz.py"),
     "suite": ("hwgen", "sim", "floorplan", "boards", "dse", "tests", "pyproject.toml", "benchmarks/suite_time.py",
               "benchmarks/options.py"),
+    # the command's closure includes the Dask executor's package (dse) and what it imports
+    "mapper": ("hwgen", "sim", "floorplan", "boards", "dse", "benchmarks/mapper_speed.py"),
+    "startup": (*_BASE, "hwgen/cli", "hwgen/config.py", "hwgen/devices.py", "hwgen/geometry.py", "hwgen/isa",
+                "hwgen/version.py", "benchmarks/startup.py"),
 }
 SOURCE_SUFFIXES = (".py", ".cpp", ".h", ".json", ".yaml", ".toml")
 # The program each section's measurement runs (in this process or as a command): every
@@ -329,7 +356,7 @@ SECTION_RUNS = {
     "fpga": "benchmarks/fpga_resources.py", "timing": "benchmarks/fpga_timing.py",
     "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "coverage": "benchmarks/rtl_coverage.py",
     "fuzz": "hwgen/cli/fuzz.py",
-    "suite": "benchmarks/suite_time.py",
+    "suite": "benchmarks/suite_time.py", "mapper": "hwgen/cli/mapper.py", "startup": "hwgen/cli/__init__.py",
 }
 
 
@@ -367,7 +394,7 @@ def _changed(commit: str, paths: tuple, root: Path) -> list:
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
             "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
             "boards": measure_boards, "coverage": measure_coverage, "fuzz": measure_fuzz,
-            "suite": measure_suite}
+            "suite": measure_suite, "mapper": measure_mapper, "startup": measure_startup}
 
 
 # -- The quotes in README and the docs pages ------------------------------------------------
@@ -433,7 +460,7 @@ class Quote:
 
 
 BENCHMARKS, COMPILER, FPGA_DOC = "docs/benchmarks.md", "docs/compiler.md", "docs/fpga.md"
-FUZZING_DOC = "docs/fuzzing.md"
+FUZZING_DOC, MAPPER_DOC = "docs/fuzzing.md", "docs/mapper.md"
 ENGINEIR_DOC, BOARDS_DOC, TESTING, COVERAGE_DOC = ("docs/engineir.md", "docs/boards.md", "docs/testing.md",
                                                    "docs/coverage.md")
 
@@ -604,6 +631,14 @@ QUOTES = [
       for figure, cell, kind, nth in (("programs", 1, "count", 0), ("configs", 2, "integer", 0),
                                       ("divergences", 3, "integer", 0), ("bins_hit", 4, "integer", 0),
                                       ("bins", 4, "integer", 1), ("seconds", 5, "whole_seconds", 0))),
+    *(Quote(f"mapper/{key}/{figure}", row, cell, "seconds", table="| network | architecture | cold |", file=MAPPER_DOC)
+      for key, row in (("resnet18-default", "| ResNet-18 (12 shapes) |"), ("resnet50-eyeriss", "| ResNet-50 (24 shapes) |"))
+      for figure, cell in (("cold_seconds", 2), ("cold_workers2_seconds", 3), ("warm_seconds", 4))),
+    *(Quote(f"startup/{command}/{figure}", f"| `{command}`", cell, "seconds2", table="| command | wall | CPU |",
+            file=BENCHMARKS)
+      for command in ("python -c pass", "hwgen --version", "hwgen --help", "hwgen map --help", "hwgen compile --help",
+                      "hwgen dse --help", "hwgen map --bogus")
+      for figure, cell in (("wall_seconds", 1), ("cpu_seconds", 2))),
 ]
 
 

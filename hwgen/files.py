@@ -205,6 +205,70 @@ def source_digest(root: Path, names: Iterable[str], suffixes: tuple[str, ...] = 
     return h.hexdigest()
 
 
+class SourceCache:
+    """JSON documents remembered across runs in `cache_root()/name`, one file per key,
+    in a directory named by the digest of the sources they follow from (`root`'s
+    `sources`, as `source_digest` takes them; computed once per process), so that
+    edited sources never read what their predecessors wrote and the directories of
+    earlier sources can be pruned. A file that cannot be read as JSON reads as absent;
+    one that cannot be written only costs the next run the work."""
+
+    def __init__(self, name: str, root: Path, sources: tuple[str, ...]):
+        self.name, self.root, self.sources = name, root, sources
+        self._digest: str | None = None
+
+    def source_digest(self) -> str:
+        if self._digest is None:
+            self._digest = source_digest(self.root, self.sources)
+        return self._digest
+
+    def cache_dir(self) -> Path:
+        return cache_root() / self.name
+
+    def current_dir(self) -> Path:
+        """Where the documents of the current sources are kept."""
+        return self.cache_dir() / self.source_digest()[:16]
+
+    def read(self, key: str):
+        """The document under `key`, or None."""
+        try:
+            return json.loads((self.current_dir() / f"{key}.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def write(self, key: str, doc) -> None:
+        try:
+            with replacing(self.current_dir() / f"{key}.json") as tmp:
+                tmp.write_text(json.dumps(doc))
+        except (OSError, HwgenError):
+            pass
+
+    def entries(self) -> list[dict]:
+        """Every entry: a directory of one source digest ("current" or "stale") or a
+        file outside them ("stale"), with its files and bytes."""
+        if not self.cache_dir().is_dir():
+            return []
+        current = self.current_dir()
+
+        def size(path: Path) -> int:
+            return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() \
+                else path.stat().st_size
+        return [{"path": str(p), "state": "current" if p == current else "stale", "bytes": size(p),
+                 "files": sum(1 for _ in p.glob("*.json")) if p.is_dir() else 1}
+                for p in sorted(self.cache_dir().iterdir())]
+
+    def prune(self, everything: bool = False) -> list[dict]:
+        """Remove the stale entries (every one with `everything`); the removed entries."""
+        removed = [e for e in self.entries() if everything or e["state"] == "stale"]
+        for e in removed:
+            path = Path(e["path"])
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        return removed
+
+
 def read_bytes(path: str | Path, what: str) -> bytes:
     """The contents of `what` file `path`; an unreadable file is an error naming it."""
     path = Path(path)

@@ -54,9 +54,9 @@ COMMANDS: dict[str, Command] = {
     "report": Command("dse", "run a compiled network on tsim sampling its activity: per-layer roofline and the "
                              "load/compute/store activity over time, as charts and JSON",
                       ("hwgen report r18 --target tsim -o r18-report",)),
-    "cache": Command("cache", "list the cached tsim builds and their state, the cached Verilog and the tilings the "
-                              "compiler chose; prune stale, corrupt and interrupted builds, Verilog of earlier "
-                              "generators and stale tilings",
+    "cache": Command("cache", "list the cached tsim builds and their state, the cached Verilog, the tilings the "
+                              "compiler chose and the mappings the mapper searched; prune stale, corrupt and "
+                              "interrupted builds, Verilog of earlier generators, stale tilings and mappings",
                      ("hwgen cache", "hwgen cache --prune --json")),
     "engineir": Command("engineir", "EngineIR: hardware engines and software schedules in one program; "
                                     "design-space exploration with e-graph rewrites",

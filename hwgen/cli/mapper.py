@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.table import Table
+import json
+import math
 
-from dse import Executor
+from rich.table import Table
 
 from ..compiler.frontends import zoo
 from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config, shipped_configs
 from ..errors import HwgenError
-from ..mapper import distinct, load_architecture, parse_bounds, shipped, workloads
-from ..mapper.report import energy_chart
-from ..mapper.search import SPATIAL, Result, Tried, check_dataflow, join, search, search_part, spatial_options
+from ..files import replacing
+from ..mapper import cache, distinct, load_architecture, parse_bounds, shipped, workloads
+from ..mapper.arch import LOOPS
+from ..mapper.search import SPATIAL, Result, Tried, check_dataflow, join, search_part, spatial_options
 from ..mapper.vta import architecture
 from .common import OK, print_json
 from .terminal import console, progress_bar, stages
@@ -29,9 +31,13 @@ def map_part(job) -> Result | Tried:
     return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part, dataflow=dataflow)
 
 
+def _shape(w) -> dict:
+    return {**w.bounds, "stride": list(w.stride), "pad": list(w.pad)}
+
+
 def _row(w, r: Result) -> dict:
     c = r.cost
-    return {"layer": w.name, "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
+    return {"layer": w.name, "shape": _shape(w), "macs": c.macs, "cycles": c.cycles, "utilization": round(c.utilization, 4),
             "energy_pj": round(c.total_pj, 1), "edp": c.edp,
             "energy_by_memory_pj": {k: round(v, 1) for k, v in c.energy_pj.items()},
             "mapping": {"temporal": [list(map(list, lv)) for lv in r.mapping.temporal],
@@ -62,37 +68,29 @@ def run_map(args) -> int:
         if args.network and args.network not in zoo.ZOO:
             raise HwgenError(f"--network {args.network!r}: not in the model zoo ({', '.join(zoo.ZOO)})")
         with stages(f"loading {args.network or args.model}"):
-            net = zoo.get(args.network) if args.network else load_onnx(args.model)[0]
+            # the shapes alone: a zoo network uncalibrated (its shapes are the calibrated one's)
+            net = zoo.get(args.network, calibrated=False) if args.network else load_onnx(args.model)[0]
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")
     unique, shape_of = distinct(layers)
     if dataflow:
         check_dataflow(arch, dataflow)
+    keys = [cache.key(arch, w, args.objective, args.budget, args.seed, args.mapspace, dataflow) for w in unique]
+    found: list[Result | None] = [cache.recall(k, arch, w) for k, w in zip(keys, unique)]
+    todo = [k for k, r in enumerate(found) if r is None]
     bar, step = progress_bar(args, len(unique), f"mapping onto {arch.name}")
-    found: list[Result | None] = [None] * len(unique)
     with bar:
+        step(len(unique) - len(todo), len(unique), "remembered")
         if args.workers is None and args.scheduler is None:
-            for k, w in enumerate(unique):
-                found[k] = search(arch, w, args.objective, args.budget, seed=args.seed, mapspace=args.mapspace,
-                                  dataflow=dataflow)
-                step(k + 1, len(unique), w.name)
+            for k in todo:
+                found[k] = cache.searched(arch, unique[k], args.objective, args.budget, args.seed, args.mapspace,
+                                          dataflow)
+                step(sum(r is not None for r in found), len(unique), unique[k].name)
         else:
-            # every spatial choice of every shape a job of its own
-            counts = [len(spatial_options(arch, w, SPATIAL, args.mapspace, dataflow)) for w in unique]
-            layer_of = [k for k, n in enumerate(counts) for _ in range(n)]
-            jobs = [(arch, w, args.objective, args.budget, args.seed, args.mapspace, dataflow, (j, n))
-                    for w, n in zip(unique, counts) for j in range(n)]
-            parts = [[] for _ in unique]
-            with Executor(args.workers, args.scheduler) as ex:
-                for i, result, error in ex.run(map_part, jobs):
-                    if error is not None:
-                        raise error
-                    k = layer_of[i]
-                    parts[k].append(result)
-                    if len(parts[k]) == counts[k]:
-                        found[k] = join(unique[k], arch, parts[k], args.objective)
-                        step(sum(r is not None for r in found), len(unique), unique[k].name)
+            _search_on_dask(args, arch, unique, todo, found, dataflow, step)
+            for k in todo:
+                cache.remember(keys[k], found[k])
     rows = [_row(w, found[k]) for w, k in zip(layers, shape_of)]
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
@@ -100,20 +98,99 @@ def run_map(args) -> int:
     doc = {"architecture": arch.name, "objective": args.objective, "layers": rows, "total": total}
     if args.chart:
         with stages(f"drawing {args.chart}"):
+            from ..mapper.report import energy_chart  # matplotlib: only when a chart is drawn
             energy_chart(rows, f"best {args.objective} mappings on {arch.name}", args.chart)
-        doc["chart"] = args.chart
-    if args.json:
+        doc["chart"] = str(args.chart)
+    if args.json is True:
         print_json(doc)
         return OK
-    table = Table("layer", "MACs", "cycles", "util.", "energy (pJ)", *(m.name for lv in arch.levels
-                                                                       for m in lv.memories),
-                  title=f"best {args.objective} mappings on {arch.name} (energy by memory in pJ)")
+    if args.json:
+        with replacing(args.json) as tmp:
+            tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    _print_tables(arch, args.objective, rows, total, [found[k] for k in shape_of])
+    return OK
+
+
+def _search_on_dask(args, arch, unique, todo, found, dataflow, step) -> None:
+    """Search the shapes `todo` (indices into `unique`) on a Dask cluster, every
+    spatial choice of every shape a job of its own, into `found`."""
+    from dse import Executor  # Dask: only when a cluster searches
+    counts = {k: len(spatial_options(arch, unique[k], SPATIAL, args.mapspace, dataflow)) for k in todo}
+    jobs, layer_of = [], []
+    for k in todo:
+        for j in range(counts[k]):
+            jobs.append((arch, unique[k], args.objective, args.budget, args.seed, args.mapspace, dataflow,
+                         (j, counts[k])))
+            layer_of.append(k)
+    parts: dict[int, list] = {k: [] for k in todo}
+    with Executor(args.workers, args.scheduler) as ex:
+        for i, result, error in ex.run(map_part, jobs):
+            if error is not None:
+                raise error
+            k = layer_of[i]
+            parts[k].append(result)
+            if len(parts[k]) == counts[k]:
+                found[k] = join(unique[k], arch, parts[k], args.objective)
+                step(sum(r is not None for r in found), len(unique), unique[k].name)
+
+
+# energies are shown in the largest of these units in which the largest layer's is at least 100
+UNITS = (("J", 1e12), ("mJ", 1e9), ("µJ", 1e6), ("nJ", 1e3), ("pJ", 1.0))
+
+
+def _unit(largest_pj: float) -> tuple[str, float]:
+    return next(((name, scale) for name, scale in UNITS if largest_pj / scale >= 100), UNITS[-1])
+
+
+def shape_text(shape: dict) -> str:
+    """A layer's loop bounds above 1, its stride and padding where there are, in one
+    line: "K64 C64 P56 Q56 R3 S3 /2 pad 1"."""
+    text = " ".join(f"{n}{shape[n]}" for n in LOOPS if shape[n] > 1) or "1"
+    sh, sw = shape["stride"]
+    if (sh, sw) != (1, 1):
+        text += f" /{sh}" if sh == sw else f" /{sh}x{sw}"
+    if any(shape["pad"]):
+        top, left, bottom, right = shape["pad"]
+        text += f" pad {top}" if len({top, left, bottom, right}) == 1 else f" pad {top},{left},{bottom},{right}"
+    return text
+
+
+def mapping_text(arch, r: Result) -> str:
+    """A mapping in one line: each level's temporal loops, outermost first, then the
+    array's spatial loops per dimension: "DRAM: K4 C2 · SRAM: P56 Q14 · array: C16 | K16"."""
+    levels = [f"{lv.name}: " + (" ".join(f"{n}{f}" for n, f in reversed(loops)) or "-")
+              for lv, loops in zip(arch.levels, r.mapping.temporal)]
+    array = " | ".join(" ".join(f"{n}{f}" for n, f in dim) or "-" for dim in r.mapping.spatial)
+    return " · ".join([*levels, f"array: {array}"])
+
+
+def _print_tables(arch, objective: str, rows: list[dict], total: dict, results: list[Result]) -> None:
+    """The layers' costs (energy per memory and of the MACs, which add up to each
+    layer's total) and a total row; then each layer's shape and mapping in one line."""
+    parts = list(rows[0]["energy_by_memory_pj"])          # the memories, then MAC
+    unit, scale = _unit(max(r["energy_pj"] for r in rows))
+    table = Table("layer", "MACs", "cycles", "util.", *parts, "energy",
+                  title=f"best {objective} mappings on {arch.name} (energy in {unit})")
+    for c in range(4, 5 + len(parts)):
+        table.columns[c].justify = "right"
+    for c in (1, 2, 3):
+        table.columns[c].justify = "right"
+
+    def energies(by_part: dict, whole: float) -> list[str]:
+        return [f"{by_part[p] / scale:,.1f}" for p in parts] + [f"{whole / scale:,.1f}"]
     for r in rows:
         table.add_row(r["layer"], f"{r['macs']:,}", f"{r['cycles']:,}", f"{r['utilization']:.1%}",
-                      f"{r['energy_pj']:.3g}", *(f"{r['energy_by_memory_pj'][m.name]:.3g}" for lv in arch.levels
-                                                 for m in lv.memories))
+                      *energies(r["energy_by_memory_pj"], r["energy_pj"]))
+    table.add_section()
+    sums = {p: sum(r["energy_by_memory_pj"][p] for r in rows) for p in parts}
+    util = total["macs"] / (total["cycles"] * arch.array.pes)
+    table.add_row("total", f"{total['macs']:,}", f"{total['cycles']:,}", f"{util:.1%}",
+                  *energies(sums, total["energy_pj"]))
+    shapes = Table("layer", "shape", "mapping (each level's loops, outermost first)", title="mappings")
+    for row, r in zip(rows, results):
+        shapes.add_row(row["layer"], shape_text(row["shape"]), mapping_text(arch, r))
     con = console()
     con.print(table)
-    con.print(f"total: {total['macs']:,} MACs, {total['cycles']:,} cycles, {total['energy_pj']:.4g} pJ, "
+    con.print(f"total: {total['macs']:,} MACs, {total['cycles']:,} cycles, {total['energy_pj'] / scale:,.1f} {unit}, "
               f"EDP {total['edp']:.4g} pJ x cycles")
-    return OK
+    con.print(shapes)

@@ -104,12 +104,16 @@ class Level:
     per_pe: bool = False
     step_cycles: int = 0        # fixed cycles each time a tile of this level starts (issue, sync)
 
-    @property
+    @cached_property
     def holds(self) -> tuple[str, ...]:
         return tuple(t for t in TENSORS if any(t in mem.holds for mem in self.memories))
 
+    @cached_property
+    def _memories_of(self) -> dict[str, Memory]:
+        return {t: mem for mem in reversed(self.memories) for t in mem.holds}
+
     def memory_of(self, tensor: str) -> Memory | None:
-        return next((mem for mem in self.memories if tensor in mem.holds), None)
+        return self._memories_of.get(tensor)
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,12 @@ class Architecture:
 
     def parent_memory(self, level: int, tensor: str) -> Memory:
         """The memory of `tensor` in the nearest level outside `level` that holds it."""
-        return self.levels[max(j for j in range(level) if tensor in self.levels[j].holds)].memory_of(tensor)
+        return self._parents[level, tensor]
+
+    @cached_property
+    def _parents(self) -> dict[tuple[int, str], Memory]:
+        return {(i, t): self.levels[max(j for j in range(i) if t in self.levels[j].holds)].memory_of(t)
+                for i in range(len(self.levels)) for t in TENSORS if any(t in lv.holds for lv in self.levels[:i])}
 
     @cached_property
     def planar(self) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import HwgenError
@@ -172,6 +172,7 @@ def row_words(w: Workload, t: str, loops: tuple[str, ...], inside: dict[str, int
     return words * math.prod(unrolled[n] for n in RELEVANT[t] if n not in covered)
 
 
+@lru_cache(maxsize=1 << 16)
 def _input_span(outs: int, out_unit: int, out_count: int, kernel: int, kernel_unit: int, kernel_count: int,
                 stride: int, before: int, after: int) -> int:
     """Input rows read along one axis, summed over the pairs of output and kernel
@@ -220,15 +221,100 @@ class Cost:
         return self.total_pj * self.cycles
 
 
-def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
-    """The cost of running workload `w` on `arch` as `m` maps it (checked first)."""
-    check_mapping(arch, w, m)
-    inner_shared = arch.array_level
+@dataclass
+class _Blocked:
+    """What a mapping's cost takes from its blocking alone (each level's and array
+    dimension's factors, not the order of a level's loops): computed once per blocking
+    where `evaluate` is given a memo."""
+    unrolled: dict[str, int]            # `spatial_factors`
+    steps: int                          # the array's passes
+    pes: int                            # PEs the unrolling uses
+    inside: list[dict[str, int]]        # per level, the loops' extents inside it (`extents`)
+    unit: dict[str, int]                # the array's tiles, where a memory moves tiles in planes
+    waits: dict[str, int]               # `_tile_read_waits`
+    fill: int                           # `_fill_and_drain`
+    drain: int
+    compute: int                        # the array's steps and the vector unit's work, as they overlap
+    after: int                          # after the last load: the last step and the vector unit's last tile
+    fetches: dict = field(default_factory=dict)     # `fetch`'s, by its arguments
+    layouts: dict = field(default_factory=dict)     # (tensor, level) -> `_layout` of its tiles from the parent
+
+    def fetch(self, w: Workload, t: str, parent, child: int, loops: tuple, below: bool) -> tuple:
+        """(words, tiles, transfers, bursts) of t fetched into level `child` from the
+        memory `parent` over `loops` (`fetched`; the tile copied per PE where `below`),
+        and their transfers and bursts (`_transfers`; 0 where `parent` describes none)."""
+        key = (t, child, loops)
+        if key not in self.fetches:
+            moved, tiles = fetched(w, t, self.inside[child], loops, self.unrolled if below else None)
+            n = bursts = 0
+            if parent.dma:
+                if (t, child) not in self.layouts:
+                    self.layouts[t, child] = _layout(w, parent, t, self.inside[child], self.unit, self.unrolled)
+                n, bursts = _transfers(parent, self.layouts[t, child], moved, tiles)
+            self.fetches[key] = moved, tiles, n, bursts
+        return self.fetches[key]
+
+
+def _blocked(arch: Architecture, w: Workload, m: Mapping) -> _Blocked:
     unrolled = spatial_factors(m.spatial)
     # time steps: along each loop, its array passes (the temporal tiles past its bound
     # are empty, the last one partial)
     steps = math.prod(-(-b // unrolled[loop]) for loop, b in w.bounds.items())
-    pes = math.prod(unrolled.values())
+    stepped = arch.stepped_level
+    unit = extents(arch, m, stepped) if stepped is not None and arch.planar else {}
+    # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
+    started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
+                  for i, lv in enumerate(arch.levels) if lv.step_cycles)
+    fill, drain = _fill_and_drain(arch, w, m, unrolled, unit)
+    vector, last = _vector(arch, w, m, unrolled)
+    if arch.array.vector_overlap:
+        # tiles in a pipeline of compute and vector work: the longer stage every tile,
+        # the shorter once
+        tail = min(last, -(-(steps + started) * last // vector)) if vector else 0
+        compute = max(steps + started, vector) + tail
+    else:
+        tail = last
+        compute = steps + started + vector
+    # a channel's time includes the first tiles' loads and the last one's write-back;
+    # after the last load, the last step computes and the vector unit finishes its tile
+    step = (steps + started) / math.prod(f for outer in m.temporal[:stepped] for _, f in outer) \
+        if stepped is not None else 0
+    return _Blocked(unrolled, steps, math.prod(unrolled.values()),
+                    [extents(arch, m, i) for i in range(len(arch.levels))], unit, _tile_read_waits(arch, w, m),
+                    fill, drain, compute, math.ceil(step) + tail)
+
+
+def blocking_key(m: Mapping) -> tuple:
+    """What identifies `m`'s blocking: its factors per level and array dimension, each
+    level's in no particular order."""
+    return tuple(tuple(sorted(level)) for level in m.temporal), m.spatial
+
+
+def evaluate(arch: Architecture, w: Workload, m: Mapping, memo: dict | None = None) -> Cost:
+    """The cost of running workload `w` on `arch` as `m` maps it (checked first).
+    `memo`: a dict kept across the evaluations of one `arch` and `w` (a search's), in
+    which what the cost takes from a mapping's blocking alone is computed (and the
+    mapping checked) once per blocking, and the cost once per blocking and order of
+    every level but the innermost (whose order no tile's fetches follow): the costs
+    are the same with it and without, but one Cost may be returned for several
+    mappings (not to be changed)."""
+    if memo is None:
+        check_mapping(arch, w, m)
+        return _evaluate(arch, w, m, _blocked(arch, w, m))
+    key = blocking_key(m)
+    b = memo.get(key)
+    if b is None:
+        check_mapping(arch, w, m)
+        b = memo[key] = _blocked(arch, w, m)
+    ordered = (key, m.temporal[:-1])
+    if ordered not in memo:
+        memo[ordered] = _evaluate(arch, w, m, b)
+    return memo[ordered]
+
+
+def _evaluate(arch: Architecture, w: Workload, m: Mapping, b: _Blocked) -> Cost:
+    inner_shared = arch.array_level
+    unrolled, steps, pes = b.unrolled, b.steps, b.pes
     accesses: dict[tuple[str, str], dict[str, int]] = {}
     transfers: dict[tuple[str, str], dict[str, float]] = {}
 
@@ -240,19 +326,16 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
     def count(mem, t, kind, n):
         accesses.setdefault((mem.name, t), {"reads": 0, "writes": 0})[kind] += n
 
-    stepped = arch.stepped_level
-    # the array's tiles, where a memory moves tiles in planes (`_transfers`)
-    unit = extents(arch, m, stepped) if stepped is not None and arch.planar else {}
     for t in TENSORS:
         chain = [i for i, lv in enumerate(arch.levels) if t in lv.holds]
         for parent, child in zip(chain, chain[1:]):
-            inside = extents(arch, m, child)
+            inside = b.inside[child]
             # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
             below = parent <= inner_shared < child
             # loops of the levels from the child's parent outward decide the refetches
-            loops = [lp for j in range(child - 1, -1, -1) for lp in m.temporal[j]]
-            moved, tiles = fetched(w, t, inside, loops, unrolled if below else None)
+            loops = tuple(lp for j in range(child - 1, -1, -1) for lp in m.temporal[j])
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
+            moved, tiles, n, bursts = b.fetch(w, t, pm, child, loops, below)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
             read = 1.0          # of the words moved, the share the parent reads
@@ -263,7 +346,6 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
                 accesses[(pm.name, t)]["reads"] -= first
                 read = 1 - first / moved
             if pm.dma:
-                n, bursts = _transfers(w, pm, t, moved, tiles, inside, unit, unrolled)
                 if t == "O":
                     moves(pm, t, "write", n, bursts)
                 moves(pm, t, "read", n * read, bursts * read)
@@ -284,30 +366,15 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping) -> Cost:
             energy[mem.name] = e
     macs = w.macs
     energy["MAC"] = macs * arch.mac_pj
-    waits = _tile_read_waits(arch, w, m)
-    transfer = [(_channel_cycles(accesses, transfers, mem), waits.get(mem.name, 0), mem.duplex)
-                for lv in arch.levels for mem in lv.memories if mem.bandwidth]
-    # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
-    started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
-                  for i, lv in enumerate(arch.levels) if lv.step_cycles)
-    fill, drain = _fill_and_drain(arch, w, m, unrolled, unit)
-    vector, last = _vector(arch, w, m, unrolled)
-    if arch.array.vector_overlap:
-        # tiles in a pipeline of compute and vector work: the longer stage every tile,
-        # the shorter once
-        tail = min(last, -(-(steps + started) * last // vector)) if vector else 0
-        compute = max(steps + started, vector) + tail
-    else:
-        tail = last
-        compute = steps + started + vector
-    # a channel's time includes the first tiles' loads and the last one's write-back;
-    # after the last load, the last step computes and the vector unit finishes its tile
-    step = (steps + started) / math.prod(f for outer in m.temporal[:stepped] for _, f in outer) \
-        if stepped is not None else 0
-    after = math.ceil(step) + tail
-    channels = [max(reads + wait + after + drain, fill + writes) if duplex else reads + wait + writes + after
-                for (reads, writes), wait, duplex in transfer]
-    cycles = max([fill + compute + drain, *channels])
+    channels = []
+    for lv in arch.levels:
+        for mem in lv.memories:
+            if mem.bandwidth:
+                reads, writes = _channel_cycles(accesses, transfers, mem)
+                wait = b.waits.get(mem.name, 0)
+                channels.append(max(reads + wait + b.after + b.drain, b.fill + writes) if mem.duplex
+                                else reads + wait + writes + b.after)
+    cycles = max([b.fill + b.compute + b.drain, *channels])
     return Cost(accesses, transfers, energy, macs, cycles, macs / (cycles * arch.array.pes))
 
 
@@ -326,10 +393,11 @@ def _channel_cycles(accesses: dict, transfers: dict, mem) -> tuple[int, int]:
     return math.ceil(reads), math.ceil(writes)
 
 
-def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dict[str, int],
-               unit: dict[str, int], unrolled: dict[str, int]) -> tuple[float, float]:
-    """(transfers, bursts) of `tiles` tiles of t (`words` in all, of the extents
-    `inside`) moved through `mem`: a transfer per plane of rows (`Memory.planes`; else
+def _layout(w: Workload, mem, t: str, inside: dict[str, int], unit: dict[str, int],
+            unrolled: dict[str, int]) -> tuple[int, int | None, int | None, int]:
+    """How tiles of t of the extents `inside` move through `mem`, as (transfers per
+    tile, words per row or None, words per plane or None, the array's unrolling of the
+    plane loops) for `_transfers`: a transfer per plane of rows (`Memory.planes`; else
     per tile), each row (`Memory.rows`) in bursts (`row_bursts`). A plane spans the
     array's tiles (the extents `unit` of the innermost double-buffered level, which
     produce or consume them), so a larger tile goes as several. Where `mem` merges
@@ -337,24 +405,34 @@ def _transfers(w: Workload, mem, t: str, words: float, tiles: float, inside: dic
     columns or rows: none left unread; and no padding, which a transfer writes between
     the rows) is contiguous across its plane loops: its rows there are one, and one
     transfer moves each plane's worth."""
-    if not tiles:
-        return 0.0, 0.0
     rows, planes = mem.row_loops(t), mem.plane_loops(t)
     if not planes:
-        count = words / row_words(w, t, rows, inside, unrolled) if rows else tiles
-        return tiles, count * row_bursts(math.ceil(words / count), mem.burst_words, mem.boundary_words)
+        return 1, row_words(w, t, rows, inside, unrolled) if rows else None, None, 1
     unread = dict(zip("PQ", w.unread)) if t == "I" else {}
     unit = {k: min(unit.get(k, 1), inside.get(k, 1)) for k in RELEVANT[t]}
     repeats = math.prod(-(-min(inside.get(k, 1), w.bounds[k]) // unit[k]) for k in RELEVANT[t])
     if t in mem.merges and all(inside.get(k, 1) >= w.bounds[k] and not unread.get(k) for k in rows) \
             and not (t == "I" and any(w.pad)):
-        n = tiles * repeats
-        count = words / row_words(w, t, rows + planes, unit, unrolled)
-    else:           # per plane: one per vector of t's other loops
-        _, covered = _spans(w, t, rows + planes, unit)
-        n = tiles * repeats * math.prod(-(-min(unit[k], w.bounds[k]) // unrolled[k]) for k in RELEVANT[t]
-                                        if k not in covered)
-        count = n * _spans(w, t, planes, unit)[0] / math.prod(unrolled[k] for k in planes)
+        return repeats, row_words(w, t, rows + planes, unit, unrolled), None, 1
+    # per plane: one per vector of t's other loops
+    _, covered = _spans(w, t, rows + planes, unit)
+    return (repeats * math.prod(-(-min(unit[k], w.bounds[k]) // unrolled[k]) for k in RELEVANT[t] if k not in covered),
+            None, _spans(w, t, planes, unit)[0], math.prod(unrolled[k] for k in planes))
+
+
+def _transfers(mem, layout: tuple, words: float, tiles: float) -> tuple[float, float]:
+    """(transfers, bursts) of `tiles` tiles of a tensor (`words` in all) moved through
+    `mem` as its `_layout` says."""
+    if not tiles:
+        return 0.0, 0.0
+    per_tile, row, plane, across = layout
+    n = tiles * per_tile
+    if row is not None:
+        count = words / row
+    elif plane is not None:
+        count = n * plane / across
+    else:
+        count = tiles
     return n, count * row_bursts(math.ceil(words / count), mem.burst_words, mem.boundary_words)
 
 
@@ -452,7 +530,8 @@ def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[
             cycles = words / parent.bandwidth
             if parent.dma:
                 cycles += _channel_time(parent.write if t == "O" else parent.read,
-                                        *_transfers(w, parent, t, words, copies, inside, unit, unrolled))
+                                        *_transfers(parent, _layout(w, parent, t, inside, unit, unrolled), words,
+                                                    copies))
             if t == "O":
                 drain += cycles
             else:

@@ -164,6 +164,7 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
     options = spatial_options(arch, w, spatial, mapspace, dataflow)
     best: tuple[_Point, int] | None = None
     costed = tried = 0
+    memo: dict = {}         # `evaluate`'s, for the blockings of this workload on this architecture
     for k, sp in enumerate(options):
         if k % part[1] != part[0]:
             continue
@@ -181,11 +182,11 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
             blocking = _blocking(chosen)
             if not fits(arch, w, Mapping(blocking, sp)):
                 continue
-            points = list(_stationary_points(arch, w, sp, chosen, stationaries, objective))
+            points = list(_stationary_points(arch, w, sp, chosen, stationaries, objective, memo))
             costed += len(points)
             starts = sorted([*starts, min(points, key=lambda p: p.value)], key=lambda p: p.value)[:STARTS]
         for start in starts:
-            local, n = _climb(arch, w, sp, start, stationaries, objective)
+            local, n = _climb(arch, w, sp, start, stationaries, objective, memo)
             costed += n
             if best is None or local.value < best[0].value:
                 best = (local, k)
@@ -212,20 +213,20 @@ def _blocking(chosen: list[tuple[int, ...]]) -> tuple[tuple[tuple[str, int], ...
                  for lv in range(len(chosen[0])))
 
 
-def _point(arch, w, sp, chosen, stat, objective, m: Mapping | None = None) -> _Point:
+def _point(arch, w, sp, chosen, stat, objective, memo: dict, m: Mapping | None = None) -> _Point:
     m = m or Mapping(tuple(order(b, s) for b, s in zip(_blocking(chosen), stat)), sp)
-    cost = evaluate(arch, w, m)
+    cost = evaluate(arch, w, m, memo)
     return _Point(score(cost, objective), chosen, stat, m, cost)
 
 
-def _stationary_points(arch, w, sp, chosen, stationaries, objective):
+def _stationary_points(arch, w, sp, chosen, stationaries, objective, memo: dict):
     """The distinct mappings of a blocking, one per choice of stationary tensors."""
     blocking, seen = _blocking(chosen), set()
     for stat in stationaries:
         m = Mapping(tuple(order(b, s) for b, s in zip(blocking, stat)), sp)
         if m not in seen:
             seen.add(m)
-            yield _point(arch, w, sp, chosen, stat, objective, m)
+            yield _point(arch, w, sp, chosen, stat, objective, memo, m)
 
 
 @functools.lru_cache(maxsize=None)
@@ -254,7 +255,7 @@ def _moves(chosen: list[tuple[int, ...]]):
                         yield [*chosen[:i], tuple(moved), *chosen[i + 1:]]
 
 
-def _climb(arch, w, sp, start: _Point, stationaries, objective) -> tuple[_Point, int]:
+def _climb(arch, w, sp, start: _Point, stationaries, objective, memo: dict) -> tuple[_Point, int]:
     """Descend from `start` while a better point is one move away: a prime factor moved
     between two levels (with the same stationary tensors), or, when none is better,
     other stationary tensors. The point reached and the mappings costed."""
@@ -263,13 +264,13 @@ def _climb(arch, w, sp, start: _Point, stationaries, objective) -> tuple[_Point,
         better = None
         for chosen in _moves(here.chosen):
             if fits(arch, w, Mapping(_blocking(chosen), sp)):
-                p = _point(arch, w, sp, chosen, here.stationary, objective)
+                p = _point(arch, w, sp, chosen, here.stationary, objective, memo)
                 costed += 1
                 if p.value < here.value:
                     better = p
                     break
         if better is None:
-            for p in _stationary_points(arch, w, sp, here.chosen, stationaries, objective):
+            for p in _stationary_points(arch, w, sp, here.chosen, stationaries, objective, memo):
                 costed += 1
                 if p.value < here.value:
                     better = p

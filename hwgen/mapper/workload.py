@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ..compiler import ir
 from ..errors import HwgenError
@@ -44,8 +45,10 @@ class Workload:
     # fixed cycles and an unshared burst round trip, is on that memory's read channel
     tile_reads: int = 0
 
-    @property
+    @cached_property
     def bounds(self) -> dict[str, int]:
+        """Each loop's bound (computed once: the cost model asks at every evaluation;
+        not to be changed)."""
         return {n: getattr(self, n) for n in LOOPS}
 
     @property

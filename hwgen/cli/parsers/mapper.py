@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..commands import add_command
-from ..common import add_input, add_json, add_output, at_least
+from ..common import add_input, add_output, at_least
 from ..names import MAPSPACES, OBJECTIVES, ZOO, shipped_architectures
 
 
@@ -31,5 +31,6 @@ def register(sub) -> None:
     where.add_argument("--scheduler", help="the same on an existing Dask scheduler, e.g. tcp://HOST:8786")
     add_output(p, "--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
                                               "(.png or .svg)")
-    add_json(p)
+    add_output(p, "--json", nargs="?", const=True, default=False, metavar="FILE",
+               help="print one JSON object instead of the tables; with FILE, write it there beside the tables")
     p.set_defaults(func="hwgen.cli.mapper.run_map")

@@ -5,7 +5,9 @@ Weights are uniform in [-W, W], biases in [-W^2, W^2]. Each layer's shift is cal
 as post-training quantization with power-of-two scales would, on the network's
 deterministic sample input: the smallest shift that brings the spread of the layer's
 accumulators down to about TARGET, so activations use the int8 range all the way to
-the classifier (and mistakes show in the outputs)."""
+the classifier (and mistakes show in the outputs). The calibration runs the network
+once in numpy (seconds for ResNet-18); what reads only the layers' shapes (the
+mapper) asks for the network uncalibrated, every shift 0."""
 from __future__ import annotations
 
 import math
@@ -23,13 +25,14 @@ TARGET = 24            # calibrated spread of the accumulators after the shift
 
 
 class _Builder:
-    def __init__(self, name: str, size: int, classes: int):
+    def __init__(self, name: str, size: int, classes: int, calibrated: bool):
         self.net = Network(name, "data", (1, 3, size, size))
         self.rng = np.random.default_rng(zlib.crc32(name.encode()))
         self.last = "data"
         self.channels = 3
         self.out_channels = {"data": 3}
-        self.values = {"data": sample_input(self.net)}
+        # each tensor's value on the sample input, for the calibration (None: uncalibrated)
+        self.values = {"data": sample_input(self.net)} if calibrated else None
         self.classes = classes
         self.k = 0
 
@@ -60,11 +63,12 @@ class _Builder:
         return self._add(layer, c_out)
 
     def _add(self, layer, c_out):
-        ins = [self.values[t] for t in layer.inputs]
-        if hasattr(layer, "accumulator"):
-            spread = float(np.std(layer.accumulator(*ins)))
-            layer.shift = max(0, math.ceil(math.log2(max(spread, 1) / TARGET)))
-        self.values[layer.name] = layer.reference(*ins)
+        if self.values is not None:
+            ins = [self.values[t] for t in layer.inputs]
+            if hasattr(layer, "accumulator"):
+                spread = float(np.std(layer.accumulator(*ins)))
+                layer.shift = max(0, math.ceil(math.log2(max(spread, 1) / TARGET)))
+            self.values[layer.name] = layer.reference(*ins)
         self.net.layers.append(layer)
         self.out_channels[layer.name] = c_out
         self.last, self.channels = layer.name, c_out
@@ -84,10 +88,10 @@ class _Builder:
         return self.net
 
 
-def resnet(depth: int, size: int = 224, classes: int = 1000) -> Network:
+def resnet(depth: int, size: int = 224, classes: int = 1000, calibrated: bool = True) -> Network:
     blocks = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3]}[depth]
     bottleneck = depth >= 50
-    g = _Builder(f"resnet{depth}", size, classes)
+    g = _Builder(f"resnet{depth}", size, classes, calibrated)
     g.conv(64, 7, 2)
     g.maxpool(3, 2, 1, nonneg=True)
     width = 64
@@ -112,8 +116,8 @@ def resnet(depth: int, size: int = 224, classes: int = 1000) -> Network:
     return g.head()
 
 
-def mobilenet_v1(size: int = 224, classes: int = 1000) -> Network:
-    g = _Builder("mobilenet_v1", size, classes)
+def mobilenet_v1(size: int = 224, classes: int = 1000, calibrated: bool = True) -> Network:
+    g = _Builder("mobilenet_v1", size, classes, calibrated)
     g.conv(32, 3, 2)
     for c_out, stride in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + \
             [(1024, 2), (1024, 1)]:
@@ -127,6 +131,9 @@ ZOO = {"resnet18": lambda **kw: resnet(18, **kw), "resnet34": lambda **kw: resne
 
 
 def get(name: str, **kw) -> Network:
+    """The zoo's network `name`; keywords: size (of the square input), classes and
+    calibrated (False: every shift 0, without running the network; its shapes are the
+    same)."""
     try:
         return ZOO[name](**kw)
     except KeyError:

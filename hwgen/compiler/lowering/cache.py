@@ -16,17 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, fields
-from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from ... import files
-from ...files import cache_root, replacing
+from ...files import SourceCache
 from ..tiling import ConvShape, Tiling
 
-_HWGEN = Path(__file__).resolve().parents[2]
 # The sources a chosen tiling follows from.
 SOURCES = ("compiler", "program", "isa", "config.py", "geometry.py")
+_FILES = SourceCache("tilings", Path(__file__).resolve().parents[2], SOURCES)
+cache_dir, current_dir, entries, prune, source_digest = (_FILES.cache_dir, _FILES.current_dir, _FILES.entries,
+                                                         _FILES.prune, _FILES.source_digest)
 
 _chosen: dict[str, Tiling] = {}
 
@@ -37,50 +37,6 @@ def forget() -> None:
     _chosen.clear()
 
 
-def cache_dir() -> Path:
-    return cache_root() / "tilings"
-
-
-def current_dir() -> Path:
-    """Where the tilings of the current sources are kept."""
-    return cache_dir() / source_digest()[:16]
-
-
-def _bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else path.stat().st_size
-
-
-def entries() -> list[dict]:
-    """Every entry of the tiling cache: a directory of one source digest ("current"
-    or "stale") or a file outside them ("stale"), with its files and bytes."""
-    if not cache_dir().is_dir():
-        return []
-    current = current_dir()
-    return [{"path": str(p), "state": "current" if p == current else "stale", "bytes": _bytes(p),
-             "files": sum(1 for _ in p.glob("*.json")) if p.is_dir() else 1}
-            for p in sorted(cache_dir().iterdir())]
-
-
-def prune(everything: bool = False) -> list[dict]:
-    """Remove the stale entries (every one with `everything`); the removed entries."""
-    removed = [e for e in entries() if everything or e["state"] == "stale"]
-    for e in removed:
-        path = Path(e["path"])
-        if path.is_dir():
-            for f in path.iterdir():
-                f.unlink()
-            path.rmdir()
-        else:
-            path.unlink()
-    return removed
-
-
-@cache
-def source_digest() -> str:
-    """SHA-256 of the sources in SOURCES (their paths and contents)."""
-    return files.source_digest(_HWGEN, SOURCES)
-
-
 def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual) -> str:
     """The cache key of a tiling problem (see the module's docstring); `rq` and
     `residual` are already in their `timing()` form."""
@@ -89,12 +45,8 @@ def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def _read(path: Path) -> Tiling | None:
-    """The tiling in `path`, or None if there is none (or not one a Tiling holds)."""
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+def _tiling(doc) -> Tiling | None:
+    """The tiling `doc` holds, or None if it is not one."""
     types = {f.name: {"bool": bool, "int": int}[f.type] for f in fields(Tiling)}
     if not isinstance(doc, dict) or set(doc) != set(types) or any(type(doc[k]) is not t for k, t in types.items()):
         return None
@@ -105,14 +57,9 @@ def remembered(key: str, choose: Callable[[], Tiling]) -> Tiling:
     """The tiling remembered under `key`, else `choose()`, remembered."""
     if key in _chosen:
         return _chosen[key]
-    path = current_dir() / f"{key}.json"
-    t = _read(path)
+    t = _tiling(_FILES.read(key))
     if t is None:
         t = choose()
-        try:
-            with replacing(path) as tmp:
-                tmp.write_text(json.dumps(t.to_dict()))
-        except OSError:
-            pass              # a cache that cannot be written only costs the next run the search
+        _FILES.write(key, t.to_dict())
     _chosen[key] = t
     return t

@@ -91,16 +91,22 @@ def test_an_onnx_model(tmp_path, capsys):
     assert doc["total"]["macs"] == net.macs()
 
 
-def test_layers_mapped_on_a_dask_cluster_are_those_mapped_here(capsys):
+def test_layers_mapped_on_a_dask_cluster_are_those_mapped_here(capsys, tmp_path, monkeypatch):
     """--workers searches every layer's spatial choices side by side on a local Dask
     cluster: the same mappings, costs and order as in this process (each choice's draws
-    are seeded), for a network and for one layer."""
-    for argv in (["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"],
-                 ["map", "--arch", "simba", "--layer", "K=64,C=64,P=14,Q=14,R=3,S=3", "--budget", "200", "--json"]):
+    are seeded), for a network and for one layer (each run on an empty cache of
+    searched mappings)."""
+    for k, argv in enumerate((["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"],
+                              ["map", "--arch", "simba", "--layer", "K=64,C=64,P=14,Q=14,R=3,S=3", "--budget", "200",
+                               "--json"])):
+        monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / f"here{k}"))
         assert main(argv) == 0
         here = json.loads(capsys.readouterr().out)
+        monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / f"dask{k}"))
         assert main([*argv, "--workers", "2"]) == 0
         assert json.loads(capsys.readouterr().out) == here
+        shapes = 12 if k == 0 else 1        # ResNet-18's layers have 12 shapes
+        assert len(list((tmp_path / f"dask{k}").glob("mappings/*/*.json"))) == shapes
     with pytest.raises(SystemExit) as e:
         main([*argv, "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"])
     assert e.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
@@ -127,3 +133,56 @@ def test_layers_of_one_shape_are_searched_once_and_get_the_same_mapping(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["map", "--arch", "eyeriss", "--layer", "K=4", "--mapspace", "exact"])
     assert exited.value.code == 2 and "invalid choice: 'exact'" in capsys.readouterr().err
+
+
+def test_the_tables_json_file_and_chart_come_from_one_search(capsys, tmp_path, monkeypatch):
+    """--json FILE and --chart FILE beside the tables: one search, every output. The
+    energy columns (each memory's and the MACs') add up to each layer's energy, in the
+    unit the title names, with a total row; each layer's shape and mapping in one line."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    doc_path, chart = tmp_path / "map.json", tmp_path / "map.svg"
+    argv = ["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--objective", "edp"]
+    assert main([*argv, "--json", str(doc_path), "--chart", str(chart)]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(doc_path.read_text())
+    assert doc["chart"] == str(chart) and chart.read_text().lstrip().startswith("<?xml")
+    assert "best edp mappings on eyeriss-like (energy in µJ)" in out
+    costs, mappings = out.split("\nmappings\n")
+
+    def cells(table: str) -> dict[str, list[str]]:
+        return {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+                for line in table.splitlines() if line.startswith("│")}
+    rows = cells(costs)
+    parts = list(doc["layers"][0]["energy_by_memory_pj"])
+    assert parts[-1] == "MAC"
+    for layer in doc["layers"]:
+        row = rows[layer["layer"]]
+        energies = [float(c.replace(",", "")) for c in row[3:3 + len(parts) + 1]]
+        assert energies[:-1] == [round(layer["energy_by_memory_pj"][p] / 1e6, 1) for p in parts]
+        assert sum(energies[:-1]) == pytest.approx(energies[-1], abs=0.05 * len(parts))
+        assert energies[-1] == round(layer["energy_pj"] / 1e6, 1)
+    assert rows["total"][:2] == [f"{doc['total']['macs']:,}", f"{doc['total']['cycles']:,}"]
+    assert float(rows["total"][-1].replace(",", "")) == round(doc["total"]["energy_pj"] / 1e6, 1)
+    # the mappings table: conv1's shape, and its mapping, level by level
+    line = cells(mappings)["conv1"]
+    assert line[0] == "K64 C3 P112 Q112 R7 S7 /2 pad 3,3,2,2"      # top, left, bottom, right: what windows cover
+    assert line[1].split(" · ")[0].startswith("DRAM: ") and line[1].split(" · ")[-1].startswith("array: ")
+    # warm: read back, not searched; the same document
+    assert main([*argv, "--json"]) == 0
+    assert {k: v for k, v in json.loads(capsys.readouterr().out).items()} == {k: v for k, v in doc.items()
+                                                                            if k != "chart"}
+
+
+def test_the_cache_lists_and_prunes_searched_mappings(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
+    assert main(["map", "--arch", "eyeriss", "--layer", "K=16,C=16,P=8,Q=8,R=3,S=3", "--budget", "30"]) == 0
+    (tmp_path / "mappings" / ("0" * 16)).mkdir()
+    (tmp_path / "mappings" / ("0" * 16) / "old.json").write_text("{}")
+    capsys.readouterr()
+    assert main(["cache", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["mappings"]
+    assert sorted((e["state"], e["files"]) for e in listed) == [("current", 1), ("stale", 1)]
+    assert main(["cache", "--prune", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mappings_removed"] == 1
+    assert main(["cache", "--clear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mappings_removed"] == 1

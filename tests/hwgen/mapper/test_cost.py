@@ -12,7 +12,10 @@ import pytest
 from hwgen import HwgenError
 from hwgen.mapper import load_architecture, parse_bounds, shipped
 from hwgen.mapper.arch import Architecture, Array, Channel, Level, Memory
+from hwgen.config import load_config
 from hwgen.mapper.cost import RELEVANT, Mapping, evaluate, refetches, row_bursts
+from hwgen.mapper.search import fits, spatial_options, splits
+from hwgen.mapper.vta import architecture
 from hwgen.mapper.workload import Workload
 
 EYERISS = load_architecture(shipped()["eyeriss"])
@@ -326,3 +329,36 @@ def test_partial_tiles_against_a_walk_of_the_loops(seed):
     for t in ("W", "I"):
         assert a["DRAM", t]["reads"] == walked_words(w, inside, order, t), (t, inside, order)
     assert a["DRAM", "O"]["writes"] == walked_words(w, inside, order, "O"), (inside, order)
+
+
+@pytest.mark.parametrize("arch", [*shipped(), "vta-default", "vta-1x64x64"])
+def test_a_memo_gives_the_costs_evaluated_without_one(arch):
+    """With a memo kept across a search's evaluations (each blocking's terms once, the
+    cost once per order of every level but the innermost) every cost equals the one
+    evaluated afresh, for random blockings each in several orders: outer orders
+    repeated with the innermost level's loops permuted, and the same blockings again
+    later, as a search comes back to them."""
+    a = architecture(load_config(arch[4:])) if arch.startswith("vta-") else load_architecture(shipped()[arch])
+    rng = np.random.default_rng(7)
+    memo, checked = {}, 0
+    for w in (parse_bounds("K=64,C=32,P=14,Q=14,R=3,S=3,stride=1,pad=1"), parse_bounds("K=48,C=24,P=7,Q=7,stride=2")):
+        for sp in spatial_options(a, w, 3):
+            unrolled = {n: math.prod(f for dim in sp for m, f in dim if m == n) for n in "NGKCPQRS"}
+            per_loop = [splits(-(-w.bounds[n] // unrolled[n]), len(a.levels)) for n in "NGKCPQRS"]
+            mappings = []
+            for _ in range(40):
+                chosen = [s[rng.integers(len(s))] for s in per_loop]
+                levels = [[(n, chosen[i][lv]) for i, n in enumerate("NGKCPQRS") if chosen[i][lv] > 1]
+                          for lv in range(len(a.levels))]
+                if not fits(a, w, Mapping(tuple(map(tuple, levels)), sp)):
+                    continue
+                for _ in range(2):
+                    outer = [tuple(rng.permutation(lv).tolist()) if lv else () for lv in levels[:-1]]
+                    for _ in range(3):
+                        inner = tuple(rng.permutation(levels[-1]).tolist()) if levels[-1] else ()
+                        mappings.append(Mapping(tuple(tuple((n, int(f)) for n, f in lv) for lv in (*outer, inner)),
+                                                sp))
+            for m in mappings + mappings[::3]:
+                assert evaluate(a, w, m, memo) == evaluate(a, w, m), m
+                checked += 1
+    assert checked > 200

@@ -100,7 +100,8 @@ def test_cache_states_and_prune(tmp_path, monkeypatch, capsys):
         assert json.loads(capsys.readouterr().out) == {"cache": str(root), "removed": 4, "freed_bytes": 3 * 10 + 5
                                                        + 2 * len((root / current / cache.ENTRY).read_bytes()),
                                                        "kept": 2, "tilings_removed": 0, "tilings_freed_bytes": 0,
-                                                       "verilog_removed": 0, "verilog_freed_bytes": 0}
+                                                       "verilog_removed": 0, "verilog_freed_bytes": 0,
+                                                       "mappings_removed": 0, "mappings_freed_bytes": 0}
         assert sorted(p.name for p in root.iterdir() if p.name != ".locks") == sorted([current, building])
         assert main(["cache", "--clear", "--json"]) == 0
         assert [p.name for p in root.iterdir() if p.name != ".locks"] == [building]

@@ -78,7 +78,7 @@ def test_the_file_is_read_under_its_key_only(fresh, monkeypatch):
     (fresh / f"{key}.json").write_text(json.dumps(planted.to_dict()))
     assert _choose(cfg, s) == planted               # the file is what a hit returns
     cache.forget()
-    monkeypatch.setattr(cache, "source_digest", lambda: "an edited compiler")
+    monkeypatch.setattr(cache._FILES, "_digest", "an edited compiler")
     assert cache.current_dir() != fresh
     assert _choose(cfg, s) == _searched(cfg, s)
     other = cfg.replace(AXI_MAX_INFLIGHT=cfg.AXI_MAX_INFLIGHT * 2)
@@ -126,7 +126,7 @@ def test_the_key_holds_every_part_of_the_problem():
 
 def test_the_source_digest_covers_the_compiler():
     assert len(cache.source_digest()) == 64
-    names = {p.name for p in cache._HWGEN.joinpath("compiler").rglob("*.py")}
+    names = {p.name for p in cache._FILES.root.joinpath("compiler").rglob("*.py")}
     assert {"tiling.py", "conv.py", "cache.py"} <= names
 
 
