@@ -57,6 +57,9 @@ mapper       seconds `hwgen map` takes for ResNet-18 on the default configuratio
              ResNet-50 on the Eyeriss-like array: cold, cold on two Dask workers, and
              warm from the cache of searched mappings (benchmarks/mapper_speed.py; about
              5 minutes; on an otherwise idle machine)
+install      the core install (`python -m pip install .` into a new virtual environment,
+             without extras): its distributions and megabytes (benchmarks/install_size.py;
+             a minute or two, from the package index)
 startup      wall and CPU seconds of `hwgen --version`, the --help of the heaviest
              commands and a usage error, medians of 10 runs (benchmarks/startup.py; a
              minute; on an otherwise idle machine)
@@ -300,6 +303,11 @@ def measure_mapper() -> dict:
     return figures
 
 
+def measure_install() -> dict:
+    _progress("install: python -m benchmarks.install_size")
+    return _json_of("-m", "benchmarks.install_size", "--json")
+
+
 def measure_startup() -> dict:
     _progress("startup: python -m benchmarks.startup")
     figures = {}
@@ -344,6 +352,7 @@ SECTION_SOURCES = {
               "benchmarks/options.py"),
     # the command's closure includes the Dask executor's package (dse) and what it imports
     "mapper": ("hwgen", "sim", "floorplan", "boards", "dse", "benchmarks/mapper_speed.py"),
+    "install": ("pyproject.toml", "benchmarks/install_size.py"),
     "startup": (*_BASE, "hwgen/cli", "hwgen/config.py", "hwgen/devices.py", "hwgen/geometry.py", "hwgen/isa",
                 "hwgen/version.py", "benchmarks/startup.py"),
 }
@@ -357,6 +366,7 @@ SECTION_RUNS = {
     "dse": "hwgen/cli/dse.py", "boards": "hwgen/cli/dse.py", "coverage": "benchmarks/rtl_coverage.py",
     "fuzz": "hwgen/cli/fuzz.py",
     "suite": "benchmarks/suite_time.py", "mapper": "hwgen/cli/mapper.py", "startup": "hwgen/cli/__init__.py",
+    "install": "benchmarks/install_size.py",
 }
 
 
@@ -394,7 +404,8 @@ def _changed(commit: str, paths: tuple, root: Path) -> list:
 SECTIONS = {"networks": measure_networks, "unpipelined": measure_unpipelined, "compile": measure_compile,
             "engineir": measure_engineir, "onnx": measure_onnx, "fpga": measure_fpga, "dse": measure_dse, "timing": measure_timing,
             "boards": measure_boards, "coverage": measure_coverage, "fuzz": measure_fuzz,
-            "suite": measure_suite, "mapper": measure_mapper, "startup": measure_startup}
+            "suite": measure_suite, "mapper": measure_mapper, "startup": measure_startup,
+            "install": measure_install}
 
 
 # -- The quotes in README and the docs pages ------------------------------------------------
@@ -418,6 +429,7 @@ KINDS = {
     "error": Kind(r"[+-]\d+\.\d %", lambda v: f"{100 * v:+.1f} %"),
     "seconds": Kind(r"\d+\.\d+ s", lambda v: f"{v:.1f} s"),
     "whole_seconds": Kind(r"(?<![\d.])\d+ s", lambda v: f"{round(v)} s"),
+    "megabytes": Kind(r"\d+ MB", lambda v: f"{round(v)} MB"),
     "seconds2": Kind(r"\d+\.\d+ s", lambda v: f"{v:.2f} s"),
     "times": Kind(r"\d+\.\d\dx", lambda v: f"{v:.2f}x"),
     "times1": Kind(r"\d+\.\dx", lambda v: f"{v:.1f}x"),
@@ -639,6 +651,8 @@ QUOTES = [
       for command in ("python -c pass", "hwgen --version", "hwgen --help", "hwgen map --help", "hwgen compile --help",
                       "hwgen dse --help", "hwgen map --bogus")
       for figure, cell in (("wall_seconds", 1), ("cpu_seconds", 2))),
+    Quote("install/distributions", "alone (the core:", None, "integer"),
+    Quote("install/venv_mb", "alone (the core:", None, "megabytes"),
 ]
 
 

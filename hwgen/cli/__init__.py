@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 from ..errors import HwgenError
+from ..extras import extra_of, missing_extra
 from ..version import VERSION
 from .commands import COMMANDS
 from .common import BAD_INPUT, CLOSED_PIPE, INTERNAL, INTERRUPTED, check_outputs
@@ -69,6 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     except HwgenError as e:
         print(f"error: {e}", file=sys.stderr)
         return BAD_INPUT
+    except ModuleNotFoundError as e:
+        if e.name is None or extra_of(e.name) is None:
+            return _internal(argv, e)
+        print(f"error: {missing_extra(e.name, f'hwgen {args.command}')}", file=sys.stderr)
+        return BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -78,13 +84,17 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE
     except Exception as e:
-        report = _crash_report(argv)
-        print(f"internal error: {type(e).__name__}: {e}\nThis is a bug in hwgen; the traceback is in {report}; "
-              "please report it with that file.", file=sys.stderr)
-        return INTERNAL
+        return _internal(argv, e)
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _internal(argv: list[str] | None, e: Exception) -> int:
+    report = _crash_report(argv)
+    print(f"internal error: {type(e).__name__}: {e}\nThis is a bug in hwgen; the traceback is in {report}; "
+          "please report it with that file.", file=sys.stderr)
+    return INTERNAL
 
 
 def _crash_report(argv: list[str] | None) -> Path:

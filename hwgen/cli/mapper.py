@@ -10,15 +10,16 @@ import math
 from rich.table import Table
 
 from ..compiler.frontends import zoo
-from ..compiler.frontends.onnx import load_onnx
 from ..config import load_config, shipped_configs
 from ..errors import HwgenError
+from ..extras import require
 from ..files import replacing
 from ..mapper import cache, distinct, load_architecture, parse_bounds, shipped, workloads
 from ..mapper.arch import LOOPS
 from ..mapper.search import SPATIAL, Result, Tried, check_dataflow, join, search_part, spatial_options
 from ..mapper.vta import architecture
 from .common import OK, print_json
+from .network import import_onnx
 from .terminal import console, progress_bar, stages
 
 
@@ -60,6 +61,10 @@ def _architecture(text: str):
 def run_map(args) -> int:
     if args.chart and Path(args.chart).suffix not in (".png", ".svg"):
         raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
+    if args.chart:
+        require("mapper", "hwgen map --chart")
+    if args.workers is not None or args.scheduler is not None:
+        require("explore", "hwgen map --workers and --scheduler")
     arch = _architecture(args.arch)
     dataflow = tuple(n.strip() for n in args.dataflow.split("|")) if args.dataflow else None
     if args.layer:
@@ -69,7 +74,7 @@ def run_map(args) -> int:
             raise HwgenError(f"--network {args.network!r}: not in the model zoo ({', '.join(zoo.ZOO)})")
         with stages(f"loading {args.network or args.model}"):
             # the shapes alone: a zoo network uncalibrated (its shapes are the calibrated one's)
-            net = zoo.get(args.network, calibrated=False) if args.network else load_onnx(args.model)[0]
+            net = zoo.get(args.network, calibrated=False) if args.network else import_onnx(args.model, "hwgen map --model")
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")

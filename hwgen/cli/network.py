@@ -12,15 +12,23 @@ from sim.runtime import run_network, verify_network
 from ..config import load_config
 from ..compiler.pipeline import compile_network, load_compiled, save_compiled
 from ..compiler.frontends import zoo
-from ..compiler.frontends.onnx import load_onnx
 from ..compiler.ir import Network
 from ..compiler.mapping import MappingOptions
 from ..errors import HwgenError
+from ..extras import require
 from ..files import read_bytes, replacing, staged
 from .common import FAILED, OK, default_output, output_dir, print_json, read_paths
 from .parsers.run import TARGETS
 from .targets import config, make_target
 from .terminal import console, progress_bar, stages
+
+
+def import_onnx(path, what: str):
+    """The network of the ONNX model `path`; an error naming the 'onnx' extra (exit 2)
+    when it is not installed."""
+    require("onnx", what)
+    from ..compiler.frontends.onnx import load_onnx  # ONNX: only when a model is imported
+    return load_onnx(path)[0]
 
 
 def compile_cmd(args) -> int:
@@ -32,7 +40,7 @@ def compile_cmd(args) -> int:
         if args.network:
             net = zoo.get(args.network)
         elif Path(args.model).suffix == ".onnx":
-            net, _ = load_onnx(args.model)
+            net = import_onnx(args.model, "hwgen compile --model")
         else:
             net = Network.load(args.model)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)

