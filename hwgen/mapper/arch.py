@@ -150,6 +150,14 @@ class Architecture:
         return max((i for i, lv in enumerate(self.levels[:self.array_level + 1])
                     if lv.double_buffered and set(lv.holds) - {"O"}), default=None)
 
+    def chain(self, tensor: str) -> tuple[int, ...]:
+        """The levels holding `tensor`, outermost first."""
+        return self._chains[tensor]
+
+    @cached_property
+    def _chains(self) -> dict[str, tuple[int, ...]]:
+        return {t: tuple(i for i, lv in enumerate(self.levels) if t in lv.holds) for t in TENSORS}
+
     def parent_memory(self, level: int, tensor: str) -> Memory:
         """The memory of `tensor` in the nearest level outside `level` that holds it."""
         return self._parents[level, tensor]

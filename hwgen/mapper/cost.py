@@ -243,7 +243,9 @@ class _Blocked:
         """(words, tiles, transfers, bursts) of t fetched into level `child` from the
         memory `parent` over `loops` (`fetched`; the tile copied per PE where `below`),
         and their transfers and bursts (`_transfers`; 0 where `parent` describes none)."""
-        key = (t, child, loops)
+        # what `fetched` depends on: the loops of the stationary run and the others, each in any order
+        run = _stationary_run(loops, t)
+        key = (t, child, tuple(sorted(loops[:run])), tuple(sorted(loops[run:])))
         if key not in self.fetches:
             moved, tiles = fetched(w, t, self.inside[child], loops, self.unrolled if below else None)
             n = bursts = 0
@@ -294,26 +296,41 @@ def evaluate(arch: Architecture, w: Workload, m: Mapping, memo: dict | None = No
     """The cost of running workload `w` on `arch` as `m` maps it (checked first).
     `memo`: a dict kept across the evaluations of one `arch` and `w` (a search's), in
     which what the cost takes from a mapping's blocking alone is computed (and the
-    mapping checked) once per blocking, and the cost once per blocking and order of
-    every level but the innermost (whose order no tile's fetches follow): the costs
-    are the same with it and without, but one Cost may be returned for several
-    mappings (not to be changed)."""
+    mapping checked) once per blocking, each tile's fetches once per blocking and
+    loops that decide them, and the cost once per blocking and fetches (the order of
+    the levels counts only through these): the costs are the same with it and
+    without, but one Cost may be returned for several mappings (not to be changed)."""
     if memo is None:
         check_mapping(arch, w, m)
-        return _evaluate(arch, w, m, _blocked(arch, w, m))
+        b = _blocked(arch, w, m)
+        return _evaluate(arch, w, b, _fetches(arch, w, m, b))
     key = blocking_key(m)
     b = memo.get(key)
     if b is None:
         check_mapping(arch, w, m)
         b = memo[key] = _blocked(arch, w, m)
-    ordered = (key, m.temporal[:-1])
-    if ordered not in memo:
-        memo[ordered] = _evaluate(arch, w, m, b)
-    return memo[ordered]
+    fetches = _fetches(arch, w, m, b)
+    if (key, fetches) not in memo:
+        memo[key, fetches] = _evaluate(arch, w, b, fetches)
+    return memo[key, fetches]
 
 
-def _evaluate(arch: Architecture, w: Workload, m: Mapping, b: _Blocked) -> Cost:
-    inner_shared = arch.array_level
+def _fetches(arch: Architecture, w: Workload, m: Mapping, b: _Blocked) -> tuple:
+    """For each tensor and each pair of levels of its chain (outermost first), what
+    the child level fetches from the parent (`_Blocked.fetch`) in `m`'s order."""
+    out = []
+    for t in TENSORS:
+        chain = arch.chain(t)
+        for parent, child in zip(chain, chain[1:]):
+            # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
+            below = parent <= arch.array_level < child
+            # loops of the levels from the child's parent outward decide the refetches
+            loops = tuple(lp for j in range(child - 1, -1, -1) for lp in m.temporal[j])
+            out.append(b.fetch(w, t, arch.levels[parent].memory_of(t), child, loops, below))
+    return tuple(out)
+
+
+def _evaluate(arch: Architecture, w: Workload, b: _Blocked, fetches: tuple) -> Cost:
     unrolled, steps, pes = b.unrolled, b.steps, b.pes
     accesses: dict[tuple[str, str], dict[str, int]] = {}
     transfers: dict[tuple[str, str], dict[str, float]] = {}
@@ -326,16 +343,12 @@ def _evaluate(arch: Architecture, w: Workload, m: Mapping, b: _Blocked) -> Cost:
     def count(mem, t, kind, n):
         accesses.setdefault((mem.name, t), {"reads": 0, "writes": 0})[kind] += n
 
+    fetched_in_order = iter(fetches)
     for t in TENSORS:
-        chain = [i for i, lv in enumerate(arch.levels) if t in lv.holds]
+        chain = arch.chain(t)
         for parent, child in zip(chain, chain[1:]):
-            inside = b.inside[child]
-            # a per-PE child below the array: each PE's tile, once per distinct one (multicast)
-            below = parent <= inner_shared < child
-            # loops of the levels from the child's parent outward decide the refetches
-            loops = tuple(lp for j in range(child - 1, -1, -1) for lp in m.temporal[j])
             pm, cm = arch.levels[parent].memory_of(t), arch.levels[child].memory_of(t)
-            moved, tiles, n, bursts = b.fetch(w, t, pm, child, loops, below)
+            moved, tiles, n, bursts = next(fetched_in_order)
             count(pm, t, "reads", moved)
             count(cm, t, "writes", moved)
             read = 1.0          # of the words moved, the share the parent reads
