@@ -54,8 +54,8 @@ suite        the test suite's size and time: the fast lane, the whole suite warm
              a fresh clone with nothing cached (benchmarks/suite_time.py; about 45 minutes
              on two cores: run it on an otherwise idle machine)
 mapper       seconds `hwgen map` takes for ResNet-18 on the default configuration and
-             ResNet-50 on the Eyeriss-like array: cold, cold on two Dask workers, and
-             warm from the cache of searched mappings (benchmarks/mapper_speed.py; about
+             ResNet-50 on the Eyeriss-like array: cold, cold in one process, and warm
+             from the cache of searched mappings (benchmarks/mapper_speed.py; about
              5 minutes; on an otherwise idle machine)
 install      the core install (`python -m pip install .` into a new virtual environment,
              without extras): its distributions and megabytes (benchmarks/install_size.py;
@@ -645,7 +645,7 @@ QUOTES = [
                                       ("bins", 4, "integer", 1), ("seconds", 5, "whole_seconds", 0))),
     *(Quote(f"mapper/{key}/{figure}", row, cell, "seconds", table="| network | architecture | cold |", file=MAPPER_DOC)
       for key, row in (("resnet18-default", "| ResNet-18 (12 shapes) |"), ("resnet50-eyeriss", "| ResNet-50 (24 shapes) |"))
-      for figure, cell in (("cold_seconds", 2), ("cold_workers2_seconds", 3), ("warm_seconds", 4))),
+      for figure, cell in (("cold_seconds", 2), ("cold_one_process_seconds", 3), ("warm_seconds", 4))),
     *(Quote(f"startup/{command}/{figure}", f"| `{command}`", cell, "seconds2", table="| command | wall | CPU |",
             file=BENCHMARKS)
       for command in ("python -c pass", "hwgen --version", "hwgen --help", "hwgen map --help", "hwgen compile --help",

@@ -5,8 +5,8 @@
 Runs `hwgen map` as a user does (a process per run, its output to a file) for ResNet-18
 on the default VTA configuration (objective EDP) and ResNet-50 on the Eyeriss-like
 array (objective EDP), each: cold (an empty cache of searched mappings: every shape
-searched in the process), cold on a local Dask cluster of two workers (--workers 2),
-and warm (every shape read from the cache). The caches are a temporary
+searched, in one process per core by default), cold in the command's process alone
+(--workers 1), and warm (every shape read from the cache). The caches are a temporary
 $HWGEN_CACHE; the cold runs' tables must equal the warm run's (the same mappings).
 Run it on an otherwise idle machine.
 """
@@ -44,13 +44,13 @@ def measure(progress=print) -> list[dict]:
         for network, arch in CASES:
             argv = ["map", "--arch", arch, "--network", network, "--objective", "edp"]
             row = {"network": network, "arch": arch}
-            for run, extra in (("cold", []), ("cold_workers2", ["--workers", "2"]), ("warm", [])):
+            for run, extra in (("cold", []), ("cold_one_process", ["--workers", "1"]), ("warm", [])):
                 cache = tmp / f"{network}-{arch}" / ("shared" if run == "warm" else run)
                 if run == "warm":
                     shutil.copytree(tmp / f"{network}-{arch}" / "cold", cache)
                 progress(f"mapper_speed: hwgen {' '.join(argv + extra)} ({run})")
                 row[f"{run}_seconds"] = _run(argv + extra, cache, tmp / f"{network}-{arch}-{run}.txt")
-            tables = {(tmp / f"{network}-{arch}-{run}.txt").read_text() for run in ("cold", "cold_workers2", "warm")}
+            tables = {(tmp / f"{network}-{arch}-{run}.txt").read_text() for run in ("cold", "cold_one_process", "warm")}
             if len(tables) != 1:
                 raise SystemExit(f"mapper_speed: {network} on {arch}: the runs' tables differ")
             rows.append(row)
@@ -65,9 +65,9 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'network':10} {'architecture':12} {'cold s':>8} {'cold, 2 workers s':>18} {'warm s':>8}")
+    print(f"{'network':10} {'architecture':12} {'cold s':>8} {'cold, one process s':>20} {'warm s':>8}")
     for r in rows:
-        print(f"{r['network']:10} {r['arch']:12} {r['cold_seconds']:8.1f} {r['cold_workers2_seconds']:18.1f} "
+        print(f"{r['network']:10} {r['arch']:12} {r['cold_seconds']:8.1f} {r['cold_one_process_seconds']:20.1f} "
               f"{r['warm_seconds']:8.1f}")
     return 0
 

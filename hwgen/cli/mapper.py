@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import contextlib
 import json
-import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from rich.table import Table
 
@@ -26,8 +29,8 @@ from .terminal import console, progress_bar, stages
 def map_part(job) -> Result | Tried:
     """One part of one layer's search (`mapper.search.search_part`): `job` =
     (architecture, workload, objective, budget, seed, mapspace, dataflow, part). A job on its
-    own, so that Dask workers can search the spatial choices of every layer side by
-    side."""
+    own, so that processes or Dask workers can search the spatial choices of every
+    layer side by side."""
     arch, w, objective, budget, seed, mapspace, dataflow, part = job
     return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part, dataflow=dataflow)
 
@@ -63,8 +66,8 @@ def run_map(args) -> int:
         raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
     if args.chart:
         require("mapper", "hwgen map --chart")
-    if args.workers is not None or args.scheduler is not None:
-        require("explore", "hwgen map --workers and --scheduler")
+    if args.scheduler is not None:
+        require("explore", "hwgen map --scheduler")
     arch = _architecture(args.arch)
     dataflow = tuple(n.strip() for n in args.dataflow.split("|")) if args.dataflow else None
     if args.layer:
@@ -87,15 +90,9 @@ def run_map(args) -> int:
     bar, step = progress_bar(args, len(unique), f"mapping onto {arch.name}")
     with bar:
         step(len(unique) - len(todo), len(unique), "remembered")
-        if args.workers is None and args.scheduler is None:
-            for k in todo:
-                found[k] = cache.searched(arch, unique[k], args.objective, args.budget, args.seed, args.mapspace,
-                                          dataflow)
-                step(sum(r is not None for r in found), len(unique), unique[k].name)
-        else:
-            _search_on_dask(args, arch, unique, todo, found, dataflow, step)
-            for k in todo:
-                cache.remember(keys[k], found[k])
+        _search(args, arch, unique, todo, found, dataflow, step)
+        for k in todo:
+            cache.remember(keys[k], found[k])
     rows = [_row(w, found[k]) for w, k in zip(layers, shape_of)]
     total = {"macs": sum(r["macs"] for r in rows), "cycles": sum(r["cycles"] for r in rows),
              "energy_pj": round(sum(r["energy_pj"] for r in rows), 1)}
@@ -116,10 +113,12 @@ def run_map(args) -> int:
     return OK
 
 
-def _search_on_dask(args, arch, unique, todo, found, dataflow, step) -> None:
-    """Search the shapes `todo` (indices into `unique`) on a Dask cluster, every
-    spatial choice of every shape a job of its own, into `found`."""
-    from dse import Executor  # Dask: only when a cluster searches
+def _search(args, arch, unique, todo, found, dataflow, step) -> None:
+    """Search the shapes `todo` (indices into `unique`) into `found`, every spatial
+    choice of every shape a job of its own: in processes on this machine (`--workers`,
+    default one per core; in this process when one), or on a Dask cluster
+    (`--scheduler`). The parts of a shape are joined as they complete: the results are
+    those of one search in one process."""
     counts = {k: len(spatial_options(arch, unique[k], SPATIAL, args.mapspace, dataflow)) for k in todo}
     jobs, layer_of = [], []
     for k in todo:
@@ -128,8 +127,8 @@ def _search_on_dask(args, arch, unique, todo, found, dataflow, step) -> None:
                          (j, counts[k])))
             layer_of.append(k)
     parts: dict[int, list] = {k: [] for k in todo}
-    with Executor(args.workers, args.scheduler) as ex:
-        for i, result, error in ex.run(map_part, jobs):
+    with _runner(args, len(jobs)) as run:
+        for i, result, error in run(map_part, jobs):
             if error is not None:
                 raise error
             k = layer_of[i]
@@ -137,6 +136,33 @@ def _search_on_dask(args, arch, unique, todo, found, dataflow, step) -> None:
             if len(parts[k]) == counts[k]:
                 found[k] = join(unique[k], arch, parts[k], args.objective)
                 step(sum(r is not None for r in found), len(unique), unique[k].name)
+
+
+@contextlib.contextmanager
+def _runner(args, jobs: int):
+    """`run(fn, jobs)` yielding (index, result, error) as jobs complete: on the Dask
+    cluster of `--scheduler`, in `--workers` processes (default: one per core, at most
+    one per job), or here."""
+    if args.scheduler is not None:
+        from dse import Executor  # Dask: only when a cluster searches
+        with Executor(scheduler=args.scheduler) as ex:
+            yield ex.run
+        return
+    processes = min(args.workers or os.cpu_count() or 1, jobs)
+    if processes <= 1:
+        yield lambda fn, items: ((i, fn(item), None) for i, item in enumerate(items))
+        return
+    # spawned, not forked: the progress bar's thread holds locks a fork would copy
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        def run(fn, items):
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result(), None
+            finally:
+                for future in futures:
+                    future.cancel()
+        yield run
 
 
 # energies are shown in the largest of these units in which the largest layer's is at least 100

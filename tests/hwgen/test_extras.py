@@ -94,7 +94,7 @@ def test_the_core_commands_run_without_any_extra(tmp_path):
     (["engineir", "lower", "--network", "resnet18", "-o", "r.eir"], "engineir"),
     (["compile", "--model", "m.onnx", "--config", "default", "-o", "out"], "onnx"),
     (["map", "--arch", "eyeriss", "--layer", "K=4", "--chart", "c.png"], "mapper"),
-    (["map", "--arch", "eyeriss", "--layer", "K=4", "--workers", "2"], "explore"),
+    (["map", "--arch", "eyeriss", "--layer", "K=4", "--scheduler", "tcp://127.0.0.1:1"], "explore"),
     (["build", "--config", "1x8x8", "--fpga", "ecp5", "--synth", "-o", "out"], "fpga"),
 ])
 def test_a_command_that_needs_an_extra_names_it_before_any_work(tmp_path, argv, extra):

@@ -26,9 +26,10 @@ def register(sub) -> None:
                         "the architecture allows)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=at_least(1),
-                       help="search the layers' spatial choices side by side on a local Dask cluster of this many "
-                            "workers (default: one after another in this process)")
-    where.add_argument("--scheduler", help="the same on an existing Dask scheduler, e.g. tcp://HOST:8786")
+                       help="search the layers' spatial choices side by side in this many processes on this machine "
+                            "(default: one per core)")
+    where.add_argument("--scheduler", help="search them on an existing Dask cluster by its scheduler's address, e.g. "
+                                           "tcp://HOST:8786 (the 'explore' extra)")
     add_output(p, "--chart", metavar="FILE", help="also draw each layer's energy by memory, cycles and utilization "
                                               "(.png or .svg)")
     add_output(p, "--json", nargs="?", const=True, default=False, metavar="FILE",

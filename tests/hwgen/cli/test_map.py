@@ -4,6 +4,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from distributed import LocalCluster
 
 from hwgen.cli import main
 from hwgen.compiler.frontends import onnx_zoo, zoo
@@ -91,22 +92,25 @@ def test_an_onnx_model(tmp_path, capsys):
     assert doc["total"]["macs"] == net.macs()
 
 
-def test_layers_mapped_on_a_dask_cluster_are_those_mapped_here(capsys, tmp_path, monkeypatch):
-    """--workers searches every layer's spatial choices side by side on a local Dask
-    cluster: the same mappings, costs and order as in this process (each choice's draws
-    are seeded), for a network and for one layer (each run on an empty cache of
-    searched mappings)."""
-    for k, argv in enumerate((["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"],
-                              ["map", "--arch", "simba", "--layer", "K=64,C=64,P=14,Q=14,R=3,S=3", "--budget", "200",
-                               "--json"])):
-        monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / f"here{k}"))
-        assert main(argv) == 0
-        here = json.loads(capsys.readouterr().out)
-        monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / f"dask{k}"))
-        assert main([*argv, "--workers", "2"]) == 0
-        assert json.loads(capsys.readouterr().out) == here
-        shapes = 12 if k == 0 else 1        # ResNet-18's layers have 12 shapes
-        assert len(list((tmp_path / f"dask{k}").glob("mappings/*/*.json"))) == shapes
+def test_layers_mapped_in_processes_and_on_a_dask_cluster_are_those_mapped_here(capsys, tmp_path, monkeypatch):
+    """--workers searches every layer's spatial choices side by side in processes,
+    --scheduler on a Dask cluster: the same mappings, costs and order as in this
+    process (each choice's draws are seeded), for a network and for one layer (each run
+    on an empty cache of searched mappings)."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        for k, argv in enumerate((["map", "--arch", "eyeriss", "--network", "resnet18", "--budget", "30", "--json"],
+                                  ["map", "--arch", "simba", "--layer", "K=64,C=64,P=14,Q=14,R=3,S=3", "--budget",
+                                   "200", "--json"])):
+            docs = []
+            for run, where in (("here", ["--workers", "1"]), ("processes", ["--workers", "2"]),
+                               ("dask", ["--scheduler", cluster.scheduler_address])):
+                monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / f"{run}{k}"))
+                assert main([*argv, *where]) == 0
+                docs.append(json.loads(capsys.readouterr().out))
+                shapes = 12 if k == 0 else 1        # ResNet-18's layers have 12 shapes
+                assert len(list((tmp_path / f"{run}{k}").glob("mappings/*/*.json"))) == shapes
+            assert docs[1] == docs[0] and docs[2] == docs[0]
     with pytest.raises(SystemExit) as e:
         main([*argv, "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"])
     assert e.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
