@@ -330,7 +330,7 @@ def measure_suite() -> dict:
 # benchmark that measures them. The record keeps a digest of them per section, so that
 # `--stale` names the sections measured on other sources than the tree's.
 # The package's own module and the error and file helpers every entry point imports.
-_BASE = ("hwgen/__init__.py", "hwgen/errors.py", "hwgen/files.py")
+_BASE = ("hwgen/__init__.py", "hwgen/errors.py", "hwgen/files.py", "hwgen/extras.py")
 _GENERATOR = (*_BASE, *(f"hwgen/{p}" for p in GENERATOR_SOURCES), "hwgen/configs")
 _COMPILER = (*_BASE, *(f"hwgen/{p}" for p in TILING_SOURCES), "hwgen/configs", "benchmarks/compiler_bench.py")
 # compiler_bench.py also runs networks on tsim: compile times are digested with it whole
