@@ -19,20 +19,11 @@ from ..extras import require
 from ..files import replacing
 from ..mapper import cache, distinct, load_architecture, parse_bounds, shipped, workloads
 from ..mapper.arch import LOOPS
-from ..mapper.search import SPATIAL, Result, Tried, check_dataflow, join, search_part, spatial_options
+from ..mapper.search import SPATIAL, Result, check_dataflow, join, search_job, spatial_options
 from ..mapper.vta import architecture
 from .common import OK, print_json
 from .network import import_onnx
 from .terminal import console, progress_bar, stages
-
-
-def map_part(job) -> Result | Tried:
-    """One part of one layer's search (`mapper.search.search_part`): `job` =
-    (architecture, workload, objective, budget, seed, mapspace, dataflow, part). A job on its
-    own, so that processes or Dask workers can search the spatial choices of every
-    layer side by side."""
-    arch, w, objective, budget, seed, mapspace, dataflow, part = job
-    return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part, dataflow=dataflow)
 
 
 def _shape(w) -> dict:
@@ -128,7 +119,7 @@ def _search(args, arch, unique, todo, found, dataflow, step) -> None:
             layer_of.append(k)
     parts: dict[int, list] = {k: [] for k in todo}
     with _runner(args, len(jobs)) as run:
-        for i, result, error in run(map_part, jobs):
+        for i, result, error in run(search_job, jobs):
             if error is not None:
                 raise error
             k = layer_of[i]

@@ -198,6 +198,14 @@ def search_part(arch: Architecture, w: Workload, objective: str = "energy", budg
     return Result(point.mapping, point.cost, costed, tried, k, point.stationary)
 
 
+def search_job(job: tuple) -> "Result | Tried":
+    """`search_part(*job)`, for a process or a Dask worker: `job` = (architecture,
+    workload, objective, budget, seed, mapspace, dataflow, part). It lives here, so
+    that a worker imports the search alone."""
+    arch, w, objective, budget, seed, mapspace, dataflow, part = job
+    return search_part(arch, w, objective, budget, seed=seed, mapspace=mapspace, part=part, dataflow=dataflow)
+
+
 @dataclass
 class _Point:
     value: tuple[float, float]
@@ -221,9 +229,10 @@ def _point(arch, w, sp, chosen, stat, objective, memo: dict, m: Mapping | None =
 
 def _stationary_points(arch, w, sp, chosen, stationaries, objective, memo: dict):
     """The distinct mappings of a blocking, one per choice of stationary tensors."""
-    blocking, seen = _blocking(chosen), set()
+    seen = set()
+    orders = [{t: order(b, t) for t in TENSORS} for b in _blocking(chosen)]     # each level's, per stationary tensor
     for stat in stationaries:
-        m = Mapping(tuple(order(b, s) for b, s in zip(blocking, stat)), sp)
+        m = Mapping(tuple(by[s] for by, s in zip(orders, stat)), sp)
         if m not in seen:
             seen.add(m)
             yield _point(arch, w, sp, chosen, stat, objective, memo, m)
