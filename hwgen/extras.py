@@ -20,7 +20,7 @@ EXTRAS: dict[str, dict[str, str]] = {
 }
 PURPOSES = {
     "fpga": "synthesis and place and route (Yosys, nextpnr)",
-    "explore": "design-space sweeps, fuzzing campaigns and reports on Dask, with their charts",
+    "explore": "design-space sweeps, reports and campaigns on Dask, with their charts",
     "onnx": "importing ONNX models and comparing with ONNX Runtime",
     "mapper": "the mapper's charts (its searches need no extra)",
     "engineir": "EngineIR's e-graph exploration and its kernels",

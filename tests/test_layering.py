@@ -48,7 +48,8 @@ def test_a_planted_upward_import_breaks_them(tmp_path):
 LAZY = {"hwgen/__init__.py:__getattr__",
         "hwgen/cli/network.py:import_onnx",     # the ONNX importer (extra onnx)
         "hwgen/cli/mapper.py:run_map",          # the mapper's chart (extra mapper)
-        "hwgen/cli/mapper.py:_runner"}          # the Dask executor (extra explore)
+        "hwgen/cli/mapper.py:_runner",          # the Dask executor (extra explore)
+        "hwgen/cli/fuzz.py:_distributed"}       # the Dask executor (extra explore)
 
 
 def test_no_function_local_project_imports():

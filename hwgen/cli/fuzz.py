@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 
-from dse import Executor
 from sim.fuzz import chunks, merge, random_config, run_chunk, save_reproducers
 from sim.fuzz import fuzz as run_campaign
 
 from ..config import load_config
+from ..extras import require
 from ..files import staged
 from .common import FAILED, OK, output_dir, print_json, read_paths
 from .terminal import console, progress_bar
@@ -17,6 +17,7 @@ def _distributed(args, configs, progress):
     """The campaign as chunks on Dask (sim.fuzz.chunks): the same programs for any
     number of workers (not those of an in-process campaign with the same seed, which
     draws every program from one stream). Returns it and the jobs that failed."""
+    from dse import Executor  # Dask: only for a campaign on a cluster
     parts = chunks(configs, args.count, args.seed)
     camps, failed, done = [], [], 0
     with Executor(args.workers, args.scheduler) as ex:
@@ -32,6 +33,8 @@ def _distributed(args, configs, progress):
 
 
 def fuzz(args) -> int:
+    if args.workers is not None or args.scheduler is not None:
+        require("explore", "hwgen fuzz --workers and --scheduler")
     if args.config:
         configs = [load_config(c) for c in args.config]
     else:

@@ -1,5 +1,5 @@
 """The lean install: the core commands (configuration, build, compile, fsim, tsim,
-the mapper's searches) run without any extra, and a command that needs one stops
+the mapper's searches, a fuzzing campaign in the process) run without any extra, and a command that needs one stops
 before its work naming the extra to install (exit 2). The install without an extra is
 simulated in a child process in which the extras' modules cannot be found and their
 distributions are not installed (importlib's own answers for a missing module), and
@@ -82,7 +82,8 @@ def test_the_core_commands_run_without_any_extra(tmp_path):
                  ["example", "blocked_gemm", "--config", "default", "--set", "batch=16", "--set", "in_feat=32",
                   "--set", "out_feat=32", "-o", "gemm.vtaprog"],
                  ["run", "gemm.vtaprog", "--target", "fsim", "--json"], ["run", "gemm.vtaprog", "--target", "tsim"],
-                 ["map", "--arch", "default", "--layer", "K=32,C=32,P=8,Q=8,R=3,S=3", "--budget", "50"]):
+                 ["map", "--arch", "default", "--layer", "K=32,C=32,P=8,Q=8,R=3,S=3", "--budget", "50"],
+                 ["fuzz", "--count", "2", "--seed", "1", "--config", "default", "-o", "fuzz"]):
         done = _without_extras(tmp_path, *argv)
         assert done.returncode == 0, (argv, done.stderr[-2000:])
     assert (tmp_path / "core" / "vta.v").is_file()
@@ -90,7 +91,7 @@ def test_the_core_commands_run_without_any_extra(tmp_path):
 
 @pytest.mark.parametrize("argv,extra", [
     (["dse", "space.yaml", "-o", "out"], "explore"),
-    (["fuzz", "--count", "2", "--config", "default", "-o", "out"], "explore"),
+    (["fuzz", "--count", "2", "--config", "default", "--workers", "2", "-o", "out"], "explore"),
     (["engineir", "lower", "--network", "resnet18", "-o", "r.eir"], "engineir"),
     (["compile", "--model", "m.onnx", "--config", "default", "-o", "out"], "onnx"),
     (["map", "--arch", "eyeriss", "--layer", "K=4", "--chart", "c.png"], "mapper"),
