@@ -2,13 +2,12 @@
 architecture, by the mapper's cost model (docs/mapper.md)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import contextlib
 import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 
 from rich.table import Table
 
@@ -53,9 +52,9 @@ def _architecture(text: str):
 
 
 def run_map(args) -> int:
-    if args.chart and Path(args.chart).suffix not in (".png", ".svg"):
-        raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
     if args.chart:
+        if Path(args.chart).suffix not in (".png", ".svg"):
+            raise HwgenError(f"--chart {args.chart}: give a .png or .svg file")
         require("mapper", "hwgen map --chart")
     if args.scheduler is not None:
         require("explore", "hwgen map --scheduler")
@@ -193,10 +192,8 @@ def _print_tables(arch, objective: str, rows: list[dict], total: dict, results: 
     unit, scale = _unit(max(r["energy_pj"] for r in rows))
     table = Table("layer", "MACs", "cycles", "util.", *parts, "energy",
                   title=f"best {objective} mappings on {arch.name} (energy in {unit})")
-    for c in range(4, 5 + len(parts)):
-        table.columns[c].justify = "right"
-    for c in (1, 2, 3):
-        table.columns[c].justify = "right"
+    for column in table.columns[1:]:
+        column.justify = "right"
 
     def energies(by_part: dict, whole: float) -> list[str]:
         return [f"{by_part[p] / scale:,.1f}" for p in parts] + [f"{whole / scale:,.1f}"]

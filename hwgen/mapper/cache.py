@@ -38,10 +38,9 @@ def recall(name: str, arch: Architecture, w: Workload) -> Result | None:
     try:
         m = Mapping(tuple(tuple((n, f) for n, f in level) for level in doc["temporal"]),
                     tuple(tuple((n, f) for n, f in dim) for dim in doc["spatial"]))
-        cost = evaluate(arch, w, m)
         if not fits(arch, w, m):
             return None
-        return Result(m, cost, doc["costed"], doc["blockings"], doc["choice"],
+        return Result(m, evaluate(arch, w, m), doc["costed"], doc["blockings"], doc["choice"],
                       tuple(doc["stationary"]))
     except (TypeError, KeyError, ValueError, HwgenError):
         return None

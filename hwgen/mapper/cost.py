@@ -230,14 +230,13 @@ class _Blocked:
     steps: int                          # the array's passes
     pes: int                            # PEs the unrolling uses
     inside: list[dict[str, int]]        # per level, the loops' extents inside it (`extents`)
-    unit: dict[str, int]                # the array's tiles, where a memory moves tiles in planes
     waits: dict[str, int]               # `_tile_read_waits`
     fill: int                           # `_fill_and_drain`
     drain: int
     compute: int                        # the array's steps and the vector unit's work, as they overlap
     after: int                          # after the last load: the last step and the vector unit's last tile
+    layouts: dict[tuple[str, int], tuple]   # (tensor, level) -> `_layout` of its tiles from a parent with DMA
     fetches: dict = field(default_factory=dict)     # `fetch`'s, by its arguments
-    layouts: dict = field(default_factory=dict)     # (tensor, level) -> `_layout` of its tiles from the parent
 
     def fetch(self, w: Workload, t: str, parent, child: int, loops: tuple, below: bool) -> tuple:
         """(words, tiles, transfers, bursts) of t fetched into level `child` from the
@@ -250,8 +249,6 @@ class _Blocked:
             moved, tiles = fetched(w, t, self.inside[child], loops, self.unrolled if below else None)
             n = bursts = 0
             if parent.dma:
-                if (t, child) not in self.layouts:
-                    self.layouts[t, child] = _layout(w, parent, t, self.inside[child], self.unit, self.unrolled)
                 n, bursts = _transfers(parent, self.layouts[t, child], moved, tiles)
             self.fetches[key] = moved, tiles, n, bursts
         return self.fetches[key]
@@ -263,11 +260,15 @@ def _blocked(arch: Architecture, w: Workload, m: Mapping) -> _Blocked:
     # are empty, the last one partial)
     steps = math.prod(-(-b // unrolled[loop]) for loop, b in w.bounds.items())
     stepped = arch.stepped_level
-    unit = extents(arch, m, stepped) if stepped is not None and arch.planar else {}
+    inside = [extents(arch, m, i) for i in range(len(arch.levels))]
+    # the array's tiles, where a memory moves tiles in planes (`_layout`)
+    unit = inside[stepped] if stepped is not None and arch.planar else {}
+    layouts = {(t, child): _layout(w, arch.parent_memory(child, t), t, inside[child], unit, unrolled)
+               for t in TENSORS for child in arch.chain(t)[1:] if arch.parent_memory(child, t).dma}
     # each tile of a level with a fixed start cost: as many as the factors of the levels outside it
     started = sum(lv.step_cycles * math.prod(f for outer in m.temporal[:i] for _, f in outer)
                   for i, lv in enumerate(arch.levels) if lv.step_cycles)
-    fill, drain = _fill_and_drain(arch, w, m, unrolled, unit)
+    fill, drain = _fill_and_drain(arch, w, inside, unrolled, layouts)
     vector, last = _vector(arch, w, m, unrolled)
     if arch.array.vector_overlap:
         # tiles in a pipeline of compute and vector work: the longer stage every tile,
@@ -281,9 +282,8 @@ def _blocked(arch: Architecture, w: Workload, m: Mapping) -> _Blocked:
     # after the last load, the last step computes and the vector unit finishes its tile
     step = (steps + started) / math.prod(f for outer in m.temporal[:stepped] for _, f in outer) \
         if stepped is not None else 0
-    return _Blocked(unrolled, steps, math.prod(unrolled.values()),
-                    [extents(arch, m, i) for i in range(len(arch.levels))], unit, _tile_read_waits(arch, w, m),
-                    fill, drain, compute, math.ceil(step) + tail)
+    return _Blocked(unrolled, steps, math.prod(unrolled.values()), inside, _tile_read_waits(arch, w, m),
+                    fill, drain, compute, math.ceil(step) + tail, layouts)
 
 
 def blocking_key(m: Mapping) -> tuple:
@@ -520,31 +520,29 @@ def _vector(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int
             math.ceil(tile * w.epilogue + tile_channels * w.epilogue_channels) + w.epilogue_tile)
 
 
-def _fill_and_drain(arch: Architecture, w: Workload, m: Mapping, unrolled: dict[str, int],
-                    unit: dict[str, int]) -> tuple[int, int]:
+def _fill_and_drain(arch: Architecture, w: Workload, inside: list[dict[str, int]], unrolled: dict[str, int],
+                    layouts: dict) -> tuple[int, int]:
     """The cycles no compute overlaps on double-buffered levels: bringing in their first
     tiles of W and I before the first step (fill), and sending their last tile of O out
     after the last (drain), each at the bandwidth of the memory it comes from or goes to
-    (none: free), with its transfers' and bursts' cycles (`unit`: the array's tiles,
-    `_transfers`). A per-PE level's tiles go to every PE that needs a distinct one
-    (`unrolled`: the mapping's `spatial_factors`)."""
+    (none: free), with its transfers' and bursts' cycles (`layouts`: `_Blocked`'s). A
+    per-PE level's tiles go to every PE that needs a distinct one (`unrolled`: the
+    mapping's `spatial_factors`; `inside`: each level's extents)."""
     fill = drain = 0.0
     inner_shared = arch.array_level
     for i, lv in enumerate(arch.levels):
         if not lv.double_buffered:
             continue
-        inside = extents(arch, m, i)
         for t in lv.holds:
             parent = arch.parent_memory(i, t)
             if not parent.bandwidth:
                 continue
             copies = math.prod(unrolled[n] for n in RELEVANT[t]) if i > inner_shared else 1
-            words = tile_words(w, t, inside) * copies
+            words = tile_words(w, t, inside[i]) * copies
             cycles = words / parent.bandwidth
             if parent.dma:
                 cycles += _channel_time(parent.write if t == "O" else parent.read,
-                                        *_transfers(parent, _layout(w, parent, t, inside, unit, unrolled), words,
-                                                    copies))
+                                        *_transfers(parent, layouts[t, i], words, copies))
             if t == "O":
                 drain += cycles
             else:

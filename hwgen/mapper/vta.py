@@ -26,7 +26,7 @@ from ..program.timing import LOAD_BURST, LOAD_FIXED, MEMORY_LATENCY, STORE_BURST
 from . import energy
 from .arch import Architecture, Array, Channel, Level, Memory
 from .cost import Cost, Mapping, evaluate
-from .search import search
+from .cache import searched
 from .workload import Workload, unread_tail, window_pads
 
 # Which tensor each scratchpad keeps.
@@ -143,8 +143,10 @@ def best_mapping_energy(cfg: VTAConfig, compiled, budget: int, seed: int = 0) ->
     """The energy of the best mappings on `architecture(cfg)` that the mapper's search
     (objective energy, `budget` blockings per layer, seeded) finds for the
     convolutions `network_energy` costs: {"energy_pj": the total, "layers": pJ per
-    layer}. What a compiler free of VTA's schedule could reach by the same model."""
+    layer}. What a compiler free of VTA's schedule could reach by the same model. Each
+    shape is searched once (`cache.searched`: the layers of one shape, and earlier runs,
+    read the search back)."""
     arch = architecture(cfg)
-    layers = {w.name: search(arch, w, "energy", budget, seed=seed).cost.total_pj
+    layers = {w.name: searched(arch, w, "energy", budget, seed=seed).cost.total_pj
               for _, _, w, _ in tiling_costs(cfg, compiled)}
     return {"energy_pj": sum(layers.values()), "layers": layers}
