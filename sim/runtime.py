@@ -8,8 +8,12 @@ import time
 import numpy as np
 
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.pipeline import mac_split
 
 from .target import Target
+
+# how much of a network the core and the host run, and the host's time
+SPLIT = ("core_macs", "host_macs", "core_mac_share", "host_seconds")
 
 
 def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None) -> dict:
@@ -56,7 +60,9 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             progress(k + 1, len(compiled), layer.name)
     vta = [e for e in layers if e["where"] == "vta"]
     out = {"output": values[net.output], "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
-           "activities": activities, "wall_seconds": time.perf_counter() - t0}
+           "activities": activities, "wall_seconds": time.perf_counter() - t0,
+           "host_seconds": round(sum(e["wall_seconds"] for e in layers if e["where"] == "host"), 4),
+           **mac_split(compiled)}
     if vta:
         out["bound_cycles"] = sum(e["bound_cycles"] for e in vta)
     if vta and all("cycles" in e for e in vta):
@@ -86,4 +92,5 @@ def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, prog
             "mac_utilization": result.get("mac_utilization"),
             "dram_bytes": result["dram_bytes"],
             "matches_reference": bool(np.array_equal(result["output"], net.reference(x))),
-            "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3)}
+            "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3),
+            **{k: result[k] for k in SPLIT}}

@@ -67,7 +67,7 @@ def run_map(args) -> int:
             raise HwgenError(f"--network {args.network!r}: not in the model zoo ({', '.join(zoo.ZOO)})")
         with stages(f"loading {args.network or args.model}"):
             # the shapes alone: a zoo network uncalibrated (its shapes are the calibrated one's)
-            net = zoo.get(args.network, calibrated=False) if args.network else import_onnx(args.model, "hwgen map --model")
+            net = zoo.get(args.network, calibrated=False) if args.network else import_onnx(args.model, "hwgen map --model")[0]
         layers = workloads(net)
         if not layers:
             raise HwgenError(f"{net.name}: no layer with multiply-accumulates to map")

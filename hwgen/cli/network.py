@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.runtime import run_network, verify_network
+from sim.runtime import SPLIT, run_network, verify_network
 
 from ..config import load_config
-from ..compiler.pipeline import compile_network, load_compiled, save_compiled
+from ..compiler.pipeline import compile_network, load_compiled, mac_split, save_compiled
 from ..compiler.frontends import zoo
 from ..compiler.ir import Network
 from ..compiler.mapping import MappingOptions
@@ -24,11 +24,11 @@ from .terminal import console, progress_bar, stages
 
 
 def import_onnx(path, what: str):
-    """The network of the ONNX model `path`; an error naming the 'onnx' extra (exit 2)
-    when it is not installed."""
+    """The network of the ONNX model `path` and its quantization (`load_onnx`); an error
+    naming the 'onnx' extra (exit 2) when it is not installed."""
     require("onnx", what)
     from ..compiler.frontends.onnx import load_onnx  # ONNX: only when a model is imported
-    return load_onnx(path)[0]
+    return load_onnx(path)
 
 
 def compile_cmd(args) -> int:
@@ -36,11 +36,13 @@ def compile_cmd(args) -> int:
         raise HwgenError("give exactly one of --network NAME (the zoo: " + ", ".join(zoo.ZOO) + ") or --model FILE")
     cfg = load_config(args.config)
     out = output_dir(args.output)
+    places = None       # an ONNX model's nodes, each on the core or the host
     with stages(f"loading {args.network or args.model}"):
         if args.network:
             net = zoo.get(args.network)
         elif Path(args.model).suffix == ".onnx":
-            net = import_onnx(args.model, "hwgen compile --model")
+            net, quant = import_onnx(args.model, "hwgen compile --model")
+            places = quant["places"]
         else:
             net = Network.load(args.model)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
@@ -50,11 +52,15 @@ def compile_cmd(args) -> int:
     with staged(out, inputs=read_paths(args)) as stage:
         save_compiled(stage.path, net, cfg, compiled)
     reports = [c.report() for c in compiled]
+    split = mac_split(compiled)
     if args.json:
-        print_json({"network": net.name, "config": cfg.name, "output": str(out), "layers": reports})
+        doc = {"network": net.name, "config": cfg.name, "output": str(out), "layers": reports, **split}
+        print_json(doc if places is None else {**doc, "nodes": places})
         return OK
     con = console()
     con.print(f"[bold]{net.name}[/bold] for {cfg.name}: {len(compiled)} layers -> {out}")
+    con.print(f"  MACs on the core: {split['core_macs']:,} of {split['core_macs'] + split['host_macs']:,} "
+              f"({split['core_mac_share']:.1%})")
     for r in reports:
         if r["where"] == "host":
             con.print(f"  {r['name']:<8} {r['kind']:<16} host: {r['reason']}")
@@ -168,7 +174,8 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
         np.save(f, out)
     summary = {"target": target.name, "network": net.name, "config": cfg.name, "input": str(args.input),
                "output": str(out_path), "top5": top5, "cycles": result.get("cycles"),
-               "matches_reference": matches, "wall_seconds": round(result["wall_seconds"], 3)}
+               "matches_reference": matches, "wall_seconds": round(result["wall_seconds"], 3),
+               "layers": result["layers"], **{k: result[k] for k in SPLIT}}
     if args.json:
         print_json(summary)
     else:

@@ -13,6 +13,7 @@ weights.npz (every layer's parameters)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import zipfile
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..errors import HwgenError
 from ..files import json_fields, read_json
+from . import host
 from . import semantics as sem
 
 # Weights are int8; int16 holds weights that a zero point moved out of int8 (an ONNX
@@ -443,6 +445,68 @@ class ConvAdd(Layer):
         return self.conv.macs(shapes[:1])
 
 
+@dataclass
+class OnnxHost(Layer):
+    """Part of an imported ONNX model that the host runs with ONNX Runtime: `model`, the
+    serialized ONNX subgraph (its bytes as uint8) from the quantized tensors
+    `onnx_inputs` (the IR's `inputs`, ONNX types `input_dtypes` and shapes
+    `input_shapes`) to the quantized tensor `output` (type `out_dtype`, ONNX shape
+    `onnx_shape`, the IR's `shape`). Its reference is ONNX Runtime's exact-integer
+    session (`host.session`; `uint8_kernels`: the model has uint8 activations). `nodes`
+    names the ONNX nodes it runs, `reason` why the core does not run them, `host_macs`
+    their multiply-accumulates."""
+    model: np.ndarray = field(repr=False, default=None)
+    onnx_inputs: tuple[str, ...] = ()
+    input_dtypes: tuple[str, ...] = ()
+    input_shapes: tuple = ()
+    output: str = ""
+    out_dtype: str = "int8"
+    onnx_shape: tuple = ()
+    shape: tuple = ()
+    uint8_kernels: bool = False
+    nodes: tuple[str, ...] = ()
+    reason: str = ""
+    host_macs: int = 0
+    kind = "onnx"
+
+    @property
+    def arity(self) -> int:
+        return len(self.onnx_inputs)
+
+    def check(self):
+        super().check()
+        _array(self, "model", np.uint8, 1)
+        if not (len(self.input_dtypes) == len(self.input_shapes) == self.arity >= 1):
+            raise HwgenError(f"layer {self.name}: onnx_inputs, input_dtypes and input_shapes must name the same "
+                             "inputs, at least one")
+        for t in (*self.input_dtypes, self.out_dtype):
+            if t not in QUANT_RANGES:
+                raise HwgenError(f"layer {self.name}: tensor type {t!r}; it must be one of {', '.join(QUANT_RANGES)}")
+        if len(self.shape) != 4 or int(np.prod(self.shape)) != int(np.prod(self.onnx_shape)):
+            raise HwgenError(f"layer {self.name}: shape {list(self.shape)} must be four sizes holding the "
+                             f"{int(np.prod(self.onnx_shape))} values of ONNX shape {list(self.onnx_shape)}")
+
+    def out_shape(self, *shapes):
+        for t, s, want in zip(self.onnx_inputs, shapes, self.input_shapes):
+            if int(np.prod(s)) != int(np.prod(want)):
+                raise HwgenError(f"layer {self.name}: input {t!r} has shape {list(s)}; its ONNX subgraph reads "
+                                 f"{list(want)}")
+        return tuple(self.shape)
+
+    @functools.cached_property
+    def _bytes(self) -> bytes:
+        return self.model.tobytes()
+
+    def reference(self, *xs):
+        feeds = {t: (np.asarray(x, np.int16) + OFFSETS[d]).astype(d).reshape(s)
+                 for t, x, d, s in zip(self.onnx_inputs, xs, self.input_dtypes, self.input_shapes)}
+        y = host.cached_session(self._bytes, self.uint8_kernels).run([self.output], feeds)[0]
+        return (np.asarray(y, np.int16) - OFFSETS[self.out_dtype]).astype(np.int8).reshape(self.shape)
+
+    def macs(self, shapes):
+        return self.host_macs
+
+
 # The integer types of quantized tensors and their ranges.
 QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
 # what an ONNX type's values less the IR's int8 values are (128 for uint8)
@@ -490,8 +554,8 @@ class Quantization:
         return (q.astype(np.float32) * np.float32(self.scale)).astype(np.float32)
 
 
-KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add)}
-PARAMS = ("weight", "bias", "requant")
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, OnnxHost)}
+PARAMS = ("weight", "bias", "requant", "model")
 
 
 @dataclass
@@ -615,7 +679,8 @@ class Network:
             for p in PARAMS:
                 if f"{d['name']}.{p}" in weights:
                     d[p] = weights[f"{d['name']}.{p}"]
-            for attr in ("clip", "stride", "pad", "kernel", "in_zero", "scales"):
+            for attr in ("clip", "stride", "pad", "kernel", "in_zero", "scales", "onnx_inputs", "input_dtypes",
+                         "input_shapes", "nodes", "onnx_shape", "shape"):
                 if isinstance(d.get(attr), list):
                     d[attr] = tuple(d[attr])
             known = {f.name for f in dataclasses.fields(KINDS[kind])}

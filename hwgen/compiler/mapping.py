@@ -90,6 +90,8 @@ def host_reason(layer, cfg, shapes) -> str | None:
     """Why `layer` (with input shapes `shapes`) must run on the host, or None."""
     if isinstance(layer, ir.ConvAdd):
         return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add, cfg, shapes[1:])
+    if isinstance(layer, ir.OnnxHost):
+        return f"part of the ONNX model that ONNX Runtime runs: {layer.reason}"
     unlowered = _unlowered(layer, cfg, shapes)
     if unlowered:
         return unlowered

@@ -134,6 +134,17 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
     return out
 
 
+def mac_split(compiled: list[CompiledLayer]) -> dict:
+    """The network's multiply-accumulates on the core and on the host (an imported model's
+    parts ONNX Runtime runs included), and the core's share (1 for a network without MACs)."""
+    macs = {"vta": 0, "host": 0}
+    for c in compiled:
+        macs[c.where] += c.layer.macs(c.in_shapes)
+    total = macs["vta"] + macs["host"]
+    return {"core_macs": macs["vta"], "host_macs": macs["host"],
+            "core_mac_share": round(macs["vta"] / total, 6) if total else 1.0}
+
+
 # Fewer accelerator layers than this are lowered in this process (starting workers
 # costs more than they save).
 PARALLEL_LAYERS = 4

@@ -6,18 +6,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from hwgen.compiler import host
+
 
 def session(model: onnx.ModelProto) -> ort.InferenceSession:
-    """A CPU session whose integer results are exact on every x86-64, AVX2 without VNNI
-    included (the default one saturates u8 x s8 products to 16 bits there): int8
-    activations stay int8 (session.qdqisint8allowed=1), and a model with uint8
-    activations takes the U8U8 kernels (session.x64quantprecision=1)."""
-    options = ort.SessionOptions()
-    options.add_session_config_entry("session.qdqisint8allowed", "1")
-    if uint8_activations(model):
-        options.add_session_config_entry("session.x64quantprecision", "1")
-    options.log_severity_level = 3      # errors only: exporters leave unused initializers it warns about
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    """The host's exact-integer session (hwgen.compiler.host) of `model`: its integer
+    results do not depend on the x86-64 it runs on."""
+    return host.session(model.SerializeToString(), uint8_activations(model))
 
 
 def uint8_activations(model: onnx.ModelProto) -> bool:

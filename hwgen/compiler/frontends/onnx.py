@@ -32,8 +32,10 @@ import onnx
 from onnx import numpy_helper
 
 from ...errors import HwgenError
+from .. import host
 from .. import semantics as sem
-from ..ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network, Quantization
+from ..ir import (QUANT_RANGES, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network,
+                  OnnxHost, Quantization)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, "
@@ -140,6 +142,13 @@ class _Float:
 
 
 @dataclass
+class _Host:
+    """A tensor the host computes from `deps`, the IR tensors (ONNX name -> _QTensor; None
+    for the model's float input) its computation starts from."""
+    deps: dict
+
+
+@dataclass
 class _Import:
     path: Path
     model: object
@@ -148,6 +157,12 @@ class _Import:
     layers: list = field(default_factory=list)
     names: set = field(default_factory=set)
     readers: dict = field(default_factory=dict)
+    producer: dict = field(default_factory=dict)    # ONNX tensor -> index of the node computing it
+    reasons: dict = field(default_factory=dict)     # index of a node the host runs -> why
+    dtypes: dict = field(default_factory=dict)      # ONNX type of an IR tensor without quantization yet
+    host_deps: dict = field(default_factory=dict)   # host layer name -> the deps it was made from
+    host_nodes: dict = field(default_factory=dict)  # host layer name -> indices of the nodes it runs
+    uint8: bool = False                             # uint8 activations (the host's session takes U8U8 kernels)
 
 
 def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]:
@@ -178,9 +193,18 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     if not ops & {"QuantizeLinear", "QLinearConv", "QGemm", "QLinearMatMul", "DequantizeLinear", *DYNAMIC}:
         raise HwgenError(f"model {path}: a float model (no QuantizeLinear, DequantizeLinear or QLinear operators); "
                          + QUANTIZE_HINT.format(path=path, stem=path.stem))
-    for node in g.node:
+    dynamic = next((n for n in g.node if n.op_type in DYNAMIC), None)
+    if dynamic is not None:
+        _fail(imp, dynamic, f"dynamic quantization ({', '.join(DYNAMIC)}, as quantize_dynamic writes) is not "
+                            "supported: its activation scales are computed at run time and its products stay int32; "
+                            + QUANTIZE_HINT.format(path=path, stem=path.stem))
+    for index, node in enumerate(g.node):
         for t in node.input:
             imp.readers[t] = imp.readers.get(t, 0) + 1
+        for t in node.output:
+            imp.producer[t] = index
+    imp.uint8 = any(i.data_type == onnx.TensorProto.UINT8 and np.prod(i.dims, dtype=int) <= 1
+                    for i in g.initializer)
     inputs = [i for i in g.input if i.name not in imp.inits]
     if len(inputs) != 1:
         raise HwgenError(f"model {path}: {len(inputs)} graph inputs ({', '.join(i.name for i in inputs)}); a network "
@@ -203,17 +227,26 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
                              f"{onnx.TensorProto.DataType.Name(elem)}; float, uint8 or int8 are supported")
         # an integer input: its quantization is that of the first operator reading it
         imp.values[inp.name] = _QTensor("input", shape, None, onnx_name=inp.name, flat=flat)
+        imp.dtypes[inp.name] = "uint8" if elem == onnx.TensorProto.UINT8 else "int8"
     else:
         imp.values[inp.name] = ("float input", shape, flat)
-    for node in g.node:
+    _check_valid(imp)
+    for index, node in enumerate(g.node):
         if node.op_type == "Constant":
             continue
-        _node(imp, node)
+        try:
+            _node(imp, node)
+        except HwgenError as e:     # anything the core cannot run, the host runs
+            hosted = [t for t in node.input if isinstance(imp.values.get(t), _Host)]
+            _to_host(imp, index, f"reads {hosted[0]!r}, which the host computes"
+                     if hosted and node.op_type not in _MATERIALIZING else str(e).removeprefix(f"model {path}: "))
     if len(g.output) != 1:
         raise HwgenError(f"model {path}: {len(g.output)} graph outputs; a network has one output")
     out = imp.values.get(g.output[0].name)
     if isinstance(out, _Float) and out.node is None and out.source is not None:
         out = out.source
+    if isinstance(out, _Host):
+        out = _materialize(imp, g.output[0].name, out)
     if not isinstance(out, _QTensor) or out.layer is None:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not a quantized tensor computed by a "
                          "supported operator (end the model with a QuantizeLinear, optionally followed by "
@@ -221,8 +254,10 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     first = imp.values[inp.name]
     in_q = first.q if isinstance(first, _QTensor) else None
     if in_q is None:
-        raise HwgenError(f"model {path}: input {inp.name!r} is not quantized by a QuantizeLinear before its first "
-                         "operator")
+        raise HwgenError(f"model {path}: input {inp.name!r} has no quantization: neither a QuantizeLinear before "
+                         "its first operator nor an operator the core runs (a DequantizeLinear or QLinear operator) "
+                         "gives one")
+    _merge_host_layers(imp, out.name)
     if out.layer is not imp.layers[-1]:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
     net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q},
@@ -231,11 +266,25 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
     for node in g.node:
         v = imp.values.get(node.output[0]) if node.output else None
-        if isinstance(v, _QTensor) and v.layer is not None and v.shape == shapes[v.name] \
+        if isinstance(v, _QTensor) and v.layer is not None and v.shape == shapes.get(v.name) \
                 and (v.lo, v.hi) == tuple(getattr(v.layer, "clip", (v.lo, v.hi))):
             tensors[v.name] = node.output[0]
     return net, {"input": in_q, "output": out.q, "input_name": inp.name, "output_name": g.output[0].name,
-                 "float_input": float_input, "tensors": tensors}
+                 "float_input": float_input, "tensors": tensors, "places": _places(imp)}
+
+
+def _check_valid(imp) -> None:
+    """Refuse what ONNX Runtime would: an operator ONNX does not define, or types and
+    shapes its strict inference rejects (an operator given a type it does not take)."""
+    model = imp.model
+    unknown = next((n for n in model.graph.node if n.domain in ("", "ai.onnx") and not onnx.defs.has(n.op_type)), None)
+    if unknown is not None:
+        _fail(imp, unknown, f"not a valid ONNX model: ONNX defines no operator {unknown.op_type}")
+    try:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise HwgenError(f"model {imp.path}: not a valid ONNX model: {str(e).strip().splitlines()[0]} (ONNX's "
+                         "strict type and shape inference)") from None
 
 
 def _rank(value_info, out: _QTensor) -> int:
@@ -285,16 +334,199 @@ def _scalar(imp, node, name: str, what: str, per_axis: bool = False):
 
 
 def _node(imp: _Import, node) -> None:
-    op = node.op_type
-    handler = _HANDLERS.get(op)
-    if op in DYNAMIC:
-        _fail(imp, node, f"dynamic quantization ({', '.join(DYNAMIC)}, as quantize_dynamic writes) is not supported: "
-                         "its activation scales are computed at run time and its products stay int32; "
-                         + QUANTIZE_HINT.format(path=imp.path, stem=imp.path.stem))
+    handler = _HANDLERS.get(node.op_type) if node.domain in ("", "ai.onnx", "com.microsoft") else None
     if handler is None:
-        _fail(imp, node, f"operator {op} is not supported; supported: {SUPPORTED}")
+        _fail(imp, node, f"no core layer computes {node.op_type}")
     handler(imp, node)
 
+
+
+# -- the host's part -----------------------------------------------------------------------
+# operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+                  "QLinearGlobalAveragePool", "QLinearAveragePool")
+_QDQ = ("QuantizeLinear", "DequantizeLinear")
+_ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8}
+# operators whose multiply-accumulates are counted (the host's share of a model's MACs)
+_CONVS = ("Conv", "QLinearConv", "ConvInteger")
+_MATMULS = ("MatMul", "Gemm", "QLinearMatMul", "QGemm", "MatMulInteger")
+
+
+def _to_host(imp, index: int, reason: str) -> None:
+    """Node `index` runs on the host: its outputs are host tensors."""
+    node = imp.model.graph.node[index]
+    deps = {}
+    for t in node.input:
+        if t:
+            deps.update(_deps(imp, t, imp.values.get(t)))
+    imp.reasons[index] = reason
+    for t in node.output:
+        if t:
+            imp.values[t] = _Host(deps)
+
+
+def _deps(imp, name: str, v) -> dict:
+    """The IR tensors (ONNX name -> _QTensor, None for the float input) that value `v`
+    (of ONNX tensor `name`) is computed from on the host."""
+    if isinstance(v, _QTensor):
+        return {name: v}
+    if isinstance(v, _Host):
+        return v.deps
+    if isinstance(v, _Float):
+        if v.node is None:
+            return {v.source.onnx_name: v.source}
+        out = {}
+        for t, x in zip(v.node.input, v.inputs):
+            if t:
+                out.update(_deps(imp, t, x))
+        return out
+    if isinstance(v, tuple):        # the float input
+        return {name: None}
+    return {}                       # an initializer or a quantized constant
+
+
+def _materialize(imp, name: str, h: _Host) -> _QTensor:
+    """Host tensor `name` as the output of a host layer, an IR tensor from now on."""
+    if any(x is None for x in h.deps.values()):
+        raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input before its "
+                         "QuantizeLinear; hwgen's networks start from the quantized input")
+    layer = _host_layer(imp, h.deps, name)
+    imp.layers.append(layer)
+    t = _QTensor(layer.name, layer.shape, _produced_q(imp, name), layer=layer, onnx_name=name,
+                 flat=len(layer.onnx_shape) == 2)
+    imp.dtypes[name] = layer.out_dtype
+    imp.values[name] = t
+    return t
+
+
+def _produced_q(imp, name: str) -> Quantization | None:
+    """The quantization of tensor `name` where a QuantizeLinear with per-tensor
+    constants computes it, else None (an operator reading it gives it)."""
+    node = imp.model.graph.node[imp.producer[name]]
+    if node.op_type != "QuantizeLinear" or len(node.input) < 3:
+        return None
+    s, z = imp.inits.get(node.input[1]), imp.inits.get(node.input[2])
+    if s is None or z is None or np.size(s) != 1 or np.size(z) != 1 or np.asarray(z).dtype not in (np.uint8, np.int8):
+        return None
+    return Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), np.asarray(z).dtype.name)
+
+
+def _onnx_shape(x: _QTensor) -> tuple:
+    return (x.shape[0], int(np.prod(x.shape[1:]))) if x.flat else tuple(x.shape)
+
+
+def _host_layer(imp, deps: dict, out: str, name: str | None = None) -> OnnxHost:
+    """The host layer computing ONNX tensor `out` from the IR tensors `deps`: the nodes
+    between them, run once on zeros to learn the output's type and shape and the
+    multiply-accumulates. Named `name`, else after its last node that is no
+    QuantizeLinear or DequantizeLinear."""
+    g = imp.model.graph
+    nodes, stack = set(), [out]
+    while stack:
+        t = stack.pop()
+        if t in deps or t not in imp.producer or imp.producer[t] in nodes:
+            continue
+        nodes.add(imp.producer[t])
+        stack += [u for u in g.node[imp.producer[t]].input if u]
+    order = sorted(nodes)
+    if name is None:
+        last = next((g.node[i] for i in reversed(order) if g.node[i].op_type not in _QDQ), g.node[order[-1]])
+        name = _name(imp, last)
+    used = {u for i in order for u in g.node[i].input}
+    dtypes = [x.q.dtype if x.q is not None else imp.dtypes[t] for t, x in deps.items()]
+    shapes = [_onnx_shape(x) for x in deps.values()]
+
+    def model(outputs):
+        graph = onnx.helper.make_graph(
+            [g.node[i] for i in order], name,
+            [onnx.helper.make_tensor_value_info(t, _ONNX_TYPES[d], list(sh)) for t, d, sh in zip(deps, dtypes, shapes)],
+            [onnx.helper.make_empty_tensor_value_info(o) for o in outputs],
+            [i for i in g.initializer if i.name in used])
+        return onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version,
+                                      functions=imp.model.functions).SerializeToString()
+
+    counted = [g.node[i] for i in order if g.node[i].op_type in _CONVS + _MATMULS]
+    operands = {t for n in counted for t in (n.input[0], n.input[3 if n.op_type == "QLinearConv" else 1], n.output[0])}
+    probe = [out] + sorted(operands - {out} - set(deps) - set(imp.inits))
+    feeds = {t: np.zeros(sh, np.dtype(d)) for t, d, sh in zip(deps, dtypes, shapes)}
+    try:
+        values = dict(zip(probe, host.session(model(probe), imp.uint8).run(probe, feeds)))
+    except Exception as e:      # onnxruntime's own exception types
+        raise HwgenError(f"model {imp.path}: ONNX Runtime cannot run the part computing {out!r} "
+                         f"({type(e).__name__}: {str(e).strip().splitlines()[0]})") from None
+    values.update(feeds)
+    values.update({t: imp.inits[t] for t in operands if t in imp.inits})
+    y = values[out]
+    dtype = next((k for k, v in _ONNX_TYPES.items() if np.dtype(k) == y.dtype), None)
+    if dtype is None or y.ndim not in (2, 4):
+        raise HwgenError(f"model {imp.path}: tensor {out!r}, which the host computes, is {y.dtype} of shape "
+                         f"{list(y.shape)}; a core layer reads 8-bit tensors, NCHW or (N, features)")
+    macs = 0
+    for n in counted:
+        size = int(np.prod(values[n.output[0]].shape))
+        if n.op_type in _CONVS:
+            macs += size * int(np.prod(values[n.input[3 if n.op_type == "QLinearConv" else 1]].shape[1:]))
+        else:
+            trans_a = n.op_type in ("Gemm", "QGemm") and _attrs(n).get("transA", 0)
+            macs += size * values[n.input[0]].shape[-2 if trans_a else -1]
+    first = next((imp.reasons[i] for i in order if i in imp.reasons), "")
+    imp.host_deps[name] = deps
+    return OnnxHost(name, tuple(x.name for x in deps.values()), model=np.frombuffer(model([out]), np.uint8).copy(),
+                    onnx_inputs=tuple(deps), input_dtypes=tuple(dtypes), input_shapes=shapes, output=out,
+                    out_dtype=dtype, onnx_shape=tuple(y.shape), shape=y.shape + (1, 1) if y.ndim == 2 else y.shape,
+                    uint8_kernels=imp.uint8, nodes=tuple(_label(g.node[i]) for i in order), reason=first,
+                    host_macs=macs)
+
+
+def _label(node) -> str:
+    return f"{node.name or node.output[0]} ({node.op_type})"
+
+
+def _merge_host_layers(imp, output: str) -> None:
+    """Host layers whose output only another host layer reads made one, and host layers
+    nothing reads dropped: the host runs each of its parts in one session."""
+    changed = True
+    while changed:
+        changed = False
+        readers = {}
+        for la in imp.layers:
+            for t in la.inputs:
+                readers.setdefault(t, []).append(la)
+        for k, la in enumerate(imp.layers):
+            if not isinstance(la, OnnxHost) or la.name == output:
+                continue
+            reads = readers.get(la.name, [])
+            if not reads:
+                del imp.layers[k]
+            elif len(reads) == 1 and isinstance(reads[0], OnnxHost):
+                into = reads[0]
+                deps = {t: x for t, x in imp.host_deps[into.name].items() if t != la.output}
+                deps.update(imp.host_deps[la.name])
+                imp.layers[imp.layers.index(into)] = _host_layer(imp, deps, into.output, into.name)
+                del imp.layers[k]
+            else:
+                continue
+            changed = True
+            break
+
+
+def _places(imp) -> list[dict]:
+    """Each node's place: "host" (with why) where a host layer runs it, else "core"."""
+    hosted = {}
+    for la in imp.layers:
+        if isinstance(la, OnnxHost):
+            for label in la.nodes:
+                hosted.setdefault(label, la)
+    out = []
+    for index, node in enumerate(imp.model.graph.node):
+        label = _label(node)
+        la = hosted.get(label)
+        place = {"node": node.name or node.output[0], "op": node.op_type, "where": "host" if la else "core"}
+        if la is not None:
+            place["layer"] = la.name
+            place["reason"] = imp.reasons.get(index, f"between the quantized tensors of host layer {la.name}")
+        out.append(place)
+    return out
 
 # -- QDQ --------------------------------------------------------------------------------
 def _quantize_linear(imp, node):
@@ -329,6 +561,8 @@ def _dequantize_linear(imp, node):
         imp.values[node.output[0]] = _QConst(imp.inits[src], np.asarray(s, np.float32), np.asarray(z))
         return
     x = imp.values.get(src)
+    if isinstance(x, _Host):
+        x = _materialize(imp, src, x)
     if not isinstance(x, _QTensor):
         _fail(imp, node, "dequantizes a tensor that is not quantized by an earlier QuantizeLinear")
     if x.q is None:     # an integer graph input, quantized by this node's parameters
@@ -726,6 +960,8 @@ def _qparams(imp, node, k: int) -> Quantization:
 
 def _qinput(imp, node, k: int, scale_at: int) -> _QTensor:
     x = imp.values.get(node.input[k])
+    if isinstance(x, _Host):
+        x = _materialize(imp, node.input[k], x)
     if not isinstance(x, _QTensor):
         _fail(imp, node, f"input {node.input[k]!r} is not a quantized tensor of the model")
     q = _qparams(imp, node, scale_at)
@@ -789,6 +1025,8 @@ def _qlinear_pool(imp, node):
 
 def _maxpool_node(imp, node):
     x = imp.values.get(node.input[0])
+    if isinstance(x, _Host):
+        x = _materialize(imp, node.input[0], x)
     if isinstance(x, _QTensor):         # QOperator: on the quantized tensor itself
         _set(imp, node, _maxpool(imp, node, x, x.q, x.lo, x.hi))
     else:

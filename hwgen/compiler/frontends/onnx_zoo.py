@@ -70,6 +70,25 @@ class GraphBuilder:
         self.last = out
         return out
 
+    def op(self, op_type: str, *inputs: str, **attrs) -> str:
+        """A float operator on `inputs` (the last output if none) with the first's channels."""
+        inputs = inputs or (self.last,)
+        name = self._fresh(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [name], name=name, **attrs))
+        self.channels[name] = self.channels[inputs[0]]
+        self.last = name
+        return name
+
+    def squeeze_excite(self, squeeze: int) -> str:
+        """x x HardSigmoid(conv(relu(conv(global average of x)))), as MobileNet-v3's."""
+        x = self.last
+        gap = self._fresh("se_gap")
+        self.nodes.append(helper.make_node("GlobalAveragePool", [x], [gap], name=gap))
+        self.channels[gap] = self.channels[x]
+        self.conv(squeeze, 1, src=gap)
+        gate = self.op("HardSigmoid", self.conv(self.channels[x], 1, relu=None))
+        return self.op("Mul", x, gate)
+
     def maxpool(self, k: int, stride: int, pad: int) -> str:
         name = self._fresh("pool")
         self.nodes.append(helper.make_node("MaxPool", [self.last], [name], kernel_shape=[k, k], strides=[stride] * 2,
@@ -164,6 +183,22 @@ def mobilenet_v2(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.Mo
                 g.add(x, y, relu=None)
             c_in = c
     g.conv(1280, 1, 1, relu="relu6")
+    return g.head(classes)
+
+
+def mixed(size: int = 16, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+    """tiny's kinds beside operators only the host runs: HardSwish, LeakyRelu, a
+    squeeze-excite block (HardSigmoid and Mul), Sigmoid."""
+    g = GraphBuilder("mixed", (1, 3, size, size), seed)
+    g.conv(16, 3, 2)
+    g.op("HardSwish", g.conv(16, 1, relu=None))
+    x = g.maxpool(3, 2, 1)
+    g.op("LeakyRelu", g.conv(16, 3, 1, relu=None), alpha=0.1)
+    g.squeeze_excite(4)
+    y = g.conv(16, 3, 1, relu=None)
+    g.add(x, y)
+    g.conv(32, 1, 1, relu=None)
+    g.op("Sigmoid")
     return g.head(classes)
 
 

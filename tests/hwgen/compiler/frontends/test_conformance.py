@@ -33,21 +33,25 @@ CONFIG = {"ALU_RESCALE": "multiply"}
 # refusal (exit 2) that names why.
 DYNAMIC = "dynamic quantization"
 SHAPE = "must be four fixed sizes (NCHW) or two"
-PER_TENSOR = "quantize activations per tensor"
+# A node the core cannot run goes to the host; these single-node models are refused where
+# the whole graph would be the host's and its input or output is not a quantized tensor.
+NO_INPUT_QUANTIZATION = "has no quantization"          # float16 scales: the host runs the node
+FLOAT_OUTPUT = "which the host computes, is float32"   # a per-axis DequantizeLinear's float output
+BEFORE_QUANTIZATION = "computed from the model's float input before its QuantizeLinear"
 NODE_TESTS = {
     "test_qlinearconv": "exact",                            # uint8 weights less zero point 255: -255..0
     "test_qlinearmatmul_2D_uint8_float32": "exact",
     "test_qlinearmatmul_2D_int8_float32": "exact",
-    "test_qlinearmatmul_2D_uint8_float16": "float32 scales are supported",
-    "test_qlinearmatmul_2D_int8_float16": "float32 scales are supported",
+    "test_qlinearmatmul_2D_uint8_float16": NO_INPUT_QUANTIZATION,
+    "test_qlinearmatmul_2D_int8_float16": NO_INPUT_QUANTIZATION,
     "test_qlinearmatmul_3D_uint8_float32": SHAPE,           # a batch of matrices: no IR layer
     "test_qlinearmatmul_3D_int8_float32": SHAPE,
     "test_convinteger_without_padding": DYNAMIC,
     "test_convinteger_with_padding": DYNAMIC,
     "test_matmulinteger": DYNAMIC,
-    "test_dequantizelinear_axis": "activations are quantized per tensor",
-    "test_quantizelinear_axis": PER_TENSOR,
-    "test_quantizelinear_blocked_asymmetric": PER_TENSOR,
+    "test_dequantizelinear_axis": FLOAT_OUTPUT,
+    "test_quantizelinear_axis": BEFORE_QUANTIZATION,
+    "test_quantizelinear_blocked_asymmetric": BEFORE_QUANTIZATION,
 }
 # QuantizeLinear / DequantizeLinear of 8-bit types per tensor: `hwgen run`'s quantization
 # of a float input and dequantization of the output (ir.Quantization)

@@ -316,17 +316,42 @@ def test_a_dynamic_input_is_refused_naming_it(tmp_path):
         load_onnx(path)
 
 
-def test_an_unsupported_operator_is_refused_naming_the_node(tiny_models, tmp_path):
-    model = onnx.load(str(tiny_models["qoperator", False, True]))
+def test_an_operator_the_core_lacks_runs_on_the_host(tiny_models, tmp_path):
+    """A MaxPool made an LpPool: ONNX Runtime runs it on the host, named with why, and
+    the network's output is still ONNX Runtime's."""
+    model = onnx.load(str(tiny_models["qdq", False, True]))
     for node in model.graph.node:
         if node.op_type == "MaxPool":
             node.op_type = "LpPool"
             node.attribute.append(helper.make_attribute("p", 2))
     path = tmp_path / "lp.onnx"
     onnx.save(model, str(path))
-    with pytest.raises(HwgenError, match=r"node 'pool2' \(LpPool; .*p=2\): operator LpPool is not supported; "
-                                         r"supported: Conv"):
+    net, quant = load_onnx(path)
+    hosted = [p for p in quant["places"] if p["where"] == "host" and "Linear" not in p["op"]]   # no (De)QuantizeLinear
+    assert [p["node"] for p in hosted] == ["pool2"]
+    assert re.fullmatch(r"node 'pool2' \(LpPool; .*p=2\): no core layer computes LpPool", hosted[0]["reason"])
+    assert [la.kind for la in net.layers].count("onnx") == 1
+    x = np.random.default_rng(2).normal(0, 1, net.input_shape).astype(np.float32)
+    want = layer_tensors(path, net, quant, x)["output"]
+    got = quant["output"].dequantize(net.reference(quant["input"].quantize(x)))
+    assert np.array_equal(got.reshape(want.shape), want)
+
+
+def test_an_invalid_model_is_refused_by_the_checker(tiny_models, tmp_path, capsys):
+    model = onnx.load(str(tiny_models["qdq", True, True]))
+    next(n for n in model.graph.node if n.op_type == "MaxPool").op_type = "MaxPooling"
+    path = tmp_path / "typo.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(HwgenError, match=r"not a valid ONNX model: .*MaxPooling"):
         load_onnx(path)
+    # an LpPool of a uint8 tensor: a type ONNX Runtime refuses
+    model = onnx.load(str(tiny_models["qoperator", False, True]))
+    next(n for n in model.graph.node if n.op_type == "MaxPool").op_type = "LpPool"
+    onnx.save(model, str(tmp_path / "lp.onnx"))
+    with pytest.raises(HwgenError, match=r"not a valid ONNX model: .*LpPool.*unsupported type: tensor\(uint8\)"):
+        load_onnx(tmp_path / "lp.onnx")
+    assert main(["compile", "--model", str(path), "--config", "default", "-o", str(tmp_path / "o")]) == 2
+    assert "not a valid ONNX model" in capsys.readouterr().err
 
 
 def test_an_old_opset_is_refused(tiny_models, tmp_path):

@@ -1,0 +1,125 @@
+"""Models the core runs in part (docs/layers.md, "What the host runs"): a network with
+HardSwish, LeakyRelu, a squeeze-excite block and Sigmoid beside the core's layers,
+quantized by quantize_static in both formats, against ONNX Runtime's exact-integer
+session of the whole model: every layer (the host's parts included) and the output
+bit-exact, each node's place, the share of multiply-accumulates counted from the float
+model's shapes, the compiled network on fsim and tsim."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from hwgen.cli import main
+from hwgen.compiler.frontends import onnx_zoo
+from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.ir import Network, OnnxHost
+from hwgen.compiler.pipeline import compile_network
+from hwgen.config import load_config
+from sim import target
+from sim.runtime import run_network
+from tests.hwgen.compiler.frontends.test_onnx import _compare_layers, _layers_match
+from tests.support.ort import layer_tensors
+
+VARIANTS = [(fmt, symmetric) for fmt in ("qdq", "qoperator") for symmetric in (False, True)]
+# what the core has no layer for, by the operator's name in either format (QLinearSigmoid, ...)
+HOST_OPS = ("HardSwish", "LeakyRelu", "HardSigmoid", "Mul", "Sigmoid")
+CORE_OPS = ("Conv", "QLinearConv", "Gemm", "QGemm", "Add", "QLinearAdd")
+MULTIPLY = {"ALU_RESCALE": "multiply"}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mixed")
+    return {v: onnx_zoo.quantize(onnx_zoo.mixed(), d / f"mixed-{v[0]}-{v[1]}.onnx", v[0], symmetric=v[1])
+            for v in VARIANTS}
+
+
+def _multiply_config(tmp_path):
+    path = tmp_path / "multiply.json"
+    path.write_text(json.dumps({**load_config("default").to_dict(), **MULTIPLY}))
+    return path
+
+
+def _float_macs() -> int:
+    """The float model's multiply-accumulates from its inferred shapes: each Conv's
+    output size x its weights per output, the Gemm's outputs x its inputs."""
+    model = onnx.shape_inference.infer_shapes(onnx_zoo.mixed())
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in [*model.graph.value_info, *model.graph.output]}
+    weights = {i.name: list(i.dims) for i in model.graph.initializer}
+    total = 0
+    for node in model.graph.node:
+        if node.op_type in ("Conv", "Gemm"):
+            total += int(np.prod(shapes[node.output[0]])) * int(np.prod(weights[node.input[1]][1:]))
+    return total
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[0]}-{'sym' if v[1] else 'asym'}")
+def test_every_layer_and_the_output_match_onnx_runtime(models, variant):
+    net, quant, stats = _compare_layers(models[variant])
+    assert {"onnx", "conv2d", "add", "global_avg_pool", "dense"} <= {s[0] for s in stats.values()}
+    _layers_match(stats)
+    for p in quant["places"]:
+        if any(op in p["op"] for op in HOST_OPS):
+            assert p["where"] == "host" and p["reason"], p
+        if p["op"] in CORE_OPS:
+            assert p["where"] == "core", p
+    hosts = [la for la in net.layers if isinstance(la, OnnxHost)]
+    assert len(hosts) == 4          # HardSwish with the max pool after it, LeakyRelu, the gate's Mul, Sigmoid
+    assert sorted(len(la.inputs) for la in hosts) == [1, 1, 1, 2]   # the Mul reads the block's input and its gate
+    x = np.random.default_rng(9).normal(0, 1, net.input_shape).astype(np.float32)
+    want = layer_tensors(models[variant], net, quant, x)["output"]
+    got = quant["output"].dequantize(net.reference(quant["input"].quantize(x)))
+    assert np.array_equal(got.reshape(want.shape), want)
+
+
+def test_a_network_with_host_parts_saves_and_loads(models, tmp_path):
+    net, _ = load_onnx(models["qoperator", False])
+    net.save(tmp_path / "net")
+    back = Network.load(tmp_path / "net")
+    assert [(la.name, la.kind, la.inputs) for la in back.layers] == [(la.name, la.kind, la.inputs) for la in net.layers]
+    x = np.random.default_rng(4).integers(-128, 128, net.input_shape, dtype=np.int8)
+    assert np.array_equal(back.reference(x), net.reference(x))
+
+
+def test_compile_and_run_report_each_place_and_the_core_share(models, tmp_path, capsys):
+    path = models["qdq", False]
+    out = tmp_path / "compiled"
+    assert main(["compile", "--model", str(path), "--config", str(_multiply_config(tmp_path)), "-o", str(out),
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["core_macs"] + report["host_macs"] == _float_macs()
+    # the host runs the two convolutions of too few input channels (3 and 4) for the GEMM
+    host_convs = [r for r in report["layers"] if r["where"] == "host" and r["kind"] == "conv2d"]
+    assert report["host_macs"] == sum(r["macs"] for r in host_convs) and len(host_convs) == 2
+    assert report["core_mac_share"] == round(report["core_macs"] / _float_macs(), 6)
+    places = {p["node"]: p for p in report["nodes"]}
+    assert places["hardswish3"]["where"] == "host" and "no core layer computes HardSwish" in places["hardswish3"][
+        "reason"]
+    assert places["conv5"]["where"] == "core"
+    net, quant = load_onnx(path)
+    x = np.random.default_rng(8).normal(0, 1, net.input_shape[1:]).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(out), "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    want = layer_tensors(path, net, quant, x[None])["output"]
+    assert np.array_equal(np.load(tmp_path / "y.npy"), want)
+    onnx_layers = [e for e in summary["layers"] if e["kind"] == "onnx"]
+    assert len(onnx_layers) == 4 and all(e["where"] == "host" and "ONNX Runtime" in e["reason"] for e in onnx_layers)
+    assert summary["core_mac_share"] == report["core_mac_share"] and summary["host_seconds"] > 0
+
+
+def test_the_core_and_the_host_on_tsim(models):
+    path = models["qoperator", True]
+    net, quant = load_onnx(path)
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    compiled = compile_network(net, cfg)
+    assert {c.where for c in compiled} == {"vta", "host"}
+    x = np.random.default_rng(6).normal(0, 1, net.input_shape).astype(np.float32)
+    result = run_network(net, cfg, compiled, quant["input"].quantize(x), target("tsim"))
+    want = layer_tensors(path, net, quant, x)["output"]
+    assert result["cycles"] > 0
+    assert np.array_equal(quant["output"].dequantize(result["output"]).reshape(want.shape), want)
