@@ -38,8 +38,8 @@ class GraphBuilder:
 
     def conv(self, c_out: int, k: int | tuple[int, int], stride: int | tuple[int, int] = 1, pads=None,
              relu: str | None = "relu", src: str | None = None, group: int = 1) -> str:
-        """Conv (+ Relu, or Clip 0..6 with relu="relu6"); pads (top, left, bottom,
-        right), default k // 2 on each side."""
+        """Conv (+ Relu, Clip 0..6 with relu="relu6", or HardSwish with "hardswish");
+        pads (top, left, bottom, right), default k // 2 on each side."""
         src = src or self.last
         c_in = self.channels[src]
         kh, kw = (k, k) if isinstance(k, int) else k
@@ -64,6 +64,9 @@ class GraphBuilder:
             out = name + "_relu6"
             lo, hi = self._init(f"{out}.min", np.float32(0)), self._init(f"{out}.max", np.float32(6))
             self.nodes.append(helper.make_node("Clip", [name, lo, hi], [out], name=out))
+        elif relu == "hardswish":
+            out = name + "_hswish"
+            self.nodes.append(helper.make_node("HardSwish", [name], [out], name=out))
         else:
             return name
         self.channels[out] = self.channels[name]
@@ -104,11 +107,15 @@ class GraphBuilder:
         self.last = name
         return self._act(name, relu)
 
-    def head(self, classes: int) -> onnx.ModelProto:
-        """Global average pool, flatten and a Gemm classifier; the model."""
+    def head(self, classes: int, pool: bool = True) -> onnx.ModelProto:
+        """Global average pool (unless `pool` is off: the last tensor is pooled), flatten
+        and a Gemm classifier; the model."""
         gap, flat, fc = self._fresh("gap"), self._fresh("flatten"), "logits"
         c = self.channels[self.last]
-        self.nodes.append(helper.make_node("GlobalAveragePool", [self.last], [gap], name=gap))
+        if pool:
+            self.nodes.append(helper.make_node("GlobalAveragePool", [self.last], [gap], name=gap))
+        else:
+            gap = self.last
         self.nodes.append(helper.make_node("Flatten", [gap], [flat], name=flat))
         w = self.rng.normal(0, np.sqrt(1 / c), (classes, c))
         self.nodes.append(helper.make_node("Gemm", [flat, self._init("fc.w", w), self._init("fc.b", np.zeros(classes))],
@@ -202,7 +209,64 @@ def mixed(size: int = 16, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
     return g.head(classes)
 
 
-MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
+def mobilenet_v3_small(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """MobileNet-v3-small (Howard et al. 2019, table 2): HardSwish stem, eleven
+    bottlenecks (1x1 expansion, depthwise, squeeze-excite with a HardSigmoid gate,
+    linear projection, residual where shapes match), a 576-wide 1x1 convolution, the
+    global pool, a 1024-wide 1x1 layer and the classifier."""
+    g = GraphBuilder("mobilenet_v3_small", (1, 3, size, size), seed)
+    g.conv(16, 3, 2, relu="hardswish")
+    c_in = 16
+    for k, exp, out, se, act, stride in [
+            (3, 16, 16, True, "relu", 2), (3, 72, 24, False, "relu", 2), (3, 88, 24, False, "relu", 1),
+            (5, 96, 40, True, "hardswish", 2), (5, 240, 40, True, "hardswish", 1),
+            (5, 240, 40, True, "hardswish", 1), (5, 120, 48, True, "hardswish", 1),
+            (5, 144, 48, True, "hardswish", 1), (5, 288, 96, True, "hardswish", 2),
+            (5, 576, 96, True, "hardswish", 1), (5, 576, 96, True, "hardswish", 1)]:
+        x = g.last
+        if exp != c_in:
+            g.conv(exp, 1, relu=act)
+        g.conv(exp, k, stride, relu=act, group=exp)
+        if se:
+            g.squeeze_excite(max(8, (exp // 4 + 4) // 8 * 8))
+        y = g.conv(out, 1, relu=None)
+        if stride == 1 and c_in == out:
+            g.add(x, y, relu=None)
+        c_in = out
+    g.conv(576, 1, relu="hardswish")
+    gap = g._fresh("gap")
+    g.nodes.append(helper.make_node("GlobalAveragePool", [g.last], [gap], name=gap))
+    g.channels[gap], g.last = 576, gap
+    g.conv(1024, 1, relu="hardswish")
+    return g.head(classes, pool=False)
+
+
+def efficientnet_lite0(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """EfficientNet-lite0 (EfficientNet-B0's MBConv stages with ReLU6 and no
+    squeeze-excite, as TensorFlow Lite's quantizable variant): a 3x3/2 stem of 32, seven
+    stages (expansion, kernel, stride, width, repeats), a 1280-wide 1x1 head, the pool
+    and the classifier."""
+    g = GraphBuilder("efficientnet_lite0", (1, 3, size, size), seed)
+    g.conv(32, 3, 2, relu="relu6")
+    c_in = 32
+    for t, k, s, c, n in [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
+                          (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            x = g.last
+            if t != 1:
+                g.conv(c_in * t, 1, relu="relu6")
+            g.conv(c_in * t, k, stride, relu="relu6", group=c_in * t)
+            y = g.conv(c, 1, relu=None)
+            if stride == 1 and c_in == c:
+                g.add(x, y, relu=None)
+            c_in = c
+    g.conv(1280, 1, relu="relu6")
+    return g.head(classes)
+
+
+MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
+          "efficientnet_lite0": efficientnet_lite0}
 
 
 def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_channel: bool = True,
