@@ -24,7 +24,7 @@ import sim
 from hwgen.compiler.frontends import zoo
 from hwgen.geometry import geometry
 from sim import TsimOptions
-from sim.runtime import run_network
+from sim.runtime import SPLIT, run_network
 
 BINS = 600     # bins of the activity timeline: readable, and a small JSON
 ROWS = (("load", "load_busy_cycles", "load_token_wait_cycles"),
@@ -97,13 +97,22 @@ def run_report(net, cfg, compiled, resolution: int = 1024, input_seed: int = 0, 
             "bound_cycles": run.get("bound_cycles"), "mac_utilization": run.get("mac_utilization"),
             "matches_reference": matches,
             "resolution_cycles": resolution, "roofline": roofline(cfg, run["layers"]),
-            "activity": activity_timeline(cfg, run["layers"], run["activities"])}
+            "activity": activity_timeline(cfg, run["layers"], run["activities"]), "split": split(run)}
+
+
+def split(run: dict) -> dict:
+    """Where the network runs: the MACs on the core and the host and the host's time
+    (sim.runtime.SPLIT), and each layer's place, MACs and, on the host, why."""
+    return {**{k: run[k] for k in SPLIT},
+            "layers": [{k: e[k] for k in ("name", "kind", "where", "macs", "reason", "wall_seconds") if k in e}
+                       for e in run["layers"]]}
 
 
 def write_report_charts(outdir: Path, report: dict) -> list[str]:
-    """roofline.png/.svg and activity.png/.svg of `report`; returns the file names."""
+    """roofline, activity and split (.png and .svg) of `report`; returns the file names."""
     files = []
-    for name, fig in (("roofline", _roofline_figure(report)), ("activity", _activity_figure(report))):
+    for name, fig in (("roofline", _roofline_figure(report)), ("activity", _activity_figure(report)),
+                      ("split", _split_figure(report))):
         for ext in ("png", "svg"):
             fig.savefig(outdir / f"{name}.{ext}")
             files.append(f"{name}.{ext}")
@@ -173,5 +182,36 @@ def _activity_figure(report: dict) -> Figure:
             axes[0].text((st["cycle"] + end) / 2e6, 1.08, st["layer"], ha="center", fontsize=6, color="#444")
     fig.suptitle(f"{report['network']} on {report['config']} (tsim): activity, {a.get('bin_cycles', 0):,.0f} "
                  "cycles per bin (fraction of cycles; bus: of its bytes per cycle)")
+    fig.tight_layout()
+    return fig
+
+
+def _split_figure(report: dict) -> Figure:
+    """Each layer's MACs in network order, by where it runs; a layer without MACs (an
+    ONNX model's activations, pools, adds) as a short hatched bar, so that every host
+    part shows."""
+    sp = report["split"]
+    layers = sp["layers"]
+    fig = Figure(figsize=(max(8, 0.12 * len(layers) + 3), 6), dpi=120)
+    ax = fig.subplots()
+    colours = {"vta": "#2e86ab", "host": "#d1495b", "onnx": "#edae49"}
+    labels = {"vta": "core", "host": "host (the mapping's choice)", "onnx": "host (ONNX Runtime: no core layer)"}
+    shown = set()
+    for k, e in enumerate(layers):
+        place = "onnx" if e["kind"] == "onnx" else e["where"]
+        ax.bar(k, e["macs"] or 1, color=colours[place], width=0.8, hatch=None if e["macs"] else "///",
+               label=None if place in shown else labels[place])
+        shown.add(place)
+    ax.set_yscale("log")
+    ax.set_ylim(0.5, max([e["macs"] for e in layers] + [1]) * 3)
+    ax.set_xticks(range(len(layers)))
+    ax.set_xticklabels([e["name"] for e in layers], rotation=90, fontsize=5 if len(layers) > 40 else 7)
+    ax.set_ylabel("MACs (hatched: a layer without MACs)")
+    ax.set_title(f"{report['network']} on {report['config']}: {sp['core_mac_share']:.1%} of "
+                 f"{sp['core_macs'] + sp['host_macs']:,} MACs on the core\nthe host ran "
+                 f"{sum(e['where'] == 'host' for e in layers)} of {len(layers)} layers in {sp['host_seconds']:.3f} s",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+    ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     return fig

@@ -1,8 +1,8 @@
 """hwgen report on a small network: roofline points from the layers' own figures and
 the configuration's roofs (hand-computed), each layer's bound between its GEMM
 micro-ops and its cycles on tsim, an activity timeline whose integral equals
-the busy cycles of each layer run on its own, charts carrying the layers' names, and
-the command's JSON equal to report.json."""
+the busy cycles of each layer run on its own, the MACs on the core and the host,
+charts carrying the layers' names, and the command's JSON equal to report.json."""
 import json
 
 import numpy as np
@@ -41,6 +41,11 @@ def test_report_of_a_small_resnet():
     uops = sum(d.counters["gemm_uops"] for d in direct.values())
     assert abs(sum(a["series"]["gemm_uops_per_cycle"]) * a["bin_cycles"] - uops) <= 0.01 * uops
     assert all(0 <= x <= 1.0001 for k, v in a["series"].items() for x in v if not k.endswith("per_cycle"))
+    sp = rep["split"]      # the 3-channel stem on the host, the rest on the core
+    assert [e["name"] for e in sp["layers"] if e["where"] == "host"] == [compiled[0].layer.name]
+    assert sp["host_macs"] == compiled[0].layer.macs(compiled[0].in_shapes)
+    assert sp["core_macs"] + sp["host_macs"] == net.macs() and sp["core_mac_share"] == round(
+        sp["core_macs"] / net.macs(), 6)
 
 
 @pytest.mark.slow
@@ -55,8 +60,9 @@ def test_report_command_writes_charts_and_the_json(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     saved = json.loads((out / "report.json").read_text())
     assert {k: v for k, v in printed.items() if k != "output"} == saved
-    for name in ("roofline.png", "roofline.svg", "activity.png", "activity.svg"):
+    for name in ("roofline.png", "roofline.svg", "activity.png", "activity.svg", "split.png", "split.svg"):
         assert (out / name).stat().st_size > 1000
+    assert all(e["name"] in (out / "split.svg").read_text() for e in saved["split"]["layers"])
     svg = (out / "roofline.svg").read_text()
     assert all(p["layer"] in svg for p in saved["roofline"]["layers"])
     assert np.isclose(saved["activity"]["bin_cycles"] * saved["activity"]["bins"], saved["cycles"])
