@@ -82,7 +82,7 @@ def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, prog
     JSON-able summary: cycles, the cycle model's prediction and its error, the layers'
     bound, MAC utilization, DRAM bytes, `matches_reference`, per-layer figures, wall time."""
     if net.quantization:     # an imported model: a float input as its first QuantizeLinear quantizes it
-        x = net.quantization["input"].quantize(np.random.default_rng(input_seed).normal(0, 1, net.input_shape))
+        x = net.model_input(np.random.default_rng(input_seed).normal(0, 1, net.model_input_shape))
     else:
         x = zoo.sample_input(net, input_seed)
     result = run_network(net, cfg, compiled, x, target, progress)

@@ -138,19 +138,22 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
             raise HwgenError(f"--input {path}: holds {x[tuple(bad[0])]} at index {bad[0].tolist()}{more}; give "
                              "finite values")
     given = list(x.shape)
-    if x.ndim == len(net.input_shape) - 1:
+    if x.ndim == len(net.model_input_shape) - 1:
         x = x[None]
     elif x.ndim == 2 and tuple(net.input_shape[2:]) == (1, 1):     # (N, K) rows of features
         x = x[:, :, None, None]
-    if x.shape != tuple(net.input_shape):
+    if x.shape != net.model_input_shape:
         raise HwgenError(f"--input {path}: shape {given}; the network {net.name} takes "
-                         f"{list(net.input_shape)} (NCHW, or CHW for one image)")
+                         f"{list(net.model_input_shape)} ({'its model' if net.pre else 'NCHW'}, or without the "
+                         "batch for one image)")
     q = (net.quantization or {}).get("input")
     if np.issubdtype(x.dtype, np.floating):
-        if q is None:
+        if q is None and net.pre is None:
             raise HwgenError(f"--input {path}: float values, but the network {net.name} has no input quantization "
                              "(it is not an imported ONNX model); give int8 values")
-        return q.quantize(x)
+        return net.model_input(x)
+    if net.pre is not None:
+        raise HwgenError(f"--input {path}: dtype {x.dtype}; the model's input is float (pre-processed on the host)")
     want = q.dtype if q else "int8"
     if x.dtype != np.dtype(want):
         raise HwgenError(f"--input {path}: dtype {x.dtype}; give float values or {want} (the model's input type)")
@@ -166,8 +169,7 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
     with bar:
         result = run_network(net, cfg, compiled, x, target, progress=step)
     matches = bool(np.array_equal(result["output"], net.reference(x)))
-    q = (net.quantization or {}).get("output")
-    out = net.model_output(q.dequantize(result["output"]) if q else result["output"])
+    out = net.model_output(result["output"])
     scores = out.reshape(out.shape[0], -1)
     top5 = [[{"class": int(k), "value": float(row[k])} for k in np.argsort(-row, kind="stable")[:5]] for row in scores]
     with replacing(out_path) as tmp, open(tmp, "wb") as f:

@@ -482,6 +482,9 @@ class OnnxHost(Layer):
         for t in (*self.input_dtypes, self.out_dtype):
             if t not in QUANT_RANGES:
                 raise HwgenError(f"layer {self.name}: tensor type {t!r}; it must be one of {', '.join(QUANT_RANGES)}")
+        self._check_shape()
+
+    def _check_shape(self) -> None:
         if len(self.shape) != 4 or int(np.prod(self.shape)) != int(np.prod(self.onnx_shape)):
             raise HwgenError(f"layer {self.name}: shape {list(self.shape)} must be four sizes holding the "
                              f"{int(np.prod(self.onnx_shape))} values of ONNX shape {list(self.onnx_shape)}")
@@ -498,15 +501,42 @@ class OnnxHost(Layer):
         return self.model.tobytes()
 
     def reference(self, *xs):
-        feeds = {t: (np.asarray(x, np.int16) + OFFSETS[d]).astype(d).reshape(s)
-                 for t, x, d, s in zip(self.onnx_inputs, xs, self.input_dtypes, self.input_shapes)}
+        feeds = {t: (np.asarray(x, np.float32) if d == FLOAT else (np.asarray(x, np.int16) + OFFSETS[d]).astype(d)
+                     ).reshape(s) for t, x, d, s in zip(self.onnx_inputs, xs, self.input_dtypes, self.input_shapes)}
         y = host.cached_session(self._bytes, self.uint8_kernels).run([self.output], feeds)[0]
+        if self.out_dtype == FLOAT:
+            return np.asarray(y, np.float32).reshape(self.shape)
         return (np.asarray(y, np.int16) - OFFSETS[self.out_dtype]).astype(np.int8).reshape(self.shape)
 
     def macs(self, shapes):
         return self.host_macs
 
 
+@dataclass
+class OnnxBoundary(OnnxHost):
+    """An imported model's float pre-processing (`Network.pre`: from its float input to
+    the quantized tensor the network reads) or post-processing (`Network.post`: from the
+    network's quantized output to the model's float output), run on the host as an
+    `onnx` layer is; float32 at its model-side end, any rank there."""
+    kind = "onnx_boundary"
+
+    def check(self):
+        Layer.check(self)
+        _array(self, "model", np.uint8, 1)
+        types = (*self.input_dtypes, self.out_dtype)
+        if self.arity != 1 or any(t not in (*QUANT_RANGES, FLOAT) for t in types) or \
+                [t == FLOAT for t in types].count(True) != 1:
+            raise HwgenError(f"{self.name}: one input and one output, of which one is {FLOAT} and the other one of "
+                             f"{', '.join(QUANT_RANGES)}; found {list(types)}")
+        if self.out_dtype != FLOAT:
+            self._check_shape()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "inputs": list(self.inputs), **_attrs_json(self)}
+
+
+# the type of a model's float input and output (OnnxBoundary)
+FLOAT = "float32"
 # The integer types of quantized tensors and their ranges.
 QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
 # what an ONNX type's values less the IR's int8 values are (128 for uint8)
@@ -554,6 +584,8 @@ class Quantization:
         return (q.astype(np.float32) * np.float32(self.scale)).astype(np.float32)
 
 
+# weights.npz's prefix of a network's pre- and post-processing models (no layer's name)
+BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "model")
 
@@ -570,6 +602,9 @@ class Network:
     quantization: dict | None = None
     # the output is rows (N, C), as an ONNX classifier gives it, of the IR's (N, C, 1, 1)
     flat_output: bool = False
+    # an imported model's float pre- and post-processing, run on the host (OnnxBoundary)
+    pre: "OnnxBoundary | None" = None
+    post: "OnnxBoundary | None" = None
 
     @property
     def output(self) -> str:
@@ -601,9 +636,23 @@ class Network:
                              f"{list(shapes[self.output])}; only an (N, C, 1, 1) output is rows (N, C)")
         return shapes
 
+    @property
+    def model_input_shape(self) -> tuple:
+        """The shape of the source model's input: that of its pre-processing, else the IR's."""
+        return tuple(self.pre.input_shapes[0]) if self.pre else tuple(self.input_shape)
+
+    def model_input(self, x: np.ndarray) -> np.ndarray:
+        """The IR int8 input of the model's float input x: its pre-processing, else its
+        input quantization."""
+        return self.pre.reference(x) if self.pre else self.quantization["input"].quantize(x)
+
     def model_output(self, v: np.ndarray) -> np.ndarray:
-        """The output tensor v shaped as the source model gives it: (N, C) rows with
-        `flat_output`, else as the IR's."""
+        """The output tensor v as the source model gives it: its post-processing, else
+        dequantized (a quantized model) and (N, C) rows with `flat_output`, else the IR's."""
+        if self.post:
+            return self.post.reference(v)
+        q = (self.quantization or {}).get("output")
+        v = q.dequantize(v) if q else v
         return v.reshape(v.shape[:2]) if self.flat_output else v
 
     def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
@@ -630,13 +679,19 @@ class Network:
             doc["quantization"] = {k: q.to_json() for k, q in self.quantization.items()}
         if self.flat_output:
             doc["flat_output"] = True
+        for part in ("pre", "post"):
+            if getattr(self, part):
+                doc[part] = getattr(self, part).to_json()
         return doc
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "model.json").write_text(json.dumps(self.to_json(), indent=1))
-        np.savez_compressed(directory / "weights.npz", **{f"{la.name}.{p}": getattr(la, p) for la in self.layers
-                                                          for p in PARAMS if getattr(la, p, None) is not None})
+        arrays = {f"{la.name}.{p}": getattr(la, p) for la in self.layers for p in PARAMS
+                  if getattr(la, p, None) is not None}
+        arrays.update({f"{BOUNDARY_KEY}{part}.model": getattr(self, part).model for part in ("pre", "post")
+                       if getattr(self, part)})
+        np.savez_compressed(directory / "weights.npz", **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> "Network":
@@ -649,7 +704,7 @@ class Network:
             path = path / "model.json"
         where = f"model {path}"
         doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},
-                          {"quantization": dict, "flat_output": bool})
+                          {"quantization": dict, "flat_output": bool, "pre": dict, "post": dict})
         json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
             with np.load(path.parent / "weights.npz") as npz:
@@ -690,12 +745,30 @@ class Network:
                                  f"attributes are {', '.join(sorted(known - {'name', 'inputs'}))} (how a layer is "
                                  "mapped, e.g. a depthwise engine or a tiling, is a compile option)")
             net.layers.append(KINDS[kind](**d))
-        unused = sorted(weights.keys() - {f"{la.name}.{p}" for la in net.layers for p in PARAMS})
+        for part in ("pre", "post"):
+            if part in doc:
+                setattr(net, part, _boundary(doc[part], weights.get(f"{BOUNDARY_KEY}{part}.model"), f"{where}: {part}"))
+        unused = sorted(weights.keys() - {f"{la.name}.{p}" for la in net.layers for p in PARAMS}
+                        - {f"{BOUNDARY_KEY}{part}.model" for part in ("pre", "post") if getattr(net, part)})
         if unused:
             raise HwgenError(f"weights {path.parent / 'weights.npz'}: array {unused[0]!r} belongs to no layer's "
                              "weight or bias; remove it or fix its layer's name")
         net.shapes()
         return net
+
+
+def _boundary(d: dict, model, where: str) -> OnnxBoundary:
+    """A network's pre- or post-processing from model.json's entry and its model bytes."""
+    known = {f.name for f in dataclasses.fields(OnnxBoundary)} - {"model"}
+    unknown = sorted(d.keys() - known)
+    if unknown or model is None or not isinstance(d.get("name"), str) or not isinstance(d.get("inputs"), list):
+        raise HwgenError(f"{where}: needs name, inputs and the fields {', '.join(sorted(known - {'name', 'inputs'}))}, "
+                         f"and weights.npz its array {BOUNDARY_KEY}{where.rsplit(' ', 1)[-1]}.model"
+                         + (f"; {unknown[0]!r} is not one" if unknown else ""))
+    d = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
+    part = OnnxBoundary(**d, model=model)
+    part.check()
+    return part
 
 
 def _integer(layer, attr: str, value, lo: int, hi: int | None, alternative: str = "") -> None:

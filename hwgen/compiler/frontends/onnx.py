@@ -34,7 +34,7 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host
 from .. import semantics as sem
-from ..ir import (QUANT_RANGES, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network,
+from ..ir import (FLOAT, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network, OnnxBoundary,
                   OnnxHost, Quantization)
 
 OPSETS = range(13, 22)
@@ -160,9 +160,14 @@ class _Import:
     producer: dict = field(default_factory=dict)    # ONNX tensor -> index of the node computing it
     reasons: dict = field(default_factory=dict)     # index of a node the host runs -> why
     dtypes: dict = field(default_factory=dict)      # ONNX type of an IR tensor without quantization yet
+    onnx_shapes: dict = field(default_factory=dict)  # the shapes ONNX's inference gives
     host_deps: dict = field(default_factory=dict)   # host layer name -> the deps it was made from
     host_nodes: dict = field(default_factory=dict)  # host layer name -> indices of the nodes it runs
     uint8: bool = False                             # uint8 activations (the host's session takes U8U8 kernels)
+    input_name: str = ""                            # the graph's input
+    float_shape: tuple = ()                         # its ONNX shape
+    pre: OnnxBoundary | None = None                 # the float input's pre-processing (Network.pre)
+    post: OnnxBoundary | None = None                # the float output's post-processing (Network.post)
 
 
 def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]:
@@ -212,15 +217,17 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     inp = inputs[0]
     dims = inp.type.tensor_type.shape.dim
     shape = tuple(d.dim_value if d.HasField("dim_value") else 0 for d in dims)
-    if len(shape) not in (2, 4) or min(shape) < 1:
+    elem = inp.type.tensor_type.elem_type
+    float_input = elem == onnx.TensorProto.FLOAT
+    # a float input of another rank is pre-processed on the host into a tensor the core reads
+    if (len(shape) not in (2, 4) and not float_input) or not shape or min(shape) < 1:
         given = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in dims]
         raise HwgenError(f"model {path}: input {inp.name!r} has shape {given}; it must be four fixed sizes (NCHW) "
                          "or two (N rows of features for a classifier): fix the dynamic dimensions, e.g. with "
                          "onnxruntime.tools.make_dynamic_shape_fixed")
+    imp.input_name, imp.float_shape = inp.name, shape
     flat = len(shape) == 2          # (N, K) rows: the IR's (N, K, 1, 1), read by a classifier only
-    shape = shape + (1, 1) if flat else shape
-    elem = inp.type.tensor_type.elem_type
-    float_input = elem == onnx.TensorProto.FLOAT
+    shape = shape + (1, 1) if flat else shape if len(shape) == 4 else None
     if not float_input:
         if elem not in (onnx.TensorProto.UINT8, onnx.TensorProto.INT8):
             raise HwgenError(f"model {path}: input {inp.name!r} has element type "
@@ -246,7 +253,7 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     if isinstance(out, _Float) and out.node is None and out.source is not None:
         out = out.source
     if isinstance(out, _Host):
-        out = _materialize(imp, g.output[0].name, out)
+        out = _materialize(imp, g.output[0].name, out, output=True)
     if not isinstance(out, _QTensor) or out.layer is None:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not a quantized tensor computed by a "
                          "supported operator (end the model with a QuantizeLinear, optionally followed by "
@@ -257,11 +264,12 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         raise HwgenError(f"model {path}: input {inp.name!r} has no quantization: neither a QuantizeLinear before "
                          "its first operator nor an operator the core runs (a DequantizeLinear or QLinear operator) "
                          "gives one")
+    shape = first.shape
     _merge_host_layers(imp, out.name)
     if out.layer is not imp.layers[-1]:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
     net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q},
-                  flat_output=_rank(g.output[0], out) == 2)
+                  flat_output=_rank(g.output[0], out) == 2, pre=imp.pre, post=imp.post)
     shapes = net.shapes()
     tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
     for node in g.node:
@@ -281,10 +289,14 @@ def _check_valid(imp) -> None:
     if unknown is not None:
         _fail(imp, unknown, f"not a valid ONNX model: ONNX defines no operator {unknown.op_type}")
     try:
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise HwgenError(f"model {imp.path}: not a valid ONNX model: {str(e).strip().splitlines()[0]} (ONNX's "
                          "strict type and shape inference)") from None
+    for v in (*inferred.graph.value_info, *inferred.graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if v.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            imp.onnx_shapes[v.name] = tuple(d.dim_value for d in dims)
 
 
 def _rank(value_info, out: _QTensor) -> int:
@@ -346,7 +358,7 @@ def _node(imp: _Import, node) -> None:
 _MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
                   "QLinearGlobalAveragePool", "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
-_ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8}
+_ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8, FLOAT: onnx.TensorProto.FLOAT}
 # operators whose multiply-accumulates are counted (the host's share of a model's MACs)
 _CONVS = ("Conv", "QLinearConv", "ConvInteger")
 _MATMULS = ("MatMul", "Gemm", "QLinearMatMul", "QGemm", "MatMulInteger")
@@ -385,11 +397,25 @@ def _deps(imp, name: str, v) -> dict:
     return {}                       # an initializer or a quantized constant
 
 
-def _materialize(imp, name: str, h: _Host) -> _QTensor:
-    """Host tensor `name` as the output of a host layer, an IR tensor from now on."""
+def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
+    """Host tensor `name` as the output of a host layer, an IR tensor from now on; or,
+    computed from the float input alone, the network's input (`Network.pre` computes
+    it); or, the model's float `output` computed from one IR tensor, that tensor
+    (`Network.post` computes the output from it)."""
     if any(x is None for x in h.deps.values()):
-        raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input before its "
-                         "QuantizeLinear; hwgen's networks start from the quantized input")
+        if set(h.deps) != {imp.input_name} or not isinstance(imp.values.get(imp.input_name), tuple):
+            raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input and from "
+                             "what the network computes; only a pre-processing of the input alone runs before it")
+        imp.pre = _host_layer(imp, h.deps, name, "pre", OnnxBoundary)
+        t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) == 2)
+        imp.values[name] = imp.values[imp.input_name] = t
+        return t
+    if output and len(h.deps) == 1:
+        try:
+            imp.post = _host_layer(imp, h.deps, name, "post", OnnxBoundary)
+            return next(iter(h.deps.values()))
+        except HwgenError:      # an 8-bit output: a host layer's (below)
+            pass
     layer = _host_layer(imp, h.deps, name)
     imp.layers.append(layer)
     t = _QTensor(layer.name, layer.shape, _produced_q(imp, name), layer=layer, onnx_name=name,
@@ -411,15 +437,21 @@ def _produced_q(imp, name: str) -> Quantization | None:
     return Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), np.asarray(z).dtype.name)
 
 
-def _onnx_shape(x: _QTensor) -> tuple:
-    return (x.shape[0], int(np.prod(x.shape[1:]))) if x.flat else tuple(x.shape)
+def _onnx_shape(imp, name: str, x: _QTensor) -> tuple:
+    """The ONNX shape of IR tensor `x` held by ONNX tensor `name`: as ONNX infers it,
+    else (operators it knows no shapes of) rows (N, features) where the IR flattened it
+    or a classifier computed it, else the IR's."""
+    if name in imp.onnx_shapes:
+        return imp.onnx_shapes[name]
+    return (x.shape[0], int(np.prod(x.shape[1:]))) if x.flat or isinstance(x.layer, Dense) else tuple(x.shape)
 
 
-def _host_layer(imp, deps: dict, out: str, name: str | None = None) -> OnnxHost:
-    """The host layer computing ONNX tensor `out` from the IR tensors `deps`: the nodes
-    between them, run once on zeros to learn the output's type and shape and the
-    multiply-accumulates. Named `name`, else after its last node that is no
-    QuantizeLinear or DequantizeLinear."""
+def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost) -> OnnxHost:
+    """The host layer computing ONNX tensor `out` from the IR tensors `deps` (None: the
+    float input): the nodes between them, run once on zeros to learn the output's type
+    and shape and the multiply-accumulates. Named `name`, else after its last node that
+    is no QuantizeLinear or DequantizeLinear. `cls` OnnxBoundary: the model's float
+    pre- or post-processing."""
     g = imp.model.graph
     nodes, stack = set(), [out]
     while stack:
@@ -433,8 +465,8 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None) -> OnnxHost:
         last = next((g.node[i] for i in reversed(order) if g.node[i].op_type not in _QDQ), g.node[order[-1]])
         name = _name(imp, last)
     used = {u for i in order for u in g.node[i].input}
-    dtypes = [x.q.dtype if x.q is not None else imp.dtypes[t] for t, x in deps.items()]
-    shapes = [_onnx_shape(x) for x in deps.values()]
+    dtypes = [FLOAT if x is None else x.q.dtype if x.q is not None else imp.dtypes[t] for t, x in deps.items()]
+    shapes = [imp.float_shape if x is None else _onnx_shape(imp, t, x) for t, x in deps.items()]
 
     def model(outputs):
         graph = onnx.helper.make_graph(
@@ -458,7 +490,8 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None) -> OnnxHost:
     values.update({t: imp.inits[t] for t in operands if t in imp.inits})
     y = values[out]
     dtype = next((k for k, v in _ONNX_TYPES.items() if np.dtype(k) == y.dtype), None)
-    if dtype is None or y.ndim not in (2, 4):
+    float_out = cls is OnnxBoundary and FLOAT not in dtypes        # a post-processing's float output
+    if dtype is None or (dtype == FLOAT) != float_out or (dtype != FLOAT and y.ndim not in (2, 4)):
         raise HwgenError(f"model {imp.path}: tensor {out!r}, which the host computes, is {y.dtype} of shape "
                          f"{list(y.shape)}; a core layer reads 8-bit tensors, NCHW or (N, features)")
     macs = 0
@@ -471,11 +504,11 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None) -> OnnxHost:
             macs += size * values[n.input[0]].shape[-2 if trans_a else -1]
     first = next((imp.reasons[i] for i in order if i in imp.reasons), "")
     imp.host_deps[name] = deps
-    return OnnxHost(name, tuple(x.name for x in deps.values()), model=np.frombuffer(model([out]), np.uint8).copy(),
-                    onnx_inputs=tuple(deps), input_dtypes=tuple(dtypes), input_shapes=shapes, output=out,
-                    out_dtype=dtype, onnx_shape=tuple(y.shape), shape=y.shape + (1, 1) if y.ndim == 2 else y.shape,
-                    uint8_kernels=imp.uint8, nodes=tuple(_label(g.node[i]) for i in order), reason=first,
-                    host_macs=macs)
+    return cls(name, tuple("input" if x is None else x.name for x in deps.values()),
+               model=np.frombuffer(model([out]), np.uint8).copy(), onnx_inputs=tuple(deps), input_dtypes=tuple(dtypes),
+               input_shapes=tuple(shapes), output=out, out_dtype=dtype, onnx_shape=tuple(y.shape),
+               shape=y.shape + (1, 1) if y.ndim == 2 and dtype != FLOAT else y.shape, uint8_kernels=imp.uint8,
+               nodes=tuple(_label(g.node[i]) for i in order), reason=first, host_macs=macs)
 
 
 def _label(node) -> str:
@@ -511,9 +544,10 @@ def _merge_host_layers(imp, output: str) -> None:
 
 
 def _places(imp) -> list[dict]:
-    """Each node's place: "host" (with why) where a host layer runs it, else "core"."""
+    """Each node's place: "host" (with why) where a host layer or the pre- or
+    post-processing runs it, else "core"."""
     hosted = {}
-    for la in imp.layers:
+    for la in (imp.pre, *imp.layers, imp.post):
         if isinstance(la, OnnxHost):
             for label in la.nodes:
                 hosted.setdefault(label, la)
@@ -537,6 +571,9 @@ def _quantize_linear(imp, node):
         _fail(imp, node, "per-axis activation quantization is not supported; quantize activations per tensor")
     q = Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), _dtype(imp, node, z))
     if isinstance(x, tuple) and x[0] == "float input":
+        if x[1] is None:
+            _fail(imp, node, f"quantizes the input of shape {list(imp.float_shape)}; the core reads NCHW or (N, "
+                             "features) tensors")
         imp.values[node.output[0]] = imp.values[node.input[0]] = _QTensor("input", x[1], q, onnx_name=node.output[0],
                                                                           flat=x[2])
         return

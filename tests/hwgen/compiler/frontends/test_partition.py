@@ -142,3 +142,45 @@ def test_todays_mobile_networks_match_onnx_runtime(tmp_path, name):
     assert split["core_mac_share"] >= 0.9
     stem = compiled[0]
     assert stem.where == "host" and split["host_macs"] == stem.layer.macs(stem.in_shapes)
+
+
+def _with_pre_and_post(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` behind an NHWC image input (Transpose, then a scaling) and with a Softmax
+    after its logits: float pre- and post-processing."""
+    g = model.graph
+    n, c, h, w = [d.dim_value for d in g.input[0].type.tensor_type.shape.dim]
+    g.input[0].CopyFrom(onnx.helper.make_tensor_value_info("image", onnx.TensorProto.FLOAT, [n, h, w, c]))
+    g.initializer.append(onnx.numpy_helper.from_array(np.float32(0.5), "half"))
+    out = g.output[0].name
+    pre = [onnx.helper.make_node("Transpose", ["image"], ["nchw"], perm=[0, 3, 1, 2], name="to_nchw"),
+           onnx.helper.make_node("Mul", ["nchw", "half"], ["x"], name="scale")]
+    post = onnx.helper.make_node("Softmax", [out], ["probabilities"], axis=1, name="softmax")
+    nodes = [*pre, *g.node, post]
+    del g.node[:]
+    g.node.extend(nodes)
+    g.output[0].CopyFrom(onnx.helper.make_tensor_value_info("probabilities", onnx.TensorProto.FLOAT, [n, 10]))
+    onnx.checker.check_model(model)
+    return model
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+def test_a_float_pre_and_post_processing_runs_on_the_host(tmp_path, fmt, capsys):
+    """NHWC input, its transposition and scaling, and a Softmax of the logits left
+    float: the host runs them before and after the network, from the model's float
+    input to its float output, which equals ONNX Runtime's."""
+    path = onnx_zoo.quantize(_with_pre_and_post(onnx_zoo.tiny()), tmp_path / "m.onnx", fmt,
+                             exclude=("to_nchw", "scale", "softmax"))
+    net, quant = load_onnx(path)
+    assert net.pre is not None and net.post is not None and net.model_input_shape == (1, 16, 16, 3)
+    assert [p["where"] for p in quant["places"] if p["node"] in ("to_nchw", "scale", "softmax")] == ["host"] * 3
+    x = np.random.default_rng(5).normal(0, 1, (1, 16, 16, 3)).astype(np.float32)
+    want = layer_tensors(path, net, quant, x)["output"]
+    assert np.array_equal(net.model_output(net.reference(net.model_input(x))), want)
+    out = tmp_path / "compiled"
+    assert main(["compile", "--model", str(path), "--config", str(_multiply_config(tmp_path)), "-o", str(out)]) == 0
+    np.save(tmp_path / "image.npy", x[0])       # one HWC image
+    assert main(["run", str(out), "--input", str(tmp_path / "image.npy"), "-o", str(tmp_path / "p.npy")]) == 0
+    assert np.array_equal(np.load(tmp_path / "p.npy"), want)
+    np.save(tmp_path / "nchw.npy", x.transpose(0, 3, 1, 2))
+    assert main(["run", str(out), "--input", str(tmp_path / "nchw.npy")]) == 2
+    assert "takes [1, 16, 16, 3] (its model" in capsys.readouterr().err
