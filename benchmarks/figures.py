@@ -24,10 +24,11 @@ engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
 fpga         Yosys resources of the default configuration and of 1x8x8 for every family
              (benchmarks/fpga_resources.py; about 25 minutes, cached by the Verilog)
-onnx         ResNet-18 and MobileNet-v2 built with onnx.helper and quantized by
-             onnxruntime, and the trained MNIST CNN, on tsim (benchmarks/onnx_bench.py:
-             import and compile seconds, cycles, the model's error, utilization; MNIST's
-             accuracies; about 5 minutes)
+onnx         ResNet-18, MobileNet-v2, MobileNet-v3-small and EfficientNet-lite0 built with
+             onnx.helper and quantized by onnxruntime, and the trained MNIST CNN, on tsim
+             (benchmarks/onnx_bench.py: import and compile seconds, cycles, the model's
+             error, utilization, the core's share of the MACs, the host's seconds, cycles
+             over the core's MAC bound; MNIST's accuracies; about 15 minutes)
 timing       Fmax of 1x8x8 on the ECP5 at seeds 1-5, synthesized by a stock script and by
              hwgen's (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
 dse          the paper's design-space sweep (ci/dse/resnet18-scaled.yaml: ResNet-18 on 37
@@ -95,7 +96,7 @@ README = ROOT / "README.md"
 NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config in ("default", "1x32x32", "1x64x64")]
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
-ONNX_MODELS = ["resnet18", "mobilenet_v2", "mnist"]
+ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
 COVERAGE_CONFIGS = ["default", "1x8x8+ecp5", "1x16x16-axi512"]
@@ -183,9 +184,13 @@ def measure_onnx() -> dict:
         if not r["matches_reference"]:
             raise HwgenError(f"{name} differs from its reference on tsim: no figure recorded")
         figures.update({f"{name}/{k}": r[k] for k in ("compile_seconds", "compile_cached_seconds")})
+        if not r["matches_onnxruntime"]:
+            raise HwgenError(f"{name} differs from ONNX Runtime's output: no figure recorded")
         figures.update({f"{name}/cycles": r["cycles"], f"{name}/predicted_cycles": r["predicted_cycles"],
                         f"{name}/prediction_error": round(r["predicted_cycles"] / r["cycles"] - 1, 4),
-                        f"{name}/mac_utilization": r["mac_utilization"]})
+                        f"{name}/mac_utilization": r["mac_utilization"],
+                        f"{name}/core_mac_share": r["core_mac_share"], f"{name}/host_seconds": r["host_seconds"],
+                        f"{name}/of_gemm_bound": round(r["cycles"] / r["gemm_bound_cycles"], 4)})
     return figures
 
 

@@ -8,11 +8,13 @@ tests/support/mnist.py).
 
 For each model: the float graph built with onnx.helper (seeded weights,
 hwgen.compiler.frontends.onnx_zoo) and quantized by onnxruntime's quantize_static
-(ResNet-18: QDQ, int8 activations, weights per channel; MobileNet-v2: QDQ, uint8
-activations, weights per channel), the time to import and compile it (wall seconds,
+(ResNet-18 and EfficientNet-lite0: QDQ, int8 activations, weights per channel;
+MobileNet-v2 and MobileNet-v3-small: QDQ, uint8 activations, weights per channel), the time to import and compile it (wall seconds,
 with an empty tiling cache and again from the cache that wrote), then one input
 (standard normal) run layer by layer on the target: cycles, MAC utilization, the cycle
-model's prediction, and per layer where it runs, its cycles and utilization; the output is checked bit for bit against the IR reference
+model's prediction, the MACs on the core and the host and the host's seconds, the bound
+of the core's MACs at every lane each cycle, and per layer where it runs, its cycles and
+utilization; the output is checked bit for bit against the IR reference
 and against ONNX Runtime (an exact-integer session), top-1 included. The default
 configuration is the shipped default with ALU_RESCALE "multiply".
 
@@ -45,14 +47,16 @@ from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.pipeline import compile_network
 from sim import Fsim, Tsim
-from sim.runtime import run_network
+from sim.runtime import SPLIT, run_network
 from tests.support import mnist
 from tests.support.ort import session
 
 from .compiler_bench import searched_and_cached
 
 QUANTIZATION = {"resnet18": dict(fmt="qdq", per_channel=True, symmetric=True),
-                "mobilenet_v2": dict(fmt="qdq", per_channel=True, symmetric=False)}
+                "mobilenet_v2": dict(fmt="qdq", per_channel=True, symmetric=False),
+                "mobilenet_v3_small": dict(fmt="qdq", per_channel=True, symmetric=False),
+                "efficientnet_lite0": dict(fmt="qdq", per_channel=True, symmetric=True)}
 
 
 def _ort_output(path: Path, x: np.ndarray) -> np.ndarray:
@@ -112,6 +116,9 @@ def bench(name: str, cfg, target: str, size: int, directory: Path) -> dict:
             "matches_onnxruntime": bool(np.array_equal(ours, theirs)),
             "top1_agrees": bool(np.array_equal(ours.argmax(axis=-1), theirs.argmax(axis=-1))),
             "host_layers": [{"name": e["name"], "reason": e["reason"]} for e in layers if e["where"] == "host"],
+            **{k: r[k] for k in SPLIT},
+            # the core's MACs at every MAC lane each cycle
+            "gemm_bound_cycles": -(-r["core_macs"] // lanes),
             "layers": layers}
 
 
@@ -178,6 +185,9 @@ def main():
                       f"{res['mac_utilization']:.1%}, run {res['run_seconds']} s")
             print(f"  bit-exact against the IR reference: {res['matches_reference']}; against ONNX Runtime: "
                   f"{res['matches_onnxruntime']}; top-1 agrees: {res['top1_agrees']}")
+            print(f"  MACs on the core {res['core_mac_share']:.1%} ({res['core_macs']:,} of "
+                  f"{res['core_macs'] + res['host_macs']:,}; their bound {res['gemm_bound_cycles']:,} cycles); "
+                  f"host {res['host_seconds']} s")
             for e in res["layers"]:
                 util = f"{e['mac_utilization']:.1%}" if e["mac_utilization"] is not None else ""
                 cyc = f"{e['cycles']:>10,}" if e["cycles"] is not None else " " * 10
