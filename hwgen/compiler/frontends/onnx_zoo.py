@@ -82,6 +82,23 @@ class GraphBuilder:
         self.last = name
         return name
 
+    def upsample(self, factor: int) -> str:
+        """Resize by an integer factor, nearest neighbour."""
+        name = self._fresh("resize")
+        scales = self._init(f"{name}.scales", np.array([1, 1, factor, factor], np.float32))
+        self.nodes.append(helper.make_node("Resize", [self.last, "", scales], [name], mode="nearest", name=name))
+        self.channels[name] = self.channels[self.last]
+        self.last = name
+        return name
+
+    def concat(self, *srcs: str) -> str:
+        """Concat along channels."""
+        name = self._fresh("concat")
+        self.nodes.append(helper.make_node("Concat", list(srcs), [name], axis=1, name=name))
+        self.channels[name] = sum(self.channels[t] for t in srcs)
+        self.last = name
+        return name
+
     def squeeze_excite(self, squeeze: int) -> str:
         """x x HardSigmoid(conv(relu(conv(global average of x)))), as MobileNet-v3's."""
         x = self.last
@@ -265,8 +282,29 @@ def efficientnet_lite0(size: int = 224, classes: int = 1000, seed: int = 0) -> o
     return g.head(classes)
 
 
+def unet(size: int = 128, classes: int = 4, width: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """A U-Net-like segmenter: three levels of two 3x3 convolutions, max pools down,
+    nearest 2x upsampling and a channel concatenation with the skip connection up, and
+    a 1x1 convolution to per-pixel class scores (N, classes, size, size)."""
+    g = GraphBuilder("unet", (1, 3, size, size), seed)
+    skips = []
+    for level in range(2):
+        g.conv(width << level, 3)
+        skips.append(g.conv(width << level, 3))
+        g.maxpool(2, 2, 0)
+    g.conv(width << 2, 3)
+    g.conv(width << 2, 3)
+    for level in (1, 0):
+        g.upsample(2)
+        g.concat(g.last, skips[level])
+        g.conv(width << level, 3)
+        g.conv(width << level, 3)
+    out = g.conv(classes, 1, relu=None)
+    return g.finish(out, (1, classes, size, size))
+
+
 MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-          "efficientnet_lite0": efficientnet_lite0}
+          "efficientnet_lite0": efficientnet_lite0, "unet": unet}
 
 
 def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_channel: bool = True,

@@ -184,3 +184,19 @@ def test_a_float_pre_and_post_processing_runs_on_the_host(tmp_path, fmt, capsys)
     np.save(tmp_path / "nchw.npy", x.transpose(0, 3, 1, 2))
     assert main(["run", str(out), "--input", str(tmp_path / "nchw.npy")]) == 2
     assert "takes [1, 16, 16, 3] (its model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+def test_a_unet_segmenter_matches_onnx_runtime(tmp_path, fmt):
+    """U-Net's nearest upsampling and skip concatenation on the host, one part per
+    level; its per-pixel scores (N, classes, H, W) are ONNX Runtime's."""
+    path = onnx_zoo.quantize(onnx_zoo.unet(size=32), tmp_path / "unet.onnx", fmt)
+    net, quant = load_onnx(path)
+    hosts = [la for la in net.layers if isinstance(la, OnnxHost)]
+    assert len(hosts) == 2 and all({"Resize", "Concat"} <= {n.split("(")[1].rstrip(")").removeprefix("QLinear")
+                                                             for n in la.nodes} for la in hosts)
+    assert all(p["where"] == "core" for p in quant["places"] if p["op"] in ("Conv", "QLinearConv"))
+    x = np.random.default_rng(2).normal(0, 1, net.input_shape).astype(np.float32)
+    want = layer_tensors(path, net, quant, x)["output"]
+    assert want.shape == (1, 4, 32, 32)
+    assert np.array_equal(net.model_output(net.reference(net.model_input(x))), want)
