@@ -602,11 +602,15 @@ QUOTES = [
     Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1, file=COMPILER),
     Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2, file=COMPILER),
     Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3, file=COMPILER),
-    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"))
+    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"),
+                             ("mobilenet_v3_small", "| MobileNet-v3-small, 224 x 224 |"),
+                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"))
       for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX, file=COMPILER),
-                *(Quote(f"onnx/{model}/{figure}", label, 4, "seconds", nth, table=_ONNX, file=COMPILER)
+                Quote(f"onnx/{model}/core_mac_share", label, 4, "percent", table=_ONNX, file=COMPILER),
+                Quote(f"onnx/{model}/of_gemm_bound", label, 5, "times", table=_ONNX, file=COMPILER),
+                *(Quote(f"onnx/{model}/{figure}", label, 6, "seconds", nth, table=_ONNX, file=COMPILER)
                   for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))))),
     Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count", file=COMPILER),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2", file=COMPILER),
