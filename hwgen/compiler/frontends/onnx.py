@@ -162,7 +162,6 @@ class _Import:
     dtypes: dict = field(default_factory=dict)      # ONNX type of an IR tensor without quantization yet
     onnx_shapes: dict = field(default_factory=dict)  # the shapes ONNX's inference gives
     host_deps: dict = field(default_factory=dict)   # host layer name -> the deps it was made from
-    host_nodes: dict = field(default_factory=dict)  # host layer name -> indices of the nodes it runs
     uint8: bool = False                             # uint8 activations (the host's session takes U8U8 kernels)
     input_name: str = ""                            # the graph's input
     float_shape: tuple = ()                         # its ONNX shape
@@ -254,6 +253,9 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         out = out.source
     if isinstance(out, _Host):
         out = _materialize(imp, g.output[0].name, out, output=True)
+    if isinstance(out, _QTensor) and out.layer is None and imp.reasons:
+        raise HwgenError(f"model {path}: the core runs none of its nodes (the host would run the whole model; "
+                         f"{next(iter(imp.reasons.values()))}): nothing to compile")
     if not isinstance(out, _QTensor) or out.layer is None:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not a quantized tensor computed by a "
                          "supported operator (end the model with a QuantizeLinear, optionally followed by "

@@ -36,8 +36,7 @@ SHAPE = "must be four fixed sizes (NCHW) or two"
 # A node the core cannot run goes to the host; these single-node models are refused where
 # the whole graph would be the host's and its input or output is not a quantized tensor.
 NO_INPUT_QUANTIZATION = "has no quantization"          # float16 scales: the host runs the node
-FLOAT_OUTPUT = "which the host computes, is float32"   # a per-axis DequantizeLinear's float output
-BEFORE_QUANTIZATION = "computed from the model's float input before its QuantizeLinear"
+HOST_ONLY = "the core runs none of its nodes"           # per-axis (de)quantization: the host runs it
 NODE_TESTS = {
     "test_qlinearconv": "exact",                            # uint8 weights less zero point 255: -255..0
     "test_qlinearmatmul_2D_uint8_float32": "exact",
@@ -49,9 +48,9 @@ NODE_TESTS = {
     "test_convinteger_without_padding": DYNAMIC,
     "test_convinteger_with_padding": DYNAMIC,
     "test_matmulinteger": DYNAMIC,
-    "test_dequantizelinear_axis": FLOAT_OUTPUT,
-    "test_quantizelinear_axis": BEFORE_QUANTIZATION,
-    "test_quantizelinear_blocked_asymmetric": BEFORE_QUANTIZATION,
+    "test_dequantizelinear_axis": HOST_ONLY,
+    "test_quantizelinear_axis": HOST_ONLY,
+    "test_quantizelinear_blocked_asymmetric": HOST_ONLY,
 }
 # QuantizeLinear / DequantizeLinear of 8-bit types per tensor: `hwgen run`'s quantization
 # of a float input and dequantization of the output (ir.Quantization)
