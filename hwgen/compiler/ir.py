@@ -602,6 +602,8 @@ class Network:
     quantization: dict | None = None
     # the output is rows (N, C), as an ONNX classifier gives it, of the IR's (N, C, 1, 1)
     flat_output: bool = False
+    # the model's output shape where neither the IR's nor rows: (N, tokens, features) as the IR's rows
+    output_shape: tuple = ()
     # an imported model's float pre- and post-processing, run on the host (OnnxBoundary)
     pre: "OnnxBoundary | None" = None
     post: "OnnxBoundary | None" = None
@@ -631,9 +633,13 @@ class Network:
                                  f"{list(shapes[layer.inputs[0]])}: the window is larger than the padded input; "
                                  "use a smaller kernel or more padding")
             shapes[layer.name] = out
-        if self.flat_output and shapes[self.output][2:] != (1, 1):
-            raise HwgenError(f"network {self.name}: flat_output, but the output has shape "
-                             f"{list(shapes[self.output])}; only an (N, C, 1, 1) output is rows (N, C)")
+        for attr in ("flat_output", "output_shape"):
+            if getattr(self, attr) and shapes[self.output][2:] != (1, 1):
+                raise HwgenError(f"network {self.name}: {attr}, but the output has shape "
+                                 f"{list(shapes[self.output])}; only an (N, C, 1, 1) output is rows")
+        if self.output_shape and int(np.prod(self.output_shape)) != int(np.prod(shapes[self.output])):
+            raise HwgenError(f"network {self.name}: output_shape {list(self.output_shape)} does not hold the output's "
+                             f"{int(np.prod(shapes[self.output]))} values")
         return shapes
 
     @property
@@ -653,6 +659,8 @@ class Network:
             return self.post.reference(v)
         q = (self.quantization or {}).get("output")
         v = q.dequantize(v) if q else v
+        if self.output_shape:
+            return v.reshape(self.output_shape)
         return v.reshape(v.shape[:2]) if self.flat_output else v
 
     def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
@@ -679,6 +687,8 @@ class Network:
             doc["quantization"] = {k: q.to_json() for k, q in self.quantization.items()}
         if self.flat_output:
             doc["flat_output"] = True
+        if self.output_shape:
+            doc["output_shape"] = list(self.output_shape)
         for part in ("pre", "post"):
             if getattr(self, part):
                 doc[part] = getattr(self, part).to_json()
@@ -704,7 +714,7 @@ class Network:
             path = path / "model.json"
         where = f"model {path}"
         doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},
-                          {"quantization": dict, "flat_output": bool, "pre": dict, "post": dict})
+                          {"quantization": dict, "flat_output": bool, "output_shape": list, "pre": dict, "post": dict})
         json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
             with np.load(path.parent / "weights.npz") as npz:
@@ -716,7 +726,7 @@ class Network:
             json_fields(quant, f"{where}: quantization", {"input": dict, "output": dict})
             quant = {k: Quantization.from_json(v, f"{where}: quantization.{k}") for k, v in quant.items()}
         net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]), quantization=quant,
-                  flat_output=doc.get("flat_output", False))
+                  flat_output=doc.get("flat_output", False), output_shape=tuple(doc.get("output_shape", ())))
         for k, d in enumerate(doc["layers"]):
             if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("kind"), str) \
                     or not isinstance(d.get("inputs"), list):

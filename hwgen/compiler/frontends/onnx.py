@@ -271,7 +271,8 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
     if out.layer is not imp.layers[-1]:
         raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
     net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q},
-                  flat_output=_rank(g.output[0], out) == 2, pre=imp.pre, post=imp.post)
+                  flat_output=_rank(g.output[0], out) == 2, pre=imp.pre, post=imp.post,
+                  output_shape=() if imp.post else _token_shape(imp, g.output[0].name, out))
     shapes = net.shapes()
     tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
     for node in g.node:
@@ -301,6 +302,12 @@ def _check_valid(imp) -> None:
         dims = v.type.tensor_type.shape.dim
         if v.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
             imp.onnx_shapes[v.name] = tuple(d.dim_value for d in dims)
+
+
+def _token_shape(imp, name: str, out: _QTensor) -> tuple:
+    """The ONNX shape of output `name` where it holds tokens (N, T, features), else ()."""
+    shape = _onnx_shape(imp, name, out) if name in imp.onnx_shapes else ()
+    return tuple(shape) if len(shape) == 3 else ()
 
 
 def _rank(value_info, out: _QTensor) -> int:
@@ -411,7 +418,7 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
             raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input and from "
                              "what the network computes; only a pre-processing of the input alone runs before it")
         imp.pre = _host_layer(imp, h.deps, name, "pre", OnnxBoundary)
-        t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) == 2)
+        t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) < 4)
         imp.values[name] = imp.values[imp.input_name] = t
         return t
     if output and len(h.deps) == 1:
@@ -423,7 +430,7 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
     layer = _host_layer(imp, h.deps, name)
     imp.layers.append(layer)
     t = _QTensor(layer.name, layer.shape, _produced_q(imp, name), layer=layer, onnx_name=name,
-                 flat=len(layer.onnx_shape) == 2)
+                 flat=len(layer.onnx_shape) < 4)
     imp.dtypes[name] = layer.out_dtype
     imp.values[name] = t
     return t
@@ -439,6 +446,15 @@ def _produced_q(imp, name: str) -> Quantization | None:
     if s is None or z is None or np.size(s) != 1 or np.size(z) != 1 or np.asarray(z).dtype not in (np.uint8, np.int8):
         return None
     return Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), np.asarray(z).dtype.name)
+
+
+def _ir_shape(shape: tuple) -> tuple:
+    """The IR's NCHW shape of an ONNX tensor: itself, or rows (N, features) and tokens
+    (N, T, features) as N (x T) rows of features, (rows, features, 1, 1), which a
+    classifier (a matrix product by constant weights) reads."""
+    if len(shape) == 4:
+        return tuple(shape)
+    return (int(np.prod(shape[:-1])), shape[-1], 1, 1)
 
 
 def _onnx_shape(imp, name: str, x: _QTensor) -> tuple:
@@ -495,9 +511,10 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost
     y = values[out]
     dtype = next((k for k, v in _ONNX_TYPES.items() if np.dtype(k) == y.dtype), None)
     float_out = cls is OnnxBoundary and FLOAT not in dtypes        # a post-processing's float output
-    if dtype is None or (dtype == FLOAT) != float_out or (dtype != FLOAT and y.ndim not in (2, 4)):
+    if dtype is None or (dtype == FLOAT) != float_out or (dtype != FLOAT and y.ndim not in (2, 3, 4)):
         raise HwgenError(f"model {imp.path}: tensor {out!r}, which the host computes, is {y.dtype} of shape "
-                         f"{list(y.shape)}; a core layer reads 8-bit tensors, NCHW or (N, features)")
+                         f"{list(y.shape)}; a core layer reads 8-bit tensors, NCHW, (N, features) or (N, tokens, "
+                         "features)")
     macs = 0
     for n in counted:
         size = int(np.prod(values[n.output[0]].shape))
@@ -511,7 +528,7 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost
     return cls(name, tuple("input" if x is None else x.name for x in deps.values()),
                model=np.frombuffer(model([out]), np.uint8).copy(), onnx_inputs=tuple(deps), input_dtypes=tuple(dtypes),
                input_shapes=tuple(shapes), output=out, out_dtype=dtype, onnx_shape=tuple(y.shape),
-               shape=y.shape + (1, 1) if y.ndim == 2 and dtype != FLOAT else y.shape, uint8_kernels=imp.uint8,
+               shape=y.shape if dtype == FLOAT else _ir_shape(y.shape), uint8_kernels=imp.uint8,
                nodes=tuple(_label(g.node[i]) for i in order), reason=first, host_macs=macs)
 
 

@@ -303,6 +303,57 @@ def unet(size: int = 128, classes: int = 4, width: int = 16, seed: int = 0) -> o
     return g.finish(out, (1, classes, size, size))
 
 
+def transformer(tokens: int = 64, width: int = 128, layers: int = 4, heads: int = 4, seed: int = 0,
+                size: int | None = None) -> onnx.ModelProto:
+    """A transformer encoder on (1, tokens, width) float embeddings: per layer, pre-norm
+    multi-head self-attention (LayerNormalization, Q/K/V and output projections,
+    Softmax(Q K^T / sqrt(d))) and a ReLU feed-forward block 4x as wide, each with a
+    residual add; a final LayerNormalization. (`size` is ignored: the zoo's keyword.)"""
+    rng = np.random.default_rng(seed)
+    nodes, inits, k = [], [], [0]
+    head = width // heads
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32 if np.asarray(a).dtype.kind == "f" else np.int64),
+                                             name))
+        return name
+
+    def node(op, inputs, **attrs):
+        k[0] += 1
+        name = f"{op.lower()}{k[0]}"
+        nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
+        return name
+
+    def dense(x, n_in, n_out):
+        y = node("MatMul", [x, init(f"w{k[0] + 1}", rng.normal(0, np.sqrt(1 / n_in), (n_in, n_out)))])
+        return node("Add", [y, init(f"b{k[0] + 1}", rng.normal(0, 0.02, n_out))])
+
+    def norm(x):
+        return node("LayerNormalization", [x, init(f"g{k[0] + 1}", np.ones(width)), init(f"be{k[0] + 1}",
+                                                                                          np.zeros(width))], axis=-1)
+
+    split = init("split_heads", [1, tokens, heads, head])
+    merge = init("merge_heads", [1, tokens, width])
+    scale = init("scale", np.float32(1 / np.sqrt(head)))
+    x = "x"
+    for _ in range(layers):
+        h = norm(x)
+        q, kk, v = ((node("Transpose", [node("Reshape", [dense(h, width, width), split])], perm=perm))
+                    for perm in ([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3]))
+        att = node("Softmax", [node("Mul", [node("MatMul", [q, kk]), scale])], axis=-1)
+        ctx = node("Reshape", [node("Transpose", [node("MatMul", [att, v])], perm=[0, 2, 1, 3]), merge])
+        x = node("Add", [x, dense(ctx, width, width)])
+        f = dense(node("Relu", [dense(norm(x), width, 4 * width)]), 4 * width, width)
+        x = node("Add", [x, f])
+    out = norm(x)
+    g = helper.make_graph(nodes, "transformer", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                               [1, tokens, width])],
+                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, tokens, width])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(model)
+    return model
+
+
 MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
           "efficientnet_lite0": efficientnet_lite0, "unet": unet}
 

@@ -200,3 +200,29 @@ def test_a_unet_segmenter_matches_onnx_runtime(tmp_path, fmt):
     want = layer_tensors(path, net, quant, x)["output"]
     assert want.shape == (1, 4, 32, 32)
     assert np.array_equal(net.model_output(net.reference(net.model_input(x))), want)
+
+
+def test_a_transformer_encoder_runs_its_projections_on_the_core(tmp_path):
+    """Token tensors (1, T, features) are the IR's T rows of features: the Q/K/V, output
+    and feed-forward projections run on the core as classifiers over the rows; the
+    attention's products of two activations, Softmax and LayerNormalization on the host;
+    the encoder's output, on fsim, is ONNX Runtime's."""
+    tokens, width = 16, 64
+    path = onnx_zoo.quantize(onnx_zoo.transformer(tokens=tokens, width=width, layers=2), tmp_path / "t.onnx", "qdq")
+    net, quant = load_onnx(path)
+    places = {p["node"]: p for p in quant["places"]}
+    graph = onnx.load(str(path)).graph
+    weights = {i.name for i in graph.initializer}
+    constant = {n.output[0] for n in graph.node if n.op_type == "DequantizeLinear" and n.input[0] in weights}
+    matmuls = [n for n in graph.node if n.op_type == "MatMul"]
+    projections = [n.name for n in matmuls if n.input[1] in constant]
+    assert len(projections) == 2 * 6 and all(places[m]["where"] == "core" for m in projections)
+    assert all(places[n.name]["where"] == "host" for n in matmuls if n.name not in projections)
+    assert net.model_input_shape == (1, tokens, width) and net.output_shape == (1, tokens, width)
+    x = np.random.default_rng(7).normal(0, 1, (1, tokens, width)).astype(np.float32)
+    want = layer_tensors(path, net, quant, x)["output"]
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    compiled = compile_network(net, cfg)
+    result = run_network(net, cfg, compiled, net.model_input(x), target("fsim"))
+    assert np.array_equal(net.model_output(result["output"]), want)
+    assert mac_split(compiled)["core_mac_share"] >= 0.9
