@@ -619,6 +619,9 @@ class Network:
             raise HwgenError(f"network {self.name}: input shape {list(shape)} must be four positive integers (NCHW)")
         if not self.layers:
             raise HwgenError(f"network {self.name}: no layers; a network needs at least one")
+        if self.pre and tuple(self.pre.shape) != shape:
+            raise HwgenError(f"network {self.name}: pre gives shape {list(self.pre.shape)}; the input is "
+                             f"{list(shape)}: they must be the same")
         shapes = {self.input_name: shape}
         for layer in self.layers:
             layer.check()
@@ -633,6 +636,9 @@ class Network:
                                  f"{list(shapes[layer.inputs[0]])}: the window is larger than the padded input; "
                                  "use a smaller kernel or more padding")
             shapes[layer.name] = out
+        if self.post and int(np.prod(self.post.input_shapes[0])) != int(np.prod(shapes[self.output])):
+            raise HwgenError(f"network {self.name}: post reads shape {list(self.post.input_shapes[0])}; the output "
+                             f"{self.output} has {int(np.prod(shapes[self.output]))} values")
         for attr in ("flat_output", "output_shape"):
             if getattr(self, attr) and shapes[self.output][2:] != (1, 1):
                 raise HwgenError(f"network {self.name}: {attr}, but the output has shape "

@@ -18,6 +18,7 @@ from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.ir import Network, OnnxHost
 from hwgen.compiler.pipeline import compile_network, mac_split
 from hwgen.config import load_config
+from hwgen.errors import HwgenError
 from sim import target
 from sim.runtime import run_network
 from tests.hwgen.compiler.frontends.test_onnx import _compare_layers, _layers_match
@@ -184,6 +185,12 @@ def test_a_float_pre_and_post_processing_runs_on_the_host(tmp_path, fmt, capsys)
     np.save(tmp_path / "nchw.npy", x.transpose(0, 3, 1, 2))
     assert main(["run", str(out), "--input", str(tmp_path / "nchw.npy")]) == 2
     assert "takes [1, 16, 16, 3] (its model" in capsys.readouterr().err
+    net.save(tmp_path / "edited")          # a pre-processing that does not give the network's input
+    doc = json.loads((tmp_path / "edited" / "model.json").read_text())
+    doc["input"]["shape"] = [1, 3, 8, 8]
+    (tmp_path / "edited" / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(HwgenError, match=r"pre gives shape \[1, 3, 16, 16\]; the input is \[1, 3, 8, 8\]"):
+        Network.load(tmp_path / "edited")
 
 
 @pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
