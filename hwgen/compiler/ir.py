@@ -479,15 +479,16 @@ class OnnxHost(Layer):
         if not (len(self.input_dtypes) == len(self.input_shapes) == self.arity >= 1):
             raise HwgenError(f"layer {self.name}: onnx_inputs, input_dtypes and input_shapes must name the same "
                              "inputs, at least one")
-        for t in (*self.input_dtypes, self.out_dtype):
-            if t not in QUANT_RANGES:
-                raise HwgenError(f"layer {self.name}: tensor type {t!r}; it must be one of {', '.join(QUANT_RANGES)}")
-        self._check_shape()
-
-    def _check_shape(self) -> None:
-        if len(self.shape) != 4 or int(np.prod(self.shape)) != int(np.prod(self.onnx_shape)):
+        self._check_types((*self.input_dtypes, self.out_dtype))
+        if self.out_dtype != FLOAT and (len(self.shape) != 4 or
+                                        int(np.prod(self.shape)) != int(np.prod(self.onnx_shape))):
             raise HwgenError(f"layer {self.name}: shape {list(self.shape)} must be four sizes holding the "
                              f"{int(np.prod(self.onnx_shape))} values of ONNX shape {list(self.onnx_shape)}")
+
+    def _check_types(self, types: tuple) -> None:
+        for t in types:
+            if t not in QUANT_RANGES:
+                raise HwgenError(f"layer {self.name}: tensor type {t!r}; it must be one of {', '.join(QUANT_RANGES)}")
 
     def out_shape(self, *shapes):
         for t, s, want in zip(self.onnx_inputs, shapes, self.input_shapes):
@@ -520,16 +521,10 @@ class OnnxBoundary(OnnxHost):
     `onnx` layer is; float32 at its model-side end, any rank there."""
     kind = "onnx_boundary"
 
-    def check(self):
-        Layer.check(self)
-        _array(self, "model", np.uint8, 1)
-        types = (*self.input_dtypes, self.out_dtype)
-        if self.arity != 1 or any(t not in (*QUANT_RANGES, FLOAT) for t in types) or \
-                [t == FLOAT for t in types].count(True) != 1:
+    def _check_types(self, types: tuple) -> None:
+        if self.arity != 1 or any(t not in (*QUANT_RANGES, FLOAT) for t in types) or types.count(FLOAT) != 1:
             raise HwgenError(f"{self.name}: one input and one output, of which one is {FLOAT} and the other one of "
                              f"{', '.join(QUANT_RANGES)}; found {list(types)}")
-        if self.out_dtype != FLOAT:
-            self._check_shape()
 
     def to_json(self) -> dict:
         return {"name": self.name, "inputs": list(self.inputs), **_attrs_json(self)}
@@ -584,7 +579,9 @@ class Quantization:
         return (q.astype(np.float32) * np.float32(self.scale)).astype(np.float32)
 
 
-# weights.npz's prefix of a network's pre- and post-processing models (no layer's name)
+# a network's pre- and post-processing (Network.pre, .post), and weights.npz's prefix of
+# their models (no layer's name)
+BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "model")
@@ -695,7 +692,7 @@ class Network:
             doc["flat_output"] = True
         if self.output_shape:
             doc["output_shape"] = list(self.output_shape)
-        for part in ("pre", "post"):
+        for part in BOUNDARIES:
             if getattr(self, part):
                 doc[part] = getattr(self, part).to_json()
         return doc
@@ -705,7 +702,7 @@ class Network:
         (directory / "model.json").write_text(json.dumps(self.to_json(), indent=1))
         arrays = {f"{la.name}.{p}": getattr(la, p) for la in self.layers for p in PARAMS
                   if getattr(la, p, None) is not None}
-        arrays.update({f"{BOUNDARY_KEY}{part}.model": getattr(self, part).model for part in ("pre", "post")
+        arrays.update({f"{BOUNDARY_KEY}{part}.model": getattr(self, part).model for part in BOUNDARIES
                        if getattr(self, part)})
         np.savez_compressed(directory / "weights.npz", **arrays)
 
@@ -761,11 +758,11 @@ class Network:
                                  f"attributes are {', '.join(sorted(known - {'name', 'inputs'}))} (how a layer is "
                                  "mapped, e.g. a depthwise engine or a tiling, is a compile option)")
             net.layers.append(KINDS[kind](**d))
-        for part in ("pre", "post"):
+        for part in BOUNDARIES:
             if part in doc:
                 setattr(net, part, _boundary(doc[part], weights.get(f"{BOUNDARY_KEY}{part}.model"), f"{where}: {part}"))
         unused = sorted(weights.keys() - {f"{la.name}.{p}" for la in net.layers for p in PARAMS}
-                        - {f"{BOUNDARY_KEY}{part}.model" for part in ("pre", "post") if getattr(net, part)})
+                        - {f"{BOUNDARY_KEY}{part}.model" for part in BOUNDARIES if getattr(net, part)})
         if unused:
             raise HwgenError(f"weights {path.parent / 'weights.npz'}: array {unused[0]!r} belongs to no layer's "
                              "weight or bias; remove it or fix its layer's name")

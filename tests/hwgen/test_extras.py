@@ -1,6 +1,6 @@
 """The lean install: the core commands (configuration, build, compile, fsim, tsim,
-the mapper's searches, a fuzzing campaign in the process) run without any extra, and a command that needs one stops
-before its work naming the extra to install (exit 2). The install without an extra is
+the mapper's searches, a fuzzing campaign in the process) run without any extra, and a
+command that needs one stops before its work naming the extra to install (exit 2). The install without an extra is
 simulated in a child process in which the extras' modules cannot be found and their
 distributions are not installed (importlib's own answers for a missing module), and
 hwgen.extras' table is checked against pyproject.toml."""

@@ -7,19 +7,13 @@ import onnx
 import onnxruntime as ort
 
 from hwgen.compiler import host
+from hwgen.compiler.frontends.onnx import uint8_activations
 
 
 def session(model: onnx.ModelProto) -> ort.InferenceSession:
     """The host's exact-integer session (hwgen.compiler.host) of `model`: its integer
     results do not depend on the x86-64 it runs on."""
     return host.session(model.SerializeToString(), uint8_activations(model))
-
-
-def uint8_activations(model: onnx.ModelProto) -> bool:
-    """Whether the model quantizes a tensor to uint8: a scalar uint8 initializer, the
-    zero point of a QuantizeLinear or a QLinear node's activation."""
-    return any(init.data_type == onnx.TensorProto.UINT8 and np.prod(init.dims, dtype=int) <= 1
-               for init in model.graph.initializer)
 
 
 def layer_tensors(path, net, quant, x: np.ndarray) -> dict[str, np.ndarray]:

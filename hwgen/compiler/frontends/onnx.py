@@ -169,6 +169,14 @@ class _Import:
     post: OnnxBoundary | None = None                # the float output's post-processing (Network.post)
 
 
+def uint8_activations(model: onnx.ModelProto) -> bool:
+    """Whether the model quantizes a tensor to uint8 (a scalar uint8 initializer: the zero
+    point of a QuantizeLinear or of a QLinear node's activation); its exact-integer
+    session then takes the U8U8 kernels (`host.session`)."""
+    return any(i.data_type == onnx.TensorProto.UINT8 and np.prod(i.dims, dtype=int) <= 1
+               for i in model.graph.initializer)
+
+
 def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]:
     """The IR network of the quantized ONNX model at `path`, and its quantization:
     {"input": Quantization, "output": Quantization, "input_name", "output_name",
@@ -207,8 +215,7 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             imp.readers[t] = imp.readers.get(t, 0) + 1
         for t in node.output:
             imp.producer[t] = index
-    imp.uint8 = any(i.data_type == onnx.TensorProto.UINT8 and np.prod(i.dims, dtype=int) <= 1
-                    for i in g.initializer)
+    imp.uint8 = uint8_activations(model)
     inputs = [i for i in g.input if i.name not in imp.inits]
     if len(inputs) != 1:
         raise HwgenError(f"model {path}: {len(inputs)} graph inputs ({', '.join(i.name for i in inputs)}); a network "
@@ -417,17 +424,14 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
         if set(h.deps) != {imp.input_name} or not isinstance(imp.values.get(imp.input_name), tuple):
             raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input and from "
                              "what the network computes; only a pre-processing of the input alone runs before it")
-        imp.pre = _host_layer(imp, h.deps, name, "pre", OnnxBoundary)
+        imp.pre = _host_layer(imp, h.deps, name, "pre", boundary=True)
         t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) < 4)
         imp.values[name] = imp.values[imp.input_name] = t
         return t
-    if output and len(h.deps) == 1:
-        try:
-            imp.post = _host_layer(imp, h.deps, name, "post", OnnxBoundary)
-            return next(iter(h.deps.values()))
-        except HwgenError:      # an 8-bit output: a host layer's (below)
-            pass
-    layer = _host_layer(imp, h.deps, name)
+    layer = _host_layer(imp, h.deps, name, boundary=output and len(h.deps) == 1)
+    if isinstance(layer, OnnxBoundary):     # a float output
+        imp.post = dataclasses.replace(layer, name="post")
+        return next(iter(h.deps.values()))
     imp.layers.append(layer)
     t = _QTensor(layer.name, layer.shape, _produced_q(imp, name), layer=layer, onnx_name=name,
                  flat=len(layer.onnx_shape) < 4)
@@ -466,12 +470,12 @@ def _onnx_shape(imp, name: str, x: _QTensor) -> tuple:
     return (x.shape[0], int(np.prod(x.shape[1:]))) if x.flat or isinstance(x.layer, Dense) else tuple(x.shape)
 
 
-def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost) -> OnnxHost:
+def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bool = False) -> OnnxHost:
     """The host layer computing ONNX tensor `out` from the IR tensors `deps` (None: the
     float input): the nodes between them, run once on zeros to learn the output's type
     and shape and the multiply-accumulates. Named `name`, else after its last node that
-    is no QuantizeLinear or DequantizeLinear. `cls` OnnxBoundary: the model's float
-    pre- or post-processing."""
+    is no QuantizeLinear or DequantizeLinear. With `boundary`, float at one end makes it
+    the model's pre- or post-processing (an OnnxBoundary)."""
     g = imp.model.graph
     nodes, stack = set(), [out]
     while stack:
@@ -510,8 +514,8 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost
     values.update({t: imp.inits[t] for t in operands if t in imp.inits})
     y = values[out]
     dtype = next((k for k, v in _ONNX_TYPES.items() if np.dtype(k) == y.dtype), None)
-    float_out = cls is OnnxBoundary and FLOAT not in dtypes        # a post-processing's float output
-    if dtype is None or (dtype == FLOAT) != float_out or (dtype != FLOAT and y.ndim not in (2, 3, 4)):
+    float_out = boundary and FLOAT not in dtypes        # a post-processing's float output
+    if dtype is None or (dtype == FLOAT and not float_out) or (dtype != FLOAT and y.ndim not in (2, 3, 4)):
         raise HwgenError(f"model {imp.path}: tensor {out!r}, which the host computes, is {y.dtype} of shape "
                          f"{list(y.shape)}; a core layer reads 8-bit tensors, NCHW, (N, features) or (N, tokens, "
                          "features)")
@@ -525,6 +529,7 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, cls=OnnxHost
             macs += size * values[n.input[0]].shape[-2 if trans_a else -1]
     first = next((imp.reasons[i] for i in order if i in imp.reasons), "")
     imp.host_deps[name] = deps
+    cls = OnnxBoundary if FLOAT in (dtype, *dtypes) else OnnxHost
     return cls(name, tuple("input" if x is None else x.name for x in deps.values()),
                model=np.frombuffer(model([out]), np.uint8).copy(), onnx_inputs=tuple(deps), input_dtypes=tuple(dtypes),
                input_shapes=tuple(shapes), output=out, out_dtype=dtype, onnx_shape=tuple(y.shape),

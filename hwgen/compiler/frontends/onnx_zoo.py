@@ -99,6 +99,21 @@ class GraphBuilder:
         self.last = name
         return name
 
+    def inverted_residual(self, hidden: int, out: int, k: int, stride: int, act: str,
+                          squeeze: int | None = None) -> str:
+        """MobileNet's block on the last tensor: a 1x1 expansion to `hidden` channels
+        (none where it has as many), a k x k depthwise convolution, each with `act`,
+        squeeze-excite (`squeeze` wide) if given, a linear 1x1 projection to `out`, and a
+        residual add where the shapes match."""
+        x, c_in = self.last, self.channels[self.last]
+        if hidden != c_in:
+            self.conv(hidden, 1, relu=act)
+        self.conv(hidden, k, stride, relu=act, group=hidden)
+        if squeeze:
+            self.squeeze_excite(squeeze)
+        y = self.conv(out, 1, relu=None)
+        return self.add(x, y, relu=None) if stride == 1 and c_in == out else y
+
     def squeeze_excite(self, squeeze: int) -> str:
         """x x HardSigmoid(conv(relu(conv(global average of x)))), as MobileNet-v3's."""
         x = self.last
@@ -192,20 +207,10 @@ def mobilenet_v2(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.Mo
     depthwise with ReLU6, linear 1x1 projection, residual where shapes match)."""
     g = GraphBuilder("mobilenet_v2", (1, 3, size, size), seed)
     g.conv(32, 3, 2, relu="relu6")
-    c_in = 32
     for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
                        (6, 320, 1, 1)]:
         for i in range(n):
-            stride = s if i == 0 else 1
-            x = g.last
-            hidden = c_in * t
-            if t != 1:
-                g.conv(hidden, 1, 1, relu="relu6", src=x)
-            g.conv(hidden, 3, stride, group=hidden, relu="relu6")
-            y = g.conv(c, 1, 1, relu=None)
-            if stride == 1 and c_in == c:
-                g.add(x, y, relu=None)
-            c_in = c
+            g.inverted_residual(g.channels[g.last] * t, c, 3, s if i == 0 else 1, "relu6")
     g.conv(1280, 1, 1, relu="relu6")
     return g.head(classes)
 
@@ -233,23 +238,13 @@ def mobilenet_v3_small(size: int = 224, classes: int = 1000, seed: int = 0) -> o
     global pool, a 1024-wide 1x1 layer and the classifier."""
     g = GraphBuilder("mobilenet_v3_small", (1, 3, size, size), seed)
     g.conv(16, 3, 2, relu="hardswish")
-    c_in = 16
     for k, exp, out, se, act, stride in [
             (3, 16, 16, True, "relu", 2), (3, 72, 24, False, "relu", 2), (3, 88, 24, False, "relu", 1),
             (5, 96, 40, True, "hardswish", 2), (5, 240, 40, True, "hardswish", 1),
             (5, 240, 40, True, "hardswish", 1), (5, 120, 48, True, "hardswish", 1),
             (5, 144, 48, True, "hardswish", 1), (5, 288, 96, True, "hardswish", 2),
             (5, 576, 96, True, "hardswish", 1), (5, 576, 96, True, "hardswish", 1)]:
-        x = g.last
-        if exp != c_in:
-            g.conv(exp, 1, relu=act)
-        g.conv(exp, k, stride, relu=act, group=exp)
-        if se:
-            g.squeeze_excite(max(8, (exp // 4 + 4) // 8 * 8))
-        y = g.conv(out, 1, relu=None)
-        if stride == 1 and c_in == out:
-            g.add(x, y, relu=None)
-        c_in = out
+        g.inverted_residual(exp, out, k, stride, act, max(8, (exp // 4 + 4) // 8 * 8) if se else None)
     g.conv(576, 1, relu="hardswish")
     gap = g._fresh("gap")
     g.nodes.append(helper.make_node("GlobalAveragePool", [g.last], [gap], name=gap))
@@ -265,19 +260,10 @@ def efficientnet_lite0(size: int = 224, classes: int = 1000, seed: int = 0) -> o
     and the classifier."""
     g = GraphBuilder("efficientnet_lite0", (1, 3, size, size), seed)
     g.conv(32, 3, 2, relu="relu6")
-    c_in = 32
     for t, k, s, c, n in [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
                           (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]:
         for i in range(n):
-            stride = s if i == 0 else 1
-            x = g.last
-            if t != 1:
-                g.conv(c_in * t, 1, relu="relu6")
-            g.conv(c_in * t, k, stride, relu="relu6", group=c_in * t)
-            y = g.conv(c, 1, relu=None)
-            if stride == 1 and c_in == c:
-                g.add(x, y, relu=None)
-            c_in = c
+            g.inverted_residual(g.channels[g.last] * t, c, k, s if i == 0 else 1, "relu6")
     g.conv(1280, 1, relu="relu6")
     return g.head(classes)
 
