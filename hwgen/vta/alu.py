@@ -38,6 +38,7 @@ from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout
+from .properties import reads_newest, watch_members
 from .rtl import fit_signed, registered
 
 
@@ -265,11 +266,13 @@ class AluLane(wiring.Component):
 class TensorAlu(wiring.Component):
     """`start` with `params`, `reset`, `op`, `use_imm` and `imm` runs one ALU
     instruction; `busy` holds until its last write is done. Its footprint is that of
-    the ACC entries it writes and reads."""
+    the ACC entries it writes and reads. Built with `formal` (a tuple of "dst" and
+    "src"), it asserts that each of those operands, where it uses it, is its entry's
+    newest write (hwgen.vta.properties.reads_newest), and its lanes give any value."""
     TRACK = ("dst", "src")
 
-    def __init__(self, cfg, bugs=frozenset()):
-        self.cfg, self.bugs = cfg, bugs
+    def __init__(self, cfg, bugs=frozenset(), formal: tuple = ()):
+        self.cfg, self.bugs, self.formal = cfg, bugs, tuple(formal)
         d = cfg.log_depth
         acc_bits = entry_layout(cfg, MemType.ACC).size
         port = memory.ReadPort.Signature(addr_width=d[MemType.ACC], shape=acc_bits)
@@ -285,6 +288,7 @@ class TensorAlu(wiring.Component):
             "write": Out(AccWriteSignature(cfg)),
             "busy": Out(1),
             **overlap_members(),
+            **(watch_members(cfg) if formal else {}),
         })
 
     def elaborate(self, platform):
@@ -355,27 +359,40 @@ class TensorAlu(wiring.Component):
             second = Signal(acc_layout.size)
             m.d.sync += second.eq(self.acc[1].data)
         # S3 (S4 with one port)
-        hist = WriteHistory(m, history_depth(cfg, read_to_use), dst_bits, acc_layout.size)
-        at_dst = data.View(acc_layout, hist.forward(s3_dst, s3_a, next_dst, next2_dst))
-        at_src = data.View(acc_layout, hist.forward(s3_src, second, next_src, next2_src))
+        depth = history_depth(cfg, read_to_use) - ("alu_history_one_short" in self.bugs)
+        hist = WriteHistory(m, depth, dst_bits, acc_layout.size)
+        at_dst = hist.forward(s3_dst, s3_a, next_dst, next2_dst)
+        at_src = hist.forward(s3_src, second, next_src, next2_src)
+        if "alu_dst_unforwarded" in self.bugs:
+            at_dst = s3_a
+        if "alu_src_unforwarded" in self.bugs:
+            at_src = second
+        # x = ACC[dst] and y = ACC[src], or x = ACC[src] with an immediate
+        if "dst" in self.formal:
+            reads_newest(m, s3_valid & ~use_imm, s3_dst, at_dst, self, "alu ACC[dst]")
+        if "src" in self.formal:
+            reads_newest(m, s3_valid, s3_src, at_src, self, "alu ACC[src]")
+        at_dst, at_src = data.View(acc_layout, at_dst), data.View(acc_layout, at_src)
         valid, dst = s3_valid, s3_dst
         if cfg.ALU_OP_REGISTER:                      # the lanes register their operands
             prior_valid, prior_dst = valid, dst
             valid, dst = registered(m, valid, "op_valid"), registered(m, dst, "op_dst")
             in_flight = in_flight | s3_valid
-        res = {}
-        for j in range(cfg.block_out):
-            m.submodules[f"lane{j}"] = lane = AluLane(cfg)
-            m.d.comb += [lane.op.eq(op), lane.reset.eq(reset), lane.use_imm.eq(use_imm), lane.imm.eq(imm)]
-            for b in range(cfg.batch):
-                m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
-                res[b, j] = lane.res[b]
-        lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
+        lanes = []
+        if not self.formal:     # a formal build writes any value (write_back)
+            res = {}
+            for j in range(cfg.block_out):
+                m.submodules[f"lane{j}"] = lane = AluLane(cfg)
+                m.d.comb += [lane.op.eq(op), lane.reset.eq(reset), lane.use_imm.eq(use_imm), lane.imm.eq(imm)]
+                for b in range(cfg.batch):
+                    m.d.comb += [lane.at_dst[b].eq(at_dst[b][j]), lane.at_src[b].eq(at_src[b][j])]
+                    res[b, j] = lane.res[b]
+            lanes = [res[b, j] for b in range(cfg.batch) for j in range(cfg.block_out)]
         choice = None
         if cfg.ALU_COMPARE_STAGE:
             late_valid, late_dst = registered(m, valid, "late_valid"), registered(m, dst, "late_dst")
             in_flight = in_flight | valid
             choice = (late, (late_valid, late_dst, valid, dst), (valid, dst, prior_valid, prior_dst))
             valid, dst = Mux(late, late_valid, valid), Mux(late, late_dst, dst)
-        write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight, choice)     # the lanes apply reset
+        write_back(m, self, lanes, Const(0), valid, dst, hist, in_flight, choice, bool(self.formal))  # the lanes apply reset
         return m

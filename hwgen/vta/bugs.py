@@ -28,6 +28,10 @@ BUGS = {
                                  "its read not at all",
     "gemm_history_one_short": "the GEMM's write history holds one write fewer than the cycles from its read of "
                               "an entry to its use, so the oldest write in between is not forwarded",
+    "alu_dst_unforwarded": "the ALU forwards no write to its operand ACC[dst]: it uses the entry as read",
+    "alu_src_unforwarded": "the ALU forwards no write to its operand ACC[src]: it uses the entry as read",
+    "alu_history_one_short": "the ALU's write history holds one write fewer than the cycles from its reads of "
+                             "its operands to their use, so the oldest write in between is not forwarded",
     "overlap_ignores_acc_halves": "under COMPUTE_OVERLAP an instruction issues beside those executing on other "
                                   "units even when they use the same half of ACC/OUT (their writes then meet "
                                   "in that half)",

@@ -38,6 +38,8 @@ def watch_members(cfg) -> dict:
 
 def reads_newest(m: Module, valid, addr, value, unit, name: str) -> None:
     """An accumulator entry that `unit` uses (`valid`) at `addr` is `value`: when that
-    is the watched entry, it must be its newest write (forwarded or read)."""
+    is the watched entry, it must be its newest write (forwarded or read). A failure
+    names the caller's line."""
     with m.If(valid & (addr == unit.watch)):
-        m.d.comb += Assert(Value.cast(value) == unit.watched, f"{name}: an operand is not its entry's newest write")
+        m.d.comb += Assert(Value.cast(value) == unit.watched, f"{name}: an operand is not its entry's newest write",
+                           src_loc_at=1)

@@ -9,6 +9,7 @@ from hwgen.formal import CONFIGS, PROOFS, check_twin, run_proof
 from hwgen.formal.proofs import NARROW, STANDARD, config
 from hwgen.formal.sby import job_text
 from hwgen.registers import identification
+from hwgen.vta.alu import TensorAlu
 from hwgen.vta.rtl import to_rtlil
 from hwgen.vta.tensor_store import TensorStore
 from hwgen.vta.vcr import ControlRegisters
@@ -56,11 +57,12 @@ def test_unknown_names_are_refused():
         job_text("cover", 3)
 
 
-@pytest.mark.parametrize("unit", ["store", "vcr"])
+@pytest.mark.parametrize("unit", ["store", "vcr", "alu"])
 def test_properties_only_in_formal_builds(unit):
     """A unit's properties (Amaranth's $check cells) are in its formal build only."""
     cfg = config("default")
-    make = {"store": lambda **kw: TensorStore(cfg, **kw),
-            "vcr": lambda **kw: ControlRegisters(identification(cfg.build_hash), **kw)}[unit]
+    make = {"store": lambda formal=False: TensorStore(cfg, formal=formal),
+            "vcr": lambda formal=False: ControlRegisters(identification(cfg.build_hash), formal=formal),
+            "alu": lambda formal=False: TensorAlu(cfg, formal=("dst", "src") if formal else ())}[unit]
     assert "$check" not in to_rtlil(make(), unit)
     assert "$check" in to_rtlil(make(formal=True), unit)
