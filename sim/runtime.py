@@ -16,8 +16,16 @@ from .target import Target
 SPLIT = ("core_macs", "host_macs", "core_mac_share", "host_seconds")
 
 
+def matches_reference(net, result: dict, x: np.ndarray) -> bool:
+    """Whether run_network's `result` on input x holds the numpy semantics' output and
+    taps bit for bit."""
+    want = net.reference(x, keep=True)
+    return all(np.array_equal(v, want[t]) for t, v in ((net.output, result["output"]), *result["taps"].items()))
+
+
 def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None) -> dict:
-    """Run `compiled` (from compile_network) on input x; returns the output, the
+    """Run `compiled` (from compile_network) on input x; returns the output (and the
+    taps' tensors, `taps`, by IR name), the
     per-layer report, totals (the layers' bound from their work, hwgen.program.timing.bound;
     cycles, predicted cycles and MAC utilization on cycle-accurate targets) and
     `activities`, each accelerator layer's sampled counters (sim.target.Activity) when
@@ -59,7 +67,7 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
         if progress:
             progress(k + 1, len(compiled), layer.name)
     vta = [e for e in layers if e["where"] == "vta"]
-    out = {"output": values[net.output], "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
+    out = {"output": values[net.output], "taps": {t: values[t] for t in net.outputs[1:]}, "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
            "activities": activities, "wall_seconds": time.perf_counter() - t0,
            "host_seconds": round(sum(e["wall_seconds"] for e in layers if e["where"] == "host"), 4),
            **mac_split(compiled)}
@@ -91,6 +99,6 @@ def verify_network(net, cfg, compiled, target: Target, input_seed: int = 0, prog
             "prediction_error": result.get("prediction_error"), "bound_cycles": result.get("bound_cycles"),
             "mac_utilization": result.get("mac_utilization"),
             "dram_bytes": result["dram_bytes"],
-            "matches_reference": bool(np.array_equal(result["output"], net.reference(x))),
+            "matches_reference": matches_reference(net, result, x),
             "layers": result["layers"], "wall_seconds": round(result["wall_seconds"], 3),
             **{k: result[k] for k in SPLIT}}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.runtime import SPLIT, run_network, verify_network
+from sim.runtime import SPLIT, matches_reference, run_network, verify_network
 
 from ..config import load_config
 from ..compiler.pipeline import compile_network, load_compiled, mac_split, save_compiled
@@ -162,18 +162,27 @@ def read_input(path: str | Path, net: Network) -> np.ndarray:
 
 def _run_input(args, net, cfg, compiled, hardware) -> int:
     x = read_input(args.input, net)
-    out_path = Path(args.output or default_output(args, Path(args.input).with_suffix(".out.npy"),
-                                                  "X.out.npy beside the input X.npy"))
+    # several outputs go to one .npz, by the model's names
+    suffix = ".out.npz" if net.taps else ".out.npy"
+    out_path = Path(args.output or default_output(args, Path(args.input).with_suffix(suffix),
+                                                  f"X{suffix} beside the input X.npy"))
+    if net.taps and out_path.suffix != ".npz":
+        raise HwgenError(f"-o {out_path}: the network {net.name} has {len(net.outputs)} outputs, written to one "
+                         ".npz by their names; give a path ending in .npz")
     target = make_target(args, hardware, cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
         result = run_network(net, cfg, compiled, x, target, progress=step)
-    matches = bool(np.array_equal(result["output"], net.reference(x)))
-    out = net.model_output(result["output"])
+    matches = matches_reference(net, result, x)
+    outs = net.model_outputs({net.output: result["output"], **result["taps"]})
+    out = outs[net.output_name]
     scores = out.reshape(out.shape[0], -1)
     top5 = [[{"class": int(k), "value": float(row[k])} for k in np.argsort(-row, kind="stable")[:5]] for row in scores]
     with replacing(out_path) as tmp, open(tmp, "wb") as f:
-        np.save(f, out)
+        if net.taps:
+            np.savez(f, **outs)
+        else:
+            np.save(f, out)
     summary = {"target": target.name, "network": net.name, "config": cfg.name, "input": str(args.input),
                "output": str(out_path), "top5": top5, "cycles": result.get("cycles"),
                "matches_reference": matches, "wall_seconds": round(result["wall_seconds"], 3),

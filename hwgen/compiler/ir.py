@@ -587,11 +587,42 @@ KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPoo
 PARAMS = ("weight", "bias", "requant", "model")
 
 
+@dataclass(frozen=True)
+class Tap:
+    """A model output besides the network's last layer: IR tensor `tensor`, which the
+    model calls `name`, given as `shape` (the IR's, or (N, C) rows of (N, C, 1, 1)) and
+    dequantized by `quantization` (None: as the IR's integers)."""
+    name: str
+    tensor: str
+    shape: tuple
+    quantization: "Quantization | None" = None
+
+    def value(self, v: np.ndarray) -> np.ndarray:
+        """The IR tensor v as the model gives it."""
+        v = self.quantization.dequantize(v) if self.quantization else v
+        return v.reshape(self.shape)
+
+    def to_json(self) -> dict:
+        doc = {"name": self.name, "tensor": self.tensor, "shape": list(self.shape)}
+        if self.quantization:
+            doc["quantization"] = self.quantization.to_json()
+        return doc
+
+    @classmethod
+    def from_json(cls, doc, where: str) -> "Tap":
+        d = json_fields(doc, where, {"name": str, "tensor": str, "shape": list}, {"quantization": dict})
+        q = d.get("quantization")
+        return cls(d["name"], d["tensor"], tuple(d["shape"]),
+                   Quantization.from_json(q, f"{where}.quantization") if q is not None else None)
+
+
 @dataclass
 class Network:
     """A graph of layers in topological order over named tensors, one input.
     `quantization`, for a quantized model: the Quantization of its "input" and
-    "output" (the real values the int8 tensors stand for)."""
+    "output" (the real values the int8 tensors stand for). The output is the last
+    layer's; `taps` are the model's other outputs, `output_name` what the model calls
+    the last layer's (with taps)."""
     name: str
     input_name: str
     input_shape: tuple[int, int, int, int]
@@ -604,10 +635,17 @@ class Network:
     # an imported model's float pre- and post-processing, run on the host (OnnxBoundary)
     pre: "OnnxBoundary | None" = None
     post: "OnnxBoundary | None" = None
+    taps: tuple = ()
+    output_name: str = "output"
 
     @property
     def output(self) -> str:
         return self.layers[-1].name
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The IR tensors the model outputs: the last layer's, then the taps'."""
+        return (self.output, *(t.tensor for t in self.taps))
 
     def shapes(self) -> dict[str, tuple]:
         """Shape of every tensor, checking that each layer's inputs exist before it."""
@@ -643,6 +681,19 @@ class Network:
         if self.output_shape and int(np.prod(self.output_shape)) != int(np.prod(shapes[self.output])):
             raise HwgenError(f"network {self.name}: output_shape {list(self.output_shape)} does not hold the output's "
                              f"{int(np.prod(shapes[self.output]))} values")
+        names = [self.output_name]
+        for k, tap in enumerate(self.taps):
+            where = f"network {self.name}: taps[{k}] ({tap.name!r})"
+            if tap.tensor not in shapes or tap.tensor == self.input_name:
+                raise HwgenError(f"{where}: tensor {tap.tensor!r} is no layer's output; name a layer")
+            if int(np.prod(tap.shape)) != int(np.prod(shapes[tap.tensor])):
+                raise HwgenError(f"{where}: shape {list(tap.shape)} does not hold the tensor's "
+                                 f"{list(shapes[tap.tensor])}")
+            if tap.name in names:
+                raise HwgenError(f"{where}: the output name {tap.name!r} is used twice; give each output its own")
+            names.append(tap.name)
+        if self.taps and self.post:
+            raise HwgenError(f"network {self.name}: post-processing and taps; post-processing reads one output")
         return shapes
 
     @property
@@ -665,6 +716,12 @@ class Network:
         if self.output_shape:
             return v.reshape(self.output_shape)
         return v.reshape(v.shape[:2]) if self.flat_output else v
+
+    def model_outputs(self, values: dict) -> dict[str, np.ndarray]:
+        """Every output as the model gives it, by its name, from the IR tensors `values`
+        (the last layer's output and each tap's)."""
+        return {self.output_name: self.model_output(values[self.output]),
+                **{t.name: t.value(values[t.tensor]) for t in self.taps}}
 
     def reference(self, x: np.ndarray, keep: bool = False) -> dict[str, np.ndarray] | np.ndarray:
         """The semantics of the whole network on input x (NCHW int8)."""
@@ -692,6 +749,9 @@ class Network:
             doc["flat_output"] = True
         if self.output_shape:
             doc["output_shape"] = list(self.output_shape)
+        if self.taps:
+            doc["taps"] = [t.to_json() for t in self.taps]
+            doc["output_name"] = self.output_name
         for part in BOUNDARIES:
             if getattr(self, part):
                 doc[part] = getattr(self, part).to_json()
@@ -717,7 +777,8 @@ class Network:
             path = path / "model.json"
         where = f"model {path}"
         doc = json_fields(read_json(path, "model"), where, {"name": str, "input": dict, "layers": list},
-                          {"quantization": dict, "flat_output": bool, "output_shape": list, "pre": dict, "post": dict})
+                          {"quantization": dict, "flat_output": bool, "output_shape": list, "pre": dict, "post": dict,
+                           "taps": list, "output_name": str})
         json_fields(doc["input"], f"{where}: input", {"name": str, "shape": list})
         try:
             with np.load(path.parent / "weights.npz") as npz:
@@ -729,7 +790,9 @@ class Network:
             json_fields(quant, f"{where}: quantization", {"input": dict, "output": dict})
             quant = {k: Quantization.from_json(v, f"{where}: quantization.{k}") for k, v in quant.items()}
         net = cls(doc["name"], doc["input"]["name"], tuple(doc["input"]["shape"]), quantization=quant,
-                  flat_output=doc.get("flat_output", False), output_shape=tuple(doc.get("output_shape", ())))
+                  flat_output=doc.get("flat_output", False), output_shape=tuple(doc.get("output_shape", ())),
+                  taps=tuple(Tap.from_json(t, f"{where}: taps[{k}]") for k, t in enumerate(doc.get("taps", ()))),
+                  output_name=doc.get("output_name", "output"))
         for k, d in enumerate(doc["layers"]):
             if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("kind"), str) \
                     or not isinstance(d.get("inputs"), list):

@@ -187,7 +187,7 @@ def fuse(net: ir.Network, cfg) -> list:
             continue
         for k, t in enumerate(layer.inputs):
             conv = by_name.get(t)
-            if (type(conv) is ir.Conv2d and readers[t] == 1 and t != net.output and t not in absorbed
+            if (type(conv) is ir.Conv2d and readers[t] == 1 and t not in net.outputs and t not in absorbed
                     and host_reason(conv, cfg, [shapes[conv.inputs[0]]]) is None):
                 short = layer.inputs[1 - k]
                 fused[layer.name] = ir.ConvAdd(layer.name, (conv.inputs[0], short), conv=conv, add=layer,

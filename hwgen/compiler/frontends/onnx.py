@@ -35,7 +35,7 @@ from ...errors import HwgenError
 from .. import host
 from .. import semantics as sem
 from ..ir import (FLOAT, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network, OnnxBoundary,
-                  OnnxHost, Quantization)
+                  OnnxHost, Quantization, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, "
@@ -253,20 +253,27 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             hosted = [t for t in node.input if isinstance(imp.values.get(t), _Host)]
             _to_host(imp, index, f"reads {hosted[0]!r}, which the host computes"
                      if hosted and node.op_type not in _MATERIALIZING else str(e).removeprefix(f"model {path}: "))
-    if len(g.output) != 1:
-        raise HwgenError(f"model {path}: {len(g.output)} graph outputs; a network has one output")
-    out = imp.values.get(g.output[0].name)
-    if isinstance(out, _Float) and out.node is None and out.source is not None:
-        out = out.source
-    if isinstance(out, _Host):
-        out = _materialize(imp, g.output[0].name, out, output=True)
-    if isinstance(out, _QTensor) and out.layer is None and imp.reasons:
-        raise HwgenError(f"model {path}: the core runs none of its nodes (the host would run the whole model; "
-                         f"{next(iter(imp.reasons.values()))}): nothing to compile")
-    if not isinstance(out, _QTensor) or out.layer is None:
-        raise HwgenError(f"model {path}: output {g.output[0].name!r} is not a quantized tensor computed by a "
-                         "supported operator (end the model with a QuantizeLinear, optionally followed by "
-                         "DequantizeLinear)")
+    outs = {}
+    for o in g.output:
+        out = imp.values.get(o.name)
+        if isinstance(out, _Float) and out.node is None and out.source is not None:
+            out = out.source
+        if isinstance(out, _Host):
+            if len(g.output) > 1 and o.type.tensor_type.elem_type not in (onnx.TensorProto.UINT8,
+                                                                          onnx.TensorProto.INT8):
+                raise HwgenError(f"model {path}: output {o.name!r} is a float tensor the host computes, one of "
+                                 f"{len(g.output)} outputs; a float post-processing is supported on a model's only "
+                                 "output (end each output with a QuantizeLinear, optionally followed by "
+                                 "DequantizeLinear)")
+            out = _materialize(imp, o.name, out, output=len(g.output) == 1)
+        if isinstance(out, _QTensor) and out.layer is None and imp.reasons:
+            raise HwgenError(f"model {path}: the core runs none of its nodes (the host would run the whole model; "
+                             f"{next(iter(imp.reasons.values()))}): nothing to compile")
+        if not isinstance(out, _QTensor) or out.layer is None:
+            raise HwgenError(f"model {path}: output {o.name!r} is not a quantized tensor computed by a "
+                             "supported operator (end the model with a QuantizeLinear, optionally followed by "
+                             "DequantizeLinear)")
+        outs[o.name] = out
     first = imp.values[inp.name]
     in_q = first.q if isinstance(first, _QTensor) else None
     if in_q is None:
@@ -274,12 +281,19 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
                          "its first operator nor an operator the core runs (a DequantizeLinear or QLinear operator) "
                          "gives one")
     shape = first.shape
-    _merge_host_layers(imp, out.name)
-    if out.layer is not imp.layers[-1]:
-        raise HwgenError(f"model {path}: output {g.output[0].name!r} is not computed by the last operator")
+    _merge_host_layers(imp, {out.name for out in outs.values()})
+    # the output the last layer computes is the network's; the others are taps
+    main = next((o for o in g.output if outs[o.name].name == imp.layers[-1].name), None)
+    if main is None:
+        raise HwgenError(f"model {path}: no output ({', '.join(repr(o.name) for o in g.output)}) is computed by the "
+                         "last operator")
+    out = outs[main.name]
+    taps = tuple(Tap(o.name, outs[o.name].name, _model_shape(imp, o, outs[o.name]), outs[o.name].q)
+                 for o in g.output if o is not main)
     net = Network(name or _ir_name(path.stem), "input", shape, imp.layers, {"input": in_q, "output": out.q},
-                  flat_output=_rank(g.output[0], out) == 2, pre=imp.pre, post=imp.post,
-                  output_shape=() if imp.post else _token_shape(imp, g.output[0].name, out))
+                  flat_output=_rank(main, out) == 2, pre=imp.pre, post=imp.post,
+                  output_shape=() if imp.post else _token_shape(imp, main.name, out), taps=taps,
+                  output_name=main.name if taps else "output")
     shapes = net.shapes()
     tensors = {}        # each layer's quantized ONNX tensor (none where a Relu/Clip after it was folded in)
     for node in g.node:
@@ -287,7 +301,7 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         if isinstance(v, _QTensor) and v.layer is not None and v.shape == shapes.get(v.name) \
                 and (v.lo, v.hi) == tuple(getattr(v.layer, "clip", (v.lo, v.hi))):
             tensors[v.name] = node.output[0]
-    return net, {"input": in_q, "output": out.q, "input_name": inp.name, "output_name": g.output[0].name,
+    return net, {"input": in_q, "output": out.q, "input_name": inp.name, "output_name": main.name,
                  "float_input": float_input, "tensors": tensors, "places": _places(imp)}
 
 
@@ -315,6 +329,16 @@ def _token_shape(imp, name: str, out: _QTensor) -> tuple:
     """The ONNX shape of output `name` where it holds tokens (N, T, features), else ()."""
     shape = _onnx_shape(imp, name, out) if name in imp.onnx_shapes else ()
     return tuple(shape) if len(shape) == 3 else ()
+
+
+def _model_shape(imp, value_info, out: _QTensor) -> tuple:
+    """The shape in which the model gives IR tensor `out` as its output `value_info`:
+    tokens, rows or the IR's (as Network gives its own output)."""
+    shape = _token_shape(imp, value_info.name, out)
+    if shape:
+        return shape
+    ir_shape = tuple(out.shape)
+    return ir_shape[:2] if _rank(value_info, out) == 2 else ir_shape
 
 
 def _rank(value_info, out: _QTensor) -> int:
@@ -440,13 +464,27 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
     return t
 
 
+# where a quantized operator takes its output's scale and zero point (the input after it)
+_OUTPUT_SCALE = {"QuantizeLinear": 1, "QLinearConv": 6, "QLinearMatMul": 6, "QLinearAdd": 6, "QLinearMul": 6,
+                 "QGemm": 7, "QLinearSigmoid": 3, "QLinearLeakyRelu": 3, "QLinearAveragePool": 3,
+                 "QLinearGlobalAveragePool": 3, "QLinearSoftmax": 3, "QLinearConcat": 0}
+# operators that move or pick a quantized tensor's values: their output has its quantization
+_SAME_QUANTIZATION = ("MaxPool", "Resize", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity")
+
+
 def _produced_q(imp, name: str) -> Quantization | None:
-    """The quantization of tensor `name` where a QuantizeLinear with per-tensor
-    constants computes it, else None (an operator reading it gives it)."""
-    node = imp.model.graph.node[imp.producer[name]]
-    if node.op_type != "QuantizeLinear" or len(node.input) < 3:
+    """The quantization of tensor `name` where a quantized operator with per-tensor
+    constants computes it (QuantizeLinear, a QLinear operator), or one that moves the
+    values of such a tensor; else None (an operator reading it gives it)."""
+    if name not in imp.producer:
         return None
-    s, z = imp.inits.get(node.input[1]), imp.inits.get(node.input[2])
+    node = imp.model.graph.node[imp.producer[name]]
+    if node.op_type in _SAME_QUANTIZATION and node.input:
+        return _produced_q(imp, node.input[0])
+    at = _OUTPUT_SCALE.get(node.op_type)
+    if at is None or len(node.input) < at + 2:
+        return None
+    s, z = imp.inits.get(node.input[at]), imp.inits.get(node.input[at + 1])
     if s is None or z is None or np.size(s) != 1 or np.size(z) != 1 or np.asarray(z).dtype not in (np.uint8, np.int8):
         return None
     return Quantization(float(np.float32(np.ravel(s)[0])), int(np.ravel(z)[0]), np.asarray(z).dtype.name)
@@ -541,9 +579,10 @@ def _label(node) -> str:
     return f"{node.name or node.output[0]} ({node.op_type})"
 
 
-def _merge_host_layers(imp, output: str) -> None:
+def _merge_host_layers(imp, outputs: set[str]) -> None:
     """Host layers whose output only another host layer reads made one, and host layers
-    nothing reads dropped: the host runs each of its parts in one session."""
+    nothing reads dropped (but the network's `outputs`): the host runs each of its
+    parts in one session."""
     changed = True
     while changed:
         changed = False
@@ -552,7 +591,7 @@ def _merge_host_layers(imp, output: str) -> None:
             for t in la.inputs:
                 readers.setdefault(t, []).append(la)
         for k, la in enumerate(imp.layers):
-            if not isinstance(la, OnnxHost) or la.name == output:
+            if not isinstance(la, OnnxHost) or la.name in outputs:
                 continue
             reads = readers.get(la.name, [])
             if not reads:
@@ -956,6 +995,9 @@ def _window(imp, node, a, x: _QTensor):
 
 
 def _maxpool(imp, node, x: _QTensor, q, lo, hi) -> _QTensor:
+    if q is None or x.q is None:
+        _fail(imp, node, "its input's quantization is not known (the host computes it with an operator that does "
+                         "not state it)")
     if (q.scale, q.ir_zero) != (x.q.scale, x.q.ir_zero):
         _fail(imp, node, "its output is quantized with another scale or zero point than its input")
     k, s, p = _window(imp, node, _attrs(node), x)

@@ -67,6 +67,13 @@ class GraphBuilder:
         elif relu == "hardswish":
             out = name + "_hswish"
             self.nodes.append(helper.make_node("HardSwish", [name], [out], name=out))
+        elif relu == "silu":        # x * Sigmoid(x), as exported models write SiLU
+            sig, out = name + "_sigmoid", name + "_silu"
+            self.nodes += [helper.make_node("Sigmoid", [name], [sig], name=sig),
+                           helper.make_node("Mul", [name, sig], [out], name=out)]
+        elif relu == "leaky":
+            out = name + "_leaky"
+            self.nodes.append(helper.make_node("LeakyRelu", [name], [out], alpha=0.1, name=out))
         else:
             return name
         self.channels[out] = self.channels[name]
@@ -154,10 +161,12 @@ class GraphBuilder:
                                            [fc], transB=1, name="fc"))
         return self.finish(fc, (self.shape[0], classes))
 
-    def finish(self, out: str, out_shape) -> onnx.ModelProto:
+    def finish(self, out: str, out_shape, *more) -> onnx.ModelProto:
+        """The model whose output is `out` of `out_shape`, and the (name, shape) pairs
+        `more` after it."""
+        outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, list(shape)) for o, shape in ((out, out_shape), *more)]
         g = helper.make_graph(self.nodes, self.name,
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(self.shape))],
-                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, list(out_shape))], self.inits)
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(self.shape))], outs, self.inits)
         model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
         onnx.checker.check_model(model)
         return model
@@ -287,6 +296,45 @@ def unet(size: int = 128, classes: int = 4, width: int = 16, seed: int = 0) -> o
         g.conv(width << level, 3)
     out = g.conv(classes, 1, relu=None)
     return g.finish(out, (1, classes, size, size))
+
+
+def detector(size: int = 320, classes: int = 80, anchors: int = 3, width: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """A YOLO-v5n-like detector: a backbone of strided 3x3 convolutions with SiLU and
+    residual blocks down to stride 32, a spatial pyramid pool (three 5x5 max pools,
+    concatenated), a neck of nearest 2x upsampling with skip concatenations and strided
+    convolutions back down (LeakyRelu), and three heads of 1x1 convolutions giving
+    anchors x (5 + classes) channels at strides 8, 16 and 32: the model's three outputs
+    (P3 last, the order its nodes compute them in)."""
+    g = GraphBuilder("detector", (1, 3, size, size), seed)
+    g.conv(width, 3, 2, relu="silu")
+    levels = []
+    for k in range(1, 5):
+        g.conv(width << k, 3, 2, relu="silu")
+        x = g.last
+        g.conv(width << (k - 1), 1, relu="silu")
+        g.add(x, g.conv(width << k, 3, relu=None), relu=None)
+        levels.append(g.last)
+    c5 = width << 4
+    g.conv(c5 // 2, 1, relu="silu")
+    pools = [g.last]
+    for _ in range(3):
+        pools.append(g.maxpool(5, 1, 2))
+    g.concat(*pools)
+    p5 = g.conv(c5, 1, relu="silu")
+    g.conv(c5 // 2, 1, relu="leaky")
+    g.upsample(2)
+    g.concat(g.last, levels[2])
+    p4 = g.conv(c5 // 2, 3, relu="leaky")
+    g.conv(c5 // 4, 1, relu="leaky")
+    g.upsample(2)
+    g.concat(g.last, levels[1])
+    p3 = g.conv(c5 // 4, 3, relu="leaky")
+    n4 = g.conv(c5 // 2, 3, relu="leaky", src=g.concat(g.conv(c5 // 4, 3, 2, relu="leaky", src=p3), p4))
+    n5 = g.conv(c5, 3, relu="leaky", src=g.concat(g.conv(c5 // 2, 3, 2, relu="leaky", src=n4), p5))
+    per = anchors * (5 + classes)
+    heads = [(g.conv(per, 1, relu=None, src=src), (1, per, size >> s, size >> s))
+             for src, s in ((n5, 5), (n4, 4), (p3, 3))]
+    return g.finish(*heads[2], heads[0], heads[1])
 
 
 def transformer(tokens: int = 64, width: int = 128, layers: int = 4, heads: int = 4, seed: int = 0,

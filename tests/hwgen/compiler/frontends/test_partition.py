@@ -20,9 +20,9 @@ from hwgen.compiler.pipeline import compile_network, mac_split
 from hwgen.config import load_config
 from hwgen.errors import HwgenError
 from sim import target
-from sim.runtime import run_network
+from sim.runtime import matches_reference, run_network
 from tests.hwgen.compiler.frontends.test_onnx import _compare_layers, _layers_match
-from tests.support.ort import layer_tensors
+from tests.support.ort import layer_tensors, session
 
 VARIANTS = [(fmt, symmetric) for fmt in ("qdq", "qoperator") for symmetric in (False, True)]
 # what the core has no layer for, by the operator's name in either format (QLinearSigmoid, ...)
@@ -233,3 +233,75 @@ def test_a_transformer_encoder_runs_its_projections_on_the_core(tmp_path):
     result = run_network(net, cfg, compiled, net.model_input(x), target("fsim"))
     assert np.array_equal(net.model_output(result["output"]), want)
     assert mac_split(compiled)["core_mac_share"] >= 0.9
+
+
+def _ort_outputs(path, x: np.ndarray) -> dict[str, np.ndarray]:
+    """Every output of the model at `path` by name, from ONNX Runtime's exact session."""
+    model = onnx.load(str(path))
+    s = session(model)
+    return dict(zip([o.name for o in s.get_outputs()], s.run(None, {model.graph.input[0].name: x})))
+
+
+@pytest.fixture(scope="module")
+def detectors(tmp_path_factory):
+    d = tmp_path_factory.mktemp("detector")
+    model = onnx_zoo.detector(size=64, classes=2, width=8)
+    return {fmt: onnx_zoo.quantize(model, d / f"detector-{fmt}.onnx", fmt) for fmt in ("qdq", "qoperator")}
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+def test_a_detector_with_three_outputs_matches_onnx_runtime(detectors, fmt, tmp_path):
+    """A YOLO-like detector (SiLU, LeakyRelu, a spatial pyramid pool, upsampling and
+    concatenation on the host) gives three outputs, one per stride: the last layer's is
+    the network's output, the other two are taps; each is ONNX Runtime's, from the
+    reference, from fsim and after a save and load."""
+    path = detectors[fmt]
+    net, quant = load_onnx(path)
+    names = [o.name for o in onnx.load(str(path)).graph.output]
+    assert len(net.taps) == 2 and {net.output_name, *(t.name for t in net.taps)} == set(names)
+    x = np.random.default_rng(3).normal(0, 1, net.model_input_shape).astype(np.float32)
+    want = _ort_outputs(path, x)
+    assert sorted(v.shape[2] for v in want.values()) == [2, 4, 8]     # strides 32, 16 and 8 of 64
+    got = net.model_outputs(net.reference(net.model_input(x), keep=True))
+    assert set(got) == set(want) and all(np.array_equal(got[k], want[k]) for k in want)
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    compiled = compile_network(net, cfg)
+    assert mac_split(compiled)["core_mac_share"] >= 0.9
+    result = run_network(net, cfg, compiled, net.model_input(x), target("fsim"))
+    assert set(result["taps"]) == {t.tensor for t in net.taps} and matches_reference(net, result, net.model_input(x))
+    ran = net.model_outputs({net.output: result["output"], **result["taps"]})
+    assert all(np.array_equal(ran[k], want[k]) for k in want)
+    net.save(tmp_path / "net")
+    back = Network.load(tmp_path / "net")
+    assert back.taps == net.taps and back.output_name == net.output_name
+
+
+def test_a_detector_runs_from_the_command_line_to_one_npz(detectors, tmp_path, capsys):
+    path = detectors["qdq"]
+    out = tmp_path / "compiled"
+    assert main(["compile", "--model", str(path), "--config", str(_multiply_config(tmp_path)), "-o", str(out)]) == 0
+    x = np.random.default_rng(4).normal(0, 1, (3, 64, 64)).astype(np.float32)
+    np.save(tmp_path / "image.npy", x)
+    assert main(["run", str(out), "--input", str(tmp_path / "image.npy")]) == 0
+    want = _ort_outputs(path, x[None])
+    with np.load(tmp_path / "image.out.npz") as got:
+        assert set(got.files) == set(want) and all(np.array_equal(got[k], want[k]) for k in want)
+    capsys.readouterr()
+    assert main(["run", str(out), "--input", str(tmp_path / "image.npy"), "-o", str(tmp_path / "y.npy")]) == 2
+    assert "has 3 outputs, written to one .npz by their names" in capsys.readouterr().err
+
+
+def test_a_tap_that_names_no_output_is_refused_on_load(detectors, tmp_path):
+    net, _ = load_onnx(detectors["qdq"])
+    net.save(tmp_path / "net")
+    path = tmp_path / "net" / "model.json"
+    doc = json.loads(path.read_text())
+    doc["taps"][0]["tensor"] = "nope"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(HwgenError, match=r"taps\[0\] \('conv\d+'\): tensor 'nope' is no layer's output"):
+        Network.load(path)
+    doc["taps"][0]["tensor"] = net.taps[0].tensor
+    doc["taps"][1]["name"] = doc["output_name"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(HwgenError, match=r"the output name 'conv\d+' is used twice"):
+        Network.load(path)
