@@ -67,8 +67,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
         if progress:
             progress(k + 1, len(compiled), layer.name)
     vta = [e for e in layers if e["where"] == "vta"]
-    out = {"output": values[net.output], "taps": {t: values[t] for t in net.outputs[1:]}, "layers": layers, "dram_bytes": sum(e["bytes"] for e in vta),
-           "activities": activities, "wall_seconds": time.perf_counter() - t0,
+    out = {"output": values[net.output], "taps": {t.tensor: values[t.tensor] for t in net.taps}, "layers": layers,
+           "dram_bytes": sum(e["bytes"] for e in vta), "activities": activities, "wall_seconds": time.perf_counter() - t0,
            "host_seconds": round(sum(e["wall_seconds"] for e in layers if e["where"] == "host"), 4),
            **mac_split(compiled)}
     if vta:

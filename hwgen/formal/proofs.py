@@ -198,23 +198,21 @@ def _forwarding(unit_name: str, operand: str | None = None) -> Callable:
             for port in (load.en, load.addr, load.data):
                 m.d.comb += port.eq(AnySeq(len(port)))
             own = (unit.write.en, unit.write.addr, unit.write.acc)
-            idle = (Const(0), Const(0), Const(0))
             writes = list(pad.wr) if halves else [pad.wr]
-            if halves:      # the loads' port, the GEMM's, the ALU's (OVERLAP_WRITERS)
-                merge_writes(m, writes[0], [(load.en, load.addr, load.data)])
-                merge_writes(m, writes[1], [own if unit_name == "gemm" else idle])
-                merge_writes(m, writes[2], [idle if unit_name == "gemm" else own])
+            if halves:      # a port per writer (OVERLAP_WRITERS): the loads', the unit's, the other unit idle
+                for port, writer in zip(writes, OVERLAP_WRITERS[MemType.ACC]):
+                    merge_writes(m, port, [(load.en, load.addr, load.data) if writer == "LOAD" else
+                                           own if writer == unit_name.upper() else (Const(0), Const(0), Const(0))])
             else:
                 merge_writes(m, pad.wr, [(load.en, load.addr, load.data), own])
-            # compute's read ports (acc_readers): the GEMM's, then the ALU's; without
-            # halves both units share the memory's ports from the first
-            ports = list(pad.rd)
-            mine = (ports[:1] if unit_name == "gemm" else ports[1:] if halves else ports)
-            theirs = [p for p in ports if all(p is not q for q in mine)]
+            # compute's read ports (acc_readers) with halves: the GEMM's, then the ALU's;
+            # without them both units read from the first; the other ports idle
             unit_ports = [unit.acc] if unit_name == "gemm" else list(unit.acc)
-            for unit_port, port in zip(unit_ports, mine):
+            first = 1 if halves and unit_name == "alu" else 0
+            ports = list(pad.rd)
+            for unit_port, port in zip(unit_ports, ports[first:]):
                 wiring.connect(m, unit_port, port)
-            for port in theirs:
+            for port in ports[:first] + ports[first + len(unit_ports):]:
                 m.d.comb += [port.addr.eq(0), *([port.en.eq(0)] if halves else [])]
             free_inputs(m, unit, driven=[*(p.data for p in unit_ports), unit.watch, unit.watched])
             watch = Signal.like(unit.watch)
