@@ -702,9 +702,9 @@ class Network:
         return tuple(self.pre.input_shapes[0]) if self.pre else tuple(self.input_shape)
 
     def model_input(self, x: np.ndarray) -> np.ndarray:
-        """The IR int8 input of the model's float input x: its pre-processing, else its
-        input quantization."""
-        return self.pre.reference(x) if self.pre else self.quantization["input"].quantize(x)
+        """The IR int8 input, in the IR's shape, of the model's float input x (in the
+        model's shape or the IR's): its pre-processing, else its input quantization."""
+        return self.pre.reference(x) if self.pre else self.quantization["input"].quantize(x).reshape(self.input_shape)
 
     def model_output(self, v: np.ndarray) -> np.ndarray:
         """The output tensor v as the source model gives it: its post-processing, else

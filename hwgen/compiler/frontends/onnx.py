@@ -269,7 +269,10 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         if isinstance(out, _QTensor) and out.layer is None and imp.reasons:
             raise HwgenError(f"model {path}: the core runs none of its nodes (the host would run the whole model; "
                              f"{next(iter(imp.reasons.values()))}): nothing to compile")
-        if not isinstance(out, _QTensor) or out.layer is None:
+        if isinstance(out, _QTensor) and out.layer is None:
+            raise HwgenError(f"model {path}: output {o.name!r} is the input, quantized{' and reshaped' * out.flat}: "
+                             "the model computes nothing (nothing to compile)")
+        if not isinstance(out, _QTensor):
             raise HwgenError(f"model {path}: output {o.name!r} is not a quantized tensor computed by a "
                              "supported operator (end the model with a QuantizeLinear, optionally followed by "
                              "DequantizeLinear)")
@@ -991,6 +994,8 @@ def _window(imp, node, a, x: _QTensor):
     if a.get("ceil_mode", 0):
         _fail(imp, node, "ceil_mode is not supported")
     k = tuple(a["kernel_shape"])
+    if len(k) != 2:
+        _fail(imp, node, f"a {len(k)}-D window; the core's windows are 2-D (NCHW)")
     return _compact(k), _compact(tuple(a.get("strides", [1, 1]))), _compact(_pads(imp, node, a, x.shape, k))
 
 
