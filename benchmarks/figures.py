@@ -24,11 +24,12 @@ engineir     EngineIR exploration of ResNet-18 and MobileNet-v1 at 224x224
              (ci/engineir_eval.py: e-graph size, stage seconds, front size; about 2 minutes)
 fpga         Yosys resources of the default configuration and of 1x8x8 for every family
              (benchmarks/fpga_resources.py; about 25 minutes, cached by the Verilog)
-onnx         ResNet-18, MobileNet-v2, MobileNet-v3-small and EfficientNet-lite0 built with
-             onnx.helper and quantized by onnxruntime, and the trained MNIST CNN, on tsim
+onnx         ResNet-18, MobileNet-v2, MobileNet-v3-small, EfficientNet-lite0, a YOLO-like
+             detector, a U-Net and a transformer encoder built with onnx.helper and
+             quantized by onnxruntime, and the trained MNIST CNN, on tsim
              (benchmarks/onnx_bench.py: import and compile seconds, cycles, the model's
              error, utilization, the core's share of the MACs, the host's seconds, cycles
-             over the core's MAC bound; MNIST's accuracies; about 15 minutes)
+             over the core's MAC bound; MNIST's accuracies; about 20 minutes)
 timing       Fmax of 1x8x8 on the ECP5 at seeds 1-5, synthesized by a stock script and by
              hwgen's (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
 dse          the paper's design-space sweep (ci/dse/resnet18-scaled.yaml: ResNet-18 on 37
@@ -96,7 +97,8 @@ README = ROOT / "README.md"
 NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config in ("default", "1x32x32", "1x64x64")]
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
-ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "mnist"]
+ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet", "transformer",
+               "mnist"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
 COVERAGE_CONFIGS = ["default", "1x8x8+ecp5", "1x16x16-axi512"]
@@ -604,13 +606,17 @@ QUOTES = [
     Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3, file=COMPILER),
     *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"),
                              ("mobilenet_v3_small", "| MobileNet-v3-small, 224 x 224 |"),
-                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"))
+                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"),
+                             ("detector", "| YOLO-like detector, 320 x 320, 80 classes |"),
+                             ("unet", "| U-Net, 128 x 128, 4 classes |"),
+                             ("transformer", "| transformer encoder, 4 layers, 64 tokens x 128 |"))
       for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/core_mac_share", label, 4, "percent", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/of_gemm_bound", label, 5, "times", table=_ONNX, file=COMPILER),
-                *(Quote(f"onnx/{model}/{figure}", label, 6, "seconds", nth, table=_ONNX, file=COMPILER)
+                Quote(f"onnx/{model}/host_seconds", label, 6, "seconds2", table=_ONNX, file=COMPILER),
+                *(Quote(f"onnx/{model}/{figure}", label, 7, "seconds", nth, table=_ONNX, file=COMPILER)
                   for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))))),
     Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count", file=COMPILER),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2", file=COMPILER),

@@ -3,19 +3,25 @@
     python -m benchmarks.onnx_bench [--models resnet18,mobilenet_v2,mnist] [--config CFG] [--target tsim|fsim]
                                     [--size N] [--json]
 
+Models: resnet18, mobilenet_v2, mobilenet_v3_small, efficientnet_lite0 (224 x 224),
+detector (YOLO-v5n-like, 320 x 320, 80 classes, three outputs), unet (128 x 128),
+transformer (4 layers, 128 wide, 64 tokens), each at its own size unless --size
+gives the images' (the transformer has none); mnist; tv:NAME.
+
 (from the repository's root: the MNIST data preparation is the tests' own,
 tests/support/mnist.py).
 
 For each model: the float graph built with onnx.helper (seeded weights,
 hwgen.compiler.frontends.onnx_zoo) and quantized by onnxruntime's quantize_static
-(ResNet-18 and EfficientNet-lite0: QDQ, int8 activations, weights per channel;
-MobileNet-v2 and MobileNet-v3-small: QDQ, uint8 activations, weights per channel), the time to import and compile it (wall seconds,
-with an empty tiling cache and again from the cache that wrote), then one input
-(standard normal) run layer by layer on the target: cycles, MAC utilization, the cycle
-model's prediction, the MACs on the core and the host and the host's seconds, the bound
-of the core's MACs at every lane each cycle, and per layer where it runs, its cycles and
-utilization; the output is checked bit for bit against the IR reference
-and against ONNX Runtime (an exact-integer session), top-1 included. The default
+(QDQ, weights per channel; int8 activations for ResNet-18 and EfficientNet-lite0,
+uint8 for the others), the time to import and compile it (wall seconds,
+with an empty tiling cache and again from the cache that wrote), then one float input
+(standard normal, through the model's own input quantization or pre-processing) run
+layer by layer on the target: cycles, MAC utilization, the cycle model's prediction, the
+MACs on the core and the host and the host's seconds, the bound of the core's MACs at
+every lane each cycle, and per layer where it runs, its cycles and utilization; every
+output of the model is checked bit for bit against the IR reference and against ONNX
+Runtime (an exact-integer session), a classifier's top-1 included. The default
 configuration is the shipped default with ALU_RESCALE "multiply".
 
 tv:NAME (e.g. tv:resnet18, tv:mobilenet_v2): torchvision's model, where torch and
@@ -47,7 +53,7 @@ from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.pipeline import compile_network
 from sim import Fsim, Tsim
-from sim.runtime import SPLIT, run_network
+from sim.runtime import SPLIT, matches_reference, run_network
 from tests.support import mnist
 from tests.support.ort import session
 
@@ -56,12 +62,15 @@ from .compiler_bench import searched_and_cached
 QUANTIZATION = {"resnet18": dict(fmt="qdq", per_channel=True, symmetric=True),
                 "mobilenet_v2": dict(fmt="qdq", per_channel=True, symmetric=False),
                 "mobilenet_v3_small": dict(fmt="qdq", per_channel=True, symmetric=False),
-                "efficientnet_lite0": dict(fmt="qdq", per_channel=True, symmetric=True)}
+                "efficientnet_lite0": dict(fmt="qdq", per_channel=True, symmetric=True),
+                "detector": dict(fmt="qdq", per_channel=True, symmetric=False),
+                "unet": dict(fmt="qdq", per_channel=True, symmetric=False),
+                "transformer": dict(fmt="qdq", per_channel=True, symmetric=False)}
 
 
-def _ort_output(path: Path, x: np.ndarray) -> np.ndarray:
+def _ort_outputs(path: Path, x: np.ndarray) -> dict[str, np.ndarray]:
     s = session(onnx.load(str(path)))
-    return s.run(None, {s.get_inputs()[0].name: x})[0]
+    return dict(zip((o.name for o in s.get_outputs()), s.run(None, {s.get_inputs()[0].name: x})))
 
 
 def torchvision_model(name: str, size: int, directory: Path, seed: int = 0) -> onnx.ModelProto:
@@ -86,35 +95,43 @@ def torchvision_model(name: str, size: int, directory: Path, seed: int = 0) -> o
     return onnx.load(str(path))
 
 
-def bench(name: str, cfg, target: str, size: int, directory: Path) -> dict:
+def bench(name: str, cfg, target: str, size: int | None, directory: Path) -> dict:
+    """One model's figures; `size` None: the zoo's own size (224 for tv:NAME)."""
     base = name.removeprefix("tv:")
-    model = torchvision_model(base, size, directory) if name.startswith("tv:") else onnx_zoo.MODELS[name](size=size)
+    if name.startswith("tv:"):
+        model = torchvision_model(base, size or 224, directory)
+    else:
+        model = onnx_zoo.MODELS[name](**({} if size is None else {"size": size}))
     path = onnx_zoo.quantize(model, directory / f"{name.replace(':', '_')}.onnx", samples=2, **QUANTIZATION[base])
 
     def import_and_compile():
         net, quant = load_onnx(path)
         return net, quant, compile_network(net, cfg)
     (net, quant, compiled), searched, cached = searched_and_cached(import_and_compile)
-    xf = np.random.default_rng(0).normal(0, 1, net.input_shape).astype(np.float32)
-    x = quant["input"].quantize(xf)
+    xf = np.random.default_rng(0).normal(0, 1, net.model_input_shape).astype(np.float32)
+    x = net.model_input(xf)
     t = time.perf_counter()
     r = run_network(net, cfg, compiled, x, Tsim() if target == "tsim" else Fsim())
     run_wall = time.perf_counter() - t
-    theirs = _ort_output(path, xf)
-    ours = quant["output"].dequantize(r["output"]).reshape(theirs.shape)
+    theirs = _ort_outputs(path, xf)
+    ours = net.model_outputs({net.output: r["output"], **r["taps"]})
+    ours[quant["output_name"]] = ours.pop(net.output_name)     # a single output's name is the model's
+    main = theirs[quant["output_name"]]
     lanes = cfg.batch * cfg.block_in * cfg.block_out
     layers = [{"name": e["name"], "kind": e["kind"], "where": e["where"], "reason": e.get("reason"),
                "cycles": e.get("cycles"), "predicted_cycles": e.get("predicted_cycles"),
                "mac_utilization": round(e["macs"] / (e["cycles"] * lanes), 4) if e.get("cycles") else None}
               for e in r["layers"]]
-    return {"model": name, "config": cfg.name, "target": target, "size": size, "layers_total": len(net.layers),
+    return {"model": name, "config": cfg.name, "target": target, "input_shape": list(net.model_input_shape),
+            "outputs": {k: list(v.shape) for k, v in theirs.items()}, "layers_total": len(net.layers),
             "compile_seconds": searched, "compile_cached_seconds": cached,
             "cycles": r.get("cycles"), "predicted_cycles": r.get("predicted_cycles"),
             "mac_utilization": None if r.get("mac_utilization") is None else round(r["mac_utilization"], 4),
             "run_seconds": round(run_wall, 1),
-            "matches_reference": bool(np.array_equal(r["output"], net.reference(x))),
-            "matches_onnxruntime": bool(np.array_equal(ours, theirs)),
-            "top1_agrees": bool(np.array_equal(ours.argmax(axis=-1), theirs.argmax(axis=-1))),
+            "matches_reference": matches_reference(net, r, x),
+            "matches_onnxruntime": set(ours) == set(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in theirs),
+            "top1_agrees": bool(np.array_equal(ours[quant["output_name"]].argmax(axis=-1), main.argmax(axis=-1)))
+            if main.ndim == 2 else None,
             "host_layers": [{"name": e["name"], "reason": e["reason"]} for e in layers if e["where"] == "host"],
             **{k: r[k] for k in SPLIT},
             # the core's MACs at every MAC lane each cycle
@@ -162,7 +179,7 @@ def main():
     ap.add_argument("--models", default="resnet18,mobilenet_v2,mnist")
     ap.add_argument("--config", help="a configuration (default: the default with ALU_RESCALE multiply)")
     ap.add_argument("--target", choices=("tsim", "fsim"), default="tsim")
-    ap.add_argument("--size", type=int, default=224, help="input image size")
+    ap.add_argument("--size", type=int, help="input image size (default: each model's own)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cfg = load_config(args.config or {**load_config("default").to_dict(), "ALU_RESCALE": "multiply"})
@@ -178,13 +195,15 @@ def main():
             out.append(res)
             if args.json:
                 continue
-            print(f"{name} {args.size}x{args.size} ({QUANTIZATION[name.removeprefix('tv:')]}) on {cfg.name} {args.target}: "
+            print(f"{name} {'x'.join(map(str, res['input_shape']))} ({QUANTIZATION[name.removeprefix('tv:')]}) on "
+                  f"{cfg.name} {args.target}: "
                   f"import + compile {res['compile_seconds']} s ({res['compile_cached_seconds']} s with the tilings cached)")
             if res["cycles"] is not None:
                 print(f"  {res['cycles']:,} cycles (model {res['predicted_cycles']:,}), MAC utilization "
                       f"{res['mac_utilization']:.1%}, run {res['run_seconds']} s")
-            print(f"  bit-exact against the IR reference: {res['matches_reference']}; against ONNX Runtime: "
-                  f"{res['matches_onnxruntime']}; top-1 agrees: {res['top1_agrees']}")
+            top1 = "" if res["top1_agrees"] is None else f"; top-1 agrees: {res['top1_agrees']}"
+            print(f"  bit-exact against the IR reference: {res['matches_reference']}; against ONNX Runtime "
+                  f"({len(res['outputs'])} output{'s' * (len(res['outputs']) > 1)}): {res['matches_onnxruntime']}{top1}")
             print(f"  MACs on the core {res['core_mac_share']:.1%} ({res['core_macs']:,} of "
                   f"{res['core_macs'] + res['host_macs']:,}; their bound {res['gemm_bound_cycles']:,} cycles); "
                   f"host {res['host_seconds']} s")

@@ -389,7 +389,7 @@ def transformer(tokens: int = 64, width: int = 128, layers: int = 4, heads: int 
 
 
 MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
-          "efficientnet_lite0": efficientnet_lite0, "unet": unet}
+          "efficientnet_lite0": efficientnet_lite0, "unet": unet, "detector": detector, "transformer": transformer}
 
 
 def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_channel: bool = True,
