@@ -47,8 +47,8 @@ def run_network(net, cfg, compiled, x: np.ndarray, target: Target, progress=None
             t = time.perf_counter()
             building = None if progress is None else lambda msg: progress(k, len(compiled), f"{layer.name}: {msg}")
             with target.load(c.program, build_progress=building) as session:
-                for i, v in enumerate(ins):
-                    session.write(f"in{i}", c.pack_input(cfg, i, v))
+                for region, data in c.pack_inputs(cfg, ins).items():
+                    session.write(region, data)
                 cnt = session.launch()
                 out, cycles = session.read("out"), session.cycles
             values[layer.name] = c.unpack_output(out)

@@ -424,6 +424,46 @@ class Add(Layer):
 
 
 @dataclass
+class MatMul(Layer):
+    """The product of two activations, group by group: a (N, G, M, K) and b (N, G, K, P)
+    give (N, G, M, P), acc[n, g] = (a[n, g] - za) @ (b[n, g] - zb) in int32 with
+    `in_zero` (za, zb), requantized as a convolution's accumulator (one `requant` row
+    or `shift`; zero, clip, rounding). Attention's Q K^T and its weights times V."""
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    in_zero: tuple[int, int] = (0, 0)
+    rounding: str = "exact"
+    kind = "matmul"
+    arity = 2
+
+    def attrs(self):
+        return {"shift": self.shift, "clip": list(self.clip)}
+
+    def check(self):
+        super().check()
+        self._check_channels(1)
+
+    def out_shape(self, a, b):
+        if a[:2] != b[:2] or a[3] != b[2]:
+            raise HwgenError(f"layer {self.name}: multiplies {list(a)} by {list(b)}; the operands must be "
+                             "(N, G, M, K) and (N, G, K, P)")
+        return (a[0], a[1], a[2], b[3])
+
+    def accumulator(self, a, b):
+        za, zb = self.in_zero
+        return np.matmul(a.astype(np.int64) - za, b.astype(np.int64) - zb)
+
+    def reference(self, a, b):
+        return sem.requantize(self.accumulator(a, b), self.shift, self.clip, **self._requant_args())
+
+    def macs(self, shapes):
+        (n, g, m, k), p = shapes[0], shapes[1][3]
+        return n * g * m * k * p
+
+
+@dataclass
 class ConvAdd(Layer):
     """A conv2d and the residual add that consumes it, as one layer (made by
     `mapping.fuse`): inputs (conv input, shortcut); the output is the add's. Same
@@ -583,7 +623,8 @@ class Quantization:
 # their models (no layer's name)
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
-KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, OnnxHost)}
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, MatMul,
+                                   OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "model")
 
 

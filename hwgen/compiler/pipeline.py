@@ -23,6 +23,7 @@ from ..files import json_fields, read_json, sha256
 from ..program import Program
 from ..program.timing import bound, predict
 from . import ir
+from .lowering import matmul
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
 from .mapping import MappingOptions, fuse, host_reason, input_block, input_padding, without_padding
@@ -60,16 +61,24 @@ class CompiledLayer:
         n, c, h, w = self.in_shapes[0]
         return without_padding(self.layer), [(n, c, h + top + bottom, w + left + right), *self.in_shapes[1:]]
 
-    def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
-        """NCHW input k in the blocked layout of the program's region "in{k}" (input 0
-        padded first where the host pads it)."""
-        if k == 0 and self.padding is not None:
-            (top, left, bottom, right), value = self.padding
-            x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
-        return pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
+    def pack_inputs(self, cfg, values: list[np.ndarray]) -> dict[str, np.ndarray]:
+        """The program's input regions for the layer's NCHW inputs `values`: input k in
+        the blocked layout of region "in{k}" (input 0 padded first where the host pads
+        it); a product of two activations' operands as lowering.matmul packs them."""
+        if isinstance(self.layer, ir.MatMul):
+            return matmul.pack_operands(self.layer, cfg, *values)
+        out = {}
+        for k, x in enumerate(values):
+            if k == 0 and self.padding is not None:
+                (top, left, bottom, right), value = self.padding
+                x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+            out[f"in{k}"] = pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
+        return out
 
     def unpack_output(self, out: np.ndarray) -> np.ndarray:
         """The program's output region "out" as an NCHW tensor."""
+        if isinstance(self.layer, ir.MatMul):
+            return matmul.unpack_output(out, self.out_shape)
         return unpack_act(out, self.out_shape[0], self.out_shape[1])
 
     def report(self) -> dict:

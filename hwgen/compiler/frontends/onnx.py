@@ -34,11 +34,12 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host
 from .. import semantics as sem
-from ..ir import (FLOAT, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network, OnnxBoundary,
-                  OnnxHost, Quantization, Tap)
+from ..ir import (FLOAT, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, MaxPool, Network,
+                  OnnxBoundary, OnnxHost, Quantization, Tap)
 
 OPSETS = range(13, 22)
-SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, "
+SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
+             "AveragePool, GlobalAveragePool, "
              "Flatten and Reshape before a classifier, between QuantizeLinear/DequantizeLinear (QDQ); QLinearConv, "
              "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool (QOperator)")
 QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
@@ -768,6 +769,9 @@ def _emit(imp, f: _Float, q: Quantization) -> _QTensor:
         x, w, b = (f.inputs + [None])[:3]
         return _conv(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
                      None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
+    if op == "MatMul" and not isinstance(f.inputs[1], _QConst):
+        return _matmul(imp, node, _source(imp, node, f.inputs[0], "first input"),
+                       _source(imp, node, f.inputs[1], "second input"), q, lo, hi)
     if op in ("Gemm", "MatMul"):
         x, w, b = (f.inputs + [None])[:3]
         return _gemm(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
@@ -972,6 +976,19 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
 
 
+def _matmul(imp, node, a: _QTensor, b: _QTensor, q, lo, hi) -> _QTensor:
+    """A product of two activations of rank 4, (N, G, M, K) @ (N, G, K, P), as ONNX
+    Runtime's QLinearMatMul: the exact integer products less the zero points,
+    requantized by (a_scale x b_scale) / y_scale in float32."""
+    shapes = [_onnx_shape(imp, x.onnx_name, x) for x in (a, b)]
+    if any(len(sh) != 4 for sh in shapes) or shapes[0][:2] != shapes[1][:2] or shapes[0][3] != shapes[1][2]:
+        _fail(imp, node, f"multiplies shapes {list(shapes[0])} and {list(shapes[1])}; a product of two activations "
+                         "on the core takes (N, G, M, K) and (N, G, K, P) (no broadcasting)")
+    layer = MatMul(_name(imp, node), (a.name, b.name), requant=multipliers(_conv_ratios(a, np.float32([b.q.scale]), q)),
+                   zero=q.ir_zero, clip=(lo, hi), in_zero=(a.q.ir_zero, b.q.ir_zero), rounding=ROUNDING)
+    return _out(imp, layer, layer.out_shape(a.shape, b.shape), q, lo, hi)
+
+
 def _add(imp, node, xa: _QTensor, xb: _QTensor, q, lo, hi) -> _QTensor:
     """ONNX Runtime's QLinearAdd (x86, AVX2): with a, b and y as stored (uint8 or int8),
     rint(fma(a, ra, fma(b, rb, fixed))) in float32, fixed = zy - (ra za + rb zb), the
@@ -1124,6 +1141,13 @@ def _qlinear_add(imp, node):
     _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
 
 
+def _qlinear_matmul(imp, node):
+    """A QLinearMatMul of two activations."""
+    a, b = _qinput(imp, node, 0, 1), _qinput(imp, node, 3, 4)
+    q = _qparams(imp, node, 6)
+    _set(imp, node, _matmul(imp, node, a, b, q, *_int_clip(q, (-np.inf, np.inf))))
+
+
 def _qlinear_pool(imp, node):
     x = _qinput(imp, node, 0, 1)
     if _attrs(node).get("channels_last", 0):
@@ -1150,7 +1174,8 @@ _HANDLERS = {
     "MaxPool": _maxpool_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
-    "QLinearMatMul": lambda imp, node: _qlinear_weighted(imp, node, 6, None, _gemm),
+    "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits
+                                        else _qlinear_matmul(imp, node)),
     "QLinearAdd": _qlinear_add,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }

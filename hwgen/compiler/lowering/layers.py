@@ -2,7 +2,8 @@
 
 The program's input regions are "in0" (and "in1" for add and for the shortcut of a
 fused convolution), blocked by `mapping.input_block` and filled by the host before
-each run; its output region "out" is blocked by BLOCK_OUT. Weights and biases are
+each run; its output region "out" is blocked by BLOCK_OUT (a product of two
+activations has its own regions: `matmul`). Weights and biases are
 part of the program's DRAM image. `lower_layer` returns the program and the
 convolution plan it follows (empty for ALU layers). It writes each program twice:
 the first time to learn its micro-op kernels, which the second loads together where
@@ -21,6 +22,7 @@ from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block
 from ..tiling import Tiling, blocks
 from .alu import lower_add, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
+from .matmul import lower_matmul
 from ..requant import AddRequant, Requant, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
@@ -138,6 +140,8 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
                               in_zero=layer.in_zero)
         return _window(pool, cfg, shapes, kernels, "avg", Requant.of(pool, shapes[0][1]),
                        in_sum=-pool.in_zero * int(np.prod(pool.kernels)))
+    if isinstance(layer, ir.MatMul):
+        return lower_matmul(layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.Add):
         b, (x0, x1), out = _builder(layer, cfg, shapes, kernels)
         n, c, h, w = shapes[0]

@@ -249,8 +249,9 @@ def test_fused_residual_add(cfg_name):
     fused = next(c for c in compile_network(net, cfg) if c.layer.kind == "conv2d+add")
     assert fused.layer.inputs == ("c1", "short")
     prog = fused.program
-    for k, t in enumerate(fused.layer.inputs):
-        prog.write(f"in{k}", fused.pack_input(cfg, k, net.reference(x, keep=True)[t]))
+    values = net.reference(x, keep=True)
+    for region, data in fused.pack_inputs(cfg, [values[t] for t in fused.layer.inputs]).items():
+        prog.write(region, data)
     measured = run(prog, "fsim").counters["load_bytes"]
     assert {k: v for k, v in fused.plan["bytes"].items() if k != "OUT"} == \
         {k: measured[k] for k in ("INP", "WGT", "ACC", "ACC_8BIT")}
