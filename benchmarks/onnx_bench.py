@@ -1,7 +1,7 @@
 """Imported ONNX models on the accelerator, printed as figures.
 
     python -m benchmarks.onnx_bench [--models resnet18,mobilenet_v2,mnist] [--config CFG] [--target tsim|fsim]
-                                    [--size N] [--json]
+                                    [--size N] [--channel-light host|im2col] [--json]
 
 Models: resnet18, mobilenet_v2, mobilenet_v3_small, efficientnet_lite0 (224 x 224),
 detector (YOLO-v5n-like, 320 x 320, 80 classes, three outputs), unet (128 x 128),
@@ -51,6 +51,7 @@ import onnxruntime as ort
 from hwgen import load_config
 from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.mapping import CHANNEL_LIGHT, MappingOptions
 from hwgen.compiler.pipeline import compile_network
 from sim import Fsim, Tsim
 from sim.runtime import SPLIT, matches_reference, run_network
@@ -95,8 +96,9 @@ def torchvision_model(name: str, size: int, directory: Path, seed: int = 0) -> o
     return onnx.load(str(path))
 
 
-def bench(name: str, cfg, target: str, size: int | None, directory: Path) -> dict:
-    """One model's figures; `size` None: the zoo's own size (224 for tv:NAME)."""
+def bench(name: str, cfg, target: str, size: int | None, directory: Path, channel_light: str = "host") -> dict:
+    """One model's figures; `size` None: the zoo's own size (224 for tv:NAME);
+    `channel_light`: MappingOptions.channel_light."""
     base = name.removeprefix("tv:")
     if name.startswith("tv:"):
         model = torchvision_model(base, size or 224, directory)
@@ -106,7 +108,7 @@ def bench(name: str, cfg, target: str, size: int | None, directory: Path) -> dic
 
     def import_and_compile():
         net, quant = load_onnx(path)
-        return net, quant, compile_network(net, cfg)
+        return net, quant, compile_network(net, cfg, MappingOptions(channel_light=channel_light))
     (net, quant, compiled), searched, cached = searched_and_cached(import_and_compile)
     xf = np.random.default_rng(0).normal(0, 1, net.model_input_shape).astype(np.float32)
     x = net.model_input(xf)
@@ -122,7 +124,8 @@ def bench(name: str, cfg, target: str, size: int | None, directory: Path) -> dic
                "cycles": e.get("cycles"), "predicted_cycles": e.get("predicted_cycles"),
                "mac_utilization": round(e["macs"] / (e["cycles"] * lanes), 4) if e.get("cycles") else None}
               for e in r["layers"]]
-    return {"model": name, "config": cfg.name, "target": target, "input_shape": list(net.model_input_shape),
+    return {"model": name, "config": cfg.name, "target": target, "channel_light": channel_light,
+            "input_shape": list(net.model_input_shape),
             "outputs": {k: list(v.shape) for k, v in theirs.items()}, "layers_total": len(net.layers),
             "compile_seconds": searched, "compile_cached_seconds": cached,
             "cycles": r.get("cycles"), "predicted_cycles": r.get("predicted_cycles"),
@@ -180,6 +183,8 @@ def main():
     ap.add_argument("--config", help="a configuration (default: the default with ALU_RESCALE multiply)")
     ap.add_argument("--target", choices=("tsim", "fsim"), default="tsim")
     ap.add_argument("--size", type=int, help="input image size (default: each model's own)")
+    ap.add_argument("--channel-light", choices=CHANNEL_LIGHT, default="host",
+                    help="where a convolution with too few input channels for the GEMM runs (hwgen compile's option)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cfg = load_config(args.config or {**load_config("default").to_dict(), "ALU_RESCALE": "multiply"})
@@ -191,7 +196,7 @@ def main():
                 if not args.json:
                     _print_mnist(out[-1])
                 continue
-            res = bench(name, cfg, args.target, args.size, Path(d))
+            res = bench(name, cfg, args.target, args.size, Path(d), args.channel_light)
             out.append(res)
             if args.json:
                 continue

@@ -11,6 +11,7 @@ HWGEN = Path(__file__).resolve().parents[1]
 ZOO = ("resnet18", "resnet34", "resnet50", "mobilenet_v1")      # hwgen.compiler.frontends.zoo.ZOO
 ENGINES = ("auto", "gemm", "alu")                               # hwgen.compiler.mapping
 GOALS = ("cycles", "bytes")                                     # hwgen.compiler.mapping
+CHANNEL_LIGHT = ("host", "im2col")                              # hwgen.compiler.mapping
 OBJECTIVES = ("energy", "cycles", "edp")                        # hwgen.mapper.search
 MAPSPACES = ("perfect", "ruby-s", "ruby")                       # hwgen.mapper.search
 SIM_TARGETS = ("fsim", "tsim")                                  # sim.TARGETS

@@ -45,7 +45,8 @@ def compile_cmd(args) -> int:
             places = quant["places"]
         else:
             net = Network.load(args.model)
-    options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal)
+    options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal,
+                             channel_light=args.channel_light)
     bar, step = progress_bar(args, len(net.layers), "compiling")
     with bar:
         compiled = compile_network(net, cfg, options, progress=step, jobs=args.jobs)

@@ -28,6 +28,7 @@ from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
 GOALS = ("cycles", "bytes")
+CHANNEL_LIGHT = ("host", "im2col")
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,23 @@ class MappingOptions:
     the configuration allows); `tilings`: forced tilings by layer name (searched
     otherwise); `goal`: what the tiling search minimises ("cycles": the cycle model's
     prediction of the layer's program, among a shortlist of the closed-form search;
-    "bytes": DRAM traffic, the TPS of the VTA paper)."""
+    "bytes": DRAM traffic, the TPS of the VTA paper); `channel_light`: where a
+    convolution with too few input channels for the GEMM runs ("host", as in VTA; or
+    "im2col": on the GEMM as a 1 x 1 convolution over the patches of its windows, which
+    the host forms, where they fill at least half of the GEMM's input lanes)."""
     reuse: bool = True
     depthwise: str = "auto"
     tilings: dict[str, Tiling] = field(default_factory=dict)
     goal: str = "cycles"
+    channel_light: str = "host"
 
     def __post_init__(self):
         if self.depthwise not in ENGINES:
             raise HwgenError(f"depthwise engine {self.depthwise!r}: choose {', '.join(ENGINES)}")
         if self.goal not in GOALS:
             raise HwgenError(f"tiling goal {self.goal!r}: choose {', '.join(GOALS)}")
+        if self.channel_light not in CHANNEL_LIGHT:
+            raise HwgenError(f"channel-light layers on {self.channel_light!r}: choose {', '.join(CHANNEL_LIGHT)}")
 
 
 def input_block(layer, cfg, k: int = 0) -> int:
@@ -86,8 +93,9 @@ def _unlowered(layer, cfg, shapes) -> str | None:
     return None
 
 
-def host_reason(layer, cfg, shapes) -> str | None:
-    """Why `layer` (with input shapes `shapes`) must run on the host, or None."""
+def host_reason(layer, cfg, shapes, options: MappingOptions | None = None) -> str | None:
+    """Why `layer` (with input shapes `shapes`) must run on the host under `options`,
+    or None."""
     if isinstance(layer, ir.ConvAdd):
         return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add, cfg, shapes[1:])
     if isinstance(layer, ir.OnnxHost):
@@ -103,12 +111,30 @@ def host_reason(layer, cfg, shapes) -> str | None:
     if isinstance(layer, ir.MatMul) and layer.in_zero[1] == sem.INT8[0]:
         return (f"the second operand's zero point is {sem.INT8[0]} (a uint8 zero point of 0): its weights b - zb "
                 f"would need {-sem.INT8[0]}, beyond int{cfg.wgt_bits}")
-    if isinstance(layer, ir.Conv2d):
+    if isinstance(layer, ir.Conv2d) and not by_im2col(layer, cfg, shapes, options):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:
             return (f"{c} input channels fill {c}/{cfg.block_in} of the GEMM's input lanes "
                     "(channel-light layer, run on the host as in VTA)")
     return None
+
+
+def by_im2col(layer, cfg, shapes, options: MappingOptions | None) -> bool:
+    """Whether a channel-light convolution runs on the GEMM over its im2col patches
+    (MappingOptions.channel_light): a conv2d (not a classifier) whose input channels
+    fill less than half of BLOCK_IN and whose patches, C x KH x KW of them, fill at
+    least half."""
+    if options is None or options.channel_light != "im2col" or type(layer) is not ir.Conv2d:
+        return False
+    c, (kh, kw) = shapes[0][1], layer.weight.shape[2:]
+    return 2 * c < cfg.block_in <= 2 * c * kh * kw and (kh, kw) != (1, 1)
+
+
+def im2col_layer(layer: ir.Conv2d) -> ir.Conv2d:
+    """The 1 x 1 convolution over `layer`'s im2col patches (semantics.im2col)."""
+    o = layer.weight.shape[0]
+    return dataclasses.replace(layer, weight=np.ascontiguousarray(layer.weight.reshape(o, -1, 1, 1)), stride=1, pad=0,
+                               pad_value=0)
 
 
 def input_padding(layer, cfg) -> tuple[tuple[int, int, int, int], int] | None:

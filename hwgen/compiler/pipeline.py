@@ -23,10 +23,12 @@ from ..files import json_fields, read_json, sha256
 from ..program import Program
 from ..program.timing import bound, predict
 from . import ir
+from . import semantics as sem
 from .lowering import matmul
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
-from .mapping import MappingOptions, fuse, host_reason, input_block, input_padding, without_padding
+from .mapping import (MappingOptions, by_im2col, fuse, host_reason, im2col_layer, input_block, input_padding,
+                      without_padding)
 
 
 @dataclass
@@ -41,6 +43,7 @@ class CompiledLayer:
     program: object = None
     plan: dict = field(default_factory=dict)
     padding: tuple | None = None        # mapping.input_padding: what the host pads input 0 with
+    im2col: bool = False                # on the GEMM over the im2col patches the host forms (mapping.by_im2col)
 
     @cached_property
     def predicted_cycles(self) -> int | None:
@@ -54,7 +57,11 @@ class CompiledLayer:
 
     def lowered(self) -> tuple[object, list]:
         """The layer and input shapes the program is lowered from: without the padding
-        the host writes, input 0 that much larger."""
+        the host writes, input 0 that much larger; over im2col patches, a 1 x 1
+        convolution on (N, C x KH x KW, OH, OW)."""
+        if self.im2col:
+            n, c = self.in_shapes[0][:2]
+            return im2col_layer(self.layer), [(n, c * int(np.prod(self.layer.weight.shape[2:])), *self.out_shape[2:])]
         if self.padding is None:
             return self.layer, self.in_shapes
         (top, left, bottom, right), _ = self.padding
@@ -69,6 +76,9 @@ class CompiledLayer:
             return matmul.pack_operands(self.layer, cfg, *values)
         out = {}
         for k, x in enumerate(values):
+            if self.im2col:
+                x = sem.im2col(x, *self.layer.weight.shape[2:], self.layer.strides, self.layer.pads,
+                               self.layer.pad_value)
             if k == 0 and self.padding is not None:
                 (top, left, bottom, right), value = self.padding
                 x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
@@ -86,6 +96,8 @@ class CompiledLayer:
                "out_shape": list(self.out_shape), "macs": self.layer.macs(self.in_shapes)}
         if self.reason:
             out["reason"] = self.reason
+        if self.im2col:
+            out["im2col"] = True
         if self.program is not None:
             out["instructions"] = len(self.program.insns)
             out["predicted_cycles"] = self.predicted_cycles
@@ -110,9 +122,10 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
     out = []
     for layer in layers:
         ins = [shapes[t] for t in layer.inputs]
-        reason = host_reason(layer, cfg, ins)
-        c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name])
-        if not reason:
+        reason = host_reason(layer, cfg, ins, options)
+        c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name],
+                          im2col=not reason and by_im2col(layer, cfg, ins, options))
+        if not reason and not c.im2col:
             c.padding = input_padding(layer, cfg)
         out.append(c)
     work = [c for c in out if c.where == "vta"]
@@ -257,10 +270,10 @@ def load_compiled(directory: str | Path):
                              "network again")
     for layer, rep in zip(layers, doc["layers"]):
         c = CompiledLayer(layer, rep["where"], rep.get("reason"), [shapes[t] for t in layer.inputs],
-                          shapes[layer.name])
+                          shapes[layer.name], im2col=rep.get("im2col") is True)
         if layer.name in doc["programs"]:
             c.program = Program.load(directory / doc["programs"][layer.name])
-            c.padding = input_padding(layer, cfg)
+            c.padding = None if c.im2col else input_padding(layer, cfg)
         c.plan = {}
         compiled.append((c, rep))
     return net, cfg, compiled

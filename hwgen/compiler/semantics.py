@@ -144,6 +144,16 @@ def _windows(x: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pad, fill
             yield ky, kx, xp[:, :, ky:ky + (oh - 1) * sh + 1:sh, kx:kx + (ow - 1) * sw + 1:sw]
 
 
+def im2col(x: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pad, fill: int) -> np.ndarray:
+    """The patches a kh x kw window multiplies, (N, C x KH x KW, OH, OW): channel
+    (c x KH + ky) x KW + kx of output position (oy, ox) holds the padded input at
+    channel c, row oy x stride + ky, column ox x stride + kx (weights (O, C, KH, KW)
+    reshaped to (O, C x KH x KW) multiply them as a 1 x 1 convolution)."""
+    wins = [win for _, _, win in _windows(np.asarray(x), kh, kw, stride, pad, fill)]
+    n, c, oh, ow = wins[0].shape
+    return np.stack(wins, axis=2).reshape(n, c * kh * kw, oh, ow).astype(np.asarray(x).dtype)
+
+
 def conv2d_acc(x, w, stride=(1, 1), pad=(0, 0), bias=None, depthwise: bool = False, pad_value: int = 0) -> np.ndarray:
     """The int32 accumulators of a conv2d (or depthwise conv2d) before requantization;
     padding positions hold `pad_value`."""

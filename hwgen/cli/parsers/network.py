@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..commands import add_command
 from ..common import ModelInput, Output, add_config, add_input, add_json, add_output, at_least
-from ..names import ENGINES, GOALS, ZOO
+from ..names import CHANNEL_LIGHT, ENGINES, GOALS, ZOO
 
 
 class NetworkOutput(Output):
@@ -29,6 +29,10 @@ def register(sub) -> None:
     p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
                    help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "
                         "on the ALU, or auto: the GEMM where the configuration allows")
+    p.add_argument("--channel-light", choices=CHANNEL_LIGHT, default="host",
+                   help="where a convolution with too few input channels for the GEMM (an image's first) runs: on "
+                        "the host, as in VTA, or on the GEMM as a 1x1 convolution over the im2col patches the host "
+                        "forms")
     p.add_argument("--tiling-goal", choices=GOALS, default="cycles",
                    help="what the tiling search minimises: the cycle model's prediction of each layer's program "
                         "(among a shortlist of the closed-form search), or the DRAM bytes loaded (the VTA paper's TPS)")

@@ -68,7 +68,8 @@ def test_a_command_loads_its_implementation_when_it_runs(tmp_path):
 
 def test_the_parsers_offer_the_library_names():
     assert names.ZOO == tuple(zoo.ZOO)
-    assert (names.ENGINES, names.GOALS) == (mapping.ENGINES, mapping.GOALS)
+    assert (names.ENGINES, names.GOALS, names.CHANNEL_LIGHT) == (mapping.ENGINES, mapping.GOALS,
+                                                                 mapping.CHANNEL_LIGHT)
     assert (names.OBJECTIVES, names.MAPSPACES) == (search.OBJECTIVES, search.MAPSPACES)
     assert names.SIM_TARGETS == tuple(sim.TARGETS)
     assert names.BOARDS == tuple(boards.BOARDS)
