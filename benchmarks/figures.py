@@ -99,6 +99,8 @@ UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet", "transformer",
                "mnist"]
+# the CNNs again with their 3-channel first convolution on the core (--channel-light im2col)
+IM2COL_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
 DSE_SPACE, DSE_DEFAULT = "resnet18-scaled", "blk16 axi64"
 COVERAGE_CONFIGS = ["default", "1x8x8+ecp5", "1x16x16-axi512"]
@@ -193,6 +195,15 @@ def measure_onnx() -> dict:
                         f"{name}/mac_utilization": r["mac_utilization"],
                         f"{name}/core_mac_share": r["core_mac_share"], f"{name}/host_seconds": r["host_seconds"],
                         f"{name}/of_gemm_bound": round(r["cycles"] / r["gemm_bound_cycles"], 4)})
+    _progress("onnx: python -m benchmarks.onnx_bench --channel-light im2col --models " + ",".join(IM2COL_MODELS))
+    for r in _json_of("-m", "benchmarks.onnx_bench", "--channel-light", "im2col", "--models", ",".join(IM2COL_MODELS),
+                      "--json"):
+        name = r["model"]
+        if not (r["matches_reference"] and r["matches_onnxruntime"]):
+            raise HwgenError(f"{name} with its first convolution on the core differs from its reference or from ONNX "
+                             "Runtime's output: no figure recorded")
+        figures.update({f"{name}/im2col_cycles": r["cycles"], f"{name}/im2col_core_mac_share": r["core_mac_share"],
+                        f"{name}/im2col_host_seconds": r["host_seconds"]})
     return figures
 
 
@@ -514,6 +525,7 @@ _MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
 _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
 _COMPILE = "the first time and"
 _ONNX = "| model | quantization | cycles (cycle model) |"
+_IM2COL = "| model | cycles with the first convolution on the core |"
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
@@ -618,6 +630,14 @@ QUOTES = [
                 Quote(f"onnx/{model}/host_seconds", label, 6, "seconds2", table=_ONNX, file=COMPILER),
                 *(Quote(f"onnx/{model}/{figure}", label, 7, "seconds", nth, table=_ONNX, file=COMPILER)
                   for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))))),
+    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"),
+                             ("mobilenet_v3_small", "| MobileNet-v3-small, 224 x 224 |"),
+                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"),
+                             ("detector", "| YOLO-like detector, 320 x 320, 80 classes |"),
+                             ("unet", "| U-Net, 128 x 128, 4 classes |"))
+      for q in (Quote(f"onnx/{model}/im2col_cycles", label, 1, "count", table=_IM2COL, file=COMPILER),
+                Quote(f"onnx/{model}/im2col_core_mac_share", label, 2, "percent", table=_IM2COL, file=COMPILER),
+                Quote(f"onnx/{model}/im2col_host_seconds", label, 3, "seconds2", table=_IM2COL, file=COMPILER))),
     Quote("networks/resnet18/default/cycles", "ResNet-18 from ONNX costs", None, "count", file=COMPILER),
     Quote("onnx/mnist/float_accuracy", "| float model (ONNX Runtime) |", 1, "percent2", file=COMPILER),
     Quote("onnx/mnist/onnxruntime_int8_accuracy", "| int8 model (ONNX Runtime) |", 1, "percent2", file=COMPILER),
