@@ -44,6 +44,7 @@ class Layer:
 
     kind = "layer"
     arity = 1
+    operands = 1            # the values an operation combines (an input zero point each)
     # the columns of `requant`: multipliers m..., shifts n..., others any int32
     requant_columns = ("m", "n")
     # roundings of this kind beside ROUNDINGS
@@ -75,8 +76,8 @@ class Layer:
                 _integer(self, attr, getattr(self, attr), *sem.INT8)
         if hasattr(self, "in_zero"):
             v = self.in_zero
-            for x in (v if self.arity == 2 and isinstance(v, (tuple, list)) and len(v) == 2 else (v,)):
-                _integer(self, "in_zero", x, *sem.INT8, " per input" if self.arity == 2 else "")
+            for x in (v if self.operands == 2 and isinstance(v, (tuple, list)) and len(v) == 2 else (v,)):
+                _integer(self, "in_zero", x, *sem.INT8, " per operand" if self.operands == 2 else "")
         clip = getattr(self, "clip", sem.INT8)
         if not (isinstance(clip, (tuple, list)) and len(clip) == 2
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in clip)
@@ -380,6 +381,7 @@ class Add(Layer):
     rounding: str = "exact"
     kind = "add"
     arity = 2
+    operands = 2
     requant_columns = ("ma", "na", "mb", "nb", "c", "n")
 
     def attrs(self):
@@ -424,6 +426,37 @@ class Add(Layer):
 
 
 @dataclass
+class AddConstant(Add):
+    """An `add` whose second operand is a constant: `constant` (int8, one value per
+    channel, or one for all) broadcast over the positions of the one input (a linear
+    layer's bias added after its product, as a model exported without Gemm does)."""
+    constant: np.ndarray = field(repr=False, default=None)
+    kind = "add_constant"
+    arity = 1
+
+    def check(self):
+        super().check()
+        _array(self, "constant", np.int8, 1)
+
+    def operand(self, a) -> np.ndarray:
+        """The constant as a tensor of shape `a` (NCHW)."""
+        n, c, h, w = a
+        if len(self.constant) not in (1, c):
+            raise HwgenError(f"layer {self.name}: constant has {len(self.constant)} values for {c} channels; give "
+                             "one per channel or one for all")
+        return np.ascontiguousarray(np.broadcast_to(self.constant[None, :, None, None], (n, c, h, w)))
+
+    def out_shape(self, a):
+        return super().out_shape(a, self.operand(a).shape)
+
+    def accumulator(self, a):
+        return super().accumulator(a, self.operand(a.shape))
+
+    def reference(self, a):
+        return super().reference(a, self.operand(a.shape))
+
+
+@dataclass
 class MatMul(Layer):
     """The product of two activations, group by group: a (N, G, M, K) and b (N, G, K, P)
     give (N, G, M, P), acc[n, g] = (a[n, g] - za) @ (b[n, g] - zb) in int32 with
@@ -437,6 +470,7 @@ class MatMul(Layer):
     rounding: str = "exact"
     kind = "matmul"
     arity = 2
+    operands = 2
 
     def attrs(self):
         return {"shift": self.shift, "clip": list(self.clip)}
@@ -623,9 +657,9 @@ class Quantization:
 # their models (no layer's name)
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
-KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, MatMul,
-                                   OnnxHost)}
-PARAMS = ("weight", "bias", "requant", "model")
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
+                                   MatMul, OnnxHost)}
+PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 
 @dataclass(frozen=True)

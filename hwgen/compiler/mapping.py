@@ -212,7 +212,7 @@ def fuse(net: ir.Network, cfg) -> list:
     by_name = {la.name: la for la in net.layers}
     fused, absorbed = {}, set()
     for layer in net.layers:
-        if not isinstance(layer, ir.Add):
+        if type(layer) is not ir.Add:       # an add of two tensors (not of a constant)
             continue
         for k, t in enumerate(layer.inputs):
             conv = by_name.get(t)

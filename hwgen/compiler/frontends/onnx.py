@@ -34,8 +34,8 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host
 from .. import semantics as sem
-from ..ir import (FLOAT, Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, MaxPool, Network,
-                  OnnxBoundary, OnnxHost, Quantization, Tap)
+from ..ir import (FLOAT, Add, AddConstant, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, MaxPool,
+                  Network, OnnxBoundary, OnnxHost, Quantization, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
@@ -777,8 +777,9 @@ def _emit(imp, f: _Float, q: Quantization) -> _QTensor:
         return _gemm(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
                      None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
     if op == "Add":
+        second = f.inputs[1]
         return _add(imp, node, _source(imp, node, f.inputs[0], "first input"),
-                    _source(imp, node, f.inputs[1], "second input"), q, lo, hi)
+                    second if isinstance(second, _QConst) else _source(imp, node, second, "second input"), q, lo, hi)
     if op == "MaxPool":
         return _maxpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi)
     if op in ("AveragePool", "GlobalAveragePool"):
@@ -976,6 +977,30 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
 
 
+def _const_quantization(imp, node, c: _QConst) -> Quantization:
+    """The quantization of a constant an operator adds: one scale and zero point, 8-bit."""
+    if np.size(c.scale) != 1 or np.size(c.zero) != 1 or c.data.dtype not in (np.uint8, np.int8):
+        _fail(imp, node, "its constant input is not an 8-bit tensor with one scale and zero point")
+    return Quantization(float(np.float32(np.ravel(c.scale)[0])), int(np.ravel(c.zero)[0]), c.data.dtype.name)
+
+
+def _channel_vector(imp, node, x: _QTensor, data: np.ndarray) -> np.ndarray:
+    """A constant broadcast over x as one value per IR channel (the features of rows or
+    tokens, an image's channels), or one for all."""
+    shape = _onnx_shape(imp, x.onnx_name, x)
+    axis = len(shape) - 1 if len(shape) in (2, 3) else 1
+    try:
+        full = np.broadcast_to(data, shape)
+    except ValueError:
+        full = None
+    rows = None if full is None else np.moveaxis(full, axis, -1).reshape(-1, shape[axis])
+    if rows is None or np.broadcast_shapes(np.shape(data), shape) != tuple(shape) or np.any(rows != rows[0]):
+        _fail(imp, node, f"adds a constant of shape {list(np.shape(data))} to {list(shape)}; a constant is added "
+                         "on the core as one value per channel (or one for all), broadcast over the positions")
+    vector = rows[0]
+    return vector[:1] if np.all(vector == vector[0]) else vector
+
+
 def _matmul(imp, node, a: _QTensor, b: _QTensor, q, lo, hi) -> _QTensor:
     """A product of two activations of rank 4, (N, G, M, K) @ (N, G, K, P), as ONNX
     Runtime's QLinearMatMul: the exact integer products less the zero points,
@@ -989,17 +1014,25 @@ def _matmul(imp, node, a: _QTensor, b: _QTensor, q, lo, hi) -> _QTensor:
     return _out(imp, layer, layer.out_shape(a.shape, b.shape), q, lo, hi)
 
 
-def _add(imp, node, xa: _QTensor, xb: _QTensor, q, lo, hi) -> _QTensor:
+def _add(imp, node, xa: _QTensor, xb: _QTensor | _QConst, q, lo, hi) -> _QTensor:
     """ONNX Runtime's QLinearAdd (x86, AVX2): with a, b and y as stored (uint8 or int8),
     rint(fma(a, ra, fma(b, rb, fixed))) in float32, fixed = zy - (ra za + rb zb), the
-    ratios and fixed rounded to float32 as it computes them."""
-    if xa.shape != xb.shape:
-        _fail(imp, node, f"adds shapes {list(xa.shape)} and {list(xb.shape)}; broadcasting is not supported")
+    ratios and fixed rounded to float32 as it computes them. A constant second input
+    (one value per channel or one for all, broadcast) makes an `add_constant`."""
+    if isinstance(xb, _QConst):
+        qb = _const_quantization(imp, node, xb)
+        common = dict(zero=-q.offset, clip=(lo, hi), in_zero=(-xa.q.offset, -qb.offset), rounding=ROUNDING)
+        vector = (_channel_vector(imp, node, xa, xb.data).astype(np.int16) - qb.offset).astype(np.int8)
+        layer = AddConstant(_name(imp, node), (xa.name,), constant=vector, **common)
+    else:
+        if xa.shape != xb.shape:
+            _fail(imp, node, f"adds shapes {list(xa.shape)} and {list(xb.shape)}; broadcasting is not supported")
+        qb = xb.q
+        layer = Add(_name(imp, node), (xa.name, xb.name), zero=-q.offset, clip=(lo, hi),
+                    in_zero=(-xa.q.offset, -qb.offset), rounding=ROUNDING)
     f32 = np.float32
-    ra, rb = f32(xa.q.scale) / f32(q.scale), f32(xb.q.scale) / f32(q.scale)
-    fixed = f32(q.zero) - f32(np.float64(ra) * xa.q.zero + np.float64(f32(rb * f32(xb.q.zero))))
-    layer = Add(_name(imp, node), (xa.name, xb.name), zero=-q.offset, clip=(lo, hi),
-                in_zero=(-xa.q.offset, -xb.q.offset), rounding=ROUNDING)
+    ra, rb = f32(xa.q.scale) / f32(q.scale), f32(qb.scale) / f32(q.scale)
+    fixed = f32(q.zero) - f32(np.float64(ra) * xa.q.zero + np.float64(f32(rb * f32(qb.zero))))
     try:
         layer.requant = np.array([add_row(ra, rb, layer.spans(), fixed, Add.sum_limit(ROUNDING))], np.int32)
     except ValueError as e:
@@ -1136,7 +1169,12 @@ def _qlinear_weighted(imp, node, out_at: int, bias_at: int | None, emit) -> None
 
 
 def _qlinear_add(imp, node):
-    xa, xb = _qinput(imp, node, 0, 1), _qinput(imp, node, 3, 4)
+    xa = _qinput(imp, node, 0, 1)
+    if node.input[3] in imp.inits:       # a constant second input
+        qb = _qparams(imp, node, 4)
+        xb = _QConst(imp.inits[node.input[3]], np.float32(qb.scale), np.asarray(qb.zero))
+    else:
+        xb = _qinput(imp, node, 3, 4)
     q = _qparams(imp, node, 6)
     _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
 

@@ -143,7 +143,10 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
     if isinstance(layer, ir.MatMul):
         return lower_matmul(layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.Add):
-        b, (x0, x1), out = _builder(layer, cfg, shapes, kernels)
+        b, (x0, *x1), out = _builder(layer, cfg, shapes, kernels)
+        if isinstance(layer, ir.AddConstant):       # the constant, broadcast, in the program's image
+            x1 = [b.input("constant", pack_act(layer.operand(shapes[0]), cfg.batch, cfg.block_out),
+                          "(NB, CB, H, W, BATCH, BLOCK_OUT)")]
         n, c, h, w = shapes[0]
         add = AddRequant.of(layer)
         words = None
@@ -151,7 +154,7 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
             acc_words = np.array(add.acc_words(), np.int64).astype(np.int32)
             words = b.input("words", pack_channels(np.repeat(acc_words, cfg.block_out), cfg.batch, cfg.block_out,
                                                    np.int32), f"({len(acc_words)}, BATCH, BLOCK_OUT)")
-        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1, out,
+        lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1[0], out,
                   add or Requant(layer.shift, tuple(layer.clip)), words, layer.name)
         return b, {}, {}
     raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")

@@ -267,6 +267,48 @@ def test_a_product_of_two_activations_runs_on_the_core(tmp_path, fmt):
     assert np.array_equal(net.model_output(result["output"]), _ort_outputs(path, x)["y"])
 
 
+def _biased(tokens: bool, seed=0) -> onnx.ModelProto:
+    """A float model adding a constant vector after a product by weights, as a linear
+    layer exported without Gemm: tokens (1, 12, 48) @ W + b (48,), or an image
+    Conv1x1(x) + b (32, 1, 1)."""
+    rng = np.random.default_rng(seed)
+    h = onnx.helper
+    if tokens:
+        shape, out, w = [1, 12, 48], [1, 12, 48], rng.normal(0, 0.2, (48, 48))
+        first = h.make_node("MatMul", ["x", "w"], ["y"], name="proj")
+        b = rng.normal(0, 0.5, 48)
+    else:
+        shape, out, w = [1, 32, 6, 7], [1, 32, 6, 7], rng.normal(0, 0.2, (32, 32, 1, 1))
+        first = h.make_node("Conv", ["x", "w"], ["y"], name="proj")
+        b = rng.normal(0, 0.5, (32, 1, 1))
+    graph = h.make_graph([first, h.make_node("Add", ["y", "b"], ["z"], name="bias")], "biased",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shape)],
+                         [h.make_tensor_value_info("z", onnx.TensorProto.FLOAT, out)],
+                         [onnx.numpy_helper.from_array(w.astype(np.float32), "w"),
+                          onnx.numpy_helper.from_array(b.astype(np.float32), "b")])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", onnx_zoo.OPSET)])
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+@pytest.mark.parametrize("tokens", [True, False])
+def test_an_add_of_a_constant_vector_runs_on_the_core(tmp_path, fmt, tokens):
+    """Add (QLinearAdd) of a quantized constant broadcast over the positions, a
+    per-channel vector: an `add_constant` layer on the core, its output ONNX Runtime's."""
+    path = onnx_zoo.quantize(_biased(tokens), tmp_path / "biased.onnx", fmt)
+    net, quant = load_onnx(path)
+    (add,) = [p for p in quant["places"] if p["op"] in ("Add", "QLinearAdd")]
+    assert add["where"] == "core" and net.layers[-1].kind == "add_constant"
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    compiled = compile_network(net, cfg)
+    assert [c.where for c in compiled] == ["vta", "vta"]
+    x = np.random.default_rng(6).normal(0, 1, net.model_input_shape).astype(np.float32)
+    result = run_network(net, cfg, compiled, net.model_input(x), target("fsim"))
+    assert np.array_equal(net.model_output(result["output"]).reshape(-1), _ort_outputs(path, x)["z"].reshape(-1))
+    net.save(tmp_path / "net")
+    back = Network.load(tmp_path / "net")
+    assert np.array_equal(back.layers[-1].constant, net.layers[-1].constant)
+
+
 def _ort_outputs(path, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every output of the model at `path` by name, from ONNX Runtime's exact session."""
     model = onnx.load(str(path))

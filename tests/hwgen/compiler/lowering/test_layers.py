@@ -9,7 +9,7 @@ from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler import ir, semantics as sem
 from hwgen.compiler.frontends import zoo
-from hwgen.compiler.ir import Add, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
+from hwgen.compiler.ir import Add, AddConstant, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
 from hwgen.compiler.lowering.alu import lower_window
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
@@ -116,6 +116,9 @@ def test_add_global_pool_dense(cfg_name):
     cfg = cfg_of(cfg_name)
     run_layer(cfg, Add("add", ("a", "b"), shift=1, clip=sem.RELU), [(1, 40, 9, 7)] * 2)
     run_layer(cfg, Add("add", ("a", "b")), [(3, 24, 33, 33)] * 2)       # several ACC tiles
+    vector = np.random.default_rng(2).integers(-128, 128, 40, dtype=np.int8)
+    run_layer(cfg, AddConstant("addc", ("a",), constant=vector, shift=1, clip=sem.RELU), [(2, 40, 9, 7)])
+    run_layer(cfg, AddConstant("addc", ("a",), constant=np.array([-77], np.int8)), [(1, 24, 5, 3)])
     run_layer(cfg, GlobalAvgPool("gap", ("x",), shift=5), [(1, 96, 7, 7)])
     run_layer(cfg, GlobalAvgPool("gap", ("x",), shift=4, clip=sem.RELU), [(1, 40, 7, 5)])   # not square, clipped
     w, b = params(1, (10, 70))
