@@ -130,6 +130,21 @@ def by_im2col(layer, cfg, shapes, options: MappingOptions | None) -> bool:
     return 2 * c < cfg.block_in <= 2 * c * kh * kw and (kh, kw) != (1, 1)
 
 
+def by_rows(layer, cfg, shapes) -> bool:
+    """Whether a classifier over more rows than BATCH (a batch of feature vectors, a
+    transformer's tokens) runs with its rows as the pixels of one image per batch lane:
+    a dense layer, or a 1 x 1 convolution of 1 x 1 images, whose N rows would otherwise
+    be N / BATCH images of one pixel each, a GEMM step apiece."""
+    n, _, h, w = shapes[0]
+    return (type(layer) in (ir.Conv2d, ir.Dense) and (h, w) == (1, 1) and layer.weight.shape[2:] == (1, 1)
+            and n > cfg.batch)
+
+
+def rows_image(cfg, n: int, c: int) -> tuple[int, int, int, int]:
+    """The image that N rows of C features are (by_rows): (BATCH, C, 1, ceil(N / BATCH))."""
+    return (cfg.batch, c, 1, -(-n // cfg.batch))
+
+
 def im2col_layer(layer: ir.Conv2d) -> ir.Conv2d:
     """The 1 x 1 convolution over `layer`'s im2col patches (semantics.im2col)."""
     o = layer.weight.shape[0]

@@ -27,8 +27,8 @@ from . import semantics as sem
 from .lowering import matmul
 from .lowering.layers import lower_layer
 from .lowering.packing import pack_act, unpack_act
-from .mapping import (MappingOptions, by_im2col, fuse, host_reason, im2col_layer, input_block, input_padding,
-                      without_padding)
+from .mapping import (MappingOptions, by_im2col, by_rows, fuse, host_reason, im2col_layer, input_block,
+                      input_padding, rows_image, without_padding)
 
 
 @dataclass
@@ -44,6 +44,7 @@ class CompiledLayer:
     plan: dict = field(default_factory=dict)
     padding: tuple | None = None        # mapping.input_padding: what the host pads input 0 with
     im2col: bool = False                # on the GEMM over the im2col patches the host forms (mapping.by_im2col)
+    rows: tuple | None = None           # the image its rows are, (BATCH, C, 1, W) (mapping.by_rows)
 
     @cached_property
     def predicted_cycles(self) -> int | None:
@@ -59,6 +60,8 @@ class CompiledLayer:
         """The layer and input shapes the program is lowered from: without the padding
         the host writes, input 0 that much larger; over im2col patches, a 1 x 1
         convolution on (N, C x KH x KW, OH, OW)."""
+        if self.rows:
+            return self.layer, [self.rows]
         if self.im2col:
             n, c = self.in_shapes[0][:2]
             return im2col_layer(self.layer), [(n, c * int(np.prod(self.layer.weight.shape[2:])), *self.out_shape[2:])]
@@ -76,6 +79,11 @@ class CompiledLayer:
             return matmul.pack_operands(self.layer, cfg, *values)
         out = {}
         for k, x in enumerate(values):
+            if self.rows:
+                b, c, _, w = self.rows
+                flat = np.zeros((b * w, c), x.dtype)
+                flat[:len(x)] = x[:, :, 0, 0]
+                x = np.ascontiguousarray(flat.reshape(b, w, c).transpose(0, 2, 1)[:, :, None, :])
             if self.im2col:
                 x = sem.im2col(x, *self.layer.weight.shape[2:], self.layer.strides, self.layer.pads,
                                self.layer.pad_value)
@@ -89,6 +97,10 @@ class CompiledLayer:
         """The program's output region "out" as an NCHW tensor."""
         if isinstance(self.layer, ir.MatMul):
             return matmul.unpack_output(out, self.out_shape)
+        if self.rows:
+            n, o = self.out_shape[:2]
+            img = unpack_act(out, self.rows[0], o)[:, :, 0, :]
+            return np.ascontiguousarray(img.transpose(0, 2, 1).reshape(-1, o)[:n, :, None, None])
         return unpack_act(out, self.out_shape[0], self.out_shape[1])
 
     def report(self) -> dict:
@@ -98,6 +110,8 @@ class CompiledLayer:
             out["reason"] = self.reason
         if self.im2col:
             out["im2col"] = True
+        if self.rows:
+            out["rows_as_pixels"] = list(self.rows)
         if self.program is not None:
             out["instructions"] = len(self.program.insns)
             out["predicted_cycles"] = self.predicted_cycles
@@ -125,7 +139,9 @@ def compile_network(net: ir.Network, cfg, options: MappingOptions | None = None,
         reason = host_reason(layer, cfg, ins, options)
         c = CompiledLayer(layer, "host" if reason else "vta", reason, ins, shapes[layer.name],
                           im2col=not reason and by_im2col(layer, cfg, ins, options))
-        if not reason and not c.im2col:
+        if not reason and by_rows(layer, cfg, ins):
+            c.rows = rows_image(cfg, *ins[0][:2])
+        if not reason and not c.im2col and not c.rows:
             c.padding = input_padding(layer, cfg)
         out.append(c)
     work = [c for c in out if c.where == "vta"]
@@ -273,7 +289,9 @@ def load_compiled(directory: str | Path):
                           shapes[layer.name], im2col=rep.get("im2col") is True)
         if layer.name in doc["programs"]:
             c.program = Program.load(directory / doc["programs"][layer.name])
-            c.padding = None if c.im2col else input_padding(layer, cfg)
+            if by_rows(layer, cfg, c.in_shapes):
+                c.rows = rows_image(cfg, *c.in_shapes[0][:2])
+            c.padding = None if c.im2col or c.rows else input_padding(layer, cfg)
         c.plan = {}
         compiled.append((c, rep))
     return net, cfg, compiled

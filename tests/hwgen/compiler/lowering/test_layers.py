@@ -125,6 +125,37 @@ def test_add_global_pool_dense(cfg_name):
     run_layer(cfg, Dense("fc", ("x",), weight=w, bias=b, shift=9), [(2, 70, 1, 1)])
 
 
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("rows", [3, 64, 301])
+def test_a_classifier_over_many_rows_takes_them_as_pixels(cfg_name, rows):
+    """N rows of features (a batch, a transformer's tokens) through dense layers: with
+    more rows than BATCH, one image of ceil(N / BATCH) pixels per batch lane."""
+    cfg = cfg_of(cfg_name)
+    net = Network("rows", "x", (rows, 70, 1, 1))
+    w, b = params(3, (48, 70))
+    net.layers.append(Dense("fc1", ("x",), weight=w, bias=b, shift=9, clip=sem.RELU))
+    w, b = params(4, (10, 48))
+    net.layers.append(Dense("fc2", ("fc1",), weight=w, bias=b, shift=8))
+    compiled = compile_network(net, cfg)
+    width = -(-rows // cfg.batch)
+    assert [c.rows for c in compiled] == ([(cfg.batch, 70, 1, width), (cfg.batch, 48, 1, width)]
+                                          if rows > cfg.batch else [None, None])
+    x = np.random.default_rng(rows).integers(-128, 128, net.input_shape, dtype=np.int8)
+    assert np.array_equal(run_network(net, cfg, compiled, x, Fsim())["output"], net.reference(x))
+
+
+def test_rows_as_pixels_from_the_command_line(tmp_path, capsys):
+    net = Network("rows", "x", (40, 70, 1, 1))
+    w, b = params(5, (24, 70))
+    net.layers.append(Dense("fc", ("x",), weight=w, bias=b, shift=9))
+    net.save(tmp_path / "model")
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config",
+                 str(CONFIG_DIR / "default.json"), "-o", str(tmp_path / "out"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layers"][0]["rows_as_pixels"] == [1, 70, 1, 40]
+    assert main(["run", str(tmp_path / "out"), "--target", "tsim", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matches_reference"] is True
+
+
 @pytest.mark.parametrize("cfg_name,layer,shape", [
     ("default", GlobalAvgPool("gap", ("x",), shift=5), (2, 512, 7, 7)),
     ("2x16x16", GlobalAvgPool("gap", ("x",), shift=4, clip=sem.RELU), (2, 256, 7, 5)),
