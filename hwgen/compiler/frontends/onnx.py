@@ -121,6 +121,7 @@ class _QTensor:
     layer: object = None            # the IR layer that produces it (None: the input)
     onnx_name: str = ""             # the ONNX tensor holding it
     flat: bool = False              # flattened to (N, C x H x W): only a classifier reads it
+    pads: tuple = (0, 0, 0, 0)      # a Pad's (top, left, bottom, right): only a convolution reads it, folding them
 
 
 @dataclass
@@ -698,6 +699,15 @@ def _float_op(imp, node):
         else:
             imp.values[node.output[0]] = _Float(x.node, x.inputs, None, (max(x.clip[0], lo), min(x.clip[1], hi)))
         return
+    if op == "Pad":
+        x = ins[0]
+        if isinstance(x, _Float) and x.node is None:
+            imp.values[node.output[0]] = _Float(None, [], _padded(imp, node, x.source, True), shape=x.shape)
+            return
+        if isinstance(x, _QTensor):
+            imp.values[node.output[0]] = _padded(imp, node, x, False)
+            return
+        _fail(imp, node, "pads a tensor that is not quantized (a float result: quantize it first)")
     if op in ("Flatten", "Reshape"):
         x = ins[0]
         if isinstance(x, _Float) and x.node is None:
@@ -716,6 +726,47 @@ def _float_op(imp, node):
             _fail(imp, node, f"input {t!r} is a float result that is not quantized first (insert QuantizeLinear/"
                              "DequantizeLinear between the operators, as quantize_static does)")
     imp.values[node.output[0]] = _Float(node, ins)
+
+
+def _padded(imp, node, x: _QTensor, dequantized: bool) -> _QTensor:
+    """A constant Pad of the height and width of quantized tensor x (`dequantized`: of
+    its float values) with x's zero point, which only convolutions read: x with the
+    padding, which they fold into theirs."""
+    a = _attrs(node)
+    pads = imp.inits.get(node.input[1]) if len(node.input) > 1 else None
+    if a.get("mode", "constant") != "constant" or (len(node.input) > 3 and node.input[3]) or pads is None:
+        _fail(imp, node, "only a constant Pad by constant pads of every axis is folded into a convolution")
+    pads = [int(p) for p in np.ravel(pads)]
+    if len(pads) != 8 or any(pads[k] for k in (0, 1, 4, 5)) or min(pads) < 0 or x.q is None:
+        _fail(imp, node, f"pads {pads}; a Pad folded into a convolution pads the height and width of an NCHW "
+                         "quantized tensor by non-negative amounts")
+    value = imp.inits.get(node.input[2], imp.values.get(node.input[2])) if len(node.input) > 2 and node.input[2] else 0
+    if isinstance(value, _QConst):      # a quantized constant, dequantized
+        value, dequantized = (np.float32(np.ravel(value.scale)[0]) * np.float32(
+            int(np.ravel(value.data)[0]) - int(np.ravel(value.zero)[0]))), True
+    if value is None or isinstance(value, (_Float, _QTensor, _Host)):
+        _fail(imp, node, "its padding value is not a constant")
+    ir_value = (int(x.q.quantize(np.float32(np.ravel(value)[0]))) if dequantized
+                else int(np.ravel(value)[0]) - x.q.offset)
+    if ir_value != x.q.ir_zero:
+        _fail(imp, node, "pads with a value other than its input's zero point (a convolution pads with it)")
+    if not _read_by_convolutions(imp, node.output[0]):
+        _fail(imp, node, "its result is read by operators other than convolutions (input 0), which alone fold a Pad")
+    top, left, bottom, right = pads[2], pads[3], pads[6], pads[7]
+    return dataclasses.replace(x, onnx_name=node.output[0], pads=tuple(
+        p + q for p, q in zip(x.pads, (top, left, bottom, right))))
+
+
+def _read_by_convolutions(imp, name: str) -> bool:
+    """Whether tensor `name` (through QuantizeLinear/DequantizeLinear) is read, and only
+    as the input of convolutions, and is no output of the model."""
+    if name in {o.name for o in imp.model.graph.output}:
+        return False
+    readers = [n for n in imp.model.graph.node if name in n.input]
+    return bool(readers) and all(
+        _read_by_convolutions(imp, n.output[0]) if n.op_type in _QDQ else
+        n.op_type in ("Conv", "QLinearConv") and list(n.input).count(name) == 1 and n.input[0] == name
+        for n in readers)
 
 
 def _check_flatten(imp, node, shape) -> None:
@@ -755,6 +806,8 @@ def _source(imp, node, v, what="input") -> _QTensor:
         _fail(imp, node, f"its {what} is not a quantized tensor")
     if v.flat and v.shape[2:] != (1, 1) and node.op_type not in ("Gemm", "MatMul", "QGemm", "QLinearMatMul"):
         _fail(imp, node, f"its {what} is flattened from {list(v.shape)}; only a classifier reads a flattened tensor")
+    if any(v.pads) and node.op_type != "Conv":
+        _fail(imp, node, f"its {what} is padded by a Pad; only a convolution folds a Pad")
     return v
 
 
@@ -807,7 +860,7 @@ def _requantize_in_place(imp, f: _Float, q: Quantization, lo: int, hi: int) -> _
         raise HwgenError(f"model {imp.path}: tensor {x.onnx_name!r} is quantized again with scale {q.scale} and "
                          f"zero point {q.zero} (was {x.q.scale}, {x.q.zero}); a requantization between operators "
                          "is not supported (give the Relu/Clip the scale and zero point of its input)")
-    return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer, flat=x.flat)
+    return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer, flat=x.flat, pads=x.pads)
 
 
 def _clip_source(imp, node, x: _QTensor, lo: float, hi: float) -> _QTensor:
@@ -935,7 +988,10 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
         _fail(imp, node, f"weights {list(weight.shape)} with group {group} do not match {c} input channels")
     sw = _scales(imp, node, w, o)
     bias = _bias(imp, node, b, x, sw, o)
-    common = dict(stride=_compact(tuple(a.get("strides", [1, 1]))), pad=_compact(_pads(imp, node, a, x.shape, (kh, kw))),
+    (top, left, bottom, right), (n, _, h, wd) = x.pads, x.shape      # a Pad before, folded in
+    own = _pads(imp, node, a, (n, c, h + top + bottom, wd + left + right), (kh, kw))
+    pads = tuple(p + q for p, q in zip(own, x.pads))
+    common = dict(stride=_compact(tuple(a.get("strides", [1, 1]))), pad=_compact(pads),
                   requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero,
                   rounding=ROUNDING)
     name = _name(imp, node)
@@ -1124,6 +1180,8 @@ def _qinput(imp, node, k: int, scale_at: int) -> _QTensor:
         x = _materialize(imp, node.input[k], x)
     if not isinstance(x, _QTensor):
         _fail(imp, node, f"input {node.input[k]!r} is not a quantized tensor of the model")
+    if any(x.pads) and node.op_type != "QLinearConv":
+        _fail(imp, node, f"input {node.input[k]!r} is padded by a Pad; only a convolution folds a Pad")
     q = _qparams(imp, node, scale_at)
     if x.q is None:
         x.q = q
@@ -1208,7 +1266,7 @@ def _maxpool_node(imp, node):
 _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
     **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
-                                "Flatten", "Reshape")},
+                                "Flatten", "Reshape", "Pad")},
     "MaxPool": _maxpool_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),

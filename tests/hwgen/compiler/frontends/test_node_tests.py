@@ -2,11 +2,11 @@
 Runtime (docs/layers.md, "Conformance").
 
 Each float node test of Conv, Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool,
-GlobalAveragePool, Flatten and Reshape becomes the QDQ model a static quantizer writes
+GlobalAveragePool, Flatten, Reshape and Pad becomes the QDQ model a static quantizer writes
 for it: the input quantized (uint8, its range from the test's input), the weights of
 Conv, Gemm and MatMul int8 (symmetric, per tensor), a bias int32 at input scale x weight
 scale, any other float constant uint8, and the output quantized from the test's expected
-output's range (a max pool's, flatten's or reshape's with its input's quantization, as a
+output's range (a max pool's, flatten's, reshape's or pad's with its input's quantization, as a
 quantizer does). The node's attributes are the test's. The reference is ONNX Runtime's
 exact-integer session of that model on the test's input; hwgen imports it, compiles it
 for the default configuration (ALU_RESCALE "multiply") and runs it on fsim. Each test
@@ -36,7 +36,7 @@ from tests.support.ort import session
 
 ROOT = Path(__file__).resolve().parents[4]
 CLAIMED = ("Conv", "Gemm", "MatMul", "Add", "Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
-           "Reshape")
+           "Reshape", "Pad")
 WEIGHTS = {"Conv": 1, "Gemm": 1, "MatMul": 1}      # the input holding an operator's weights
 BIASES = {"Conv": 2, "Gemm": 2}
 
@@ -87,7 +87,7 @@ def qdq_model(case) -> tuple[onnx.ModelProto, np.ndarray]:
         elif BIASES.get(node.op_type) == k and sw is not None:
             sb = np.float32(sx * sw)
             names.append(dq(name, np.rint(value / sb).astype(np.int32), sb, np.int32(0)))
-        elif node.op_type == "Clip":                     # its bounds stay float, as a quantizer leaves them
+        elif node.op_type in ("Clip", "Pad"):            # bounds and a padding value stay float
             names.append(const(name, value))
         else:
             s, z = _affine(value)
@@ -95,7 +95,7 @@ def qdq_model(case) -> tuple[onnx.ModelProto, np.ndarray]:
     # an omitted optional input keeps its place
     names += [""] * (len(node.input) - len(names)) if len(node.input) > len(inputs) else []
     # a max pool or reshape moves values: a quantizer gives its output its input's quantization
-    sy, zy = (sx, zx) if node.op_type in ("MaxPool", "Flatten", "Reshape") else _affine(y)
+    sy, zy = (sx, zx) if node.op_type in ("MaxPool", "Flatten", "Reshape", "Pad") else _affine(y)
     op = helper.make_node(node.op_type, names[:len(node.input)], ["y_float", *node.output[1:]], name=node.op_type,
                           domain=node.domain)
     op.attribute.extend(node.attribute)

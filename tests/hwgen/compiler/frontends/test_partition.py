@@ -309,6 +309,44 @@ def test_an_add_of_a_constant_vector_runs_on_the_core(tmp_path, fmt, tokens):
     assert np.array_equal(back.layers[-1].constant, net.layers[-1].constant)
 
 
+def _padded(reader: str, value: float = 0.0, seed=0) -> onnx.ModelProto:
+    """Conv -> Relu -> Pad (bottom and right by 1, `value`) -> `reader` ("Conv": a 3x3
+    stride-2 convolution without padding of its own, as a TensorFlow export pads for
+    SAME; "MaxPool": a 2x2 max pool)."""
+    rng = np.random.default_rng(seed)
+    h = onnx.helper
+    inits = [onnx.numpy_helper.from_array(rng.normal(0, 0.2, (16, 16, 3, 3)).astype(np.float32), "w0"),
+             onnx.numpy_helper.from_array(rng.normal(0, 0.2, (32, 16, 3, 3)).astype(np.float32), "w1"),
+             onnx.numpy_helper.from_array(np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64), "pads"),
+             onnx.numpy_helper.from_array(np.array(value, np.float32), "value")]
+    last = (h.make_node("Conv", ["p", "w1"], ["y"], name="c1", strides=[2, 2]) if reader == "Conv" else
+            h.make_node("MaxPool", ["p"], ["y"], name="mp", kernel_shape=[2, 2], strides=[2, 2]))
+    nodes = [h.make_node("Conv", ["x", "w0"], ["c"], name="c0", pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c"], ["r"], name="relu"),
+             h.make_node("Pad", ["r", "pads", "value"], ["p"], name="pad", mode="constant"), last]
+    out = [1, 32, 6, 6] if reader == "Conv" else [1, 16, 6, 6]
+    graph = h.make_graph(nodes, "padded", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 16, 12, 12])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, out)], inits)
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", onnx_zoo.OPSET)])
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+@pytest.mark.parametrize("reader,value,folded", [("Conv", 0.0, True), ("MaxPool", 0.0, False), ("Conv", 0.5, False)])
+def test_a_pad_before_a_convolution_is_folded_into_its_padding(tmp_path, fmt, reader, value, folded):
+    """A constant Pad by the zero point that only convolutions read becomes their
+    padding; read by a max pool, or padding with another value, ONNX Runtime runs it."""
+    path = onnx_zoo.quantize(_padded(reader, value), tmp_path / "padded.onnx", fmt)
+    net, quant = load_onnx(path)
+    assert (not any(isinstance(la, OnnxHost) for la in net.layers)) == folded
+    if folded:
+        assert net.layers[-1].pads == (0, 0, 1, 1)
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    compiled = compile_network(net, cfg)
+    x = np.random.default_rng(8).normal(0, 1, net.model_input_shape).astype(np.float32)
+    result = run_network(net, cfg, compiled, net.model_input(x), target("fsim"))
+    assert np.array_equal(net.model_output(result["output"]), _ort_outputs(path, x)["y"])
+
+
 def _ort_outputs(path, x: np.ndarray) -> dict[str, np.ndarray]:
     """Every output of the model at `path` by name, from ONNX Runtime's exact session."""
     model = onnx.load(str(path))
