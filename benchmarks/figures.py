@@ -526,6 +526,12 @@ _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration agai
 _COMPILE = "the first time and"
 _ONNX = "| model | quantization | cycles (cycle model) |"
 _IM2COL = "| model | cycles with the first convolution on the core |"
+# the row of each imported model in docs/compiler.md's tables
+_ONNX_ROWS = {"resnet18": "| ResNet-18, 224 x 224 |", "mobilenet_v2": "| MobileNet-v2, 224 x 224 |",
+              "mobilenet_v3_small": "| MobileNet-v3-small, 224 x 224 |",
+              "efficientnet_lite0": "| EfficientNet-lite0, 224 x 224 |",
+              "detector": "| YOLO-like detector, 320 x 320, 80 classes |", "unet": "| U-Net, 128 x 128, 4 classes |",
+              "transformer": "| transformer encoder, 4 layers, 64 tokens x 128 |"}
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
@@ -616,12 +622,7 @@ QUOTES = [
     Quote("compile/resnet18/default/cached_seconds", _COMPILE, None, "seconds2", 1, file=COMPILER),
     Quote("compile/mobilenet_v1/default/searched_seconds", _COMPILE, None, "seconds", 2, file=COMPILER),
     Quote("compile/mobilenet_v1/default/cached_seconds", _COMPILE, None, "seconds2", 3, file=COMPILER),
-    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"),
-                             ("mobilenet_v3_small", "| MobileNet-v3-small, 224 x 224 |"),
-                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"),
-                             ("detector", "| YOLO-like detector, 320 x 320, 80 classes |"),
-                             ("unet", "| U-Net, 128 x 128, 4 classes |"),
-                             ("transformer", "| transformer encoder, 4 layers, 64 tokens x 128 |"))
+    *(q for model, label in _ONNX_ROWS.items()
       for q in (Quote(f"onnx/{model}/cycles", label, 2, "count", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/prediction_error", label, 2, "error", table=_ONNX, file=COMPILER),
                 Quote(f"onnx/{model}/mac_utilization", label, 3, "percent", table=_ONNX, file=COMPILER),
@@ -630,11 +631,7 @@ QUOTES = [
                 Quote(f"onnx/{model}/host_seconds", label, 6, "seconds2", table=_ONNX, file=COMPILER),
                 *(Quote(f"onnx/{model}/{figure}", label, 7, "seconds", nth, table=_ONNX, file=COMPILER)
                   for nth, figure in enumerate(("compile_seconds", "compile_cached_seconds"))))),
-    *(q for model, label in (("resnet18", "| ResNet-18, 224 x 224 |"), ("mobilenet_v2", "| MobileNet-v2, 224 x 224 |"),
-                             ("mobilenet_v3_small", "| MobileNet-v3-small, 224 x 224 |"),
-                             ("efficientnet_lite0", "| EfficientNet-lite0, 224 x 224 |"),
-                             ("detector", "| YOLO-like detector, 320 x 320, 80 classes |"),
-                             ("unet", "| U-Net, 128 x 128, 4 classes |"))
+    *(q for model, label in ((m, _ONNX_ROWS[m]) for m in IM2COL_MODELS)
       for q in (Quote(f"onnx/{model}/im2col_cycles", label, 1, "count", table=_IM2COL, file=COMPILER),
                 Quote(f"onnx/{model}/im2col_core_mac_share", label, 2, "percent", table=_IM2COL, file=COMPILER),
                 Quote(f"onnx/{model}/im2col_host_seconds", label, 3, "seconds2", table=_IM2COL, file=COMPILER))),

@@ -368,24 +368,30 @@ class DepthwiseConv2d(_Window):
 
 
 @dataclass
-class Add(Layer):
-    """Residual add: requantize(a + b), or with `requant`, one row (ma, na, mb, nb, c, n):
-    clip(rne(acc / 2^n) + zero, lo, hi) of the sum acc of the terms
-    ta = rne((a - za) ma / 2^na), tb = rne((b - zb) mb / 2^nb) and c, exact or, with
-    rounding "float32", fl(ta + fl(tb + c)) as ONNX Runtime's float32 arithmetic."""
+class _TwoOperands(Layer):
+    """A layer combining two operands, each less its zero point (`in_zero`), and
+    requantizing the result (`shift` or `requant`; zero, clip, rounding)."""
     shift: int = 0
     clip: tuple[int, int] = sem.INT8
     requant: np.ndarray = field(repr=False, default=None)
     zero: int = 0
     in_zero: tuple[int, int] = (0, 0)
     rounding: str = "exact"
-    kind = "add"
     arity = 2
     operands = 2
-    requant_columns = ("ma", "na", "mb", "nb", "c", "n")
 
     def attrs(self):
         return {"shift": self.shift, "clip": list(self.clip)}
+
+
+@dataclass
+class Add(_TwoOperands):
+    """Residual add: requantize(a + b), or with `requant`, one row (ma, na, mb, nb, c, n):
+    clip(rne(acc / 2^n) + zero, lo, hi) of the sum acc of the terms
+    ta = rne((a - za) ma / 2^na), tb = rne((b - zb) mb / 2^nb) and c, exact or, with
+    rounding "float32", fl(ta + fl(tb + c)) as ONNX Runtime's float32 arithmetic."""
+    kind = "add"
+    requant_columns = ("ma", "na", "mb", "nb", "c", "n")
 
     def _check_requant(self) -> None:
         """One row, and a sum that int32 holds for every pair of int8 inputs (the
@@ -457,23 +463,12 @@ class AddConstant(Add):
 
 
 @dataclass
-class MatMul(Layer):
+class MatMul(_TwoOperands):
     """The product of two activations, group by group: a (N, G, M, K) and b (N, G, K, P)
     give (N, G, M, P), acc[n, g] = (a[n, g] - za) @ (b[n, g] - zb) in int32 with
     `in_zero` (za, zb), requantized as a convolution's accumulator (one `requant` row
     or `shift`; zero, clip, rounding). Attention's Q K^T and its weights times V."""
-    shift: int = 0
-    clip: tuple[int, int] = sem.INT8
-    requant: np.ndarray = field(repr=False, default=None)
-    zero: int = 0
-    in_zero: tuple[int, int] = (0, 0)
-    rounding: str = "exact"
     kind = "matmul"
-    arity = 2
-    operands = 2
-
-    def attrs(self):
-        return {"shift": self.shift, "clip": list(self.clip)}
 
     def check(self):
         super().check()

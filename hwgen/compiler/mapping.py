@@ -108,9 +108,9 @@ def host_reason(layer, cfg, shapes, options: MappingOptions | None = None) -> st
     if weight is not None and not -top <= int(weight.min()) <= int(weight.max()) < top:
         return (f"weights span {int(weight.min())}..{int(weight.max())}, beyond int{cfg.wgt_bits} (a weight zero "
                 f"point moved them): the GEMM multiplies {cfg.wgt_bits}-bit weights")
-    if isinstance(layer, ir.MatMul) and layer.in_zero[1] == sem.INT8[0]:
-        return (f"the second operand's zero point is {sem.INT8[0]} (a uint8 zero point of 0): its weights b - zb "
-                f"would need {-sem.INT8[0]}, beyond int{cfg.wgt_bits}")
+    if isinstance(layer, ir.MatMul) and -layer.in_zero[1] >= top:
+        return (f"the second operand's zero point is {layer.in_zero[1]} (-128: a uint8 zero point of 0): the "
+                f"weights' second half, -zb = {-layer.in_zero[1]}, is beyond int{cfg.wgt_bits}")
     if isinstance(layer, ir.Conv2d) and not by_im2col(layer, cfg, shapes, options):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:

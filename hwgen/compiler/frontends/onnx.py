@@ -1046,11 +1046,10 @@ def _channel_vector(imp, node, x: _QTensor, data: np.ndarray) -> np.ndarray:
     shape = _onnx_shape(imp, x.onnx_name, x)
     axis = len(shape) - 1 if len(shape) in (2, 3) else 1
     try:
-        full = np.broadcast_to(data, shape)
+        rows = np.moveaxis(np.broadcast_to(data, shape), axis, -1).reshape(-1, shape[axis])
     except ValueError:
-        full = None
-    rows = None if full is None else np.moveaxis(full, axis, -1).reshape(-1, shape[axis])
-    if rows is None or np.broadcast_shapes(np.shape(data), shape) != tuple(shape) or np.any(rows != rows[0]):
+        rows = None
+    if rows is None or np.any(rows != rows[0]):
         _fail(imp, node, f"adds a constant of shape {list(np.shape(data))} to {list(shape)}; a constant is added "
                          "on the core as one value per channel (or one for all), broadcast over the positions")
     vector = rows[0]
