@@ -101,7 +101,7 @@ class Layer:
         if rq.shape[1] != len(cols) or rq.shape[0] < 1:
             raise HwgenError(f"layer {self.name}: requant has shape {rq.shape}; it must be (K, {len(cols)}), rows "
                              f"({', '.join(cols)}) for every channel (K = channels) or for all (K = 1)")
-        if self.shift:
+        if getattr(self, "shift", 0):
             raise HwgenError(f"layer {self.name}: shift {self.shift} beside a requant array; a layer requantizes "
                              "by one or the other: set shift 0")
         m, n = self.requant_part("m"), self.requant_part("n")
@@ -493,6 +493,43 @@ class MatMul(_TwoOperands):
 
 
 @dataclass
+class Piecewise(Layer):
+    """An elementwise map of one int8 tensor (semantics.piecewise): two linear pieces
+    meeting at the input zero point `in_zero`, a rounding shift and a clip, by the
+    `requant` rows (mp, mq, b, n, lo, hi) of each channel or one for all; `op` the
+    operator it computes (an imported model's LeakyRelu, PRelu, HardSigmoid, or
+    QuantizeLinear: a requantization), which `compiler.piecewise.fit` matched on every
+    input value."""
+    requant: np.ndarray = field(repr=False, default=None)
+    in_zero: int = 0
+    op: str = ""
+    kind = "piecewise"
+    requant_columns = sem.PIECEWISE_COLUMNS
+
+    def check(self):
+        super().check()
+        if self.requant is None:
+            raise HwgenError(f"layer {self.name}: no requant (weights.npz needs an array {self.name}.requant of rows "
+                             f"({', '.join(self.requant_columns)}))")
+        if not isinstance(self.op, str):
+            raise HwgenError(f"layer {self.name}: op must be the name of the operator it computes")
+        mp, mq, b, n, lo, hi = (self.requant[:, k].astype(np.int64) for k in range(6))
+        if np.any(lo > hi) or lo.min() < sem.INT8[0] or hi.max() > sem.INT8[1]:
+            raise HwgenError(f"layer {self.name}: each row's clip lo..hi must lie within int8 with lo <= hi")
+        span = sem.INT8[1] - sem.INT8[0]
+        if int((np.maximum(mp, mq) * span + np.abs(b)).max()) >= sem.INT32_LIMIT:
+            raise HwgenError(f"layer {self.name}: a slope times {span} plus the offset b leaves int32; lower the "
+                             "slopes and the shift n together")
+
+    def out_shape(self, x):
+        self._check_channels(x[1])
+        return tuple(x)
+
+    def reference(self, x):
+        return sem.piecewise(x, self.requant, self.in_zero)
+
+
+@dataclass
 class ConvAdd(Layer):
     """A conv2d and the residual add that consumes it, as one layer (made by
     `mapping.fuse`): inputs (conv input, shortcut); the output is the add's. Same
@@ -653,7 +690,7 @@ class Quantization:
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
-                                   MatMul, OnnxHost)}
+                                   MatMul, Piecewise, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 

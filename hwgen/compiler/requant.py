@@ -10,6 +10,9 @@ lowering emits them; the tiling search counts them.
   each input's word, the ADD of the two and of the offset, a rounding SCL by 2^n (with
   float32 rounding, SCLs that round to 24 significant bits in between), then the
   add's own `Requant`.
+- `PiecewiseSteps`: an elementwise map (ir.Piecewise): the input less its zero point,
+  each piece scaled by its slope's SCL word (the negative part in a scratch entry,
+  MIN/MAX splitting them), the offset, the rounding SCL, the clip.
 
 An SCL operand word packs the multiplier m and the shift n (`scl_word`); words live in
 ACC entries beside the bias (`bias_entries`)."""
@@ -151,6 +154,49 @@ class AddRequant:
             words, zeros = words[::-1], zeros[::-1]
         return cls(zeros, words, n, Requant(0, tuple(add.clip), None, add.zero), c, add.rounding == "float32",
                    1 - first)
+
+
+@dataclass(frozen=True)
+class PiecewiseSteps:
+    """The passes of a piecewise layer (semantics.piecewise) over its entries x and
+    scratch entries u, reading per channel block the words of `words` (WORDS of them,
+    in that order); a pass left out where every channel's row makes it the identity."""
+    in_zero: int
+    pieces: bool            # mp differs from mq somewhere: the negative part goes through u
+    slopes: tuple[bool, bool]   # SCL by mp's (and mq's) word is needed
+    offset: bool
+    shift: bool
+
+    # the ACC entries of each channel block: the SCL words of mp, mq and 2^-n, b, lo, hi
+    WORDS = ("mp", "mq", "n", "b", "lo", "hi")
+
+    @classmethod
+    def of(cls, layer: ir.Piecewise) -> "PiecewiseSteps":
+        mp, mq, b, n = (layer.requant[:, k] for k in range(4))
+        pieces = bool(np.any(mp != mq))
+        return cls(layer.in_zero, pieces, (bool(np.any(mp != 1)), pieces and bool(np.any(mq != 1))),
+                   bool(np.any(b)), bool(np.any(n)))
+
+    @staticmethod
+    def words(layer: ir.Piecewise, channels: int) -> np.ndarray:
+        """(channels, len(WORDS)) int32: each channel's words."""
+        rows = np.broadcast_to(layer.requant, (channels, 6)).astype(np.int64)
+        mp, mq, b, n, lo, hi = rows.T
+        scl = np.vectorize(scl_word, otypes=[np.int64])
+        return np.stack([scl(mp, 0), scl(mq, 0), scl(1, n), b, lo, hi], axis=1).astype(np.int32)
+
+    def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
+        """(opcode, the entries it writes: "x" or "u", operand): ("imm", value),
+        ("word", a name of WORDS), ("input", "u"): x = op(x, u), or ("copy", value):
+        u = op(x, value)."""
+        out: list = [(AluOp.ADD, "x", ("imm", -self.in_zero))] if self.in_zero else []
+        if self.pieces:
+            out += [(AluOp.MIN, "u", ("copy", 0)), (AluOp.MAX, "x", ("imm", 0))]
+        out += [(AluOp.SCL, "x", ("word", "mp"))] * self.slopes[0]
+        if self.pieces:
+            out += [(AluOp.SCL, "u", ("word", "mq"))] * self.slopes[1] + [(AluOp.ADD, "x", ("input", "u"))]
+        out += [(AluOp.ADD, "x", ("word", "b"))] * self.offset + [(AluOp.SCL, "x", ("word", "n"))] * self.shift
+        return out + [(AluOp.MAX, "x", ("word", "lo")), (AluOp.MIN, "x", ("word", "hi"))]
 
 
 def bias_entries(rq: Requant, add: AddRequant | None = None) -> int:

@@ -27,6 +27,9 @@ VTA layout, so that it can judge the compiled programs.
   An imported average pool may instead average in float32 as ONNX Runtime does
   (`avg_pool_dequantized`), where integer arithmetic cannot reproduce its ties.
 - residual add: requantize(a + b) for two int8 tensors of one shape.
+- piecewise: an elementwise map of one int8 tensor with two linear pieces that meet at
+  the input zero point, then a clip (`piecewise`): an imported model's LeakyRelu,
+  PRelu, HardSigmoid or requantization, found by `compiler.piecewise.fit`.
 """
 from __future__ import annotations
 
@@ -270,3 +273,17 @@ def add(a, b, shift: int = 0, clip=INT8, requant=None, zero: int = 0, in_zero=(0
         return requantize(acc, shift, clip, zero=zero)
     lo, hi = clip
     return np.clip(round_shift(acc, channel_param(requant[:, 5], acc.ndim)) + zero, lo, hi).astype(np.int8)
+
+
+# the columns of a piecewise layer's rows (`piecewise`)
+PIECEWISE_COLUMNS = ("mp", "mq", "b", "n", "lo", "hi")
+
+
+def piecewise(x, rows, in_zero: int) -> np.ndarray:
+    """int8 clip(rne((mp max(d, 0) + mq min(d, 0) + b) / 2^n), lo, hi) of d = x - in_zero,
+    with `rows` (K, 6) of PIECEWISE_COLUMNS per channel (axis 1; K = 1: every
+    channel), exactly."""
+    d = np.asarray(x, np.int64) - in_zero
+    mp, mq, b, n, lo, hi = (channel_param(rows[:, i], d.ndim) for i in range(6))
+    acc = mp * np.maximum(d, 0) + mq * np.minimum(d, 0) + b
+    return np.clip(round_shift(acc, n), lo, hi).astype(np.int8)

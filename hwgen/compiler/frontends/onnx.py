@@ -32,10 +32,10 @@ import onnx
 from onnx import numpy_helper
 
 from ...errors import HwgenError
-from .. import host
+from .. import host, piecewise
 from .. import semantics as sem
 from ..ir import (FLOAT, Add, AddConstant, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, MaxPool,
-                  Network, OnnxBoundary, OnnxHost, Quantization, Tap)
+                  Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
@@ -253,8 +253,13 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             _node(imp, node)
         except HwgenError as e:     # anything the core cannot run, the host runs
             hosted = [t for t in node.input if isinstance(imp.values.get(t), _Host)]
-            _to_host(imp, index, f"reads {hosted[0]!r}, which the host computes"
-                     if hosted and node.op_type not in _MATERIALIZING else str(e).removeprefix(f"model {path}: "))
+            reason = (f"reads {hosted[0]!r}, which the host computes" if hosted and node.op_type not in _MATERIALIZING
+                      else str(e).removeprefix(f"model {path}: "))
+            pending = imp.values.get(node.input[0]) if node.op_type == "QuantizeLinear" else None
+            if isinstance(pending, _Float) and pending.node is not None:
+                # a float operator found unfit where its result is quantized: the reason is its own
+                imp.reasons.setdefault(imp.producer[pending.node.output[0]], reason)
+            _to_host(imp, index, reason)
     outs = {}
     for o in g.output:
         out = imp.values.get(o.name)
@@ -402,12 +407,16 @@ def _node(imp: _Import, node) -> None:
 
 # -- the host's part -----------------------------------------------------------------------
 # operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
-_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd", "QLinearLeakyRelu",
+                  "QLinearSigmoid",
                   "QLinearGlobalAveragePool", "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
 _ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8, FLOAT: onnx.TensorProto.FLOAT}
 # operators whose multiply-accumulates are counted (the host's share of a model's MACs)
 _CONVS = ("Conv", "QLinearConv", "ConvInteger")
+# float operators of one tensor that the core runs element by element where ONNX Runtime's
+# results are piecewise linear (`_elementwise`); the others (Sigmoid, HardSwish) the host runs
+ELEMENTWISE = ("LeakyRelu", "PRelu", "HardSigmoid", "Sigmoid", "HardSwish", "Tanh")
 _MATMULS = ("MatMul", "Gemm", "QLinearMatMul", "QGemm", "MatMulInteger")
 
 
@@ -520,14 +529,7 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bo
     is no QuantizeLinear or DequantizeLinear. With `boundary`, float at one end makes it
     the model's pre- or post-processing (an OnnxBoundary)."""
     g = imp.model.graph
-    nodes, stack = set(), [out]
-    while stack:
-        t = stack.pop()
-        if t in deps or t not in imp.producer or imp.producer[t] in nodes:
-            continue
-        nodes.add(imp.producer[t])
-        stack += [u for u in g.node[imp.producer[t]].input if u]
-    order = sorted(nodes)
+    order = _between(imp, deps, out)
     if name is None:
         last = next((g.node[i] for i in reversed(order) if g.node[i].op_type not in _QDQ), g.node[order[-1]])
         name = _name(imp, last)
@@ -578,6 +580,76 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bo
                input_shapes=tuple(shapes), output=out, out_dtype=dtype, onnx_shape=tuple(y.shape),
                shape=y.shape if dtype == FLOAT else _ir_shape(y.shape), uint8_kernels=imp.uint8,
                nodes=tuple(_label(g.node[i]) for i in order), reason=first, host_macs=macs)
+
+
+def _between(imp, deps, out: str) -> list[int]:
+    """The indices, in order, of the nodes that compute ONNX tensor `out` from the
+    tensors `deps` (and initializers)."""
+    g = imp.model.graph
+    nodes, stack = set(), [out]
+    while stack:
+        t = stack.pop()
+        if t in deps or t not in imp.producer or imp.producer[t] in nodes:
+            continue
+        nodes.add(imp.producer[t])
+        stack += [u for u in g.node[imp.producer[t]].input if u]
+    return sorted(nodes)
+
+
+def _table(imp, node, x: _QTensor, out: str) -> np.ndarray:
+    """ONNX Runtime's value of ONNX tensor `out` for each of the 256 values of quantized
+    tensor x, element by element, as IR int8 values (C, 256), C the channels of x:
+    the model's own nodes between them run once over every value in every channel."""
+    g = imp.model.graph
+    order = _between(imp, {x.onnx_name: x}, out)
+    rank = len(_onnx_shape(imp, x.onnx_name, x))
+    channels = x.shape[1]
+    axis = 1 if rank == 4 else rank - 1                 # an image's channels, or the features of rows/tokens
+    values_axis = 3 if rank == 4 else 0 if rank == 2 else 1
+    shape = [1] * rank
+    shape[axis], shape[values_axis] = channels, 256
+    v = np.arange(sem.INT8[0], sem.INT8[1] + 1) + x.q.offset
+    feed = np.broadcast_to(np.expand_dims(v, [a for a in range(rank) if a != values_axis]), shape)
+    used = {u for i in order for u in g.node[i].input}
+    graph = onnx.helper.make_graph(
+        [g.node[i] for i in order], "table",
+        [onnx.helper.make_tensor_value_info(x.onnx_name, _ONNX_TYPES[x.q.dtype], shape)],
+        [onnx.helper.make_empty_tensor_value_info(out)], [i for i in g.initializer if i.name in used])
+    model = onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
+    try:
+        y = host.session(model.SerializeToString(), imp.uint8, quiet=True).run(
+            [out], {x.onnx_name: np.ascontiguousarray(feed).astype(x.q.dtype)})[0]
+    except Exception as e:      # onnxruntime's own exception types
+        _fail(imp, node, "an elementwise map on the core depends on an input value and its channel alone, and "
+                         f"ONNX Runtime cannot run it on every value in every channel (shape {shape}: "
+                         f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]})")
+    if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(shape):
+        _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for an input of shape {shape}; an "
+                         "elementwise map of 8-bit tensors runs on the core")
+    offset = 128 if y.dtype == np.uint8 else 0
+    return np.moveaxis(y.astype(np.int64) - offset, (axis, values_axis), (0, 1)).reshape(channels, 256)
+
+
+def _elementwise(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
+    """The piecewise layer computing ONNX tensor `out` (quantized by q) from quantized
+    tensor x element by element, as ONNX Runtime does on every value x can take
+    (`_table`), or a failure where no piecewise row gives that table."""
+    if x.q is None:
+        _fail(imp, node, "its input's quantization is not known")
+    tables = _table(imp, node, x, out)
+    distinct, index = np.unique(tables, axis=0, return_inverse=True)
+    rows = []
+    for t in distinct:
+        row = piecewise.fit(t, x.q.ir_zero, (x.lo, x.hi))
+        if row is None:
+            _fail(imp, node, f"ONNX Runtime's results on the {x.hi - x.lo + 1} values of its input are not two "
+                             "linear pieces meeting at the input zero point, rounded and clipped (the core's "
+                             "elementwise form, semantics.piecewise)")
+        rows.append(row)
+    rows = np.array(rows, np.int64)[np.ravel(index)]
+    layer = Piecewise(_name(imp, node), (x.name,), requant=(rows[:1] if len(distinct) == 1 else rows).astype(np.int32),
+                      in_zero=x.q.ir_zero, op=node.op_type)
+    return _out(imp, layer, x.shape, q, int(rows[:, 4].min()), int(rows[:, 5].max()))
 
 
 def _label(node) -> str:
@@ -651,7 +723,7 @@ def _quantize_linear(imp, node):
         _fail(imp, node, "quantizes a float constant; quantize_static writes quantized initializers")
     if not isinstance(x, _Float):
         _fail(imp, node, "its input is not the result of a supported float operator")
-    t = _emit(imp, x, q)
+    t = _emit(imp, x, q, node)
     t.onnx_name = node.output[0]
     imp.values[node.output[0]] = t
 
@@ -694,8 +766,10 @@ def _float_op(imp, node):
         if not isinstance(x, _Float):
             _fail(imp, node, "its input is not a dequantized tensor or a float operator's result")
         lo, hi = (0.0, np.inf) if op == "Relu" else _clip_bounds(imp, node)
-        if x.node is None:      # of a quantized tensor: the clip of the layer computing it
+        if x.node is None and _clips_its_producer(imp, x.source):     # the clip of the layer computing it
             imp.values[node.output[0]] = _Float(None, [], _clip_source(imp, node, x.source, lo, hi), shape=x.shape)
+        elif x.node is None:    # of another quantized tensor: an elementwise map where it is quantized
+            imp.values[node.output[0]] = _Float(node, ins)
         else:
             imp.values[node.output[0]] = _Float(x.node, x.inputs, None, (max(x.clip[0], lo), min(x.clip[1], hi)))
         return
@@ -811,13 +885,16 @@ def _source(imp, node, v, what="input") -> _QTensor:
     return v
 
 
-def _emit(imp, f: _Float, q: Quantization) -> _QTensor:
-    """The layer of float operator `f` whose result is quantized by `q`."""
+def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
+    """The layer of float operator `f` whose result QuantizeLinear node `quantize`
+    quantizes by `q`."""
     lo, hi = _int_clip(q, f.clip)
     if f.node is None:      # Relu/Clip (or nothing) between a dequantized tensor and its quantization
-        return _requantize_in_place(imp, f, q, lo, hi)
+        return _requantize_in_place(imp, f, q, lo, hi, quantize)
     node = f.node
     op = node.op_type
+    if op in ELEMENTWISE or (op in ("Relu", "Clip") and f.inputs[0].node is None):
+        return _elementwise(imp, node, _source(imp, node, f.inputs[0]), q, quantize.output[0])
     if op == "Conv":
         x, w, b = (f.inputs + [None])[:3]
         return _conv(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
@@ -852,27 +929,25 @@ def _int_clip(q: Quantization, clip) -> tuple[int, int]:
     return lo - q.offset, hi - q.offset
 
 
-def _requantize_in_place(imp, f: _Float, q: Quantization, lo: int, hi: int) -> _QTensor:
+def _requantize_in_place(imp, f: _Float, q: Quantization, lo: int, hi: int, quantize) -> _QTensor:
     """A quantized tensor (clipped by a Relu/Clip before) quantized again: the same
-    tensor, when the parameters are the same."""
+    tensor, when the parameters are the same; else a piecewise layer requantizing it."""
     x = f.source
     if (q.scale, q.ir_zero) != (x.q.scale, x.q.ir_zero):
-        raise HwgenError(f"model {imp.path}: tensor {x.onnx_name!r} is quantized again with scale {q.scale} and "
-                         f"zero point {q.zero} (was {x.q.scale}, {x.q.zero}); a requantization between operators "
-                         "is not supported (give the Relu/Clip the scale and zero point of its input)")
+        return _elementwise(imp, quantize, _source(imp, quantize, x), q, quantize.output[0])
     return _QTensor(x.name, x.shape, q, x.lo, x.hi, x.layer, flat=x.flat, pads=x.pads)
 
 
+def _clips_its_producer(imp, x: _QTensor) -> bool:
+    """Whether a Relu/Clip of quantized tensor x can narrow the clip of the layer
+    computing it: one with a clip, whose output nothing else reads."""
+    return x.layer is not None and hasattr(x.layer, "clip") and _reads(imp, x) == 1
+
+
 def _clip_source(imp, node, x: _QTensor, lo: float, hi: float) -> _QTensor:
-    """A Relu/Clip of quantized tensor x: x with the clip of the layer that computes
-    it narrowed, when nothing else reads x."""
+    """A Relu/Clip of quantized tensor x (`_clips_its_producer`): x with the clip of
+    the layer that computes it narrowed."""
     layer = x.layer
-    if layer is None or not hasattr(layer, "clip") or _reads(imp, x) > 1:
-        _fail(imp, node, f"clips tensor {x.onnx_name!r}, which "
-              + ("is the network input" if layer is None else "other operators read too" if
-                 hasattr(layer, "clip") else f"a {layer.kind} layer computes")
-              + "; only a Relu/Clip of a convolution, dense, add or average pool result that nothing else reads is "
-              "supported")
     ilo, ihi = _int_clip(x.q, (lo, hi))
     layer.clip = (max(layer.clip[0], ilo), min(layer.clip[1], ihi))
     return _QTensor(x.name, x.shape, x.q, *layer.clip, layer, x.onnx_name)
@@ -1252,6 +1327,13 @@ def _qlinear_pool(imp, node):
                              node.op_type == "QLinearGlobalAveragePool"))
 
 
+def _qlinear_elementwise(imp, node):
+    """QLinearLeakyRelu, QLinearSigmoid (com.microsoft): x and its scale and zero
+    point at inputs 0-2, the output's at 3-4."""
+    x = _qinput(imp, node, 0, 1)
+    _set(imp, node, _elementwise(imp, node, x, _qparams(imp, node, 3), node.output[0]))
+
+
 def _maxpool_node(imp, node):
     x = imp.values.get(node.input[0])
     if isinstance(x, _Host):
@@ -1265,12 +1347,12 @@ def _maxpool_node(imp, node):
 _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
     **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
-                                "Flatten", "Reshape", "Pad")},
+                                "Flatten", "Reshape", "Pad", *ELEMENTWISE)},
     "MaxPool": _maxpool_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
     "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits
                                         else _qlinear_matmul(imp, node)),
-    "QLinearAdd": _qlinear_add,
+    "QLinearAdd": _qlinear_add, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }

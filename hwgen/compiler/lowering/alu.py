@@ -1,5 +1,6 @@
 """Lowering of the layers that run on the ALU: max/average/global-average pooling,
-residual add and depthwise conv2d (MUL, as in the configurable-VTA work).
+residual add, depthwise conv2d (MUL, as in the configurable-VTA work) and elementwise
+piecewise maps.
 
 Inputs are loaded as ACC_8BIT (int8 elements of BATCH x BLOCK_OUT lanes, sign-extended
 into the accumulators), so these layers use only the compute and store modules. Work
@@ -13,10 +14,10 @@ from __future__ import annotations
 from ...errors import HwgenError
 from ...isa import AluOp, MemType
 from ...program.builder import ProgramBuilder
-from ..requant import AddRequant, Requant
+from ..requant import AddRequant, PiecewiseSteps, Requant
 from ..semantics import window_out
 from ..tiling import in_range, tiles
-from .conv import Pipeline, add_steps, epilogue
+from .conv import Pipeline, add_steps, epilogue, pass_of
 from .kernels import affine_kernel
 
 
@@ -210,3 +211,44 @@ def lower_add(b: ProgramBuilder, count: int, x0, x1, out, add: Requant | AddRequ
                 emit()
         return work, lambda: b.store(base, out, e0, x_size=n)
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])
+
+
+def lower_piecewise(b: ProgramBuilder, shape, x, out, words, steps: PiecewiseSteps, per_channel: bool,
+                    name: str = "piecewise") -> None:
+    """An elementwise map (ir.Piecewise) of a tensor of `shape` (NB, CB, H, W): `words`
+    holds each channel block's PiecewiseSteps.WORDS (one block's for all with
+    `per_channel` off). Tiles are runs of elements, within one channel block when
+    the words differ between blocks; each tile loads its block's words beside it."""
+    nb, cb, h, w = shape
+    n_words = len(PiecewiseSteps.WORDS)
+    chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // (2 if steps.pieces else 1)
+    if chunk < 1:
+        raise HwgenError(f"{name}: {n_words} words and an entry do not fit half of the "
+                         f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
+
+    def tile(base, e0, count, block):
+        u, wbase = base + chunk, base + chunk * (2 if steps.pieces else 1)
+        b.load(MemType.ACC_8BIT, base, x, e0, x_size=count)
+        b.load(MemType.ACC, wbase, words, block * n_words, x_size=n_words)
+        dims = [(count, 1)]
+
+        def work():
+            for op, target, (kind, value) in steps.steps():
+                dst = base if target == "x" else u
+                if kind == "copy":
+                    _alu(b, op, (u, base), [(count, 1, 1)], imm=value)
+                    continue
+                operand = None
+                if kind == "word":
+                    operand = (wbase + PiecewiseSteps.WORDS.index(value), [0])
+                elif kind == "input":
+                    operand = (u, [1])
+                emit, _ = pass_of(b, op, dst, dims, value if kind == "imm" else None, operand)
+                emit()
+        return work, lambda: b.store(base, out, e0, x_size=count)
+    if per_channel:
+        runs = [(((n * cb + c) * h * w) + p0, size, c) for n in range(nb) for c in range(cb)
+                for p0, size in tiles(h * w, chunk)]
+    else:
+        runs = [(e0, size, 0) for e0, size in tiles(nb * cb * h * w, chunk)]
+    _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])

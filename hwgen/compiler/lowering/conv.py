@@ -121,7 +121,7 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def _pass(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None):
+def pass_of(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None):
     """One ALU pass over the ACC entries base + dims ((extent, factor) each), not yet
     emitted: (function emitting it, micro-op iterations). With `imm` None the second
     operand is `operand` = (base, factors per dimension)."""
@@ -137,14 +137,14 @@ def epilogue_steps(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) 
     """The passes of `rq` over the ACC entries base + dims, as ALU instructions not
     yet emitted: (function emitting it, micro-op iterations) each. `words`: the SCL
     words' (base, factor per dimension) when `rq` has words."""
-    return [_pass(b, op, base, dims, imm, words) for op, imm in rq.passes(b.cfg.ALU_EXT)]
+    return [pass_of(b, op, base, dims, imm, words) for op, imm in rq.passes(b.cfg.ALU_EXT)]
 
 
 def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | AddRequant, words=None) -> list:
     """A residual add of the entries short + dims into tile + dims and its epilogue
     (`add_steps` of an imported add: `words`, the (base, factors) of its first
     `acc_words` entry, the others one entry apart)."""
-    plus = _pass(b, AluOp.ADD, tile, dims, None, (short, [f for _, f in dims]))
+    plus = pass_of(b, AluOp.ADD, tile, dims, None, (short, [f for _, f in dims]))
     if isinstance(add, Requant):
         return [plus] + epilogue_steps(b, tile, dims, add)
     steps = []
@@ -153,8 +153,8 @@ def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | Add
             steps.append(plus)
         else:
             x = (tile, short)[k]
-            steps.append(_pass(b, op, x, dims, value) if kind == "imm" else
-                         _pass(b, op, x, dims, None, (words[0] + value, words[1])))
+            steps.append(pass_of(b, op, x, dims, value) if kind == "imm" else
+                         pass_of(b, op, x, dims, None, (words[0] + value, words[1])))
     return steps + epilogue_steps(b, tile, dims, add.out)
 
 

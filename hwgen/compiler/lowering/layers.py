@@ -20,10 +20,10 @@ from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import lower_add, lower_window, window_tiles
+from .alu import lower_add, lower_piecewise, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
-from ..requant import AddRequant, Requant, pack_bias, residual_epilogue
+from ..requant import AddRequant, PiecewiseSteps, Requant, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -157,7 +157,23 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
         lower_add(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x0, x1[0], out,
                   add or Requant(layer.shift, tuple(layer.clip)), words, layer.name)
         return b, {}, {}
+    if isinstance(layer, ir.Piecewise):
+        return _piecewise(layer, cfg, shapes, kernels)
     raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")
+
+
+def _piecewise(layer: ir.Piecewise, cfg, shapes, kernels):
+    b, (x,), out = _builder(layer, cfg, shapes, kernels)
+    n, c, h, w = shapes[0]
+    per_channel = layer.requant.shape[0] > 1
+    # one block of equal lanes for a row for all, else each channel's own words
+    words = np.repeat(PiecewiseSteps.words(layer, 1), cfg.block_out, axis=0) if not per_channel else \
+        PiecewiseSteps.words(layer, c)
+    wr = b.input("words", pack_channels(words, cfg.batch, cfg.block_out, np.int32),
+                 f"(CB, {len(PiecewiseSteps.WORDS)}, BATCH, BLOCK_OUT)")
+    lower_piecewise(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), x, out, wr, PiecewiseSteps.of(layer),
+                    per_channel, layer.name)
+    return b, {}, {}
 
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,

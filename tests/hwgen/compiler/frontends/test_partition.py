@@ -1,5 +1,6 @@
 """Models the core runs in part (docs/layers.md, "What the host runs"): a network with
-HardSwish, LeakyRelu, a squeeze-excite block and Sigmoid beside the core's layers,
+HardSwish, LeakyRelu, a squeeze-excite block and Sigmoid beside the core's layers (the
+LeakyRelu and the gate's HardSigmoid piecewise layers on the core),
 quantized by quantize_static in both formats, against ONNX Runtime's exact-integer
 session of the whole model: every layer (the host's parts included) and the output
 bit-exact, each node's place, the share of multiply-accumulates counted from the float
@@ -26,8 +27,8 @@ from tests.support.ort import layer_tensors, session
 
 VARIANTS = [(fmt, symmetric) for fmt in ("qdq", "qoperator") for symmetric in (False, True)]
 # what the core has no layer for, by the operator's name in either format (QLinearSigmoid, ...)
-HOST_OPS = ("HardSwish", "LeakyRelu", "HardSigmoid", "Mul", "Sigmoid")
-CORE_OPS = ("Conv", "QLinearConv", "Gemm", "QGemm", "Add", "QLinearAdd")
+HOST_OPS = ("HardSwish", "Mul", "Sigmoid")
+CORE_OPS = ("Conv", "QLinearConv", "Gemm", "QGemm", "Add", "QLinearAdd", "LeakyRelu", "QLinearLeakyRelu", "HardSigmoid")
 MULTIPLY = {"ALU_RESCALE": "multiply"}
 
 
@@ -61,16 +62,16 @@ def _float_macs() -> int:
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[0]}-{'sym' if v[1] else 'asym'}")
 def test_every_layer_and_the_output_match_onnx_runtime(models, variant):
     net, quant, stats = _compare_layers(models[variant])
-    assert {"onnx", "conv2d", "add", "global_avg_pool", "dense"} <= {s[0] for s in stats.values()}
+    assert {"onnx", "conv2d", "add", "global_avg_pool", "dense", "piecewise"} <= {s[0] for s in stats.values()}
     _layers_match(stats)
     for p in quant["places"]:
-        if any(op in p["op"] for op in HOST_OPS):
+        if p["op"].removeprefix("QLinear") in HOST_OPS:
             assert p["where"] == "host" and p["reason"], p
         if p["op"] in CORE_OPS:
             assert p["where"] == "core", p
     hosts = [la for la in net.layers if isinstance(la, OnnxHost)]
-    assert len(hosts) == 4          # HardSwish with the max pool after it, LeakyRelu, the gate's Mul, Sigmoid
-    assert sorted(len(la.inputs) for la in hosts) == [1, 1, 1, 2]   # the Mul reads the block's input and its gate
+    assert len(hosts) == 3          # HardSwish with the max pool after it, the gate's Mul, Sigmoid
+    assert sorted(len(la.inputs) for la in hosts) == [1, 1, 2]   # the Mul reads the block's input and its gate
     x = np.random.default_rng(9).normal(0, 1, net.input_shape).astype(np.float32)
     want = layer_tensors(models[variant], net, quant, x)["output"]
     got = quant["output"].dequantize(net.reference(quant["input"].quantize(x)))
@@ -98,8 +99,8 @@ def test_compile_and_run_report_each_place_and_the_core_share(models, tmp_path, 
     assert report["host_macs"] == sum(r["macs"] for r in host_convs) and len(host_convs) == 2
     assert report["core_mac_share"] == round(report["core_macs"] / _float_macs(), 6)
     places = {p["node"]: p for p in report["nodes"]}
-    assert places["hardswish3"]["where"] == "host" and "no core layer computes HardSwish" in places["hardswish3"][
-        "reason"]
+    assert places["sigmoid15"]["where"] == "host" and "are not two linear pieces" in places["sigmoid15"]["reason"]
+    assert places["leakyrelu6"]["where"] == places["hardsigmoid10"]["where"] == "core"
     assert places["conv5"]["where"] == "core"
     net, quant = load_onnx(path)
     x = np.random.default_rng(8).normal(0, 1, net.input_shape[1:]).astype(np.float32)
@@ -109,7 +110,7 @@ def test_compile_and_run_report_each_place_and_the_core_share(models, tmp_path, 
     want = layer_tensors(path, net, quant, x[None])["output"]
     assert np.array_equal(np.load(tmp_path / "y.npy"), want)
     onnx_layers = [e for e in summary["layers"] if e["kind"] == "onnx"]
-    assert len(onnx_layers) == 4 and all(e["where"] == "host" and "ONNX Runtime" in e["reason"] for e in onnx_layers)
+    assert len(onnx_layers) == 3 and all(e["where"] == "host" and "ONNX Runtime" in e["reason"] for e in onnx_layers)
     assert summary["core_mac_share"] == report["core_mac_share"] and summary["host_seconds"] > 0
 
 

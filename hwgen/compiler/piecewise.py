@@ -1,0 +1,113 @@
+"""Elementwise maps of int8 tensors in the integer form the ALU computes.
+
+An imported model's LeakyRelu, PRelu, HardSigmoid, or a tensor quantized again with
+another scale, maps each int8 value of its input to an int8 value: a table of 256
+entries, which ONNX Runtime computes in float32 (the importer runs the model's own
+nodes on every value to learn it). `fit` finds the row (mp, mq, b, n, lo, hi) of
+`semantics.piecewise` whose map gives every entry of a table over the input's range
+(two linear pieces meeting at the input zero point, a rounding shift, a clip), or
+says there is none (a Sigmoid, a HardSwish: the host runs them). The row is checked
+against the table on every input value, so a layer the core runs with it is exact
+by exhaustion, whatever float32 did to the table.
+
+The search: for a shift n, each entry bounds the accumulator acc = mp max(d, 0) +
+mq min(d, 0) + b to an interval (an entry at the table's lowest or highest value only
+from one side, the clip doing the rest); the integer slopes of each piece that admit
+an offset b are those of a convex polygon, from which the pieces' offset intervals
+are intersected. The smallest n with a solution wins (the fewest bits)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import semantics as sem
+
+# mp, mq below 2^23: a slope times the largest |d| (255) stays within an int32 lane
+MAX_SLOPE = 1 << 23
+# the rounding shifts tried
+MAX_SHIFT = 30
+# slopes of a piece compared with the other piece's, at most (evenly spread over the range)
+CANDIDATES = 512
+# beyond any accumulator: an entry bounded from one side only
+_FAR = 1 << 60
+
+
+def _bounds(t: np.ndarray, n: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """[L, U]: the accumulators whose clip(rne(acc / 2^n), lo, hi) is each entry of t
+    (ties to even: an interval's ends belong to an even entry)."""
+    t = t.astype(np.int64)
+    if n:
+        half, odd = 1 << (n - 1), t & 1
+        low, high = (t << n) - half + odd, (t << n) + half - odd
+    else:
+        low, high = t.copy(), t.copy()
+    return np.where(t == lo, -_FAR, low), np.where(t == hi, _FAR, high)
+
+
+def _slopes(d: np.ndarray, low: np.ndarray, high: np.ndarray):
+    """(slopes, their offsets' lowest, highest): integer slopes s in 0..MAX_SLOPE - 1
+    with an offset b such that low <= s d + b <= high on every entry (d ascending), at
+    most CANDIDATES of them; None when one entry or none leaves the slope free."""
+    if len(d) < 2:
+        return None
+    i, j = np.triu_indices(len(d), 1)
+    run = (d[j] - d[i]).astype(np.float64)
+    fl, fh = low.astype(np.float64), high.astype(np.float64)
+    s0 = max(0, math.ceil(float(np.max((fl[j] - fh[i]) / run)) - 1e-9))
+    s1 = min(MAX_SLOPE - 1, math.floor(float(np.min((fh[j] - fl[i]) / run)) + 1e-9))
+    if s0 > s1:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    s = np.unique(np.linspace(s0, s1, min(CANDIDATES, s1 - s0 + 1)).round().astype(np.int64))
+    blo = np.max(low[None, :] - s[:, None] * d[None, :], axis=1)
+    bhi = np.min(high[None, :] - s[:, None] * d[None, :], axis=1)
+    ok = blo <= bhi
+    return s[ok], blo[ok], bhi[ok]
+
+
+def _join(pos, neg) -> tuple[int, int, int] | None:
+    """(mp, mq, b) with b in both pieces' offset intervals, one slope for both where
+    one serves (a pass fewer), b nearest 0; None if none."""
+    if pos is None or neg is None:
+        s, blo, bhi = neg if pos is None else pos
+        if not len(s):
+            return None
+        return int(s[0]), int(s[0]), int(np.clip(0, blo[0], bhi[0]))
+    (sp, plo, phi), (sq, qlo, qhi) = pos, neg
+    if not len(sp) or not len(sq):
+        return None
+    common, ip, iq = np.intersect1d(sp, sq, return_indices=True)
+    lo, hi = np.maximum(plo[ip], qlo[iq]), np.minimum(phi[ip], qhi[iq])
+    k = np.flatnonzero(lo <= hi)
+    if len(k):
+        return int(common[k[0]]), int(common[k[0]]), int(np.clip(0, lo[k[0]], hi[k[0]]))
+    lo, hi = np.maximum(plo[:, None], qlo[None, :]), np.minimum(phi[:, None], qhi[None, :])
+    hits = np.argwhere(lo <= hi)
+    if not len(hits):
+        return None
+    a, c = hits[0]
+    return int(sp[a]), int(sq[c]), int(np.clip(0, lo[a, c], hi[a, c]))
+
+
+def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) -> np.ndarray | None:
+    """The row (mp, mq, b, n, lo, hi) of semantics.piecewise (input zero point
+    `in_zero`) that gives table[x + 128] for every int8 x in `x_range`, with the
+    smallest n and every accumulator within int32; None if there is none."""
+    x = np.arange(x_range[0], x_range[1] + 1)
+    t = np.asarray(table, np.int64)[x - sem.INT8[0]]
+    d = x - in_zero
+    lo, hi = int(t.min()), int(t.max())
+    if lo == hi:
+        return np.array([0, 0, 0, 0, lo, hi], np.int64)
+    pos, neg = d >= 0, d <= 0
+    for n in range(MAX_SHIFT + 1):
+        low, high = _bounds(t, n, lo, hi)
+        found = _join(_slopes(d[pos], low[pos], high[pos]), _slopes(d[neg], low[neg], high[neg]))
+        if found is None:
+            continue
+        mp, mq, b = found
+        acc = mp * np.maximum(d, 0) + mq * np.minimum(d, 0) + b
+        row = np.array([mp, mq, b, n, lo, hi], np.int64)
+        if np.abs(acc).max() < sem.INT32_LIMIT and np.array_equal(sem.piecewise(x[None], row[None], in_zero)[0], t):
+            return row
+    return None

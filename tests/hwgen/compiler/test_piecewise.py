@@ -1,0 +1,187 @@
+"""Elementwise maps on the core (ir.Piecewise; hwgen/compiler/piecewise.py): the fit
+against tables computed here in float32 as ONNX Runtime computes them and against maps
+that are not piecewise linear; the layer's semantics against a loop of Python
+integers; its program on fsim over configurations; and imported LeakyRelu, PRelu,
+HardSigmoid and requantizations, QDQ and QOperator, against ONNX Runtime's exact
+session on every input value (fsim, and tsim once)."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from hwgen.compiler import ir, piecewise
+from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.lowering.layers import lower_layer
+from hwgen.compiler.lowering.packing import pack_act, unpack_act
+from hwgen.compiler.pipeline import compile_network
+from hwgen.config import load_config
+from sim import run, target
+from sim.runtime import run_network
+from tests.conftest import CONFIG_DIR
+from tests.support.ort import session
+
+F32 = np.float32
+VALUES = np.arange(-128, 128)
+
+
+def _quantize(y: np.ndarray, scale, zero: int) -> np.ndarray:
+    """int8 QuantizeLinear of float32 values: rint(y / scale) + zero, saturated."""
+    return np.clip(np.rint(y.astype(F32) / F32(scale)) + zero, -128, 127).astype(np.int64)
+
+
+def _table(kind: str, sx, zx: int, sy, zy: int, alpha=F32(0.1)) -> np.ndarray:
+    """A quantized map over every int8 input in float32: dequantize, the operator, quantize."""
+    x = (VALUES - zx).astype(F32) * F32(sx)
+    y = {"leaky": np.where(x < 0, x * F32(alpha), x), "identity": x,
+         "hardsigmoid": np.clip(x * F32(0.2) + F32(0.5), 0, 1),
+         "hardswish": x * np.clip(x / F32(6) + F32(0.5), 0, 1), "sigmoid": 1 / (1 + np.exp(-x)),
+         "negative": np.where(x < 0, x * F32(-0.25), x)}[kind]
+    return _quantize(y, sy, zy)
+
+
+def _loop(row, in_zero: int, x: int) -> int:
+    """semantics.piecewise of one value, in Python integers and Fractions (round() of a
+    Fraction rounds half to even)."""
+    mp, mq, b, n, lo, hi = (int(v) for v in row)
+    d = x - in_zero
+    return min(max(round(Fraction(mp * max(d, 0) + mq * min(d, 0) + b, 1 << n)), lo), hi)
+
+
+@pytest.mark.parametrize("kind", ["leaky", "identity", "hardsigmoid"])
+def test_the_fit_gives_float32_tables_of_piecewise_maps_exactly(kind):
+    rng = np.random.default_rng(["leaky", "identity", "hardsigmoid"].index(kind))
+    for _ in range(25):
+        sx, sy = F32(rng.uniform(0.002, 0.2)), F32(rng.uniform(0.002, 0.2))
+        zx, zy = (int(v) for v in rng.integers(-60, 60, 2))
+        table = _table(kind, sx, zx, sy, zy, F32(rng.choice([0.1, 0.01, 0.2, 0.3])))
+        row = piecewise.fit(table, zx)
+        assert row is not None, (sx, zx, sy, zy)
+        assert [_loop(row, zx, int(x)) for x in VALUES] == table.tolist()
+
+
+@pytest.mark.parametrize("kind", ["hardswish", "sigmoid", "negative"])
+def test_maps_that_are_not_two_increasing_pieces_have_no_row(kind):
+    assert piecewise.fit(_table(kind, F32(0.05), 3, F32(0.007), -20), 3) is None
+
+
+def test_a_table_in_no_order_has_no_row():
+    assert piecewise.fit(np.random.default_rng(2).permutation(VALUES), 0) is None
+
+
+def test_only_the_input_range_counts():
+    table = _table("leaky", F32(0.031), 5, F32(0.017), -3)
+    table[:100] = np.random.default_rng(3).integers(-128, 128, 100)     # values the input never takes
+    assert piecewise.fit(table, 5) is None
+    row = piecewise.fit(table, 5, (-28, 127))
+    assert row is not None and [_loop(row, 5, int(x)) for x in range(-28, 128)] == table[100:].tolist()
+
+
+def test_a_constant_table_is_a_clip():
+    row = piecewise.fit(np.full(256, -7), 0)
+    assert [_loop(row, 0, int(x)) for x in VALUES] == [-7] * 256
+
+
+def test_the_semantics_are_the_integer_formula():
+    rows = np.array([[300, 41, -1000, 9, -128, 127], [1, 1, 0, 0, -5, 90], [7, 0, 12345, 11, 0, 127]], np.int32)
+    x = np.random.default_rng(4).integers(-128, 128, (2, 3, 4, 5), dtype=np.int8)
+    layer = ir.Piecewise("pw", ("x",), requant=rows, in_zero=-9, op="LeakyRelu")
+    layer.check()
+    got = layer.reference(x)
+    for i in np.ndindex(x.shape):
+        assert got[i] == _loop(rows[i[1]], -9, int(x[i]))
+
+
+def _config(name):
+    return load_config({**load_config(CONFIG_DIR / f"{name}.json").to_dict(), "ALU_RESCALE": "multiply"})
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
+@pytest.mark.parametrize("shape", [(1, 40, 9, 11), (3, 16, 5, 5)])
+def test_the_layer_on_fsim(cfg_name, shape):
+    cfg = _config(cfg_name)
+    leaky = piecewise.fit(_table("leaky", F32(0.0517), 7, F32(0.0313), -5), 7)
+    same = piecewise.fit(_table("identity", F32(0.0517), 7, F32(0.0313), -5), 7)
+    channels = np.stack([leaky, same, piecewise.fit(_table("hardsigmoid", F32(0.0517), 7, F32(0.0041), -60), 7)] * 20)
+    x = np.random.default_rng(5).integers(-128, 128, shape, dtype=np.int8)
+    for rows in (leaky[None], same[None], channels[:shape[1]]):
+        layer = ir.Piecewise("pw", ("x",), requant=rows.astype(np.int32), in_zero=7, op="LeakyRelu")
+        layer.check()
+        prog, _ = lower_layer(layer, cfg, [shape])
+        prog.write("in0", pack_act(x, cfg.batch, cfg.block_out))
+        got = unpack_act(run(prog, "fsim").outputs["out"], shape[0], shape[1])
+        assert np.array_equal(got, layer.reference(x)), rows[:2]
+
+
+def _model(op: str, fmt: str, dtype: str, channels: int = 6):
+    """One elementwise operator between quantized tensors (float input and output), as
+    a static quantizer writes it: QDQ, or QOperator where ONNX Runtime has a QLinear
+    form (QLinearLeakyRelu)."""
+    zero = {"uint8": (np.uint8(131), np.uint8(40)), "int8": (np.int8(3), np.int8(-90))}[dtype]
+    inits = [numpy_helper.from_array(np.float32(0.0437), "sx"), numpy_helper.from_array(zero[0], "zx"),
+             numpy_helper.from_array(np.float32(0.0219 if op != "Requantize" else 0.0781), "sy"),
+             numpy_helper.from_array(zero[1], "zy")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"])]
+    if fmt == "qoperator":
+        nodes.append(helper.make_node("QLinearLeakyRelu", ["xq", "sx", "zx", "sy", "zy"], ["yq"], alpha=0.1,
+                                      domain="com.microsoft"))
+    else:
+        nodes.append(helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]))
+        if op == "PRelu":       # a slope per channel, quantized as a static quantizer does
+            slopes = np.linspace(0.05, 0.3, channels).astype(np.float32).reshape(channels, 1, 1)
+            inits += [numpy_helper.from_array(np.rint(slopes / F32(0.3 / 255)).astype(np.uint8), "a_q"),
+                      numpy_helper.from_array(np.float32(0.3 / 255), "a_s"), numpy_helper.from_array(np.uint8(0), "a_z")]
+            nodes.append(helper.make_node("DequantizeLinear", ["a_q", "a_s", "a_z"], ["a"]))
+            nodes.append(helper.make_node("PRelu", ["xf", "a"], ["yf"]))
+        elif op == "Requantize":
+            nodes.append(helper.make_node("Relu", ["xf"], ["yf"]))
+        else:
+            nodes.append(helper.make_node(op, ["xf"], ["yf"], **({"alpha": 0.1} if op == "LeakyRelu" else {})))
+        nodes.append(helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["yq"]))
+    nodes.append(helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]))
+    shape = [1, channels, 16, 16]
+    graph = helper.make_graph(nodes, op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+CASES = [("LeakyRelu", "qdq", "int8"), ("LeakyRelu", "qdq", "uint8"), ("LeakyRelu", "qoperator", "uint8"),
+         ("LeakyRelu", "qoperator", "int8"), ("HardSigmoid", "qdq", "uint8"), ("PRelu", "qdq", "int8"),
+         ("Requantize", "qdq", "uint8")]
+
+
+def _every_value(net, quant, shape) -> np.ndarray:
+    """A float input whose quantization takes every value in every channel."""
+    lo, hi = (0, 255) if quant["input"].dtype == "uint8" else (-128, 127)
+    q = np.resize(np.arange(lo, hi + 1), shape).astype(np.float32)
+    return ((q - quant["input"].zero) * np.float32(quant["input"].scale)).astype(np.float32)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(c))
+def test_imported_maps_match_onnx_runtime_on_every_value(case, tmp_path):
+    model = _model(*case)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    net, quant = load_onnx(path)
+    assert [la.kind for la in net.layers] == ["piecewise"]
+    assert net.layers[0].requant.shape[0] == (6 if case[0] == "PRelu" else 1)
+    x = _every_value(net, quant, net.input_shape)
+    cfg = _config("default")
+    result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("fsim"))
+    s = session(model)
+    want = s.run(None, {"x": x})[0]
+    assert np.array_equal(quant["output"].dequantize(result["output"]), want)
+
+
+def test_an_imported_map_on_tsim(tmp_path):
+    model = _model("LeakyRelu", "qdq", "uint8")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    net, quant = load_onnx(path)
+    x = _every_value(net, quant, net.input_shape)
+    cfg = _config("default")
+    result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("tsim"))
+    assert result["cycles"] > 0
+    assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
