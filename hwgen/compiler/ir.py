@@ -530,6 +530,28 @@ class Piecewise(Layer):
 
 
 @dataclass
+class Concat(Piecewise):
+    """The concatenation of two or more int8 tensors along the channels, each element
+    then mapped as a `piecewise` layer maps it, by the row of its output channel: each
+    input requantized to the output's quantization (identity rows where they agree)."""
+    kind = "concat"
+
+    @property
+    def arity(self) -> int:
+        return max(2, len(self.inputs))
+
+    def out_shape(self, *shapes):
+        first = shapes[0]
+        if any(len(s) != 4 or s[0] != first[0] or tuple(s[2:]) != tuple(first[2:]) for s in shapes):
+            raise HwgenError(f"layer {self.name}: concatenates {[list(s) for s in shapes]} along the channels; they "
+                             "must agree in every other dimension")
+        return super().out_shape((first[0], sum(s[1] for s in shapes), *first[2:]))
+
+    def reference(self, *xs):
+        return super().reference(np.concatenate(xs, axis=1))
+
+
+@dataclass
 class ConvAdd(Layer):
     """A conv2d and the residual add that consumes it, as one layer (made by
     `mapping.fuse`): inputs (conv input, shortcut); the output is the add's. Same
@@ -690,7 +712,7 @@ class Quantization:
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
-                                   MatMul, Piecewise, OnnxHost)}
+                                   MatMul, Piecewise, Concat, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 

@@ -111,6 +111,11 @@ def host_reason(layer, cfg, shapes, options: MappingOptions | None = None) -> st
     if isinstance(layer, ir.MatMul) and -layer.in_zero[1] >= top:
         return (f"the second operand's zero point is {layer.in_zero[1]} (-128: a uint8 zero point of 0): the "
                 f"weights' second half, -zb = {-layer.in_zero[1]}, is beyond int{cfg.wgt_bits}")
+    if isinstance(layer, ir.Concat):
+        split = next((k for k, s in enumerate(shapes[:-1]) if s[1] % cfg.block_out), None)
+        if split is not None:
+            return (f"input {split} has {shapes[split][1]} channels, not whole blocks of {cfg.block_out}: the core "
+                    "concatenates whole channel blocks")
     if isinstance(layer, ir.Conv2d) and not by_im2col(layer, cfg, shapes, options):
         c = shapes[0][1]
         if 2 * c < cfg.block_in:

@@ -14,7 +14,9 @@ The search: for a shift n, each entry bounds the accumulator acc = mp max(d, 0) 
 mq min(d, 0) + b to an interval (an entry at the table's lowest or highest value only
 from one side, the clip doing the rest); the integer slopes of each piece that admit
 an offset b are those of a convex polygon, from which the pieces' offset intervals
-are intersected. The smallest n with a solution wins (the fewest bits)."""
+are intersected. One slope for both pieces is tried first, at every shift, as it
+saves the ALU passes that split the pieces; then the smallest n with a solution wins
+(the fewest bits)."""
 from __future__ import annotations
 
 import math
@@ -65,34 +67,45 @@ def _slopes(d: np.ndarray, low: np.ndarray, high: np.ndarray):
     return s[ok], blo[ok], bhi[ok]
 
 
-def _join(pos, neg) -> tuple[int, int, int] | None:
-    """(mp, mq, b) with b in both pieces' offset intervals, one slope for both where
-    one serves (a pass fewer), b nearest 0; None if none."""
+def _offset(lo: int, hi: int, step: int) -> int:
+    """An offset in lo..hi: a multiple of `step` if one lies there (the ALU then rounds
+    once, before it adds), the one nearest 0; else the value nearest 0."""
+    b = min(max(0, lo), hi)
+    for m in (round(b / step) * step, -(-lo // step) * step):
+        if lo <= m <= hi:
+            return int(m)
+    return int(b)
+
+
+def _join(pos, neg, step: int, single: bool) -> tuple[int, int, int] | None:
+    """(mp, mq, b) with b in both pieces' offset intervals (`_offset`), one slope for
+    both if `single` (a linear map: fewer passes), else any; None if none."""
     if pos is None or neg is None:
         s, blo, bhi = neg if pos is None else pos
         if not len(s):
             return None
-        return int(s[0]), int(s[0]), int(np.clip(0, blo[0], bhi[0]))
+        return int(s[0]), int(s[0]), _offset(int(blo[0]), int(bhi[0]), step)
     (sp, plo, phi), (sq, qlo, qhi) = pos, neg
     if not len(sp) or not len(sq):
         return None
-    common, ip, iq = np.intersect1d(sp, sq, return_indices=True)
-    lo, hi = np.maximum(plo[ip], qlo[iq]), np.minimum(phi[ip], qhi[iq])
-    k = np.flatnonzero(lo <= hi)
-    if len(k):
-        return int(common[k[0]]), int(common[k[0]]), int(np.clip(0, lo[k[0]], hi[k[0]]))
+    if single:
+        common, ip, iq = np.intersect1d(sp, sq, return_indices=True)
+        lo, hi = np.maximum(plo[ip], qlo[iq]), np.minimum(phi[ip], qhi[iq])
+        k = np.flatnonzero(lo <= hi)
+        return (int(common[k[0]]), int(common[k[0]]), _offset(int(lo[k[0]]), int(hi[k[0]]), step)) if len(k) else None
     lo, hi = np.maximum(plo[:, None], qlo[None, :]), np.minimum(phi[:, None], qhi[None, :])
     hits = np.argwhere(lo <= hi)
     if not len(hits):
         return None
     a, c = hits[0]
-    return int(sp[a]), int(sq[c]), int(np.clip(0, lo[a, c], hi[a, c]))
+    return int(sp[a]), int(sq[c]), _offset(int(lo[a, c]), int(hi[a, c]), step)
 
 
 def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) -> np.ndarray | None:
     """The row (mp, mq, b, n, lo, hi) of semantics.piecewise (input zero point
-    `in_zero`) that gives table[x + 128] for every int8 x in `x_range`, with the
-    smallest n and every accumulator within int32; None if there is none."""
+    `in_zero`) that gives table[x + 128] for every int8 x in `x_range`, every
+    accumulator within int32: one slope (mp = mq) if any does, the smallest n, b a
+    multiple of 2^n where one serves; None if there is none."""
     x = np.arange(x_range[0], x_range[1] + 1)
     t = np.asarray(table, np.int64)[x - sem.INT8[0]]
     d = x - in_zero
@@ -100,9 +113,10 @@ def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) ->
     if lo == hi:
         return np.array([0, 0, 0, 0, lo, hi], np.int64)
     pos, neg = d >= 0, d <= 0
-    for n in range(MAX_SHIFT + 1):
+    # one slope first, at any shift (a linear map, a requantization: fewer passes), then two
+    for single, n in [(True, n) for n in range(MAX_SHIFT + 1)] + [(False, n) for n in range(MAX_SHIFT + 1)]:
         low, high = _bounds(t, n, lo, hi)
-        found = _join(_slopes(d[pos], low[pos], high[pos]), _slopes(d[neg], low[neg], high[neg]))
+        found = _join(_slopes(d[pos], low[pos], high[pos]), _slopes(d[neg], low[neg], high[neg]), 1 << n, single)
         if found is None:
             continue
         mp, mq, b = found

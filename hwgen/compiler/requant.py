@@ -25,7 +25,7 @@ import numpy as np
 from ..isa import AluOp
 from ..isa.fields import ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from . import ir
-from .semantics import INT8
+from .semantics import INT8, round_shift
 
 def scl_word(m: int, n: int, float32: bool = False) -> int:
     """The SCL operand of multiplier m and shift n, rounding as float32 does with
@@ -158,37 +158,44 @@ class AddRequant:
 
 @dataclass(frozen=True)
 class PiecewiseSteps:
-    """The passes of a piecewise layer (semantics.piecewise) over its entries x and
-    scratch entries u, reading per channel block the words of `words` (WORDS of them,
-    in that order); a pass left out where every channel's row makes it the identity."""
+    """The passes of piecewise rows (semantics.piecewise) over entries x and scratch
+    entries u, reading per channel block the words `words` gives (WORDS, in that
+    order); a pass left out where every row makes it the identity. With `fused` (one
+    slope, every b a multiple of 2^n) the rounding goes into the slope's SCL and b / 2^n
+    is added after it: the same result, a pass fewer."""
     in_zero: int
     pieces: bool            # mp differs from mq somewhere: the negative part goes through u
     slopes: tuple[bool, bool]   # SCL by mp's (and mq's) word is needed
     offset: bool
     shift: bool
+    fused: bool
+    clip: tuple[bool, bool]     # MAX by lo, MIN by hi are needed
 
     # the ACC entries of each channel block: the SCL words of mp, mq and 2^-n, b, lo, hi
     WORDS = ("mp", "mq", "n", "b", "lo", "hi")
 
     @classmethod
-    def of(cls, layer: ir.Piecewise) -> "PiecewiseSteps":
-        mp, mq, b, n = (layer.requant[:, k] for k in range(4))
+    def of(cls, rows: np.ndarray, in_zero: int) -> "PiecewiseSteps":
+        """The passes of `rows` (K, 6) with input zero point `in_zero`."""
+        mp, mq, b, n, lo, hi = np.asarray(rows, np.int64).T
         pieces = bool(np.any(mp != mq))
-        return cls(layer.in_zero, pieces, (bool(np.any(mp != 1)), pieces and bool(np.any(mq != 1))),
-                   bool(np.any(b)), bool(np.any(n)))
+        fused = not pieces and not np.any(b & ((1 << n) - 1))
+        # the map is increasing: its values before the clip span those at int8's ends
+        low, high = (round_shift(mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b, n) for x in INT8)
+        return cls(in_zero, pieces, (bool(np.any(mp != 1) or (fused and np.any(n))), pieces and bool(np.any(mq != 1))),
+                   bool(np.any(b)), bool(np.any(n)) and not fused, fused, (bool(np.any(low < lo)), bool(np.any(high > hi))))
 
-    @staticmethod
-    def words(layer: ir.Piecewise, channels: int) -> np.ndarray:
-        """(channels, len(WORDS)) int32: each channel's words."""
-        rows = np.broadcast_to(layer.requant, (channels, 6)).astype(np.int64)
-        mp, mq, b, n, lo, hi = rows.T
+    def words(self, rows: np.ndarray) -> np.ndarray:
+        """(K, len(WORDS)) int32: each row's words."""
+        mp, mq, b, n, lo, hi = np.asarray(rows, np.int64).T
         scl = np.vectorize(scl_word, otypes=[np.int64])
-        return np.stack([scl(mp, 0), scl(mq, 0), scl(1, n), b, lo, hi], axis=1).astype(np.int32)
+        return np.stack([scl(mp, n if self.fused else 0), scl(mq, 0), scl(1, n), b >> n if self.fused else b, lo, hi],
+                        axis=1).astype(np.int32)
 
     def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
         """(opcode, the entries it writes: "x" or "u", operand): ("imm", value),
         ("word", a name of WORDS), ("input", "u"): x = op(x, u), or ("copy", value):
-        u = op(x, value)."""
+        u = op(x, value). At least one pass: the ALU writes what the store reads."""
         out: list = [(AluOp.ADD, "x", ("imm", -self.in_zero))] if self.in_zero else []
         if self.pieces:
             out += [(AluOp.MIN, "u", ("copy", 0)), (AluOp.MAX, "x", ("imm", 0))]
@@ -196,7 +203,8 @@ class PiecewiseSteps:
         if self.pieces:
             out += [(AluOp.SCL, "u", ("word", "mq"))] * self.slopes[1] + [(AluOp.ADD, "x", ("input", "u"))]
         out += [(AluOp.ADD, "x", ("word", "b"))] * self.offset + [(AluOp.SCL, "x", ("word", "n"))] * self.shift
-        return out + [(AluOp.MAX, "x", ("word", "lo")), (AluOp.MIN, "x", ("word", "hi"))]
+        out += [(AluOp.MAX, "x", ("word", "lo"))] * self.clip[0] + [(AluOp.MIN, "x", ("word", "hi"))] * self.clip[1]
+        return out or [(AluOp.ADD, "x", ("imm", 0))]
 
 
 def bias_entries(rq: Requant, add: AddRequant | None = None) -> int:

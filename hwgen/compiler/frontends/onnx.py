@@ -6,7 +6,11 @@ Both of quantize_static's formats are read:
 - QDQ: float operators between DequantizeLinear and QuantizeLinear nodes, weights and
   biases as DequantizeLinear of int8/int32 initializers;
 - QOperator: QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool,
-  QLinearAveragePool and MaxPool on quantized tensors.
+  QLinearAveragePool, QLinearConcat, QLinearLeakyRelu and MaxPool on quantized tensors.
+
+Elementwise operators and concatenations take ONNX Runtime's own results on every
+input value as the table a `piecewise` or `concat` layer must give (`_table`,
+`compiler.piecewise.fit`).
 
 Every tensor of the IR is int8: a uint8 tensor q is stored as q - 128 and its zero point
 moved by the same amount, so that products and sums see the same differences
@@ -34,14 +38,15 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host, piecewise
 from .. import semantics as sem
-from ..ir import (FLOAT, Add, AddConstant, AvgPool, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, MaxPool,
-                  Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Tap)
+from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul,
+                  MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
-             "AveragePool, GlobalAveragePool, "
+             "AveragePool, GlobalAveragePool, Concat (along the channels), LeakyRelu, PRelu, HardSigmoid, "
              "Flatten and Reshape before a classifier, between QuantizeLinear/DequantizeLinear (QDQ); QLinearConv, "
-             "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool (QOperator)")
+             "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, "
+             "QLinearLeakyRelu (QOperator)")
 QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
                  "calibration_reader, quant_format=QuantFormat.QDQ, per_channel=True) with a CalibrationDataReader "
                  "that yields a few representative inputs")
@@ -407,9 +412,9 @@ def _node(imp: _Import, node) -> None:
 
 # -- the host's part -----------------------------------------------------------------------
 # operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
-_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd", "QLinearLeakyRelu",
-                  "QLinearSigmoid",
-                  "QLinearGlobalAveragePool", "QLinearAveragePool")
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+                  "QLinearLeakyRelu", "QLinearSigmoid", "QLinearConcat", "QLinearGlobalAveragePool",
+                  "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
 _ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8, FLOAT: onnx.TensorProto.FLOAT}
 # operators whose multiply-accumulates are counted (the host's share of a model's MACs)
@@ -596,38 +601,67 @@ def _between(imp, deps, out: str) -> list[int]:
     return sorted(nodes)
 
 
-def _table(imp, node, x: _QTensor, out: str) -> np.ndarray:
-    """ONNX Runtime's value of ONNX tensor `out` for each of the 256 values of quantized
-    tensor x, element by element, as IR int8 values (C, 256), C the channels of x:
-    the model's own nodes between them run once over every value in every channel."""
-    g = imp.model.graph
-    order = _between(imp, {x.onnx_name: x}, out)
+def _channel_axes(imp, x: _QTensor) -> tuple[int, int, int]:
+    """(rank, channel axis, another axis) of quantized tensor x as ONNX holds it: an
+    image's channels, or the features of rows or tokens, and an axis of its positions."""
     rank = len(_onnx_shape(imp, x.onnx_name, x))
-    channels = x.shape[1]
-    axis = 1 if rank == 4 else rank - 1                 # an image's channels, or the features of rows/tokens
-    values_axis = 3 if rank == 4 else 0 if rank == 2 else 1
-    shape = [1] * rank
-    shape[axis], shape[values_axis] = channels, 256
-    v = np.arange(sem.INT8[0], sem.INT8[1] + 1) + x.q.offset
-    feed = np.broadcast_to(np.expand_dims(v, [a for a in range(rank) if a != values_axis]), shape)
+    return rank, 1 if rank == 4 else rank - 1, 3 if rank == 4 else 0 if rank == 2 else 1
+
+
+def _table(imp, node, xs: list[_QTensor], out: str) -> np.ndarray:
+    """ONNX Runtime's value of ONNX tensor `out` for each of the 256 values of the
+    quantized tensors xs, element by element, as IR int8 values (C, 256), C the
+    channels of `out` (of all xs in order, for a concatenation): the model's own nodes
+    between them run once over every value in every channel."""
+    g = imp.model.graph
+    order = _between(imp, {x.onnx_name: x for x in xs}, out)
+    rank, axis, values_axis = _channel_axes(imp, xs[0])
+    feeds, inputs = {}, []
+    for x in xs:
+        shape = [1] * rank
+        shape[axis], shape[values_axis] = x.shape[1], 256
+        v = np.arange(sem.INT8[0], sem.INT8[1] + 1) + x.q.offset
+        feeds[x.onnx_name] = np.ascontiguousarray(np.broadcast_to(
+            np.expand_dims(v, [a for a in range(rank) if a != values_axis]), shape)).astype(x.q.dtype)
+        inputs.append(onnx.helper.make_tensor_value_info(x.onnx_name, _ONNX_TYPES[x.q.dtype], shape))
     used = {u for i in order for u in g.node[i].input}
-    graph = onnx.helper.make_graph(
-        [g.node[i] for i in order], "table",
-        [onnx.helper.make_tensor_value_info(x.onnx_name, _ONNX_TYPES[x.q.dtype], shape)],
-        [onnx.helper.make_empty_tensor_value_info(out)], [i for i in g.initializer if i.name in used])
+    graph = onnx.helper.make_graph([g.node[i] for i in order], "table", inputs,
+                                   [onnx.helper.make_empty_tensor_value_info(out)],
+                                   [i for i in g.initializer if i.name in used])
     model = onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
+    channels = sum(x.shape[1] for x in xs)
+    want = list(feeds[xs[0].onnx_name].shape)
+    want[axis] = channels
     try:
-        y = host.session(model.SerializeToString(), imp.uint8, quiet=True).run(
-            [out], {x.onnx_name: np.ascontiguousarray(feed).astype(x.q.dtype)})[0]
+        y = host.session(model.SerializeToString(), imp.uint8, quiet=True).run([out], feeds)[0]
     except Exception as e:      # onnxruntime's own exception types
         _fail(imp, node, "an elementwise map on the core depends on an input value and its channel alone, and "
-                         f"ONNX Runtime cannot run it on every value in every channel (shape {shape}: "
+                         f"ONNX Runtime cannot run it on every value in every channel (shape {want}: "
                          f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]})")
-    if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(shape):
-        _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for an input of shape {shape}; an "
-                         "elementwise map of 8-bit tensors runs on the core")
+    if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(want):
+        _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for inputs of shape {want} (each "
+                         "input's channels); an elementwise map of 8-bit tensors runs on the core")
     offset = 128 if y.dtype == np.uint8 else 0
     return np.moveaxis(y.astype(np.int64) - offset, (axis, values_axis), (0, 1)).reshape(channels, 256)
+
+
+def _rows(imp, node, tables: np.ndarray, in_zero: int, x_ranges) -> np.ndarray:
+    """The piecewise rows giving `tables` (C, 256) on the input ranges `x_ranges` (one
+    per channel): one row for all where the tables agree, else one per channel; a
+    failure where a table has none."""
+    ranges = np.asarray(x_ranges)
+    distinct, index = np.unique(np.concatenate([tables, ranges], axis=1), axis=0, return_inverse=True)
+    rows = []
+    for entry in distinct:
+        (lo, hi) = (int(v) for v in entry[256:])
+        row = piecewise.fit(entry[:256], in_zero, (lo, hi))
+        if row is None:
+            _fail(imp, node, f"ONNX Runtime's results on the {hi - lo + 1} values of its input are not two "
+                             "linear pieces meeting at the input zero point, rounded and clipped (the core's "
+                             "elementwise form, semantics.piecewise)")
+        rows.append(row)
+    rows = np.array(rows, np.int64)[np.ravel(index)]
+    return (rows[:1] if len(distinct) == 1 else rows).astype(np.int32)
 
 
 def _elementwise(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
@@ -636,20 +670,27 @@ def _elementwise(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
     (`_table`), or a failure where no piecewise row gives that table."""
     if x.q is None:
         _fail(imp, node, "its input's quantization is not known")
-    tables = _table(imp, node, x, out)
-    distinct, index = np.unique(tables, axis=0, return_inverse=True)
-    rows = []
-    for t in distinct:
-        row = piecewise.fit(t, x.q.ir_zero, (x.lo, x.hi))
-        if row is None:
-            _fail(imp, node, f"ONNX Runtime's results on the {x.hi - x.lo + 1} values of its input are not two "
-                             "linear pieces meeting at the input zero point, rounded and clipped (the core's "
-                             "elementwise form, semantics.piecewise)")
-        rows.append(row)
-    rows = np.array(rows, np.int64)[np.ravel(index)]
-    layer = Piecewise(_name(imp, node), (x.name,), requant=(rows[:1] if len(distinct) == 1 else rows).astype(np.int32),
-                      in_zero=x.q.ir_zero, op=node.op_type)
+    rows = _rows(imp, node, _table(imp, node, [x], out), x.q.ir_zero, [(x.lo, x.hi)] * x.shape[1])
+    layer = Piecewise(_name(imp, node), (x.name,), requant=rows, in_zero=x.q.ir_zero, op=node.op_type)
     return _out(imp, layer, x.shape, q, int(rows[:, 4].min()), int(rows[:, 5].max()))
+
+
+def _concat(imp, node, xs: list[_QTensor], q: Quantization, out: str) -> _QTensor:
+    """The concatenation of quantized tensors xs along their channels into ONNX tensor
+    `out` (quantized by q), each input requantized to q as ONNX Runtime does on
+    every value (`_table`: a row per output channel, one for all where they agree)."""
+    rank, axis, _ = _channel_axes(imp, xs[0])
+    a = _attrs(node).get("axis", 0)
+    if a % rank != axis or len(xs) < 2:
+        _fail(imp, node, f"concatenates {len(xs)} tensor(s) of rank {rank} along axis {a}; the core concatenates "
+                         f"two or more along the channels (axis {axis})")
+    if any(x.q is None for x in xs) or any(x.shape[0] != xs[0].shape[0] or x.shape[2:] != xs[0].shape[2:]
+                                           for x in xs):
+        _fail(imp, node, "its inputs' quantizations are not known, or their shapes differ beside the channels")
+    ranges = [(x.lo, x.hi) for x in xs for _ in range(x.shape[1])]
+    rows = _rows(imp, node, _table(imp, node, xs, out), 0, ranges)
+    layer = Concat(_name(imp, node), tuple(x.name for x in xs), requant=rows, in_zero=0, op=node.op_type)
+    return _out(imp, layer, layer.out_shape(*(x.shape for x in xs)), q, int(rows[:, 4].min()), int(rows[:, 5].max()))
 
 
 def _label(node) -> str:
@@ -893,6 +934,9 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
         return _requantize_in_place(imp, f, q, lo, hi, quantize)
     node = f.node
     op = node.op_type
+    if op == "Concat":
+        return _concat(imp, node, [_source(imp, node, x, f"input {k}") for k, x in enumerate(f.inputs)], q,
+                       quantize.output[0])
     if op in ELEMENTWISE or (op in ("Relu", "Clip") and f.inputs[0].node is None):
         return _elementwise(imp, node, _source(imp, node, f.inputs[0]), q, quantize.output[0])
     if op == "Conv":
@@ -1334,6 +1378,13 @@ def _qlinear_elementwise(imp, node):
     _set(imp, node, _elementwise(imp, node, x, _qparams(imp, node, 3), node.output[0]))
 
 
+def _qlinear_concat(imp, node):
+    """QLinearConcat (com.microsoft): the output's scale and zero point at inputs 0-1,
+    then each input with its scale and zero point."""
+    xs = [_qinput(imp, node, k, k + 1) for k in range(2, len(node.input), 3)]
+    _set(imp, node, _concat(imp, node, xs, _qparams(imp, node, 0), node.output[0]))
+
+
 def _maxpool_node(imp, node):
     x = imp.values.get(node.input[0])
     if isinstance(x, _Host):
@@ -1347,12 +1398,12 @@ def _maxpool_node(imp, node):
 _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
     **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
-                                "Flatten", "Reshape", "Pad", *ELEMENTWISE)},
+                                "Flatten", "Reshape", "Pad", "Concat", *ELEMENTWISE)},
     "MaxPool": _maxpool_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
     "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits
                                         else _qlinear_matmul(imp, node)),
-    "QLinearAdd": _qlinear_add, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
+    "QLinearAdd": _qlinear_add, "QLinearConcat": _qlinear_concat, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }

@@ -213,20 +213,18 @@ def lower_add(b: ProgramBuilder, count: int, x0, x1, out, add: Requant | AddRequ
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])
 
 
-def lower_piecewise(b: ProgramBuilder, shape, x, out, words, steps: PiecewiseSteps, per_channel: bool,
-                    name: str = "piecewise") -> None:
-    """An elementwise map (ir.Piecewise) of a tensor of `shape` (NB, CB, H, W): `words`
-    holds each channel block's PiecewiseSteps.WORDS (one block's for all with
-    `per_channel` off). Tiles are runs of elements, within one channel block when
-    the words differ between blocks; each tile loads its block's words beside it."""
-    nb, cb, h, w = shape
+def lower_piecewise(b: ProgramBuilder, parts, out, words, per_channel: bool, name: str = "piecewise") -> None:
+    """An elementwise map (ir.Piecewise) of the tensors `parts`, each (region, shape
+    (NB, CB, H, W), its first channel block in the output, its PiecewiseSteps), into
+    the output region `out` of all their channel blocks in order (a concatenation;
+    one part: the map alone). `words` holds each output channel block's
+    PiecewiseSteps.WORDS (one block's for all with `per_channel` off). Tiles are runs
+    of elements, within one channel block when the words differ between blocks or the
+    parts are several; each tile loads its block's words beside it."""
     n_words = len(PiecewiseSteps.WORDS)
-    chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // (2 if steps.pieces else 1)
-    if chunk < 1:
-        raise HwgenError(f"{name}: {n_words} words and an entry do not fit half of the "
-                         f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
+    total = sum(shape[1] for _, shape, _, _ in parts)
 
-    def tile(base, e0, count, block):
+    def tile(base, x, steps, chunk, e0, count, block, o0):
         u, wbase = base + chunk, base + chunk * (2 if steps.pieces else 1)
         b.load(MemType.ACC_8BIT, base, x, e0, x_size=count)
         b.load(MemType.ACC, wbase, words, block * n_words, x_size=n_words)
@@ -245,10 +243,17 @@ def lower_piecewise(b: ProgramBuilder, shape, x, out, words, steps: PiecewiseSte
                     operand = (u, [1])
                 emit, _ = pass_of(b, op, dst, dims, value if kind == "imm" else None, operand)
                 emit()
-        return work, lambda: b.store(base, out, e0, x_size=count)
-    if per_channel:
-        runs = [(((n * cb + c) * h * w) + p0, size, c) for n in range(nb) for c in range(cb)
-                for p0, size in tiles(h * w, chunk)]
-    else:
-        runs = [(e0, size, 0) for e0, size in tiles(nb * cb * h * w, chunk)]
+        return work, lambda: b.store(base, out, o0, x_size=count)
+    runs = []
+    for x, (nb, cb, h, w), first, steps in parts:
+        chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // (2 if steps.pieces else 1)
+        if chunk < 1:
+            raise HwgenError(f"{name}: {n_words} words and an entry do not fit half of the "
+                             f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
+        if per_channel or len(parts) > 1:
+            runs += [(x, steps, chunk, (n * cb + c) * h * w + p0, size, (first + c) * per_channel,
+                      (n * total + first + c) * h * w + p0)
+                     for n in range(nb) for c in range(cb) for p0, size in tiles(h * w, chunk)]
+        else:
+            runs += [(x, steps, chunk, e0, size, 0, e0) for e0, size in tiles(nb * cb * h * w, chunk)]
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])

@@ -163,16 +163,24 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
 
 
 def _piecewise(layer: ir.Piecewise, cfg, shapes, kernels):
-    b, (x,), out = _builder(layer, cfg, shapes, kernels)
-    n, c, h, w = shapes[0]
+    """A piecewise layer's program, or a concatenation's: each input's channel blocks
+    into the output's after the ones before (mapping.host_reason: every input but the
+    last of whole BLOCK_OUT blocks), each with the passes its own rows need."""
+    b, xs, out = _builder(layer, cfg, shapes, kernels)
     per_channel = layer.requant.shape[0] > 1
-    # one block of equal lanes for a row for all, else each channel's own words
-    words = np.repeat(PiecewiseSteps.words(layer, 1), cfg.block_out, axis=0) if not per_channel else \
-        PiecewiseSteps.words(layer, c)
-    wr = b.input("words", pack_channels(words, cfg.batch, cfg.block_out, np.int32),
-                 f"(CB, {len(PiecewiseSteps.WORDS)}, BATCH, BLOCK_OUT)")
-    lower_piecewise(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), x, out, wr, PiecewiseSteps.of(layer),
-                    per_channel, layer.name)
+    parts, words, first, c0 = [], [], 0, 0
+    for x, (n, c, h, w) in zip(xs, shapes):
+        rows = layer.requant[c0:c0 + c] if per_channel else layer.requant
+        steps = PiecewiseSteps.of(rows, layer.in_zero)
+        cb = blocks(c, cfg.block_out)
+        parts.append((x, (blocks(n, cfg.batch), cb, h, w), first, steps))
+        # a row for all: one block of equal lanes; else each channel's words, its input's padded to whole blocks
+        words.append(np.repeat(steps.words(rows), cfg.block_out, axis=0) if not per_channel else
+                     np.pad(steps.words(rows), ((0, cb * cfg.block_out - c), (0, 0))))
+        first, c0 = first + cb, c0 + c
+    wr = b.input("words", pack_channels(np.concatenate(words) if per_channel else words[0], cfg.batch,
+                                        cfg.block_out, np.int32), f"(CB, {len(PiecewiseSteps.WORDS)}, BATCH, BLOCK_OUT)")
+    lower_piecewise(b, parts, out, wr, per_channel, layer.name)
     return b, {}, {}
 
 

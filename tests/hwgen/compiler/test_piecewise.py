@@ -1,9 +1,9 @@
-"""Elementwise maps on the core (ir.Piecewise; hwgen/compiler/piecewise.py): the fit
-against tables computed here in float32 as ONNX Runtime computes them and against maps
-that are not piecewise linear; the layer's semantics against a loop of Python
-integers; its program on fsim over configurations; and imported LeakyRelu, PRelu,
-HardSigmoid and requantizations, QDQ and QOperator, against ONNX Runtime's exact
-session on every input value (fsim, and tsim once)."""
+"""Elementwise maps on the core (ir.Piecewise, ir.Concat; hwgen/compiler/piecewise.py):
+the fit against tables computed here in float32 as ONNX Runtime computes them and
+against maps that are not piecewise linear; the layers' semantics against a loop of
+Python integers; their programs on fsim over configurations; and imported LeakyRelu,
+PRelu, HardSigmoid, requantizations and concatenations, QDQ and QOperator, against ONNX
+Runtime's exact session on every input value (fsim, and tsim once)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -16,6 +16,7 @@ from hwgen.compiler import ir, piecewise
 from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
+from hwgen.compiler.mapping import host_reason
 from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from sim import run, target
@@ -184,4 +185,76 @@ def test_an_imported_map_on_tsim(tmp_path):
     cfg = _config("default")
     result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("tsim"))
     assert result["cycles"] > 0
+    assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
+def test_a_concatenation_on_fsim(cfg_name):
+    cfg = _config(cfg_name)
+    shapes = [(3, 32, 6, 7), (3, 64, 6, 7), (3, 20, 6, 7)]
+    requant = piecewise.fit(_table("identity", F32(0.0517), 0, F32(0.0313), -5), 0)
+    identity = np.array([1, 1, 0, 0, -128, 127])
+    rows = np.concatenate([np.tile(identity, (32, 1)), np.tile(requant, (64, 1)), np.tile(identity, (20, 1))])
+    rng = np.random.default_rng(6)
+    xs = [rng.integers(-128, 128, s, dtype=np.int8) for s in shapes]
+    for requant_rows in (rows, identity[None]):
+        layer = ir.Concat("cat", ("a", "b", "c"), requant=requant_rows.astype(np.int32), op="Concat")
+        layer.check()
+        assert host_reason(layer, cfg, shapes) is None
+        prog, _ = lower_layer(layer, cfg, shapes)
+        for k, x in enumerate(xs):
+            prog.write(f"in{k}", pack_act(x, cfg.batch, cfg.block_out))
+        got = unpack_act(run(prog, "fsim").outputs["out"], 3, 116)
+        want = layer.reference(*xs)
+        assert np.array_equal(got, want)
+        for i in np.ndindex(got.shape[:2]):     # against the loop, a position per channel
+            assert want[i][0, 0] == _loop(requant_rows[i[1] % len(requant_rows)], 0,
+                                          int(np.concatenate(xs, axis=1)[i][0, 0]))
+
+
+def test_a_concatenation_of_partial_channel_blocks_runs_on_the_host():
+    layer = ir.Concat("cat", ("a", "b"), requant=np.array([[1, 1, 0, 0, -128, 127]], np.int32), op="Concat")
+    reason = host_reason(layer, _config("default"), [(1, 24, 4, 4), (1, 16, 4, 4)])
+    assert "input 0 has 24 channels, not whole blocks of 16" in reason
+
+
+def _concat_model(fmt: str):
+    """The input quantized (sa), that tensor quantized again (sb), and the two
+    concatenated along the channels into the first one's quantization: QDQ, or a
+    QLinearConcat."""
+    inits = [numpy_helper.from_array(v, k) for k, v in {
+        "sa": np.float32(0.0437), "za": np.uint8(131), "sb": np.float32(0.0122), "zb": np.uint8(7)}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sa", "za"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["af"]),
+             helper.make_node("QuantizeLinear", ["af", "sb", "zb"], ["bq"])]
+    if fmt == "qoperator":
+        nodes.append(helper.make_node("QLinearConcat", ["sa", "za", "aq", "sa", "za", "bq", "sb", "zb"], ["yq"], axis=1,
+                                      domain="com.microsoft"))
+    else:
+        nodes += [helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["af2"]),
+                  helper.make_node("DequantizeLinear", ["bq", "sb", "zb"], ["bf"]),
+                  helper.make_node("Concat", ["af2", "bf"], ["yf"], axis=1),
+                  helper.make_node("QuantizeLinear", ["yf", "sa", "za"], ["yq"])]
+    nodes.append(helper.make_node("DequantizeLinear", ["yq", "sa", "za"], ["y"]))
+    graph = helper.make_graph(nodes, "cat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 16, 16])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+def test_an_imported_concatenation_requantizes_as_onnx_runtime(fmt, tmp_path):
+    """The requantization a piecewise layer, the concatenation a concat layer with the
+    identity's rows for its first input and a requantization's for its second, each
+    found on ONNX Runtime's tables; the model on fsim against its exact session on
+    every input value."""
+    model = _concat_model(fmt)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    net, quant = load_onnx(path)
+    assert [la.kind for la in net.layers] == ["piecewise", "concat"]
+    cat = net.layers[1]
+    assert cat.requant.shape == (32, 6) and (cat.requant[:16] == [1, 1, 0, 0, -128, 127]).all()
+    x = _every_value(net, quant, net.input_shape)
+    cfg = _config("default")
+    result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("fsim"))
     assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])

@@ -36,7 +36,7 @@ from tests.support.ort import session
 
 ROOT = Path(__file__).resolve().parents[4]
 CLAIMED = ("Conv", "Gemm", "MatMul", "Add", "Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
-           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid")
+           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid", "Concat")
 WEIGHTS = {"Conv": 1, "Gemm": 1, "MatMul": 1}      # the input holding an operator's weights
 BIASES = {"Conv": 2, "Gemm": 2}
 

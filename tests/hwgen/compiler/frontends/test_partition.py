@@ -196,14 +196,18 @@ def test_a_float_pre_and_post_processing_runs_on_the_host(tmp_path, fmt, capsys)
 
 @pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
 def test_a_unet_segmenter_matches_onnx_runtime(tmp_path, fmt):
-    """U-Net's nearest upsampling and skip concatenation on the host, one part per
-    level; its per-pixel scores (N, classes, H, W) are ONNX Runtime's."""
+    """U-Net's nearest upsampling on the host, one part per level, its skip
+    concatenations on the core (the skip requantized to the concatenation's
+    quantization); its per-pixel scores (N, classes, H, W) are ONNX Runtime's."""
     path = onnx_zoo.quantize(onnx_zoo.unet(size=32), tmp_path / "unet.onnx", fmt)
     net, quant = load_onnx(path)
     hosts = [la for la in net.layers if isinstance(la, OnnxHost)]
-    assert len(hosts) == 2 and all({"Resize", "Concat"} <= {n.split("(")[1].rstrip(")").removeprefix("QLinear")
-                                                             for n in la.nodes} for la in hosts)
-    assert all(p["where"] == "core" for p in quant["places"] if p["op"] in ("Conv", "QLinearConv"))
+    assert len(hosts) == 2 and all({n.split("(")[1].rstrip(")") for n in la.nodes} - {"QuantizeLinear",
+                                                                                     "DequantizeLinear"} == {"Resize"}
+                                   for la in hosts)
+    assert [la.kind for la in net.layers].count("concat") == 2
+    assert all(p["where"] == "core" for p in quant["places"] if p["op"] in ("Conv", "QLinearConv", "Concat",
+                                                                            "QLinearConcat"))
     x = np.random.default_rng(2).normal(0, 1, net.input_shape).astype(np.float32)
     want = layer_tensors(path, net, quant, x)["output"]
     assert want.shape == (1, 4, 32, 32)
@@ -364,12 +368,14 @@ def detectors(tmp_path_factory):
 
 @pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
 def test_a_detector_with_three_outputs_matches_onnx_runtime(detectors, fmt, tmp_path):
-    """A YOLO-like detector (SiLU, LeakyRelu, a spatial pyramid pool, upsampling and
-    concatenation on the host) gives three outputs, one per stride: the last layer's is
-    the network's output, the other two are taps; each is ONNX Runtime's, from the
-    reference, from fsim and after a save and load."""
+    """A YOLO-like detector (SiLU and upsampling on the host; its LeakyRelus and
+    concatenations piecewise and concat layers) gives three outputs, one per stride:
+    the last layer's is the network's output, the other two are taps; each is ONNX
+    Runtime's, from the reference, from fsim and after a save and load."""
     path = detectors[fmt]
     net, quant = load_onnx(path)
+    kinds = [la.kind for la in net.layers]
+    assert kinds.count("piecewise") >= 8 and kinds.count("concat") >= 4, kinds
     names = [o.name for o in onnx.load(str(path)).graph.output]
     assert len(net.taps) == 2 and {net.output_name, *(t.name for t in net.taps)} == set(names)
     x = np.random.default_rng(3).normal(0, 1, net.model_input_shape).astype(np.float32)
