@@ -552,6 +552,28 @@ class Concat(Piecewise):
 
 
 @dataclass
+class Resize(Layer):
+    """Nearest-neighbour upsampling by whole factors `factor` (fh, fw):
+    out[n, c, y, x] = in[n, c, y // fh, x // fw] (an imported Resize whose nearest
+    pixels ONNX Runtime picks so)."""
+    factor: tuple[int, int] = (2, 2)
+    kind = "resize"
+
+    def check(self):
+        super().check()
+        if not (isinstance(self.factor, (tuple, list)) and len(self.factor) == 2
+                and all(isinstance(f, int) and not isinstance(f, bool) and f >= 1 for f in self.factor)):
+            raise HwgenError(f"layer {self.name}: factor {self.factor!r} must be [fh, fw], whole numbers of at least 1")
+
+    def out_shape(self, x):
+        n, c, h, w = x
+        return (n, c, h * self.factor[0], w * self.factor[1])
+
+    def reference(self, x):
+        return np.repeat(np.repeat(np.asarray(x), self.factor[0], axis=2), self.factor[1], axis=3)
+
+
+@dataclass
 class ConvAdd(Layer):
     """A conv2d and the residual add that consumes it, as one layer (made by
     `mapping.fuse`): inputs (conv input, shortcut); the output is the add's. Same
@@ -712,7 +734,7 @@ class Quantization:
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
-                                   MatMul, Piecewise, Concat, OnnxHost)}
+                                   MatMul, Piecewise, Concat, Resize, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 
@@ -939,7 +961,7 @@ class Network:
             for p in PARAMS:
                 if f"{d['name']}.{p}" in weights:
                     d[p] = weights[f"{d['name']}.{p}"]
-            for attr in ("clip", "stride", "pad", "kernel", "in_zero", "scales", "onnx_inputs", "input_dtypes",
+            for attr in ("clip", "stride", "pad", "kernel", "factor", "in_zero", "scales", "onnx_inputs", "input_dtypes",
                          "input_shapes", "nodes", "onnx_shape", "shape"):
                 if isinstance(d.get(attr), list):
                     d[attr] = tuple(d[attr])

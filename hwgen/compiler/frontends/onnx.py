@@ -39,11 +39,12 @@ from ...errors import HwgenError
 from .. import host, piecewise
 from .. import semantics as sem
 from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul,
-                  MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Tap)
+                  MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Resize, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
-             "AveragePool, GlobalAveragePool, Concat (along the channels), LeakyRelu, PRelu, HardSigmoid, "
+             "AveragePool, GlobalAveragePool, Concat (along the channels), LeakyRelu, PRelu, HardSigmoid, Resize "
+             "(nearest, by whole factors), "
              "Flatten and Reshape before a classifier, between QuantizeLinear/DequantizeLinear (QDQ); QLinearConv, "
              "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, "
              "QLinearLeakyRelu (QOperator)")
@@ -412,7 +413,7 @@ def _node(imp: _Import, node) -> None:
 
 # -- the host's part -----------------------------------------------------------------------
 # operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
-_MATERIALIZING = ("DequantizeLinear", "MaxPool", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "Resize", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
                   "QLinearLeakyRelu", "QLinearSigmoid", "QLinearConcat", "QLinearGlobalAveragePool",
                   "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
@@ -624,25 +625,64 @@ def _table(imp, node, xs: list[_QTensor], out: str) -> np.ndarray:
         feeds[x.onnx_name] = np.ascontiguousarray(np.broadcast_to(
             np.expand_dims(v, [a for a in range(rank) if a != values_axis]), shape)).astype(x.q.dtype)
         inputs.append(onnx.helper.make_tensor_value_info(x.onnx_name, _ONNX_TYPES[x.q.dtype], shape))
-    used = {u for i in order for u in g.node[i].input}
-    graph = onnx.helper.make_graph([g.node[i] for i in order], "table", inputs,
-                                   [onnx.helper.make_empty_tensor_value_info(out)],
-                                   [i for i in g.initializer if i.name in used])
-    model = onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
     channels = sum(x.shape[1] for x in xs)
     want = list(feeds[xs[0].onnx_name].shape)
     want[axis] = channels
-    try:
-        y = host.session(model.SerializeToString(), imp.uint8, quiet=True).run([out], feeds)[0]
-    except Exception as e:      # onnxruntime's own exception types
-        _fail(imp, node, "an elementwise map on the core depends on an input value and its channel alone, and "
-                         f"ONNX Runtime cannot run it on every value in every channel (shape {want}: "
-                         f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]})")
+    y = _run_nodes(imp, node, order, inputs, feeds, out,
+                   "an elementwise map on the core depends on an input value and its channel alone, and ONNX Runtime "
+                   f"cannot run it on every value in every channel (shape {want}")
     if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(want):
         _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for inputs of shape {want} (each "
                          "input's channels); an elementwise map of 8-bit tensors runs on the core")
     offset = 128 if y.dtype == np.uint8 else 0
     return np.moveaxis(y.astype(np.int64) - offset, (axis, values_axis), (0, 1)).reshape(channels, 256)
+
+
+def _run_nodes(imp, node, order: list[int], inputs: list, feeds: dict, out: str, failing: str) -> np.ndarray:
+    """ONNX Runtime's value of tensor `out` computed by the model's nodes `order` from
+    the graph inputs `inputs` (value infos) given `feeds`, in the exact session; a
+    failure naming `node` with `failing` (and ONNX Runtime's error) if it cannot."""
+    g = imp.model.graph
+    used = {u for i in order for u in g.node[i].input}
+    graph = onnx.helper.make_graph([g.node[i] for i in order], "probe", inputs,
+                                   [onnx.helper.make_empty_tensor_value_info(out)],
+                                   [i for i in g.initializer if i.name in used])
+    model = onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
+    try:
+        return host.session(model.SerializeToString(), imp.uint8, quiet=True).run([out], feeds)[0]
+    except Exception as e:      # onnxruntime's own exception types
+        _fail(imp, node, f"{failing}: {type(e).__name__}: {str(e).strip().splitlines()[0][:200]})")
+
+
+def _resize(imp, node, x: _QTensor, q: Quantization | None, out: str) -> _QTensor:
+    """A Resize of quantized tensor x into ONNX tensor `out` (quantized by q, as x):
+    nearest upsampling by whole factors of the height and width, checked by running
+    the model's nodes on two random tensors of x's shape and comparing with the
+    repetition (which pixel is nearest follows from the attributes alone, not the
+    values)."""
+    if x.q is None or (q is not None and (q.scale, q.ir_zero) != (x.q.scale, x.q.ir_zero)):
+        _fail(imp, node, "its output is quantized with another scale or zero point than its input")
+    if _attrs(node).get("mode", b"nearest") not in (b"nearest", "nearest"):
+        _fail(imp, node, f"mode {_attrs(node)['mode']!r}; the core upsamples by nearest pixels")
+    if len(_onnx_shape(imp, x.onnx_name, x)) != 4:
+        _fail(imp, node, "resizes a tensor that is not NCHW; the core upsamples the height and width of images")
+    order = _between(imp, {x.onnx_name: x}, out)
+    rng = np.random.default_rng(0)
+    layer = None
+    for _ in range(2):
+        v = rng.integers(*sem.INT8, x.shape, endpoint=True)
+        y = _run_nodes(imp, node, order, [onnx.helper.make_tensor_value_info(
+            x.onnx_name, _ONNX_TYPES[x.q.dtype], list(x.shape))], {x.onnx_name: (v + x.q.offset).astype(x.q.dtype)},
+            out, "ONNX Runtime cannot run it on its own (shape " + str(list(x.shape)))
+        if layer is None:
+            if y.ndim != 4 or y.shape[:2] != x.shape[:2] or y.shape[2] % x.shape[2] or y.shape[3] % x.shape[3]:
+                _fail(imp, node, f"resizes {list(x.shape)} to {list(y.shape)}; the core upsamples the height and "
+                                 "width by whole factors")
+            layer = Resize(_name(imp, node), (x.name,), factor=(y.shape[2] // x.shape[2], y.shape[3] // x.shape[3]))
+        if not np.array_equal(np.asarray(y, np.int64) - x.q.offset, layer.reference(v)):
+            _fail(imp, node, "ONNX Runtime's nearest pixels (its coordinate transformation and nearest mode) are "
+                             f"not each input pixel repeated {layer.factor[0]} x {layer.factor[1]} times")
+    return _out(imp, layer, layer.out_shape(x.shape), x.q, x.lo, x.hi)
 
 
 def _rows(imp, node, tables: np.ndarray, in_zero: int, x_ranges) -> np.ndarray:
@@ -934,6 +974,8 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
         return _requantize_in_place(imp, f, q, lo, hi, quantize)
     node = f.node
     op = node.op_type
+    if op == "Resize":
+        return _resize(imp, node, _source(imp, node, f.inputs[0]), q, quantize.output[0])
     if op == "Concat":
         return _concat(imp, node, [_source(imp, node, x, f"input {k}") for k, x in enumerate(f.inputs)], q,
                        quantize.output[0])
@@ -1385,6 +1427,16 @@ def _qlinear_concat(imp, node):
     _set(imp, node, _concat(imp, node, xs, _qparams(imp, node, 0), node.output[0]))
 
 
+def _resize_node(imp, node):
+    x = imp.values.get(node.input[0])
+    if isinstance(x, _Host):
+        x = _materialize(imp, node.input[0], x)
+    if isinstance(x, _QTensor):         # on the quantized tensor itself (QOperator, or QDQ dropped by a quantizer)
+        _set(imp, node, _resize(imp, node, x, None, node.output[0]))
+    else:
+        _float_op(imp, node)
+
+
 def _maxpool_node(imp, node):
     x = imp.values.get(node.input[0])
     if isinstance(x, _Host):
@@ -1399,7 +1451,7 @@ _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
     **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
                                 "Flatten", "Reshape", "Pad", "Concat", *ELEMENTWISE)},
-    "MaxPool": _maxpool_node,
+    "MaxPool": _maxpool_node, "Resize": _resize_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
     "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits

@@ -1,6 +1,6 @@
 """Lowering of the layers that run on the ALU: max/average/global-average pooling,
-residual add, depthwise conv2d (MUL, as in the configurable-VTA work) and elementwise
-piecewise maps.
+residual add, depthwise conv2d (MUL, as in the configurable-VTA work), elementwise
+piecewise maps and concatenations, and nearest upsampling (copies).
 
 Inputs are loaded as ACC_8BIT (int8 elements of BATCH x BLOCK_OUT lanes, sign-extended
 into the accumulators), so these layers use only the compute and store modules. Work
@@ -257,3 +257,26 @@ def lower_piecewise(b: ProgramBuilder, parts, out, words, per_channel: bool, nam
         else:
             runs += [(x, steps, chunk, e0, size, 0, e0) for e0, size in tiles(nb * cb * h * w, chunk)]
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])
+
+
+def lower_resize(b: ProgramBuilder, shape, factor, x, out, name: str = "resize") -> None:
+    """Nearest upsampling of a tensor of `shape` (NB, CB, H, W) by `factor` (fh, fw):
+    per tile of input rows (or of one row's columns, `_tile_shape`) of one channel
+    block, a copy pass writes each input entry to its fh x fw outputs, which one store
+    writes."""
+    nb, cb, h, w = shape
+    fh, fw = factor
+    oh, ow = h * fh, w * fw
+    th_max, tw_max = _tile_shape(b.cfg, name, h, w, lambda th, tw: th * tw * (1 + fh * fw))
+
+    def tile(base, n, c, y0, th, x0, tw):
+        dst = base + th * tw
+        b.load(MemType.ACC_8BIT, base, x, ((n * cb + c) * h + y0) * w + x0, y_size=th, x_size=tw, x_stride=w)
+
+        def work():
+            _alu(b, AluOp.ADD, (dst, base), [(th, fh * tw * fw, tw), (fh, tw * fw, 0), (tw, fw, 1), (fw, 1, 0)],
+                 imm=0)
+        return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0 * fh) * ow + x0 * fw, y_size=th * fh,
+                                     x_size=tw * fw, x_stride=ow)
+    _prefetched(b, [lambda base, a=(n, c, y0, th, x0, tw): tile(base, *a)
+                    for n in range(nb) for c in range(cb) for y0, th in tiles(h, th_max) for x0, tw in tiles(w, tw_max)])

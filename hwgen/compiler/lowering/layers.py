@@ -20,7 +20,7 @@ from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import lower_add, lower_piecewise, lower_window, window_tiles
+from .alu import lower_add, lower_piecewise, lower_resize, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
 from ..requant import AddRequant, PiecewiseSteps, Requant, pack_bias, residual_epilogue
@@ -159,6 +159,11 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
         return b, {}, {}
     if isinstance(layer, ir.Piecewise):
         return _piecewise(layer, cfg, shapes, kernels)
+    if isinstance(layer, ir.Resize):
+        b, (x,), out = _builder(layer, cfg, shapes, kernels)
+        n, c, h, w = shapes[0]
+        lower_resize(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.factor, x, out, layer.name)
+        return b, {}, {}
     raise HwgenError(f"layer {layer.name}: no lowering for kind {layer.kind!r}")
 
 

@@ -6,8 +6,8 @@ GlobalAveragePool, Flatten, Reshape and Pad becomes the QDQ model a static quant
 for it: the input quantized (uint8, its range from the test's input), the weights of
 Conv, Gemm and MatMul int8 (symmetric, per tensor), a bias int32 at input scale x weight
 scale, any other float constant uint8, and the output quantized from the test's expected
-output's range (a max pool's, flatten's, reshape's or pad's with its input's quantization, as a
-quantizer does). The node's attributes are the test's. The reference is ONNX Runtime's
+output's range (a max pool's, flatten's, reshape's, pad's or resize's with its input's
+quantization, as a quantizer does). The node's attributes are the test's. The reference is ONNX Runtime's
 exact-integer session of that model on the test's input; hwgen imports it, compiles it
 for the default configuration (ALU_RESCALE "multiply") and runs it on fsim. Each test
 gives one of: "core" (an accelerator layer computes the node), "host" (a host layer
@@ -36,7 +36,7 @@ from tests.support.ort import session
 
 ROOT = Path(__file__).resolve().parents[4]
 CLAIMED = ("Conv", "Gemm", "MatMul", "Add", "Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
-           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid", "Concat")
+           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid", "Concat", "Resize")
 WEIGHTS = {"Conv": 1, "Gemm": 1, "MatMul": 1}      # the input holding an operator's weights
 BIASES = {"Conv": 2, "Gemm": 2}
 
@@ -77,8 +77,12 @@ def qdq_model(case) -> tuple[onnx.ModelProto, np.ndarray]:
     nodes.append(helper.make_node("QuantizeLinear", [graph_in, const("x_s", sx), const("x_z", np.uint8(zx))], ["x_q"]))
     nodes.append(helper.make_node("DequantizeLinear", ["x_q", "x_s", "x_z"], ["x_dq"]))
     names, sw = ["x_dq"], None
-    for k, value in enumerate(inputs[1:], 1):
-        name = f"in{k}"
+    given = iter(inputs[1:])
+    for k, input_name in enumerate(node.input[1:], 1):
+        if not input_name:                               # an omitted optional input keeps its place
+            names.append("")
+            continue
+        value, name = next(given), f"in{k}"
         if value.dtype != np.float32:                    # a shape: an integer constant
             names.append(const(name, value))
         elif WEIGHTS.get(node.op_type) == k:
@@ -87,15 +91,13 @@ def qdq_model(case) -> tuple[onnx.ModelProto, np.ndarray]:
         elif BIASES.get(node.op_type) == k and sw is not None:
             sb = np.float32(sx * sw)
             names.append(dq(name, np.rint(value / sb).astype(np.int32), sb, np.int32(0)))
-        elif node.op_type in ("Clip", "Pad"):            # bounds and a padding value stay float
+        elif node.op_type in ("Clip", "Pad", "Resize"):  # bounds, a padding value, scales and a roi stay float
             names.append(const(name, value))
         else:
             s, z = _affine(value)
             names.append(dq(name, np.clip(np.rint(value / s) + z, 0, 255).astype(np.uint8), s, np.uint8(z)))
-    # an omitted optional input keeps its place
-    names += [""] * (len(node.input) - len(names)) if len(node.input) > len(inputs) else []
-    # a max pool or reshape moves values: a quantizer gives its output its input's quantization
-    sy, zy = (sx, zx) if node.op_type in ("MaxPool", "Flatten", "Reshape", "Pad") else _affine(y)
+    # a max pool, reshape or resize moves values: a quantizer gives its output its input's quantization
+    sy, zy = (sx, zx) if node.op_type in ("MaxPool", "Flatten", "Reshape", "Pad", "Resize") else _affine(y)
     op = helper.make_node(node.op_type, names[:len(node.input)], ["y_float", *node.output[1:]], name=node.op_type,
                           domain=node.domain)
     op.attribute.extend(node.attribute)
