@@ -596,6 +596,25 @@ class ConvAdd(Layer):
 
 
 @dataclass
+class ConvPiecewise(Layer):
+    """A conv2d and the piecewise map that consumes it, as one layer (made by
+    `mapping.fuse`): the map's output from the convolution's input. Same results as
+    the two layers."""
+    conv: Conv2d = None
+    map: Piecewise = None
+    kind = "conv2d+piecewise"
+
+    def out_shape(self, x):
+        return self.map.out_shape(self.conv.out_shape(x))
+
+    def reference(self, x):
+        return self.map.reference(self.conv.reference(x))
+
+    def macs(self, shapes):
+        return self.conv.macs(shapes)
+
+
+@dataclass
 class OnnxHost(Layer):
     """Part of an imported ONNX model that the host runs with ONNX Runtime: `model`, the
     serialized ONNX subgraph (its bytes as uint8) from the quantized tensors

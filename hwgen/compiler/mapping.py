@@ -23,7 +23,7 @@ from ..errors import HwgenError
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
-from .requant import AddRequant, Requant, bias_entries, conv_passes, residual_epilogue
+from .requant import AddRequant, PiecewiseSteps, Requant, bias_entries, conv_passes, residual_epilogue
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
@@ -62,7 +62,7 @@ class MappingOptions:
 def input_block(layer, cfg, k: int = 0) -> int:
     """Channel block of input k in DRAM: BLOCK_IN for what the GEMM reads (a
     convolution's input), BLOCK_OUT for what the ALU reads."""
-    if isinstance(layer, ir.Conv2d) or (isinstance(layer, ir.ConvAdd) and k == 0):
+    if isinstance(layer, (ir.Conv2d, ir.ConvPiecewise)) or (isinstance(layer, ir.ConvAdd) and k == 0):
         return cfg.block_in
     return cfg.block_out
 
@@ -98,6 +98,8 @@ def host_reason(layer, cfg, shapes, options: MappingOptions | None = None) -> st
     or None."""
     if isinstance(layer, ir.ConvAdd):
         return host_reason(layer.conv, cfg, shapes[:1]) or _unlowered(layer.add, cfg, shapes[1:])
+    if isinstance(layer, ir.ConvPiecewise):
+        return host_reason(layer.conv, cfg, shapes) or _unlowered(layer.map, cfg, shapes)
     if isinstance(layer, ir.OnnxHost):
         return f"part of the ONNX model that ONNX Runtime runs: {layer.reason}"
     unlowered = _unlowered(layer, cfg, shapes)
@@ -165,7 +167,7 @@ def input_padding(layer, cfg) -> tuple[tuple[int, int, int, int], int] | None:
     (pad-min); a max pool of a possibly negative input without ALU_EXT (-128, the
     smallest int8, never wins); an average pool with an input zero point (the padding
     holds it, so that the window's sum less count x zero point counts it as 0)."""
-    conv = layer.conv if isinstance(layer, ir.ConvAdd) else layer
+    conv = layer.conv if isinstance(layer, (ir.ConvAdd, ir.ConvPiecewise)) else layer
     pads = conv.pads if hasattr(conv, "pad") else (0, 0, 0, 0)
     if not any(pads):
         return None
@@ -182,7 +184,7 @@ def input_padding(layer, cfg) -> tuple[tuple[int, int, int, int], int] | None:
 
 def without_padding(layer):
     """`layer` with its padding taken away (written by the host, `input_padding`)."""
-    if isinstance(layer, ir.ConvAdd):
+    if isinstance(layer, (ir.ConvAdd, ir.ConvPiecewise)):
         return dataclasses.replace(layer, conv=dataclasses.replace(layer.conv, pad=0))
     return dataclasses.replace(layer, pad=0)
 
@@ -196,16 +198,19 @@ def depthwise_on_gemm(layer: ir.DepthwiseConv2d, cfg, engine: str) -> bool:
     return engine == "gemm" or (engine == "auto" and square)
 
 
-def conv_shape(cfg, layer, x, add: ir.Add | None = None) -> ConvShape:
+def conv_shape(cfg, layer, x, add: ir.Add | None = None, then: ir.Piecewise | None = None) -> ConvShape:
     """The GEMM problem of a convolution (conv2d, dense or depthwise on the GEMM) on
-    input shape x; `add`: a residual add fused into its epilogue."""
+    input shape x; `add`: a residual add fused into its epilogue; `then`: a piecewise
+    map fused after it."""
     n, c, h, w = x
     o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
     rq = Requant.of(layer, o)
     add_rq = None if add is None else AddRequant.of(add)
     residual = None if add is None else residual_epilogue(add)
-    extra = {"bias_entries": bias_entries(rq, add_rq), "passes": conv_passes(rq, residual, cfg.ALU_EXT),
-             "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN)}
+    steps = None if then is None else PiecewiseSteps.of(then.requant, then.in_zero)
+    extra = {"bias_entries": bias_entries(rq, add_rq, steps), "passes": conv_passes(rq, residual, cfg.ALU_EXT, steps),
+             "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN),
+             "scratch": steps is not None and steps.pieces}
     kh, kw = layer.weight.shape[2:]
     pad = layer.pads[:2]            # (top, left); the lowering needs bottom = top and right = left
     if isinstance(layer, ir.DepthwiseConv2d):
@@ -222,6 +227,7 @@ def plan_conv(cfg, s: ConvShape, t: Tiling) -> dict:
 
 def fuse(net: ir.Network, cfg) -> list:
     """The network's layers with each residual add fused into the convolution that
+    feeds it, and each piecewise map into the convolution (not fused with an add) that
     feeds it, when that convolution runs on the accelerator and nothing else reads its
     output."""
     shapes = net.shapes()
@@ -243,4 +249,12 @@ def fuse(net: ir.Network, cfg) -> list:
                                                conv_input=k)
                 absorbed.add(t)
                 break
+    for layer in net.layers:
+        conv = by_name.get(layer.inputs[0])
+        if (type(layer) is ir.Piecewise and type(conv) is ir.Conv2d and readers[conv.name] == 1
+                and conv.name not in net.outputs and conv.name not in absorbed
+                and host_reason(conv, cfg, [shapes[conv.inputs[0]]]) is None
+                and _unlowered(layer, cfg, [shapes[conv.name]]) is None):
+            fused[layer.name] = ir.ConvPiecewise(layer.name, conv.inputs, conv=conv, map=layer)
+            absorbed.add(conv.name)
     return [fused.get(la.name, la) for la in net.layers if la.name not in absorbed]

@@ -221,7 +221,7 @@ def save_compiled(directory: Path, net: ir.Network, cfg, compiled: list[Compiled
             name = f"{k:03d}-{c.layer.name}.vtaprog"
             c.program.save(directory / name)
             files[c.layer.name] = name
-    fused = any(isinstance(c.layer, ir.ConvAdd) for c in compiled)
+    fused = any(isinstance(c.layer, (ir.ConvAdd, ir.ConvPiecewise)) for c in compiled)
     digests = {name: sha256(directory / name) for name in ("model.json", "weights.npz", "config.json", *files.values())}
     doc = {"network": net.name, "config": cfg.name, "fused_adds": fused, "programs": files,
            "sha256": digests, "layers": [c.report() for c in compiled]}

@@ -206,20 +206,31 @@ class PiecewiseSteps:
         out += [(AluOp.MAX, "x", ("word", "lo"))] * self.clip[0] + [(AluOp.MIN, "x", ("word", "hi"))] * self.clip[1]
         return out or [(AluOp.ADD, "x", ("imm", 0))]
 
+    def passes(self) -> list[tuple[AluOp, int | None]]:
+        """The passes as `Requant.passes` gives them: (opcode, immediate or None)."""
+        return [(op, value if kind in ("imm", "copy") else None) for op, _, (kind, value) in self.steps()]
 
-def bias_entries(rq: Requant, add: AddRequant | None = None) -> int:
+
+def bias_entries(rq: Requant, add: AddRequant | None = None, then: PiecewiseSteps | None = None) -> int:
     """ACC entries per output channel block of a convolution's bias region: the bias,
-    its SCL word, and an imported add's words (`AddRequant.acc_words`)."""
-    return 1 + (rq.words is not None) + (len(add.acc_words()) if add is not None else 0)
+    its SCL word, an imported add's words (`AddRequant.acc_words`), a fused
+    piecewise map's words (`PiecewiseSteps.WORDS`)."""
+    return (1 + (rq.words is not None) + (len(add.acc_words()) if add is not None else 0)
+            + (len(PiecewiseSteps.WORDS) if then is not None else 0))
 
 
-def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: int) -> np.ndarray:
-    """(channels, bias_entries) int32: each channel's bias, word and add words."""
+def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: int,
+              then: tuple[PiecewiseSteps, np.ndarray] | None = None) -> np.ndarray:
+    """(channels, bias_entries) int32: each channel's bias, word, add words and a
+    fused piecewise map's words (`then`: its steps and rows)."""
     cols = [np.asarray(bias, np.int64).astype(np.int32)]
     if rq.words is not None:
         cols.append(rq.channel_words(channels))
     if add is not None:
         cols += [np.full(channels, w, np.int32) for w in add.acc_words()]
+    if then is not None:
+        steps, rows = then
+        cols += list(np.broadcast_to(steps.words(rows), (channels, len(PiecewiseSteps.WORDS))).T)
     return np.stack(cols, axis=1)
 
 
@@ -229,13 +240,16 @@ def residual_epilogue(add: ir.Add, first: int = 0) -> "Requant | AddRequant":
     return AddRequant.of(add, first) or Requant(add.shift, tuple(add.clip))
 
 
-def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: bool) -> list[tuple[AluOp, int | None]]:
+def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: bool,
+                then: PiecewiseSteps | None = None) -> list[tuple[AluOp, int | None]]:
     """Every ALU pass over an output entry of a convolution, in order: the bias copy
     (ADD 0), `rq`'s passes, and a fused residual's: its ADD and the add's `Requant`, or
-    an imported add's `AddRequant` passes."""
+    an imported add's `AddRequant` passes; or a fused piecewise map's (`then`)."""
     ops: list[tuple[AluOp, int | None]] = [(AluOp.ADD, 0), *rq.passes(alu_ext)]
     if isinstance(residual, AddRequant):
         ops += residual.passes(alu_ext)
     elif residual is not None:
         ops += [(AluOp.ADD, None), *residual.passes(alu_ext)]
+    if then is not None:
+        ops += then.passes()
     return ops

@@ -59,7 +59,8 @@ class ConvShape:
     region (the bias, and an imported model's SCL words, `requant.bias_entries`);
     `alu_mix`: the ALU passes over each output entry (`requant.conv_passes`) counted
     by kind (`ALU_KINDS`); `pad_min`: the input is padded with -128 (pad-min loads, an
-    imported model's uint8 input whose zero point is 0)."""
+    imported model's uint8 input whose zero point is 0); `scratch`: the epilogue needs a
+    tile of ACC beside each output tile (a fused piecewise map's negative part)."""
     nb: int
     cib: int
     cob: int
@@ -76,6 +77,12 @@ class ConvShape:
     bias_entries: int = 1
     alu_mix: tuple[int, int, int, int] = (0, 0, 0, 0)
     pad_min: bool = False
+    scratch: bool = False
+
+    @property
+    def beside(self) -> bool:
+        """Whether each output tile has a tile of ACC beside it (a shortcut or a scratch)."""
+        return self.residual or self.scratch
 
     def __post_init__(self):
         if self.depthwise and self.cib != self.cob:
@@ -98,14 +105,15 @@ class ConvShape:
     @classmethod
     def of(cls, cfg, n: int, c_in: int, c_out: int, h: int, w: int, kh: int, kw: int, stride=(1, 1), pad=(0, 0),
            residual: bool = False, depthwise: bool = False, bias_entries: int = 1, passes=None,
-           pad_min: bool = False):
+           pad_min: bool = False, scratch: bool = False):
         """`passes`: the ALU passes over each output entry (`requant.conv_passes`; by
         default a floor shift's with a symmetric clip, and a fused residual's)."""
         if passes is None:
             floor = Requant(1, SYMMETRIC)
             passes = conv_passes(floor, floor if residual else None, cfg.ALU_EXT)
         return cls(blocks(n, cfg.batch), blocks(c_in, cfg.block_in), blocks(c_out, cfg.block_out), h, w, kh, kw,
-                   stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, alu_mix(passes), pad_min)
+                   stride[0], stride[1], pad[0], pad[1], residual, depthwise, bias_entries, alu_mix(passes), pad_min,
+                   scratch)
 
 
 @dataclass(frozen=True)
@@ -171,7 +179,7 @@ def footprint(s: ConvShape, t: Tiling) -> Footprint:
     ih, iw = span(t.th, s.sh, s.kh), span(t.tw, s.sw, s.kw)
     tile = t.tco * t.th * t.tw
     ext = sorted([t.tco, t.th, t.tw, t.tci, s.kh, s.kw])
-    tiles_acc = t.oc_n * t.h_n * tile * (2 if s.residual else 1)
+    tiles_acc = t.oc_n * t.h_n * tile * (2 if s.beside else 1)
     return Footprint(t.tci * ih * iw, t.tco * t.tci * s.kh * s.kw,
                      (tiles_acc + t.oc_n * t.tco * s.bias_entries) * t.acc_slots,
                      math.prod(ext[:4]))

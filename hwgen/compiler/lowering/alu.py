@@ -17,7 +17,7 @@ from ...program.builder import ProgramBuilder
 from ..requant import AddRequant, PiecewiseSteps, Requant
 from ..semantics import window_out
 from ..tiling import in_range, tiles
-from .conv import Pipeline, add_steps, epilogue, pass_of
+from .conv import Pipeline, add_steps, epilogue, piecewise_steps
 from .kernels import affine_kernel
 
 
@@ -228,20 +228,8 @@ def lower_piecewise(b: ProgramBuilder, parts, out, words, per_channel: bool, nam
         u, wbase = base + chunk, base + chunk * (2 if steps.pieces else 1)
         b.load(MemType.ACC_8BIT, base, x, e0, x_size=count)
         b.load(MemType.ACC, wbase, words, block * n_words, x_size=n_words)
-        dims = [(count, 1)]
-
         def work():
-            for op, target, (kind, value) in steps.steps():
-                dst = base if target == "x" else u
-                if kind == "copy":
-                    _alu(b, op, (u, base), [(count, 1, 1)], imm=value)
-                    continue
-                operand = None
-                if kind == "word":
-                    operand = (wbase + PiecewiseSteps.WORDS.index(value), [0])
-                elif kind == "input":
-                    operand = (u, [1])
-                emit, _ = pass_of(b, op, dst, dims, value if kind == "imm" else None, operand)
+            for emit, _ in piecewise_steps(b, base, u, [(count, 1)], steps, (wbase, [0])):
                 emit()
         return work, lambda: b.store(base, out, o0, x_size=count)
     runs = []

@@ -31,7 +31,7 @@ from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module, Opcode
 from ...program.builder import ProgramBuilder
 from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
-from ..requant import AddRequant, Requant
+from ..requant import AddRequant, PiecewiseSteps, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
                       load_bytes, search, shortlist, span, tiles, whole_rows, within)
 from .cache import problem_key, remembered
@@ -121,14 +121,17 @@ class Pipeline:
             self.b.dep_pop(S, C)
 
 
-def pass_of(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None):
+def pass_of(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None, src: int | None = None):
     """One ALU pass over the ACC entries base + dims ((extent, factor) each), not yet
     emitted: (function emitting it, micro-op iterations). With `imm` None the second
-    operand is `operand` = (base, factors per dimension)."""
+    operand is `operand` = (base, factors per dimension); with `imm` the entries
+    src + dims (default: base + dims, in place) are the first operand."""
     if imm is None:
         k = affine_kernel(b.cfg, "ALU", (base, operand[0]), [(n, f, g) for (n, f), g in zip(dims, operand[1])])
         return (lambda: b.alu(op, k.uops, k.loops)), k.iterations
-    k = affine_kernel(b.cfg, "ALU", (base, base), [(n, f, f) for n, f in dims])
+    k = affine_kernel(b.cfg, "ALU", (base, base if src is None else src), [(n, f, f) for n, f in dims])
+    if src is not None and src != base:
+        return (lambda: b.alu(op, k.uops, k.loops, imm=imm)), k.iterations
     loops = [(lp[0], lp[1]) for lp in k.loops]
     return (lambda: b.alu(op, k.uops[:, 0], loops, imm=imm)), k.iterations
 
@@ -158,6 +161,25 @@ def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | Add
     return steps + epilogue_steps(b, tile, dims, add.out)
 
 
+def piecewise_steps(b: ProgramBuilder, x: int, u: int, dims, steps: PiecewiseSteps, words) -> list:
+    """The passes of a piecewise map (`steps`) over the ACC entries x + dims, with the
+    scratch entries u + dims (a two-piece map's negative part), as ALU instructions
+    not yet emitted; `words`: the (base, factors) of the first of PiecewiseSteps.WORDS,
+    the others one entry apart."""
+    out = []
+    for op, target, (kind, value) in steps.steps():
+        dst = x if target == "x" else u
+        if kind == "copy":
+            out.append(pass_of(b, op, u, dims, value, src=x))
+        elif kind == "imm":
+            out.append(pass_of(b, op, dst, dims, value))
+        elif kind == "input":
+            out.append(pass_of(b, op, dst, dims, None, (u, [f for _, f in dims])))
+        else:
+            out.append(pass_of(b, op, dst, dims, None, (words[0] + PiecewiseSteps.WORDS.index(value), words[1])))
+    return out
+
+
 def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> None:
     """The passes of `rq` over the ACC entries base + dims."""
     for emit, _ in epilogue_steps(b, base, dims, rq, words):
@@ -165,12 +187,13 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
-               residual=None) -> None:
+               residual=None, then: PiecewiseSteps | None = None) -> None:
     """Emit a convolution: regions x (input), w (weights), bias (with its words, in
     s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
     `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
     out = the add of the convolution's output and the shortcut, blocked like the
-    output.
+    output. `then`: a piecewise map fused after the epilogue, its words after the
+    others in the bias region, its scratch (s.scratch) beside each output tile.
 
     Groups alternate between the two halves of ACC. Each group's epilogue is emitted
     among the next group's GEMM steps, after its bias load and copy: after each step
@@ -208,7 +231,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
         iw = span(tw_a, s.sw, s.kw)
         acc0 = p.group_begin()
-        bias0 = acc0 + n_tiles * tile_size * (2 if s.residual else 1)
+        bias0 = acc0 + n_tiles * tile_size * (2 if s.beside else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
         be = s.bias_entries
         b.load(MemType.ACC, bias0, bias, co0 * be, x_size=co_n * be)
@@ -291,6 +314,9 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 if residual is not None:
                     ends += add_steps(b, tile, tile + n_tiles * tile_size, dims, residual[1],
                                       (entry + 1 + (rq.words is not None), [be, 0, 0]))
+                if then is not None:
+                    ends += piecewise_steps(b, tile, tile + n_tiles * tile_size, dims, then,
+                                            (entry + 1 + (rq.words is not None), [be, 0, 0]))
                 out_tiles.append((tile, y0, th_a, c0, c_n))
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
         return steps, ends
@@ -339,18 +365,18 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
 
 
 def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residual=None,
-                  name: str = "conv") -> Tiling:
+                  name: str = "conv", then: PiecewiseSteps | None = None) -> Tiling:
     """The tiling of a convolution: with `goal` "bytes" the search's fewest-bytes one;
     with "cycles" the one whose program the cycle model (`program.timing`) finds
     fastest among the search's shortlist (ties: the earlier one). `rq` and `residual`
     (the add's Requant or AddRequant, or None) are the layer's epilogue, whose
-    instructions count. The choice is remembered (`cache`) for layers of the same
-    problem, in this run and the next."""
+    instructions count, as do those of a fused piecewise map (`then`). The choice is
+    remembered (`cache`) for layers of the same problem, in this run and the next."""
     if goal == "bytes":
         return search(cfg, s, reuse, name).tiling
     rq, residual = rq.timing(), None if residual is None else residual.timing()
-    return remembered(problem_key(cfg, s, reuse, rq, residual),
-                      lambda: _fastest(cfg, s, shortlist(cfg, s, reuse, name), rq, residual))
+    return remembered(problem_key(cfg, s, reuse, rq, residual, then),
+                      lambda: _fastest(cfg, s, shortlist(cfg, s, reuse, name), rq, residual, then))
 
 
 def placeholder_regions(b: ProgramBuilder, s: ConvShape, residual=None) -> tuple:
@@ -367,7 +393,7 @@ def placeholder_regions(b: ProgramBuilder, s: ConvShape, residual=None) -> tuple
     return x, w, bias, out, short
 
 
-def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) -> Tiling:
+def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual, then=None) -> Tiling:
     """Of `tilings`, the first of those whose program the cycle model finds fastest.
     Programs are built on placeholder regions (the instructions do not depend on the
     data) and not checked: the chosen tiling's program is built again, and checked, by
@@ -381,7 +407,7 @@ def _fastest(cfg, s: ConvShape, tilings: list[Tiling], rq: Requant, residual) ->
         regions = placeholder_regions(b, s, residual)
         stream = Stream(b, limit, work)
         try:
-            lower_conv(b, s, t, *regions[:4], rq, residual=regions[4])
+            lower_conv(b, s, t, *regions[:4], rq, residual=regions[4], then=then)
             b.finish(check=False)
         except Beaten:
             return limit, stream.model

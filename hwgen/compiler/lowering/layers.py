@@ -42,27 +42,31 @@ def _builder(layer, cfg, shapes, kernels):
     return b, regions, out
 
 
-def _bias(b, rq: Requant, add, bias: np.ndarray):
-    """The bias region: per channel block the bias, `rq`'s SCL word and an imported
-    add's multiplier words (requant.pack_bias)."""
+def _bias(b, rq: Requant, add, bias: np.ndarray, then=None):
+    """The bias region: per channel block the bias, `rq`'s SCL word, an imported
+    add's multiplier words and a fused piecewise map's words (requant.pack_bias)."""
     cfg = b.cfg
-    packed = pack_channels(pack_bias(bias, rq, add, len(bias)), cfg.batch, cfg.block_out, np.int32)
+    packed = pack_channels(pack_bias(bias, rq, add, len(bias), then), cfg.batch, cfg.block_out, np.int32)
     return b.input("bias", packed, "(COB, ENTRIES, BATCH, BLOCK_OUT)")
 
 
 def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels, add: ir.Add | None = None,
-          conv_input: int = 0):
+          conv_input: int = 0, then: ir.Piecewise | None = None):
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
-    the shortcut added by `add`, whose input `conv_input` the convolution is)."""
-    s = conv_shape(cfg, conv, shapes[0], add)
+    the shortcut added by `add`, whose input `conv_input` the convolution is, or whose
+    output piecewise map `then` maps)."""
+    s = conv_shape(cfg, conv, shapes[0], add, then)
     rq = Requant.of(conv, conv.weight.shape[0])
     residual = None if add is None else residual_epilogue(add, conv_input)
+    steps = None if then is None else PiecewiseSteps.of(then.requant, then.in_zero)
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
-        cfg, s, options.reuse, options.goal, rq, residual, layer.name))
+        cfg, s, options.reuse, options.goal, rq, residual, layer.name, steps))
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
     w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias)
-    lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None)
+    bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias,
+                 None if then is None else (steps, then.requant))
+    lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None,
+               steps)
     return b, {"tiling": plan["tiling"].to_dict()}, plan
 
 
@@ -126,6 +130,8 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
     data and its plan."""
     if isinstance(layer, ir.ConvAdd):
         return _conv(layer, layer.conv, cfg, shapes, options, kernels, layer.add, layer.conv_input)
+    if isinstance(layer, ir.ConvPiecewise):
+        return _conv(layer, layer.conv, cfg, shapes, options, kernels, then=layer.map)
     if isinstance(layer, ir.Conv2d):
         return _conv(layer, layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.DepthwiseConv2d):

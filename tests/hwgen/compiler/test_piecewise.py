@@ -1,9 +1,10 @@
 """Elementwise maps on the core (ir.Piecewise, ir.Concat; hwgen/compiler/piecewise.py):
 the fit against tables computed here in float32 as ONNX Runtime computes them and
 against maps that are not piecewise linear; the layers' semantics against a loop of
-Python integers; their programs on fsim over configurations; and imported LeakyRelu,
-PRelu, HardSigmoid, requantizations and concatenations, QDQ and QOperator, against ONNX
-Runtime's exact session on every input value (fsim, and tsim once)."""
+Python integers; their programs on fsim over configurations, alone and fused into the
+convolution before them; and imported LeakyRelu, PRelu, HardSigmoid, requantizations
+and concatenations, QDQ and QOperator, against ONNX Runtime's exact session on every
+input value (fsim, and tsim once)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -13,10 +14,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from hwgen.compiler import ir, piecewise
-from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.frontends.onnx import load_onnx, multipliers
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
-from hwgen.compiler.mapping import host_reason
+from hwgen.compiler.mapping import fuse, host_reason
 from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from sim import run, target
@@ -258,3 +259,50 @@ def test_an_imported_concatenation_requantizes_as_onnx_runtime(fmt, tmp_path):
     cfg = _config("default")
     result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("fsim"))
     assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
+
+
+def _conv_then_map(rows, readers: int = 1) -> ir.Network:
+    """A convolution requantized by multipliers, its output mapped by `rows` (and, with
+    `readers` 2, also read by a max pool whose output is the network's)."""
+    rng = np.random.default_rng(7)
+    net = ir.Network("convmap", "x", (2, 32, 9, 10))
+    net.layers.append(ir.Conv2d("conv", ("x",), weight=rng.integers(-20, 21, (48, 32, 3, 3), dtype=np.int8),
+                                bias=rng.integers(-3000, 3000, 48).astype(np.int32), stride=1, pad=1,
+                                requant=multipliers(np.float32([0.0011])), zero=-9, rounding="float32"))
+    net.layers.append(ir.Piecewise("map", ("conv",), requant=rows.astype(np.int32), in_zero=-9, op="LeakyRelu"))
+    if readers == 2:
+        net.layers.append(ir.MaxPool("pool", ("conv",), kernel=2, stride=2))
+        net.layers.append(ir.Add("sum", ("map", "map"), shift=1))
+    return net
+
+
+LEAKY = piecewise.fit(_table("leaky", F32(0.0517), -9, F32(0.0313), 4), -9)
+HARDSIGMOID = piecewise.fit(_table("hardsigmoid", F32(0.0517), -9, F32(0.0041), -60), -9)
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
+@pytest.mark.parametrize("rows", [LEAKY[None], HARDSIGMOID[None], np.stack([LEAKY, HARDSIGMOID] * 24)],
+                         ids=["two-pieces", "one-piece", "per-channel"])
+def test_a_map_after_a_convolution_fuses_into_its_epilogue(cfg_name, rows):
+    cfg = _config(cfg_name)
+    net = _conv_then_map(rows)
+    compiled = compile_network(net, cfg)
+    assert [c.layer.kind for c in compiled] == ["conv2d+piecewise"]
+    x = np.random.default_rng(8).integers(-128, 128, net.input_shape, dtype=np.int8)
+    result = run_network(net, cfg, compiled, x, target("fsim"))
+    assert np.array_equal(result["output"], net.reference(x))
+
+
+def test_a_convolution_read_by_another_layer_keeps_its_map_apart():
+    net = _conv_then_map(LEAKY[None], readers=2)
+    assert [la.kind for la in fuse(net, _config("default"))] == ["conv2d", "piecewise", "max_pool", "add"]
+
+
+def test_a_fused_map_on_tsim():
+    cfg = _config("default")
+    net = _conv_then_map(LEAKY[None])
+    x = np.random.default_rng(9).integers(-128, 128, net.input_shape, dtype=np.int8)
+    compiled = compile_network(net, cfg)
+    result = run_network(net, cfg, compiled, x, target("tsim"))
+    assert np.array_equal(result["output"], net.reference(x)) and result["cycles"] > 0
+    assert abs(result["prediction_error"]) < 0.05
