@@ -496,7 +496,8 @@ class MatMul(_TwoOperands):
 class Piecewise(Layer):
     """An elementwise map of one int8 tensor (semantics.piecewise): two linear pieces
     meeting at the input zero point `in_zero`, a rounding shift and a clip, by the
-    `requant` rows (mp, mq, b, n, lo, hi) of each channel or one for all; `op` the
+    `requant` rows (mp, mq, b, n, lo, hi) of each channel or one for all (the sum
+    within int32 for every int8 input); `op` the
     operator it computes (an imported model's LeakyRelu, PRelu, HardSigmoid, or
     QuantizeLinear: a requantization), which `compiler.piecewise.fit` matched on every
     input value."""
@@ -516,10 +517,11 @@ class Piecewise(Layer):
         mp, mq, b, n, lo, hi = (self.requant[:, k].astype(np.int64) for k in range(6))
         if np.any(lo > hi) or lo.min() < sem.INT8[0] or hi.max() > sem.INT8[1]:
             raise HwgenError(f"layer {self.name}: each row's clip lo..hi must lie within int8 with lo <= hi")
-        span = sem.INT8[1] - sem.INT8[0]
-        if int((np.maximum(mp, mq) * span + np.abs(b)).max()) >= sem.INT32_LIMIT:
-            raise HwgenError(f"layer {self.name}: a slope times {span} plus the offset b leaves int32; lower the "
-                             "slopes and the shift n together")
+        # the sum at int8's ends (each piece is monotone) must fit the ALU's int32 lanes
+        ends = [mp * max(x - self.in_zero, 0) + mq * min(x - self.in_zero, 0) + b for x in sem.INT8]
+        if int(max(np.abs(e).max() for e in ends)) >= sem.INT32_LIMIT:
+            raise HwgenError(f"layer {self.name}: mp max(d, 0) + mq min(d, 0) + b leaves int32 for an int8 input; "
+                             "lower the slopes and the shift n together")
 
     def out_shape(self, x):
         self._check_channels(x[1])

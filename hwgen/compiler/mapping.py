@@ -142,6 +142,8 @@ def by_rows(layer, cfg, shapes) -> bool:
     transformer's tokens) runs with its rows as the pixels of one image per batch lane:
     a dense layer, or a 1 x 1 convolution of 1 x 1 images, whose N rows would otherwise
     be N / BATCH images of one pixel each, a GEMM step apiece."""
+    if isinstance(layer, ir.ConvPiecewise):
+        return by_rows(layer.conv, cfg, shapes)
     n, _, h, w = shapes[0]
     return (type(layer) in (ir.Conv2d, ir.Dense) and (h, w) == (1, 1) and layer.weight.shape[2:] == (1, 1)
             and n > cfg.batch)
@@ -227,9 +229,9 @@ def plan_conv(cfg, s: ConvShape, t: Tiling) -> dict:
 
 def fuse(net: ir.Network, cfg) -> list:
     """The network's layers with each residual add fused into the convolution that
-    feeds it, and each piecewise map into the convolution (not fused with an add) that
-    feeds it, when that convolution runs on the accelerator and nothing else reads its
-    output."""
+    feeds it, and each piecewise map into the convolution or classifier (not fused with
+    an add) that feeds it, when that convolution runs on the accelerator and nothing
+    else reads its output."""
     shapes = net.shapes()
     readers: dict[str, int] = {}
     for layer in net.layers:
@@ -251,7 +253,7 @@ def fuse(net: ir.Network, cfg) -> list:
                 break
     for layer in net.layers:
         conv = by_name.get(layer.inputs[0])
-        if (type(layer) is ir.Piecewise and type(conv) is ir.Conv2d and readers[conv.name] == 1
+        if (type(layer) is ir.Piecewise and type(conv) in (ir.Conv2d, ir.Dense) and readers[conv.name] == 1
                 and conv.name not in net.outputs and conv.name not in absorbed
                 and host_reason(conv, cfg, [shapes[conv.inputs[0]]]) is None
                 and _unlowered(layer, cfg, [shapes[conv.name]]) is None):

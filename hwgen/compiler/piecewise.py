@@ -101,10 +101,17 @@ def _join(pos, neg, step: int, single: bool) -> tuple[int, int, int] | None:
     return int(sp[a]), int(sq[c]), _offset(int(lo[a, c]), int(hi[a, c]), step)
 
 
+def largest_sum(row, in_zero: int) -> int:
+    """The largest |mp max(d, 0) + mq min(d, 0) + b| of `row` over every int8 input
+    (the ALU's lanes must hold it): at int8's ends, the pieces being monotone."""
+    mp, mq, b = (int(v) for v in row[:3])
+    return max(abs(mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b) for x in sem.INT8)
+
+
 def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) -> np.ndarray | None:
     """The row (mp, mq, b, n, lo, hi) of semantics.piecewise (input zero point
     `in_zero`) that gives table[x + 128] for every int8 x in `x_range`, every
-    accumulator within int32: one slope (mp = mq) if any does, the smallest n, b a
+    accumulator of any int8 input within int32 (`largest_sum`): one slope (mp = mq) if any does, the smallest n, b a
     multiple of 2^n where one serves; None if there is none."""
     x = np.arange(x_range[0], x_range[1] + 1)
     t = np.asarray(table, np.int64)[x - sem.INT8[0]]
@@ -119,9 +126,8 @@ def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) ->
         found = _join(_slopes(d[pos], low[pos], high[pos]), _slopes(d[neg], low[neg], high[neg]), 1 << n, single)
         if found is None:
             continue
-        mp, mq, b = found
-        acc = mp * np.maximum(d, 0) + mq * np.minimum(d, 0) + b
-        row = np.array([mp, mq, b, n, lo, hi], np.int64)
-        if np.abs(acc).max() < sem.INT32_LIMIT and np.array_equal(sem.piecewise(x[None], row[None], in_zero)[0], t):
+        row = np.array([*found, n, lo, hi], np.int64)
+        if largest_sum(row, in_zero) < sem.INT32_LIMIT and np.array_equal(
+                sem.piecewise(x[None], row[None], in_zero)[0], t):
             return row
     return None

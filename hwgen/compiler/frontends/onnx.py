@@ -994,8 +994,10 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
                      None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
     if op == "Add":
         second = f.inputs[1]
-        return _add(imp, node, _source(imp, node, f.inputs[0], "first input"),
-                    second if isinstance(second, _QConst) else _source(imp, node, second, "second input"), q, lo, hi)
+        xa = _source(imp, node, f.inputs[0], "first input")
+        if isinstance(second, _QConst):
+            return _add_constant(imp, node, xa, second, q, lo, hi, quantize.output[0])
+        return _add(imp, node, xa, _source(imp, node, second, "second input"), q, lo, hi)
     if op == "MaxPool":
         return _maxpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi)
     if op in ("AveragePool", "GlobalAveragePool"):
@@ -1256,6 +1258,17 @@ def _add(imp, node, xa: _QTensor, xb: _QTensor | _QConst, q, lo, hi) -> _QTensor
     return _out(imp, layer, xa.shape, q, lo, hi)
 
 
+def _add_constant(imp, node, xa: _QTensor, c: _QConst, q, lo, hi, out: str) -> _QTensor:
+    """An add of a quantized constant to xa into ONNX tensor `out`: a per-channel
+    elementwise map of xa (`_elementwise`, a piecewise layer: fewer passes than the
+    add's float32 emulation, and fused into a convolution or classifier before it),
+    where ONNX Runtime's tables are piecewise linear; else an `add_constant`."""
+    try:
+        return _elementwise(imp, node, xa, q, out)
+    except HwgenError:
+        return _add(imp, node, xa, c, q, lo, hi)
+
+
 def _window(imp, node, a, x: _QTensor):
     if a.get("ceil_mode", 0):
         _fail(imp, node, "ceil_mode is not supported")
@@ -1388,12 +1401,13 @@ def _qlinear_weighted(imp, node, out_at: int, bias_at: int | None, emit) -> None
 
 def _qlinear_add(imp, node):
     xa = _qinput(imp, node, 0, 1)
+    q = _qparams(imp, node, 6)
     if node.input[3] in imp.inits:       # a constant second input
         qb = _qparams(imp, node, 4)
         xb = _QConst(imp.inits[node.input[3]], np.float32(qb.scale), np.asarray(qb.zero))
-    else:
-        xb = _qinput(imp, node, 3, 4)
-    q = _qparams(imp, node, 6)
+        _set(imp, node, _add_constant(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf)), node.output[0]))
+        return
+    xb = _qinput(imp, node, 3, 4)
     _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
 
 
