@@ -64,6 +64,25 @@ def test_the_fit_gives_float32_tables_of_piecewise_maps_exactly(kind):
         assert [_loop(row, zx, int(x)) for x in VALUES] == table.tolist()
 
 
+def test_the_fit_finds_a_row_for_every_table_a_row_makes():
+    """Completeness on random rows (slopes, offsets, shifts, zero points, clips): the
+    table a row gives is given by the row the fit finds (another one, maybe)."""
+    rng = np.random.default_rng(10)
+    checked = 0
+    while checked < 100:
+        n = int(rng.integers(0, 18))
+        mp = int(rng.integers(0, 1 << min(22, n + 8)))
+        mq = mp if rng.random() < 0.4 else int(rng.integers(0, 1 << min(22, n + 8)))
+        zero, b = int(rng.integers(-128, 128)), int(rng.integers(-(1 << (n + 7)), 1 << (n + 7)))
+        row = np.array([mp, mq, b, n, int(rng.integers(-128, 0)), int(rng.integers(0, 128))])
+        if piecewise.largest_sum(row, zero) >= 1 << 31:
+            continue
+        table = [_loop(row, zero, int(x)) for x in VALUES]
+        found = piecewise.fit(np.array(table), zero)
+        assert found is not None and [_loop(found, zero, int(x)) for x in VALUES] == table, (row, zero)
+        checked += 1
+
+
 @pytest.mark.parametrize("kind", ["hardswish", "sigmoid", "negative"])
 def test_maps_that_are_not_two_increasing_pieces_have_no_row(kind):
     assert piecewise.fit(_table(kind, F32(0.05), 3, F32(0.007), -20), 3) is None
