@@ -19,6 +19,7 @@ saves the ALU passes that split the pieces; then the smallest n with a solution 
 (the fewest bits)."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -47,13 +48,19 @@ def _bounds(t: np.ndarray, n: int, lo: int, hi: int) -> tuple[np.ndarray, np.nda
     return np.where(t == lo, -_FAR, low), np.where(t == hi, _FAR, high)
 
 
+@functools.lru_cache(maxsize=None)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index pairs i < j of n entries."""
+    return np.triu_indices(n, 1)
+
+
 def _slopes(d: np.ndarray, low: np.ndarray, high: np.ndarray):
     """(slopes, their offsets' lowest, highest): integer slopes s in 0..MAX_SLOPE - 1
     with an offset b such that low <= s d + b <= high on every entry (d ascending), at
     most CANDIDATES of them; None when one entry or none leaves the slope free."""
     if len(d) < 2:
         return None
-    i, j = np.triu_indices(len(d), 1)
+    i, j = _pairs(len(d))
     run = (d[j] - d[i]).astype(np.float64)
     fl, fh = low.astype(np.float64), high.astype(np.float64)
     s0 = max(0, math.ceil(float(np.max((fl[j] - fh[i]) / run)) - 1e-9))
@@ -108,26 +115,49 @@ def largest_sum(row, in_zero: int) -> int:
     return max(abs(mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b) for x in sem.INT8)
 
 
-def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8) -> np.ndarray | None:
+def _with_slopes(t, d, like: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
+    """The row with the slopes and shift of row `like` and an offset that gives
+    table t over the inputs d (its clip from t), if one does: tables that differ by
+    their offsets alone (an add of a constant per channel) need one search."""
+    mp, mq, _, n = (int(v) for v in like[:4])
+    low, high = _bounds(t, n, lo, hi)
+    f = mp * np.maximum(d, 0) + mq * np.minimum(d, 0)
+    blo, bhi = int(np.max(low - f)), int(np.min(high - f))
+    return np.array([mp, mq, _offset(blo, bhi, 1 << n), n, lo, hi], np.int64) if blo <= bhi else None
+
+
+def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8,
+        like: np.ndarray | None = None) -> np.ndarray | None:
     """The row (mp, mq, b, n, lo, hi) of semantics.piecewise (input zero point
     `in_zero`) that gives table[x + 128] for every int8 x in `x_range`, every
     accumulator of any int8 input within int32 (`largest_sum`): one slope (mp = mq) if any does, the smallest n, b a
-    multiple of 2^n where one serves; None if there is none."""
+    multiple of 2^n where one serves; None if there is none. `like`: a row found for
+    a similar table, whose slopes and shift are tried first with an offset of this
+    table's, then its shift and the larger ones first (the rows of a table per
+    channel; not then the smallest n)."""
     x = np.arange(x_range[0], x_range[1] + 1)
     t = np.asarray(table, np.int64)[x - sem.INT8[0]]
     d = x - in_zero
     lo, hi = int(t.min()), int(t.max())
     if lo == hi:
         return np.array([0, 0, 0, 0, lo, hi], np.int64)
+
+    def checked(row):
+        ok = row is not None and largest_sum(row, in_zero) < sem.INT32_LIMIT and np.array_equal(
+            sem.piecewise(x[None], row[None], in_zero)[0], t)
+        return row if ok else None
+    row = checked(_with_slopes(t, d, like, lo, hi)) if like is not None and like[0] + like[1] else None
+    if row is not None:
+        return row
     pos, neg = d >= 0, d <= 0
-    # one slope first, at any shift (a linear map, a requantization: fewer passes), then two
-    for single, n in [(True, n) for n in range(MAX_SHIFT + 1)] + [(False, n) for n in range(MAX_SHIFT + 1)]:
+    # one slope first, at any shift (a linear map, a requantization: fewer passes), then
+    # two; from `like`'s shift on where given (a similar table's rows share it mostly)
+    start = 0 if like is None else int(like[3])
+    shifts = [*range(start, MAX_SHIFT + 1), *range(start)]
+    for single, n in [(True, n) for n in shifts] + [(False, n) for n in shifts]:
         low, high = _bounds(t, n, lo, hi)
         found = _join(_slopes(d[pos], low[pos], high[pos]), _slopes(d[neg], low[neg], high[neg]), 1 << n, single)
-        if found is None:
-            continue
-        row = np.array([*found, n, lo, hi], np.int64)
-        if largest_sum(row, in_zero) < sem.INT32_LIMIT and np.array_equal(
-                sem.piecewise(x[None], row[None], in_zero)[0], t):
+        row = None if found is None else checked(np.array([*found, n, lo, hi], np.int64))
+        if row is not None:
             return row
     return None

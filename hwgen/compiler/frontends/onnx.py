@@ -694,7 +694,7 @@ def _rows(imp, node, tables: np.ndarray, in_zero: int, x_ranges) -> np.ndarray:
     rows = []
     for entry in distinct:
         (lo, hi) = (int(v) for v in entry[256:])
-        row = piecewise.fit(entry[:256], in_zero, (lo, hi))
+        row = piecewise.fit(entry[:256], in_zero, (lo, hi), rows[-1] if rows else None)
         if row is None:
             _fail(imp, node, f"ONNX Runtime's results on the {hi - lo + 1} values of its input are not two "
                              "linear pieces meeting at the input zero point, rounded and clipped (the core's "
