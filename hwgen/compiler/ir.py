@@ -514,12 +514,10 @@ class Piecewise(Layer):
                              f"({', '.join(self.requant_columns)}))")
         if not isinstance(self.op, str):
             raise HwgenError(f"layer {self.name}: op must be the name of the operator it computes")
-        mp, mq, b, n, lo, hi = (self.requant[:, k].astype(np.int64) for k in range(6))
+        lo, hi = (self.requant[:, k].astype(np.int64) for k in (4, 5))
         if np.any(lo > hi) or lo.min() < sem.INT8[0] or hi.max() > sem.INT8[1]:
             raise HwgenError(f"layer {self.name}: each row's clip lo..hi must lie within int8 with lo <= hi")
-        # the sum at int8's ends (each piece is monotone) must fit the ALU's int32 lanes
-        ends = [mp * max(x - self.in_zero, 0) + mq * min(x - self.in_zero, 0) + b for x in sem.INT8]
-        if int(max(np.abs(e).max() for e in ends)) >= sem.INT32_LIMIT:
+        if int(np.abs(sem.piecewise_ends(self.requant, self.in_zero)).max()) >= sem.INT32_LIMIT:
             raise HwgenError(f"layer {self.name}: mp max(d, 0) + mq min(d, 0) + b leaves int32 for an int8 input; "
                              "lower the slopes and the shift n together")
 

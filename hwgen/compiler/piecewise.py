@@ -75,8 +75,10 @@ def _slopes(d: np.ndarray, low: np.ndarray, high: np.ndarray):
 
 
 def _offset(lo: int, hi: int, step: int) -> int:
-    """An offset in lo..hi: a multiple of `step` if one lies there (the ALU then rounds
-    once, before it adds), the one nearest 0; else the value nearest 0."""
+    """An offset in lo..hi: an even multiple of `step` (2^n) if one lies there (the ALU
+    then rounds in the slope's SCL and adds after, PiecewiseSteps.fused), the one
+    nearest 0; else the value nearest 0."""
+    step *= 2
     b = min(max(0, lo), hi)
     for m in (round(b / step) * step, -(-lo // step) * step):
         if lo <= m <= hi:
@@ -111,8 +113,7 @@ def _join(pos, neg, step: int, single: bool) -> tuple[int, int, int] | None:
 def largest_sum(row, in_zero: int) -> int:
     """The largest |mp max(d, 0) + mq min(d, 0) + b| of `row` over every int8 input
     (the ALU's lanes must hold it): at int8's ends, the pieces being monotone."""
-    mp, mq, b = (int(v) for v in row[:3])
-    return max(abs(mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b) for x in sem.INT8)
+    return int(np.abs(sem.piecewise_ends(np.asarray(row)[None], in_zero)).max())
 
 
 def _with_slopes(t, d, like: np.ndarray, lo: int, hi: int) -> np.ndarray | None:

@@ -25,7 +25,7 @@ import numpy as np
 from ..isa import AluOp
 from ..isa.fields import ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS
 from . import ir
-from .semantics import INT8, round_shift
+from .semantics import INT8, piecewise_ends, round_shift
 
 def scl_word(m: int, n: int, float32: bool = False) -> int:
     """The SCL operand of multiplier m and shift n, rounding as float32 does with
@@ -161,8 +161,8 @@ class PiecewiseSteps:
     """The passes of piecewise rows (semantics.piecewise) over entries x and scratch
     entries u, reading per channel block the words `words` gives (WORDS, in that
     order); a pass left out where every row makes it the identity. With `fused` (one
-    slope, every b a multiple of 2^n) the rounding goes into the slope's SCL and b / 2^n
-    is added after it: the same result, a pass fewer."""
+    slope, every b an even multiple of 2^n, or n = 0) the rounding goes into the slope's
+    SCL and b / 2^n is added after it: the same result, a pass fewer."""
     in_zero: int
     pieces: bool            # mp differs from mq somewhere: the negative part goes through u
     slopes: tuple[bool, bool]   # SCL by mp's (and mq's) word is needed
@@ -179,9 +179,10 @@ class PiecewiseSteps:
         """The passes of `rows` (K, 6) with input zero point `in_zero`."""
         mp, mq, b, n, lo, hi = np.asarray(rows, np.int64).T
         pieces = bool(np.any(mp != mq))
-        fused = not pieces and not np.any(b & ((1 << n) - 1))
-        # the map is increasing: its values before the clip span those at int8's ends
-        low, high = (round_shift(mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b, n) for x in INT8)
+        # rne(v / 2^n) + k equals rne((v + k 2^n) / 2^n) for an even k only (a tie goes to the even side)
+        fused = not pieces and not np.any((n > 0) & (b & ((2 << n) - 1) != 0))
+        # the map rises: its values before the clip span those at int8's ends
+        low, high = round_shift(piecewise_ends(rows, in_zero), n)
         return cls(in_zero, pieces, (bool(np.any(mp != 1) or (fused and np.any(n))), pieces and bool(np.any(mq != 1))),
                    bool(np.any(b)), bool(np.any(n)) and not fused, fused, (bool(np.any(low < lo)), bool(np.any(high > hi))))
 

@@ -287,3 +287,10 @@ def piecewise(x, rows, in_zero: int) -> np.ndarray:
     mp, mq, b, n, lo, hi = (channel_param(rows[:, i], d.ndim) for i in range(6))
     acc = mp * np.maximum(d, 0) + mq * np.minimum(d, 0) + b
     return np.clip(round_shift(acc, n), lo, hi).astype(np.int8)
+
+
+def piecewise_ends(rows, in_zero: int) -> np.ndarray:
+    """(2, K): each row's sum mp max(d, 0) + mq min(d, 0) + b at int8's two ends, its
+    extremes over every int8 input (mp, mq >= 0: both pieces rise)."""
+    mp, mq, b = (np.asarray(rows, np.int64)[:, k] for k in range(3))
+    return np.stack([mp * max(x - in_zero, 0) + mq * min(x - in_zero, 0) + b for x in INT8])

@@ -110,15 +110,15 @@ def tiling_mapping(cfg: VTAConfig, s: ConvShape, t: Tiling) -> Mapping:
 
 def tiling_costs(cfg: VTAConfig, compiled) -> list[tuple[object, ConvShape, Workload, Cost]]:
     """(compiled layer, shape, workload, cost) of each convolution (dense layers and
-    fused residual adds included) that `compiled` (hwgen.compiler.pipeline's layers of a
+    fused residual adds and maps included) that `compiled` (hwgen.compiler.pipeline's layers of a
     network) lowers with a tiling, costed as that tiling maps on `architecture(cfg)`."""
     arch, out = architecture(cfg), []
     for c in compiled:
         layer, shapes = c.lowered()             # the host's padding of input 0 included
-        conv = layer.conv if isinstance(layer, ir.ConvAdd) else layer
+        conv = layer.conv if isinstance(layer, (ir.ConvAdd, ir.ConvPiecewise)) else layer
         if c.where != "vta" or not isinstance(conv, ir.Conv2d) or "tiling" not in c.plan:
             continue
-        s = conv_shape(cfg, conv, shapes[0], getattr(layer, "add", None))
+        s = conv_shape(cfg, conv, shapes[0], getattr(layer, "add", None), getattr(layer, "map", None))
         w = workload(cfg, s, c.layer.name)
         out.append((c, s, w, evaluate(arch, w, tiling_mapping(cfg, s, c.plan["tiling"]))))
     return out

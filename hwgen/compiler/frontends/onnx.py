@@ -628,14 +628,23 @@ def _table(imp, node, xs: list[_QTensor], out: str) -> np.ndarray:
     channels = sum(x.shape[1] for x in xs)
     want = list(feeds[xs[0].onnx_name].shape)
     want[axis] = channels
-    y = _run_nodes(imp, node, order, inputs, feeds, out,
-                   "an elementwise map on the core depends on an input value and its channel alone, and ONNX Runtime "
-                   f"cannot run it on every value in every channel (shape {want}")
-    if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(want):
-        _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for inputs of shape {want} (each "
-                         "input's channels); an elementwise map of 8-bit tensors runs on the core")
-    offset = 128 if y.dtype == np.uint8 else 0
-    return np.moveaxis(y.astype(np.int64) - offset, (axis, values_axis), (0, 1)).reshape(channels, 256)
+    tables = []
+    # twice, the values moved along the positions the second time: a result that depends
+    # on the position too (a constant that varies there) is no map of each channel
+    for shift in (0, 97):
+        y = _run_nodes(imp, node, order, inputs, {t: np.roll(v, shift, values_axis) for t, v in feeds.items()}, out,
+                       "an elementwise map on the core depends on an input value and its channel alone, and ONNX "
+                       f"Runtime cannot run it on every value in every channel (shape {want}")
+        if y.dtype not in (np.int8, np.uint8) or y.shape != tuple(want):
+            _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} for inputs of shape {want} (each "
+                             "input's channels); an elementwise map of 8-bit tensors runs on the core")
+        offset = 128 if y.dtype == np.uint8 else 0
+        y = np.roll(y.astype(np.int64) - offset, -shift, values_axis)
+        tables.append(np.moveaxis(y, (axis, values_axis), (0, 1)).reshape(channels, 256))
+    if not np.array_equal(*tables):
+        _fail(imp, node, "its result depends on the position as well as the value and the channel (an operand "
+                         "that varies along the positions); an elementwise map on the core does not")
+    return tables[0]
 
 
 def _run_nodes(imp, node, order: list[int], inputs: list, feeds: dict, out: str, failing: str) -> np.ndarray:

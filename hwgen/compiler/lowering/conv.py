@@ -24,7 +24,7 @@ elements."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
@@ -209,6 +209,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     n_tiles = t.oc_n * t.h_n
     if (residual is not None) != s.residual:
         raise HwgenError(f"{name}: the shape's residual flag and the residual operand disagree")
+    if (then is not None and then.pieces) != s.scratch:
+        raise HwgenError(f"{name}: the shape's scratch flag and the fused map's pieces disagree")
     # INP and WGT are used as two halves (chunks) of the footprint's size, ACC as its two halves
     f = footprint(s, t)
     if not within(f, capacity(cfg)):
@@ -375,7 +377,9 @@ def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residu
     if goal == "bytes":
         return search(cfg, s, reuse, name).tiling
     rq, residual = rq.timing(), None if residual is None else residual.timing()
-    return remembered(problem_key(cfg, s, reuse, rq, residual, then),
+    # the map's passes, not its zero point, matter to the choice
+    timing = None if then is None else replace(then, in_zero=int(then.in_zero != 0))
+    return remembered(problem_key(cfg, s, reuse, rq, residual, timing),
                       lambda: _fastest(cfg, s, shortlist(cfg, s, reuse, name), rq, residual, then))
 
 

@@ -11,9 +11,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from hwgen.compiler import ir, piecewise
+from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx, multipliers
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
@@ -325,3 +327,48 @@ def test_a_fused_map_on_tsim():
     result = run_network(net, cfg, compiled, x, target("tsim"))
     assert np.array_equal(result["output"], net.reference(x)) and result["cycles"] > 0
     assert abs(result["prediction_error"]) < 0.05
+
+
+def test_every_fitted_row_on_fsim_gives_its_table():
+    """The passes the ALU runs for a row, not only its semantics, on every input value:
+    rows fitted to random float32 tables, one layer each. (A ties-to-even rounding folded
+    into the slope's SCL before an odd b / 2^n gave other results on ties.)"""
+    cfg = _config("default")
+    rng = np.random.default_rng(11)
+    x = np.resize(VALUES, (1, 16, 16, 16)).astype(np.int8)
+    cases = [("identity", F32(0.17176604), 31, F32(0.008649944), 27)]
+    cases += [(str(rng.choice(["identity", "leaky", "hardsigmoid"])), F32(rng.uniform(0.002, 0.2)),
+               int(rng.integers(-60, 60)), F32(rng.uniform(0.002, 0.2)), int(rng.integers(-60, 60)))
+              for _ in range(24)]
+    for kind, sx, zx, sy, zy in cases:
+        table = _table(kind, sx, zx, sy, zy)
+        row = piecewise.fit(table, zx)
+        if row is None:
+            continue
+        layer = ir.Piecewise("pw", ("x",), requant=row[None].astype(np.int32), in_zero=zx, op=kind)
+        prog, _ = lower_layer(layer, cfg, [x.shape])
+        prog.write("in0", pack_act(x, cfg.batch, cfg.block_out))
+        got = unpack_act(run(prog, "fsim").outputs["out"], 1, 16)
+        assert np.array_equal(got, table[x.astype(np.int64) + 128]), (kind, row)
+
+
+def test_a_constant_that_varies_over_the_positions_is_no_per_channel_map(tmp_path):
+    """An Add of a constant that differs along the positions (a ramp over 256 tokens,
+    as many as the probe's values) is no map of each channel: the probe notices, and
+    the output stays ONNX Runtime's."""
+    rng = np.random.default_rng(12)
+    ramp = (np.linspace(-0.05, 0.05, 256)[None, :, None] * np.ones((1, 256, 8))).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj"), helper.make_node("Add", ["y", "pos"], ["z"],
+                                                                                     name="pos_add")],
+        "ramp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256, 16])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 256, 8])],
+        [numpy_helper.from_array(rng.normal(0, 0.3, (16, 8)).astype(np.float32), "w"),
+         numpy_helper.from_array(ramp, "pos")])
+    path = onnx_zoo.quantize(helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_zoo.OPSET)]),
+                             tmp_path / "ramp.onnx", "qdq")
+    net, quant = load_onnx(path)
+    assert "piecewise" not in [la.kind for la in net.layers]
+    x = rng.normal(0, 1, (1, 256, 16)).astype(np.float32)
+    want = session(onnx.load(str(path))).run(None, {"x": x})[0]
+    assert np.array_equal(net.model_output(net.reference(net.model_input(x))).reshape(want.shape), want)

@@ -5,6 +5,7 @@ check) and its steps are the GEMM's micro-op iterations."""
 import itertools
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from hwgen import load_config
@@ -152,3 +153,19 @@ def test_a_compiled_network_s_energy_sums_its_convolutions(config, network):
     assert e["by_memory"]["MAC"] == pytest.approx(macs * MAC_PJ)
     assert e["by_memory"]["DRAM"] == pytest.approx(dram_bits / TABLE_WORD_BITS * DRAM_PJ)
     assert e["energy_pj"] == pytest.approx(sum(e["by_memory"].values()))
+
+
+def test_a_convolution_with_a_fused_map_is_costed():
+    """A conv2d+piecewise layer (a LeakyRelu fused into its epilogue) is the
+    convolution's energy, as the two layers apart give it."""
+    rows = np.array([[3, 1, 0, 2, -128, 127]], np.int32)
+    net = ir.Network("convmap", "x", (1, 32, 8, 8))
+    rng = np.random.default_rng(3)
+    net.layers.append(ir.Conv2d("conv", ("x",), weight=rng.integers(-9, 10, (32, 32, 3, 3), dtype=np.int8),
+                             bias=np.zeros(32, np.int32), pad=1, shift=6))
+    net.layers.append(ir.Piecewise("map", ("conv",), requant=rows, op="LeakyRelu"))
+    cfg = load_config({**load_config("default").to_dict(), "ALU_RESCALE": "multiply"})
+    fused = network_energy(cfg, compile_network(net, cfg))
+    apart = network_energy(cfg, compile_network(net, cfg, fuse_adds=False))
+    assert fused["layers"] == ["map"] and fused["not_costed"] == []
+    assert fused["energy_pj"] == pytest.approx(apart["energy_pj"], rel=0.01)
