@@ -539,18 +539,13 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bo
     if name is None:
         last = next((g.node[i] for i in reversed(order) if g.node[i].op_type not in _QDQ), g.node[order[-1]])
         name = _name(imp, last)
-    used = {u for i in order for u in g.node[i].input}
     dtypes = [FLOAT if x is None else x.q.dtype if x.q is not None else imp.dtypes[t] for t, x in deps.items()]
     shapes = [imp.float_shape if x is None else _onnx_shape(imp, t, x) for t, x in deps.items()]
 
+    inputs = [onnx.helper.make_tensor_value_info(t, _ONNX_TYPES[d], list(sh)) for t, d, sh in zip(deps, dtypes, shapes)]
+
     def model(outputs):
-        graph = onnx.helper.make_graph(
-            [g.node[i] for i in order], name,
-            [onnx.helper.make_tensor_value_info(t, _ONNX_TYPES[d], list(sh)) for t, d, sh in zip(deps, dtypes, shapes)],
-            [onnx.helper.make_empty_tensor_value_info(o) for o in outputs],
-            [i for i in g.initializer if i.name in used])
-        return onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version,
-                                      functions=imp.model.functions).SerializeToString()
+        return _subgraph(imp, order, inputs, outputs, name)
 
     counted = [g.node[i] for i in order if g.node[i].op_type in _CONVS + _MATMULS]
     operands = {t for n in counted for t in (n.input[0], n.input[3 if n.op_type == "QLinearConv" else 1], n.output[0])}
@@ -588,6 +583,19 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bo
                nodes=tuple(_label(g.node[i]) for i in order), reason=first, host_macs=macs)
 
 
+def _subgraph(imp, order: list[int], inputs: list, outputs: list[str], name: str) -> bytes:
+    """The serialized model of the nodes `order` of the imported model, reading the
+    graph inputs `inputs` (value infos) and the initializers they use, giving the
+    tensors `outputs` (its opsets and local functions kept)."""
+    g = imp.model.graph
+    used = {u for i in order for u in g.node[i].input}
+    graph = onnx.helper.make_graph([g.node[i] for i in order], name, inputs,
+                                   [onnx.helper.make_empty_tensor_value_info(o) for o in outputs],
+                                   [i for i in g.initializer if i.name in used])
+    return onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version,
+                                  functions=imp.model.functions).SerializeToString()
+
+
 def _between(imp, deps, out: str) -> list[int]:
     """The indices, in order, of the nodes that compute ONNX tensor `out` from the
     tensors `deps` (and initializers)."""
@@ -614,7 +622,6 @@ def _table(imp, node, xs: list[_QTensor], out: str) -> np.ndarray:
     quantized tensors xs, element by element, as IR int8 values (C, 256), C the
     channels of `out` (of all xs in order, for a concatenation): the model's own nodes
     between them run once over every value in every channel."""
-    g = imp.model.graph
     order = _between(imp, {x.onnx_name: x for x in xs}, out)
     rank, axis, values_axis = _channel_axes(imp, xs[0])
     feeds, inputs = {}, []
@@ -651,14 +658,8 @@ def _run_nodes(imp, node, order: list[int], inputs: list, feeds: dict, out: str,
     """ONNX Runtime's value of tensor `out` computed by the model's nodes `order` from
     the graph inputs `inputs` (value infos) given `feeds`, in the exact session; a
     failure naming `node` with `failing` (and ONNX Runtime's error) if it cannot."""
-    g = imp.model.graph
-    used = {u for i in order for u in g.node[i].input}
-    graph = onnx.helper.make_graph([g.node[i] for i in order], "probe", inputs,
-                                   [onnx.helper.make_empty_tensor_value_info(out)],
-                                   [i for i in g.initializer if i.name in used])
-    model = onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
     try:
-        return host.session(model.SerializeToString(), imp.uint8, quiet=True).run([out], feeds)[0]
+        return host.session(_subgraph(imp, order, inputs, [out], "probe"), imp.uint8, quiet=True).run([out], feeds)[0]
     except Exception as e:      # onnxruntime's own exception types
         _fail(imp, node, f"{failing}: {type(e).__name__}: {str(e).strip().splitlines()[0][:200]})")
 
@@ -721,7 +722,7 @@ def _elementwise(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
         _fail(imp, node, "its input's quantization is not known")
     rows = _rows(imp, node, _table(imp, node, [x], out), x.q.ir_zero, [(x.lo, x.hi)] * x.shape[1])
     layer = Piecewise(_name(imp, node), (x.name,), requant=rows, in_zero=x.q.ir_zero, op=node.op_type)
-    return _out(imp, layer, x.shape, q, int(rows[:, 4].min()), int(rows[:, 5].max()))
+    return _piecewise_out(imp, layer, x.shape, q)
 
 
 def _concat(imp, node, xs: list[_QTensor], q: Quantization, out: str) -> _QTensor:
@@ -739,7 +740,12 @@ def _concat(imp, node, xs: list[_QTensor], q: Quantization, out: str) -> _QTenso
     ranges = [(x.lo, x.hi) for x in xs for _ in range(x.shape[1])]
     rows = _rows(imp, node, _table(imp, node, xs, out), 0, ranges)
     layer = Concat(_name(imp, node), tuple(x.name for x in xs), requant=rows, in_zero=0, op=node.op_type)
-    return _out(imp, layer, layer.out_shape(*(x.shape for x in xs)), q, int(rows[:, 4].min()), int(rows[:, 5].max()))
+    return _piecewise_out(imp, layer, layer.out_shape(*(x.shape for x in xs)), q)
+
+
+def _piecewise_out(imp, layer: Piecewise, shape, q: Quantization) -> _QTensor:
+    """Piecewise `layer`'s output of `shape`, its range the ends of its rows' clips."""
+    return _out(imp, layer, shape, q, int(layer.requant[:, 4].min()), int(layer.requant[:, 5].max()))
 
 
 def _label(node) -> str:
