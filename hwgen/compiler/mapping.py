@@ -23,7 +23,7 @@ from ..errors import HwgenError
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
-from .requant import AddRequant, PiecewiseSteps, Requant, bias_entries, conv_passes, residual_epilogue
+from .requant import AddRequant, bias_entries, conv_epilogue, conv_passes, residual_epilogue
 from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
 
 ENGINES = ("auto", "gemm", "alu")
@@ -206,10 +206,9 @@ def conv_shape(cfg, layer, x, add: ir.Add | None = None, then: ir.Piecewise | No
     map fused after it."""
     n, c, h, w = x
     o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
-    rq = Requant.of(layer, o)
+    rq, steps = conv_epilogue(layer, o, then)
     add_rq = None if add is None else AddRequant.of(add)
     residual = None if add is None else residual_epilogue(add)
-    steps = None if then is None else PiecewiseSteps.of(then.requant, then.in_zero)
     extra = {"bias_entries": bias_entries(rq, add_rq, steps), "passes": conv_passes(rq, residual, cfg.ALU_EXT, steps),
              "pad_min": bool(any(layer.pads) and layer.pad_value == PAD_MIN),
              "scratch": steps is not None and steps.pieces}

@@ -18,7 +18,7 @@ An SCL operand word packs the multiplier m and the shift n (`scl_word`); words l
 ACC entries beside the bias (`bias_entries`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -210,6 +210,21 @@ class PiecewiseSteps:
     def passes(self) -> list[tuple[AluOp, int | None]]:
         """The passes as `Requant.passes` gives them: (opcode, immediate or None)."""
         return [(op, value if kind in ("imm", "copy") else None) for op, _, (kind, value) in self.steps()]
+
+
+def conv_epilogue(layer, channels: int, then: ir.Piecewise | None = None) -> tuple[Requant, PiecewiseSteps | None]:
+    """The epilogue of a convolution or classifier `layer` with `channels` outputs, and
+    the passes of a piecewise map `then` fused after it. Where the map's input zero
+    point is the convolution's output zero point, the convolution's result stays less
+    it (its clip shifted) and the map subtracts nothing: two passes that cancel left out."""
+    rq = Requant.of(layer, channels)
+    if then is None:
+        return rq, None
+    steps = PiecewiseSteps.of(then.requant, then.in_zero)
+    if rq.zero == then.in_zero:
+        rq = Requant(rq.shift, (rq.clip[0] - rq.zero, rq.clip[1] - rq.zero), rq.words, 0)
+        steps = replace(steps, in_zero=0)
+    return rq, steps
 
 
 def bias_entries(rq: Requant, add: AddRequant | None = None, then: PiecewiseSteps | None = None) -> int:

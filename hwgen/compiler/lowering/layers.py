@@ -23,7 +23,7 @@ from ..tiling import Tiling, blocks
 from .alu import lower_add, lower_piecewise, lower_resize, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
-from ..requant import AddRequant, PiecewiseSteps, Requant, pack_bias, residual_epilogue
+from ..requant import AddRequant, PiecewiseSteps, Requant, conv_epilogue, pack_bias, residual_epilogue
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -56,9 +56,8 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     the shortcut added by `add`, whose input `conv_input` the convolution is, or whose
     output piecewise map `then` maps)."""
     s = conv_shape(cfg, conv, shapes[0], add, then)
-    rq = Requant.of(conv, conv.weight.shape[0])
+    rq, steps = conv_epilogue(conv, conv.weight.shape[0], then)
     residual = None if add is None else residual_epilogue(add, conv_input)
-    steps = None if then is None else PiecewiseSteps.of(then.requant, then.in_zero)
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, residual, layer.name, steps))
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)

@@ -19,7 +19,9 @@ from hwgen.compiler.frontends import onnx_zoo
 from hwgen.compiler.frontends.onnx import load_onnx, multipliers
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
-from hwgen.compiler.mapping import fuse, host_reason
+from hwgen.compiler.mapping import conv_shape, fuse, host_reason
+from hwgen.compiler.requant import PiecewiseSteps
+from hwgen.isa import AluOp
 from hwgen.compiler.pipeline import compile_network
 from hwgen.config import load_config
 from sim import run, target
@@ -312,6 +314,19 @@ def test_a_map_after_a_convolution_fuses_into_its_epilogue(cfg_name, rows):
     x = np.random.default_rng(8).integers(-128, 128, net.input_shape, dtype=np.int8)
     result = run_network(net, cfg, compiled, x, target("fsim"))
     assert np.array_equal(result["output"], net.reference(x))
+
+
+def test_a_fused_map_reads_the_convolution_before_its_zero_point():
+    """The convolution's ADD of its zero point and the map's ADD of minus the same
+    zero point cancel: the fused epilogue runs neither (its clip shifted instead)."""
+    cfg = _config("default")
+    net = _conv_then_map(LEAKY[None])
+    conv, pw = net.layers
+    (fused,) = fuse(net, cfg)
+    steps = PiecewiseSteps.of(pw.requant, pw.in_zero).passes()
+    assert (AluOp.ADD, -pw.in_zero) in steps
+    alone = sum(conv_shape(cfg, conv, net.input_shape).alu_mix) + len(steps)
+    assert sum(conv_shape(cfg, fused.conv, net.input_shape, then=fused.map).alu_mix) == alone - 2
 
 
 def test_a_convolution_read_by_another_layer_keeps_its_map_apart():
