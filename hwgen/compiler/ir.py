@@ -493,6 +493,31 @@ class MatMul(_TwoOperands):
 
 
 @dataclass
+class Mul(_TwoOperands):
+    """The elementwise product of two activations: a (N, C, H, W) and b of the same
+    shape or (N, C, 1, 1), broadcast over the positions (a squeeze-excite gate);
+    acc = (a - za)(b - zb) with `in_zero` (za, zb), exact in int32, requantized as a
+    convolution's accumulator (`requant` rows (m, n), one or per channel, or `shift`;
+    zero, clip, rounding)."""
+    kind = "mul"
+
+    def out_shape(self, a, b):
+        a, b = tuple(a), tuple(b)
+        if len(a) != 4 or b not in (a, (a[0], a[1], 1, 1)):
+            raise HwgenError(f"layer {self.name}: multiplies {list(a)} by {list(b)}; the second operand must have "
+                             "the first's shape (N, C, H, W) or be (N, C, 1, 1)")
+        self._check_channels(a[1])
+        return a
+
+    def accumulator(self, a, b):
+        za, zb = self.in_zero
+        return (np.asarray(a, np.int64) - za) * (np.asarray(b, np.int64) - zb)
+
+    def reference(self, a, b):
+        return sem.requantize(self.accumulator(a, b), self.shift, self.clip, **self._requant_args())
+
+
+@dataclass
 class Piecewise(Layer):
     """An elementwise map of one int8 tensor (semantics.piecewise): two linear pieces
     meeting at the input zero point `in_zero`, a rounding shift and a clip, by the
@@ -752,7 +777,7 @@ class Quantization:
 # their models (no layer's name)
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
-KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant, Mul,
                                    MatMul, Piecewise, Concat, Resize, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 

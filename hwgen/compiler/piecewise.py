@@ -162,3 +162,26 @@ def fit(table: np.ndarray, in_zero: int, x_range: tuple[int, int] = sem.INT8,
         if row is not None:
             return row
     return None
+
+
+def fit_scale(p: np.ndarray, t: np.ndarray, lo: int, hi: int) -> tuple[int, int] | None:
+    """The multiplier m (0 .. 2^MULT_BITS - 1) and shift n, of the smallest n that has
+    one, with clip(rne(p m / 2^n), lo, hi) = t on every entry (int arrays of one
+    shape: a product's exact integer values and the results wanted less the output
+    zero point), or None. Each entry bounds p m to an interval (`_bounds`), so m to
+    one; the intersection is checked on every entry before it is returned."""
+    p, t = np.ravel(p).astype(np.int64), np.ravel(t).astype(np.int64)
+    for n in range(sem.MAX_RQ_SHIFT + 1):
+        low, high = _bounds(t, n, lo, hi)
+        if np.any((p == 0) & ((low > 0) | (high < 0))):
+            continue
+        pos, neg = p > 0, p < 0
+        # low <= p m <= high: m within [low / p, high / p], the ends swapped where p < 0
+        least = np.concatenate([-(-low[pos] // p[pos]), -(-high[neg] // p[neg]), [0]])
+        most = np.concatenate([high[pos] // p[pos], low[neg] // p[neg], [(1 << sem.MULT_BITS) - 1]])
+        m_lo, m_hi = int(least.max()), int(most.min())
+        if m_lo <= m_hi:
+            m = (m_lo + m_hi) // 2
+            if np.array_equal(np.clip(sem.round_shift(p * m, n), lo, hi), t):
+                return m, n
+    return None

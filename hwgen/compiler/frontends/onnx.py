@@ -5,12 +5,14 @@ them) into the network IR, with ONNX Runtime's integer arithmetic (docs/layers.m
 Both of quantize_static's formats are read:
 - QDQ: float operators between DequantizeLinear and QuantizeLinear nodes, weights and
   biases as DequantizeLinear of int8/int32 initializers;
-- QOperator: QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool,
-  QLinearAveragePool, QLinearConcat, QLinearLeakyRelu and MaxPool on quantized tensors.
+- QOperator: QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearMul,
+  QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearLeakyRelu and
+  MaxPool on quantized tensors.
 
 Elementwise operators and concatenations take ONNX Runtime's own results on every
 input value as the table a `piecewise` or `concat` layer must give (`_table`,
-`compiler.piecewise.fit`).
+`compiler.piecewise.fit`), a product of two tensors its results on every pair of values
+(`_mul`, `compiler.piecewise.fit_scale`).
 
 Every tensor of the IR is int8: a uint8 tensor q is stored as q - 128 and its zero point
 moved by the same amount, so that products and sums see the same differences
@@ -38,16 +40,16 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host, piecewise
 from .. import semantics as sem
-from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul,
+from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, Mul,
                   MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Resize, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
-             "AveragePool, GlobalAveragePool, Concat (along the channels), LeakyRelu, PRelu, HardSigmoid, Resize "
-             "(nearest, by whole factors), "
+             "AveragePool, GlobalAveragePool, Concat (along the channels), LeakyRelu, PRelu, HardSigmoid, Mul (of two "
+             "tensors, or by a (N, C, 1, 1) gate or a constant), Resize (nearest, by whole factors), "
              "Flatten and Reshape before a classifier, between QuantizeLinear/DequantizeLinear (QDQ); QLinearConv, "
-             "QGemm, QLinearMatMul, QLinearAdd, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, "
-             "QLinearLeakyRelu (QOperator)")
+             "QGemm, QLinearMatMul, QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, "
+             "QLinearConcat, QLinearLeakyRelu (QOperator)")
 QUANTIZE_HINT = ("quantize it first, e.g. onnxruntime.quantization.quantize_static(\"{path}\", \"{stem}_int8.onnx\", "
                  "calibration_reader, quant_format=QuantFormat.QDQ, per_channel=True) with a CalibrationDataReader "
                  "that yields a few representative inputs")
@@ -413,7 +415,7 @@ def _node(imp: _Import, node) -> None:
 
 # -- the host's part -----------------------------------------------------------------------
 # operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
-_MATERIALIZING = ("DequantizeLinear", "MaxPool", "Resize", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "Resize", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd", "QLinearMul",
                   "QLinearLeakyRelu", "QLinearSigmoid", "QLinearConcat", "QLinearGlobalAveragePool",
                   "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
@@ -1013,6 +1015,12 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
         if isinstance(second, _QConst):
             return _add_constant(imp, node, xa, second, q, lo, hi, quantize.output[0])
         return _add(imp, node, xa, _source(imp, node, second, "second input"), q, lo, hi)
+    if op == "Mul":
+        second = f.inputs[1]
+        xa = _source(imp, node, f.inputs[0], "first input")
+        if isinstance(second, _QConst):
+            return _elementwise(imp, node, xa, q, quantize.output[0])
+        return _mul(imp, node, xa, _source(imp, node, second, "second input"), q, lo, hi, quantize.output[0])
     if op == "MaxPool":
         return _maxpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi)
     if op in ("AveragePool", "GlobalAveragePool"):
@@ -1273,6 +1281,46 @@ def _add(imp, node, xa: _QTensor, xb: _QTensor | _QConst, q, lo, hi) -> _QTensor
     return _out(imp, layer, xa.shape, q, lo, hi)
 
 
+def _mul(imp, node, xa: _QTensor, xb: _QTensor, q: Quantization, lo: int, hi: int, out: str) -> _QTensor:
+    """The product of quantized tensors xa and xb (of one shape, or one of them (N, C,
+    1, 1): a gate, made the second operand) into ONNX tensor `out`, as ONNX Runtime
+    computes it on every pair of values the two take (the model's own nodes run once
+    on a grid of them): a function of the exact product (a - za)(b - zb), rescaled by
+    a multiplier and shift that `piecewise.fit_scale` finds, or a failure."""
+    shapes = [_onnx_shape(imp, x.onnx_name, x) for x in (xa, xb)]
+    if shapes[0] != shapes[1] and tuple(shapes[0][2:]) == (1, 1) and len(shapes[0]) == 4:
+        xa, xb = xb, xa
+        shapes = shapes[::-1]
+    if len(shapes[0]) != 4 or tuple(shapes[1]) not in (tuple(shapes[0]), (*shapes[0][:2], 1, 1)):
+        _fail(imp, node, f"multiplies shapes {list(shapes[0])} and {list(shapes[1])}; the core multiplies NCHW "
+                         "tensors of one shape, or one by an (N, C, 1, 1) gate")
+    if any(x.q is None for x in (xa, xb)):
+        _fail(imp, node, "its inputs' quantizations are not known")
+    va, vb = (np.arange(x.lo, x.hi + 1) for x in (xa, xb))
+    square = xa.onnx_name == xb.onnx_name       # one tensor times itself: its values only
+    grid = (1, 1, len(va), 1) if square else (len(vb), 1, len(va), 1)
+    feeds = {xa.onnx_name: np.broadcast_to((va + xa.q.offset)[None, None, :, None], grid).astype(xa.q.dtype)}
+    if not square:
+        feeds[xb.onnx_name] = (vb + xb.q.offset)[:, None, None, None].astype(xb.q.dtype)
+    inputs = [onnx.helper.make_tensor_value_info(t, _ONNX_TYPES[v.dtype.name], list(v.shape)) for t, v in feeds.items()]
+    y = _run_nodes(imp, node, _between(imp, {xa.onnx_name: xa, xb.onnx_name: xb}, out), inputs, feeds, out,
+                   "ONNX Runtime cannot run it on every pair of its inputs' values (one channel")
+    if y.dtype not in (np.int8, np.uint8) or y.shape != grid:
+        _fail(imp, node, f"its result is {y.dtype} of shape {list(y.shape)} on a grid of its inputs' values; a "
+                         "product of 8-bit tensors into an 8-bit tensor runs on the core")
+    table = y[:, 0, :, 0].astype(np.int64) - (128 if y.dtype == np.uint8 else 0)
+    product = ((va if square else vb)[:, None] - xb.q.ir_zero) * (va[None, :] - xa.q.ir_zero)
+    if square:
+        product = np.diag(product)[None]
+    scale = piecewise.fit_scale(product, table - q.ir_zero, lo - q.ir_zero, hi - q.ir_zero)
+    if scale is None:
+        _fail(imp, node, "ONNX Runtime's results on the pairs of its inputs' values are not the exact product of "
+                         "the two less their zero points, rescaled by a multiplier and shift, rounded and clipped")
+    layer = Mul(_name(imp, node), (xa.name, xb.name), requant=np.array([scale], np.int32), zero=q.ir_zero,
+                clip=(lo, hi), in_zero=(xa.q.ir_zero, xb.q.ir_zero))
+    return _out(imp, layer, xa.shape, q, lo, hi)
+
+
 def _add_constant(imp, node, xa: _QTensor, c: _QConst, q, lo, hi, out: str) -> _QTensor:
     """An add of a quantized constant to xa into ONNX tensor `out`: a per-channel
     elementwise map of xa (`_elementwise`, a piecewise layer: fewer passes than the
@@ -1426,6 +1474,18 @@ def _qlinear_add(imp, node):
     _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
 
 
+def _qlinear_mul(imp, node):
+    """A QLinearMul (com.microsoft) of two activations, or of one and a constant (an
+    elementwise map per channel)."""
+    xa = _qinput(imp, node, 0, 1)
+    q = _qparams(imp, node, 6)
+    if node.input[3] in imp.inits:
+        _set(imp, node, _elementwise(imp, node, xa, q, node.output[0]))
+        return
+    _set(imp, node, _mul(imp, node, xa, _qinput(imp, node, 3, 4), q, *_int_clip(q, (-np.inf, np.inf)),
+                         node.output[0]))
+
+
 def _qlinear_matmul(imp, node):
     """A QLinearMatMul of two activations."""
     a, b = _qinput(imp, node, 0, 1), _qinput(imp, node, 3, 4)
@@ -1478,13 +1538,13 @@ def _maxpool_node(imp, node):
 
 _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
-    **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
+    **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
                                 "Flatten", "Reshape", "Pad", "Concat", *ELEMENTWISE)},
     "MaxPool": _maxpool_node, "Resize": _resize_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
     "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits
                                         else _qlinear_matmul(imp, node)),
-    "QLinearAdd": _qlinear_add, "QLinearConcat": _qlinear_concat, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
+    "QLinearAdd": _qlinear_add, "QLinearMul": _qlinear_mul, "QLinearConcat": _qlinear_concat, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }

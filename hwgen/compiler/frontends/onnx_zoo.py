@@ -225,8 +225,8 @@ def mobilenet_v2(size: int = 224, classes: int = 1000, seed: int = 0) -> onnx.Mo
 
 
 def mixed(size: int = 16, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
-    """tiny's kinds beside operators only the host runs: HardSwish, LeakyRelu, a
-    squeeze-excite block (HardSigmoid and Mul), Sigmoid."""
+    """tiny's kinds beside the elementwise operators and products of today's models:
+    HardSwish, LeakyRelu, a squeeze-excite block (HardSigmoid and Mul), Sigmoid."""
     g = GraphBuilder("mixed", (1, 3, size, size), seed)
     g.conv(16, 3, 2)
     g.op("HardSwish", g.conv(16, 1, relu=None))

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 from ...errors import HwgenError
 from ...isa import AluOp, MemType
+from ...isa.fields import ALU_SCL_SHIFT_BITS
 from ...program.builder import ProgramBuilder
 from ..requant import AddRequant, PiecewiseSteps, Requant
+from .. import semantics as sem
 from ..semantics import window_out
 from ..tiling import in_range, tiles
-from .conv import Pipeline, add_steps, epilogue, piecewise_steps
+from .conv import Pipeline, add_steps, epilogue, epilogue_steps, pass_of, piecewise_steps
 from .kernels import affine_kernel
+
+
+# the ACC entries of each channel block a product (lower_mul) reads: its SCL word and
+# the word of its second operand's zero point less int8's lowest value
+MUL_WORDS = 2
 
 
 def _alu(b, op, base, dims, imm=None):
@@ -244,6 +251,61 @@ def lower_piecewise(b: ProgramBuilder, parts, out, words, per_channel: bool, nam
                      for n in range(nb) for c in range(cb) for p0, size in tiles(h * w, chunk)]
         else:
             runs += [(x, steps, chunk, e0, size, 0, e0) for e0, size in tiles(nb * cb * h * w, chunk)]
+    _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])
+
+
+def lower_mul(b: ProgramBuilder, shape, gate: bool, xa, xb, out, words, rq: Requant, in_zero: tuple[int, int],
+              name: str = "mul") -> None:
+    """The product of tensors xa (`shape` (NB, CB, H, W)) and xb (the same shape, or
+    with `gate` one entry per batch and channel block, broadcast over the positions)
+    less their zero points `in_zero` (za, zb), requantized by `rq` into `out`. `words`
+    holds per channel block MUL_WORDS entries: rq's SCL word (per lane) and the
+    word of c = zb + 128.
+
+    SCL multiplies by an unsigned word, so b's is made of b + 128 (never negative):
+    b's entries ADD 128, then shifted into the word's multiplier field (n = 0); then
+    (a - za)(b + 128) by SCL, less (a - za) c in a scratch entry where zb is not -128
+    (-a by MUL with -1 before a's zero point goes, + za, SCL by c's word), and rq's
+    passes. The products stay within 255 x 255. Tiles are runs of one channel block's
+    positions (any run of entries without a gate and with one row for all channels)."""
+    za, zb = in_zero
+    c = zb - sem.INT8[0]
+    nb, cb, h, w = shape
+    half = b.cfg.depth[MemType.ACC] // 2
+    per_block = gate or rq.words is not None and len(set(rq.words)) > 1
+    chunk = (half - MUL_WORDS - gate) // (1 + (not gate) + bool(c))
+    if chunk < 1:
+        raise HwgenError(f"{name}: {MUL_WORDS} words and an entry of each operand do not fit half of the "
+                         f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
+
+    def tile(base, e0, count, block, g0):
+        x, u = base, base + chunk
+        g = u + chunk * bool(c)
+        wbase = g + (1 if gate else chunk)
+        b.load(MemType.ACC_8BIT, x, xa, e0, x_size=count)
+        b.load(MemType.ACC_8BIT, g, xb, g0, x_size=1 if gate else count)
+        b.load(MemType.ACC, wbase, words, block * MUL_WORDS, x_size=MUL_WORDS)
+        dims = [(count, 1)]
+
+        def work():
+            gdims = [(1 if gate else count, 1)]
+            steps = [pass_of(b, AluOp.ADD, g, gdims, -sem.INT8[0]),
+                     pass_of(b, AluOp.SHR, g, gdims, -ALU_SCL_SHIFT_BITS)]
+            if c:
+                steps += [pass_of(b, AluOp.MUL, u, dims, -1, src=x)] + [pass_of(b, AluOp.ADD, u, dims, za)] * bool(za)
+                steps.append(pass_of(b, AluOp.SCL, u, dims, None, (wbase + 1, [0])))
+            steps += [pass_of(b, AluOp.ADD, x, dims, -za)] * bool(za)
+            steps.append(pass_of(b, AluOp.SCL, x, dims, None, (g, [0 if gate else 1])))
+            steps += [pass_of(b, AluOp.ADD, x, dims, None, (u, [1]))] * bool(c)
+            steps += epilogue_steps(b, x, dims, rq, (wbase, [0]))
+            for emit, _ in steps:
+                emit()
+        return work, lambda: b.store(x, out, e0, x_size=count)
+    if per_block:
+        runs = [((n * cb + k) * h * w + p0, size, k, n * cb + k if gate else (n * cb + k) * h * w + p0)
+                for n in range(nb) for k in range(cb) for p0, size in tiles(h * w, chunk)]
+    else:
+        runs = [(e0, size, 0, e0) for e0, size in tiles(nb * cb * h * w, chunk)]
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])
 
 

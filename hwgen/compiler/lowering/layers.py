@@ -20,10 +20,11 @@ from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import lower_add, lower_piecewise, lower_resize, lower_window, window_tiles
+from .alu import MUL_WORDS, lower_add, lower_mul, lower_piecewise, lower_resize, lower_window, window_tiles
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
-from ..requant import AddRequant, PiecewiseSteps, Requant, conv_epilogue, pack_bias, residual_epilogue
+from .. import semantics as sem
+from ..requant import AddRequant, PiecewiseSteps, Requant, conv_epilogue, pack_bias, residual_epilogue, scl_word
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -164,6 +165,8 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
         return b, {}, {}
     if isinstance(layer, ir.Piecewise):
         return _piecewise(layer, cfg, shapes, kernels)
+    if isinstance(layer, ir.Mul):
+        return _mul(layer, cfg, shapes, kernels)
     if isinstance(layer, ir.Resize):
         b, (x,), out = _builder(layer, cfg, shapes, kernels)
         n, c, h, w = shapes[0]
@@ -191,6 +194,20 @@ def _piecewise(layer: ir.Piecewise, cfg, shapes, kernels):
     wr = b.input("words", pack_channels(np.concatenate(words) if per_channel else words[0], cfg.batch,
                                         cfg.block_out, np.int32), f"(CB, {len(PiecewiseSteps.WORDS)}, BATCH, BLOCK_OUT)")
     lower_piecewise(b, parts, out, wr, per_channel, layer.name)
+    return b, {}, {}
+
+
+def _mul(layer: ir.Mul, cfg, shapes, kernels):
+    """A product's program: its words per channel block (lower_mul) beside the tiles."""
+    b, (xa, xb), out = _builder(layer, cfg, shapes, kernels)
+    n, c, h, w = shapes[0]
+    rq = Requant.of(layer, c)
+    zb_word = scl_word(layer.in_zero[1] - sem.INT8[0], 0)
+    words = np.stack([rq.channel_words(c), np.full(c, zb_word)], axis=1)
+    wr = b.input("words", pack_channels(words, cfg.batch, cfg.block_out, np.int32),
+                 f"(CB, {MUL_WORDS}, BATCH, BLOCK_OUT)")
+    lower_mul(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), tuple(shapes[1][2:]) == (1, 1) != (h, w),
+              xa, xb, out, wr, rq, tuple(layer.in_zero), layer.name)
     return b, {}, {}
 
 
