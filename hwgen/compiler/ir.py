@@ -777,8 +777,8 @@ class Quantization:
 # their models (no layer's name)
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
-KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant, Mul,
-                                   MatMul, Piecewise, Concat, Resize, OnnxHost)}
+KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
+                                   Mul, MatMul, Piecewise, Concat, Resize, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 

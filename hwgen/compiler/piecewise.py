@@ -1,4 +1,4 @@
-"""Elementwise maps of int8 tensors in the integer form the ALU computes.
+"""Elementwise maps and products of int8 tensors in the integer forms the ALU computes.
 
 An imported model's LeakyRelu, PRelu, HardSigmoid, or a tensor quantized again with
 another scale, maps each int8 value of its input to an int8 value: a table of 256
@@ -16,7 +16,11 @@ from one side, the clip doing the rest); the integer slopes of each piece that a
 an offset b are those of a convex polygon, from which the pieces' offset intervals
 are intersected. One slope for both pieces is tried first, at every shift, as it
 saves the ALU passes that split the pieces; then the smallest n with a solution wins
-(the fewest bits)."""
+(the fewest bits).
+
+`fit_scale` finds the rescale of a product of two tensors (an imported Mul) the same
+way: ONNX Runtime's result on every pair of values, as a function of the exact integer
+product p, bounds p m to an interval for each shift n, so the multiplier m to one."""
 from __future__ import annotations
 
 import functools
@@ -171,7 +175,9 @@ def fit_scale(p: np.ndarray, t: np.ndarray, lo: int, hi: int) -> tuple[int, int]
     zero point), or None. Each entry bounds p m to an interval (`_bounds`), so m to
     one; the intersection is checked on every entry before it is returned."""
     p, t = np.ravel(p).astype(np.int64), np.ravel(t).astype(np.int64)
-    for n in range(sem.MAX_RQ_SHIFT + 1):
+    # beyond this shift every rne(p m / 2^n) is 0, which n = 0 gives as well
+    widest = (int(np.abs(p).max(initial=0)) << sem.MULT_BITS).bit_length()
+    for n in range(min(sem.MAX_RQ_SHIFT, widest) + 1):
         low, high = _bounds(t, n, lo, hi)
         if np.any((p == 0) & ((low > 0) | (high < 0))):
             continue

@@ -30,6 +30,8 @@ VTA layout, so that it can judge the compiled programs.
 - piecewise: an elementwise map of one int8 tensor with two linear pieces that meet at
   the input zero point, then a clip (`piecewise`): an imported model's LeakyRelu,
   PRelu, HardSigmoid or requantization, found by `compiler.piecewise.fit`.
+- mul: requantize((a - za)(b - zb)) of two int8 tensors of one shape, or of a tensor
+  and an (N, C, 1, 1) gate broadcast over its positions.
 """
 from __future__ import annotations
 

@@ -415,8 +415,8 @@ def _node(imp: _Import, node) -> None:
 
 # -- the host's part -----------------------------------------------------------------------
 # operators whose handlers read a host-computed quantized tensor (making it a host layer's output)
-_MATERIALIZING = ("DequantizeLinear", "MaxPool", "Resize", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd", "QLinearMul",
-                  "QLinearLeakyRelu", "QLinearSigmoid", "QLinearConcat", "QLinearGlobalAveragePool",
+_MATERIALIZING = ("DequantizeLinear", "MaxPool", "Resize", "QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd",
+                  "QLinearMul", "QLinearLeakyRelu", "QLinearSigmoid", "QLinearConcat", "QLinearGlobalAveragePool",
                   "QLinearAveragePool")
 _QDQ = ("QuantizeLinear", "DequantizeLinear")
 _ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8, FLOAT: onnx.TensorProto.FLOAT}
@@ -1009,18 +1009,17 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
         x, w, b = (f.inputs + [None])[:3]
         return _gemm(imp, node, _source(imp, node, x), _const(imp, node, w, "weight"),
                      None if b is None else _const(imp, node, b, "bias"), q, lo, hi, _attrs(node))
-    if op == "Add":
-        second = f.inputs[1]
-        xa = _source(imp, node, f.inputs[0], "first input")
+    if op in ("Add", "Mul"):
+        first, second = f.inputs
+        if isinstance(first, _QConst):      # both commute: the constant second
+            first, second = second, first
+        xa = _source(imp, node, first, "first input")
         if isinstance(second, _QConst):
-            return _add_constant(imp, node, xa, second, q, lo, hi, quantize.output[0])
-        return _add(imp, node, xa, _source(imp, node, second, "second input"), q, lo, hi)
-    if op == "Mul":
-        second = f.inputs[1]
-        xa = _source(imp, node, f.inputs[0], "first input")
-        if isinstance(second, _QConst):
-            return _elementwise(imp, node, xa, q, quantize.output[0])
-        return _mul(imp, node, xa, _source(imp, node, second, "second input"), q, lo, hi, quantize.output[0])
+            return (_add_constant(imp, node, xa, second, q, lo, hi, quantize.output[0]) if op == "Add" else
+                    _elementwise(imp, node, xa, q, quantize.output[0]))
+        xb = _source(imp, node, second, "second input")
+        return _add(imp, node, xa, xb, q, lo, hi) if op == "Add" else _mul(imp, node, xa, xb, q, lo, hi,
+                                                                           quantize.output[0])
     if op == "MaxPool":
         return _maxpool(imp, node, _source(imp, node, f.inputs[0]), q, lo, hi)
     if op in ("AveragePool", "GlobalAveragePool"):
@@ -1462,28 +1461,25 @@ def _qlinear_weighted(imp, node, out_at: int, bias_at: int | None, emit) -> None
     _set(imp, node, emit(imp, node, x, w, bias, q, *_int_clip(q, (-np.inf, np.inf)), _attrs(node)))
 
 
-def _qlinear_add(imp, node):
-    xa = _qinput(imp, node, 0, 1)
+def _qlinear_binary(imp, node):
+    """QLinearAdd and QLinearMul (com.microsoft): a and its scale and zero point at
+    inputs 0-2, b at 3-5, the output's at 6-7. A constant operand (either: both
+    commute) makes an add of a constant, or a product by one (an elementwise map)."""
+    k, c = (3, 0) if node.input[0] in imp.inits else (0, 3)
+    xa = _qinput(imp, node, k, k + 1)
     q = _qparams(imp, node, 6)
-    if node.input[3] in imp.inits:       # a constant second input
-        qb = _qparams(imp, node, 4)
-        xb = _QConst(imp.inits[node.input[3]], np.float32(qb.scale), np.asarray(qb.zero))
-        _set(imp, node, _add_constant(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf)), node.output[0]))
+    lo, hi = _int_clip(q, (-np.inf, np.inf))
+    add = node.op_type == "QLinearAdd"
+    if node.input[c] in imp.inits:
+        if not add:
+            _set(imp, node, _elementwise(imp, node, xa, q, node.output[0]))
+            return
+        qb = _qparams(imp, node, c + 1)
+        xb = _QConst(imp.inits[node.input[c]], np.float32(qb.scale), np.asarray(qb.zero))
+        _set(imp, node, _add_constant(imp, node, xa, xb, q, lo, hi, node.output[0]))
         return
-    xb = _qinput(imp, node, 3, 4)
-    _set(imp, node, _add(imp, node, xa, xb, q, *_int_clip(q, (-np.inf, np.inf))))
-
-
-def _qlinear_mul(imp, node):
-    """A QLinearMul (com.microsoft) of two activations, or of one and a constant (an
-    elementwise map per channel)."""
-    xa = _qinput(imp, node, 0, 1)
-    q = _qparams(imp, node, 6)
-    if node.input[3] in imp.inits:
-        _set(imp, node, _elementwise(imp, node, xa, q, node.output[0]))
-        return
-    _set(imp, node, _mul(imp, node, xa, _qinput(imp, node, 3, 4), q, *_int_clip(q, (-np.inf, np.inf)),
-                         node.output[0]))
+    xb = _qinput(imp, node, c, c + 1)
+    _set(imp, node, _add(imp, node, xa, xb, q, lo, hi) if add else _mul(imp, node, xa, xb, q, lo, hi, node.output[0]))
 
 
 def _qlinear_matmul(imp, node):
@@ -1538,13 +1534,14 @@ def _maxpool_node(imp, node):
 
 _HANDLERS = {
     "QuantizeLinear": _quantize_linear, "DequantizeLinear": _dequantize_linear,
-    **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "Relu", "Clip",
-                                "Flatten", "Reshape", "Pad", "Concat", *ELEMENTWISE)},
+    **{op: _float_op for op in ("Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "Relu",
+                                "Clip", "Flatten", "Reshape", "Pad", "Concat", *ELEMENTWISE)},
     "MaxPool": _maxpool_node, "Resize": _resize_node,
     "QLinearConv": lambda imp, node: _qlinear_weighted(imp, node, 6, 8, _conv),
     "QGemm": lambda imp, node: _qlinear_weighted(imp, node, 7, 6, _gemm),
     "QLinearMatMul": lambda imp, node: (_qlinear_weighted(imp, node, 6, None, _gemm) if node.input[3] in imp.inits
                                         else _qlinear_matmul(imp, node)),
-    "QLinearAdd": _qlinear_add, "QLinearMul": _qlinear_mul, "QLinearConcat": _qlinear_concat, "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
+    "QLinearAdd": _qlinear_binary, "QLinearMul": _qlinear_binary, "QLinearConcat": _qlinear_concat,
+    "QLinearLeakyRelu": _qlinear_elementwise, "QLinearSigmoid": _qlinear_elementwise,
     "QLinearGlobalAveragePool": _qlinear_pool, "QLinearAveragePool": _qlinear_pool,
 }

@@ -23,18 +23,15 @@ from hwgen.config import load_config
 from sim import run, target
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
+from tests.hwgen.compiler.test_piecewise import _config
 from tests.support.ort import session
 
 F32 = np.float32
 
 
-def _config(name, rescale="multiply"):
-    return load_config({**load_config(CONFIG_DIR / f"{name}.json").to_dict(), "ALU_RESCALE": rescale})
-
-
-def _layer(gate_zero: int, per_channel: bool = False, channels: int = 40) -> ir.Mul:
+def _layer(gate_zero: int, per_channel: bool = False, channels: int = 40, zero: int = -3) -> ir.Mul:
     ratios = F32(np.linspace(0.0031, 0.0197, channels)) if per_channel else F32([0.0123])
-    return ir.Mul("mul", ("a", "b"), requant=multipliers(ratios), zero=5, clip=(-100, 127), in_zero=(-3, gate_zero))
+    return ir.Mul("mul", ("a", "b"), requant=multipliers(ratios), zero=5, clip=(-100, 127), in_zero=(zero, gate_zero))
 
 
 def test_the_semantics_against_a_loop():
@@ -80,16 +77,16 @@ def test_fit_scale_gives_float32_tables():
 def test_fit_scale_finds_no_scale_for_other_maps():
     p = np.arange(-300, 300)
     assert piecewise.fit_scale(p, np.clip(p * p // 500, -128, 127), -128, 127) is None
-    assert piecewise.fit_scale(p, np.clip(-p // 3, -128, 127), -128, 127) is None
+    assert piecewise.fit_scale(p, np.clip(p // 3 + (p > 100), -128, 127), -128, 127) is None     # a step
     assert piecewise.fit_scale(np.array([0, 0]), np.array([1, 1]), -128, 127) is None
 
 
 @pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
 @pytest.mark.parametrize("gate", [True, False], ids=["gate", "same-shape"])
-@pytest.mark.parametrize("zb,per_channel", [(-128, False), (17, False), (-128, True), (90, True)])
-def test_the_layer_on_fsim(cfg_name, gate, zb, per_channel):
+@pytest.mark.parametrize("za,zb,per_channel", [(-3, -128, False), (0, 17, False), (-3, -128, True), (0, 90, True)])
+def test_the_layer_on_fsim(cfg_name, gate, za, zb, per_channel):
     cfg = _config(cfg_name)
-    layer = _layer(zb, per_channel)
+    layer = _layer(zb, per_channel, zero=za)
     layer.check()
     rng = np.random.default_rng(2)
     a = rng.integers(-128, 128, (3, 40, 7, 9), dtype=np.int8)
@@ -102,18 +99,24 @@ def test_the_layer_on_fsim(cfg_name, gate, zb, per_channel):
 
 
 def test_a_product_without_the_scl_multiplier_runs_on_the_host():
-    reason = host_reason(_layer(-128), _config("default", "shift"), [(1, 40, 7, 9), (1, 40, 1, 1)])
+    cfg = load_config({**load_config(CONFIG_DIR / "default.json").to_dict(), "ALU_RESCALE": "shift"})
+    reason = host_reason(_layer(-128), cfg, [(1, 40, 7, 9), (1, 40, 1, 1)])
     assert reason and "ALU_RESCALE \"multiply\"" in reason
+
+
+SHAPE = [1, 24, 16, 20]
 
 
 def _se_model(kind: str, dtype: str) -> onnx.ModelProto:
     """The input quantized, then its product (QDQ Mul, or QLinearMul with kind
-    "qlinear-*") with: its global average's HardSigmoid ("gate": a squeeze-excite),
-    its own Relu ("pair": two tensors of one shape), itself ("square")."""
+    "qlinear-*") with: its global average's HardSigmoid ("gate": a squeeze-excite, its
+    zero point that of an unsigned [0, 1]; "gate-first": the gate the first operand),
+    its own Relu ("pair": two tensors of one shape, a zero point making a correction
+    entry), itself ("square")."""
     t = TensorProto.UINT8 if dtype == "uint8" else TensorProto.INT8
     npt = np.uint8 if dtype == "uint8" else np.int8
     off = 128 if dtype == "uint8" else 0
-    qparams = {"x": (0.043, -7), "g": (0.031, -2), "r": (0.0062, -100), "y": (0.017, 11)}
+    qparams = {"x": (0.043, -7), "g": (0.031, -2), "h": (0.0041, -128), "r": (0.0062, -100), "y": (0.017, 11)}
     inits = []
     for k, (s, z) in qparams.items():
         inits += [numpy_helper.from_array(F32(s), f"{k}_s"), numpy_helper.from_array(npt(z + off), f"{k}_z")]
@@ -123,50 +126,56 @@ def _se_model(kind: str, dtype: str) -> onnx.ModelProto:
     def qdq(name, f):
         nodes.extend([helper.make_node("QuantizeLinear", [f, f"{name}_s", f"{name}_z"], [f"{name}q"]),
                       helper.make_node("DequantizeLinear", [f"{name}q", f"{name}_s", f"{name}_z"], [f"{name}f"])])
-    shape, other = kind.removeprefix("qlinear-"), "xq"
-    if shape == "gate":
+    shape, other = kind.removeprefix("qlinear-"), "x"
+    if shape.startswith("gate"):
         nodes.append(helper.make_node("GlobalAveragePool", ["xf"], ["gap"]))
         qdq("g", "gap")
         nodes.append(helper.make_node("HardSigmoid", ["gf"], ["hs"]))
-        qdq("r", "hs")
-        other = "rq"
+        qdq("h", "hs")
+        other = "h"
     elif shape == "pair":
         nodes.append(helper.make_node("Relu", ["xf"], ["relu"]))
         qdq("r", "relu")
-        other = "rq"
+        other = "r"
+    operands = ["x", other][::-1 if shape == "gate-first" else 1]
     if kind.startswith("qlinear-"):
-        nodes.append(helper.make_node("QLinearMul", ["xq", "x_s", "x_z", other, *(["r_s", "r_z"] if other == "rq" else
-                                                                                  ["x_s", "x_z"]), "y_s", "y_z"],
-                                      ["yq"], domain="com.microsoft"))
+        nodes.append(helper.make_node("QLinearMul", [a for k in operands for a in (f"{k}q", f"{k}_s", f"{k}_z")]
+                                      + ["y_s", "y_z"], ["yq"], domain="com.microsoft"))
     else:
-        nodes.append(helper.make_node("Mul", ["xf", other.removesuffix("q") + "f"], ["yf"]))
+        nodes.append(helper.make_node("Mul", [f"{k}f" for k in operands], ["yf"]))
         nodes.append(helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"], ["yq"]))
     nodes.append(helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"]))
-    graph = helper.make_graph(nodes, "mul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 16, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 16, 16])], inits)
+    graph = helper.make_graph(nodes, "mul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], inits)
     opsets = [helper.make_opsetid("", 19)] + [helper.make_opsetid("com.microsoft", 1)] * kind.startswith("qlinear-")
     return helper.make_model(graph, opset_imports=opsets)
 
 
 def _every_value(quant, shape) -> np.ndarray:
-    """A float input whose quantization takes every value in every channel, in an
-    order that differs between channels (so that a gate takes many values)."""
+    """A float input whose quantization takes every value in every channel, and other
+    values, random, at the positions left (so that each channel's gate differs)."""
     lo, hi = (0, 255) if quant["input"].dtype == "uint8" else (-128, 127)
     rng = np.random.default_rng(4)
-    q = np.stack([np.resize(rng.permutation(np.arange(lo, hi + 1)), shape[2:]) for _ in range(shape[1])])[None]
+    rest = shape[2] * shape[3] - (hi - lo + 1)
+    q = np.stack([np.concatenate([np.arange(lo, hi + 1), rng.integers(lo, hi + 1, rest)]).reshape(shape[2:])
+                  for _ in range(shape[1])])[None]
     return ((q.astype(np.float32) - quant["input"].zero) * np.float32(quant["input"].scale)).astype(np.float32)
 
 
-@pytest.mark.parametrize("kind", ["gate", "pair", "square", "qlinear-gate", "qlinear-pair"])
+@pytest.mark.parametrize("kind", ["gate", "gate-first", "pair", "square", "qlinear-gate", "qlinear-gate-first",
+                                  "qlinear-pair", "qlinear-square"])
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 def test_imported_products_match_onnx_runtime(kind, dtype, tmp_path):
     model = _se_model(kind, dtype)
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     net, quant = load_onnx(path)
-    assert net.layers[-1].kind == "mul"
-    cfg = _config("default")
+    mul = net.layers[-1]
+    assert mul.kind == "mul" and mul.inputs[0] == "input"       # the gate second, whichever operand it was
     x = _every_value(quant, net.input_shape)
+    if "gate" in kind:      # the gate takes several values
+        assert len(np.unique(net.reference(quant["input"].quantize(x), keep=True)[mul.inputs[1]])) > 3
+    cfg = _config("default")
     result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("fsim"))
     assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
 
@@ -181,3 +190,37 @@ def test_an_imported_gate_on_tsim(tmp_path):
     result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("tsim"))
     assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
     assert result["cycles"] > 0 and abs(result["prediction_error"]) < 0.05
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+@pytest.mark.parametrize("op", ["Mul", "Add"])
+def test_a_constant_first_operand_is_taken_as_the_second(fmt, op, tmp_path):
+    """Mul and Add commute: a per-channel constant (positive: each channel's map rises)
+    as their first input is an elementwise map on the core all the same, equal to ONNX
+    Runtime's results."""
+    qparams = {"x": (0.043, -7), "c": (0.0021, 3), "y": (0.017, 11)}
+    inits = [numpy_helper.from_array(np.linspace(5, 120, 24).astype(np.int8).reshape(1, 24, 1, 1), "cq")]
+    for k, (s, z) in qparams.items():
+        inits += [numpy_helper.from_array(F32(s), f"{k}_s"), numpy_helper.from_array(np.int8(z), f"{k}_z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"])]
+    if fmt == "qoperator":
+        nodes.append(helper.make_node(f"QLinear{op}", ["cq", "c_s", "c_z", "xq", "x_s", "x_z", "y_s", "y_z"], ["yq"],
+                                      domain="com.microsoft"))
+    else:
+        nodes += [helper.make_node("DequantizeLinear", ["xq", "x_s", "x_z"], ["xf"]),
+                  helper.make_node("DequantizeLinear", ["cq", "c_s", "c_z"], ["cf"]),
+                  helper.make_node(op, ["cf", "xf"], ["yf"]), helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"],
+                                                                               ["yq"])]
+    nodes.append(helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"]))
+    graph = helper.make_graph(nodes, "const", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]
+                              + [helper.make_opsetid("com.microsoft", 1)] * (fmt == "qoperator"))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    net, quant = load_onnx(path)
+    assert [la.kind for la in net.layers] == ["piecewise"] and net.layers[0].requant.shape[0] == 24
+    x = _every_value(quant, net.input_shape)
+    cfg = _config("default")
+    result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target("fsim"))
+    assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
