@@ -518,6 +518,51 @@ class Mul(_TwoOperands):
 
 
 @dataclass
+class HardSwish(Layer):
+    """x times a clipped linear gate of itself: d = in - in_zero, g = clip(A d + B, 0, G)
+    with `gate` (A, B, G), acc = d x g exact in int32, requantized (one `requant` row
+    (m, n), or `shift`; zero, clip). An imported HardSwish, x max(0, min(1, x / 6 + 1/2)),
+    whose gate in G steps and rescale `compiler.piecewise.fit_hardswish` matched on
+    every input value."""
+    gate: tuple[int, int, int] = (0, 0, 0)
+    in_zero: int = 0
+    shift: int = 0
+    clip: tuple[int, int] = sem.INT8
+    requant: np.ndarray = field(repr=False, default=None)
+    zero: int = 0
+    rounding: str = "exact"
+    kind = "hardswish"
+
+    def attrs(self):
+        return {"gate": list(self.gate), "shift": self.shift, "clip": list(self.clip)}
+
+    def check(self):
+        super().check()
+        if not (isinstance(self.gate, (tuple, list)) and len(self.gate) == 3
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in self.gate)):
+            raise HwgenError(f"layer {self.name}: gate {self.gate!r} must be [A, B, G], three integers")
+        a, b, g = self.gate
+        span = max(self.in_zero - sem.INT8[0], sem.INT8[1] - self.in_zero)
+        if not (0 <= a < 1 << sem.MULT_BITS and 0 <= g < 1 << sem.MULT_BITS) or a * span + abs(b) >= sem.INT32_LIMIT \
+                or g * span >= sem.INT32_LIMIT:
+            raise HwgenError(f"layer {self.name}: gate [A, B, G] = {list(self.gate)}: A and G must lie in "
+                             f"0..2^{sem.MULT_BITS}-1 with |A d| + |B| and G |d| below 2^31 for every int8 input "
+                             f"(|d| up to {span})")
+        self._check_channels(1)
+
+    def out_shape(self, x):
+        return tuple(x)
+
+    def accumulator(self, x):
+        a, b, g = self.gate
+        d = np.asarray(x, np.int64) - self.in_zero
+        return d * np.clip(a * d + b, 0, g)
+
+    def reference(self, x):
+        return sem.requantize(self.accumulator(x), self.shift, self.clip, **self._requant_args())
+
+
+@dataclass
 class Piecewise(Layer):
     """An elementwise map of one int8 tensor (semantics.piecewise): two linear pieces
     meeting at the input zero point `in_zero`, a rounding shift and a clip, by the
@@ -778,7 +823,7 @@ class Quantization:
 BOUNDARIES = ("pre", "post")
 BOUNDARY_KEY = ":"
 KINDS = {cls.kind: cls for cls in (Conv2d, Dense, MaxPool, AvgPool, GlobalAvgPool, DepthwiseConv2d, Add, AddConstant,
-                                   Mul, MatMul, Piecewise, Concat, Resize, OnnxHost)}
+                                   Mul, HardSwish, MatMul, Piecewise, Concat, Resize, OnnxHost)}
 PARAMS = ("weight", "bias", "requant", "constant", "model")
 
 

@@ -191,3 +191,26 @@ def fit_scale(p: np.ndarray, t: np.ndarray, lo: int, hi: int) -> tuple[int, int]
             if np.array_equal(np.clip(sem.round_shift(p * m, n), lo, hi), t):
                 return m, n
     return None
+
+
+def fit_hardswish(d: np.ndarray, t: np.ndarray, scale) -> tuple[tuple[int, int, int], tuple[int, int]] | None:
+    """The gate (A, B, G) and rescale (m, n) with clip(rne(d g m / 2^n), lo, hi) = t on
+    every entry, g = clip(A d + B, 0, G), lo and hi the ends of t (int arrays of one
+    shape: the inputs less their zero point, the results less the output's): HardSwish,
+    x clip(x / 6 + 1/2, 0, 1) of x = scale d, its gate in G steps, G a power of two, A
+    = G scale / 6 rounded either way and B = G / 2 or next to it; the fewest steps
+    first (`fit_scale` for the rescale). None where no such gate gives t."""
+    d, t = np.ravel(d).astype(np.int64), np.ravel(t).astype(np.int64)
+    span = max(int(np.abs(d).max(initial=0)), 1)
+    lo, hi = int(t.min()), int(t.max())
+    g = 2
+    while g * span < sem.INT32_LIMIT and g < 1 << sem.MULT_BITS:
+        nearest = g * float(scale) / 6
+        for a in sorted({math.floor(nearest), math.ceil(nearest)} - {0}):
+            for b in (g // 2, g // 2 - 1, g // 2 + 1):
+                if a < 1 << sem.MULT_BITS and a * span + abs(b) < sem.INT32_LIMIT:
+                    rescale = fit_scale(d * np.clip(a * d + b, 0, g), t, lo, hi)
+                    if rescale is not None:
+                        return (a, b, g), rescale
+        g *= 2
+    return None

@@ -40,8 +40,8 @@ from onnx import numpy_helper
 from ...errors import HwgenError
 from .. import host, piecewise
 from .. import semantics as sem
-from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MatMul, Mul,
-                  MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Resize, Tap)
+from ..ir import (FLOAT, Add, AddConstant, AvgPool, Concat, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, HardSwish,
+                  MatMul, Mul, MaxPool, Network, OnnxBoundary, OnnxHost, Piecewise, Quantization, Resize, Tap)
 
 OPSETS = range(13, 22)
 SUPPORTED = ("Conv (grouped and depthwise), Gemm, MatMul (of weights or two activations), Add, Relu, Clip, MaxPool, "
@@ -423,7 +423,8 @@ _ONNX_TYPES = {"uint8": onnx.TensorProto.UINT8, "int8": onnx.TensorProto.INT8, F
 # operators whose multiply-accumulates are counted (the host's share of a model's MACs)
 _CONVS = ("Conv", "QLinearConv", "ConvInteger")
 # float operators of one tensor that the core runs element by element where ONNX Runtime's
-# results are piecewise linear (`_elementwise`); the others (Sigmoid, HardSwish) the host runs
+# results are piecewise linear (`_elementwise`; HardSwish: `_hardswish`); the others (Sigmoid)
+# the host runs
 ELEMENTWISE = ("LeakyRelu", "PRelu", "HardSigmoid", "Sigmoid", "HardSwish", "Tanh")
 _MATMULS = ("MatMul", "Gemm", "QLinearMatMul", "QGemm", "MatMulInteger")
 
@@ -727,6 +728,27 @@ def _elementwise(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
     return _piecewise_out(imp, layer, x.shape, q)
 
 
+def _hardswish(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
+    """A HardSwish of quantized tensor x into ONNX tensor `out` (quantized by q): a
+    hardswish layer whose gate and rescale give ONNX Runtime's table (`_table`) on
+    every value x takes (`piecewise.fit_hardswish`), or a failure."""
+    if x.q is None:
+        _fail(imp, node, "its input's quantization is not known")
+    tables = _table(imp, node, [x], out)
+    if np.any(tables != tables[0]):
+        _fail(imp, node, "ONNX Runtime's results differ between channels; the core's HardSwish is one map for all")
+    t = tables[0, x.lo - sem.INT8[0]:x.hi - sem.INT8[0] + 1] - q.ir_zero
+    found = piecewise.fit_hardswish(np.arange(x.lo, x.hi + 1) - x.q.ir_zero, t, x.q.scale)
+    if found is None:
+        _fail(imp, node, f"ONNX Runtime's results on the {x.hi - x.lo + 1} values of its input are not x times a "
+                         "clipped linear gate of x, rescaled and rounded (the core's HardSwish, ir.HardSwish)")
+    gate, rescale = found
+    lo, hi = int(t.min()) + q.ir_zero, int(t.max()) + q.ir_zero
+    layer = HardSwish(_name(imp, node), (x.name,), gate=gate, in_zero=x.q.ir_zero,
+                      requant=np.array([rescale], np.int32), zero=q.ir_zero, clip=(lo, hi))
+    return _out(imp, layer, x.shape, q, lo, hi)
+
+
 def _concat(imp, node, xs: list[_QTensor], q: Quantization, out: str) -> _QTensor:
     """The concatenation of quantized tensors xs along their channels into ONNX tensor
     `out` (quantized by q), each input requantized to q as ONNX Runtime does on
@@ -996,6 +1018,8 @@ def _emit(imp, f: _Float, q: Quantization, quantize) -> _QTensor:
     if op == "Concat":
         return _concat(imp, node, [_source(imp, node, x, f"input {k}") for k, x in enumerate(f.inputs)], q,
                        quantize.output[0])
+    if op == "HardSwish":
+        return _hardswish(imp, node, _source(imp, node, f.inputs[0]), q, quantize.output[0])
     if op in ELEMENTWISE or (op in ("Relu", "Clip") and f.inputs[0].node is None):
         return _elementwise(imp, node, _source(imp, node, f.inputs[0]), q, quantize.output[0])
     if op == "Conv":

@@ -26,6 +26,9 @@ from .kernels import affine_kernel
 # the ACC entries of each channel block a product (lower_mul) reads: its SCL word and
 # the word of its second operand's zero point less int8's lowest value
 MUL_WORDS = 2
+# the ACC entries HardSwish (lower_hardswish) reads: the gate's slope (an SCL word),
+# offset and top, and the rescale's SCL word
+HARDSWISH_WORDS = ("a", "b", "g", "rq")
 
 
 def _alu(b, op, base, dims, imm=None):
@@ -307,6 +310,42 @@ def lower_mul(b: ProgramBuilder, shape, gate: bool, xa, xb, out, words, rq: Requ
     else:
         runs = [(e0, size, 0, e0) for e0, size in tiles(nb * cb * h * w, chunk)]
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])
+
+
+def lower_hardswish(b: ProgramBuilder, count: int, x, out, words, rq: Requant, in_zero: int, gate,
+                    name: str = "hardswish") -> None:
+    """HardSwish's integer form (ir.HardSwish) of the `count` entries of x into `out`:
+    d = x - in_zero, g = clip(A d + B, 0, G) with `gate` (A, B, G), then requantized
+    d g by `rq`. `words` holds HARDSWISH_WORDS entries: the SCL word of A, B, G and
+    rq's SCL word. The gate goes into a scratch entry (a copy of d, SCL by A's word,
+    ADD B, MAX 0, MIN G), is shifted into an SCL word's multiplier field, and d is
+    multiplied by it; then rq's passes. Tiles are runs of entries."""
+    a, offset, _ = gate
+    n_words = len(HARDSWISH_WORDS)
+    chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // 2
+    if chunk < 1:
+        raise HwgenError(f"{name}: {n_words} words and two entries do not fit half of the "
+                         f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
+
+    def tile(base, e0, n):
+        u, wbase = base + chunk, base + 2 * chunk
+        word = {w: (wbase + k, [0]) for k, w in enumerate(HARDSWISH_WORDS)}
+        b.load(MemType.ACC_8BIT, base, x, e0, x_size=n)
+        b.load(MemType.ACC, wbase, words, 0, x_size=n_words)
+        dims = [(n, 1)]
+
+        def work():
+            steps = [pass_of(b, AluOp.ADD, base, dims, -in_zero)] * bool(in_zero)
+            steps.append(pass_of(b, AluOp.ADD, u, dims, 0, src=base))
+            steps += [pass_of(b, AluOp.SCL, u, dims, None, word["a"])] * (a != 1)
+            steps += [pass_of(b, AluOp.ADD, u, dims, None, word["b"])] * bool(offset)
+            steps += [pass_of(b, AluOp.MAX, u, dims, 0), pass_of(b, AluOp.MIN, u, dims, None, word["g"]),
+                      pass_of(b, AluOp.SHR, u, dims, -ALU_SCL_SHIFT_BITS),
+                      pass_of(b, AluOp.SCL, base, dims, None, (u, [1]))]
+            for emit, _ in steps + epilogue_steps(b, base, dims, rq, word["rq"]):
+                emit()
+        return work, lambda: b.store(base, out, e0, x_size=n)
+    _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])
 
 
 def lower_resize(b: ProgramBuilder, shape, factor, x, out, name: str = "resize") -> None:

@@ -20,7 +20,8 @@ from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import MUL_WORDS, lower_add, lower_mul, lower_piecewise, lower_resize, lower_window, window_tiles
+from .alu import (HARDSWISH_WORDS, MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize,
+                  lower_window, window_tiles)
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
@@ -167,6 +168,8 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
         return _piecewise(layer, cfg, shapes, kernels)
     if isinstance(layer, ir.Mul):
         return _mul(layer, cfg, shapes, kernels)
+    if isinstance(layer, ir.HardSwish):
+        return _hardswish(layer, cfg, shapes, kernels)
     if isinstance(layer, ir.Resize):
         b, (x,), out = _builder(layer, cfg, shapes, kernels)
         n, c, h, w = shapes[0]
@@ -208,6 +211,20 @@ def _mul(layer: ir.Mul, cfg, shapes, kernels):
                  f"(CB, {MUL_WORDS}, BATCH, BLOCK_OUT)")
     lower_mul(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), tuple(shapes[1][2:]) == (1, 1) != (h, w),
               xa, xb, out, wr, rq, tuple(layer.in_zero), layer.name)
+    return b, {}, {}
+
+
+def _hardswish(layer: ir.HardSwish, cfg, shapes, kernels):
+    """HardSwish's program: its words (lower_hardswish), one block of equal lanes."""
+    b, (x,), out = _builder(layer, cfg, shapes, kernels)
+    n, c, h, w = shapes[0]
+    rq = Requant.of(layer, c)
+    a, offset, top = layer.gate
+    words = np.array([scl_word(a, 0), offset, top, rq.channel_words(c)[0]], np.int64)
+    wr = b.input("words", pack_channels(np.broadcast_to(words, (cfg.block_out, len(HARDSWISH_WORDS))), cfg.batch,
+                                        cfg.block_out, np.int32), f"(1, {len(HARDSWISH_WORDS)}, BATCH, BLOCK_OUT)")
+    lower_hardswish(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x, out, wr, rq, layer.in_zero,
+                    layer.gate, layer.name)
     return b, {}, {}
 
 

@@ -2,8 +2,8 @@
 Runtime (docs/layers.md, "Conformance").
 
 Each float node test of Conv, Gemm, MatMul, Add, Relu, Clip, MaxPool, AveragePool,
-GlobalAveragePool, Flatten, Reshape, Pad, LeakyRelu, PRelu, HardSigmoid, Concat, Resize
-and Mul becomes the QDQ model a static quantizer writes for it: the input quantized (uint8, its range from the test's input), the weights of
+GlobalAveragePool, Flatten, Reshape, Pad, LeakyRelu, PRelu, HardSigmoid, HardSwish, Concat,
+Resize and Mul becomes the QDQ model a static quantizer writes for it: the input quantized (uint8, its range from the test's input), the weights of
 Conv, Gemm and MatMul int8 (symmetric, per tensor), a bias int32 at input scale x weight
 scale, any other float constant uint8, and the output quantized from the test's expected
 output's range (a max pool's, flatten's, reshape's, pad's or resize's with its input's
@@ -36,7 +36,8 @@ from tests.support.ort import session
 
 ROOT = Path(__file__).resolve().parents[4]
 CLAIMED = ("Conv", "Gemm", "MatMul", "Add", "Relu", "Clip", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
-           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid", "Concat", "Resize", "Mul")
+           "Reshape", "Pad", "LeakyRelu", "PRelu", "HardSigmoid", "Concat", "Resize", "Mul",
+           "HardSwish")
 WEIGHTS = {"Conv": 1, "Gemm": 1, "MatMul": 1}      # the input holding an operator's weights
 BIASES = {"Conv": 2, "Gemm": 2}
 

@@ -1,0 +1,80 @@
+"""HardSwish on the core (ir.HardSwish, lowering.alu.lower_hardswish): the layer's
+semantics against a loop in Python integers, `piecewise.fit_hardswish` on float32
+tables made here, the program on fsim over configurations and zero points, and
+imported HardSwish nodes (QDQ, int8 and uint8) against ONNX Runtime's exact session on
+every input value, on fsim and once on tsim."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from hwgen.compiler import ir, piecewise
+from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.lowering.layers import lower_layer
+from hwgen.compiler.lowering.packing import pack_act, unpack_act
+from hwgen.compiler.pipeline import compile_network
+from sim import run, target
+from sim.runtime import run_network
+from tests.hwgen.compiler.test_piecewise import F32, VALUES, _config, _every_value, _model, _table
+from tests.support.ort import session
+
+
+def _layer(in_zero: int = -9) -> ir.HardSwish:
+    return ir.HardSwish("hs", ("x",), gate=(29, 512, 1024), in_zero=in_zero, requant=np.array([[7, 13]], np.int32),
+                        zero=-21, clip=(-40, 127))
+
+
+def test_the_semantics_against_a_loop():
+    layer = _layer()
+    layer.check()
+    x = np.random.default_rng(0).integers(-128, 128, (2, 5, 3, 4), dtype=np.int8)
+    got = layer.reference(x)
+    for i in np.ndindex(x.shape):
+        d = int(x[i]) + 9
+        g = min(max(29 * d + 512, 0), 1024)
+        assert got[i] == min(127, max(-40, round(Fraction(d * g * 7, 1 << 13)) - 21))
+
+
+def test_the_fit_gives_float32_tables_of_hardswish():
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        sx, sy = F32(rng.uniform(0.005, 0.2)), F32(rng.uniform(0.005, 0.2))
+        zx, zy = (int(v) for v in rng.integers(-60, 60, 2))
+        table = _table("hardswish", sx, zx, sy, zy)
+        found = piecewise.fit_hardswish(VALUES - zx, table - zy, sx)
+        assert found is not None, (sx, zx, sy, zy)
+        (gate, requant) = found
+        layer = ir.HardSwish("hs", ("x",), gate=gate, in_zero=zx, requant=np.array([requant], np.int32), zero=zy,
+                             clip=(int(table.min()), int(table.max())))
+        layer.check()
+        assert np.array_equal(layer.reference(VALUES.astype(np.int8).reshape(1, 1, 1, 256)).ravel(), table)
+
+
+def test_other_maps_have_no_hardswish_form():
+    assert piecewise.fit_hardswish(VALUES - 3, _table("sigmoid", F32(0.05), 3, F32(0.007), -20) + 20, F32(0.05)) is None
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
+@pytest.mark.parametrize("in_zero", [-9, 0])
+def test_the_layer_on_fsim(cfg_name, in_zero):
+    cfg = _config(cfg_name)
+    layer = _layer(in_zero)
+    x = np.random.default_rng(2).integers(-128, 128, (3, 40, 7, 9), dtype=np.int8)
+    prog, _ = lower_layer(layer, cfg, [x.shape])
+    prog.write("in0", pack_act(x, cfg.batch, cfg.block_out))
+    assert np.array_equal(unpack_act(run(prog, "fsim").outputs["out"], 3, 40), layer.reference(x))
+
+
+@pytest.mark.parametrize("dtype,where", [("int8", "fsim"), ("uint8", "fsim"), ("int8", "tsim")])
+def test_imported_hardswish_matches_onnx_runtime_on_every_value(dtype, where, tmp_path):
+    model = _model("HardSwish", "qdq", dtype)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    net, quant = load_onnx(path)
+    assert [la.kind for la in net.layers] == ["hardswish"]
+    x = _every_value(net, quant, net.input_shape)
+    cfg = _config("default")
+    result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target(where))
+    assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
