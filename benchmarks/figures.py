@@ -98,7 +98,7 @@ NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet", "transformer",
-               "mnist"]
+               "transformer_qoperator", "mnist"]
 # the CNNs again with their 3-channel first convolution on the core (--channel-light im2col)
 IM2COL_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet"]
 FPGA_BUILDS = [("default", "xc7,cyclonev,ecp5"), ("1x8x8", "xc7,cyclonev,ecp5")]
@@ -531,7 +531,8 @@ _ONNX_ROWS = {"resnet18": "| ResNet-18, 224 x 224 |", "mobilenet_v2": "| MobileN
               "mobilenet_v3_small": "| MobileNet-v3-small, 224 x 224 |",
               "efficientnet_lite0": "| EfficientNet-lite0, 224 x 224 |",
               "detector": "| YOLO-like detector, 320 x 320, 80 classes |", "unet": "| U-Net, 128 x 128, 4 classes |",
-              "transformer": "| transformer encoder, 4 layers, 64 tokens x 128 |"}
+              "transformer": "| transformer encoder, 4 layers, 64 tokens x 128 |",
+              "transformer_qoperator": "| transformer encoder, QOperator |"}
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"

@@ -6,7 +6,8 @@
 Models: resnet18, mobilenet_v2, mobilenet_v3_small, efficientnet_lite0 (224 x 224),
 detector (YOLO-v5n-like, 320 x 320, 80 classes, three outputs), unet (128 x 128),
 transformer (4 layers, 128 wide, 64 tokens), each at its own size unless --size
-gives the images' (the transformer has none); mnist; tv:NAME.
+gives the images' (the transformer has none); transformer_qoperator (the transformer
+quantized in QOperator format); mnist; tv:NAME.
 
 (from the repository's root: the MNIST data preparation is the tests' own,
 tests/support/mnist.py).
@@ -66,7 +67,10 @@ QUANTIZATION = {"resnet18": dict(fmt="qdq", per_channel=True, symmetric=True),
                 "efficientnet_lite0": dict(fmt="qdq", per_channel=True, symmetric=True),
                 "detector": dict(fmt="qdq", per_channel=True, symmetric=False),
                 "unet": dict(fmt="qdq", per_channel=True, symmetric=False),
-                "transformer": dict(fmt="qdq", per_channel=True, symmetric=False)}
+                "transformer": dict(fmt="qdq", per_channel=True, symmetric=False),
+                "transformer_qoperator": dict(fmt="qoperator", per_channel=True, symmetric=False)}
+# models of the zoo quantized another way: the zoo's model of each
+ZOO_MODEL = {"transformer_qoperator": "transformer"}
 
 
 def _ort_outputs(path: Path, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -103,7 +107,7 @@ def bench(name: str, cfg, target: str, size: int | None, directory: Path, channe
     if name.startswith("tv:"):
         model = torchvision_model(base, size or 224, directory)
     else:
-        model = onnx_zoo.MODELS[name](**({} if size is None else {"size": size}))
+        model = onnx_zoo.MODELS[ZOO_MODEL.get(name, name)](**({} if size is None else {"size": size}))
     path = onnx_zoo.quantize(model, directory / f"{name.replace(':', '_')}.onnx", samples=2, **QUANTIZATION[base])
 
     def import_and_compile():

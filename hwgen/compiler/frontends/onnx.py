@@ -176,6 +176,7 @@ class _Import:
     input_name: str = ""                            # the graph's input
     float_shape: tuple = ()                         # its ONNX shape
     pre: OnnxBoundary | None = None                 # the float input's pre-processing (Network.pre)
+    pre_parts: list = field(default_factory=list)   # other quantized tensors of the float input alone (_pack_input)
     post: OnnxBoundary | None = None                # the float output's post-processing (Network.post)
 
 
@@ -292,6 +293,8 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
                              "supported operator (end the model with a QuantizeLinear, optionally followed by "
                              "DequantizeLinear)")
         outs[o.name] = out
+    if imp.pre_parts:
+        _pack_input(imp)
     first = imp.values[inp.name]
     in_q = first.q if isinstance(first, _QTensor) else None
     if in_q is None:
@@ -341,6 +344,28 @@ def _check_valid(imp) -> None:
         dims = v.type.tensor_type.shape.dim
         if v.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
             imp.onnx_shapes[v.name] = tuple(d.dim_value for d in dims)
+    _contrib_shapes(imp)
+
+
+def _contrib_shapes(imp) -> None:
+    """The shapes of what the com.microsoft operators (QLinearAdd, QLinearMul, ...)
+    compute, which ONNX's inference does not know: the whole model run once by ONNX
+    Runtime on zeros, each such tensor an output."""
+    g = imp.model.graph
+    missing = [t for n in g.node if n.domain == "com.microsoft" for t in n.output if t and t not in imp.onnx_shapes]
+    if not missing:
+        return
+    model = onnx.ModelProto()
+    model.CopyFrom(imp.model)
+    model.graph.output.extend(onnx.helper.make_empty_tensor_value_info(t) for t in missing)
+    inp = next(i for i in g.input if i.name not in imp.inits)
+    elem = onnx.helper.tensor_dtype_to_np_dtype(inp.type.tensor_type.elem_type)
+    feeds = {inp.name: np.zeros([d.dim_value for d in inp.type.tensor_type.shape.dim], elem)}
+    try:
+        values = host.session(model.SerializeToString(), imp.uint8, quiet=True).run(missing, feeds)
+    except Exception:       # onnxruntime's own exception types: the shapes stay unknown, as ONNX's inference left them
+        return
+    imp.onnx_shapes.update({t: tuple(v.shape) for t, v in zip(missing, values)})
 
 
 def _token_shape(imp, name: str, out: _QTensor) -> tuple:
@@ -468,9 +493,15 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
     it); or, the model's float `output` computed from one IR tensor, that tensor
     (`Network.post` computes the output from it)."""
     if any(x is None for x in h.deps.values()):
-        if set(h.deps) != {imp.input_name} or not isinstance(imp.values.get(imp.input_name), tuple):
+        if set(h.deps) != {imp.input_name}:
             raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input and from "
                              "what the network computes; only a pre-processing of the input alone runs before it")
+        if not isinstance(imp.values.get(imp.input_name), tuple):   # another one: a part of a packed input
+            part = _host_layer(imp, h.deps, name, boundary=True)
+            t = _QTensor(part.name, part.shape, _produced_q(imp, name), onnx_name=name, flat=len(part.onnx_shape) < 4)
+            imp.pre_parts.append(t)
+            imp.values[name] = t
+            return t
         imp.pre = _host_layer(imp, h.deps, name, "pre", boundary=True)
         t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) < 4)
         imp.values[name] = imp.values[imp.input_name] = t
@@ -586,17 +617,73 @@ def _host_layer(imp, deps: dict, out: str, name: str | None = None, boundary: bo
                nodes=tuple(_label(g.node[i]) for i in order), reason=first, host_macs=macs)
 
 
-def _subgraph(imp, order: list[int], inputs: list, outputs: list[str], name: str) -> bytes:
-    """The serialized model of the nodes `order` of the imported model, reading the
-    graph inputs `inputs` (value infos) and the initializers they use, giving the
-    tensors `outputs` (its opsets and local functions kept)."""
+def _subgraph(imp, order: list[int], inputs: list, outputs: list[str], name: str, extra=(), extra_inits=()) -> bytes:
+    """The serialized model of the nodes `order` of the imported model (then the nodes
+    `extra`, with the initializers `extra_inits`), reading the graph inputs `inputs`
+    (value infos) and the initializers they use, giving the tensors `outputs` (its
+    opsets and local functions kept)."""
     g = imp.model.graph
     used = {u for i in order for u in g.node[i].input}
-    graph = onnx.helper.make_graph([g.node[i] for i in order], name, inputs,
+    graph = onnx.helper.make_graph([*(g.node[i] for i in order), *extra], name, inputs,
                                    [onnx.helper.make_empty_tensor_value_info(o) for o in outputs],
-                                   [i for i in g.initializer if i.name in used])
+                                   [i for i in g.initializer if i.name in used] + list(extra_inits))
     return onnx.helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version,
                                   functions=imp.model.functions).SerializeToString()
+
+
+def _pack_input(imp) -> None:
+    """More than one quantized tensor computed from the float input alone (a QOperator
+    model that quantizes its input and also normalizes it in float): the pre-processing
+    computes them all, each flattened, one after the other along the features of one
+    tensor, the network's input; a host layer per part (Slice, Reshape) takes it out
+    again, named after the part, and the layers read it there. The parts must be of one
+    8-bit type."""
+    first = imp.values[imp.input_name]
+    parts = [first, *imp.pre_parts]
+    # the first part is named now (it was the input); the others keep the names they were read by
+    ends = [_host_layer(imp, {imp.input_name: None}, p.onnx_name, None if k == 0 else p.name, boundary=True)
+            for k, p in enumerate(parts)]
+    if len({b.out_dtype for b in ends}) != 1:
+        raise HwgenError(f"model {imp.path}: the float input is quantized into {', '.join(repr(p.onnx_name) for p in parts)}"
+                         f" of types {', '.join(b.out_dtype for b in ends)}; several quantized tensors of the input "
+                         "alone must be of one type")
+    dtype, n = ends[0].out_dtype, imp.float_shape[0]
+    sizes = [int(np.prod(b.onnx_shape)) // n for b in ends]
+    packed = f"{imp.input_name}_packed"
+    helper = onnx.helper
+    flat = [helper.make_node("Reshape", [p.onnx_name, packed + "_rows"], [f"{p.onnx_name}_rows"]) for p in parts]
+    extra = flat + [helper.make_node("Concat", [f.output[0] for f in flat], [packed], axis=1)]
+    rows = onnx.numpy_helper.from_array(np.array([n, -1], np.int64), packed + "_rows")
+    order = sorted({i for p in parts for i in _between(imp, {imp.input_name: None}, p.onnx_name)})
+    inputs = [helper.make_tensor_value_info(imp.input_name, _ONNX_TYPES[FLOAT], list(imp.float_shape))]
+    model = _subgraph(imp, order, inputs, [packed], "pre", extra, [rows])
+    total = sum(sizes)
+    imp.pre = dataclasses.replace(ends[0], name="pre", model=np.frombuffer(model, np.uint8).copy(), output=packed,
+                                  onnx_shape=(n, total), shape=(n, total, 1, 1), host_macs=sum(b.host_macs for b in ends),
+                                  nodes=tuple(dict.fromkeys(x for b in ends for x in b.nodes)))
+    slices, start = [], 0
+    for p, end, size in zip(parts, ends, sizes):
+        consts = [onnx.numpy_helper.from_array(np.array(v, np.int64), f"{k}_") for k, v in
+                  (("starts", [start]), ("ends", [start + size]), ("axes", [1]), ("shape", list(end.onnx_shape)))]
+        graph = helper.make_graph(
+            [helper.make_node("Slice", [packed, "starts_", "ends_", "axes_"], ["part"]),
+             helper.make_node("Reshape", ["part", "shape_"], [p.onnx_name])], end.name,
+            [helper.make_tensor_value_info(packed, _ONNX_TYPES[dtype], [n, total])],
+            [helper.make_tensor_value_info(p.onnx_name, _ONNX_TYPES[dtype], list(end.onnx_shape))], consts)
+        model = helper.make_model(graph, opset_imports=imp.model.opset_import, ir_version=imp.model.ir_version)
+        slices.append(OnnxHost(end.name, ("input",), model=np.frombuffer(model.SerializeToString(), np.uint8).copy(),
+                               onnx_inputs=(packed,), input_dtypes=(dtype,), input_shapes=((n, total),),
+                               output=p.onnx_name, out_dtype=dtype, onnx_shape=end.onnx_shape, shape=end.shape,
+                               uint8_kernels=imp.uint8, nodes=(), host_macs=0,
+                               reason=f"features {start}..{start + size - 1} of the packed input ({p.onnx_name!r})"))
+        start += size
+    for layer in imp.layers:        # what read the first part as the input reads its host layer
+        layer.inputs = tuple(ends[0].name if t == "input" else t for t in layer.inputs)
+    for p, layer in zip(parts, slices):
+        p.name, p.layer = layer.name, layer
+    imp.layers[:0] = slices
+    imp.dtypes[packed] = dtype
+    imp.values[imp.input_name] = _QTensor("input", (n, total, 1, 1), first.q, onnx_name=packed, flat=True)
 
 
 def _between(imp, deps, out: str) -> list[int]:

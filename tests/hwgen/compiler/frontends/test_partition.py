@@ -219,26 +219,29 @@ def test_a_unet_segmenter_matches_onnx_runtime(tmp_path, fmt):
     assert np.array_equal(net.model_output(net.reference(net.model_input(x))), want)
 
 
-def test_a_transformer_encoder_runs_its_projections_and_attention_products_on_the_core(tmp_path):
+@pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
+def test_a_transformer_encoder_runs_its_projections_and_attention_products_on_the_core(tmp_path, fmt):
     """Token tensors (1, T, features) are the IR's T rows of features: the Q/K/V, output
     and feed-forward projections run on the core as classifiers over the rows, and the
     attention's products of two activations (Q K^T and the weights times V, head by
     head) as `matmul` layers; Softmax and LayerNormalization on the host; the encoder's
-    output, on fsim, is ONNX Runtime's."""
+    output, on fsim, is ONNX Runtime's. In QOperator the float input is quantized and
+    normalized apart, two tensors of the input alone: the pre-processing packs both."""
     tokens, width = 16, 64
-    path = onnx_zoo.quantize(onnx_zoo.transformer(tokens=tokens, width=width, layers=2), tmp_path / "t.onnx", "qdq")
+    path = onnx_zoo.quantize(onnx_zoo.transformer(tokens=tokens, width=width, layers=2), tmp_path / "t.onnx", fmt)
     net, quant = load_onnx(path)
     places = {p["node"]: p for p in quant["places"]}
     graph = onnx.load(str(path)).graph
     weights = {i.name for i in graph.initializer}
-    constant = {n.output[0] for n in graph.node if n.op_type == "DequantizeLinear" and n.input[0] in weights}
-    matmuls = [n for n in graph.node if n.op_type == "MatMul"]
-    projections = [n.name for n in matmuls if n.input[1] in constant]
+    constant = weights | {n.output[0] for n in graph.node if n.op_type == "DequantizeLinear" and n.input[0] in weights}
+    matmuls = [n for n in graph.node if n.op_type in ("MatMul", "QLinearMatMul")]
+    projections = [n.name for n in matmuls if n.input[1 if n.op_type == "MatMul" else 3] in constant]
     assert len(projections) == 2 * 6 and len(matmuls) == 2 * 8 and all(places[m.name]["where"] == "core"
                                                                          for m in matmuls)
     assert sum(la.kind == "matmul" for la in net.layers) == 2 * 2
-    assert net.model_input_shape == (1, tokens, width) and net.output_shape == (1, tokens, width)
     x = np.random.default_rng(7).normal(0, 1, (1, tokens, width)).astype(np.float32)
+    assert net.model_input_shape == (1, tokens, width)
+    assert net.model_output(net.reference(net.model_input(x))).shape == (1, tokens, width)
     want = layer_tensors(path, net, quant, x)["output"]
     cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
     compiled = compile_network(net, cfg)
