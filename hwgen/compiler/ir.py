@@ -667,12 +667,15 @@ class ConvAdd(Layer):
 
 @dataclass
 class ConvPiecewise(Layer):
-    """A conv2d and the piecewise map that consumes it, as one layer (made by
-    `mapping.fuse`): the map's output from the convolution's input. Same results as
-    the two layers."""
+    """A conv2d and the elementwise map (piecewise or hardswish) that consumes it, as
+    one layer (made by `mapping.fuse`): the map's output from the convolution's input.
+    Same results as the two layers."""
     conv: Conv2d = None
-    map: Piecewise = None
-    kind = "conv2d+piecewise"
+    map: "Piecewise | HardSwish" = None
+
+    @property
+    def kind(self) -> str:
+        return f"conv2d+{self.map.kind}"
 
     def out_shape(self, x):
         return self.map.out_shape(self.conv.out_shape(x))

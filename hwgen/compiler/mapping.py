@@ -203,10 +203,10 @@ def depthwise_on_gemm(layer: ir.DepthwiseConv2d, cfg, engine: str) -> bool:
     return engine == "gemm" or (engine == "auto" and square)
 
 
-def conv_shape(cfg, layer, x, add: ir.Add | None = None, then: ir.Piecewise | None = None) -> ConvShape:
+def conv_shape(cfg, layer, x, add: ir.Add | None = None, then=None) -> ConvShape:
     """The GEMM problem of a convolution (conv2d, dense or depthwise on the GEMM) on
-    input shape x; `add`: a residual add fused into its epilogue; `then`: a piecewise
-    map fused after it."""
+    input shape x; `add`: a residual add fused into its epilogue; `then`: an
+    elementwise map (piecewise or hardswish) fused after it."""
     n, c, h, w = x
     o = c if isinstance(layer, ir.DepthwiseConv2d) else layer.weight.shape[0]
     rq, steps = conv_epilogue(layer, o, then)
@@ -255,7 +255,8 @@ def fuse(net: ir.Network, cfg) -> list:
                 break
     for layer in net.layers:
         conv = by_name.get(layer.inputs[0])
-        if (type(layer) is ir.Piecewise and type(conv) in (ir.Conv2d, ir.Dense) and readers[conv.name] == 1
+        if (type(layer) in (ir.Piecewise, ir.HardSwish) and type(conv) in (ir.Conv2d, ir.Dense)
+                and readers[conv.name] == 1
                 and conv.name not in net.outputs and conv.name not in absorbed
                 and host_reason(conv, cfg, [shapes[conv.inputs[0]]]) is None
                 and _unlowered(layer, cfg, [shapes[conv.name]]) is None):

@@ -13,11 +13,15 @@ lowering emits them; the tiling search counts them.
 - `PiecewiseSteps`: an elementwise map (ir.Piecewise): the input less its zero point,
   each piece scaled by its slope's SCL word (the negative part in a scratch entry,
   MIN/MAX splitting them), the offset, the rounding SCL, the clip.
+- `HardSwishSteps`: x times a clipped linear gate of itself (ir.HardSwish), the gate in
+  a scratch entry made an SCL word; both elementwise maps' passes follow `MapSteps`, so
+  that either runs alone or fused into a convolution's epilogue.
 
 An SCL operand word packs the multiplier m and the shift n (`scl_word`); words live in
 ACC entries beside the bias (`bias_entries`)."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -156,8 +160,25 @@ class AddRequant:
                    1 - first)
 
 
+class MapSteps(ABC):
+    """The passes of an elementwise map over entries x with scratch entries u, reading
+    per channel block the words its `WORDS` name (PiecewiseSteps, HardSwishSteps):
+    `steps()` gives them, `pieces` says whether u is used."""
+    WORDS: tuple[str, ...] = ()
+
+    @abstractmethod
+    def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
+        """(opcode, the entries it writes: "x" or "u", operand): ("imm", value),
+        ("word", a name of WORDS), ("input", "u"): x = op(x, u), or ("copy", value):
+        u = op(x, value)."""
+
+    def passes(self) -> list[tuple[AluOp, int | None]]:
+        """The passes as `Requant.passes` gives them: (opcode, immediate or None)."""
+        return [(op, value if kind in ("imm", "copy") else None) for op, _, (kind, value) in self.steps()]
+
+
 @dataclass(frozen=True)
-class PiecewiseSteps:
+class PiecewiseSteps(MapSteps):
     """The passes of piecewise rows (semantics.piecewise) over entries x and scratch
     entries u, reading per channel block the words `words` gives (WORDS, in that
     order); a pass left out where every row makes it the identity. With `fused` (one
@@ -194,9 +215,7 @@ class PiecewiseSteps:
                         axis=1).astype(np.int32)
 
     def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
-        """(opcode, the entries it writes: "x" or "u", operand): ("imm", value),
-        ("word", a name of WORDS), ("input", "u"): x = op(x, u), or ("copy", value):
-        u = op(x, value). At least one pass: the ALU writes what the store reads."""
+        """`MapSteps.steps`; at least one pass: the ALU writes what the store reads."""
         out: list = [(AluOp.ADD, "x", ("imm", -self.in_zero))] if self.in_zero else []
         if self.pieces:
             out += [(AluOp.MIN, "u", ("copy", 0)), (AluOp.MAX, "x", ("imm", 0))]
@@ -207,46 +226,98 @@ class PiecewiseSteps:
         out += [(AluOp.MAX, "x", ("word", "lo"))] * self.clip[0] + [(AluOp.MIN, "x", ("word", "hi"))] * self.clip[1]
         return out or [(AluOp.ADD, "x", ("imm", 0))]
 
-    def passes(self) -> list[tuple[AluOp, int | None]]:
-        """The passes as `Requant.passes` gives them: (opcode, immediate or None)."""
-        return [(op, value if kind in ("imm", "copy") else None) for op, _, (kind, value) in self.steps()]
+
+@dataclass(frozen=True)
+class HardSwishSteps(MapSteps):
+    """The passes of a hardswish layer (ir.HardSwish): d = x - in_zero; the gate in
+    scratch entries u (a copy of d, SCL by A's word unless A is 1, ADD B unless 0, MAX
+    0, MIN G) shifted into an SCL word's multiplier field; x = SCL(d, u); then the
+    rescale (`shift`, or SCL by the word `rescale` says is there), the clip and the
+    zero point."""
+    in_zero: int
+    slope: bool
+    offset: bool
+    shift: int
+    rescale: bool
+    clip: tuple[int, int]
+    zero: int
+
+    pieces = True           # the gate takes the scratch entries
+    WORDS = ("a", "b", "g", "rq")
+
+    @classmethod
+    def of(cls, layer: ir.HardSwish) -> "HardSwishSteps":
+        a, b, _ = layer.gate
+        return cls(layer.in_zero, a != 1, b != 0, layer.shift, layer.requant is not None, tuple(layer.clip),
+                   layer.zero)
+
+    @staticmethod
+    def words(layer: ir.HardSwish) -> np.ndarray:
+        """(1, len(WORDS)) int32: the layer's words, one set for every channel."""
+        a, b, g = layer.gate
+        rescale = 0 if layer.requant is None else scl_word(*(int(v) for v in layer.requant[0]))
+        return np.array([[scl_word(a, 0), b, g, rescale]], np.int64).astype(np.int32)
+
+    def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
+        out: list = [(AluOp.ADD, "x", ("imm", -self.in_zero))] if self.in_zero else []
+        out += [(AluOp.ADD, "u", ("copy", 0))] + [(AluOp.SCL, "u", ("word", "a"))] * self.slope
+        out += [(AluOp.ADD, "u", ("word", "b"))] * self.offset
+        out += [(AluOp.MAX, "u", ("imm", 0)), (AluOp.MIN, "u", ("word", "g")),
+                (AluOp.SHR, "u", ("imm", -ALU_SCL_SHIFT_BITS)), (AluOp.SCL, "x", ("input", "u"))]
+        out += [(AluOp.SHR, "x", ("imm", self.shift))] * bool(self.shift)
+        out += [(AluOp.SCL, "x", ("word", "rq"))] * self.rescale
+        out += [(AluOp.MAX, "x", ("imm", self.clip[0] - self.zero)), (AluOp.MIN, "x", ("imm", self.clip[1] - self.zero))]
+        return out + [(AluOp.ADD, "x", ("imm", self.zero))] * bool(self.zero)
 
 
-def conv_epilogue(layer, channels: int, then: ir.Piecewise | None = None) -> tuple[Requant, PiecewiseSteps | None]:
+def map_steps(layer) -> MapSteps:
+    """The passes of elementwise map `layer` (piecewise or hardswish)."""
+    if isinstance(layer, ir.HardSwish):
+        return HardSwishSteps.of(layer)
+    return PiecewiseSteps.of(layer.requant, layer.in_zero)
+
+
+def map_words(layer, steps: MapSteps) -> np.ndarray:
+    """(K, len(steps.WORDS)) int32: the words of elementwise map `layer` per channel,
+    or one row for all."""
+    return HardSwishSteps.words(layer) if isinstance(steps, HardSwishSteps) else steps.words(layer.requant)
+
+
+def conv_epilogue(layer, channels: int, then=None) -> tuple[Requant, MapSteps | None]:
     """The epilogue of a convolution or classifier `layer` with `channels` outputs, and
-    the passes of a piecewise map `then` fused after it. Where the map's input zero
+    the passes of an elementwise map `then` (piecewise or hardswish) fused after it. Where the map's input zero
     point is the convolution's output zero point, the convolution's result stays less
     it (its clip shifted) and the map subtracts nothing: two passes that cancel left out."""
     rq = Requant.of(layer, channels)
     if then is None:
         return rq, None
-    steps = PiecewiseSteps.of(then.requant, then.in_zero)
+    steps = map_steps(then)
     if rq.zero == then.in_zero:
         rq = Requant(rq.shift, (rq.clip[0] - rq.zero, rq.clip[1] - rq.zero), rq.words, 0)
         steps = replace(steps, in_zero=0)
     return rq, steps
 
 
-def bias_entries(rq: Requant, add: AddRequant | None = None, then: PiecewiseSteps | None = None) -> int:
+def bias_entries(rq: Requant, add: AddRequant | None = None, then: MapSteps | None = None) -> int:
     """ACC entries per output channel block of a convolution's bias region: the bias,
     its SCL word, an imported add's words (`AddRequant.acc_words`), a fused
-    piecewise map's words (`PiecewiseSteps.WORDS`)."""
+    elementwise map's words (its `WORDS`)."""
     return (1 + (rq.words is not None) + (len(add.acc_words()) if add is not None else 0)
-            + (len(PiecewiseSteps.WORDS) if then is not None else 0))
+            + (len(then.WORDS) if then is not None else 0))
 
 
 def pack_bias(bias: np.ndarray, rq: Requant, add: AddRequant | None, channels: int,
-              then: tuple[PiecewiseSteps, np.ndarray] | None = None) -> np.ndarray:
+              then: tuple[MapSteps, np.ndarray] | None = None) -> np.ndarray:
     """(channels, bias_entries) int32: each channel's bias, word, add words and a
-    fused piecewise map's words (`then`: its steps and rows)."""
+    fused elementwise map's words (`then`: its steps and `map_words`)."""
     cols = [np.asarray(bias, np.int64).astype(np.int32)]
     if rq.words is not None:
         cols.append(rq.channel_words(channels))
     if add is not None:
         cols += [np.full(channels, w, np.int32) for w in add.acc_words()]
     if then is not None:
-        steps, rows = then
-        cols += list(np.broadcast_to(steps.words(rows), (channels, len(PiecewiseSteps.WORDS))).T)
+        steps, words = then
+        cols += list(np.broadcast_to(words, (channels, len(steps.WORDS))).T)
     return np.stack(cols, axis=1)
 
 
@@ -257,7 +328,7 @@ def residual_epilogue(add: ir.Add, first: int = 0) -> "Requant | AddRequant":
 
 
 def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: bool,
-                then: PiecewiseSteps | None = None) -> list[tuple[AluOp, int | None]]:
+                then: MapSteps | None = None) -> list[tuple[AluOp, int | None]]:
     """Every ALU pass over an output entry of a convolution, in order: the bias copy
     (ADD 0), `rq`'s passes, and a fused residual's: its ADD and the add's `Requant`, or
     an imported add's `AddRequant` passes; or a fused piecewise map's (`then`)."""

@@ -15,20 +15,17 @@ from ...errors import HwgenError
 from ...isa import AluOp, MemType
 from ...isa.fields import ALU_SCL_SHIFT_BITS
 from ...program.builder import ProgramBuilder
-from ..requant import AddRequant, PiecewiseSteps, Requant
+from ..requant import AddRequant, HardSwishSteps, PiecewiseSteps, Requant
 from .. import semantics as sem
 from ..semantics import window_out
 from ..tiling import in_range, tiles
-from .conv import Pipeline, add_steps, epilogue, epilogue_steps, pass_of, piecewise_steps
+from .conv import Pipeline, add_steps, epilogue, epilogue_steps, map_passes, pass_of
 from .kernels import affine_kernel
 
 
 # the ACC entries of each channel block a product (lower_mul) reads: its SCL word and
 # the word of its second operand's zero point less int8's lowest value
 MUL_WORDS = 2
-# the ACC entries HardSwish (lower_hardswish) reads: the gate's slope (an SCL word),
-# offset and top, and the rescale's SCL word
-HARDSWISH_WORDS = ("a", "b", "g", "rq")
 
 
 def _alu(b, op, base, dims, imm=None):
@@ -239,7 +236,7 @@ def lower_piecewise(b: ProgramBuilder, parts, out, words, per_channel: bool, nam
         b.load(MemType.ACC_8BIT, base, x, e0, x_size=count)
         b.load(MemType.ACC, wbase, words, block * n_words, x_size=n_words)
         def work():
-            for emit, _ in piecewise_steps(b, base, u, [(count, 1)], steps, (wbase, [0])):
+            for emit, _ in map_passes(b, base, u, [(count, 1)], steps, (wbase, [0])):
                 emit()
         return work, lambda: b.store(base, out, o0, x_size=count)
     runs = []
@@ -312,37 +309,24 @@ def lower_mul(b: ProgramBuilder, shape, gate: bool, xa, xb, out, words, rq: Requ
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in runs])
 
 
-def lower_hardswish(b: ProgramBuilder, count: int, x, out, words, rq: Requant, in_zero: int, gate,
+def lower_hardswish(b: ProgramBuilder, count: int, x, out, words, steps: HardSwishSteps,
                     name: str = "hardswish") -> None:
-    """HardSwish's integer form (ir.HardSwish) of the `count` entries of x into `out`:
-    d = x - in_zero, g = clip(A d + B, 0, G) with `gate` (A, B, G), then requantized
-    d g by `rq`. `words` holds HARDSWISH_WORDS entries: the SCL word of A, B, G and
-    rq's SCL word. The gate goes into a scratch entry (a copy of d, SCL by A's word,
-    ADD B, MAX 0, MIN G), is shifted into an SCL word's multiplier field, and d is
-    multiplied by it; then rq's passes. Tiles are runs of entries."""
-    a, offset, _ = gate
-    n_words = len(HARDSWISH_WORDS)
+    """HardSwish's integer form (ir.HardSwish, its passes `steps`) of the `count`
+    entries of x into `out`, the gate in a scratch entry beside each; `words` holds
+    HardSwishSteps.WORDS. Tiles are runs of entries."""
+    n_words = len(steps.WORDS)
     chunk = (b.cfg.depth[MemType.ACC] // 2 - n_words) // 2
     if chunk < 1:
         raise HwgenError(f"{name}: {n_words} words and two entries do not fit half of the "
                          f"{b.cfg.depth[MemType.ACC]}-entry ACC of configuration {b.cfg.name}")
 
     def tile(base, e0, n):
-        u, wbase = base + chunk, base + 2 * chunk
-        word = {w: (wbase + k, [0]) for k, w in enumerate(HARDSWISH_WORDS)}
+        wbase = base + 2 * chunk
         b.load(MemType.ACC_8BIT, base, x, e0, x_size=n)
         b.load(MemType.ACC, wbase, words, 0, x_size=n_words)
-        dims = [(n, 1)]
 
         def work():
-            steps = [pass_of(b, AluOp.ADD, base, dims, -in_zero)] * bool(in_zero)
-            steps.append(pass_of(b, AluOp.ADD, u, dims, 0, src=base))
-            steps += [pass_of(b, AluOp.SCL, u, dims, None, word["a"])] * (a != 1)
-            steps += [pass_of(b, AluOp.ADD, u, dims, None, word["b"])] * bool(offset)
-            steps += [pass_of(b, AluOp.MAX, u, dims, 0), pass_of(b, AluOp.MIN, u, dims, None, word["g"]),
-                      pass_of(b, AluOp.SHR, u, dims, -ALU_SCL_SHIFT_BITS),
-                      pass_of(b, AluOp.SCL, base, dims, None, (u, [1]))]
-            for emit, _ in steps + epilogue_steps(b, base, dims, rq, word["rq"]):
+            for emit, _ in map_passes(b, base, base + chunk, [(n, 1)], steps, (wbase, [0])):
                 emit()
         return work, lambda: b.store(base, out, e0, x_size=n)
     _prefetched(b, [lambda base, a=a: tile(base, *a) for a in tiles(count, chunk)])

@@ -40,7 +40,7 @@ def forget() -> None:
 def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual, then=None) -> str:
     """The cache key of a tiling problem (see the module's docstring); `rq` and
     `residual` are already in their `timing()` form; `then` a fused piecewise map's
-    steps (PiecewiseSteps: its passes, no value)."""
+    steps (requant.MapSteps: its passes, no value)."""
     doc = {"config": cfg.to_dict(), "shape": asdict(s), "reuse": reuse, "requant": repr(rq),
            "residual": repr(residual), "then": repr(then), "source": source_digest()}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()

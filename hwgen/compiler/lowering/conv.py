@@ -31,7 +31,7 @@ from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module, Opcode
 from ...program.builder import ProgramBuilder
 from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
-from ..requant import AddRequant, PiecewiseSteps, Requant
+from ..requant import AddRequant, MapSteps, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
                       load_bytes, search, shortlist, span, tiles, whole_rows, within)
 from .cache import problem_key, remembered
@@ -161,11 +161,11 @@ def add_steps(b: ProgramBuilder, tile: int, short: int, dims, add: Requant | Add
     return steps + epilogue_steps(b, tile, dims, add.out)
 
 
-def piecewise_steps(b: ProgramBuilder, x: int, u: int, dims, steps: PiecewiseSteps, words) -> list:
-    """The passes of a piecewise map (`steps`) over the ACC entries x + dims, with the
-    scratch entries u + dims (a two-piece map's negative part), as ALU instructions
-    not yet emitted; `words`: the (base, factors) of the first of PiecewiseSteps.WORDS,
-    the others one entry apart."""
+def map_passes(b: ProgramBuilder, x: int, u: int, dims, steps: MapSteps, words) -> list:
+    """The passes of an elementwise map (`steps`) over the ACC entries x + dims, with
+    the scratch entries u + dims (a two-piece map's negative part, a gate), as ALU
+    instructions not yet emitted; `words`: the (base, factors) of the first of
+    steps.WORDS, the others one entry apart."""
     out = []
     for op, target, (kind, value) in steps.steps():
         dst = x if target == "x" else u
@@ -176,7 +176,7 @@ def piecewise_steps(b: ProgramBuilder, x: int, u: int, dims, steps: PiecewiseSte
         elif kind == "input":
             out.append(pass_of(b, op, dst, dims, None, (u, [f for _, f in dims])))
         else:
-            out.append(pass_of(b, op, dst, dims, None, (words[0] + PiecewiseSteps.WORDS.index(value), words[1])))
+            out.append(pass_of(b, op, dst, dims, None, (words[0] + steps.WORDS.index(value), words[1])))
     return out
 
 
@@ -187,12 +187,12 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
-               residual=None, then: PiecewiseSteps | None = None) -> None:
+               residual=None, then: MapSteps | None = None) -> None:
     """Emit a convolution: regions x (input), w (weights), bias (with its words, in
     s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
     `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
     out = the add of the convolution's output and the shortcut, blocked like the
-    output. `then`: a piecewise map fused after the epilogue, its words after the
+    output. `then`: an elementwise map fused after the epilogue, its words after the
     others in the bias region, its scratch (s.scratch) beside each output tile.
 
     Groups alternate between the two halves of ACC. Each group's epilogue is emitted
@@ -317,7 +317,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                     ends += add_steps(b, tile, tile + n_tiles * tile_size, dims, residual[1],
                                       (entry + 1 + (rq.words is not None), [be, 0, 0]))
                 if then is not None:
-                    ends += piecewise_steps(b, tile, tile + n_tiles * tile_size, dims, then,
+                    ends += map_passes(b, tile, tile + n_tiles * tile_size, dims, then,
                                             (entry + 1 + (rq.words is not None), [be, 0, 0]))
                 out_tiles.append((tile, y0, th_a, c0, c_n))
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
@@ -367,12 +367,12 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
 
 
 def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residual=None,
-                  name: str = "conv", then: PiecewiseSteps | None = None) -> Tiling:
+                  name: str = "conv", then: MapSteps | None = None) -> Tiling:
     """The tiling of a convolution: with `goal` "bytes" the search's fewest-bytes one;
     with "cycles" the one whose program the cycle model (`program.timing`) finds
     fastest among the search's shortlist (ties: the earlier one). `rq` and `residual`
     (the add's Requant or AddRequant, or None) are the layer's epilogue, whose
-    instructions count, as do those of a fused piecewise map (`then`). The choice is
+    instructions count, as do those of a fused elementwise map (`then`). The choice is
     remembered (`cache`) for layers of the same problem, in this run and the next."""
     if goal == "bytes":
         return search(cfg, s, reuse, name).tiling

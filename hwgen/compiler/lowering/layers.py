@@ -20,12 +20,13 @@ from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks
-from .alu import (HARDSWISH_WORDS, MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize,
-                  lower_window, window_tiles)
+from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
+                  window_tiles)
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
-from ..requant import AddRequant, PiecewiseSteps, Requant, conv_epilogue, pack_bias, residual_epilogue, scl_word
+from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
+                       residual_epilogue, scl_word)
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
@@ -53,10 +54,10 @@ def _bias(b, rq: Requant, add, bias: np.ndarray, then=None):
 
 
 def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels, add: ir.Add | None = None,
-          conv_input: int = 0, then: ir.Piecewise | None = None):
+          conv_input: int = 0, then=None):
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
     the shortcut added by `add`, whose input `conv_input` the convolution is, or whose
-    output piecewise map `then` maps)."""
+    output elementwise map `then` (piecewise or hardswish) maps)."""
     s = conv_shape(cfg, conv, shapes[0], add, then)
     rq, steps = conv_epilogue(conv, conv.weight.shape[0], then)
     residual = None if add is None else residual_epilogue(add, conv_input)
@@ -65,7 +66,7 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
     w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
     bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias,
-                 None if then is None else (steps, then.requant))
+                 None if then is None else (steps, map_words(then, steps)))
     lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None,
                steps)
     return b, {"tiling": plan["tiling"].to_dict()}, plan
@@ -218,13 +219,11 @@ def _hardswish(layer: ir.HardSwish, cfg, shapes, kernels):
     """HardSwish's program: its words (lower_hardswish), one block of equal lanes."""
     b, (x,), out = _builder(layer, cfg, shapes, kernels)
     n, c, h, w = shapes[0]
-    rq = Requant.of(layer, c)
-    a, offset, top = layer.gate
-    words = np.array([scl_word(a, 0), offset, top, rq.channel_words(c)[0]], np.int64)
-    wr = b.input("words", pack_channels(np.broadcast_to(words, (cfg.block_out, len(HARDSWISH_WORDS))), cfg.batch,
-                                        cfg.block_out, np.int32), f"(1, {len(HARDSWISH_WORDS)}, BATCH, BLOCK_OUT)")
-    lower_hardswish(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x, out, wr, rq, layer.in_zero,
-                    layer.gate, layer.name)
+    steps = HardSwishSteps.of(layer)
+    words = np.broadcast_to(HardSwishSteps.words(layer), (cfg.block_out, len(steps.WORDS)))
+    wr = b.input("words", pack_channels(words, cfg.batch, cfg.block_out, np.int32),
+                 f"(1, {len(steps.WORDS)}, BATCH, BLOCK_OUT)")
+    lower_hardswish(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x, out, wr, steps, layer.name)
     return b, {}, {}
 
 

@@ -1,8 +1,9 @@
 """HardSwish on the core (ir.HardSwish, lowering.alu.lower_hardswish): the layer's
 semantics against a loop in Python integers, `piecewise.fit_hardswish` on float32
-tables made here, the program on fsim over configurations and zero points, and
-imported HardSwish nodes (QDQ, int8 and uint8) against ONNX Runtime's exact session on
-every input value, on fsim and once on tsim."""
+tables made here, the program on fsim over configurations and zero points, fused into
+a convolution's epilogue (fsim over configurations, tsim), and imported HardSwish
+nodes (QDQ, int8 and uint8) against ONNX Runtime's exact session on every input value,
+on fsim and once on tsim."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -11,10 +12,12 @@ import numpy as np
 import pytest
 
 from hwgen.compiler import ir, piecewise
-from hwgen.compiler.frontends.onnx import load_onnx
+from hwgen.compiler.frontends.onnx import load_onnx, multipliers
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
+from hwgen.compiler.mapping import conv_shape, fuse
 from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.requant import HardSwishSteps
 from sim import run, target
 from sim.runtime import run_network
 from tests.hwgen.compiler.test_piecewise import F32, VALUES, _config, _every_value, _model, _table
@@ -78,3 +81,38 @@ def test_imported_hardswish_matches_onnx_runtime_on_every_value(dtype, where, tm
     cfg = _config("default")
     result = run_network(net, cfg, compile_network(net, cfg), quant["input"].quantize(x), target(where))
     assert np.array_equal(quant["output"].dequantize(result["output"]), session(model).run(None, {"x": x})[0])
+
+
+def _conv_then_hardswish() -> ir.Network:
+    """A convolution requantized by multipliers (output zero point -9), then HardSwish."""
+    rng = np.random.default_rng(7)
+    net = ir.Network("convhs", "x", (2, 32, 9, 10))
+    net.layers.append(ir.Conv2d("conv", ("x",), weight=rng.integers(-20, 21, (48, 32, 3, 3), dtype=np.int8),
+                                bias=rng.integers(-3000, 3000, 48).astype(np.int32), stride=1, pad=1,
+                                requant=multipliers(np.float32([0.0011])), zero=-9, rounding="float32"))
+    hs = _layer(-9)
+    hs.inputs = ("conv",)
+    net.layers.append(hs)
+    return net
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])
+def test_a_hardswish_after_a_convolution_fuses_into_its_epilogue(cfg_name):
+    cfg = _config(cfg_name)
+    net = _conv_then_hardswish()
+    compiled = compile_network(net, cfg)
+    assert [c.layer.kind for c in compiled] == ["conv2d+hardswish"]
+    x = np.random.default_rng(8).integers(-128, 128, net.input_shape, dtype=np.int8)
+    assert np.array_equal(run_network(net, cfg, compiled, x, target("fsim"))["output"], net.reference(x))
+
+
+def test_a_fused_hardswish_reads_the_convolution_before_its_zero_point_on_tsim():
+    cfg = _config("default")
+    net = _conv_then_hardswish()
+    conv, hs = net.layers
+    (fused,) = fuse(net, cfg)
+    alone = sum(conv_shape(cfg, conv, net.input_shape).alu_mix) + len(HardSwishSteps.of(hs).passes())
+    assert sum(conv_shape(cfg, fused.conv, net.input_shape, then=fused.map).alu_mix) == alone - 2
+    x = np.random.default_rng(9).integers(-128, 128, net.input_shape, dtype=np.int8)
+    result = run_network(net, cfg, compile_network(net, cfg), x, target("tsim"))
+    assert np.array_equal(result["output"], net.reference(x)) and abs(result["prediction_error"]) < 0.05
