@@ -538,6 +538,9 @@ class HardSwish(Layer):
 
     def check(self):
         super().check()
+        if self.rounding != "exact":
+            raise HwgenError(f"layer {self.name}: rounding {self.rounding!r}; a hardswish layer rescales exactly "
+                             "(set rounding \"exact\")")
         if not (isinstance(self.gate, (tuple, list)) and len(self.gate) == 3
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in self.gate)):
             raise HwgenError(f"layer {self.name}: gate {self.gate!r} must be [A, B, G], three integers")

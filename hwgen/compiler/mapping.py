@@ -85,9 +85,10 @@ def _unlowered(layer, cfg, shapes) -> str | None:
         if cfg.ALU_RESCALE == "shift" and np.any(layer.requant_part("m") != 1):
             return ("scales that are not powers of two need the SCL multiplier: ALU_RESCALE \"multiply\" "
                     "(the configuration has \"shift\")")
-    if isinstance(layer, ir.Mul) and cfg.ALU_RESCALE != "multiply":
-        return (f"a product of two tensors multiplies by one of them as an SCL word: ALU_RESCALE \"multiply\" (the "
-                f"configuration has {cfg.ALU_RESCALE!r})")
+    if isinstance(layer, (ir.Mul, ir.HardSwish)) and cfg.ALU_RESCALE != "multiply":
+        what = "a product of two tensors multiplies by one of them" if isinstance(layer, ir.Mul) else \
+            "HardSwish multiplies by its gate"
+        return f"{what} as an SCL word: ALU_RESCALE \"multiply\" (the configuration has {cfg.ALU_RESCALE!r})"
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)) and layer.in_zero:
         count = int(np.prod(layer.kernels)) if isinstance(layer, ir.AvgPool) else shapes[0][2] * shapes[0][3]
         if count * abs(layer.in_zero) >= 1 << (ALU_IMM_BITS - 1):

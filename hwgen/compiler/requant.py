@@ -165,6 +165,7 @@ class MapSteps(ABC):
     per channel block the words its `WORDS` name (PiecewiseSteps, HardSwishSteps):
     `steps()` gives them, `pieces` says whether u is used."""
     WORDS: tuple[str, ...] = ()
+    pieces: bool            # the scratch entries u are used
 
     @abstractmethod
     def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
@@ -331,7 +332,7 @@ def conv_passes(rq: Requant, residual: "Requant | AddRequant | None", alu_ext: b
                 then: MapSteps | None = None) -> list[tuple[AluOp, int | None]]:
     """Every ALU pass over an output entry of a convolution, in order: the bias copy
     (ADD 0), `rq`'s passes, and a fused residual's: its ADD and the add's `Requant`, or
-    an imported add's `AddRequant` passes; or a fused piecewise map's (`then`)."""
+    an imported add's `AddRequant` passes; or a fused elementwise map's (`then`)."""
     ops: list[tuple[AluOp, int | None]] = [(AluOp.ADD, 0), *rq.passes(alu_ext)]
     if isinstance(residual, AddRequant):
         ops += residual.passes(alu_ext)

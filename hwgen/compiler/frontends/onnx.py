@@ -176,7 +176,9 @@ class _Import:
     input_name: str = ""                            # the graph's input
     float_shape: tuple = ()                         # its ONNX shape
     pre: OnnxBoundary | None = None                 # the float input's pre-processing (Network.pre)
+    input: _QTensor | None = None                   # the network's input, once known
     pre_parts: list = field(default_factory=list)   # other quantized tensors of the float input alone (_pack_input)
+    slices: set = field(default_factory=set)        # the host layers that take them out of the packed input
     post: OnnxBoundary | None = None                # the float output's post-processing (Network.post)
 
 
@@ -190,7 +192,9 @@ def uint8_activations(model: onnx.ModelProto) -> bool:
 
 def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]:
     """The IR network of the quantized ONNX model at `path`, and its quantization:
-    {"input": Quantization, "output": Quantization, "input_name", "output_name",
+    {"input": Quantization (of the first of several tensors the pre-processing packs
+    into the input: `Network.model_input` quantizes such an input), "output":
+    Quantization, "input_name", "output_name",
     "float_input": whether the model's input is float (quantized by its first
     QuantizeLinear), "tensors": the ONNX name of each layer's quantized output}. Raises HwgenError naming the node for anything unsupported."""
     path = Path(path)
@@ -250,7 +254,7 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
             raise HwgenError(f"model {path}: input {inp.name!r} has element type "
                              f"{onnx.TensorProto.DataType.Name(elem)}; float, uint8 or int8 are supported")
         # an integer input: its quantization is that of the first operator reading it
-        imp.values[inp.name] = _QTensor("input", shape, None, onnx_name=inp.name, flat=flat)
+        imp.values[inp.name] = imp.input = _QTensor("input", shape, None, onnx_name=inp.name, flat=flat)
         imp.dtypes[inp.name] = "uint8" if elem == onnx.TensorProto.UINT8 else "int8"
     else:
         imp.values[inp.name] = ("float input", shape, flat)
@@ -295,8 +299,8 @@ def load_onnx(path: str | Path, name: str | None = None) -> tuple[Network, dict]
         outs[o.name] = out
     if imp.pre_parts:
         _pack_input(imp)
-    first = imp.values[inp.name]
-    in_q = first.q if isinstance(first, _QTensor) else None
+    first = imp.input
+    in_q = None if first is None else first.q
     if in_q is None:
         raise HwgenError(f"model {path}: input {inp.name!r} has no quantization: neither a QuantizeLinear before "
                          "its first operator nor an operator the core runs (a DequantizeLinear or QLinear operator) "
@@ -352,7 +356,9 @@ def _contrib_shapes(imp) -> None:
     compute, which ONNX's inference does not know: the whole model run once by ONNX
     Runtime on zeros, each such tensor an output."""
     g = imp.model.graph
-    missing = [t for n in g.node if n.domain == "com.microsoft" for t in n.output if t and t not in imp.onnx_shapes]
+    outputs = {o.name for o in g.output}
+    missing = [t for n in g.node if n.domain == "com.microsoft" for t in n.output
+               if t and t not in imp.onnx_shapes and t not in outputs]
     if not missing:
         return
     model = onnx.ModelProto()
@@ -496,15 +502,12 @@ def _materialize(imp, name: str, h: _Host, output: bool = False) -> _QTensor:
         if set(h.deps) != {imp.input_name}:
             raise HwgenError(f"model {imp.path}: tensor {name!r} is computed from the model's float input and from "
                              "what the network computes; only a pre-processing of the input alone runs before it")
-        if not isinstance(imp.values.get(imp.input_name), tuple):   # another one: a part of a packed input
-            part = _host_layer(imp, h.deps, name, boundary=True)
-            t = _QTensor(part.name, part.shape, _produced_q(imp, name), onnx_name=name, flat=len(part.onnx_shape) < 4)
-            imp.pre_parts.append(t)
-            imp.values[name] = t
-            return t
+        if imp.input is not None:      # another one: a part of a packed input
+            imp.values[name] = _input_part(imp, name)
+            return imp.values[name]
         imp.pre = _host_layer(imp, h.deps, name, "pre", boundary=True)
         t = _QTensor("input", imp.pre.shape, _produced_q(imp, name), onnx_name=name, flat=len(imp.pre.onnx_shape) < 4)
-        imp.values[name] = imp.values[imp.input_name] = t
+        imp.values[name] = imp.input = t
         return t
     layer = _host_layer(imp, h.deps, name, boundary=output and len(h.deps) == 1)
     if isinstance(layer, OnnxBoundary):     # a float output
@@ -631,6 +634,15 @@ def _subgraph(imp, order: list[int], inputs: list, outputs: list[str], name: str
                                   functions=imp.model.functions).SerializeToString()
 
 
+def _input_part(imp, name: str) -> _QTensor:
+    """ONNX tensor `name`, computed from the float input alone after another such
+    tensor became the network's input: a part of the packed input (`_pack_input`)."""
+    part = _host_layer(imp, {imp.input_name: None}, name, boundary=True)
+    t = _QTensor(part.name, part.shape, _produced_q(imp, name), onnx_name=name, flat=len(part.onnx_shape) < 4)
+    imp.pre_parts.append(t)
+    return t
+
+
 def _pack_input(imp) -> None:
     """More than one quantized tensor computed from the float input alone (a QOperator
     model that quantizes its input and also normalizes it in float): the pre-processing
@@ -638,7 +650,7 @@ def _pack_input(imp) -> None:
     tensor, the network's input; a host layer per part (Slice, Reshape) takes it out
     again, named after the part, and the layers read it there. The parts must be of one
     8-bit type."""
-    first = imp.values[imp.input_name]
+    first = imp.input
     parts = [first, *imp.pre_parts]
     # the first part is named now (it was the input); the others keep the names they were read by
     ends = [_host_layer(imp, {imp.input_name: None}, p.onnx_name, None if k == 0 else p.name, boundary=True)
@@ -677,13 +689,18 @@ def _pack_input(imp) -> None:
                                uint8_kernels=imp.uint8, nodes=(), host_macs=0,
                                reason=f"features {start}..{start + size - 1} of the packed input ({p.onnx_name!r})"))
         start += size
-    for layer in imp.layers:        # what read the first part as the input reads its host layer
+    # what read the first part as the input reads its host layer, copies of it too (a flattening, a Pad)
+    for layer in imp.layers:
         layer.inputs = tuple(ends[0].name if t == "input" else t for t in layer.inputs)
+    for v in [*imp.values.values(), *(x for deps in imp.host_deps.values() for x in deps.values())]:
+        if isinstance(v, _QTensor) and v.name == "input":
+            v.name, v.layer = ends[0].name, slices[0]
     for p, layer in zip(parts, slices):
         p.name, p.layer = layer.name, layer
     imp.layers[:0] = slices
+    imp.slices = {layer.name for layer in slices}
     imp.dtypes[packed] = dtype
-    imp.values[imp.input_name] = _QTensor("input", (n, total, 1, 1), first.q, onnx_name=packed, flat=True)
+    imp.input = _QTensor("input", (n, total, 1, 1), first.q, onnx_name=packed, flat=True)
 
 
 def _between(imp, deps, out: str) -> list[int]:
@@ -833,6 +850,10 @@ def _hardswish(imp, node, x: _QTensor, q: Quantization, out: str) -> _QTensor:
     lo, hi = int(t.min()) + q.ir_zero, int(t.max()) + q.ir_zero
     layer = HardSwish(_name(imp, node), (x.name,), gate=gate, in_zero=x.q.ir_zero,
                       requant=np.array([rescale], np.int32), zero=q.ir_zero, clip=(lo, hi))
+    try:        # the fit bounds the products over the input's range; the layer, over int8's
+        layer.check()
+    except HwgenError as e:
+        _fail(imp, node, str(e))
     return _out(imp, layer, x.shape, q, lo, hi)
 
 
@@ -875,7 +896,8 @@ def _merge_host_layers(imp, outputs: set[str]) -> None:
             for t in la.inputs:
                 readers.setdefault(t, []).append(la)
         for k, la in enumerate(imp.layers):
-            if not isinstance(la, OnnxHost) or la.name in outputs:
+            # (a part of a packed input reads no node of the model: no host layer takes it in)
+            if not isinstance(la, OnnxHost) or la.name in outputs or la.name in imp.slices:
                 continue
             reads = readers.get(la.name, [])
             if not reads:
@@ -923,8 +945,10 @@ def _quantize_linear(imp, node):
         if x[1] is None:
             _fail(imp, node, f"quantizes the input of shape {list(imp.float_shape)}; the core reads NCHW or (N, "
                              "features) tensors")
-        imp.values[node.output[0]] = imp.values[node.input[0]] = _QTensor("input", x[1], q, onnx_name=node.output[0],
-                                                                          flat=x[2])
+        if imp.input is not None:       # the network's input is another tensor: this is a part of it
+            imp.values[node.output[0]] = _input_part(imp, node.output[0])
+            return
+        imp.values[node.output[0]] = imp.input = _QTensor("input", x[1], q, onnx_name=node.output[0], flat=x[2])
         return
     if node.input[0] in imp.inits:
         _fail(imp, node, "quantizes a float constant; quantize_static writes quantized initializers")

@@ -15,9 +15,10 @@ from hwgen.compiler import ir, piecewise
 from hwgen.compiler.frontends.onnx import load_onnx, multipliers
 from hwgen.compiler.lowering.layers import lower_layer
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
-from hwgen.compiler.mapping import conv_shape, fuse
+from hwgen.compiler.mapping import conv_shape, fuse, host_reason
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.requant import HardSwishSteps
+from hwgen.errors import HwgenError
 from sim import run, target
 from sim.runtime import run_network
 from tests.hwgen.compiler.test_piecewise import F32, VALUES, _config, _every_value, _model, _table
@@ -116,3 +117,37 @@ def test_a_fused_hardswish_reads_the_convolution_before_its_zero_point_on_tsim()
     x = np.random.default_rng(9).integers(-128, 128, net.input_shape, dtype=np.int8)
     result = run_network(net, cfg, compile_network(net, cfg), x, target("tsim"))
     assert np.array_equal(result["output"], net.reference(x)) and abs(result["prediction_error"]) < 0.05
+
+
+@pytest.mark.parametrize("rescale", ["none", "shift"])
+def test_hardswish_without_the_scl_multiplier_runs_on_the_host(rescale):
+    """The gate is an SCL word: a configuration without SCL's multiplier runs the layer,
+    alone or after a convolution, on the host, and says why."""
+    cfg = _config("default", rescale)
+    layer = ir.HardSwish("hs", ("x",), gate=(29, 512, 1024), requant=np.array([[1, 12]], np.int32))  # 2^-12
+    reason = host_reason(layer, cfg, [(1, 40, 7, 9)])
+    assert reason and "ALU_RESCALE \"multiply\"" in reason
+    net = _conv_then_hardswish()
+    assert [la.kind for la in fuse(net, cfg)] == ["conv2d", "hardswish"]
+
+
+def test_the_layer_refuses_what_its_passes_do_not_compute():
+    with pytest.raises(HwgenError, match="rounding"):
+        ir.HardSwish("hs", ("x",), gate=(29, 512, 1024), requant=np.array([[7, 13]], np.int32),
+                     rounding="float32").check()
+    with pytest.raises(HwgenError, match="gate"):
+        ir.HardSwish("hs", ("x",), gate=(9_000_000, 0, 8), in_zero=-128, requant=np.array([[7, 13]], np.int32)).check()
+
+
+@pytest.mark.parametrize("gate,shift", [((1, 0, 64), 3), ((3, 0, 300), 0)], ids=["unit-slope-shift", "no-offset"])
+def test_gates_whose_passes_are_left_out_on_fsim(gate, shift):
+    """A slope of 1 and an offset of 0 leave their passes out; a floor shift instead of
+    a multiplier rescales."""
+    cfg = _config("1x8x8")
+    layer = ir.HardSwish("hs", ("x",), gate=gate, in_zero=5, shift=shift, zero=-3, clip=(-128, 100),
+                         requant=None if shift else np.array([[11, 9]], np.int32))
+    layer.check()
+    x = np.random.default_rng(6).integers(-128, 128, (1, 16, 16, 16), dtype=np.int8)
+    prog, _ = lower_layer(layer, cfg, [x.shape])
+    prog.write("in0", pack_act(x, cfg.batch, cfg.block_out))
+    assert np.array_equal(unpack_act(run(prog, "fsim").outputs["out"], 1, 16), layer.reference(x))

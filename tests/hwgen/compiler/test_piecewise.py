@@ -119,8 +119,8 @@ def test_the_semantics_are_the_integer_formula():
         assert got[i] == _loop(rows[i[1]], -9, int(x[i]))
 
 
-def _config(name):
-    return load_config({**load_config(CONFIG_DIR / f"{name}.json").to_dict(), "ALU_RESCALE": "multiply"})
+def _config(name, rescale="multiply"):
+    return load_config({**load_config(CONFIG_DIR / f"{name}.json").to_dict(), "ALU_RESCALE": rescale})
 
 
 @pytest.mark.parametrize("cfg_name", ["default", "1x8x8", "2x16x16", "1x16x32"])

@@ -433,3 +433,45 @@ def test_a_tap_that_names_no_output_is_refused_on_load(detectors, tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(HwgenError, match=r"the output name 'conv\d+' is used twice"):
         Network.load(path)
+
+
+def _two_quantizations_of_the_input(quantize_first: bool) -> onnx.ModelProto:
+    """A float input (1, 16) both quantized as it is and through a float Abs; the host
+    maps the first (Sigmoid), the core adds the two. With `quantize_first` the bare
+    QuantizeLinear of the input comes before the float operator reading it."""
+    h, np_ = onnx.helper, onnx.numpy_helper
+    inits = [np_.from_array(np.array(v, dt), name) for name, v, dt in (
+        ("sa", 0.02, np.float32), ("za", 10, np.uint8), ("sb", 0.03, np.float32), ("zb", 128, np.uint8),
+        ("ss", 1 / 256, np.float32), ("zs", 0, np.uint8), ("so", 0.05, np.float32), ("zo", 100, np.uint8))]
+    absolute = [h.make_node("Abs", ["x"], ["ax"]), h.make_node("QuantizeLinear", ["ax", "sa", "za"], ["a_q"])]
+    bare = [h.make_node("QuantizeLinear", ["x", "sb", "zb"], ["b_q"])]
+    rest = [h.make_node("DequantizeLinear", ["b_q", "sb", "zb"], ["b_f"]), h.make_node("Sigmoid", ["b_f"], ["s_f"]),
+            h.make_node("QuantizeLinear", ["s_f", "ss", "zs"], ["s_q"]),
+            h.make_node("DequantizeLinear", ["s_q", "ss", "zs"], ["s_d"]),
+            h.make_node("DequantizeLinear", ["a_q", "sa", "za"], ["a_d"]), h.make_node("Add", ["a_d", "s_d"], ["y"]),
+            h.make_node("QuantizeLinear", ["y", "so", "zo"], ["y_q"])]
+    nodes = (bare + absolute if quantize_first else absolute + bare) + rest
+    graph = h.make_graph(nodes, "two", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 16])],
+                         [h.make_tensor_value_info("y_q", onnx.TensorProto.UINT8, [1, 16])], inits)
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("quantize_first", [False, True])
+def test_two_quantized_tensors_of_the_float_input_are_packed_into_the_network_input(tmp_path, quantize_first):
+    """Each tensor computed from the float input alone is a part of the packed input,
+    whichever node comes first; a host layer reading one part keeps reading it (it is
+    not merged into the part's host layer); the network, saved and loaded, on fsim,
+    gives ONNX Runtime's output."""
+    model = _two_quantizations_of_the_input(quantize_first)
+    path = tmp_path / "two.onnx"
+    onnx.save(model, path)
+    net, _ = load_onnx(path)
+    assert net.input_shape == (1, 32, 1, 1) and net.pre is not None
+    assert [la.kind for la in net.layers][-1] == "add"
+    net.save(tmp_path / "net")
+    net = Network.load(tmp_path / "net")
+    x = np.random.default_rng(3).normal(0, 1, (1, 16)).astype(np.float32)
+    want = session(model).run(None, {"x": x})[0].astype(np.int16) - 128
+    cfg = load_config({**load_config("default").to_dict(), **MULTIPLY})
+    result = run_network(net, cfg, compile_network(net, cfg), net.model_input(x), target("fsim"))
+    assert np.array_equal(result["output"].reshape(want.shape), want)
