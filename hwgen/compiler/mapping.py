@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import HwgenError
+from ..isa import MemType
 from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
@@ -72,6 +73,17 @@ def input_block(layer, cfg, k: int = 0) -> int:
 PAD_MIN = sem.INT8[0]
 
 
+# an ALU immediate's largest magnitude, and how many ADDs of immediates a constant may take
+IMM_LIMIT = (1 << (ALU_IMM_BITS - 1)) - 1
+MAX_IMM_PARTS = 16
+
+
+def immediates(value: int) -> list[int]:
+    """`value` as ADD immediates that sum to it (none for 0), as few as fit ALU_IMM_BITS."""
+    count = -(-abs(value) // IMM_LIMIT)
+    return [value // count + (k < value % count) for k in range(count)]
+
+
 def _unlowered(layer, cfg, shapes) -> str | None:
     """What of `layer` the lowering or the configuration cannot express, or None."""
     if getattr(layer, "rounding", None) == "dequantized":
@@ -89,11 +101,16 @@ def _unlowered(layer, cfg, shapes) -> str | None:
         what = "a product of two tensors multiplies by one of them" if isinstance(layer, ir.Mul) else \
             "HardSwish multiplies by its gate"
         return f"{what} as an SCL word: ALU_RESCALE \"multiply\" (the configuration has {cfg.ALU_RESCALE!r})"
-    if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)) and layer.in_zero:
+    if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
         count = int(np.prod(layer.kernels)) if isinstance(layer, ir.AvgPool) else shapes[0][2] * shapes[0][3]
-        if count * abs(layer.in_zero) >= 1 << (ALU_IMM_BITS - 1):
-            return (f"the input zero point times the window ({count} x {layer.in_zero}) does not fit an ALU "
-                    "immediate")
+        half = cfg.depth[MemType.ACC] // 2
+        # one output's tile: its window, the sum and a rescale word (lowering.alu.window_tiles)
+        if count + 2 > half:
+            return (f"one output's window of {count} positions does not fit half of the {2 * half}-entry ACC "
+                    f"(configuration {cfg.name}); the ALU sums a window within one tile")
+        if len(immediates(count * layer.in_zero)) > MAX_IMM_PARTS:
+            return (f"the input zero point times the window ({count} x {layer.in_zero}) takes more than "
+                    f"{MAX_IMM_PARTS} ALU immediates")
     return None
 
 

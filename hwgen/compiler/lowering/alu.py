@@ -15,6 +15,7 @@ from ...errors import HwgenError
 from ...isa import AluOp, MemType
 from ...isa.fields import ALU_SCL_SHIFT_BITS
 from ...program.builder import ProgramBuilder
+from ..mapping import immediates
 from ..requant import AddRequant, HardSwishSteps, PiecewiseSteps, Requant
 from .. import semantics as sem
 from ..semantics import window_out
@@ -108,7 +109,7 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
                  rq: Requant = Requant(), pad_min: bool = False, weights=None, bias=None, in_sum: int = 0,
                  name: str = "pool", channel_blocks: int | None = None) -> None:
     """Sliding-window layers. `kind`: "max" (copy of the first window element, MAX of
-    the others), "avg" (copy of the first, ADD of the others, ADD of `in_sum`, the
+    the others), "avg" (copy of the first, ADD of the others, ADDs of `in_sum`, the
     epilogue `rq`) or "depthwise" (per tile: window copies into a scratch area, MUL by
     the weight entries, bias copy, sum, the epilogue). shape = (NB, CB, H, W). Padding
     loads as zeros, or as the minimum with `pad_min` (max pool of possibly negative
@@ -154,8 +155,8 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
                 _window(b, AluOp.MAX, dst, src, th, tw, (kh, kw), (sh, sw), iw, blocks)
             elif kind == "avg":
                 _window(b, AluOp.ADD, dst, src, th, tw, (kh, kw), (sh, sw), iw, blocks)
-                if in_sum:
-                    _alu(b, AluOp.ADD, (dst, dst), [(cn * th * tw, 1, 1)], imm=in_sum)
+                for part in immediates(in_sum):
+                    _alu(b, AluOp.ADD, (dst, dst), [(cn * th * tw, 1, 1)], imm=part)
                 epilogue(b, dst, [(cn, th * tw), (th * tw, 1)], rq, (word, [per_channel, 0]))
             else:
                 scratch = [(kh, kw * th * tw, iw), (kw, th * tw, 1)]

@@ -329,3 +329,24 @@ def test_resnet18_on_fsim():
     result = run_network(net, cfg, compiled, x, Fsim())
     expected = net.reference(x)
     assert np.array_equal(result["output"], expected) and len(np.unique(expected)) > 20
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_a_window_zero_point_sum_beyond_an_immediate_runs_on_the_core(cfg_name):
+    """A uint8 global average over 20 x 20 (as MobileNet-v3's first squeeze-excite at
+    80 x 80): minus the zero point times the window, 400 x 128, is beyond a 16-bit ALU
+    immediate; the ADDs of it come in parts."""
+    cfg = cfg_of(cfg_name)
+    layer = GlobalAvgPool("gap", ("x",), shift=9, in_zero=-128)
+    assert host_reason(layer, cfg, [(1, 32, 20, 20)]) is None
+    run_layer(cfg, layer, [(1, 32, 20, 20)])
+
+
+@pytest.mark.parametrize("in_zero", [0, -128])
+def test_a_window_beyond_half_of_acc_runs_on_the_host(in_zero):
+    """One output of a 56 x 56 global average needs 3,137 ACC entries, more than half of
+    the default's 2,048: the host runs it, saying why, instead of the compile failing."""
+    cfg = cfg_of("default")
+    layer = GlobalAvgPool("gap", ("x",), shift=12, in_zero=in_zero)
+    reason = host_reason(layer, cfg, [(1, 32, 56, 56)])
+    assert reason and "half of the 2048-entry ACC" in reason
