@@ -1215,8 +1215,9 @@ def _const(imp, node, v, what: str) -> _QConst:
 
 
 # -- layers -----------------------------------------------------------------------------
-def _name(imp, node) -> str:
-    base = _ir_name(node.name or node.output[0])
+def _name(imp, node, suffix: str = "") -> str:
+    """An IR layer name of its own for `node` (its name, or its output's; `suffix` after)."""
+    base = _ir_name(node.name or node.output[0]) + suffix
     name, k = base, 1
     while name in imp.names or name == "input":
         k += 1
@@ -1314,21 +1315,45 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     common = dict(stride=_compact(tuple(a.get("strides", [1, 1]))), pad=_compact(pads),
                   requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), pad_value=x.q.ir_zero,
                   rounding=ROUNDING)
-    name = _name(imp, node)
+    name, source = _name(imp, node), x
     depthwise = group == c and o == c and ci == 1 and group > 1
     if depthwise:
         layer = DepthwiseConv2d(name, (x.name,), weight=weight,
                                 bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero), **common)
     else:
+        halves = [weight] if weight.dtype == np.int8 else _zero_point_halves(w, weight)
         if group > 1:   # grouped: one convolution whose weights are zero outside each group's channels
-            full = np.zeros((o, c, kh, kw), weight.dtype)
             per = o // group
-            for gi in range(group):
-                full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = weight[gi * per:(gi + 1) * per]
-            weight = full
-        layer = Conv2d(name, (x.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
+            for k, half in enumerate(halves):
+                full = np.zeros((o, c, kh, kw), half.dtype)
+                for gi in range(group):
+                    full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = half[gi * per:(gi + 1) * per]
+                halves[k] = full
+        weight = np.concatenate(halves, axis=1)
+        if len(halves) == 2:    # the input twice: the first half of the weights reads it, the second too
+            twice = Concat(_name(imp, node, "_input_twice"), (x.name, x.name),
+                           requant=np.array([[1, 1, 0, 0, *sem.INT8]], np.int32), in_zero=0, op="Conv")
+            source = dataclasses.replace(_piecewise_out(imp, twice, twice.out_shape(x.shape, x.shape), x.q),
+                                         pads=x.pads)
+        layer = Conv2d(name, (source.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
                        **common)
-    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+    return _out(imp, layer, layer.out_shape(source.shape), q, lo, hi)
+
+
+def _zero_point_halves(w: _QConst, weight: np.ndarray) -> list[np.ndarray]:
+    """Convolution weights less a zero point per output channel, `weight` (O, C, KH, KW),
+    beyond int8 (asymmetric weights), as two int8 halves over the input read twice:
+    w - z = (w - k) + (k - z), with an offset k per output channel that keeps both
+    within int8 where one does (w - k over the channel's weights, k - z a constant);
+    [weight] where none does (the host runs the layer: mapping.host_reason)."""
+    data = np.asarray(w.data, np.int64)
+    zero = (data - weight)[:, :1, :1, :1]
+    # -128 <= w - k <= 127 and -128 <= k - z <= 127
+    lo = np.maximum(data.max(axis=(1, 2, 3), keepdims=True) - 127, zero - 128)
+    hi = np.minimum(data.min(axis=(1, 2, 3), keepdims=True) + 128, zero + 127)
+    if np.any(lo > hi):
+        return [weight]
+    return [(data - lo).astype(np.int8), np.broadcast_to(lo - zero, weight.shape).astype(np.int8)]
 
 
 def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:

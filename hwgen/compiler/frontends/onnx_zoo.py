@@ -393,11 +393,13 @@ MODELS = {"tiny": tiny, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mob
 
 
 def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_channel: bool = True,
-             symmetric: bool = False, samples: int = 4, seed: int = 0, exclude: tuple[str, ...] = ()) -> Path:
+             symmetric: bool = False, samples: int = 4, seed: int = 0, exclude: tuple[str, ...] = (),
+             weight_symmetric: bool = True) -> Path:
     """`model` quantized by quantize_static (calibrated on `samples` seeded normal
     inputs) and written to `path`: `fmt` "qdq" or "qoperator"; `symmetric`: int8
-    activations with zero point 0 (else uint8, asymmetric); weights int8 with zero
-    point 0, per channel or per tensor; the nodes named in `exclude` left float."""
+    activations with zero point 0 (else uint8, asymmetric); weights int8, per channel or
+    per tensor, with zero point 0 (`weight_symmetric`) or their own; the nodes named in
+    `exclude` left float."""
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     name = model.graph.input[0].name
     rng = np.random.default_rng(seed)
@@ -417,7 +419,7 @@ def quantize(model: onnx.ModelProto, path: str | Path, fmt: str = "qdq", per_cha
                         quant_format={"qdq": QuantFormat.QDQ, "qoperator": QuantFormat.QOperator}[fmt],
                         per_channel=per_channel, activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8,
                         weight_type=QuantType.QInt8, nodes_to_exclude=list(exclude),
-                        extra_options={"ActivationSymmetric": symmetric, "WeightSymmetric": True})
+                        extra_options={"ActivationSymmetric": symmetric, "WeightSymmetric": weight_symmetric})
     finally:
         src.unlink(missing_ok=True)
     return path

@@ -129,7 +129,7 @@ def test_node_tests_quantize_and_dequantize(node_tests):
 # Single QLinearConv models: (input channels, output channels, kernel, strides, pads
 # (top, left, bottom, right), group, activation type, weight zero point); the weights
 # are drawn within 60 of their zero point (as far as int8 reaches), except where a zero
-# point of -100 leaves them -28..227 (9 bits)
+# point of -100 or -128 leaves them spanning int8, -28..227 or 0..255 from it (9 bits)
 CONVS = {
     "3x3-same-uint8": (16, 32, (3, 3), (1, 1), (1, 1, 1, 1), 1, "uint8", 0),
     "1x3-stride-1x2-int8": (32, 16, (1, 3), (1, 2), (0, 1, 0, 1), 1, "int8", 0),
@@ -139,6 +139,7 @@ CONVS = {
     "grouped-2": (32, 32, (3, 3), (1, 1), (1, 1, 1, 1), 2, "int8", 0),
     "weight-zero-point-in-int8": (16, 16, (3, 3), (1, 1), (1, 1, 1, 1), 1, "uint8", 5),
     "weight-zero-point-beyond-int8": (16, 16, (3, 3), (1, 1), (1, 1, 1, 1), 1, "int8", -100),
+    "weight-zero-point-beyond-two-halves": (16, 16, (3, 3), (1, 1), (1, 1, 1, 1), 1, "int8", -128),
 }
 ONNX_TYPES = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8}
 
@@ -175,10 +176,13 @@ def test_qlinearconv_against_the_reference_evaluator(tmp_path, case):
     (want,) = ReferenceEvaluator(model).run(None, {"x": x})
     net, compiled, result = _run(tmp_path / "m.onnx", x)
     assert np.array_equal(result["output"], _ir(want))
-    (c,) = compiled
-    if case == "weight-zero-point-beyond-int8":
+    if case == "weight-zero-point-beyond-int8":     # w - z = (w - k) + (k - z) over the input twice
+        assert [(c.layer.kind, c.where) for c in compiled] == [("concat", "vta"), ("conv2d", "vta")]
+    elif case == "weight-zero-point-beyond-two-halves":    # w spans int8, z = -128: no k keeps both in int8
+        (c,) = compiled
         assert c.where == "host" and "beyond int8" in c.reason
     else:
+        (c,) = compiled
         assert c.where == "vta", c.reason
 
 
