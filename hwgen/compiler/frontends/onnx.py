@@ -1321,7 +1321,7 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
         layer = DepthwiseConv2d(name, (x.name,), weight=weight,
                                 bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero), **common)
     else:
-        halves = [weight] if weight.dtype == np.int8 else _zero_point_halves(w, weight)
+        halves = _zero_point_halves(w.data, weight)
         if group > 1:   # grouped: one convolution whose weights are zero outside each group's channels
             per = o // group
             for k, half in enumerate(halves):
@@ -1329,31 +1329,42 @@ def _conv(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
                 for gi in range(group):
                     full[gi * per:(gi + 1) * per, gi * ci:(gi + 1) * ci] = half[gi * per:(gi + 1) * per]
                 halves[k] = full
-        weight = np.concatenate(halves, axis=1)
-        if len(halves) == 2:    # the input twice: the first half of the weights reads it, the second too
-            twice = Concat(_name(imp, node, "_input_twice"), (x.name, x.name),
-                           requant=np.array([[1, 1, 0, 0, *sem.INT8]], np.int32), in_zero=0, op="Conv")
-            source = dataclasses.replace(_piecewise_out(imp, twice, twice.out_shape(x.shape, x.shape), x.q),
-                                         pads=x.pads)
+        weight, source = np.concatenate(halves, axis=1), _read_twice(imp, node, x, len(halves))
         layer = Conv2d(name, (source.name,), weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
                        **common)
     return _out(imp, layer, layer.out_shape(source.shape), q, lo, hi)
 
 
-def _zero_point_halves(w: _QConst, weight: np.ndarray) -> list[np.ndarray]:
-    """Convolution weights less a zero point per output channel, `weight` (O, C, KH, KW),
-    beyond int8 (asymmetric weights), as two int8 halves over the input read twice:
-    w - z = (w - k) + (k - z), with an offset k per output channel that keeps both
-    within int8 where one does (w - k over the channel's weights, k - z a constant);
-    [weight] where none does (the host runs the layer: mapping.host_reason)."""
-    data = np.asarray(w.data, np.int64)
-    zero = (data - weight)[:, :1, :1, :1]
+def _zero_point_halves(data: np.ndarray, weight: np.ndarray) -> list[np.ndarray]:
+    """Weights less a zero point per output channel, `weight` (O, C, ...), from the
+    stored integers `data` of the same layout: [weight] where they are int8; else, as
+    two int8 halves over the input read twice, w - z = (w - k) + (k - z), with an offset
+    k per output channel that keeps both within int8 where one does (w - k over the
+    channel's weights, k - z a constant); [weight] where none does (the host runs the
+    layer: mapping.host_reason)."""
+    if weight.dtype == np.int8:
+        return [weight]
+    data = np.asarray(data, np.int64)
+    axes = tuple(range(1, data.ndim))
+    zero = (data - weight)[(slice(None), *([slice(0, 1)] * len(axes)))]
     # -128 <= w - k <= 127 and -128 <= k - z <= 127
-    lo = np.maximum(data.max(axis=(1, 2, 3), keepdims=True) - 127, zero - 128)
-    hi = np.minimum(data.min(axis=(1, 2, 3), keepdims=True) + 128, zero + 127)
+    lo = np.maximum(data.max(axis=axes, keepdims=True) - 127, zero - 128)
+    hi = np.minimum(data.min(axis=axes, keepdims=True) + 128, zero + 127)
     if np.any(lo > hi):
         return [weight]
     return [(data - lo).astype(np.int8), np.broadcast_to(lo - zero, weight.shape).astype(np.int8)]
+
+
+def _read_twice(imp, node, x: _QTensor, halves: int) -> _QTensor:
+    """What a convolution or classifier with weights in `halves` reads: x, or for two
+    halves x twice over (a concat of x with itself, the identity), so that the second
+    half of the weights reads it again."""
+    if halves == 1:
+        return x
+    twice = Concat(_name(imp, node, "_input_twice"), (x.name, x.name),
+                   requant=np.array([[1, 1, 0, 0, *sem.INT8]], np.int32), in_zero=0, op=node.op_type)
+    return dataclasses.replace(_piecewise_out(imp, twice, twice.out_shape(x.shape, x.shape), x.q), pads=x.pads,
+                               flat=x.flat)
 
 
 def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
@@ -1370,12 +1381,14 @@ def _gemm(imp, node, x: _QTensor, w: _QConst, b, q, lo, hi, a) -> _QTensor:
     sw = _scales(imp, node, w, o)
     bias = _bias(imp, node, b, x, sw, o)
     # a classifier of a flattened (N, C, H, W) tensor is a convolution by an H x W kernel
-    weight = np.ascontiguousarray(weight.reshape(o, *x.shape[1:]))
+    data = np.asarray(w.data) if trans_b else np.asarray(w.data).T
+    halves = _zero_point_halves(data.reshape(o, *x.shape[1:]), weight.reshape(o, *x.shape[1:]))
+    weight, source = np.ascontiguousarray(np.concatenate(halves, axis=1)), _read_twice(imp, node, x, len(halves))
     params = dict(weight=weight, bias=_fold_zero(imp, node, bias, weight, x.q.ir_zero),
                   requant=multipliers(_conv_ratios(x, sw, q)), zero=q.ir_zero, clip=(lo, hi), rounding=ROUNDING)
     kind = Dense if x.shape[2:] == (1, 1) else Conv2d
-    layer = kind(_name(imp, node), (x.name,), **params)
-    return _out(imp, layer, layer.out_shape(x.shape), q, lo, hi)
+    layer = kind(_name(imp, node), (source.name,), **params)
+    return _out(imp, layer, layer.out_shape(source.shape), q, lo, hi)
 
 
 def _const_quantization(imp, node, c: _QConst) -> Quantization:
