@@ -25,7 +25,7 @@ from ..isa.fields import ALU_IMM_BITS
 from . import ir
 from . import semantics as sem
 from .requant import AddRequant, bias_entries, conv_epilogue, conv_passes, residual_epilogue
-from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles
+from .tiling import ConvShape, Tiling, dram_bytes, fallback, predicted_cycles, window_entries
 
 ENGINES = ("auto", "gemm", "alu")
 GOALS = ("cycles", "bytes")
@@ -104,8 +104,8 @@ def _unlowered(layer, cfg, shapes) -> str | None:
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
         count = int(np.prod(layer.kernels)) if isinstance(layer, ir.AvgPool) else shapes[0][2] * shapes[0][3]
         half = cfg.depth[MemType.ACC] // 2
-        # one output's tile: its window, the sum and a rescale word (lowering.alu.window_tiles)
-        if count + 2 > half:
+        kernel = layer.kernels if isinstance(layer, ir.AvgPool) else tuple(shapes[0][2:])
+        if window_entries(kernel, (1, 1), 1, 1, False, layer.requant is not None) > half:
             return (f"one output's window of {count} positions does not fit half of the {2 * half}-entry ACC "
                     f"(configuration {cfg.name}); the ALU sums a window within one tile")
         if len(immediates(count * layer.in_zero)) > MAX_IMM_PARTS:

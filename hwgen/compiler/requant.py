@@ -233,15 +233,11 @@ class HardSwishSteps(MapSteps):
     """The passes of a hardswish layer (ir.HardSwish): d = x - in_zero; the gate in
     scratch entries u (a copy of d, SCL by A's word unless A is 1, ADD B unless 0, MAX
     0, MIN G) shifted into an SCL word's multiplier field; x = SCL(d, u); then the
-    rescale (`shift`, or SCL by the word `rescale` says is there), the clip and the
-    zero point."""
+    rescale, clip and zero point (`out`, its SCL word "rq" in WORDS)."""
     in_zero: int
     slope: bool
     offset: bool
-    shift: int
-    rescale: bool
-    clip: tuple[int, int]
-    zero: int
+    out: Requant            # its word a placeholder: the values are `words`'
 
     pieces = True           # the gate takes the scratch entries
     WORDS = ("a", "b", "g", "rq")
@@ -249,15 +245,14 @@ class HardSwishSteps(MapSteps):
     @classmethod
     def of(cls, layer: ir.HardSwish) -> "HardSwishSteps":
         a, b, _ = layer.gate
-        return cls(layer.in_zero, a != 1, b != 0, layer.shift, layer.requant is not None, tuple(layer.clip),
-                   layer.zero)
+        out = Requant(layer.shift, tuple(layer.clip), None if layer.requant is None else (0,), layer.zero)
+        return cls(layer.in_zero, a != 1, b != 0, out)
 
     @staticmethod
     def words(layer: ir.HardSwish) -> np.ndarray:
         """(1, len(WORDS)) int32: the layer's words, one set for every channel."""
         a, b, g = layer.gate
-        rescale = 0 if layer.requant is None else scl_word(*(int(v) for v in layer.requant[0]))
-        return np.array([[scl_word(a, 0), b, g, rescale]], np.int64).astype(np.int32)
+        return np.array([[scl_word(a, 0), b, g, Requant.of(layer, 1).channel_words(1)[0]]], np.int64).astype(np.int32)
 
     def steps(self) -> list[tuple[AluOp, str, tuple[str, int | str]]]:
         out: list = [(AluOp.ADD, "x", ("imm", -self.in_zero))] if self.in_zero else []
@@ -265,10 +260,8 @@ class HardSwishSteps(MapSteps):
         out += [(AluOp.ADD, "u", ("word", "b"))] * self.offset
         out += [(AluOp.MAX, "u", ("imm", 0)), (AluOp.MIN, "u", ("word", "g")),
                 (AluOp.SHR, "u", ("imm", -ALU_SCL_SHIFT_BITS)), (AluOp.SCL, "x", ("input", "u"))]
-        out += [(AluOp.SHR, "x", ("imm", self.shift))] * bool(self.shift)
-        out += [(AluOp.SCL, "x", ("word", "rq"))] * self.rescale
-        out += [(AluOp.MAX, "x", ("imm", self.clip[0] - self.zero)), (AluOp.MIN, "x", ("imm", self.clip[1] - self.zero))]
-        return out + [(AluOp.ADD, "x", ("imm", self.zero))] * bool(self.zero)
+        # the rescale's passes (its clip by MAX and MIN: whether ALU_EXT's CLP exists is not known here)
+        return out + [(op, "x", ("word", "rq") if imm is None else ("imm", imm)) for op, imm in self.out.passes(False)]
 
 
 def map_steps(layer) -> MapSteps:

@@ -149,6 +149,16 @@ def span(size: int, stride: int, k: int) -> int:
     return (size - 1) * stride + k
 
 
+def window_entries(kernel, stride, th: int, tw: int, depthwise: bool, words: bool) -> int:
+    """ACC entries of a sliding-window layer's tile of th x tw outputs of one channel
+    block (lowering.alu.lower_window): its input window, its outputs (with depthwise's
+    products), depthwise's weights and the block's bias and SCL word."""
+    (kh, kw), (sh, sw) = kernel, stride
+    kk = kh * kw
+    return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if depthwise else 0))
+            + (kk if depthwise else 0) + depthwise + words)
+
+
 def in_range(start: int, size: int, stride: int, k: int, pad: int, n: int) -> tuple[int, int, int, int]:
     """Input span of `size` outputs from output `start`: (first input index inside the
     image, count inside, padding before, padding after)."""

@@ -19,7 +19,7 @@ from ..mapping import immediates
 from ..requant import AddRequant, HardSwishSteps, PiecewiseSteps, Requant
 from .. import semantics as sem
 from ..semantics import window_out
-from ..tiling import in_range, tiles
+from ..tiling import in_range, tiles, window_entries
 from .conv import Pipeline, add_steps, epilogue, epilogue_steps, map_passes, pass_of
 from .kernels import affine_kernel
 
@@ -92,15 +92,11 @@ def window_tiles(cfg, kind: str, shape, kernel, stride, pad, words: bool, name: 
     blocks have their own weights): a global pool's tiles are otherwise a handful of
     entries, each paying its instructions' costs."""
     nb, cb, h, w = shape
-    (kh, kw), (sh, sw) = kernel, stride
     oh, ow = window_out(h, w, kernel, stride, pad)
-    kk = kh * kw
     dw = kind == "depthwise"
-    per_channel = (1 if dw else 0) + words            # bias entries per channel block
 
     def entries(th, tw):
-        return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if dw else 0))
-                + (kk if dw else 0) + per_channel)
+        return window_entries(kernel, stride, th, tw, dw, words)
     th, tw = _tile_shape(cfg, name, oh, ow, entries)
     return th, tw, 1 if dw or (th, tw) != (oh, ow) else min(cb, cfg.depth[MemType.ACC] // 2 // entries(oh, ow))
 
