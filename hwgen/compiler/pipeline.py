@@ -73,25 +73,28 @@ class CompiledLayer:
 
     def pack_inputs(self, cfg, values: list[np.ndarray]) -> dict[str, np.ndarray]:
         """The program's input regions for the layer's NCHW inputs `values`: input k in
-        the blocked layout of region "in{k}" (input 0 padded first where the host pads
-        it); a product of two activations' operands as lowering.matmul packs them."""
+        the blocked layout of region "in{k}" (`pack_input`); a product of two
+        activations' operands as lowering.matmul packs them."""
         if isinstance(self.layer, ir.MatMul):
             return matmul.pack_operands(self.layer, cfg, *values)
-        out = {}
-        for k, x in enumerate(values):
-            if self.rows:
-                b, c, _, w = self.rows
-                flat = np.zeros((b * w, c), x.dtype)
-                flat[:len(x)] = x[:, :, 0, 0]
-                x = np.ascontiguousarray(flat.reshape(b, w, c).transpose(0, 2, 1)[:, :, None, :])
-            if self.im2col:
-                x = sem.im2col(x, *self.layer.weight.shape[2:], self.layer.strides, self.layer.pads,
-                               self.layer.pad_value)
-            if k == 0 and self.padding is not None:
-                (top, left, bottom, right), value = self.padding
-                x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
-            out[f"in{k}"] = pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
-        return out
+        return {f"in{k}": self.pack_input(cfg, k, x) for k, x in enumerate(values)}
+
+    def pack_input(self, cfg, k: int, x: np.ndarray) -> np.ndarray:
+        """Region "in{k}" for the layer's NCHW input k `x` (not a product of two
+        activations'): blocked by mapping.input_block, input 0 padded first where the
+        host pads it, over im2col patches or rows as pixels where the layer runs so."""
+        if self.rows:
+            b, c, _, w = self.rows
+            flat = np.zeros((b * w, c), x.dtype)
+            flat[:len(x)] = x[:, :, 0, 0]
+            x = np.ascontiguousarray(flat.reshape(b, w, c).transpose(0, 2, 1)[:, :, None, :])
+        if self.im2col:
+            x = sem.im2col(x, *self.layer.weight.shape[2:], self.layer.strides, self.layer.pads,
+                           self.layer.pad_value)
+        if k == 0 and self.padding is not None:
+            (top, left, bottom, right), value = self.padding
+            x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+        return pack_act(x, cfg.batch, input_block(self.layer, cfg, k))
 
     def unpack_output(self, out: np.ndarray) -> np.ndarray:
         """The program's output region "out" as an NCHW tensor."""

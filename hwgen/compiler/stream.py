@@ -1,0 +1,106 @@
+"""Programs across layers: a compiled network's consecutive accelerator layers linked
+into one program each (hwgen.program.link), which the runtime launches once.
+
+A segment ends where a host layer runs, and before a layer that reads a tensor of the
+segment in a layout other than the one its producer stores (host padding, im2col
+patches, rows as pixels, a product's operands, another channel blocking): the host
+makes that layout between two launches. Inside a segment a tensor is one DRAM region,
+stored by its producer and loaded by its consumers; the host writes the segment's
+inputs before the launch and reads back the tensors that a later layer outside the
+segment, or the network's outputs, need."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..program import Program
+from ..program.link import Part, link
+from . import ir
+
+
+@dataclass
+class Segment:
+    """Consecutive accelerator layers (indices into the compiled layers) as one program;
+    `inputs`: (member, input k) whose region (`region`) the host writes before the
+    launch, k None for all of a product of two activations' operands; `outputs`:
+    (region, member) whose tensors the host reads after."""
+    members: list[int]
+    program: Program
+    inputs: list[tuple[int, int | None]]
+    outputs: list[tuple[str, int]]
+
+    @staticmethod
+    def region(member: int, name: str) -> str:
+        """The linked program's name of a member's own region `name`."""
+        return f"{_part(member)}.{name}"
+
+
+def _part(k: int) -> str:
+    return f"L{k}"
+
+
+def _tensor(k: int) -> str:
+    return f"t{k}"
+
+
+def _linkable(producer, consumer, k: int) -> bool:
+    """Whether `consumer` loads its input k as `producer` stores it."""
+    if any(isinstance(c.layer, ir.MatMul) or c.rows for c in (producer, consumer)):
+        return False
+    if consumer.im2col or (k == 0 and consumer.padding is not None):
+        return False
+    return producer.program.regions["out"].shape == consumer.program.regions[f"in{k}"].shape
+
+
+def segments(net: ir.Network, compiled: list) -> list:
+    """The compiled layers in order as host layers (CompiledLayer) and Segments."""
+    producer = {c.layer.name: k for k, c in enumerate(compiled)}
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for k, c in enumerate(compiled):
+        inside = [(j, producer[t]) for j, t in enumerate(c.layer.inputs) if producer.get(t) in current]
+        if c.where == "host" or any(not _linkable(compiled[p], c, j) for j, p in inside):
+            if current:
+                groups.append(current)
+            current = []
+        if c.where == "vta":
+            current.append(k)
+    if current:
+        groups.append(current)
+    readers: dict[str, list[int]] = {}
+    for k, c in enumerate(compiled):
+        for t in c.layer.inputs:
+            readers.setdefault(t, []).append(k)
+    start = {g[0]: g for g in groups}
+    out, k = [], 0
+    while k < len(compiled):
+        if k not in start:
+            out.append(compiled[k])
+            k += 1
+            continue
+        group = start[k]
+        out.append(_segment(net, compiled, group, readers, producer))
+        k = group[-1] + 1
+    return out
+
+
+def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
+    members = set(group)
+    parts, inputs, outputs, roles = [], [], [], {}
+    for k in group:
+        c = compiled[k]
+        shared = {}
+        name = c.layer.name
+        if any(r not in members for r in readers.get(name, [])) or name in net.outputs:
+            outputs.append((_tensor(k), k))
+            roles[_tensor(k)] = "output"
+        shared["out"] = _tensor(k)
+        for j, t in enumerate(c.layer.inputs):
+            if producer.get(t) in members:
+                shared[f"in{j}"] = _tensor(producer[t])
+            elif not isinstance(c.layer, ir.MatMul):
+                inputs.append((k, j))
+        if isinstance(c.layer, ir.MatMul):
+            inputs.append((k, None))
+        parts.append(Part(c.program, _part(k), shared))
+    program = link(parts, f"{net.name}:{compiled[group[0]].layer.name}..{compiled[group[-1]].layer.name}", roles)
+    return Segment(group, program, inputs, outputs)
