@@ -118,9 +118,10 @@ def compile_times(runs, report=None):
     return out
 
 
-def networks(runs, report=None):
+def networks(runs, report=None, stream: bool = False):
     """Each (network name, configuration or its name) of `runs` compiled and run on tsim
-    against the network's reference."""
+    against the network's reference; with `stream` also as programs across layers
+    (hwgen.compiler.stream), its figures under stream_*."""
     out = []
     for net_name, config in runs:
         cfg = load_config(config)
@@ -137,6 +138,12 @@ def networks(runs, report=None):
                     "matches_reference": r["matches_reference"],
                     "compile_seconds": round(t1 - t0, 1), "run_seconds": round(t2 - t1, 1),
                     "host_layers": [e["name"] for e in r["layers"] if e["where"] == "host"]})
+        if stream:
+            s = verify_network(net, cfg, compiled, Tsim(), stream=True)
+            out[-1]["matches_reference"] &= s["matches_reference"]
+            out[-1].update({f"stream_{k}": s[k] for k in ("cycles", "predicted_cycles", "bound_cycles")},
+                           stream_prediction_error=round(s["prediction_error"], 4),
+                           stream_launches=len(s["segments"]))
         if report:
             report(out[-1])
     return out

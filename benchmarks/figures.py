@@ -116,24 +116,28 @@ def _progress(msg: str) -> None:
     print(f"figures: {msg}", file=sys.stderr, flush=True)
 
 
-def _tsim_runs(runs, label: str) -> dict:
+def _tsim_runs(runs, label: str, stream: bool = False) -> dict:
     """Figures of each (network, configuration name, configuration) of `runs` on tsim,
-    keyed network/configuration name/figure; a run that is not bit-exact records nothing."""
+    keyed network/configuration name/figure (with `stream`, also as programs across
+    layers); a run that is not bit-exact records nothing."""
     def report(r):
         _progress(f"{label} {r['network']} on {r['config']}: {r['cycles']:,} cycles "
                   f"({'bit-exact' if r['matches_reference'] else 'MISMATCH'}, {r['run_seconds']} s)")
     figures = {}
-    results = compiler_bench.networks([(net, cfg) for net, _, cfg in runs], report)
+    results = compiler_bench.networks([(net, cfg) for net, _, cfg in runs], report, stream)
+    keys = ["cycles", "mac_utilization", "predicted_cycles", "prediction_error", "bound_cycles"]
+    if stream:
+        keys += ["stream_cycles", "stream_predicted_cycles", "stream_prediction_error", "stream_bound_cycles",
+                 "stream_launches"]
     for (net, name, _), r in zip(runs, results):
         if not r["matches_reference"]:
             raise HwgenError(f"{net} on {name} differs from its reference on tsim: no figure recorded")
-        figures.update({f"{net}/{name}/{k}": r[k]
-                        for k in ("cycles", "mac_utilization", "predicted_cycles", "prediction_error", "bound_cycles")})
+        figures.update({f"{net}/{name}/{k}": r[k] for k in keys})
     return figures
 
 
 def measure_networks() -> dict:
-    return _tsim_runs([(net, name, load_config(name)) for net, name in NETWORK_RUNS], "networks")
+    return _tsim_runs([(net, name, load_config(name)) for net, name in NETWORK_RUNS], "networks", stream=True)
 
 
 def measure_unpipelined() -> dict:

@@ -100,7 +100,7 @@ def run(args) -> int:
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
         summary = verify_network(net, cfg, [c for c, _ in compiled], target,
-                                 args.input_seed, progress=step)
+                                 args.input_seed, progress=step, stream=args.stream)
     if args.json:
         print_json(summary)
     else:
@@ -111,9 +111,14 @@ def run(args) -> int:
                   + ("[green]matches[/green]" if summary["matches_reference"] else "[red]differs from[/red]")
                   + " the reference")
         if summary["cycles"] is not None:
+            what = "the stream's bound" if args.stream else "the layers' bound"
             con.print(f"  {summary['cycles']} cycles (predicted {summary['predicted_cycles']}, "
-                      f"{summary['prediction_error']:+.1%}; the layers' bound {summary['bound_cycles']}), "
+                      f"{summary['prediction_error']:+.1%}; {what} {summary['bound_cycles']}), "
                       f"MAC utilization {summary['mac_utilization']:.1%}")
+        for s in summary.get("segments", []):
+            cycles = f"{s['cycles']} cycles" if "cycles" in s else f"~{s['predicted_cycles']} cycles"
+            con.print(f"  one launch: {len(s['layers'])} layers {s['layers'][0]} .. {s['layers'][-1]}, {cycles} "
+                      f"(predicted {s['predicted_cycles']}, bound {s['bound_cycles']}, {s['bound_limit']})")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED
 
@@ -173,7 +178,7 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
     target = make_target(args, hardware, cfg)
     bar, step = progress_bar(args, len(compiled), f"{net.name} on {args.target}")
     with bar:
-        result = run_network(net, cfg, compiled, x, target, progress=step)
+        result = run_network(net, cfg, compiled, x, target, progress=step, stream=args.stream)
     matches = matches_reference(net, result, x)
     outs = net.model_outputs({net.output: result["output"], **result["taps"]})
     out = outs[net.output_name]

@@ -62,6 +62,9 @@ def run(args) -> int:
     if args.input:
         raise HwgenError(f"--input {args.input}: the input of a compiled network (a directory); a program "
                          f"({args.program}) holds its inputs")
+    if args.stream:
+        raise HwgenError(f"--stream: links the layers of a compiled network (a directory); {args.program} is one "
+                         "program already")
     prog = Program.load(args.program)
     outdir = output_dir(args.output or default_output(args, Path(args.program).with_suffix(""),
                                                       "PROGRAM without its suffix"))

@@ -30,6 +30,10 @@ def register(sub) -> None:
               help="a compiled network's input: float (quantized as the model's first QuantizeLinear does) or "
                    "already quantized (the model's input type); the output is written dequantized to -o FILE "
                    "(default X.out.npy beside the input) and its top 5 printed")
+    r.add_argument("--stream", action="store_true",
+                   help="a compiled network: its consecutive accelerator layers as one program, launched once, each "
+                        "layer's first loads under the one before (docs/compiler.md, \"Programs across layers\"); "
+                        "default: each layer launched alone")
     r.add_argument("--target", default="fsim", choices=[*TARGETS, BOTH],
                    help=HELP + ", or fsim,tsim to run both with traces and print their first divergence; default fsim")
     add_config(r, required=False, help="the target's configuration (default: the program's own)")

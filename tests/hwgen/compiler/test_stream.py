@@ -2,10 +2,13 @@
 consecutive accelerator layers as one program, bit for bit against the numpy reference
 on fsim (whose schedule runs the load module as far ahead as its tokens allow, so a
 missing barrier shows as a wrong result) and tsim, faster than layer by layer."""
+import json
+
 import numpy as np
 import pytest
 
 from hwgen import HwgenError, load_config
+from hwgen.cli import main
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
@@ -149,3 +152,22 @@ def test_streams_on_tsim(cfg_name, network, error):
     assert np.array_equal(stream["output"], net.reference(x))
     assert stream["cycles"] < alone["cycles"]
     assert abs(stream["prediction_error"]) < error
+
+
+def test_hwgen_run_stream(tmp_path, capsys):
+    """`hwgen run DIR --stream`: one launch for the accelerator layers, figures per
+    launch; on one program it is bad input (exit 2)."""
+    small_net().save(tmp_path / "model")
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config", "default", "-o",
+                 str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "out"), "--stream", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (seg,) = summary["segments"]
+    assert summary["matches_reference"] is True
+    assert seg["layers"] == [e["name"] for e in summary["layers"] if e["where"] == "vta"]
+    assert all(e.get("segment") == 0 for e in summary["layers"] if e["where"] == "vta")
+    assert seg["bound_cycles"] <= summary["layer_bound_cycles"] and seg["predicted_cycles"] > seg["bound_cycles"]
+    prog = next((tmp_path / "out").glob("*.vtaprog"))
+    assert main(["run", str(prog), "--stream"]) == 2
+    assert "--stream: links the layers of a compiled network" in capsys.readouterr().err
