@@ -525,6 +525,9 @@ def _engineir_quotes(net: str, label: str) -> list:
 
 
 _HEADLINES = "| headline | figure | details |"
+_STREAMS = "| network on tsim | layer by layer | one stream |"
+_STREAM_ROWS = {("resnet18", "default"): "| ResNet-18, default |", ("resnet18", "1x64x64"): "| ResNet-18, 1x64x64 |",
+                ("mobilenet_v1", "default"): "| MobileNet-v1, default |"}
 _MOBILENET = "| MobileNet-v1, 1x32x32 / 1x64x64 |"
 _UNPIPELINED, _FASTEST = "| unpipelined GEMM/ALU", "| fastest configuration against the default |"
 _COMPILE = "the first time and"
@@ -542,6 +545,12 @@ _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
 _COVERAGE = "| unit | default: lines |"
 QUOTES = [
+    # docs/compiler.md: programs across layers against layer by layer
+    *(Quote(f"networks/{net}/{config}/{figure}", row, cell, kind, table=_STREAMS, file=COMPILER)
+      for (net, config), row in _STREAM_ROWS.items()
+      for figure, cell, kind in (("cycles", 1, "count"), ("stream_cycles", 2, "count"),
+                                 ("stream_prediction_error", 3, "error"), ("bound_cycles", 4, "count"),
+                                 ("stream_bound_cycles", 5, "count"))),
     # README: the headline figures and the test suite's size and time
     *_headline_quotes("resnet18", "default", "| ResNet-18 on the default core"),
     *_headline_quotes("resnet18", "1x32x32", "| ResNet-18 on 1x32x32"),

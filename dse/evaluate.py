@@ -29,6 +29,7 @@ import sim
 from floorplan.checks import check
 from floorplan.vta import STYLES
 from hwgen import __version__
+from hwgen.clocks import clock
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.pipeline import compile_network
 from hwgen.config import VTAConfig
@@ -81,8 +82,8 @@ class Job:
 # model, the floorplanner, the FPGA flows and device tables, and this module with its
 # area models.
 MEASURED = ("hwgen/vta", "hwgen/isa", "hwgen/program", "hwgen/compiler", "hwgen/mapper", "hwgen/fpga", "hwgen/config.py",
-            "hwgen/devices.py", "hwgen/geometry.py", "hwgen/registers.py", "hwgen/sram.py", "hwgen/tech.py",
-            "hwgen/flows.py", "hwgen/version.py", "sim", "floorplan", "dse/evaluate.py", "dse/areas.py")
+            "hwgen/devices.py", "hwgen/clocks.py", "hwgen/geometry.py", "hwgen/registers.py", "hwgen/sram.py",
+            "hwgen/tech.py", "hwgen/flows.py", "hwgen/version.py", "sim", "floorplan", "dse/evaluate.py", "dse/areas.py")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -163,7 +164,7 @@ def _measure(job: Job) -> dict:
         return {**out, "status": "infeasible", "message": str(e)}
     run = verify_network(net, cfg, compiled, sim.target("tsim"))
     out.update(cycles=run["cycles"], mac_utilization=run["mac_utilization"], dram_bytes=run["dram_bytes"],
-               tsim_seconds=run["wall_seconds"])
+               tsim_seconds=run["wall_seconds"], time=clock(cfg).time(run["cycles"], net.input_shape[0]))
     if not run["matches_reference"]:
         return {**out, "status": "mismatch", "message": "tsim's output differs from the network's reference"}
     energy = network_energy(cfg, compiled)

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from benchmarks import figures
+from hwgen.clocks import MEASURED
 from benchmarks.figures import KINDS, QUOTES, Quote, QuoteError, check_quotes, place_quotes, write_quotes
 
 
@@ -277,3 +278,12 @@ def test_a_section_measured_on_other_sources_is_named_stale(tmp_path, monkeypatc
     record["sections"]["other"]["sources"] = figures.sources_digest("other", tmp_path)
     path.write_text(json.dumps(record))
     assert figures.main(["--record", str(path), "--stale"]) == 0
+
+
+def test_the_measured_clocks_are_the_records_worst_seeds():
+    """hwgen.clocks.MEASURED holds, per build, the lowest Fmax of the stock flow's seeds
+    in the record's timing section (measured on ECP5, benchmarks/fpga_timing.py)."""
+    timing = json.loads(figures.RECORD.read_text())["sections"]["timing"]["figures"]
+    for (family, name), mhz in MEASURED.items():
+        seeds = [v for k, v in timing.items() if re.fullmatch(rf"{re.escape(name)}/stock/seed\d+_mhz", k)]
+        assert family == "ecp5" and len(seeds) == 5 and mhz == min(seeds)

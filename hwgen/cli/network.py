@@ -9,6 +9,7 @@ import numpy as np
 
 from sim.runtime import SPLIT, matches_reference, run_network, verify_network
 
+from ..clocks import clock
 from ..config import load_config
 from ..compiler.pipeline import compile_network, load_compiled, mac_split, save_compiled
 from ..compiler.frontends import zoo
@@ -101,6 +102,8 @@ def run(args) -> int:
     with bar:
         summary = verify_network(net, cfg, [c for c, _ in compiled], target,
                                  args.input_seed, progress=step, stream=args.stream)
+    if summary["cycles"] is not None:
+        summary["time"] = clock(hardware or cfg).time(summary["cycles"], net.input_shape[0])
     if args.json:
         print_json(summary)
     else:
@@ -115,12 +118,18 @@ def run(args) -> int:
             con.print(f"  {summary['cycles']} cycles (predicted {summary['predicted_cycles']}, "
                       f"{summary['prediction_error']:+.1%}; {what} {summary['bound_cycles']}), "
                       f"MAC utilization {summary['mac_utilization']:.1%}")
+            _print_time(con, summary["time"])
         for s in summary.get("segments", []):
             cycles = f"{s['cycles']} cycles" if "cycles" in s else f"~{s['predicted_cycles']} cycles"
             con.print(f"  one launch: {len(s['layers'])} layers {s['layers'][0]} .. {s['layers'][-1]}, {cycles} "
                       f"(predicted {s['predicted_cycles']}, bound {s['bound_cycles']}, {s['bound_limit']})")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED
+
+
+def _print_time(con, time: dict) -> None:
+    con.print(f"  {time['ms_per_inference']:g} ms per inference, {time['inferences_per_second']:g} inferences/s at "
+              f"{time['clock_mhz']:g} MHz ({time['clock_source']})")
 
 
 def read_input(path: str | Path, net: Network) -> np.ndarray:
@@ -193,6 +202,8 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
                "output": str(out_path), "top5": top5, "cycles": result.get("cycles"),
                "matches_reference": matches, "wall_seconds": round(result["wall_seconds"], 3),
                "layers": result["layers"], **{k: result[k] for k in SPLIT}}
+    if summary["cycles"] is not None:
+        summary["time"] = clock(hardware or cfg).time(summary["cycles"], len(x))
     if args.json:
         print_json(summary)
     else:
@@ -204,4 +215,5 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
                       + ", ".join(f"{e['class']} ({e['value']:.4g})" for e in row))
         if summary["cycles"] is not None:
             con.print(f"  {summary['cycles']} cycles")
+            _print_time(con, summary["time"])
     return OK if matches else FAILED

@@ -41,6 +41,9 @@ def made_up_points(n=40, seed=3):
              "fpga": {"family": "xc7", "lut": lut, "ff": 2 * lut, "bram": blk * 2, "dsp": blk * 4},
              "asic": {"die_mm2": round(blk ** 2 / 100 + rng.choice([0.5, 1.0]), 3)}}
         p["fit"] = {"fits": lut < 0.9 * 53200 and blk * 4 < 0.9 * 220}
+        mhz = rng.choice([80, 100, 125])          # options that trade cycles for clock rate
+        p["time"] = {"clock_mhz": mhz, "ms_per_inference": cycles / (mhz * 1e3),
+                     "inferences_per_second": mhz * 1e6 / cycles}
         points.append(p)
     points += [dict(points[5], key="dup5"), dict(points[9], key="dup9")]      # duplicates
     # better in every figure, but not measured: never on a front
@@ -55,7 +58,8 @@ def figures(p, names, model):
     for n in names:
         v = p["asic"]["die_mm2"] if n == "area" and model == "asic" else \
             round(max(100 * p["fpga"][r] / c for r, c in (("lut", 53200), ("ff", 106400), ("bram", 140),
-                                                            ("dsp", 220))), 2) if n == "area" else p[n]
+                                                            ("dsp", 220))), 2) if n == "area" else \
+            p["time"][n] if n in ("ms_per_inference", "inferences_per_second") else p[n]
         out.append(-v if OBJECTIVES[n].direction == "maximise" else v)
     return out
 
@@ -97,6 +101,8 @@ def test_default_objectives_keep_the_summary_keys(tmp_path):
     ["cycles", "area", "dram_bytes", "mac_utilization"],
     ["cycles", "dram_bytes"],
     ["dram_bytes", "mac_utilization", "cycles"],
+    ["area", "ms_per_inference"],
+    ["inferences_per_second", "dram_bytes", "cycles"],
 ])
 def test_fronts_in_the_objectives_of_the_space_file(tmp_path, names):
     space = space_file(tmp_path, names)
@@ -149,7 +155,8 @@ def test_the_summary_is_json_and_objectives_do_not_enter_the_cache_keys(tmp_path
 
 @pytest.mark.parametrize("line,words", [
     ("objectives: [area, power]", ["objectives[1]", "unknown objective 'power'",
-                                   "the known objectives are area, cycles, dram_bytes, mac_utilization, energy, "
+                                   "the known objectives are area, cycles, ms_per_inference, inferences_per_second, dram_bytes, "
+                                   "mac_utilization, energy, "
                                    "best_energy"]),
     ("objectives: [cycles]", ["objectives", "at least two", "area, cycles"]),
     ("objectives: cycles", ["objectives", "a list"]),
@@ -171,3 +178,17 @@ def test_area_as_an_objective_needs_an_area_model(tmp_path, capsys):
     assert "objectives: area needs an area model" in capsys.readouterr().err
     path.write_text("networks: [resnet18]\n")          # the default pair: no front without area, as before
     assert load_space(path).objectives == DEFAULT
+
+
+def test_time_judges_a_faster_clock_that_costs_cycles(tmp_path):
+    """Of two points of one area, the one with more cycles at a faster clock takes less
+    time: by cycles the other is the front, by time this one."""
+    space = space_file(tmp_path, ["area", "ms_per_inference"])
+    base = made_up_points()[0]
+    slow = {**base, "key": "slow", "label": "slow clock", "cycles": 1_000_000,
+            "time": {"ms_per_inference": 20.0, "inferences_per_second": 50.0}}
+    fast = {**base, "key": "fast", "label": "fast clock", "cycles": 1_500_000,
+            "time": {"ms_per_inference": 15.0, "inferences_per_second": 66.7}}
+    for names, best in ((["area", "ms_per_inference"], "fast"), (["area", "cycles"], "slow")):
+        summary = summarise(space_file(tmp_path, names), [slow, fast])
+        assert [f["key"] for f in summary["networks"][NET]["fronts"]["asic"]] == [best]

@@ -171,3 +171,20 @@ def test_hwgen_run_stream(tmp_path, capsys):
     prog = next((tmp_path / "out").glob("*.vtaprog"))
     assert main(["run", str(prog), "--stream"]) == 2
     assert "--stream: links the layers of a compiled network" in capsys.readouterr().err
+
+
+@pytest.mark.tsim
+@pytest.mark.slow
+def test_hwgen_run_reports_time_per_inference(tmp_path, capsys):
+    """On tsim `hwgen run` reports milliseconds per inference and inferences per second
+    at the configuration's clock (the default's FREQ_MHZ: its Fmax is not measured)."""
+    small_net().save(tmp_path / "model")
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config", "default", "-o",
+                 str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "out"), "--stream", "--target", "tsim", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    t = summary["time"]
+    assert t["clock_mhz"] == 100 and "FREQ_MHZ" in t["clock_source"]
+    assert t["ms_per_inference"] == round(summary["cycles"] / 100e3, 4)
+    assert t["inferences_per_second"] == round(100e6 / summary["cycles"], 2)
