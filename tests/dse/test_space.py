@@ -160,11 +160,11 @@ PYNQ_PORT = "memory port (S_AXI_ACP, 64 bits): its cycles would not hold on the 
      "point FPGA=ecp5 builds for ecp5 but area.fpga synthesizes for xc7: "
      "the area must be of the design whose cycles are measured"),
     ("networks: [resnet18]\nobjectives: [cycles]", "objectives",
-     "a list of at least two objectives among area, cycles, dram_bytes, mac_utilization, energy, best_energy, "
-     "got ['cycles']"),
+     "a list of at least two objectives among area, cycles, ms_per_inference, inferences_per_second, dram_bytes, "
+     "mac_utilization, energy, best_energy, got ['cycles']"),
     ("networks: [resnet18]\nobjectives: [cycles, bytes]", "objectives[1]",
-     "unknown objective 'bytes'; the known objectives are area, cycles, dram_bytes, mac_utilization, energy, "
-     "best_energy"),
+     "unknown objective 'bytes'; the known objectives are area, cycles, ms_per_inference, inferences_per_second, "
+     "dram_bytes, mac_utilization, energy, best_energy"),
     ("networks: [resnet18]\nobjectives: [cycles, dram_bytes, cycles]", "objectives[2]", "cycles is given twice"),
     ("networks: [resnet18]\nobjectives: [area, cycles]", "objectives",
      "area needs an area model: set area.fpga (a family) and/or area.asic (a tech), "
