@@ -38,6 +38,7 @@ from hwgen.geometry import OVERLAP_HALVES, overlap_halves
 from hwgen.isa import AluOp, MemType, Module
 from hwgen.isa.opcodes import alu_ops
 from hwgen.program import Program, ProgramBuilder
+from hwgen.program.link import Part, link
 
 from .compare import compare_traces
 from .fsim import Fsim
@@ -367,9 +368,31 @@ def _pad_kind(pads) -> str:
     return "none" if not names else names[0] if len(names) == 1 else "several sides"
 
 
+STREAM_SHARE = 0.25    # of the programs, those that are streams of linked programs
+
+
 def random_program(cfg, seed: int) -> Generated:
-    """A random legal program for `cfg`, reproducible from `seed`."""
-    return _Gen(cfg, np.random.default_rng(seed)).build()
+    """A random legal program for `cfg`, reproducible from `seed`: one of the generator's,
+    or (STREAM_SHARE of them) a stream of two or three linked into one
+    (hwgen.program.link), each after the first reading the one before's output region as
+    its ACC_8BIT input and, where BLOCK_IN is BLOCK_OUT, as its INP input, so that its
+    loads run ahead of the part before up to the barrier."""
+    pick = np.random.default_rng([seed, 1])
+    if pick.random() >= STREAM_SHARE:
+        return _Gen(cfg, np.random.default_rng(seed)).build()
+    parts, features = [], Counter()
+    for k in range(int(pick.integers(2, 4))):
+        gen = _Gen(cfg, np.random.default_rng([seed, 2, k])).build()
+        features.update(gen.features)
+        shared = {"out": f"t{k}"}
+        if k:
+            shared["acc8"] = f"t{k - 1}"
+            if cfg.block_in == cfg.block_out:
+                shared["inp"] = f"t{k - 1}"
+        parts.append(Part(gen.program, f"p{k}", shared))
+    features[f"stream of {len(parts)} linked programs"] += 1
+    roles = {f"t{k}": "output" for k in range(len(parts))}
+    return Generated(link(parts, "fuzz-stream", roles), features)
 
 
 def random_config(seed: int):
