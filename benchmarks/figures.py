@@ -276,7 +276,9 @@ def measure_boards() -> dict:
         for name, label in BOARD_POINTS.items():
             p = by_label[label]
             figures.update({f"{board}/{name}_cycles": p["cycles"], f"{board}/{name}_fits": p["fit"]["fits"],
-                            f"{board}/{name}_bram_percent": p["fit"]["percent"]["bram"]})
+                            f"{board}/{name}_bram_percent": p["fit"]["percent"]["bram"],
+                            f"{board}/{name}_ms_per_inference": p["time"]["ms_per_inference"],
+                            f"{board}/{name}_clock_mhz": p["time"]["clock_mhz"]})
         wide = [p for p in points if p["geometry"]["block_out"] > p["geometry"]["block_in"]]
         figures.update({f"{board}/wide_points": len(wide), f"{board}/wide_fitting": sum(p["fit"]["fits"] for p in wide),
                         f"{board}/wide_cycles_min": min(p["cycles"] for p in wide),

@@ -217,6 +217,7 @@ def link(parts: list[Part], name: str, roles: dict[str, str] | None = None) -> P
             sync.stored[r] = k
         streams.append(insns)
     out: list[Instruction] = []
+    ends = []                     # each part's closing instruction (its no-op, or FINISH)
     for k, insns in enumerate(streams):
         if k + 1 < len(streams):
             fin = [j for j, insn in enumerate(insns) if insn.opcode == Opcode.FINISH]
@@ -228,13 +229,15 @@ def link(parts: list[Part], name: str, roles: dict[str, str] | None = None) -> P
             insns = insns[:-1] + [_noop(C, **flags)]
         if k:
             insns = _hoist_uops(out, insns)
+            ends[-1] = len(out) - 1
         out.extend(insns)
+        ends.append(len(out) - 1)
     dram = np.zeros(max((r.end for r in regions.values()), default=0), np.uint8)
     for part, own in zip(parts, names):
         for r in part.program.regions.values():
             if part.shared.get(r.name) is None:
                 t = regions[own[r.name]]
                 dram[t.addr:t.end] = part.program.dram[r.addr:r.end]
-    prog = Program(cfg, out, dram, regions, {"name": name, "parts": [p.name for p in parts]})
+    prog = Program(cfg, out, dram, regions, {"name": name, "parts": [p.name for p in parts], "part_ends": ends})
     check_program(prog)
     return prog
