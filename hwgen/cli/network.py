@@ -46,6 +46,14 @@ def compile_cmd(args) -> int:
             places = quant["places"]
         else:
             net = Network.load(args.model)
+    if args.batch != 1:
+        if places is not None:
+            raise HwgenError(f"--batch {args.batch}: an ONNX model's batch is its input's first dimension (its host "
+                             "parts are ONNX Runtime sessions of that shape); export the model with that batch")
+        if net.input_shape[0] != 1:
+            raise HwgenError(f"--batch {args.batch}: {args.network or args.model} already takes a batch of "
+                             f"{net.input_shape[0]}; give a model of one image")
+        net = net.batched(args.batch)
     options = MappingOptions(reuse=not args.no_reuse, depthwise=args.depthwise_engine, goal=args.tiling_goal,
                              channel_light=args.channel_light)
     bar, step = progress_bar(args, len(net.layers), "compiling")

@@ -25,6 +25,9 @@ def register(sub) -> None:
                    "weights.npz beside it), as written by hwgen compile")
     add_config(p)
     add_output(p, "-o", "--output", kind=NetworkOutput, required=True, help="output directory")
+    p.add_argument("--batch", type=at_least(1), default=1,
+                   help="images per run (a zoo network or a model.json): every layer takes the batch, its weights "
+                        "loaded once per batch where the tiling keeps them (default 1)")
     p.add_argument("--no-reuse", action="store_true", help="plain virtual threads (reload shared chunks)")
     p.add_argument("--depthwise-engine", choices=ENGINES, default="auto",
                    help="depthwise convolutions on the GEMM (block-diagonal weights, needs BLOCK_IN == BLOCK_OUT), "

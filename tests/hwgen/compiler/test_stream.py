@@ -188,3 +188,26 @@ def test_hwgen_run_reports_time_per_inference(tmp_path, capsys):
     assert t["clock_mhz"] == 100 and "FREQ_MHZ" in t["clock_source"]
     assert t["ms_per_inference"] == round(summary["cycles"] / 100e3, 4)
     assert t["inferences_per_second"] == round(100e6 / summary["cycles"], 2)
+
+
+def test_a_batch_compiled_and_run_from_the_command_line(tmp_path, capsys):
+    """`hwgen compile --batch 3`: every layer takes three images (a classifier's as rows
+    of pixels); `hwgen run --stream --input` takes the three and gives each its output,
+    bit-exact against the reference image by image."""
+    net = small_net()
+    net.save(tmp_path / "model")
+    assert main(["compile", "--model", str(tmp_path / "model" / "model.json"), "--config", "default", "--batch", "3",
+                 "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    x = np.random.default_rng(4).integers(-60, 60, (3, *net.input_shape[1:]), dtype=np.int8)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(tmp_path / "out"), "--stream", "--input", str(tmp_path / "x.npy"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["matches_reference"] is True and len(summary["top5"]) == 3
+    got = np.load(tmp_path / "x.out.npy")
+    for k in range(3):
+        assert np.array_equal(got[k], net.reference(x[k:k + 1])[0])
+    net.batched(2).save(tmp_path / "two")
+    assert main(["compile", "--model", str(tmp_path / "two" / "model.json"), "--config", "default", "--batch", "2",
+                 "-o", str(tmp_path / "out2")]) == 2
+    assert "already takes a batch of 2" in capsys.readouterr().err
