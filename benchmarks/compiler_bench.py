@@ -118,14 +118,14 @@ def compile_times(runs, report=None):
     return out
 
 
-def networks(runs, report=None, stream: bool = False):
-    """Each (network name, configuration or its name) of `runs` compiled and run on tsim
-    against the network's reference; with `stream` also as programs across layers
-    (hwgen.compiler.stream), its figures under stream_*."""
+def networks(runs, report=None, stream: bool = False, batch: int = 1):
+    """Each (network name, configuration or its name) of `runs` compiled for batches of
+    `batch` images and run on tsim against the network's reference; with `stream` also
+    as programs across layers (hwgen.compiler.stream), its figures under stream_*."""
     out = []
     for net_name, config in runs:
         cfg = load_config(config)
-        net = zoo.get(net_name)
+        net = zoo.get(net_name).batched(batch)
         t0 = time.perf_counter()
         compiled = compile_network(net, cfg)
         t1 = time.perf_counter()
@@ -143,7 +143,7 @@ def networks(runs, report=None, stream: bool = False):
             out[-1]["matches_reference"] &= s["matches_reference"]
             out[-1].update({f"stream_{k}": s[k] for k in ("cycles", "predicted_cycles", "bound_cycles")},
                            stream_prediction_error=round(s["prediction_error"], 4),
-                           stream_launches=len(s["segments"]))
+                           stream_launches=len(s["segments"]), stream_cycles_per_image=s["cycles"] // batch)
         if report:
             report(out[-1])
     return out

@@ -95,6 +95,7 @@ RECORD = ROOT / "benchmarks" / "figures.json"
 README = ROOT / "README.md"
 
 NETWORK_RUNS = [(net, config) for net in ("resnet18", "mobilenet_v1") for config in ("default", "1x32x32", "1x64x64")]
+BATCH_RUNS = [("resnet18", "default", 4)]
 UNPIPELINED_RUNS = [("resnet18", "default"), ("resnet18", "1x64x64")]
 COMPILE_RUNS = [("resnet18", "default"), ("mobilenet_v1", "default")]
 ONNX_MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_lite0", "detector", "unet", "transformer",
@@ -137,7 +138,15 @@ def _tsim_runs(runs, label: str, stream: bool = False) -> dict:
 
 
 def measure_networks() -> dict:
-    return _tsim_runs([(net, name, load_config(name)) for net, name in NETWORK_RUNS], "networks", stream=True)
+    figures = _tsim_runs([(net, name, load_config(name)) for net, name in NETWORK_RUNS], "networks", stream=True)
+    for net, name, batch in BATCH_RUNS:
+        (r,) = compiler_bench.networks([(net, load_config(name))], stream=True, batch=batch)
+        if not r["matches_reference"]:
+            raise HwgenError(f"{net} on {name}, batch {batch}, differs from its reference on tsim: no figure recorded")
+        _progress(f"networks {net} on {name}, batch {batch}: {r['stream_cycles_per_image']:,} cycles per image")
+        figures.update({f"{net}/{name}/batch{batch}/{k}": r[k] for k in
+                        ("cycles", "stream_cycles", "stream_cycles_per_image", "stream_prediction_error")})
+    return figures
 
 
 def measure_unpipelined() -> dict:

@@ -10,10 +10,11 @@ from dse.report import run_report, write_report_charts
 from dse.space import budget_text
 from sim import TsimOptions
 
+from ..clocks import clock
 from ..compiler.pipeline import load_compiled
 from ..files import staged
 from .common import FAILED, OK, output_dir, print_json, read_paths
-from .terminal import console, progress_bar, stages
+from .terminal import console, print_time, progress_bar, stages
 
 
 def dse(args) -> int:
@@ -63,6 +64,7 @@ def report(args) -> int:
     bar, step = progress_bar(args, len(compiled), f"{net.name} on tsim")
     with bar:
         rep = run_report(net, cfg, [c for c, _ in compiled], args.resolution, args.input_seed, progress=step)
+    rep["time"] = clock(cfg).time(rep["cycles"], net.input_shape[0])
     with stages("drawing the charts"), staged(out, inputs=read_paths(args)) as stage:
         rep["charts"] = write_report_charts(stage.path, rep)
         (stage.path / "report.json").write_text(json.dumps(rep, indent=1))
@@ -76,6 +78,7 @@ def report(args) -> int:
               f"{rep['mac_utilization']:.1%}; output "
               + ("[green]matches[/green]" if rep["matches_reference"] else "[red]differs from[/red]")
               + f" the reference -> {out}")
+    print_time(con, rep["time"])
     con.print(f"  roofs: {r['peak_macs_per_cycle']} MACs/cycle, {r['bus_bytes_per_cycle']} bytes/cycle (ridge "
               f"{r['ridge_macs_per_byte']:g} MACs/byte); memory-bound layers: {', '.join(memory) or 'none'}")
     con.print(f"  the layers' bound from their work: {rep['bound_cycles']:,} cycles (the run takes "

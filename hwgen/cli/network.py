@@ -21,7 +21,7 @@ from ..files import read_bytes, replacing, staged
 from .common import FAILED, OK, default_output, output_dir, print_json, read_paths
 from .parsers.run import TARGETS
 from .targets import config, make_target
-from .terminal import console, progress_bar, stages
+from .terminal import console, print_time, progress_bar, stages
 
 
 def import_onnx(path, what: str):
@@ -126,18 +126,13 @@ def run(args) -> int:
             con.print(f"  {summary['cycles']} cycles (predicted {summary['predicted_cycles']}, "
                       f"{summary['prediction_error']:+.1%}; {what} {summary['bound_cycles']}), "
                       f"MAC utilization {summary['mac_utilization']:.1%}")
-            _print_time(con, summary["time"])
+            print_time(con, summary["time"])
         for s in summary.get("segments", []):
             cycles = f"{s['cycles']} cycles" if "cycles" in s else f"~{s['predicted_cycles']} cycles"
             con.print(f"  one launch: {len(s['layers'])} layers {s['layers'][0]} .. {s['layers'][-1]}, {cycles} "
                       f"(predicted {s['predicted_cycles']}, bound {s['bound_cycles']}, {s['bound_limit']})")
         con.print(f"  DRAM bytes {summary['dram_bytes']}; {summary['wall_seconds']} s")
     return OK if summary["matches_reference"] else FAILED
-
-
-def _print_time(con, time: dict) -> None:
-    con.print(f"  {time['ms_per_inference']:g} ms per inference, {time['inferences_per_second']:g} inferences/s at "
-              f"{time['clock_mhz']:g} MHz ({time['clock_source']})")
 
 
 def read_input(path: str | Path, net: Network) -> np.ndarray:
@@ -223,5 +218,5 @@ def _run_input(args, net, cfg, compiled, hardware) -> int:
                       + ", ".join(f"{e['class']} ({e['value']:.4g})" for e in row))
         if summary["cycles"] is not None:
             con.print(f"  {summary['cycles']} cycles")
-            _print_time(con, summary["time"])
+            print_time(con, summary["time"])
     return OK if matches else FAILED

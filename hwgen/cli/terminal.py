@@ -89,3 +89,9 @@ def stages(what: str) -> Iterator[Callable[[str], None]]:
         return
     with console(stderr=True).status(what, spinner="dots") as status:
         yield lambda msg: status.update(f"{msg} ({time.perf_counter() - t0:.0f} s)")
+
+
+def print_time(con, time: dict) -> None:
+    """A run's time per inference (hwgen.clocks.Clock.time) as one line."""
+    con.print(f"  {time['ms_per_inference']:g} ms per inference, {time['inferences_per_second']:g} inferences/s at "
+              f"{time['clock_mhz']:g} MHz ({time['clock_source']})")

@@ -66,4 +66,7 @@ def test_report_command_writes_charts_and_the_json(tmp_path, capsys):
     svg = (out / "roofline.svg").read_text()
     assert all(p["layer"] in svg for p in saved["roofline"]["layers"])
     assert np.isclose(saved["activity"]["bin_cycles"] * saved["activity"]["bins"], saved["cycles"])
+    # 1x8x8 without FPGA: generic RTL, whose Fmax is not measured: the clock target
+    assert saved["time"]["clock_mhz"] == cfg.FREQ_MHZ and "not measured" in saved["time"]["clock_source"]
+    assert saved["time"]["ms_per_inference"] == round(saved["cycles"] / (cfg.FREQ_MHZ * 1e3), 4)
     assert main(["report", str(net_dir), "-o", str(out), "--resolution", "100"]) == 2
