@@ -556,6 +556,15 @@ _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
 _BOARDS = "| best configuration within a board's device"
 _COVERAGE = "| unit | default: lines |"
 QUOTES = [
+    # docs/benchmarks.md: programs across layers, a batch, time per inference
+    Quote("networks/resnet18/default/stream_cycles", "`hwgen run DIR --stream`), ResNet-18 takes", None, "count",
+          file=BENCHMARKS),
+    Quote("networks/resnet18/1x64x64/stream_cycles", "on 1x64x64; in batches of four images", None, "count",
+          file=BENCHMARKS),
+    Quote("networks/resnet18/default/batch4/stream_cycles_per_image",
+          "cycles per image on the default configuration. At the clock", None, "count", file=BENCHMARKS),
+    Quote("boards/pynq/default_ms_per_inference", "ms per inference on the Pynq's default build", None, "decimal1",
+          file=BENCHMARKS),
     # docs/compiler.md: programs across layers against layer by layer
     *(Quote(f"networks/{net}/{config}/{figure}", row, cell, kind, table=_STREAMS, file=COMPILER)
       for (net, config), row in _STREAM_ROWS.items()
@@ -567,6 +576,16 @@ QUOTES = [
     *_headline_quotes("resnet18", "1x32x32", "| ResNet-18 on 1x32x32"),
     *_headline_quotes("resnet18", "1x64x64", "| ResNet-18 on 1x64x64"),
     *_headline_quotes("mobilenet_v1", "default", "| MobileNet-v1 on the default core"),
+    Quote("networks/resnet18/default/stream_cycles", "| ResNet-18 as one program across layers", 1, "count",
+          table=_HEADLINES),
+    Quote("networks/resnet18/default/stream_prediction_error", "| ResNet-18 as one program across layers", 1, "error",
+          table=_HEADLINES),
+    Quote("networks/resnet18/default/batch4/stream_cycles_per_image", "| ResNet-18 as one program across layers", 1,
+          "count", 1, table=_HEADLINES),
+    *(Quote(f"boards/{board}/default_ms_per_inference", "| ResNet-18 on the Pynq's / DE10-Nano's default build", 1,
+            "decimal1", k, table=_HEADLINES) for k, board in enumerate(BOARD_SPACES)),
+    Quote("boards/pynq/default_clock_mhz", "| ResNet-18 on the Pynq's / DE10-Nano's default build", 1, "integer", 4,
+          table=_HEADLINES),
     *(q for nth, config in enumerate(("1x32x32", "1x64x64")) for q in (
         Quote(f"networks/mobilenet_v1/{config}/cycles", "| MobileNet-v1 on 1x32x32 / 1x64x64", 1, "count", nth,
               table=_HEADLINES),
