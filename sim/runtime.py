@@ -117,13 +117,13 @@ def _run_layer(cfg, c, values, target, building, layers, activities) -> dict:
 def _run_segment(cfg, compiled, seg: Segment, values, target, building, layers, activities, index: int) -> dict:
     t = time.perf_counter()
     writes = {}
-    for k, j in seg.inputs:
+    for k, j in seg.inputs:      # the inputs from outside the segment: the others are its own tensors
         c = compiled[k]
-        ins = [values[t] for t in c.layer.inputs]
         if j is None:
+            ins = [values[t] for t in c.layer.inputs]
             writes.update({seg.region(k, r): v for r, v in c.pack_inputs(cfg, ins).items()})
         else:
-            writes[seg.region(k, f"in{j}")] = c.pack_input(cfg, j, ins[j])
+            writes[seg.region(k, f"in{j}")] = c.pack_input(cfg, j, values[c.layer.inputs[j]])
     got, run, session = _launch(seg.program, target, building, writes, [r for r, _ in seg.outputs])
     for region, k in seg.outputs:
         values[compiled[k].layer.name] = compiled[k].unpack_output(got[region])

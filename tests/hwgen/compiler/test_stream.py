@@ -9,7 +9,9 @@ import pytest
 
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
+from hwgen.compiler import semantics as sem
 from hwgen.compiler.frontends import zoo
+from hwgen.compiler.ir import Add, Conv2d, MaxPool, Network
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
 from hwgen.isa import MemType, Module, Opcode
@@ -211,3 +213,21 @@ def test_a_batch_compiled_and_run_from_the_command_line(tmp_path, capsys):
     assert main(["compile", "--model", str(tmp_path / "two" / "model.json"), "--config", "default", "--batch", "2",
                  "-o", str(tmp_path / "out2")]) == 2
     assert "already takes a batch of 2" in capsys.readouterr().err
+
+
+def test_a_layer_reading_one_input_from_the_segment_and_one_from_the_host():
+    """An add whose first input a layer of its segment stores and whose second the host
+    layer before the segment computed: the host writes only the second."""
+    rng = np.random.default_rng(7)
+    net = Network("mixed", "data", (1, 3, 12, 12))
+    w, b = rng.integers(-31, 32, (16, 3, 3, 3), dtype=np.int8), rng.integers(-900, 900, 16).astype(np.int32)
+    net.layers.append(Conv2d("stem", ("data",), weight=w, bias=b, stride=1, pad=1, shift=6, clip=sem.RELU))
+    net.layers.append(MaxPool("pool", ("stem",), kernel=3, stride=1, pad=1, nonneg_input=True))
+    net.layers.append(Add("add", ("pool", "stem"), shift=1, clip=sem.INT8))
+    cfg = cfg_of("default")
+    compiled = compile_network(net, cfg)
+    assert [c.where for c in compiled] == ["host", "vta", "vta"]
+    x = _input(net)
+    result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
+    assert len(result["segments"]) == 1
+    assert np.array_equal(result["output"], net.reference(x))
