@@ -5,12 +5,14 @@ missing barrier shows as a wrong result) and tsim, faster than layer by layer.""
 import json
 
 import numpy as np
+import onnx
 import pytest
 
 from hwgen import HwgenError, load_config
 from hwgen.cli import main
 from hwgen.compiler import semantics as sem
-from hwgen.compiler.frontends import zoo
+from hwgen.compiler.frontends import onnx_zoo, zoo
+from hwgen.compiler.frontends.onnx import load_onnx
 from hwgen.compiler.ir import Add, Conv2d, MaxPool, Network
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
@@ -22,6 +24,7 @@ from hwgen.program.timing import predict
 from sim import Fsim, Tsim
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
+from tests.support.ort import session
 from tests.hwgen.compiler.lowering.test_layers import small_net
 
 CONFIGS = ["default", "1x8x8", "2x16x16", "1x16x32", "1x16x16-aluext"]
@@ -231,3 +234,25 @@ def test_a_layer_reading_one_input_from_the_segment_and_one_from_the_host():
     result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
     assert len(result["segments"]) == 1
     assert np.array_equal(result["output"], net.reference(x))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,kw", [("unet", {"size": 32}), ("detector", {"size": 64}),
+                                     ("transformer", {"tokens": 16, "width": 64, "layers": 1}),
+                                     ("mobilenet_v3_small", {"size": 64})])
+def test_imported_models_stream_bit_exact_against_onnx_runtime(tmp_path, name, kw):
+    """Imported models with host parts, concatenations, upsamplings, products of two
+    activations and squeeze-excite run as streams (a segment between host parts) and
+    give ONNX Runtime's exact session's outputs."""
+    path = onnx_zoo.quantize(onnx_zoo.MODELS[name](**kw), tmp_path / f"{name}.onnx", samples=2)
+    net, quant = load_onnx(path)
+    cfg = cfg_of("default").replace(ALU_RESCALE="multiply")
+    compiled = compile_network(net, cfg)
+    xf = np.random.default_rng(0).normal(0, 1, net.model_input_shape).astype(np.float32)
+    result = run_network(net, cfg, compiled, net.model_input(xf), Fsim(), stream=True)
+    ours = net.model_outputs({net.output: result["output"], **result["taps"]})
+    ours[quant["output_name"]] = ours.pop(net.output_name)
+    s = session(onnx.load(str(path)))
+    theirs = dict(zip((o.name for o in s.get_outputs()), s.run(None, {s.get_inputs()[0].name: xf})))
+    assert set(ours) == set(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in theirs)
+    assert sum(len(seg["layers"]) for seg in result["segments"]) == sum(c.where == "vta" for c in compiled)
