@@ -2,13 +2,15 @@
 run on a target, output compared bit for bit with the numpy semantics.
 
     python ci/networks.py [--networks resnet18,resnet50,mobilenet_v1] [--configs a,b]
-                          [--target fsim|tsim|board-sim [--board NAME]]
+                          [--target fsim|tsim|board-sim [--board NAME]] [--stream]
 
 Prints one line per (network, configuration) and exits 1 if any output differs or a
 compilation fails. On fsim the three networks over the nine example configurations
 take about 25 minutes on two cores. board-sim runs each layer through the host driver
 (boards/host_driver.py) on tsim, as on --board (default: a memory port that is not
-coherent, so every cache-maintenance step matters).
+coherent, so every cache-maintenance step matters). --stream runs each network's
+consecutive accelerator layers as one program (docs/compiler.md, "Programs across
+layers") instead of each layer alone.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ def main() -> int:
     ap.add_argument("--configs", default=",".join(shipped_configs()))
     ap.add_argument("--target", default="fsim", choices=[*sim.TARGETS, "board-sim"])
     ap.add_argument("--board", choices=list(BOARDS))
+    ap.add_argument("--stream", action="store_true", help="the layers as programs across layers, launched once")
     args = ap.parse_args()
     target = SimulatedBoard(BOARDS.get(args.board)) if args.target == "board-sim" else sim.target(args.target)
     failures = 0
@@ -43,7 +46,7 @@ def main() -> int:
             try:
                 compiled = compile_network(net, cfg)
                 t1 = time.perf_counter()
-                r = verify_network(net, cfg, compiled, target)
+                r = verify_network(net, cfg, compiled, target, stream=args.stream)
             except HwgenError as e:
                 failures += 1
                 print(f"{name:13} {config:16} FAILED: {e}", flush=True)
@@ -53,7 +56,9 @@ def main() -> int:
             cycles = (f", {r['cycles']:,} cycles (predicted {r['predicted_cycles']:,}, {r['prediction_error']:+.1%}; "
                       f"MAC utilization {r['mac_utilization']:.1%})"
                       if r["cycles"] is not None else "")
-            print(f"{name:13} {config:16} {'bit-exact' if r['matches_reference'] else 'MISMATCH'}  compile "
+            n = len(r.get("segments", []))
+            launches = f", {n} launch{'es' if n != 1 else ''}" if args.stream else ""
+            print(f"{name:13} {config:16} {'bit-exact' if r['matches_reference'] else 'MISMATCH'}{launches}  compile "
                   f"{t1 - t0:5.1f} s, run {time.perf_counter() - t1:5.1f} s{cycles}; on the host: {', '.join(host)}",
                   flush=True)
     return 1 if failures else 0
