@@ -10,7 +10,6 @@ import numpy as np
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.pipeline import mac_split
 from hwgen.compiler.stream import Segment, segments
-from hwgen.program.timing import bound, predict
 
 from .target import Target
 
@@ -80,6 +79,12 @@ def _name(item) -> str:
     return item.layer.name
 
 
+def _model(item) -> dict:
+    """What the cycle model says of a compiled layer's or a segment's program."""
+    return {"predicted_cycles": item.predicted_cycles, "bound_cycles": item.bound["cycles"],
+            "bound_limit": item.bound["limit"]}
+
+
 def _entry(c, **kw) -> dict:
     return {"name": c.layer.name, "kind": c.layer.kind, "where": c.where, "macs": c.layer.macs(c.in_shapes), **kw}
 
@@ -109,7 +114,7 @@ def _run_layer(cfg, c, values, target, building, layers, activities) -> dict:
     values[layer.name] = c.unpack_output(got["out"])
     if session.activity is not None:
         activities[layer.name] = session.activity
-    run.update(predicted_cycles=c.predicted_cycles, bound_cycles=c.bound["cycles"], bound_limit=c.bound["limit"])
+    run.update(_model(c))
     layers.append(_entry(c, **run, wall_seconds=round(time.perf_counter() - t, 4)))
     return run
 
@@ -129,13 +134,8 @@ def _run_segment(cfg, compiled, seg: Segment, values, target, building, layers, 
         values[compiled[k].layer.name] = compiled[k].unpack_output(got[region])
     if session.activity is not None:
         activities[seg.program.meta["name"]] = session.activity
-    for k in seg.members:
-        c = compiled[k]
-        layers.append(_entry(c, segment=index, predicted_cycles=c.predicted_cycles, bound_cycles=c.bound["cycles"],
-                             bound_limit=c.bound["limit"]))
-    b = bound(seg.program)
-    run.update(name=seg.program.meta["name"], layers=[compiled[k].layer.name for k in seg.members],
-               predicted_cycles=predict(seg.program), bound_cycles=b["cycles"], bound_limit=b["limit"],
+    layers.extend(_entry(compiled[k], segment=index, **_model(compiled[k])) for k in seg.members)
+    run.update(name=seg.program.meta["name"], layers=[compiled[k].layer.name for k in seg.members], **_model(seg),
                wall_seconds=round(time.perf_counter() - t, 4))
     return run
 

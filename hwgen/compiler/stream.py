@@ -11,9 +11,11 @@ segment, or the network's outputs, need."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..program import Program
 from ..program.link import Part, link
+from ..program.timing import bound, predict
 from . import ir
 
 
@@ -27,6 +29,16 @@ class Segment:
     program: Program
     inputs: list[tuple[int, int | None]]
     outputs: list[tuple[str, int]]
+
+    @cached_property
+    def predicted_cycles(self) -> int:
+        """The program's cycles from the cycle model (hwgen.program.timing)."""
+        return predict(self.program)
+
+    @cached_property
+    def bound(self) -> dict:
+        """The program's lower bound from its work (hwgen.program.timing.bound)."""
+        return bound(self.program)
 
     @staticmethod
     def region(member: int, name: str) -> str:

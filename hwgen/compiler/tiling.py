@@ -154,9 +154,8 @@ def window_entries(kernel, stride, th: int, tw: int, depthwise: bool, words: boo
     block (lowering.alu.lower_window): its input window, its outputs (with depthwise's
     products), depthwise's weights and the block's bias and SCL word."""
     (kh, kw), (sh, sw) = kernel, stride
-    kk = kh * kw
-    return (((th - 1) * sh + kh) * ((tw - 1) * sw + kw) + th * tw * (1 + (kk if depthwise else 0))
-            + (kk if depthwise else 0) + depthwise + words)
+    kk = kh * kw if depthwise else 0
+    return span(th, sh, kh) * span(tw, sw, kw) + th * tw * (1 + kk) + kk + depthwise + words
 
 
 def in_range(start: int, size: int, stride: int, k: int, pad: int, n: int) -> tuple[int, int, int, int]:

@@ -35,6 +35,19 @@ from .format import ROLES, Program, Region
 _NOOP = {Module.LOAD: (Opcode.LOAD, MemType.INP),
          Module.COMPUTE: (Opcode.LOAD, MemType.UOP),
          Module.STORE: (Opcode.STORE, MemType.OUT)}
+
+
+def noop(m: Module, **flags) -> Instruction:
+    """An instruction of module `m` that moves nothing (a LOAD or STORE of x_size 0),
+    carrying token `flags`."""
+    op, mt = _NOOP[m]
+    return Instruction(op, memory_type=mt, **flags)
+
+
+def region_alignment(cfg) -> int:
+    """The byte alignment of every DRAM region: the largest element of any memory type
+    (and at least 64 bytes), so that a region can be addressed in elements of any."""
+    return max(max(cfg.elem_bytes.values()), 64)
 UOP_REGION = "uops"
 
 
@@ -90,7 +103,7 @@ class ProgramBuilder:
         self.regions: dict[str, Region] = {}
         self._data: dict[str, np.ndarray] = {}
         self._top = 0
-        self._align = max(max(cfg.elem_bytes.values()), 64)
+        self._align = region_alignment(cfg)
         self._pending = {m: [0, 0] for m in Module}  # pending pop_prev, pop_next
         self._last = {m: None for m in Module}        # last instruction index per module
         # micro-op image (DRAM) and buffer cache
@@ -180,8 +193,7 @@ class ProgramBuilder:
         return np.stack(decode_uops(self.cfg, self._uop_loads[i]))
 
     def _noop(self, m: Module, **flags) -> int:
-        op, mt = _NOOP[m]
-        return self.emit(Instruction(op, memory_type=mt, **flags))
+        return self.emit(noop(m, **flags))
 
     def load(self, mem: MemType | str, sram_base: int, region: Region | str, offset: int = 0, *,
              y_size: int = 1, x_size: int, x_stride: int | None = None,

@@ -31,11 +31,12 @@ import numpy as np
 
 from ..errors import HwgenError
 from ..isa import Instruction, MemType, Module, Opcode
+from .builder import noop, region_alignment
 from .check import check_program, dram_span
 from .format import Program, Region
 from .tokens import MODULE_QUEUES
 
-L, C, S = Module.LOAD, Module.COMPUTE, Module.STORE
+L, C = Module.LOAD, Module.COMPUTE
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,10 @@ class Part:
     shared: dict[str, str] = field(default_factory=dict)
 
 
-def _noop(m: Module, **flags) -> Instruction:
-    op, mt = {L: (Opcode.LOAD, MemType.INP), C: (Opcode.LOAD, MemType.UOP), S: (Opcode.STORE, MemType.OUT)}[m]
-    return Instruction(op, memory_type=mt, **flags)
-
-
 def _layout(parts: list[Part], roles: dict[str, str], cfg) -> tuple[dict[str, Region], list[dict[str, str]]]:
     """The linked program's regions, in order of first use, and per part its regions'
     linked names."""
-    align = max(max(cfg.elem_bytes.values()), 64)
+    align = region_alignment(cfg)
     regions: dict[str, Region] = {}
     names = []
     top = 0
@@ -71,7 +67,7 @@ def _layout(parts: list[Part], roles: dict[str, str], cfg) -> tuple[dict[str, Re
                     raise HwgenError(f"linking {part.name}: its region {r.name!r} is {r.dtype} {list(r.shape)}, but "
                                      f"region {name!r} it shares is {have.dtype} {list(have.shape)}")
                 continue
-            role = roles.get(name, r.role) if name in part.shared.values() else r.role
+            role = roles[name] if r.name in part.shared else r.role
             regions[name] = Region(name, top, r.dtype, r.shape, r.layout, role)
             top = -(-regions[name].end // align) * align
         names.append(own)
@@ -167,7 +163,7 @@ def _hoist_loads(insns: list[Instruction], needs) -> list[Instruction]:
         insns[i] = insn
     first = next(i for i in order if needs(insns[i]) or insns[i].pop_next)
     if insns[first].pop_next:
-        return insns[:first] + [_noop(L, pop_next=1)] + insns[first:]
+        return insns[:first] + [noop(L, pop_next=1)] + insns[first:]
     insns[first].fields["pop_next"] = 1
     return insns
 
@@ -187,7 +183,8 @@ def _hoist_uops(before: list[Instruction], insns: list[Instruction]) -> list[Ins
         if insn.memory_type == MemType.UOP and insn.x_size:
             lead.append(i)
     before[-1:-1] = [insns[i] for i in lead]
-    return [insn for i, insn in enumerate(insns) if i not in set(lead)]
+    hoisted = set(lead)
+    return [insn for i, insn in enumerate(insns) if i not in hoisted]
 
 
 def link(parts: list[Part], name: str, roles: dict[str, str] | None = None) -> Program:
@@ -226,7 +223,7 @@ def link(parts: list[Part], name: str, roles: dict[str, str] | None = None) -> P
             flags = {f: 1 for f in ("pop_prev", "pop_next") if insns[-1].fields.get(f)}
             if barriers[k]:
                 flags["push_prev"] = 1
-            insns = insns[:-1] + [_noop(C, **flags)]
+            insns = insns[:-1] + [noop(C, **flags)]
         if k:
             insns = _hoist_uops(out, insns)
             ends[-1] = len(out) - 1
