@@ -17,6 +17,7 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
+from .lowering.layers import pool_then_conv
 
 
 @dataclass
@@ -95,24 +96,49 @@ def segments(net: ir.Network, compiled: list) -> list:
     return out
 
 
+def _fused(compiled, k: int, group: list[int]):
+    """The program of member k (a max pool) and the next (the convolution reading it)
+    as one (`lowering.layers.pool_then_conv`), or None."""
+    if k + 1 not in group:
+        return None
+    pool, conv = compiled[k], compiled[k + 1]
+    if not (type(pool.layer) is ir.MaxPool and type(conv.layer) is ir.Conv2d and conv.layer.inputs[0] == pool.layer.name
+            and pool.padding is None and conv.padding is None and not conv.im2col and not conv.rows):
+        return None
+    fused = pool_then_conv(pool.layer, conv.layer, pool.program.config, pool.in_shapes[0],
+                           pool.predicted_cycles + conv.predicted_cycles)
+    return None if fused is None else fused[0]
+
+
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
     members = set(group)
     parts, inputs, outputs, roles = [], [], [], {}
+    fused = {}
+    for k in group:
+        if k - 1 in fused:
+            continue
+        program = _fused(compiled, k, group)
+        if program is not None:
+            fused[k] = program
     for k in group:
         c = compiled[k]
-        shared = {}
         name = c.layer.name
         if any(r not in members for r in readers.get(name, [])) or name in net.outputs:
             outputs.append((_tensor(k), k))
             roles[_tensor(k)] = "output"
-        shared["out"] = _tensor(k)
         for j, t in enumerate(c.layer.inputs):
-            if producer.get(t) in members:
-                shared[f"in{j}"] = _tensor(producer[t])
-            elif not isinstance(c.layer, ir.MatMul):
+            if producer.get(t) not in members and not isinstance(c.layer, ir.MatMul):
                 inputs.append((k, j))
         if isinstance(c.layer, ir.MatMul):
             inputs.append((k, None))
-        parts.append(Part(c.program, _part(k), shared))
+        if k - 1 in fused:
+            continue
+        shared = {f"in{j}": _tensor(producer[t]) for j, t in enumerate(c.layer.inputs) if producer.get(t) in members}
+        if k in fused:          # the pool's output is the program's "mid", the convolution's its "out"
+            shared.update(mid=_tensor(k), out=_tensor(k + 1))
+            parts.append(Part(fused[k], _part(k), shared))
+        else:
+            shared["out"] = _tensor(k)
+            parts.append(Part(c.program, _part(k), shared))
     program = link(parts, f"{net.name}:{compiled[group[0]].layer.name}..{compiled[group[-1]].layer.name}", roles)
     return Segment(group, program, inputs, outputs)

@@ -20,7 +20,7 @@ from ..requant import AddRequant, HardSwishSteps, PiecewiseSteps, Requant
 from .. import semantics as sem
 from ..semantics import window_out
 from ..tiling import in_range, tiles, window_entries
-from .conv import Pipeline, add_steps, epilogue, epilogue_steps, map_passes, pass_of
+from .conv import Pipeline, Side, add_steps, epilogue, epilogue_steps, map_passes, pass_of
 from .kernels import affine_kernel
 
 
@@ -114,14 +114,54 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
     (sh, sw), `pad` (top, left, bottom, right). Tiles are `window_tiles`' largest, of at
     most `channel_blocks` channel blocks when given."""
     nb, cb, h, w = shape
+    oh, ow = window_out(h, w, kernel, stride, pad)
+    th_max, tw_max, cn_max = window_tiles(b.cfg, kind, shape, kernel, stride, pad, rq.words is not None, name)
+    cn_max = min(cn_max, channel_blocks or cn_max)
+    tile = _window_tile(b, kind, shape, kernel, stride, pad, x, out, rq, pad_min, weights, bias, in_sum)
+    _prefetched(b, [lambda base, a=(n, c, cn, y0, th, x0, tw): tile(base, *a)
+                    for n in range(nb) for c, cn in tiles(cb, cn_max) for y0, th in tiles(oh, th_max)
+                    for x0, tw in tiles(ow, tw_max)])
+
+
+def side_shapes(kernel, stride, out_hw: tuple[int, int], entries: int, most: int = 3) -> list[tuple[int, int]]:
+    """Candidate tile shapes (th, tw) of a sliding-window layer's `Side` that use at
+    most `entries` ACC entries: of whole rows, the most rows that fit; and of each tile
+    height the widest that fits, the `most` with the most outputs."""
+    oh, ow = out_hw
+    widest = []
+    for th in range(1, oh + 1):
+        tw = next((tw for tw in range(ow, 0, -1) if window_entries(kernel, stride, th, tw, False, False) <= entries), 0)
+        if tw:
+            widest.append((th * tw, th, tw))
+    rows = [(th, tw) for _, th, tw in widest if tw == ow][-1:]
+    return list(dict.fromkeys(rows + [(th, tw) for _, th, tw in sorted(widest, reverse=True)[:most]]))
+
+
+def max_pool_side(b: ProgramBuilder, shape, kernel, stride, pad, x, out, tile: tuple[int, int],
+                  pad_min: bool = False) -> Side:
+    """A max pool (`lower_window`'s arguments) as a `Side` of tiles of `tile` (th, tw)
+    outputs of one channel block, rows outermost, then columns, then channel blocks,
+    the order in which a convolution reads its input."""
+    nb, cb, h, w = shape
+    oh, ow = window_out(h, w, kernel, stride, pad)
+    th_max, tw_max = tile
+    emit = _window_tile(b, "max", shape, kernel, stride, pad, x, out, Requant(), pad_min, None, None, 0)
+    return Side([(lambda base, a=(n, c, 1, y0, th, x0, tw): emit(base, *a), (n, c, y0, th, x0, tw))
+                 for n in range(nb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)
+                 for c in range(cb)], window_entries(kernel, stride, th_max, tw_max, False, False))
+
+
+def _window_tile(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out, rq: Requant, pad_min: bool,
+                 weights, bias, in_sum: int):
+    """The tile emitter of `lower_window` (its arguments): tile(base, n, c, cn, y0, th,
+    x0, tw) emits the loads of the outputs (n, c..c+cn, y0..y0+th, x0..x0+tw) into ACC
+    from `base` on and returns (ALU work, store) as functions emitting them."""
+    nb, cb, h, w = shape
     (kh, kw), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pad
     oh, ow = window_out(h, w, kernel, stride, pad)
     kk = kh * kw
     dw = kind == "depthwise"
-    words = rq.words is not None
-    per_channel = (1 if dw else 0) + words            # bias entries per channel block
-    th_max, tw_max, cn_max = window_tiles(b.cfg, kind, shape, kernel, stride, pad, words, name)
-    cn_max = min(cn_max, channel_blocks or cn_max)
+    per_channel = (1 if dw else 0) + (rq.words is not None)   # bias entries per channel block
 
     def tile(base, n, c, cn, y0, th, x0, tw):
         ys, xs = in_range(y0, th, sh, kh, pt, h), in_range(x0, tw, sw, kw, pl, w)
@@ -164,9 +204,7 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
         # a tile of several blocks is of whole images: their rows follow one another
         return work, lambda: b.store(dst, out, ((n * cb + c) * oh + y0) * ow + x0, y_size=cn * th, x_size=tw,
                                      x_stride=ow)
-    _prefetched(b, [lambda base, a=(n, c, cn, y0, th, x0, tw): tile(base, *a)
-                    for n in range(nb) for c, cn in tiles(cb, cn_max) for y0, th in tiles(oh, th_max)
-                    for x0, tw in tiles(ow, tw_max)])
+    return tile
 
 
 def _prefetched(b: ProgramBuilder, tile_list) -> None:

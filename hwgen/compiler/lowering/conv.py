@@ -74,20 +74,51 @@ class Pipeline:
     """The token bookkeeping shared by the layer lowerings: GEMM steps fed by the load
     module and accumulator groups drained by the store module. Groups alternate between
     the two halves of ACC, and within a half between its `slots` equal parts, so that a
-    group waits for the store of the group 2 x slots before it, not 2."""
+    group waits for the store of the group 2 x slots before it, not 2.
+
+    Tokens are kept as ledgers: the store->compute queue's tokens in the order the
+    store module pushes them (one per handed-off store), the compute->load queue's in
+    the order compute pushes them (one per finished step, and relays). A wait pops
+    every token up to the one it needs, so a pop always takes the token the ledger says,
+    whatever else (a fused layer's tiles, `hand_off`) shares the queues."""
 
     def __init__(self, b: ProgramBuilder, slots: int = 1):
         self.b = b
         self.slots = slots
-        self.done_popped = 0      # compute->load tokens consumed by the load module
         self.steps = 0            # steps issued (each pushes one compute->load token)
         self.groups = 0
+        self.step_tokens = []     # each step's compute->load token
+        self.certified = []       # per compute->load token: store->compute tokens popped before its push
+        self.done_popped = 0      # compute->load tokens consumed by the load module
+        self.group_stores = []    # each group's store->compute token
+        self.stores = 0           # store->compute tokens pushed
+        self.stores_popped = 0    # store->compute tokens consumed by compute
+
+    def _take(self, token: int) -> None:
+        """Load module: pop compute->load tokens up to `token`."""
+        while self.done_popped <= token:
+            self.b.dep_pop(C, L)
+            self.done_popped += 1
+
+    def _push_done(self) -> int:
+        self.b.dep_push(C, L)
+        self.certified.append(self.stores_popped)
+        return len(self.certified) - 1
 
     def free(self, last_step: int) -> None:
         """Load module: wait until step `last_step` has finished."""
-        while self.done_popped <= last_step:
-            self.b.dep_pop(C, L)
-            self.done_popped += 1
+        if last_step >= 0:
+            self._take(self.step_tokens[last_step])
+
+    def stored(self, token: int) -> None:
+        """Load module: wait until the store that pushed store->compute token `token` has
+        finished: for the first compute->load token pushed after compute popped it, or
+        a relay (compute waits for the store, then pushes) where none is yet."""
+        done = next((k for k, popped in enumerate(self.certified) if popped > token), None)
+        if done is None:
+            self.wait_store(token)
+            done = self._push_done()
+        self._take(done)
 
     def loaded(self) -> None:
         """Load module: the current step's chunks are in; compute waits for them."""
@@ -95,30 +126,127 @@ class Pipeline:
         self.b.dep_pop(L, C)
 
     def step_done(self) -> None:
-        self.b.dep_push(C, L)
+        self.step_tokens.append(self._push_done())
         self.steps += 1
+
+    def wait_store(self, token: int) -> None:
+        """Compute: wait until the store that pushed `token` (and every one before it)
+        has finished."""
+        while self.stores_popped <= token:
+            self.b.dep_pop(S, C)
+            self.stores_popped += 1
 
     def group_begin(self) -> int:
         """Compute: the first ACC entry of the next group's part (waiting for the store
         of the part's previous group)."""
         if self.groups >= 2 * self.slots:
-            self.b.dep_pop(S, C)
+            self.wait_store(self.group_stores[self.groups - 2 * self.slots])
         g = self.groups
         self.groups += 1
         half = self.b.cfg.depth[MemType.ACC] // 2
         return g % 2 * half + g // 2 % self.slots * (half // self.slots)
 
-    def group_end(self, store) -> None:
-        """Compute hands the group to the store module, which runs `store()`."""
+    def hand_off(self, store) -> int:
+        """Compute hands what it has written to the store module, which runs `store()`;
+        returns the store->compute token the store pushes once done."""
         self.b.dep_push(C, S)
         self.b.dep_pop(C, S)
         store()
         self.b.dep_push(S, C)
+        self.stores += 1
+        return self.stores - 1
+
+    def group_end(self, store) -> None:
+        """Compute hands the group to the store module, which runs `store()`."""
+        self.group_stores.append(self.hand_off(store))
 
     def drain(self) -> None:
-        self.free(self.steps - 1)
-        for _ in range(min(self.groups, 2 * self.slots)):
-            self.b.dep_pop(S, C)
+        self._take(len(self.certified) - 1)
+        if self.stores:
+            self.wait_store(self.stores - 1)
+
+
+@dataclass
+class Side:
+    """An ALU layer's tiles, emitted by a convolution that reads its output
+    (`conv.lower_conv`'s `side`) beside its own GEMMs. Each tile is (emit, outputs):
+    `emit(base)` emits its loads into ACC from `base` on and returns (function emitting
+    its ALU work, function emitting its store), as `_prefetched` takes them; `outputs`
+    = (n, c, y0, th, x0, tw), the batch block, channel block, rows and columns of the
+    layer's output it stores. `entries`: the ACC entries the largest tile uses."""
+    tiles: list
+    entries: int
+
+
+class _SideTiles:
+    """A Side's tiles in a convolution's program (`lower_conv`). They go in two areas
+    (or one, where two do not fit) of each ACC half, after the convolution's own entries, always in the half the
+    convolution's current GEMMs do not use, so that with compute overlap their loads
+    and ALU work run beside the GEMMs. `order`: the tiles in the order the convolution
+    first reads them; `need[i]`: the position in `order` of the last tile step i reads
+    (-1: none).
+
+    A tile waits for the store of the tile before it in its area. The convolution's
+    loads of a tile's outputs wait for its store: for the first step-done token that
+    compute pushes after popping the store's token (`Pipeline.stored`); after each GEMM
+    compute pops the tokens of stores handed off two GEMMs before (done by then), so
+    that the next step-done token carries them."""
+
+    def __init__(self, p: Pipeline, side: Side, first: int, order: list[int], need: list[int], lead: int):
+        self.p, self.side, self.order, self.need, self.lead = p, side, order, need, lead
+        half = p.b.cfg.depth[MemType.ACC] // 2
+        count = min(2, (half - first) // side.entries)
+        self.areas = [[[h * half + first + j * side.entries, None] for j in range(count)] for h in range(2)]
+        self.turn = [0, 0]
+        self.emitted = 0
+        self.tokens = []          # each emitted tile's store token
+        self.marked = -1
+        self.gemms = 0
+
+    def _emit(self, half: int) -> None:
+        if not self.gemms:        # no GEMM yet: both halves are free, loads in one beside ALU work in the other
+            half = self.emitted % 2
+        area = self.areas[half][self.turn[half]]
+        self.turn[half] = (self.turn[half] + 1) % len(self.areas[half])
+        if area[1] is not None:
+            self.p.wait_store(area[1])
+        work, store = self.side.tiles[self.order[self.emitted]][0](area[0])
+        work()
+        area[1] = self.p.hand_off(store)
+        self.tokens.append(area[1])
+        self.emitted += 1
+
+    def _upto(self, position: int, half: int) -> None:
+        while self.emitted <= position:
+            self._emit(half)
+
+    def before_load(self, step: int, half: int) -> None:
+        """Load module, before step `step`'s input load: the tiles it reads are emitted
+        (now, in `half`, if not yet) and stored."""
+        # before the first GEMM, what the first `lead` steps read: the fill, at once
+        position = max(self.need[step:step + (1 if self.gemms else self.lead)])
+        if position < 0:
+            return
+        self._upto(position, half)
+        self.p.stored(self.tokens[position])
+
+    def after_gemm(self, step: int, half: int, last: bool) -> None:
+        """Compute, after a GEMM of step `step` (in the other half than `half`): pop
+        the stores handed off before the previous GEMM, then emit the tiles the step
+        `lead` steps on reads, and one at least while any is left, unless the GEMM is
+        its group's `last` (the next group's GEMMs use `half`, and would wait for them)."""
+        self.gemms += 1
+        if self.emitted == len(self.order) and (not self.tokens or self.p.stores_popped > self.tokens[-1]):
+            return
+        if self.marked >= 0:
+            self.p.wait_store(self.marked)
+        self.marked = self.p.stores - 1
+        ahead = self.need[min(step + self.lead, len(self.need) - 1)]
+        if self.emitted < len(self.order):
+            self._upto(ahead if last else max(ahead, self.emitted), half)
+
+    def rest(self, half: int) -> None:
+        self._upto(len(self.order) - 1, half)
 
 
 def pass_of(b: ProgramBuilder, op: AluOp, base: int, dims, imm: int | None, operand=None, src: int | None = None):
@@ -187,7 +315,7 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
-               residual=None, then: MapSteps | None = None) -> None:
+               residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8) -> None:
     """Emit a convolution: regions x (input), w (weights), bias (with its words, in
     s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
     `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
@@ -202,7 +330,13 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     epilogue has, at least two, at most the extent of the GEMM's outer loop). With compute
     overlap (docs/semantics.md) the ALU then works in one half while the GEMM works in
     the other, and the epilogue's last instruction, which hands the tiles to the store,
-    retires before the group's last GEMM; without overlap only the order changes."""
+    retires before the group's last GEMM; without overlap only the order changes.
+
+    `side`: the tiles of the layer whose output is `x` (an ALU layer's, `Side`), emitted
+    beside the GEMMs (`_SideTiles`): those the step `lead` steps on reads after each
+    GEMM (at least one while any is left), and any a step's input load needs that are
+    not yet. Its tiles take one or two areas
+    of `side.entries` in each ACC half after the groups' entries (`t.acc_slots` 1)."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
@@ -216,6 +350,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     if not within(f, capacity(cfg)):
         raise HwgenError(f"{name}: tiling {t} does not fit configuration {cfg.name}")
     inp_half, wgt_half = f.inp, f.wgt
+    half = cfg.depth[MemType.ACC] // 2
+    if side is not None and (t.acc_slots != 1 or f.acc + side.entries > half):
+        raise HwgenError(f"{name}: tiling {t} leaves no room for a tile of {side.entries} ACC entries "
+                         "beside its groups in each half")
     p = Pipeline(b, t.acc_slots)
     inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
@@ -226,6 +364,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
     merged = whole_rows(s, t)
 
+    def step_args(hg, cg):
+        co0 = cg[0][0]
+        return [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
+                for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+
     def group(n, hg, x0, tw_a, cg):
         """Emit the group's bias load and copy; return its GEMM steps (each a function
         emitting one and returning its cycles) and its epilogue (functions emitting
@@ -233,6 +376,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
         iw = span(tw_a, s.sw, s.kw)
         acc0 = p.group_begin()
+        current[0] = acc0 // half
         bias0 = acc0 + n_tiles * tile_size * (2 if s.beside else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
         be = s.bias_entries
@@ -259,6 +403,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             wh_, wnew = wgt_buf.place((c0, ci0))
             if inew:
                 p.free(inp_buf.halves[ih_].last_step)
+                if beside_tiles is not None:
+                    beside_tiles.before_load(index, 1 - current[0])
                 if merged:      # each channel block's rows of the chunk are contiguous
                     b.load(MemType.INP, ih_ * inp_half, x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
                            y_size=ci_n, x_size=ys[1] * s.w, x_stride=s.h * s.w)
@@ -293,8 +439,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             return kernels[0].iterations, [(lambda kn=kn, last=j == len(kernels) - 1: piece(kn, last), kn.iterations)
                                            for j, kn in enumerate(kernels) if j]
 
-        args = [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
-                for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+        args = step_args(hg, cg)
         parts = 1
         if len(args) == 1:
             # a group of one step splits its GEMM, so that the previous group's epilogue runs
@@ -344,26 +489,58 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     # its weights then stay for all its tiles
     order = [(sp, cg) for cg in co_groups for sp in spatial] if t.channels_outer else \
         [(sp, cg) for sp in spatial for cg in co_groups]
-    for n in range(s.nb):
-        for (hg, x0, tw_a), cg in order:
-            steps, ends = group(n, hg, x0, tw_a, cg)
-            gemm = alu = 0
-            for last, emit_step in enumerate(steps, start=1 - len(steps)):
-                if last == 0 and len(steps) > 1:    # all of it before the last step
+    schedule = [(n, hg, x0, tw_a, cg) for n in range(s.nb) for (hg, x0, tw_a), cg in order]
+    current = [0]                 # the ACC half of the current group's GEMMs
+    beside_tiles = None if side is None else _SideTiles(p, side, f.acc, *_side_order(s, side, [
+        (n, ci0, ci_n, in_range(y0, th_a, s.sh, s.kh, s.ph, s.h), in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w))
+        for n, hg, x0, tw_a, cg in schedule for ci0, ci_n, _, y0, th_a, *_ in step_args(hg, cg)]), lead)
+
+    def gemm_done(last: bool):
+        if beside_tiles is not None:
+            beside_tiles.after_gemm(p.steps - 1, 1 - current[0], last)
+    for n, hg, x0, tw_a, cg in schedule:
+        steps, ends = group(n, hg, x0, tw_a, cg)
+        gemm = alu = 0
+        for last, emit_step in enumerate(steps, start=1 - len(steps)):
+            if last == 0 and len(steps) > 1:    # all of it before the last step
+                flush()
+            cycles, later = emit_step()
+            gemm += cycles
+            alu = beside(gemm, alu)
+            gemm_done(last == 0 and not later)
+            for j, (emit, cycles) in enumerate(later):
+                if j == len(later) - 1:
                     flush()
-                cycles, later = emit_step()
+                emit()
                 gemm += cycles
                 alu = beside(gemm, alu)
-                for j, (emit, cycles) in enumerate(later):
-                    if j == len(later) - 1:
-                        flush()
-                    emit()
-                    gemm += cycles
-                    alu = beside(gemm, alu)
-            flush()                         # a GEMM of one instruction: after it
-            pending[:] = ends
+                gemm_done(last == 0 and j == len(later) - 1)
+        flush()                         # a GEMM of one instruction: after it
+        pending[:] = ends
     flush()
+    if beside_tiles is not None:
+        beside_tiles.rest(1 - current[0])
     p.drain()
+
+
+def _side_order(s: ConvShape, side: Side, chunks: list) -> tuple[list[int], list[int]]:
+    """The side's tiles in the order the convolution's steps first read them (then any
+    no step reads), and per step the position in that order of the last tile it reads
+    (-1: none). `chunks`: per step (n, ci0, ci_n, rows, columns), rows and columns as
+    `in_range` gives them (first, count, padding before, after)."""
+    order, position, need = [], {}, []
+    for n, ci0, ci_n, ys, xs in chunks:
+        last = -1
+        for k, (_, (tn, c, y0, th, x0, tw)) in enumerate(side.tiles):
+            if tn == n and ci0 <= c < ci0 + ci_n and y0 < ys[0] + ys[1] and ys[0] < y0 + th \
+                    and x0 < xs[0] + xs[1] and xs[0] < x0 + tw:
+                if k not in position:
+                    position[k] = len(order)
+                    order.append(k)
+                last = max(last, position[k])
+        need.append(last)
+    order += [k for k in range(len(side.tiles)) if k not in position]
+    return order, need
 
 
 def choose_tiling(cfg, s: ConvShape, reuse: bool, goal: str, rq: Requant, residual=None,

@@ -15,13 +15,14 @@ from dataclasses import replace
 import numpy as np
 
 from ...errors import HwgenError
+from ...isa import MemType
 from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import Tiling, blocks
+from ..tiling import Tiling, blocks, fits, footprint, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
-                  window_tiles)
+                  max_pool_side, side_shapes, window_tiles)
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
@@ -139,7 +140,7 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
     if isinstance(layer, ir.DepthwiseConv2d):
         return _depthwise(layer, cfg, shapes, options, kernels)
     if isinstance(layer, ir.MaxPool):
-        return _window(layer, cfg, shapes, kernels, "max", pad_min=bool(any(layer.pads) and cfg.ALU_EXT and not layer.nonneg_input))
+        return _window(layer, cfg, shapes, kernels, "max", pad_min=_max_pool_pad_min(layer, cfg))
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
         pool = layer
         if isinstance(layer, ir.GlobalAvgPool):     # an average pool with the whole image as its window
@@ -225,6 +226,76 @@ def _hardswish(layer: ir.HardSwish, cfg, shapes, kernels):
                  f"(1, {len(steps.WORDS)}, BATCH, BLOCK_OUT)")
     lower_hardswish(b, blocks(n, cfg.batch) * blocks(c, cfg.block_out) * h * w, x, out, wr, steps, layer.name)
     return b, {}, {}
+
+
+# how many steps ahead of a convolution's loads its side tiles are emitted (candidates)
+LEADS = (8, 4, 16)
+
+
+def _max_pool_pad_min(layer: ir.MaxPool, cfg) -> bool:
+    """Whether a max pool's padding loads as int8's minimum (inputs that may be negative,
+    on a core whose loads can pad so) rather than as zeros."""
+    return bool(any(layer.pads) and cfg.ALU_EXT and not layer.nonneg_input)
+
+
+def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
+                   options: MappingOptions | None = None):
+    """A max pool and the convolution reading its output as one program whose pool
+    tiles run beside the convolution's GEMMs (`lower_conv`'s `side`), or None where no
+    such program is faster by the cycle model than `alone` (the cycles of the two
+    layers' programs one after the other) or the core cannot run one (no compute
+    overlap, BLOCK_IN != BLOCK_OUT). `shape`: the pool's input shape. Regions: "in0"
+    (the pool's input), "mid" (the pool's output, blocked by BLOCK_OUT), "w", "bias",
+    "out" (the convolution's output). Returns (program, its predicted cycles). The
+    convolution's tiling, the tiles' shape and how far ahead they run are the
+    fastest by the cycle model of a few: the layer's own tiling with a single ACC slot,
+    fewer output channel blocks or half its rows (room for the tiles beside it)."""
+    if cfg.block_in != cfg.block_out or not cfg.COMPUTE_OVERLAP:
+        return None
+    options = options or MappingOptions()
+    mid_shape = pool.out_shape(shape)
+    s = conv_shape(cfg, conv, mid_shape)
+    rq, _ = conv_epilogue(conv, conv.weight.shape[0])
+    chosen = options.tilings.get(conv.name) or choose_tiling(cfg, s, options.reuse, options.goal, rq, None, conv.name)
+    half = cfg.depth[MemType.ACC] // 2
+    least = window_entries(pool.kernels, pool.strides, 1, 1, False, False)
+    n, c, h, w = shape
+    pool_shape = (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w)
+
+    def build(t: Tiling, tile: tuple[int, int], lead: int, kernels=None):
+        b = ProgramBuilder(cfg, f"{pool.name}+{conv.name}", kernels)
+        x = b.alloc("in0", (*pool_shape[:2], h, w, cfg.batch, cfg.block_out), "int8", "input",
+                    f"(NB, CB, H, W, BATCH, {cfg.block_out})")
+        mid = b.output("mid", (blocks(n, cfg.batch), blocks(c, cfg.block_out), *mid_shape[2:], cfg.batch,
+                               cfg.block_out), "int8", "(NB, CB, H, W, BATCH, BLOCK_OUT)")
+        on, oc, oh, ow = conv.out_shape(mid_shape)
+        out = b.output("out", (blocks(on, cfg.batch), blocks(oc, cfg.block_out), oh, ow, cfg.batch, cfg.block_out),
+                       "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+        wr = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+        bias = _bias(b, rq, None, conv.bias)
+        side = max_pool_side(b, pool_shape, pool.kernels, pool.strides, pool.pads, x, mid, tile,
+                             _max_pool_pad_min(pool, cfg))
+        lower_conv(b, s, t, mid, wr, bias, out, rq, conv.name, side=side, lead=lead)
+        return b
+    tilings = [t for t in dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=-(-chosen.th // j))
+                                        for k in range(chosen.tco, 0, -1) for j in (1, 2))
+               if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
+    if not tilings:
+        return None
+
+    def fastest(choices):
+        return min((predict(build(*choice).finish(check=False)), k, choice) for k, choice in enumerate(choices))
+    # the tiling and the tiles' shape (tiles of one area a half, or of two) first, then the lead
+    _, _, (t, tile, _) = fastest([(t, tile, LEADS[0]) for t in tilings for areas in (1, 2) for tile in side_shapes(
+        pool.kernels, pool.strides, mid_shape[2:], (half - footprint(s, t).acc) // areas)])
+    _, _, choice = fastest([(t, tile, lead) for lead in LEADS])
+    first = build(*choice)
+    first.finish(check=False)
+    t, tile, lead = choice
+    program = build(*choice, first.kernels).finish({"layer": f"{pool.name}+{conv.name}", "tiling": t.to_dict(),
+                                                    "side_tile": list(tile), "lead": lead})
+    cycles = predict(program)
+    return None if cycles >= alone else (program, cycles)
 
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,

@@ -172,7 +172,9 @@ def test_hwgen_run_stream(tmp_path, capsys):
     assert summary["matches_reference"] is True
     assert seg["layers"] == [e["name"] for e in summary["layers"] if e["where"] == "vta"]
     assert all(e.get("segment") == 0 for e in summary["layers"] if e["where"] == "vta")
-    assert seg["bound_cycles"] <= summary["layer_bound_cycles"] and seg["predicted_cycles"] > seg["bound_cycles"]
+    # a stream's bound is its own work's (a pool beside a convolution may move more bytes, in fewer cycles)
+    assert seg["predicted_cycles"] > seg["bound_cycles"]
+    assert summary["layer_bound_cycles"] == sum(e["bound_cycles"] for e in summary["layers"] if e["where"] == "vta")
     prog = next((tmp_path / "out").glob("*.vtaprog"))
     assert main(["run", str(prog), "--stream"]) == 2
     assert "--stream: links the layers of a compiled network" in capsys.readouterr().err
