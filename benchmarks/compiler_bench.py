@@ -1,6 +1,6 @@
 """Compiler benchmarks, printed as figures.
 
-    python benchmarks/compiler_bench.py [--json] [--only tps,reuse,compile,networks] [--runs net:config,...]
+    python benchmarks/compiler_bench.py [--json] [--only tps,reuse,compile,networks,side] [--runs net:config,...]
 
 tps       DRAM bytes loaded by the tiling search's schedule against the fallback
           (minimal-scratchpad) schedule on the ResNet-18 convolutions C2-C11 at BLOCK 32
@@ -14,6 +14,11 @@ compile   seconds to compile each network of --runs: searching every tiling (an 
 networks  networks end to end on tsim: total cycles, MAC utilization, DRAM bytes,
           bit-exactness and wall time (default: ResNet-18 on 1x16x16, 1x32x32 and
           1x64x64, MobileNet-v1 on 1x16x16)
+side      a max pool beside the convolution after it (lowering.layers.pool_then_conv):
+          each run's network's first max pool and the convolution reading it on tsim as
+          one program and as the two layers' programs, with the cycle model's figures
+          (only with --only side; default: ResNet-18 on the default configuration,
+          singly and in batches of four, resnet18*4:default)
 """
 from __future__ import annotations
 
@@ -24,10 +29,12 @@ import tempfile
 import time
 from dataclasses import replace
 
+import numpy as np
 
 from hwgen import load_config
 from hwgen.compiler.frontends import zoo
-from hwgen.compiler.ir import Conv2d
+from hwgen.compiler.ir import Conv2d, MaxPool
+from hwgen.compiler.lowering.layers import pool_then_conv
 from hwgen.compiler.lowering.cache import forget
 from hwgen.compiler.mapping import conv_shape, host_reason
 from hwgen.compiler.pipeline import compile_network
@@ -149,15 +156,60 @@ def networks(runs, report=None, stream: bool = False, batch: int = 1):
     return out
 
 
+def side(runs, report=None) -> list[dict]:
+    """Per run (network[*batch], config): the network's first max pool and the
+    convolution reading it, joined (pool_then_conv) and alone, on tsim on random input:
+    cycles, the model's prediction of each, and whether both outputs equal the two
+    programs' (None where the model finds the joined program no faster)."""
+    out = []
+    for net_spec, cfg_name in runs:
+        name, _, batch = net_spec.partition("*")
+        cfg, net = load_config(cfg_name), zoo.get(name)
+        if batch:
+            net = net.batched(int(batch))
+        compiled = compile_network(net, cfg)
+        pool = next(c for c in compiled if isinstance(c.layer, MaxPool) and c.where == "vta")
+        conv = next(c for c in compiled if c.where == "vta" and c.layer.inputs[0] == pool.layer.name)
+        alone = pool.predicted_cycles + conv.predicted_cycles
+        joined = pool_then_conv(pool.layer, conv.layer, cfg, pool.in_shapes[0], alone)
+        x = np.random.default_rng(0).integers(0, 128, pool.program.regions["in0"].shape, dtype=np.int8)
+        pool.program.write("in0", x)
+        first = Tsim().run(pool.program)
+        conv.program.write("in0", first.outputs["out"])
+        second = Tsim().run(conv.program)
+        r = {"network": net_spec, "config": cfg_name, "layers": [pool.layer.name, conv.layer.name],
+             "alone_cycles": first.cycles + second.cycles, "alone_predicted_cycles": alone, "joined": None}
+        if joined is not None:
+            program, predicted = joined
+            program.write("in0", x)
+            both = Tsim().run(program)
+            r["joined"] = {"cycles": both.cycles, "predicted_cycles": predicted,
+                           "prediction_error": round((predicted - both.cycles) / both.cycles, 4),
+                           "saved_cycles": r["alone_cycles"] - both.cycles,
+                           "matches_layers": bool(np.array_equal(both.outputs["mid"], first.outputs["out"])
+                                                  and np.array_equal(both.outputs["out"], second.outputs["out"])),
+                           **{k: program.meta[k] for k in ("tiling", "side_tile", "lead")}}
+        out.append(r)
+        if report:
+            report(r)
+    return out
+
+
+RUNS = "resnet18:default,resnet18:1x32x32,resnet18:1x64x64,mobilenet_v1:default"
+SIDE_RUNS = "resnet18:default,resnet18*4:default"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", default="tps,reuse,compile,networks")
-    ap.add_argument("--runs", default="resnet18:default,resnet18:1x32x32,resnet18:1x64x64,mobilenet_v1:default",
-                    help="network:config pairs for the compile and network runs")
+    ap.add_argument("--runs", default=None,
+                    help="network:config pairs for the compile, network and side runs (default: "
+                         f"{RUNS} for compile and networks, {SIDE_RUNS} for side)")
     args = ap.parse_args()
     parts = args.only.split(",")
-    runs = [tuple(p.split(":")) for p in args.runs.split(",")]
+    runs, side_runs = ([tuple(p.split(":")) for p in spec.split(",")] for spec in
+                       ((args.runs or RUNS), (args.runs or SIDE_RUNS)))
     res = {}
     if "tps" in parts:
         res["tps"] = tps()
@@ -190,6 +242,16 @@ def main():
         if not args.json:
             print("Networks on tsim (layers after the host's):", flush=True)
         res["networks"] = networks(runs, None if args.json else show)
+    if "side" in parts:
+        def show_side(r):
+            j = r["joined"]
+            print(f"  {r['network']} on {r['config']}, {' + '.join(r['layers'])}: alone {r['alone_cycles']:,} cycles"
+                  + (" (the model finds no faster joined program)" if j is None else
+                     f", joined {j['cycles']:,} (model {j['predicted_cycles']:,}, {j['prediction_error']:+.1%}; "
+                     f"{j['saved_cycles']:,} saved; {'equal' if j['matches_layers'] else 'MISMATCH'})"), flush=True)
+        if not args.json:
+            print("A max pool beside the convolution after it, on tsim:", flush=True)
+        res["side"] = side(side_runs, None if args.json else show_side)
     if args.json:
         print(json.dumps(res))
 

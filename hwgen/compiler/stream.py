@@ -7,7 +7,9 @@ patches, rows as pixels, a product's operands, another channel blocking): the ho
 makes that layout between two launches. Inside a segment a tensor is one DRAM region,
 stored by its producer and loaded by its consumers; the host writes the segment's
 inputs before the launch and reads back the tensors that a later layer outside the
-segment, or the network's outputs, need."""
+segment, or the network's outputs, need. A max pool and the convolution reading it
+next are one part of a segment, the pool's tiles beside the convolution's GEMMs
+(`lowering.layers.pool_then_conv`), where the cycle model finds that faster."""
 from __future__ import annotations
 
 from dataclasses import dataclass
