@@ -15,6 +15,9 @@ also aim at hazards: an accumulation chain (every entry read again a chosen numb
 micro-ops after its write, a forwarding distance) before and beside loads into the other
 half of ACC, whose narrow elements fill several entries from one beat of a wide bus.
 
+A tenth of the programs are a random max pool beside the convolution after it, as the
+compiler joins them (`_joined`), where the configuration can run one.
+
 Each program lists the features its generator drew; the campaign counts, per bin of the
 coverage model (sim.scenarios, read from the programs themselves and from the memory
 settings), the programs that hit it, and the programs during which two compute units ran
@@ -31,6 +34,8 @@ from typing import Callable
 
 import numpy as np
 
+from hwgen.compiler.ir import Conv2d, MaxPool
+from hwgen.compiler.lowering.layers import pool_then_conv
 from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.devices import FAMILIES
 from hwgen.errors import HwgenError
@@ -369,16 +374,52 @@ def _pad_kind(pads) -> str:
 
 
 STREAM_SHARE = 0.25    # of the programs, those that are streams of linked programs
+JOINED_SHARE = 0.1     # of the programs, a max pool beside the convolution after it (where the core can run one)
+
+
+def _joined(cfg, rng: np.random.Generator) -> Generated | None:
+    """A random max pool and the convolution reading its output as one program, the
+    pool's tiles beside the convolution's GEMMs (hwgen.compiler.lowering.layers.
+    pool_then_conv, which it is made to choose whenever one fits), its input drawn; None
+    where the configuration cannot run one (no compute overlap, BLOCK_IN != BLOCK_OUT,
+    no room in ACC)."""
+    cin, cout = cfg.block_out * int(rng.integers(1, 3)), cfg.block_out * int(rng.integers(1, 3))
+    size = int(rng.integers(5, 14))
+    pk = int(rng.integers(2, 4))
+    pool = MaxPool("pool", ("data",), kernel=pk, stride=int(rng.integers(1, 3)), pad=int(rng.integers(0, pk)),
+                   nonneg_input=True)
+    ck = int(rng.choice([1, 3]))
+    conv = Conv2d("conv", ("pool",), weight=rng.integers(-64, 64, (cout, cin, ck, ck), dtype=np.int8),
+                  bias=rng.integers(-2000, 2000, cout).astype(np.int32), stride=int(rng.integers(1, 3)),
+                  pad=ck // 2, shift=int(rng.integers(4, 10)), clip=(0, 127) if rng.random() < 0.5 else (-128, 127))
+    shape = (cfg.batch * int(rng.integers(1, 3)), cin, size, size)
+    try:
+        joined = pool_then_conv(pool, conv, cfg, shape, 1 << 62)
+    except HwgenError:
+        return None
+    if joined is None:
+        return None
+    program = joined[0]
+    region = program.regions["in0"]
+    program.write("in0", rng.integers(0, 128, region.shape, dtype=np.int8))
+    return Generated(program, Counter({"a max pool beside its convolution": 1}))
 
 
 def random_program(cfg, seed: int) -> Generated:
     """A random legal program for `cfg`, reproducible from `seed`: one of the generator's,
-    or (STREAM_SHARE of them) a stream of two or three linked into one
+    (JOINED_SHARE of them, where the configuration can run one) a max pool beside the
+    convolution after it (`_joined`), or (STREAM_SHARE of them) a stream of two or three
+    linked into one
     (hwgen.program.link), each after the first reading the one before's output region as
     its ACC_8BIT input and, where BLOCK_IN is BLOCK_OUT, as its INP input, so that its
     loads run ahead of the part before up to the barrier."""
     pick = np.random.default_rng([seed, 1])
-    if pick.random() >= STREAM_SHARE:
+    draw = pick.random()
+    if STREAM_SHARE <= draw < STREAM_SHARE + JOINED_SHARE:
+        joined = _joined(cfg, np.random.default_rng([seed, 3]))
+        if joined is not None:
+            return joined
+    if draw >= STREAM_SHARE:
         return _Gen(cfg, np.random.default_rng(seed)).build()
     parts, features = [], Counter()
     for k in range(int(pick.integers(2, 4))):

@@ -66,6 +66,27 @@ def test_a_drawn_stream_computes_what_its_parts_do_one_after_another(name):
     assert streams >= 6
 
 
+@pytest.mark.tsim
+@pytest.mark.slow
+def test_drawn_pools_beside_their_convolutions_agree_on_fsim_and_tsim():
+    """The fuzzer draws a max pool beside the convolution after it (lowering.layers.
+    pool_then_conv) on configurations that can run one, and on some of its own random
+    ones; fsim and tsim give both layers' outputs alike."""
+    assert sum(random_program(random_config(s), seed).features["a max pool beside its convolution"]
+               for s in range(12) for seed in range(100)) > 5
+    drawn = 0
+    for name in ("default", "1x8x8", "1x16x16-aluext"):
+        cfg = load_config(CONFIG_DIR / f"{name}.json")
+        for seed in range(40):
+            gen = random_program(cfg, seed)
+            if not gen.features["a max pool beside its convolution"]:
+                continue
+            drawn += 1
+            want, got = run(gen.program).outputs, run(gen.program, "tsim").outputs
+            assert all(np.array_equal(want[k], got[k]) for k in ("mid", "out")), (name, seed)
+    assert drawn >= 8
+
+
 def test_programs_fit_the_random_configurations():
     """The fuzzer's own configurations have 64-entry INP and WGT scratchpads, smaller
     than the largest padded tile the generator draws: such a tile loses its padding
