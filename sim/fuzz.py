@@ -386,8 +386,10 @@ def _joined(cfg, rng: np.random.Generator) -> Generated | None:
     cin, cout = cfg.block_out * int(rng.integers(1, 3)), cfg.block_out * int(rng.integers(1, 3))
     size = int(rng.integers(5, 14))
     pk = int(rng.integers(2, 4))
+    # inputs that may be negative where pad-min loads pad them (ALU_EXT), else after a ReLU
+    nonneg = not cfg.ALU_EXT or bool(rng.random() < 0.5)
     pool = MaxPool("pool", ("data",), kernel=pk, stride=int(rng.integers(1, 3)), pad=int(rng.integers(0, pk)),
-                   nonneg_input=True)
+                   nonneg_input=nonneg)
     ck = int(rng.choice([1, 3]))
     conv = Conv2d("conv", ("pool",), weight=rng.integers(-64, 64, (cout, cin, ck, ck), dtype=np.int8),
                   bias=rng.integers(-2000, 2000, cout).astype(np.int32), stride=int(rng.integers(1, 3)),
@@ -401,7 +403,7 @@ def _joined(cfg, rng: np.random.Generator) -> Generated | None:
         return None
     program = joined[0]
     region = program.regions["in0"]
-    program.write("in0", rng.integers(0, 128, region.shape, dtype=np.int8))
+    program.write("in0", rng.integers(0 if nonneg else -128, 128, region.shape, dtype=np.int8))
     return Generated(program, Counter({"a max pool beside its convolution": 1}))
 
 

@@ -20,6 +20,8 @@ from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
 from .lowering.layers import pool_then_conv
+from .mapping import MappingOptions
+from .tiling import Tiling
 
 
 @dataclass
@@ -45,7 +47,9 @@ class Segment:
 
     @staticmethod
     def region(member: int, name: str) -> str:
-        """The linked program's name of a member's own region `name`."""
+        """The linked program's name of a member's own input region `name` (a member
+        joined to the one before it, a convolution after its pool, has none: it reads
+        only the pool's output)."""
         return f"{_part(member)}.{name}"
 
 
@@ -104,11 +108,13 @@ def _fused(compiled, k: int, group: list[int]):
     if k + 1 not in group:
         return None
     pool, conv = compiled[k], compiled[k + 1]
-    if not (type(pool.layer) is ir.MaxPool and type(conv.layer) is ir.Conv2d and conv.layer.inputs[0] == pool.layer.name
-            and pool.padding is None and conv.padding is None and not conv.im2col and not conv.rows):
+    if pool.padding is not None or conv.padding is not None or conv.im2col or conv.rows:
         return None
+    # the convolution's own tiling (compiled for its goal and options), which the joined program starts from
+    tiling = conv.program.meta.get("tiling")
+    options = MappingOptions(tilings={conv.layer.name: Tiling(**tiling)} if tiling else {})
     fused = pool_then_conv(pool.layer, conv.layer, pool.program.config, pool.in_shapes[0],
-                           pool.predicted_cycles + conv.predicted_cycles)
+                           pool.predicted_cycles + conv.predicted_cycles, options)
     return None if fused is None else fused[0]
 
 

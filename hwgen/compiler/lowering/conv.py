@@ -189,8 +189,8 @@ class _SideTiles:
     A tile waits for the store of the tile before it in its area. The convolution's
     loads of a tile's outputs wait for its store: for the first step-done token that
     compute pushes after popping the store's token (`Pipeline.stored`); after each GEMM
-    compute pops the tokens of stores handed off two GEMMs before (done by then), so
-    that the next step-done token carries them."""
+    compute pops the tokens of every store handed off two GEMMs before (the tiles' and
+    the convolution's own, done by then), so that the next step-done token carries them."""
 
     def __init__(self, p: Pipeline, side: Side, first: int, order: list[int], need: list[int], lead: int):
         self.p, self.side, self.order, self.need, self.lead = p, side, order, need, lead
@@ -495,26 +495,27 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         (n, ci0, ci_n, in_range(y0, th_a, s.sh, s.kh, s.ph, s.h), in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w))
         for n, hg, x0, tw_a, cg in schedule for ci0, ci_n, _, y0, th_a, *_ in step_args(hg, cg)]), lead)
 
-    def gemm_done(last: bool):
+    def gemm_done(step: int, last: bool):
         if beside_tiles is not None:
-            beside_tiles.after_gemm(p.steps - 1, 1 - current[0], last)
+            beside_tiles.after_gemm(step, 1 - current[0], last)
     for n, hg, x0, tw_a, cg in schedule:
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
         for last, emit_step in enumerate(steps, start=1 - len(steps)):
             if last == 0 and len(steps) > 1:    # all of it before the last step
                 flush()
+            step = p.steps
             cycles, later = emit_step()
             gemm += cycles
             alu = beside(gemm, alu)
-            gemm_done(last == 0 and not later)
+            gemm_done(step, last == 0 and not later)
             for j, (emit, cycles) in enumerate(later):
                 if j == len(later) - 1:
                     flush()
                 emit()
                 gemm += cycles
                 alu = beside(gemm, alu)
-                gemm_done(last == 0 and j == len(later) - 1)
+                gemm_done(step, last == 0 and j == len(later) - 1)
         flush()                         # a GEMM of one instruction: after it
         pending[:] = ends
     flush()

@@ -243,14 +243,16 @@ def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
     """A max pool and the convolution reading its output as one program whose pool
     tiles run beside the convolution's GEMMs (`lower_conv`'s `side`), or None where no
     such program is faster by the cycle model than `alone` (the cycles of the two
-    layers' programs one after the other) or the core cannot run one (no compute
-    overlap, BLOCK_IN != BLOCK_OUT). `shape`: the pool's input shape. Regions: "in0"
+    layers' programs one after the other) or none can be (no compute overlap,
+    BLOCK_IN != BLOCK_OUT, not a plain convolution whose first input is the pool's
+    output). `shape`: the pool's input shape. Regions: "in0"
     (the pool's input), "mid" (the pool's output, blocked by BLOCK_OUT), "w", "bias",
     "out" (the convolution's output). Returns (program, its predicted cycles). The
     convolution's tiling, the tiles' shape and how far ahead they run are the
     fastest by the cycle model of a few: the layer's own tiling with a single ACC slot,
     fewer output channel blocks or half its rows (room for the tiles beside it)."""
-    if cfg.block_in != cfg.block_out or not cfg.COMPUTE_OVERLAP:
+    if cfg.block_in != cfg.block_out or not cfg.COMPUTE_OVERLAP or type(pool) is not ir.MaxPool \
+            or type(conv) is not ir.Conv2d or conv.inputs[0] != pool.name:
         return None
     options = options or MappingOptions()
     mid_shape = pool.out_shape(shape)

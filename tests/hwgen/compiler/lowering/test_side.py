@@ -24,10 +24,10 @@ CASES = [(32, 32, 40, (3, 2, 1), (3, 1, 1)),
          (48, 16, 23, (3, 2, 1), (1, 1, 0))]
 
 
-def _layers(cin, cout, pool, conv, seed=3):
+def _layers(cin, cout, pool, conv, seed=3, nonneg=True):
     rng = np.random.default_rng(seed)
     (pk, ps, pp), (ck, cs, cp) = pool, conv
-    p = MaxPool("pool", ("data",), kernel=pk, stride=ps, pad=pp, nonneg_input=True)
+    p = MaxPool("pool", ("data",), kernel=pk, stride=ps, pad=pp, nonneg_input=nonneg)
     c = Conv2d("conv", ("pool",), weight=rng.integers(-31, 32, (cout, cin, ck, ck), dtype=np.int8),
                bias=rng.integers(-900, 900, cout).astype(np.int32), stride=cs, pad=cp, shift=8, clip=sem.RELU)
     return p, c
@@ -53,6 +53,29 @@ def test_a_pool_beside_its_convolution_gives_both_layers_outputs(cfg_name, case)
     mid, mid_ref, out, out_ref, _ = _run(Fsim(), cfg, program, p, c, x)
     assert np.array_equal(mid, mid_ref)
     assert np.array_equal(out, out_ref)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_negative_inputs_pad_with_the_minimum_beside_the_convolution(batch):
+    """With ALU_EXT a pool of inputs that may be negative pads with int8's minimum
+    (pad-min loads), in each batch block's tiles."""
+    cfg = load_config(CONFIG_DIR / "1x16x16-aluext.json")
+    cin, cout, size, pool, conv = CASES[0]
+    p, c = _layers(cin, cout, pool, conv, nonneg=False)
+    x = np.random.default_rng(4).integers(-128, 0, (batch, cin, size, size), dtype=np.int8)
+    program, _ = pool_then_conv(p, c, cfg, x.shape, ALWAYS)
+    assert any(insn.fields.get("is_pad_min_value") for insn in program.insns)
+    mid, mid_ref, out, out_ref, _ = _run(Fsim(), cfg, program, p, c, x)
+    assert np.array_equal(mid, mid_ref)
+    assert np.array_equal(out, out_ref)
+
+
+def test_only_a_max_pool_and_a_plain_convolution_reading_it_join():
+    cfg = load_config(CONFIG_DIR / "default.json")
+    p, c = _layers(*CASES[0][:2], *CASES[0][3:])
+    other = Conv2d("conv", ("elsewhere",), weight=c.weight, bias=c.bias, stride=1, pad=1, shift=8)
+    assert pool_then_conv(p, other, cfg, (1, 32, 40, 40), ALWAYS) is None
+    assert pool_then_conv(p, c, cfg.replace(LOG_BLOCK_OUT=5, LOG_ACC_BUFF_SIZE=18), (1, 32, 40, 40), ALWAYS) is None
 
 
 def test_fused_only_where_the_cycle_model_finds_it_faster():
