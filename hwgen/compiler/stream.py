@@ -108,12 +108,14 @@ def _fused(compiled, k: int, group: list[int]):
     if k + 1 not in group:
         return None
     pool, conv = compiled[k], compiled[k + 1]
-    if pool.padding is not None or conv.padding is not None or conv.im2col or conv.rows:
+    if conv.padding is not None or conv.im2col or conv.rows:
         return None
     # the convolution's own tiling (compiled for its goal and options), which the joined program starts from
     tiling = conv.program.meta.get("tiling")
     options = MappingOptions(tilings={conv.layer.name: Tiling(**tiling)} if tiling else {})
-    fused = pool_then_conv(pool.layer, conv.layer, pool.program.config, pool.in_shapes[0],
+    # the pool as its program is lowered: of its input as the host writes it (padded, if the host pads it)
+    layer, shapes = pool.lowered()
+    fused = pool_then_conv(layer, conv.layer, pool.program.config, shapes[0],
                            pool.predicted_cycles + conv.predicted_cycles, options)
     return None if fused is None else fused[0]
 

@@ -73,6 +73,24 @@ def test_a_pool_and_the_convolution_after_it_join_in_a_stream():
     assert np.array_equal(result["output"], net.reference(x))
 
 
+def test_a_pool_whose_input_the_host_pads_joins_the_convolution_after_it():
+    """A max pool of inputs that may be negative, on a core without pad-min loads: the
+    host pads its input with int8's minimum, and the joined program reads it so."""
+    rng = np.random.default_rng(6)
+    net = Network("padded", "data", (1, 64, 56, 56))
+    net.layers.append(MaxPool("pool", ("data",), kernel=3, stride=2, pad=1))
+    net.layers.append(Conv2d("conv", ("pool",), weight=rng.integers(-31, 32, (64, 64, 3, 3), dtype=np.int8),
+                             bias=rng.integers(-900, 900, 64).astype(np.int32), stride=1, pad=1, shift=8))
+    cfg = cfg_of("default")
+    compiled = compile_network(net, cfg)
+    assert compiled[0].padding is not None and compiled[1].padding is None
+    (seg,) = segments(net, compiled)
+    assert seg.program.meta["parts"] == ["L0"]
+    x = rng.integers(-128, 128, net.input_shape, dtype=np.int8)
+    result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
+    assert np.array_equal(result["output"], net.reference(x))
+
+
 def test_a_layer_reading_another_blocking_starts_a_segment():
     """With BLOCK_IN 16 and BLOCK_OUT 32 a convolution reads its input in blocks of 16
     channels, which its producer stores in blocks of 32: the host repacks between two
