@@ -1,4 +1,5 @@
-"""Tilings chosen by the cycle-ranked search (`conv.choose_tiling`), remembered so that
+"""Tilings chosen by the cycle-ranked search (`conv.choose_tiling`), and the choices of
+a pool joined to the convolution after it (`layers.pool_then_conv`), remembered so that
 each problem is searched once: in the process, for the layers of a network that share
 a shape, and across runs in `$HWGEN_CACHE/tilings` (default ~/.cache/hwgen/tilings),
 one JSON file per problem.
@@ -28,7 +29,7 @@ _FILES = SourceCache("tilings", Path(__file__).resolve().parents[2], SOURCES)
 cache_dir, current_dir, entries, prune, source_digest = (_FILES.cache_dir, _FILES.current_dir, _FILES.entries,
                                                          _FILES.prune, _FILES.source_digest)
 
-_chosen: dict[str, Tiling] = {}
+_chosen: dict[str, object] = {}
 
 
 def forget() -> None:
@@ -56,11 +57,18 @@ def _tiling(doc) -> Tiling | None:
 
 def remembered(key: str, choose: Callable[[], Tiling]) -> Tiling:
     """The tiling remembered under `key`, else `choose()`, remembered."""
+    return remembered_as(key, choose, Tiling.to_dict, _tiling)
+
+
+def remembered_as(key: str, choose: Callable[[], object], to_doc: Callable[[object], object],
+                  from_doc: Callable[[object], object | None]):
+    """The choice remembered under `key`, else `choose()`, remembered; a choice is kept
+    in a file as `to_doc(choice)` and read back as `from_doc(doc)` (None: not one)."""
     if key in _chosen:
         return _chosen[key]
-    t = _tiling(_FILES.read(key))
-    if t is None:
-        t = choose()
-        _FILES.write(key, t.to_dict())
-    _chosen[key] = t
-    return t
+    choice = from_doc(_FILES.read(key))
+    if choice is None:
+        choice = choose()
+        _FILES.write(key, to_doc(choice))
+    _chosen[key] = choice
+    return choice

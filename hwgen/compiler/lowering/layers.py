@@ -10,6 +10,8 @@ the first time to learn its micro-op kernels, which the second loads together wh
 they fit the micro-op buffer, after the program's fill (`ProgramBuilder`)."""
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -23,6 +25,7 @@ from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block
 from ..tiling import Tiling, blocks, fits, footprint, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shapes, window_tiles)
+from .cache import _tiling, problem_key, remembered_as
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
@@ -248,56 +251,90 @@ def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
     output). `shape`: the pool's input shape. Regions: "in0"
     (the pool's input), "mid" (the pool's output, blocked by BLOCK_OUT), "w", "bias",
     "out" (the convolution's output). Returns (program, its predicted cycles). The
-    convolution's tiling, the tiles' shape and how far ahead they run are the
-    fastest by the cycle model of a few: the layer's own tiling with a single ACC slot,
-    fewer output channel blocks or half its rows (room for the tiles beside it)."""
+    convolution's tiling, the tiles' shape and how far ahead they run are the fastest
+    by the cycle model (`_fastest_joined`; remembered as tilings are, `cache`)."""
     if cfg.block_in != cfg.block_out or not cfg.COMPUTE_OVERLAP or type(pool) is not ir.MaxPool \
             or type(conv) is not ir.Conv2d or conv.inputs[0] != pool.name:
         return None
     options = options or MappingOptions()
-    mid_shape = pool.out_shape(shape)
-    s = conv_shape(cfg, conv, mid_shape)
+    s = conv_shape(cfg, conv, pool.out_shape(shape))
     rq, _ = conv_epilogue(conv, conv.weight.shape[0])
     chosen = options.tilings.get(conv.name) or choose_tiling(cfg, s, options.reuse, options.goal, rq, None, conv.name)
     half = cfg.depth[MemType.ACC] // 2
     least = window_entries(pool.kernels, pool.strides, 1, 1, False, False)
-    n, c, h, w = shape
-    pool_shape = (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w)
-
-    def build(t: Tiling, tile: tuple[int, int], lead: int, kernels=None):
-        b = ProgramBuilder(cfg, f"{pool.name}+{conv.name}", kernels)
-        x = b.alloc("in0", (*pool_shape[:2], h, w, cfg.batch, cfg.block_out), "int8", "input",
-                    f"(NB, CB, H, W, BATCH, {cfg.block_out})")
-        mid = b.output("mid", (blocks(n, cfg.batch), blocks(c, cfg.block_out), *mid_shape[2:], cfg.batch,
-                               cfg.block_out), "int8", "(NB, CB, H, W, BATCH, BLOCK_OUT)")
-        on, oc, oh, ow = conv.out_shape(mid_shape)
-        out = b.output("out", (blocks(on, cfg.batch), blocks(oc, cfg.block_out), oh, ow, cfg.batch, cfg.block_out),
-                       "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
-        wr = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
-        bias = _bias(b, rq, None, conv.bias)
-        side = max_pool_side(b, pool_shape, pool.kernels, pool.strides, pool.pads, x, mid, tile,
-                             _max_pool_pad_min(pool, cfg))
-        lower_conv(b, s, t, mid, wr, bias, out, rq, conv.name, side=side, lead=lead)
-        return b
-    tilings = [t for t in dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=-(-chosen.th // j))
-                                        for k in range(chosen.tco, 0, -1) for j in (1, 2))
-               if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
-    if not tilings:
+    if not any(fits(cfg, s, t) and footprint(s, t).acc + least <= half for t in _joined_tilings(s, chosen)):
         return None
-
-    def fastest(choices):
-        return min((predict(build(*choice).finish(check=False)), k, choice) for k, choice in enumerate(choices))
-    # the tiling and the tiles' shape (tiles of one area a half, or of two) first, then the lead
-    _, _, (t, tile, _) = fastest([(t, tile, LEADS[0]) for t in tilings for areas in (1, 2) for tile in side_shapes(
-        pool.kernels, pool.strides, mid_shape[2:], (half - footprint(s, t).acc) // areas)])
-    _, _, choice = fastest([(t, tile, lead) for lead in LEADS])
-    first = build(*choice)
+    key = hashlib.sha256(json.dumps({"joined": problem_key(cfg, s, options.reuse, rq.timing(), None),
+                                     "pool": [pool.kernels, pool.strides, pool.pads, _max_pool_pad_min(pool, cfg)],
+                                     "shape": list(shape), "tiling": chosen.to_dict()}, sort_keys=True).encode()
+                         ).hexdigest()
+    choice = remembered_as(key, lambda: _fastest_joined(pool, conv, cfg, shape, chosen, least),
+                           lambda ch: [ch[0].to_dict(), list(ch[1]), ch[2]], _joined_choice)
+    first = _joined_builder(pool, conv, cfg, shape, *choice)
     first.finish(check=False)
     t, tile, lead = choice
-    program = build(*choice, first.kernels).finish({"layer": f"{pool.name}+{conv.name}", "tiling": t.to_dict(),
-                                                    "side_tile": list(tile), "lead": lead})
+    program = _joined_builder(pool, conv, cfg, shape, *choice, first.kernels).finish(
+        {"layer": f"{pool.name}+{conv.name}", "tiling": t.to_dict(), "side_tile": list(tile), "lead": lead})
     cycles = predict(program)
     return None if cycles >= alone else (program, cycles)
+
+
+def _joined_builder(pool, conv, cfg, shape, t: Tiling, tile: tuple[int, int], lead: int, kernels=None):
+    """The builder of `pool_then_conv`'s program with tiling `t`, pool tiles of `tile`
+    (th, tw) outputs and `lead` (preloading `kernels`)."""
+    n, c, h, w = shape
+    mid_shape = pool.out_shape(shape)
+    s = conv_shape(cfg, conv, mid_shape)
+    rq, _ = conv_epilogue(conv, conv.weight.shape[0])
+    b = ProgramBuilder(cfg, f"{pool.name}+{conv.name}", kernels)
+    x = b.alloc("in0", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out), "int8",
+                "input", f"(NB, CB, H, W, BATCH, {cfg.block_out})")
+    mid = b.output("mid", (blocks(n, cfg.batch), blocks(c, cfg.block_out), *mid_shape[2:], cfg.batch, cfg.block_out),
+                   "int8", "(NB, CB, H, W, BATCH, BLOCK_OUT)")
+    on, oc, oh, ow = conv.out_shape(mid_shape)
+    out = b.output("out", (blocks(on, cfg.batch), blocks(oc, cfg.block_out), oh, ow, cfg.batch, cfg.block_out),
+                   "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+    wr = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    bias = _bias(b, rq, None, conv.bias)
+    side = max_pool_side(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), pool.kernels, pool.strides,
+                         pool.pads, x, mid, tile, _max_pool_pad_min(pool, cfg))
+    lower_conv(b, s, t, mid, wr, bias, out, rq, conv.name, side=side, lead=lead)
+    return b
+
+
+def _joined_tilings(s, chosen: Tiling) -> list[Tiling]:
+    """The convolution tilings a joined program is tried with: `chosen` with one ACC
+    slot, of any number of output channel blocks and of its rows down to a third."""
+    return list(dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=th) for k in range(s.cob, 0, -1)
+                              for th in range(chosen.th, max(1, chosen.th // 3) - 1, -1)))
+
+
+def _fastest_joined(pool, conv, cfg, shape, chosen: Tiling, least: int, keep: int = 3):
+    """(tiling, tile shape, lead) of the joined program of `pool_then_conv`'s arguments
+    that the cycle model finds fastest: the `keep` fastest tilings and tile shapes
+    (tiles of one area a half, or of two) on one batch block (a batch's blocks are
+    alike, and its program takes as many times longer to predict), then each of those
+    with each lead on the whole batch."""
+    one = (min(shape[0], cfg.batch), *shape[1:])
+    s = conv_shape(cfg, conv, pool.out_shape(one))
+    half = cfg.depth[MemType.ACC] // 2
+    tilings = [t for t in _joined_tilings(s, chosen) if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
+
+    def ranked(at, choices):
+        return sorted((predict(_joined_builder(pool, conv, cfg, at, *choice).finish(check=False)), k, choice)
+                      for k, choice in enumerate(choices))
+    first = ranked(one, [(t, tile, LEADS[0]) for t in tilings for areas in (1, 2) for tile in side_shapes(
+        pool.kernels, pool.strides, pool.out_shape(one)[2:], (half - footprint(s, t).acc) // areas)])
+    return ranked(shape, [(t, tile, lead) for _, _, (t, tile, _) in first[:keep] for lead in LEADS])[0][2]
+
+
+def _joined_choice(doc):
+    """The (tiling, tile shape, lead) a cache file holds, or None."""
+    if not (isinstance(doc, list) and len(doc) == 3 and isinstance(doc[1], list) and len(doc[1]) == 2
+            and all(type(v) is int for v in doc[1]) and type(doc[2]) is int):
+        return None
+    t = _tiling(doc[0])
+    return None if t is None else (t, tuple(doc[1]), doc[2])
 
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,
