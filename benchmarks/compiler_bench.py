@@ -14,7 +14,7 @@ compile   seconds to compile each network of --runs: searching every tiling (an 
 networks  networks end to end on tsim: total cycles, MAC utilization, DRAM bytes,
           bit-exactness and wall time (default: ResNet-18 on 1x16x16, 1x32x32 and
           1x64x64, MobileNet-v1 on 1x16x16)
-side      a max pool beside the convolution after it (lowering.layers.pool_then_conv):
+side      a max pool beside the convolution after it (compiler.stream.joined):
           each run's network's first max pool and the convolution reading it on tsim as
           one program and as the two layers' programs, with the cycle model's figures
           (only with --only side; default: ResNet-18 on the default configuration,
@@ -34,10 +34,10 @@ import numpy as np
 from hwgen import load_config
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d, MaxPool
-from hwgen.compiler.lowering.layers import pool_then_conv
 from hwgen.compiler.lowering.cache import forget
 from hwgen.compiler.mapping import conv_shape, host_reason
 from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.stream import joined
 from hwgen.compiler.tiling import ConvShape, dram_bytes, fallback, load_bytes, search
 from sim import Tsim
 from sim.runtime import verify_network
@@ -157,8 +157,8 @@ def networks(runs, report=None, stream: bool = False, batch: int = 1):
 
 
 def side(runs, report=None) -> list[dict]:
-    """Per run (network[*batch], config): the network's first max pool and the
-    convolution reading it, joined (pool_then_conv) and alone, on tsim on random input:
+    """Per run (network[*batch], config): the network's first max pool on the core and
+    the layer after it, joined (stream.joined) and alone, on tsim on random input:
     cycles, the model's prediction of each, and whether both outputs equal the two
     programs' (None where the model finds the joined program no faster)."""
     out = []
@@ -168,10 +168,10 @@ def side(runs, report=None) -> list[dict]:
         if batch:
             net = net.batched(int(batch))
         compiled = compile_network(net, cfg)
-        pool = next(c for c in compiled if isinstance(c.layer, MaxPool) and c.where == "vta")
-        conv = next(c for c in compiled if c.where == "vta" and c.layer.inputs[0] == pool.layer.name)
+        k = next(k for k, c in enumerate(compiled) if isinstance(c.layer, MaxPool) and c.where == "vta")
+        pool, conv = compiled[k], compiled[k + 1]
         alone = pool.predicted_cycles + conv.predicted_cycles
-        joined = pool_then_conv(pool.layer, conv.layer, cfg, pool.in_shapes[0], alone)
+        both = joined(compiled, k)
         x = np.random.default_rng(0).integers(0, 128, pool.program.regions["in0"].shape, dtype=np.int8)
         pool.program.write("in0", x)
         first = Tsim().run(pool.program)
@@ -179,8 +179,8 @@ def side(runs, report=None) -> list[dict]:
         second = Tsim().run(conv.program)
         r = {"network": net_spec, "config": cfg_name, "layers": [pool.layer.name, conv.layer.name],
              "alone_cycles": first.cycles + second.cycles, "alone_predicted_cycles": alone, "joined": None}
-        if joined is not None:
-            program, predicted = joined
+        if both is not None:
+            program, predicted = both
             program.write("in0", x)
             both = Tsim().run(program)
             r["joined"] = {"cycles": both.cycles, "predicted_cycles": predicted,

@@ -102,22 +102,21 @@ def segments(net: ir.Network, compiled: list) -> list:
     return out
 
 
-def _fused(compiled, k: int, group: list[int]):
-    """The program of member k (a max pool) and the next (the convolution reading it)
-    as one (`lowering.layers.pool_then_conv`), or None."""
-    if k + 1 not in group:
-        return None
-    pool, conv = compiled[k], compiled[k + 1]
-    if conv.padding is not None or conv.im2col or conv.rows:
+def joined(compiled: list, k: int):
+    """Compiled layer k (a max pool) and the next (the convolution reading its output)
+    as one program (`lowering.layers.pool_then_conv`): (program, its predicted cycles),
+    or None where they cannot be or the two programs are as fast."""
+    pool, conv = compiled[k], compiled[k + 1] if k + 1 < len(compiled) else None
+    if conv is None or pool.where != "vta" or conv.where != "vta" or conv.padding is not None or conv.im2col \
+            or conv.rows:
         return None
     # the convolution's own tiling (compiled for its goal and options), which the joined program starts from
     tiling = conv.program.meta.get("tiling")
     options = MappingOptions(tilings={conv.layer.name: Tiling(**tiling)} if tiling else {})
     # the pool as its program is lowered: of its input as the host writes it (padded, if the host pads it)
     layer, shapes = pool.lowered()
-    fused = pool_then_conv(layer, conv.layer, pool.program.config, shapes[0],
-                           pool.predicted_cycles + conv.predicted_cycles, options)
-    return None if fused is None else fused[0]
+    return pool_then_conv(layer, conv.layer, pool.program.config, shapes[0],
+                          pool.predicted_cycles + conv.predicted_cycles, options)
 
 
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
@@ -127,9 +126,9 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
     for k in group:
         if k - 1 in fused:
             continue
-        program = _fused(compiled, k, group)
-        if program is not None:
-            fused[k] = program
+        both = joined(compiled, k) if k + 1 in group else None
+        if both is not None:
+            fused[k] = both[0]
     for k in group:
         c = compiled[k]
         name = c.layer.name

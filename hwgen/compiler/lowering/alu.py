@@ -123,18 +123,18 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
                     for x0, tw in tiles(ow, tw_max)])
 
 
-def side_shapes(kernel, stride, out_hw: tuple[int, int], entries: int) -> list[tuple[int, int]]:
-    """Candidate tile shapes (th, tw) of a sliding-window layer's `Side` that use at
-    most `entries` ACC entries: of whole rows, the most rows that fit; else the widest
-    part of one row. Narrower tiles load their input in short rows, which the memory
-    engine serves slower beside the convolution's own loads than the cycle model
-    finds (docs/compiler.md)."""
+def side_shape(kernel, stride, out_hw: tuple[int, int], entries: int) -> tuple[int, int] | None:
+    """The tile shape (th, tw) of a sliding-window layer's `Side` that uses at most
+    `entries` ACC entries: of whole rows, the most rows that fit; else the widest part
+    of one row; None if not one output fits. Narrower tiles load their input in short
+    rows, which the memory engine serves slower beside the convolution's own loads
+    than the cycle model finds (docs/compiler.md)."""
     oh, ow = out_hw
     for th in range(oh, 0, -1):
         if window_entries(kernel, stride, th, ow, False, False) <= entries:
-            return [(th, ow)]
+            return th, ow
     tw = next((tw for tw in range(ow - 1, 0, -1) if window_entries(kernel, stride, 1, tw, False, False) <= entries), 0)
-    return [(1, tw)] if tw else []
+    return (1, tw) if tw else None
 
 
 def max_pool_side(b: ProgramBuilder, shape, kernel, stride, pad, x, out, tile: tuple[int, int],

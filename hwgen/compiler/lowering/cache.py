@@ -38,12 +38,15 @@ def forget() -> None:
     _chosen.clear()
 
 
-def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual, then=None) -> str:
+def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual, then=None, joined: dict | None = None) -> str:
     """The cache key of a tiling problem (see the module's docstring); `rq` and
     `residual` are already in their `timing()` form; `then` a fused piecewise map's
-    steps (requant.MapSteps: its passes, no value)."""
+    steps (requant.MapSteps: its passes, no value); `joined`, for a pool joined to the
+    convolution, what else its choice depends on (JSON)."""
     doc = {"config": cfg.to_dict(), "shape": asdict(s), "reuse": reuse, "requant": repr(rq),
            "residual": repr(residual), "then": repr(then), "source": source_digest()}
+    if joined is not None:
+        doc["joined"] = joined
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

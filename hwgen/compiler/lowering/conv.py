@@ -375,8 +375,9 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         one instruction each, with their cycles) ending with its store."""
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
         iw = span(tw_a, s.sw, s.kw)
+        nonlocal current
         acc0 = p.group_begin()
-        current[0] = acc0 // half
+        current = acc0 // half
         bias0 = acc0 + n_tiles * tile_size * (2 if s.beside else 1)
         co0, co_n = cg[0][0], sum(sz for _, sz in cg)
         be = s.bias_entries
@@ -404,7 +405,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             if inew:
                 p.free(inp_buf.halves[ih_].last_step)
                 if beside_tiles is not None:
-                    beside_tiles.before_load(index, 1 - current[0])
+                    beside_tiles.before_load(index, 1 - current)
                 if merged:      # each channel block's rows of the chunk are contiguous
                     b.load(MemType.INP, ih_ * inp_half, x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
                            y_size=ci_n, x_size=ys[1] * s.w, x_stride=s.h * s.w)
@@ -490,14 +491,14 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     order = [(sp, cg) for cg in co_groups for sp in spatial] if t.channels_outer else \
         [(sp, cg) for sp in spatial for cg in co_groups]
     schedule = [(n, hg, x0, tw_a, cg) for n in range(s.nb) for (hg, x0, tw_a), cg in order]
-    current = [0]                 # the ACC half of the current group's GEMMs
+    current = 0                   # the ACC half of the current group's GEMMs
     beside_tiles = None if side is None else _SideTiles(p, side, f.acc, *_side_order(s, side, [
         (n, ci0, ci_n, in_range(y0, th_a, s.sh, s.kh, s.ph, s.h), in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w))
         for n, hg, x0, tw_a, cg in schedule for ci0, ci_n, _, y0, th_a, *_ in step_args(hg, cg)]), lead)
 
     def gemm_done(step: int, last: bool):
         if beside_tiles is not None:
-            beside_tiles.after_gemm(step, 1 - current[0], last)
+            beside_tiles.after_gemm(step, 1 - current, last)
     for n, hg, x0, tw_a, cg in schedule:
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
@@ -520,7 +521,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         pending[:] = ends
     flush()
     if beside_tiles is not None:
-        beside_tiles.rest(1 - current[0])
+        beside_tiles.rest(1 - current)
     p.drain()
 
 

@@ -10,8 +10,6 @@ the first time to learn its micro-op kernels, which the second loads together wh
 they fit the micro-op buffer, after the program's fill (`ProgramBuilder`)."""
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import replace
 
 import numpy as np
@@ -24,7 +22,7 @@ from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
 from ..tiling import Tiling, blocks, fits, footprint, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
-                  max_pool_side, side_shapes, window_tiles)
+                  max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
 from .conv import choose_tiling, lower_conv
 from .matmul import lower_matmul
@@ -34,19 +32,29 @@ from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv
 from .packing import pack_act, pack_channels, pack_depthwise, pack_wgt
 
 
-def _builder(layer, cfg, shapes, kernels):
-    """A builder (preloading `kernels`) with the layer's blocked input regions and
-    output region."""
-    b = ProgramBuilder(cfg, layer.name, kernels)
+def _builder(layer, cfg, shapes, kernels, out: str = "out", name: str | None = None):
+    """A builder named `name` (default the layer's; preloading `kernels`) with the
+    layer's blocked input regions and its output region, named `out`."""
+    b = ProgramBuilder(cfg, name or layer.name, kernels)
     regions = []
     for k, (n, c, h, w) in enumerate(shapes):
         blk = input_block(layer, cfg, k)
         regions.append(b.alloc(f"in{k}", (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8",
                                "input", f"(NB, CB, H, W, BATCH, {blk})"))
-    n, c, h, w = layer.out_shape(*shapes)
-    out = b.output("out", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out),
-                   "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
-    return b, regions, out
+    return b, regions, _output(b, out, layer.out_shape(*shapes))
+
+
+def _output(b, name: str, shape):
+    """An output region `name` of `b` for an (N, C, H, W) tensor, blocked by BLOCK_OUT."""
+    cfg = b.cfg
+    n, c, h, w = shape
+    return b.output(name, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out), "int8",
+                    "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
+
+
+def _conv_weights(b, weight: np.ndarray):
+    """The weights region of a convolution (OIHW int8 `weight`), blocked for the GEMM."""
+    return b.input("w", pack_wgt(weight, b.cfg.block_out, b.cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
 
 
 def _bias(b, rq: Requant, add, bias: np.ndarray, then=None):
@@ -68,7 +76,7 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, residual, layer.name, steps))
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
-    w = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    w = _conv_weights(b, conv.weight)
     bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias,
                  None if then is None else (steps, map_words(then, steps)))
     lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None,
@@ -260,14 +268,12 @@ def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
     s = conv_shape(cfg, conv, pool.out_shape(shape))
     rq, _ = conv_epilogue(conv, conv.weight.shape[0])
     chosen = options.tilings.get(conv.name) or choose_tiling(cfg, s, options.reuse, options.goal, rq, None, conv.name)
-    half = cfg.depth[MemType.ACC] // 2
     least = window_entries(pool.kernels, pool.strides, 1, 1, False, False)
-    if not any(fits(cfg, s, t) and footprint(s, t).acc + least <= half for t in _joined_tilings(s, chosen)):
+    if not _joined_tilings(cfg, s, chosen, least):
         return None
-    key = hashlib.sha256(json.dumps({"joined": problem_key(cfg, s, options.reuse, rq.timing(), None),
-                                     "pool": [pool.kernels, pool.strides, pool.pads, _max_pool_pad_min(pool, cfg)],
-                                     "shape": list(shape), "tiling": chosen.to_dict()}, sort_keys=True).encode()
-                         ).hexdigest()
+    key = problem_key(cfg, s, options.reuse, rq.timing(), None, joined={
+        "pool": [pool.kernels, pool.strides, pool.pads, _max_pool_pad_min(pool, cfg)], "shape": list(shape),
+        "tiling": chosen.to_dict()})
     choice = remembered_as(key, lambda: _fastest_joined(pool, conv, cfg, shape, chosen, least),
                            lambda ch: [ch[0].to_dict(), list(ch[1]), ch[2]], _joined_choice)
     first = _joined_builder(pool, conv, cfg, shape, *choice)
@@ -282,31 +288,25 @@ def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
 def _joined_builder(pool, conv, cfg, shape, t: Tiling, tile: tuple[int, int], lead: int, kernels=None):
     """The builder of `pool_then_conv`'s program with tiling `t`, pool tiles of `tile`
     (th, tw) outputs and `lead` (preloading `kernels`)."""
-    n, c, h, w = shape
+    b, (x,), mid = _builder(pool, cfg, [shape], kernels, "mid", f"{pool.name}+{conv.name}")
     mid_shape = pool.out_shape(shape)
-    s = conv_shape(cfg, conv, mid_shape)
+    out = _output(b, "out", conv.out_shape(mid_shape))
     rq, _ = conv_epilogue(conv, conv.weight.shape[0])
-    b = ProgramBuilder(cfg, f"{pool.name}+{conv.name}", kernels)
-    x = b.alloc("in0", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w, cfg.batch, cfg.block_out), "int8",
-                "input", f"(NB, CB, H, W, BATCH, {cfg.block_out})")
-    mid = b.output("mid", (blocks(n, cfg.batch), blocks(c, cfg.block_out), *mid_shape[2:], cfg.batch, cfg.block_out),
-                   "int8", "(NB, CB, H, W, BATCH, BLOCK_OUT)")
-    on, oc, oh, ow = conv.out_shape(mid_shape)
-    out = b.output("out", (blocks(on, cfg.batch), blocks(oc, cfg.block_out), oh, ow, cfg.batch, cfg.block_out),
-                   "int8", "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
-    wr = b.input("w", pack_wgt(conv.weight, cfg.block_out, cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    bias = _bias(b, rq, None, conv.bias)
-    side = max_pool_side(b, (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), pool.kernels, pool.strides,
-                         pool.pads, x, mid, tile, _max_pool_pad_min(pool, cfg))
-    lower_conv(b, s, t, mid, wr, bias, out, rq, conv.name, side=side, lead=lead)
+    w, bias = _conv_weights(b, conv.weight), _bias(b, rq, None, conv.bias)
+    side = max_pool_side(b, x.shape[:4], pool.kernels, pool.strides, pool.pads, x, mid, tile,
+                         _max_pool_pad_min(pool, cfg))
+    lower_conv(b, conv_shape(cfg, conv, mid_shape), t, mid, w, bias, out, rq, conv.name, side=side, lead=lead)
     return b
 
 
-def _joined_tilings(s, chosen: Tiling) -> list[Tiling]:
+def _joined_tilings(cfg, s, chosen: Tiling, least: int) -> list[Tiling]:
     """The convolution tilings a joined program is tried with: `chosen` with one ACC
-    slot, of any number of output channel blocks and of its rows down to a third."""
-    return list(dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=th) for k in range(s.cob, 0, -1)
-                              for th in range(chosen.th, max(1, chosen.th // 3) - 1, -1)))
+    slot, of any number of output channel blocks and of its rows down to a third, that
+    fit and leave room in each ACC half for a pool tile of `least` entries."""
+    half = cfg.depth[MemType.ACC] // 2
+    return [t for t in dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=th) for k in range(s.cob, 0, -1)
+                                     for th in range(chosen.th, max(1, chosen.th // 3) - 1, -1))
+            if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
 
 
 def _fastest_joined(pool, conv, cfg, shape, chosen: Tiling, least: int, keep: int = 3):
@@ -318,13 +318,14 @@ def _fastest_joined(pool, conv, cfg, shape, chosen: Tiling, least: int, keep: in
     one = (min(shape[0], cfg.batch), *shape[1:])
     s = conv_shape(cfg, conv, pool.out_shape(one))
     half = cfg.depth[MemType.ACC] // 2
-    tilings = [t for t in _joined_tilings(s, chosen) if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
 
     def ranked(at, choices):
         return sorted((predict(_joined_builder(pool, conv, cfg, at, *choice).finish(check=False)), k, choice)
                       for k, choice in enumerate(choices))
-    first = ranked(one, [(t, tile, LEADS[0]) for t in tilings for areas in (1, 2) for tile in side_shapes(
-        pool.kernels, pool.strides, pool.out_shape(one)[2:], (half - footprint(s, t).acc) // areas)])
+    pairs = dict.fromkeys((t, side_shape(pool.kernels, pool.strides, pool.out_shape(one)[2:],
+                                         (half - footprint(s, t).acc) // areas))
+                          for t in _joined_tilings(cfg, s, chosen, least) for areas in (1, 2))
+    first = ranked(one, [(t, tile, LEADS[0]) for t, tile in pairs if tile])
     return ranked(shape, [(t, tile, lead) for _, _, (t, tile, _) in first[:keep] for lead in LEADS])[0][2]
 
 
