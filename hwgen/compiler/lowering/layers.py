@@ -301,10 +301,12 @@ def _joined_builder(pool, conv, cfg, shape, t: Tiling, tile: tuple[int, int], le
 
 def _joined_tilings(cfg, s, chosen: Tiling, least: int) -> list[Tiling]:
     """The convolution tilings a joined program is tried with: `chosen` with one ACC
-    slot, of any number of output channel blocks and of its rows down to a third, that
-    fit and leave room in each ACC half for a pool tile of `least` entries."""
+    slot, of any number of output channel blocks, of its input channel blocks or fewer
+    and of its rows down to a third, that fit and leave room in each ACC half for a
+    pool tile of `least` entries."""
     half = cfg.depth[MemType.ACC] // 2
-    return [t for t in dict.fromkeys(replace(chosen, acc_slots=1, tco=k, th=th) for k in range(s.cob, 0, -1)
+    return [t for t in dict.fromkeys(replace(chosen, acc_slots=1, tco=k, tci=ci, th=th)
+                                     for k in range(s.cob, 0, -1) for ci in range(chosen.tci, 0, -1)
                                      for th in range(chosen.th, max(1, chosen.th // 3) - 1, -1))
             if fits(cfg, s, t) and footprint(s, t).acc + least <= half]
 

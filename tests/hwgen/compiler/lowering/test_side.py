@@ -10,7 +10,9 @@ from hwgen import load_config
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.ir import Conv2d, MaxPool
 from hwgen.compiler.lowering import conv as conv_module
-from hwgen.compiler.lowering.layers import pool_then_conv
+from hwgen.compiler.lowering.layers import _joined_tilings, pool_then_conv
+from hwgen.compiler.mapping import conv_shape
+from hwgen.compiler.tiling import Tiling
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
 from hwgen.program.timing import predict
 from sim import Fsim, Tsim
@@ -76,6 +78,18 @@ def test_only_a_max_pool_and_a_plain_convolution_reading_it_join():
     other = Conv2d("conv", ("elsewhere",), weight=c.weight, bias=c.bias, stride=1, pad=1, shift=8)
     assert pool_then_conv(p, other, cfg, (1, 32, 40, 40), ALWAYS) is None
     assert pool_then_conv(p, c, cfg.replace(LOG_BLOCK_OUT=5, LOG_ACC_BUFF_SIZE=18), (1, 32, 40, 40), ALWAYS) is None
+
+
+def test_the_joined_tilings_take_fewer_input_channel_blocks_than_the_convolution_alone():
+    # in batches, a convolution alone may take all its input blocks a step, which
+    # leaves the read channel no room for the pool's tiles beside it
+    cfg = load_config(CONFIG_DIR / "default.json")
+    p, c = _layers(64, 64, (3, 2, 1), (3, 1, 1))
+    s = conv_shape(cfg, c, p.out_shape((4, 64, 40, 40)))
+    chosen = Tiling(th=10, tw=20, tco=2, tci=4, oc_n=1, h_n=1, reuse=True, acc_slots=2)
+    tried = _joined_tilings(cfg, s, chosen, 9)
+    assert {t.tci for t in tried} == {1, 2, 3, 4}
+    assert {t.acc_slots for t in tried} == {1} and min(t.th for t in tried) >= 3
 
 
 def test_fused_only_where_the_cycle_model_finds_it_faster():
