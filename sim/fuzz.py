@@ -34,8 +34,12 @@ from typing import Callable
 
 import numpy as np
 
-from hwgen.compiler.ir import Conv2d, MaxPool
-from hwgen.compiler.lowering.layers import pool_then_conv
+from hwgen.compiler import semantics as sem
+from hwgen.compiler.ir import Add, Conv2d, DepthwiseConv2d, MaxPool, Network
+from hwgen.compiler.lowering.layers import chain_program, pool_then_conv
+from hwgen.compiler.mapping import MappingOptions
+from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.tiling import Tiling
 from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.devices import FAMILIES
 from hwgen.errors import HwgenError
@@ -375,6 +379,7 @@ def _pad_kind(pads) -> str:
 
 STREAM_SHARE = 0.25    # of the programs, those that are streams of linked programs
 JOINED_SHARE = 0.1     # of the programs, a max pool beside the convolution after it (where the core can run one)
+CHAIN_SHARE = 0.05     # of the programs, a chain of convolutions (where the core can run one)
 
 
 def _joined(cfg, rng: np.random.Generator) -> Generated | None:
@@ -407,10 +412,73 @@ def _joined(cfg, rng: np.random.Generator) -> Generated | None:
     return Generated(program, Counter({"a max pool beside its convolution": 1}))
 
 
+def chain_network(cfg, rng: np.random.Generator) -> Network:
+    """A random network of two to five convolutions for `chain_program`: 3 x 3 or 1 x 1,
+    strided or not, depthwise, or with a residual add of an earlier tensor (the
+    network's input, the layer before's or one further back); a layer reads the one
+    before it, or (a fifth of them) an earlier tensor of the same size. Channels in
+    blocks of BLOCK_OUT, batch one or two blocks, inputs 5-12 pixels a side."""
+    c, size = cfg.block_out * int(rng.integers(1, 3)), int(rng.integers(5, 13))
+    net = Network("chain", "data", (cfg.batch * int(rng.integers(1, 3)), c, size, size))
+    tensors = {"data": (c, size)}
+    last = "data"
+    for k in range(int(rng.integers(2, 6))):
+        name = f"l{k}"
+        src = last if rng.random() < 0.8 else str(rng.choice(list(tensors)))
+        c, size = tensors[src]
+        kind = str(rng.choice(["conv", "conv", "depthwise", "add"]))
+        w = (lambda shape: rng.integers(-31, 32, shape, dtype=np.int8))
+        b = (lambda n: rng.integers(-900, 900, n).astype(np.int32))
+        clip = sem.RELU if rng.random() < 0.7 else sem.INT8
+        if kind == "depthwise":
+            net.layers.append(DepthwiseConv2d(name, (src,), stride=1, pad=1, weight=w((c, 1, 3, 3)), bias=b(c),
+                                              shift=int(rng.integers(4, 8)), clip=clip))
+        elif kind == "add":
+            short = str(rng.choice([t for t, (tc, ts) in tensors.items() if ts == size]))
+            cout = tensors[short][0]
+            ck = int(rng.choice([1, 3]))
+            net.layers.append(Conv2d(f"{name}c", (src,), weight=w((cout, c, ck, ck)), bias=b(cout), stride=1,
+                                     pad=ck // 2, shift=int(rng.integers(6, 10)), clip=sem.INT8))
+            net.layers.append(Add(name, (f"{name}c", short), shift=1, clip=clip))
+            c = cout
+        else:
+            ck, stride = int(rng.choice([1, 3])), int(rng.integers(1, 3))
+            cout = cfg.block_out * int(rng.integers(1, 3))
+            net.layers.append(Conv2d(name, (src,), weight=w((cout, c, ck, ck)), bias=b(cout), stride=stride,
+                                     pad=ck // 2, shift=int(rng.integers(6, 10)), clip=clip))
+            c, size = cout, (size + 2 * (ck // 2) - ck) // stride + 1
+        tensors[name] = (c, size)
+        last = name
+    return net
+
+
+def _chained(cfg, rng: np.random.Generator) -> Generated | None:
+    """A random chain of convolutions (`chain_network`) as one program (hwgen.compiler.
+    lowering.layers.chain_program), each layer's tiling the fewest-bytes one, its inputs
+    drawn; None where the configuration cannot run one (BLOCK_IN != BLOCK_OUT, a layer
+    the core does not run as a convolution on the GEMM)."""
+    if cfg.block_in != cfg.block_out:
+        return None
+    net = chain_network(cfg, rng)
+    compiled = compile_network(net, cfg, MappingOptions(goal="bytes"), jobs=1)
+    if not all(c.where == "vta" and "tiling" in c.program.meta and c.padding is None and not c.im2col
+               and not c.rows for c in compiled):
+        return None
+    lowered = [c.lowered() for c in compiled]
+    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+                            MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
+                                                    for c in compiled}))
+    for r in program.regions.values():
+        if r.role == "input" and r.name.startswith(("in", "short")):
+            program.write(r.name, rng.integers(0, 128, r.shape, dtype=np.int8))
+    return Generated(program, Counter({f"a chain of {len(compiled)} convolutions": 1}))
+
+
 def random_program(cfg, seed: int) -> Generated:
     """A random legal program for `cfg`, reproducible from `seed`: one of the generator's,
     (JOINED_SHARE of them, where the configuration can run one) a max pool beside the
-    convolution after it (`_joined`), or (STREAM_SHARE of them) a stream of two or three
+    convolution after it (`_joined`), (CHAIN_SHARE of them, likewise) a chain of
+    convolutions (`_chained`), or (STREAM_SHARE of them) a stream of two or three
     linked into one
     (hwgen.program.link), each after the first reading the one before's output region as
     its ACC_8BIT input and, where BLOCK_IN is BLOCK_OUT, as its INP input, so that its
@@ -421,6 +489,10 @@ def random_program(cfg, seed: int) -> Generated:
         joined = _joined(cfg, np.random.default_rng([seed, 3]))
         if joined is not None:
             return joined
+    if STREAM_SHARE + JOINED_SHARE <= draw < STREAM_SHARE + JOINED_SHARE + CHAIN_SHARE:
+        chained = _chained(cfg, np.random.default_rng([seed, 4]))
+        if chained is not None:
+            return chained
     if draw >= STREAM_SHARE:
         return _Gen(cfg, np.random.default_rng(seed)).build()
     parts, features = [], Counter()

@@ -19,7 +19,7 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import pool_then_conv
+from .lowering.layers import chain_program, chained, pool_then_conv
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -119,6 +119,41 @@ def joined(compiled: list, k: int):
                           pool.predicted_cycles + conv.predicted_cycles, options)
 
 
+def _chainable(c) -> bool:
+    """Whether compiled layer `c` can be a link of a chain (`lowering.layers.chain_program`):
+    a convolution on the GEMM that reads its inputs as their producers store them."""
+    return c.where == "vta" and chained(c.layer) and "tiling" in c.program.meta and c.padding is None \
+        and not c.im2col and not c.rows and c.program.config.block_in == c.program.config.block_out
+
+
+def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, Part]) -> Part | None:
+    """Members `run` (consecutive, each `_chainable`) as one part of one program
+    (`chain_program`), or None where the cycle model finds their linked programs
+    (`plain`) as fast. Its regions: each member's output the segment's tensor, an input
+    that the segment makes its tensor, one the host writes the member's own input
+    region (`Segment.region`)."""
+    cfg = compiled[run[0]].program.config
+    lowered = [compiled[k].lowered() for k in run]
+    tilings = {compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"]) for k in run}
+    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+                            MappingOptions(tilings=tilings))
+    shared = {}
+    for i, k in enumerate(run):
+        shared[f"out{i}"] = _tensor(k)
+        for j, name in enumerate(("in", "short")):
+            if f"{name}{i}" not in program.regions:
+                continue
+            t = compiled[k].layer.inputs[j]
+            if producer.get(t) in members:
+                shared[f"{name}{i}"] = _tensor(producer[t])
+            else:
+                shared[f"{name}{i}"] = Segment.region(k, f"in{j}")
+                roles[Segment.region(k, f"in{j}")] = "input"
+    part = Part(program, _part(run[0]), shared)
+    alone = link([plain[k] for k in run], "alone", roles)
+    return part if predict(program) < predict(alone) else None
+
+
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
     members = set(group)
     parts, inputs, outputs, roles = [], [], [], {}
@@ -129,6 +164,7 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
         both = joined(compiled, k) if k + 1 in group else None
         if both is not None:
             fused[k] = both[0]
+    plain = {}                  # the members that run as their own program: their parts
     for k in group:
         c = compiled[k]
         name = c.layer.name
@@ -148,6 +184,21 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
             parts.append(Part(fused[k], _part(k), shared))
         else:
             shared["out"] = _tensor(k)
-            parts.append(Part(c.program, _part(k), shared))
+            plain[k] = Part(c.program, _part(k), shared)
+            parts.append(plain[k])
+    # runs of convolutions as chains, where faster
+    runs, run = [], []
+    for k in group:
+        if k in plain and _chainable(compiled[k]):
+            run.append(k)
+            continue
+        runs.append(run)
+        run = []
+    runs.append(run)
+    for run in runs:
+        part = _chain(compiled, run, producer, members, roles, plain) if len(run) > 1 else None
+        if part is not None:
+            at = parts.index(plain[run[0]])
+            parts[at:at + len(run)] = [part]
     program = link(parts, f"{net.name}:{compiled[group[0]].layer.name}..{compiled[group[-1]].layer.name}", roles)
     return Segment(group, program, inputs, outputs)

@@ -87,6 +87,27 @@ def test_drawn_pools_beside_their_convolutions_agree_on_fsim_and_tsim():
     assert drawn >= 8
 
 
+@pytest.mark.tsim
+@pytest.mark.slow
+def test_drawn_chains_of_convolutions_agree_on_fsim_and_tsim():
+    """The fuzzer draws chains of convolutions (lowering.layers.chain_program) on
+    configurations that can run one, and on some of its own random ones; fsim and tsim
+    give every layer's output alike."""
+    assert sum(any(k.startswith("a chain of") for k in random_program(random_config(s), seed).features)
+               for s in range(12) for seed in range(100)) > 5
+    drawn = 0
+    for name in ("default", "1x8x8", "2x16x16"):
+        cfg = load_config(CONFIG_DIR / f"{name}.json")
+        for seed in range(80):
+            gen = random_program(cfg, seed)
+            if not any(k.startswith("a chain of") for k in gen.features):
+                continue
+            drawn += 1
+            want, got = run(gen.program).outputs, run(gen.program, "tsim").outputs
+            assert all(np.array_equal(want[k], got[k]) for k in want if k.startswith("out")), (name, seed)
+    assert drawn >= 8
+
+
 def test_programs_fit_the_random_configurations():
     """The fuzzer's own configurations have 64-entry INP and WGT scratchpads, smaller
     than the largest padded tile the generator draws: such a tile loses its padding

@@ -24,7 +24,7 @@ elements."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
@@ -57,6 +57,12 @@ class DoubleBuffer:
         self.halves = [_Half(), _Half()]
         self.current = 1
         self.reuse = reuse
+
+    def forget(self) -> None:
+        """A new layer's chunks: none is any earlier one's (each half keeps the last
+        step that read it)."""
+        for h in self.halves:
+            h.chunk = None
 
     def place(self, chunk) -> tuple[int, bool]:
         if self.reuse and self.halves[self.current].chunk == chunk:
@@ -91,6 +97,7 @@ class Pipeline:
         self.certified = []       # per compute->load token: store->compute tokens popped before its push
         self.done_popped = 0      # compute->load tokens consumed by the load module
         self.group_stores = []    # each group's store->compute token
+        self.group_areas = []     # each group's ACC entries [first, end)
         self.stores = 0           # store->compute tokens pushed
         self.stores_popped = 0    # store->compute tokens consumed by compute
 
@@ -137,14 +144,19 @@ class Pipeline:
             self.stores_popped += 1
 
     def group_begin(self) -> int:
-        """Compute: the first ACC entry of the next group's part (waiting for the store
-        of the part's previous group)."""
-        if self.groups >= 2 * self.slots:
-            self.wait_store(self.group_stores[self.groups - 2 * self.slots])
+        """Compute: the first ACC entry of the next group's part (waiting for the stores
+        of the groups before it that used any of the part's entries: of a convolution
+        alone, the part's previous group)."""
         g = self.groups
         self.groups += 1
         half = self.b.cfg.depth[MemType.ACC] // 2
-        return g % 2 * half + g // 2 % self.slots * (half // self.slots)
+        first = g % 2 * half + g // 2 % self.slots * (half // self.slots)
+        area = (first, first + half // self.slots)
+        used = [k for k, (a, e) in enumerate(self.group_areas) if a < area[1] and area[0] < e]
+        if used:
+            self.wait_store(self.group_stores[used[-1]])
+        self.group_areas.append(area)
+        return first
 
     def hand_off(self, store) -> int:
         """Compute hands what it has written to the store module, which runs `store()`;
@@ -164,6 +176,60 @@ class Pipeline:
         self._take(len(self.certified) - 1)
         if self.stores:
             self.wait_store(self.stores - 1)
+
+
+@dataclass
+class Chain:
+    """Convolutions lowered one after another into one program (`lower_conv`'s
+    `chain`), as one pipeline: the token ledgers, INP and WGT (each layer's two halves
+    at the two ends of the scratchpad, so that a layer's first chunks go where the
+    layer before it no longer reads) and the ACC groups (alternating halves across
+    layers) go on from one layer to the next, and a layer's last epilogue runs beside
+    the next layer's first GEMMs. A layer's loads of an earlier layer's output wait
+    for the stores of the tiles they read (`Pipeline.stored`), a shortcut's for its
+    tiles' stores (compute waits). `close()` emits the last layer's epilogue and
+    drains."""
+    p: Pipeline
+    inp: DoubleBuffer
+    wgt: DoubleBuffer
+    pending: list = field(default_factory=list)     # the last group's epilogue, not yet emitted
+    produced: dict = field(default_factory=dict)    # region name: [(n, c0, c_n, y0, th, x0, tw, group)]
+    marked: int = -1                                # the last store handed off before the last GEMM
+
+    @classmethod
+    def start(cls, b: ProgramBuilder) -> "Chain":
+        return cls(Pipeline(b), DoubleBuffer(True), DoubleBuffer(True))
+
+    def flush(self) -> None:
+        for emit, _ in self.pending:
+            emit()
+        self.pending.clear()
+
+    def need(self, region: str, n: int, c0: int, c_n: int, ys, xs) -> int | None:
+        """The last store->compute token of the stores of `region`'s tiles (of earlier
+        layers of the chain) that a read of batch block n, channel blocks c0.., rows
+        ys and columns xs (`in_range`'s (first, count, ...)) needs; None if none. A
+        tile not yet handed to the store (the epilogue pending) is handed now."""
+        groups = [g for tn, tc, tcn, y0, th, x0, tw, g in self.produced.get(region, ())
+                  if tn == n and tc < c0 + c_n and c0 < tc + tcn and y0 < ys[0] + ys[1] and ys[0] < y0 + th
+                  and x0 < xs[0] + xs[1] and xs[0] < x0 + tw]
+        if not groups:
+            return None
+        if max(groups) >= len(self.p.group_stores):
+            self.flush()
+        return self.p.group_stores[max(groups)]
+
+    def vouch(self) -> None:
+        """Compute, after a GEMM: pop the stores handed off before the GEMM before it
+        (done by then), so that the next step-done token vouches for them to the next
+        layer's loads."""
+        if self.marked >= 0:
+            self.p.wait_store(self.marked)
+        self.marked = self.p.stores - 1
+
+    def close(self) -> None:
+        self.flush()
+        self.p.drain()
 
 
 @dataclass
@@ -315,7 +381,8 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
 
 
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
-               residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8) -> None:
+               residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8,
+               chain: Chain | None = None) -> None:
     """Emit a convolution: regions x (input), w (weights), bias (with its words, in
     s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
     `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
@@ -336,7 +403,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     beside the GEMMs (`_SideTiles`): those the step `lead` steps on reads after each
     GEMM (at least one while any is left), and any a step's input load needs that are
     not yet. Its tiles take one or two areas
-    of `side.entries` in each ACC half after the groups' entries (`t.acc_slots` 1)."""
+    of `side.entries` in each ACC half after the groups' entries (`t.acc_slots` 1).
+
+    `chain`: the convolution goes on from the ones lowered into `chain` before it
+    (`Chain`), and leaves its last epilogue to the next (or to `chain.close()`)."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
@@ -354,8 +424,20 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     if side is not None and (t.acc_slots != 1 or f.acc + side.entries > half):
         raise HwgenError(f"{name}: tiling {t} leaves no room for a tile of {side.entries} ACC entries "
                          "beside its groups in each half")
-    p = Pipeline(b, t.acc_slots)
-    inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
+    if chain is None:
+        p = Pipeline(b, t.acc_slots)
+        inp_buf, wgt_buf = DoubleBuffer(t.reuse), DoubleBuffer(t.reuse)
+        inp_at, wgt_at = (lambda h: h * inp_half), (lambda h: h * wgt_half)
+    else:
+        if side is not None:
+            raise HwgenError(f"{name}: a convolution in a chain has no side tiles")
+        p, inp_buf, wgt_buf = chain.p, chain.inp, chain.wgt
+        p.slots = t.acc_slots
+        for buf in (inp_buf, wgt_buf):
+            buf.reuse = t.reuse
+            buf.forget()
+        top_inp, top_wgt = cfg.depth[MemType.INP] - inp_half, cfg.depth[MemType.WGT] - wgt_half
+        inp_at, wgt_at = (lambda h: h * top_inp), (lambda h: h * top_wgt)
     h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
@@ -386,6 +468,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             for hi, (y0, th_a) in enumerate(hg):
                 for cj, (c0, c_n) in enumerate(cg):
                     tile = acc0 + (hi * t.oc_n + cj) * tile_size
+                    need = None if chain is None else chain.need(residual[0].name, n, c0, c_n, (y0, th_a),
+                                                                   (x0, tw_a))
+                    if need is not None:
+                        p.wait_store(need)
                     for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n):
                         b.load(MemType.ACC_8BIT, sram + n_tiles * tile_size, residual[0], off, **kw)
         for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
@@ -406,12 +492,16 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 p.free(inp_buf.halves[ih_].last_step)
                 if beside_tiles is not None:
                     beside_tiles.before_load(index, 1 - current)
+                if chain is not None:
+                    need = chain.need(x.name, n, ci0, ci_n, ys, xs)
+                    if need is not None:
+                        p.stored(need)
                 if merged:      # each channel block's rows of the chunk are contiguous
-                    b.load(MemType.INP, ih_ * inp_half, x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
+                    b.load(MemType.INP, inp_at(ih_), x, ((n * s.cib + ci0) * s.h + ys[0]) * s.w,
                            y_size=ci_n, x_size=ys[1] * s.w, x_stride=s.h * s.w)
                 else:
                     for ci in range(ci_n):
-                        b.load(MemType.INP, ih_ * inp_half + ci * ih * iw, x,
+                        b.load(MemType.INP, inp_at(ih_) + ci * ih * iw, x,
                                ((n * s.cib + ci0 + ci) * s.h + ys[0]) * s.w + xs[0],
                                y_size=ys[1], x_size=xs[1], x_stride=s.w, pad=(ys[2], ys[3], xs[2], xs[3]),
                                pad_min=s.pad_min)
@@ -419,14 +509,14 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 p.free(wgt_buf.halves[wh_].last_step)
                 # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
                 w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
-                b.load(MemType.WGT, wh_ * wgt_half, w, w_off, y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
+                b.load(MemType.WGT, wgt_at(wh_), w, w_off, y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
             inp_buf.used(ih_, index)
             wgt_buf.used(wh_, index)
             if inew or wnew:
                 p.loaded()
             tile = acc0 + (hi * t.oc_n + cj) * tile_size
             pix = th_a * tw_a
-            k = affine_kernel(cfg, "GEMM", (tile, ih_ * inp_half, wh_ * wgt_half), [
+            k = affine_kernel(cfg, "GEMM", (tile, inp_at(ih_), wgt_at(wh_)), [
                 (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
                 (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
             check_kernel_fits(cfg, k, name)
@@ -466,10 +556,13 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                     ends += map_passes(b, tile, tile + n_tiles * tile_size, dims, then,
                                             (entry + 1 + (rq.words is not None), [be, 0, 0]))
                 out_tiles.append((tile, y0, th_a, c0, c_n))
+        if chain is not None:
+            chain.produced.setdefault(out.name, []).extend(
+                (n, c0, c_n, y0, th_a, x0, tw_a, p.groups - 1) for _, y0, th_a, c0, c_n in out_tiles)
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
         return steps, ends
 
-    pending = []                  # the previous group's epilogue, not yet emitted
+    pending = [] if chain is None else chain.pending    # the previous group's epilogue, not yet emitted
 
     def flush():
         for emit, _ in pending:
@@ -499,7 +592,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     def gemm_done(step: int, last: bool):
         if beside_tiles is not None:
             beside_tiles.after_gemm(step, 1 - current, last)
-    for n, hg, x0, tw_a, cg in schedule:
+        if chain is not None and closing:
+            chain.vouch()
+    closing = False               # in the last group: the next layer's first loads will need its stores
+    for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
+        closing = gi == len(schedule) - 1
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
         for last, emit_step in enumerate(steps, start=1 - len(steps)):
@@ -519,6 +616,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                 gemm_done(step, last == 0 and j == len(later) - 1)
         flush()                         # a GEMM of one instruction: after it
         pending[:] = ends
+    if chain is not None:
+        return
     flush()
     if beside_tiles is not None:
         beside_tiles.rest(1 - current)

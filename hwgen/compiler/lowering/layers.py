@@ -24,7 +24,7 @@ from ..tiling import Tiling, blocks, fits, footprint, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
-from .conv import choose_tiling, lower_conv
+from .conv import Chain, choose_tiling, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
 from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
@@ -52,17 +52,17 @@ def _output(b, name: str, shape):
                     "(NB, COB, OH, OW, BATCH, BLOCK_OUT)")
 
 
-def _conv_weights(b, weight: np.ndarray):
+def _conv_weights(b, weight: np.ndarray, name: str = "w"):
     """The weights region of a convolution (OIHW int8 `weight`), blocked for the GEMM."""
-    return b.input("w", pack_wgt(weight, b.cfg.block_out, b.cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    return b.input(name, pack_wgt(weight, b.cfg.block_out, b.cfg.block_in), "(COB, CIB, KH, KW, BLOCK_OUT, BLOCK_IN)")
 
 
-def _bias(b, rq: Requant, add, bias: np.ndarray, then=None):
+def _bias(b, rq: Requant, add, bias: np.ndarray, then=None, name: str = "bias"):
     """The bias region: per channel block the bias, `rq`'s SCL word, an imported
     add's multiplier words and a fused piecewise map's words (requant.pack_bias)."""
     cfg = b.cfg
     packed = pack_channels(pack_bias(bias, rq, add, len(bias), then), cfg.batch, cfg.block_out, np.int32)
-    return b.input("bias", packed, "(COB, ENTRIES, BATCH, BLOCK_OUT)")
+    return b.input(name, packed, "(COB, ENTRIES, BATCH, BLOCK_OUT)")
 
 
 def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels, add: ir.Add | None = None,
@@ -70,18 +70,88 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     """`conv` as the program of `layer` (itself, or a fused layer whose second input is
     the shortcut added by `add`, whose input `conv_input` the convolution is, or whose
     output elementwise map `then` (piecewise or hardswish) maps)."""
+    b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
+    plan, emit = _conv_into(b, layer, conv, shapes, options, x, short[0] if short else None, out, add, conv_input,
+                            then)
+    emit()
+    return b, {"tiling": plan["tiling"].to_dict()}, plan
+
+
+def _conv_into(b, layer, conv: ir.Conv2d, shapes, options: MappingOptions, x, short, out, add=None,
+               conv_input: int = 0, then=None, suffix: str = ""):
+    """`_conv`'s convolution in `b`, from region x (and the shortcut `short`) to `out`:
+    its weights and bias regions ("w" and "bias" + `suffix`) allocated; returns its
+    plan and a function emitting it (into a `Chain`, if given one)."""
+    cfg = b.cfg
     s = conv_shape(cfg, conv, shapes[0], add, then)
     rq, steps = conv_epilogue(conv, conv.weight.shape[0], then)
     residual = None if add is None else residual_epilogue(add, conv_input)
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, residual, layer.name, steps))
-    b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
-    w = _conv_weights(b, conv.weight)
+    w = _conv_weights(b, conv.weight, "w" + suffix)
     bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias,
-                 None if then is None else (steps, map_words(then, steps)))
-    lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name, (short[0], residual) if residual else None,
-               steps)
-    return b, {"tiling": plan["tiling"].to_dict()}, plan
+                 None if then is None else (steps, map_words(then, steps)), "bias" + suffix)
+    return plan, lambda chain=None: lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name,
+                                               (short, residual) if residual else None, steps, chain=chain)
+
+
+def chained(layer) -> bool:
+    """Whether `layer` can be a link of `chain_program` (a convolution on the GEMM)."""
+    return isinstance(layer, (ir.Conv2d, ir.ConvAdd, ir.ConvPiecewise, ir.DepthwiseConv2d))
+
+
+def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions):
+    """Convolutions on the GEMM as one program whose pipeline goes on from one to the
+    next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
+    stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
+    "out{k}" (layer k's output), "in{k}" and "short{k}" (layer k's input and shortcut,
+    where no earlier layer of the chain makes them), "w{k}" and "bias{k}". Tilings as
+    `options` gives them (searched otherwise; depthwise layers on the GEMM). Returns
+    the program."""
+    if cfg.block_in != cfg.block_out:
+        raise HwgenError("a chain of convolutions reads each output as the next input: it needs "
+                         "BLOCK_IN == BLOCK_OUT")
+    for k, layer in enumerate(layers):
+        if not chained(layer) or (isinstance(layer, ir.DepthwiseConv2d)
+                                  and not depthwise_on_gemm(layer, cfg, options.depthwise)):
+            raise HwgenError(f"{layer.name}: a chain holds convolutions on the GEMM only, not {layer.kind}")
+
+    def write(kernels):
+        b = ProgramBuilder(cfg, "+".join(layer.name for layer in layers), kernels)
+        made, emits = {}, []
+
+        def source(k: int, j: int, name: str):
+            """Layer k's input j: an earlier layer's output, else a region of its own."""
+            if layers[k].inputs[j] in made:
+                return made[layers[k].inputs[j]]
+            n, c, h, w = shapes[k][j]
+            blk = input_block(layers[k], cfg, j)
+            return b.alloc(name, (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8", "input",
+                           f"(NB, CB, H, W, BATCH, {blk})")
+        for k, layer in enumerate(layers):
+            x = source(k, 0, f"in{k}")
+            out = _output(b, f"out{k}", layer.out_shape(*shapes[k]))
+            if isinstance(layer, ir.DepthwiseConv2d):
+                emits.append(_depthwise_into(b, layer, shapes[k], options, x, out, str(k))[1])
+            else:
+                short = source(k, 1, f"short{k}") if isinstance(layer, ir.ConvAdd) else None
+                add, conv_input, then = None, 0, None
+                conv = layer
+                if isinstance(layer, ir.ConvAdd):
+                    conv, add, conv_input = layer.conv, layer.add, layer.conv_input
+                elif isinstance(layer, ir.ConvPiecewise):
+                    conv, then = layer.conv, layer.map
+                emits.append(_conv_into(b, layer, conv, shapes[k], options, x, short, out, add, conv_input, then,
+                                        str(k))[1])
+            made[layer.name] = out
+        chain = Chain.start(b)
+        for emit in emits:
+            emit(chain)
+        chain.close()
+        return b
+    first = write(None)
+    first.finish(check=False)
+    return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers)})
 
 
 def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
@@ -112,21 +182,32 @@ def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
 def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, kernels):
     b, (x,), out = _builder(layer, cfg, shapes, kernels)
     n, c, h, w = shapes[0]
-    rq = Requant.of(layer, c)
-    br = _bias(b, rq, None, layer.bias)
     if not depthwise_on_gemm(layer, cfg, options.depthwise):
+        rq = Requant.of(layer, c)
+        br = _bias(b, rq, None, layer.bias)
         wr = b.input("w", pack_depthwise(layer.weight, cfg.batch, cfg.block_out), "(CB, KH, KW, BATCH, BLOCK_OUT)")
         lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels,
                      layer.strides, layer.pads, x, out, rq, weights=wr, bias=br, name=layer.name)
         return b, {}, {}
+    plan, emit = _depthwise_into(b, layer, shapes, options, x, out)
+    emit()
+    return b, {"tiling": plan["tiling"].to_dict()}, plan
+
+
+def _depthwise_into(b, layer: ir.DepthwiseConv2d, shapes, options: MappingOptions, x, out, suffix: str = ""):
+    """A depthwise convolution on the GEMM in `b`, from region x to `out`, as
+    `_conv_into`."""
+    cfg = b.cfg
+    c = shapes[0][1]
+    rq = Requant.of(layer, c)
+    br = _bias(b, rq, None, layer.bias, name="bias" + suffix)
     s = conv_shape(cfg, layer, shapes[0])
     plan = plan_conv(cfg, s, options.tilings.get(layer.name) or choose_tiling(
         cfg, s, options.reuse, options.goal, rq, name=layer.name))
     diag = np.zeros((c, cfg.block_in, *layer.kernels), np.int8)   # channel j of a block: lane j
     diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
-    wr = b.input("w", pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    lower_conv(b, s, plan["tiling"], x, wr, br, out, rq, layer.name)
-    return b, {"tiling": plan["tiling"].to_dict()}, plan
+    wr = b.input("w" + suffix, pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
+    return plan, lambda chain=None: lower_conv(b, s, plan["tiling"], x, wr, br, out, rq, layer.name, chain=chain)
 
 
 def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):

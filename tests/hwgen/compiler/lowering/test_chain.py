@@ -1,0 +1,126 @@
+"""Convolutions as one program whose pipeline goes on from one layer to the next
+(lowering.layers.chain_program, conv.Chain): every layer's output bit for bit against
+numpy's, on random chains (sim.fuzz.chain_network: strided, 1 x 1, depthwise, residual
+adds of earlier tensors or of the input, a layer reading a tensor further back) on
+several configurations, on fsim (whose load module runs as far ahead as its tokens
+allow, so a load of a tile before its store shows as a wrong result) and tsim."""
+import numpy as np
+import pytest
+
+from hwgen import HwgenError, load_config
+from hwgen.compiler import stream as stream_module
+from hwgen.compiler.ir import MaxPool
+from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
+from hwgen.compiler.lowering.layers import chain_program
+from hwgen.compiler.mapping import MappingOptions
+from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.stream import Segment, segments
+from hwgen.compiler.tiling import Tiling
+from sim import Fsim, Tsim
+from sim.fuzz import chain_network
+from sim.runtime import run_network
+from tests.conftest import CONFIG_DIR
+from tests.hwgen.compiler.lowering.test_layers import small_net
+
+CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
+
+
+def _chain(cfg, seed: int, goal: str = "cycles"):
+    """A random chain's program with its inputs written, its compiled layers and every
+    tensor's numpy value."""
+    rng = np.random.default_rng(seed)
+    net = chain_network(cfg, rng)
+    compiled = compile_network(net, cfg, MappingOptions(goal=goal), jobs=1)
+    lowered = [c.lowered() for c in compiled]
+    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+                            MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
+                                                    for c in compiled}))
+    values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
+    for c in compiled:
+        values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
+    for k, c in enumerate(compiled):
+        for j, name in enumerate(("in", "short")):
+            if f"{name}{k}" in program.regions:
+                program.write(f"{name}{k}", c.pack_input(cfg, j, values[c.layer.inputs[j]]))
+    return program, compiled, values
+
+
+def _wrong(target, program, compiled, values) -> list[str]:
+    """The layers whose output from `program` on `target` differs from numpy's."""
+    outputs = target.run(program).outputs
+    return [c.layer.name for k, c in enumerate(compiled)
+            if not np.array_equal(c.unpack_output(outputs[f"out{k}"]), values[c.layer.name])]
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+@pytest.mark.parametrize("seed", range(6))
+def test_a_chain_gives_every_layer_s_output(cfg_name, seed):
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    for goal in ("cycles", "bytes"):
+        program, compiled, values = _chain(cfg, seed, goal)
+        assert len(compiled) >= 2
+        assert _wrong(Fsim(), program, compiled, values) == [], (goal, [c.layer for c in compiled])
+
+
+@pytest.mark.tsim
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_a_chain_on_tsim(cfg_name):
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    for seed in range(3):
+        program, compiled, values = _chain(cfg, seed)
+        assert _wrong(Tsim(), program, compiled, values) == [], seed
+
+
+def test_the_wait_for_an_earlier_layer_s_stores_is_what_keeps_it_exact(monkeypatch):
+    """Without the waits for the stores of the tiles a layer reads, fsim's load module
+    reads some of them before they are written."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+    monkeypatch.setattr(Chain, "need", lambda self, *args: None)
+    wrong = [seed for seed in range(6) if _wrong(Fsim(), *_chain(cfg, seed))]
+    assert wrong
+
+
+def test_only_convolutions_on_the_gemm_chain():
+    cfg = load_config(CONFIG_DIR / "default.json")
+    _, compiled, _ = _chain(cfg, 0)
+    layer, shapes = compiled[0].lowered()
+    pool = MaxPool("pool", (layer.name,), kernel=2, stride=2, pad=0)
+    with pytest.raises(HwgenError, match="convolutions on the GEMM only"):
+        chain_program([layer, pool], cfg, [shapes, [layer.out_shape(*shapes)]], MappingOptions())
+    with pytest.raises(HwgenError, match="BLOCK_IN == BLOCK_OUT"):
+        chain_program([layer], load_config(CONFIG_DIR / "1x16x32.json"), [shapes], MappingOptions())
+
+
+def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(monkeypatch):
+    """The tiny network's convolutions after its pool are one part of its stream,
+    bit-exact on fsim; with a cycle model that finds the chain no faster, each layer
+    is a part of its own."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+    net = small_net()
+    compiled = compile_network(net, cfg)
+
+    def parts():
+        (seg,) = [s for s in segments(net, compiled) if isinstance(s, Segment)]
+        return seg.program.meta["parts"], seg.program.meta["name"]
+    chained, _ = parts()
+    x = np.random.default_rng(2).integers(-60, 60, net.input_shape, dtype=np.int8)
+    result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
+    assert np.array_equal(result["output"], net.reference(x))
+    monkeypatch.setattr(stream_module, "predict", lambda program: 1)
+    alone, _ = parts()
+    assert len(chained) < len(alone)
+
+
+def test_a_layer_s_first_chunks_wait_for_the_layer_before_to_read_its_own(monkeypatch):
+    """Each half of INP and WGT keeps the last step of the layer before that read it:
+    forgetting those steps lets fsim's load module overwrite chunks the previous layer's
+    GEMMs have yet to read."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+
+    def forget(self):
+        for h in self.halves:
+            h.chunk, h.last_step = None, -1
+    monkeypatch.setattr(DoubleBuffer, "forget", forget)
+    wrong = [seed for seed in range(6) if _wrong(Fsim(), *_chain(cfg, seed))]
+    assert wrong
