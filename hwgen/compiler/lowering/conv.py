@@ -122,10 +122,13 @@ class Pipeline:
         finished: for the first compute->load token pushed after compute popped it, or
         a relay (compute waits for the store, then pushes) where none is yet."""
         done = next((k for k, popped in enumerate(self.certified) if popped > token), None)
-        if done is None:
-            self.wait_store(token)
-            done = self._push_done()
-        self._take(done)
+        self._take(self.relay(token) if done is None else done)
+
+    def relay(self, token: int) -> int:
+        """Compute waits for the store that pushed store->compute token `token` and
+        pushes a compute->load token that vouches for it; returns that token."""
+        self.wait_store(token)
+        return self._push_done()
 
     def loaded(self) -> None:
         """Load module: the current step's chunks are in; compute waits for them."""
@@ -220,11 +223,12 @@ class Chain:
         return self.p.group_stores[max(groups)]
 
     def vouch(self) -> None:
-        """Compute, after a GEMM: pop the stores handed off before the GEMM before it
-        (done by then), so that the next step-done token vouches for them to the next
-        layer's loads."""
-        if self.marked >= 0:
-            self.p.wait_store(self.marked)
+        """Compute, after a GEMM of a layer's first group: a relay for the stores
+        handed off before the GEMM before it (done by then; among them the layer
+        before's last), so that the layer's loads of their tiles need not wait for a
+        later step's token."""
+        if 0 <= self.marked and self.p.stores_popped <= self.marked:
+            self.p.relay(self.marked)
         self.marked = self.p.stores - 1
 
     def close(self) -> None:
@@ -592,11 +596,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     def gemm_done(step: int, last: bool):
         if beside_tiles is not None:
             beside_tiles.after_gemm(step, 1 - current, last)
-        if chain is not None and closing:
+        if chain is not None and opening:
             chain.vouch()
-    closing = False               # in the last group: the next layer's first loads will need its stores
+    opening = False               # in the first group: its loads may need the last stores of the layer before
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
-        closing = gi == len(schedule) - 1
+        opening = gi == 0
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
         for last, emit_step in enumerate(steps, start=1 - len(steps)):
