@@ -454,8 +454,8 @@ def chain_network(cfg, rng: np.random.Generator) -> Network:
 
 def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     """A random chain of convolutions (`chain_network`) as one program (hwgen.compiler.
-    lowering.layers.chain_program), each layer's tiling the fewest-bytes one, its inputs
-    drawn; None where the configuration cannot run one (BLOCK_IN != BLOCK_OUT, a layer
+    lowering.layers.chain_program), each layer's tiling the fewest-bytes one, some
+    layers interleaved with the one before, its inputs drawn; None where the configuration cannot run one (BLOCK_IN != BLOCK_OUT, a layer
     the core does not run as a convolution on the GEMM)."""
     if cfg.block_in != cfg.block_out:
         return None
@@ -465,13 +465,19 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
                and not c.rows for c in compiled):
         return None
     lowered = [c.lowered() for c in compiled]
-    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+    layers = [layer for layer, _ in lowered]
+    interleave = set()          # about half of the layers that may interleave with the one before them
+    for i in range(1, len(layers)):
+        if layers[i].inputs[0] == layers[i - 1].name and i - 1 not in interleave and rng.random() < 0.5:
+            interleave.add(i)
+    program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
                             MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
-                                                    for c in compiled}))
+                                                    for c in compiled}), interleave)
     for r in program.regions.values():
         if r.role == "input" and r.name.startswith(("in", "short")):
             program.write(r.name, rng.integers(0, 128, r.shape, dtype=np.int8))
-    return Generated(program, Counter({f"a chain of {len(compiled)} convolutions": 1}))
+    return Generated(program, Counter({f"a chain of {len(compiled)} convolutions": 1,
+                                       "a chain's layer interleaved with the one before": len(interleave)}))
 
 
 def random_program(cfg, seed: int) -> Generated:

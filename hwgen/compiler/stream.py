@@ -134,9 +134,21 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     region (`Segment.region`)."""
     cfg = compiled[run[0]].program.config
     lowered = [compiled[k].lowered() for k in run]
-    tilings = {compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"]) for k in run}
-    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
-                            MappingOptions(tilings=tilings))
+    layers, shapes = [layer for layer, _ in lowered], [shapes for _, shapes in lowered]
+    options = MappingOptions(tilings={compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"])
+                                      for k in run})
+    program = chain_program(layers, cfg, shapes, options)
+    # a layer interleaves with the one before it where the model finds the two faster so
+    pairs = [i for i in range(1, len(run)) if layers[i].inputs[0] == layers[i - 1].name
+             and predict(chain_program(layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1], options, {1}))
+             < predict(chain_program(layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1], options))]
+    interleave = set()
+    for i in pairs:             # pairs apart: a layer interleaves with one other at most
+        if i - 1 not in interleave:
+            interleave.add(i)
+    if interleave:
+        both = chain_program(layers, cfg, shapes, options, interleave)
+        program = min((program, both), key=predict)
     shared = {}
     for i, k in enumerate(run):
         shared[f"out{i}"] = _tensor(k)

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from ...errors import HwgenError
 from ...geometry import OVERLAP_WINDOW as WINDOW
 from ...isa import AluOp, MemType, Module, Opcode
@@ -198,10 +200,13 @@ class Chain:
     pending: list = field(default_factory=list)     # the last group's epilogue, not yet emitted
     produced: dict = field(default_factory=dict)    # region name: [(n, c0, c_n, y0, th, x0, tw, group)]
     marked: int = -1                                # the last store handed off before the last GEMM
+    unfinished: set = field(default_factory=set)    # the output regions of layers still emitting
 
     @classmethod
-    def start(cls, b: ProgramBuilder) -> "Chain":
-        return cls(Pipeline(b), DoubleBuffer(True), DoubleBuffer(True))
+    def start(cls, b: ProgramBuilder, outputs) -> "Chain":
+        """A chain in `b` whose layers write the regions `outputs` (each unfinished until
+        its layer has emitted its last group)."""
+        return cls(Pipeline(b), DoubleBuffer(True), DoubleBuffer(True), unfinished={r.name for r in outputs})
 
     def flush(self) -> None:
         for emit, _ in self.pending:
@@ -213,9 +218,17 @@ class Chain:
         layers of the chain) that a read of batch block n, channel blocks c0.., rows
         ys and columns xs (`in_range`'s (first, count, ...)) needs; None if none. A
         tile not yet handed to the store (the epilogue pending) is handed now."""
-        groups = [g for tn, tc, tcn, y0, th, x0, tw, g in self.produced.get(region, ())
-                  if tn == n and tc < c0 + c_n and c0 < tc + tcn and y0 < ys[0] + ys[1] and ys[0] < y0 + th
-                  and x0 < xs[0] + xs[1] and xs[0] < x0 + tw]
+        tiles = [tile for tile in self.produced.get(region, ())
+                 if tile[0] == n and tile[1] < c0 + c_n and c0 < tile[1] + tile[2] and tile[3] < ys[0] + ys[1]
+                 and ys[0] < tile[3] + tile[4] and tile[5] < xs[0] + xs[1] and xs[0] < tile[5] + tile[6]]
+        if region in self.unfinished:   # its layer is still emitting: every tile read must be out
+            seen = np.zeros((c_n, ys[1], xs[1]), bool)
+            for _, tc, tcn, y0, th, x0, tw, _ in tiles:
+                seen[max(tc - c0, 0):tc + tcn - c0, max(y0 - ys[0], 0):y0 + th - ys[0],
+                     max(x0 - xs[0], 0):x0 + tw - xs[0]] = True
+            if not seen.all():
+                raise HwgenError(f"a chain reads tiles of {region!r} that its layer has not yet emitted")
+        groups = [tile[-1] for tile in tiles]
         if not groups:
             return None
         if max(groups) >= len(self.p.group_stores):
@@ -384,9 +397,30 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
         emit()
 
 
+def conv_schedule(s: ConvShape, t: Tiling) -> list:
+    """A convolution's accumulator groups in the order `lower_conv` emits them: (batch
+    block, its row tiles [(y0, th)], first column, columns, its channel tiles
+    [(c0, c_n)]) each."""
+    spatial = [(hg, x0, tw_a) for hg in groups(tiles(s.oh, t.th), t.h_n) for x0, tw_a in tiles(s.ow, t.tw)]
+    co_groups = groups(tiles(s.cob, t.tco), t.oc_n)
+    # a depthwise layer's channel blocks may go outermost (each block's input is its own):
+    # its weights then stay for all its tiles
+    order = [(sp, cg) for cg in co_groups for sp in spatial] if t.channels_outer else \
+        [(sp, cg) for sp in spatial for cg in co_groups]
+    return [(n, hg, x0, tw_a, cg) for n in range(s.nb) for (hg, x0, tw_a), cg in order]
+
+
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
                residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8,
                chain: Chain | None = None) -> None:
+    """Emit a convolution (`conv_groups`, all of its groups)."""
+    for _ in conv_groups(b, s, t, x, w, bias, out, rq, name, residual, then, side, lead, chain):
+        pass
+
+
+def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
+                residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8,
+                chain: Chain | None = None):
     """Emit a convolution: regions x (input), w (weights), bias (with its words, in
     s.bias_entries entries per channel block), out (output) of `b`; `rq` its epilogue.
     `residual` = (region, add epilogue: Requant or AddRequant) fuses a residual add:
@@ -410,7 +444,10 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
     of `side.entries` in each ACC half after the groups' entries (`t.acc_slots` 1).
 
     `chain`: the convolution goes on from the ones lowered into `chain` before it
-    (`Chain`), and leaves its last epilogue to the next (or to `chain.close()`)."""
+    (`Chain`), and leaves its last epilogue to the next (or to `chain.close()`).
+
+    A generator: it stops before each group (yielding its index in `conv_schedule`), so
+    that a chain can put another layer's groups between them."""
     cfg = b.cfg
     kk = s.kh * s.kw
     tile_size = t.tco * t.th * t.tw
@@ -442,12 +479,11 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             buf.forget()
         top_inp, top_wgt = cfg.depth[MemType.INP] - inp_half, cfg.depth[MemType.WGT] - wgt_half
         inp_at, wgt_at = (lambda h: h * top_inp), (lambda h: h * top_wgt)
-    h_tiles, w_tiles = tiles(s.oh, t.th), tiles(s.ow, t.tw)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     if t.channels_outer and not s.depthwise:
         raise HwgenError(f"{name}: channels_outer is a depthwise tiling's order, not a convolution's ({t})")
-    co_groups, ci_tiles = groups(tiles(s.cob, t.tco), t.oc_n), tiles(s.cib, t.tci)
+    ci_tiles = tiles(s.cib, t.tci)
     merged = whole_rows(s, t)
 
     def step_args(hg, cg):
@@ -462,6 +498,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         xs = in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w)
         iw = span(tw_a, s.sw, s.kw)
         nonlocal current
+        p.slots = t.acc_slots
+        inp_buf.reuse = wgt_buf.reuse = t.reuse      # a chain's buffers serve the layers in turn
         acc0 = p.group_begin()
         current = acc0 // half
         bias0 = acc0 + n_tiles * tile_size * (2 if s.beside else 1)
@@ -490,8 +528,8 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             ys = in_range(y0, th_a, s.sh, s.kh, s.ph, s.h)
             ih = span(th_a, s.sh, s.kh)
             index = p.steps
-            ih_, inew = inp_buf.place((n, y0, x0, ci0))
-            wh_, wnew = wgt_buf.place((c0, ci0))
+            ih_, inew = inp_buf.place((name, n, y0, x0, ci0))
+            wh_, wnew = wgt_buf.place((name, c0, ci0))
             if inew:
                 p.free(inp_buf.halves[ih_].last_step)
                 if beside_tiles is not None:
@@ -582,12 +620,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             emit()
             alu += cycles
         return alu
-    spatial = [(hg, x0, tw_a) for hg in groups(h_tiles, t.h_n) for x0, tw_a in w_tiles]
-    # a depthwise layer's channel blocks may go outermost (each block's input is its own):
-    # its weights then stay for all its tiles
-    order = [(sp, cg) for cg in co_groups for sp in spatial] if t.channels_outer else \
-        [(sp, cg) for sp in spatial for cg in co_groups]
-    schedule = [(n, hg, x0, tw_a, cg) for n in range(s.nb) for (hg, x0, tw_a), cg in order]
+    schedule = conv_schedule(s, t)
     current = 0                   # the ACC half of the current group's GEMMs
     beside_tiles = None if side is None else _SideTiles(p, side, f.acc, *_side_order(s, side, [
         (n, ci0, ci_n, in_range(y0, th_a, s.sh, s.kh, s.ph, s.h), in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w))
@@ -600,6 +633,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
             chain.vouch()
     opening = False               # in the first group: its loads may need the last stores of the layer before
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
+        yield gi
         opening = gi == 0
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
@@ -621,6 +655,7 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
         flush()                         # a GEMM of one instruction: after it
         pending[:] = ends
     if chain is not None:
+        chain.unfinished.discard(out.name)
         return
     flush()
     if beside_tiles is not None:

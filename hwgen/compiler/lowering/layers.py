@@ -20,11 +20,11 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import Tiling, blocks, fits, footprint, window_entries
+from ..tiling import Tiling, blocks, fits, footprint, in_range, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
-from .conv import Chain, choose_tiling, lower_conv
+from .conv import Chain, choose_tiling, conv_groups, conv_schedule, lower_conv
 from .matmul import lower_matmul
 from .. import semantics as sem
 from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
@@ -71,17 +71,24 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     the shortcut added by `add`, whose input `conv_input` the convolution is, or whose
     output elementwise map `then` (piecewise or hardswish) maps)."""
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
-    plan, emit = _conv_into(b, layer, conv, shapes, options, x, short[0] if short else None, out, add, conv_input,
-                            then)
-    emit()
+    plan, _, groups = _conv_into(b, layer, conv, shapes, options, x, short[0] if short else None, out, add,
+                                 conv_input, then)
+    _emit(groups())
     return b, {"tiling": plan["tiling"].to_dict()}, plan
+
+
+def _emit(groups) -> None:
+    """All of a convolution's groups (a `conv.conv_groups` generator)."""
+    for _ in groups:
+        pass
 
 
 def _conv_into(b, layer, conv: ir.Conv2d, shapes, options: MappingOptions, x, short, out, add=None,
                conv_input: int = 0, then=None, suffix: str = ""):
     """`_conv`'s convolution in `b`, from region x (and the shortcut `short`) to `out`:
     its weights and bias regions ("w" and "bias" + `suffix`) allocated; returns its
-    plan and a function emitting it (into a `Chain`, if given one)."""
+    plan, its shape and a function giving its groups (`conv.conv_groups`, into a
+    `Chain` if given one)."""
     cfg = b.cfg
     s = conv_shape(cfg, conv, shapes[0], add, then)
     rq, steps = conv_epilogue(conv, conv.weight.shape[0], then)
@@ -91,8 +98,8 @@ def _conv_into(b, layer, conv: ir.Conv2d, shapes, options: MappingOptions, x, sh
     w = _conv_weights(b, conv.weight, "w" + suffix)
     bias = _bias(b, rq, residual if isinstance(residual, AddRequant) else None, conv.bias,
                  None if then is None else (steps, map_words(then, steps)), "bias" + suffix)
-    return plan, lambda chain=None: lower_conv(b, s, plan["tiling"], x, w, bias, out, rq, layer.name,
-                                               (short, residual) if residual else None, steps, chain=chain)
+    return plan, s, lambda chain=None: conv_groups(b, s, plan["tiling"], x, w, bias, out, rq, layer.name,
+                                                   (short, residual) if residual else None, steps, chain=chain)
 
 
 def chained(layer) -> bool:
@@ -100,14 +107,16 @@ def chained(layer) -> bool:
     return isinstance(layer, (ir.Conv2d, ir.ConvAdd, ir.ConvPiecewise, ir.DepthwiseConv2d))
 
 
-def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions):
+def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset()):
     """Convolutions on the GEMM as one program whose pipeline goes on from one to the
     next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
     stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
     "out{k}" (layer k's output), "in{k}" and "short{k}" (layer k's input and shortcut,
     where no earlier layer of the chain makes them), "w{k}" and "bias{k}". Tilings as
-    `options` gives them (searched otherwise; depthwise layers on the GEMM). Returns
-    the program."""
+    `options` gives them (searched otherwise; depthwise layers on the GEMM).
+    `interleave`: the layers k whose groups go between those of layer k - 1, whose
+    output they read (`_interleaved`), so that each one's epilogue runs beside the
+    other's GEMMs. Returns the program."""
     if cfg.block_in != cfg.block_out:
         raise HwgenError("a chain of convolutions reads each output as the next input: it needs "
                          "BLOCK_IN == BLOCK_OUT")
@@ -115,6 +124,9 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
         if not chained(layer) or (isinstance(layer, ir.DepthwiseConv2d)
                                   and not depthwise_on_gemm(layer, cfg, options.depthwise)):
             raise HwgenError(f"{layer.name}: a chain holds convolutions on the GEMM only, not {layer.kind}")
+        if k in interleave and (not k or layer.inputs[0] != layers[k - 1].name or k - 1 in interleave):
+            raise HwgenError(f"{layer.name}: only a layer reading the output of the layer before it, which is not "
+                             "itself interleaved, interleaves with it")
 
     def write(kernels):
         b = ProgramBuilder(cfg, "+".join(layer.name for layer in layers), kernels)
@@ -132,7 +144,7 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
             x = source(k, 0, f"in{k}")
             out = _output(b, f"out{k}", layer.out_shape(*shapes[k]))
             if isinstance(layer, ir.DepthwiseConv2d):
-                emits.append(_depthwise_into(b, layer, shapes[k], options, x, out, str(k))[1])
+                emits.append(_depthwise_into(b, layer, shapes[k], options, x, out, str(k)))
             else:
                 short = source(k, 1, f"short{k}") if isinstance(layer, ir.ConvAdd) else None
                 add, conv_input, then = None, 0, None
@@ -142,16 +154,50 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
                 elif isinstance(layer, ir.ConvPiecewise):
                     conv, then = layer.conv, layer.map
                 emits.append(_conv_into(b, layer, conv, shapes[k], options, x, short, out, add, conv_input, then,
-                                        str(k))[1])
+                                        str(k)))
             made[layer.name] = out
-        chain = Chain.start(b)
-        for emit in emits:
-            emit(chain)
+        chain = Chain.start(b, list(made.values()))
+        for k, (plan, s, groups) in enumerate(emits):
+            if k + 1 in interleave:
+                _interleaved((s, plan["tiling"], groups(chain)), (emits[k + 1][1], emits[k + 1][0]["tiling"],
+                                                                   emits[k + 1][2](chain)))
+            elif k not in interleave:
+                _emit(groups(chain))
         chain.close()
         return b
     first = write(None)
     first.finish(check=False)
     return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers)})
+
+
+def _interleaved(first, second, margin: int = 2) -> None:
+    """Two convolutions' groups, the second reading the first's output, one among the
+    other's: each (shape, tiling, `conv_groups` generator). A group of the second goes
+    once the first's groups up to `margin` after the last it reads are out (their
+    stores done by then, as a rule); otherwise the one whose share of its groups is
+    out is less goes next."""
+    (sa, ta, ga), (sb, tb, gb) = first, second
+    made = [(n, hg[0][0], sum(th for _, th in hg), x0, tw, cg[0][0], sum(c for _, c in cg))
+            for n, hg, x0, tw, cg in conv_schedule(sa, ta)]
+    need = []
+    for n, hg, x0, tw, cg in conv_schedule(sb, tb):
+        ys = in_range(hg[0][0], sum(th for _, th in hg), sb.sh, sb.kh, sb.ph, sb.h)
+        xs = in_range(x0, tw, sb.sw, sb.kw, sb.pw, sb.w)
+        c0, c_n = (cg[0][0], sum(c for _, c in cg)) if sb.depthwise else (0, sb.cib)
+        need.append(max((i for i, (mn, y0, th, mx0, mtw, mc0, mcn) in enumerate(made)
+                         if mn == n and y0 < ys[0] + ys[1] and ys[0] < y0 + th and mx0 < xs[0] + xs[1]
+                         and xs[0] < mx0 + mtw and mc0 < c0 + c_n and c0 < mc0 + mcn), default=-1))
+    na, nb = len(made), len(need)
+    next(ga), next(gb)              # each stopped before its first group
+    ia = ib = 0
+    while ia < na or ib < nb:
+        ready = ib < nb and (ia == na or need[ib] + margin < ia)
+        if ready and (ia == na or ib * na <= ia * nb):
+            next(gb, None)
+            ib += 1
+        else:
+            next(ga, None)
+            ia += 1
 
 
 def _window(layer, cfg, shapes, kernels, kind, rq: Requant = Requant(), **kw):
@@ -189,8 +235,8 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, 
         lower_window(b, "depthwise", (blocks(n, cfg.batch), blocks(c, cfg.block_out), h, w), layer.kernels,
                      layer.strides, layer.pads, x, out, rq, weights=wr, bias=br, name=layer.name)
         return b, {}, {}
-    plan, emit = _depthwise_into(b, layer, shapes, options, x, out)
-    emit()
+    plan, _, groups = _depthwise_into(b, layer, shapes, options, x, out)
+    _emit(groups())
     return b, {"tiling": plan["tiling"].to_dict()}, plan
 
 
@@ -207,7 +253,7 @@ def _depthwise_into(b, layer: ir.DepthwiseConv2d, shapes, options: MappingOption
     diag = np.zeros((c, cfg.block_in, *layer.kernels), np.int8)   # channel j of a block: lane j
     diag[np.arange(c), np.arange(c) % cfg.block_in] = layer.weight[:, 0]
     wr = b.input("w" + suffix, pack_wgt(diag, cfg.block_out, cfg.block_in), "(CB, 1, KH, KW, BLOCK_OUT, BLOCK_IN)")
-    return plan, lambda chain=None: lower_conv(b, s, plan["tiling"], x, wr, br, out, rq, layer.name, chain=chain)
+    return plan, s, lambda chain=None: conv_groups(b, s, plan["tiling"], x, wr, br, out, rq, layer.name, chain=chain)
 
 
 def lower_layer(layer, cfg, shapes, options: MappingOptions | None = None):

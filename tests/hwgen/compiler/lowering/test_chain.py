@@ -11,6 +11,7 @@ from hwgen import HwgenError, load_config
 from hwgen.compiler import stream as stream_module
 from hwgen.compiler.ir import MaxPool
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
+from hwgen.compiler.lowering import layers as layers_module
 from hwgen.compiler.lowering.layers import chain_program
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
@@ -25,16 +26,22 @@ from tests.hwgen.compiler.lowering.test_layers import small_net
 CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
-def _chain(cfg, seed: int, goal: str = "cycles"):
-    """A random chain's program with its inputs written, its compiled layers and every
-    tensor's numpy value."""
+def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False):
+    """A random chain's program with its inputs written (`interleave`: every other
+    layer that reads the one before it interleaved with it), its compiled layers and
+    every tensor's numpy value."""
     rng = np.random.default_rng(seed)
     net = chain_network(cfg, rng)
     compiled = compile_network(net, cfg, MappingOptions(goal=goal), jobs=1)
     lowered = [c.lowered() for c in compiled]
-    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+    layers = [layer for layer, _ in lowered]
+    pairs = set()
+    for i in range(1, len(layers) if interleave else 0):
+        if layers[i].inputs[0] == layers[i - 1].name and i - 1 not in pairs:
+            pairs.add(i)
+    program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
                             MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
-                                                    for c in compiled}))
+                                                    for c in compiled}), pairs)
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
@@ -57,9 +64,10 @@ def _wrong(target, program, compiled, values) -> list[str]:
 def test_a_chain_gives_every_layer_s_output(cfg_name, seed):
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     for goal in ("cycles", "bytes"):
-        program, compiled, values = _chain(cfg, seed, goal)
-        assert len(compiled) >= 2
-        assert _wrong(Fsim(), program, compiled, values) == [], (goal, [c.layer for c in compiled])
+        for interleave in (False, True):
+            program, compiled, values = _chain(cfg, seed, goal, interleave)
+            assert len(compiled) >= 2
+            assert _wrong(Fsim(), program, compiled, values) == [], (goal, interleave, [c.layer for c in compiled])
 
 
 @pytest.mark.tsim
@@ -68,8 +76,9 @@ def test_a_chain_gives_every_layer_s_output(cfg_name, seed):
 def test_a_chain_on_tsim(cfg_name):
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     for seed in range(3):
-        program, compiled, values = _chain(cfg, seed)
-        assert _wrong(Tsim(), program, compiled, values) == [], seed
+        for interleave in (False, True):
+            program, compiled, values = _chain(cfg, seed, interleave=interleave)
+            assert _wrong(Tsim(), program, compiled, values) == [], (seed, interleave)
 
 
 def test_the_wait_for_an_earlier_layer_s_stores_is_what_keeps_it_exact(monkeypatch):
@@ -77,8 +86,26 @@ def test_the_wait_for_an_earlier_layer_s_stores_is_what_keeps_it_exact(monkeypat
     reads some of them before they are written."""
     cfg = load_config(CONFIG_DIR / "default.json")
     monkeypatch.setattr(Chain, "need", lambda self, *args: None)
-    wrong = [seed for seed in range(6) if _wrong(Fsim(), *_chain(cfg, seed))]
-    assert wrong
+    for interleave in (False, True):
+        assert [seed for seed in range(6) if _wrong(Fsim(), *_chain(cfg, seed, interleave=interleave))]
+
+
+def test_an_interleaved_layer_reads_only_tiles_already_emitted(monkeypatch):
+    """The interleaving puts a layer's group after those of the layer before whose
+    tiles it reads; a schedule that did not would read tiles not yet written, which the
+    chain refuses (`Chain.need`)."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+    monkeypatch.setattr(layers_module, "_interleaved", _second_first)
+    with pytest.raises(HwgenError, match="has not yet emitted"):
+        for seed in range(6):
+            _chain(cfg, seed, interleave=True)
+
+
+def _second_first(first, second, margin=2):
+    """An interleaving that puts the second layer's groups first."""
+    for gen in (second[2], first[2]):
+        for _ in gen:
+            pass
 
 
 def test_only_convolutions_on_the_gemm_chain():
