@@ -9,7 +9,9 @@ stored by its producer and loaded by its consumers; the host writes the segment'
 inputs before the launch and reads back the tensors that a later layer outside the
 segment, or the network's outputs, need. A max pool and the convolution reading it
 next are one part of a segment, the pool's tiles beside the convolution's GEMMs
-(`lowering.layers.pool_then_conv`), where the cycle model finds that faster."""
+(`lowering.layers.pool_then_conv`), and consecutive convolutions on the GEMM one part
+as one pipeline (`lowering.layers.chain_program`), where the cycle model finds that
+faster."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -149,6 +151,8 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     if interleave:
         both = chain_program(layers, cfg, shapes, options, interleave)
         program = min((program, both), key=predict)
+    if predict(program) >= predict(link([plain[k] for k in run], "alone", roles)):
+        return None
     shared = {}
     for i, k in enumerate(run):
         shared[f"out{i}"] = _tensor(k)
@@ -161,9 +165,7 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
             else:
                 shared[f"{name}{i}"] = Segment.region(k, f"in{j}")
                 roles[Segment.region(k, f"in{j}")] = "input"
-    part = Part(program, _part(run[0]), shared)
-    alone = link([plain[k] for k in run], "alone", roles)
-    return part if predict(program) < predict(alone) else None
+    return Part(program, _part(run[0]), shared)
 
 
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
