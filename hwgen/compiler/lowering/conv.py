@@ -269,7 +269,8 @@ class _SideTiles:
     first reads them; `need[i]`: the position in `order` of the last tile step i reads
     (-1: none).
 
-    A tile waits for the store of the tile before it in its area. The convolution's
+    A tile's ALU work waits for the store of the tile before it in its area (its loads,
+    which write only ACC, need not: they run while that tile's outputs are stored). The convolution's
     loads of a tile's outputs wait for its store: for the first step-done token that
     compute pushes after popping the store's token (`Pipeline.stored`); after each GEMM
     compute pops the tokens of every store handed off two GEMMs before (the tiles' and
@@ -286,22 +287,25 @@ class _SideTiles:
         self.marked = -1
         self.gemms = 0
 
-    def _emit(self, half: int) -> None:
+    def _emit(self, half: int, due: int = -1) -> None:
         if not self.gemms:        # no GEMM yet: both halves are free, loads in one beside ALU work in the other
             half = self.emitted % 2
         area = self.areas[half][self.turn[half]]
         self.turn[half] = (self.turn[half] + 1) % len(self.areas[half])
-        if area[1] is not None:
-            self.p.wait_store(area[1])
         work, store = self.side.tiles[self.order[self.emitted]][0](area[0])
+        if max(due, -1 if area[1] is None else area[1]) >= 0:  # the loads write only ACC, which stores do not read
+            self.p.wait_store(max(due, -1 if area[1] is None else area[1]))
         work()
         area[1] = self.p.hand_off(store)
         self.tokens.append(area[1])
         self.emitted += 1
 
-    def _upto(self, position: int, half: int) -> None:
+    def _upto(self, position: int, half: int, due: int = -1) -> None:
+        """Emit the tiles up to `position` in `order`; the first one's ALU work waits for
+        the store that pushed token `due` too (-1: none)."""
         while self.emitted <= position:
-            self._emit(half)
+            self._emit(half, due)
+            due = -1
 
     def before_load(self, step: int, half: int) -> None:
         """Load module, before step `step`'s input load: the tiles it reads are emitted
@@ -314,19 +318,20 @@ class _SideTiles:
         self.p.stored(self.tokens[position])
 
     def after_gemm(self, step: int, half: int, last: bool) -> None:
-        """Compute, after a GEMM of step `step` (in the other half than `half`): pop
-        the stores handed off before the previous GEMM, then emit the tiles the step
-        `lead` steps on reads, and one at least while any is left, unless the GEMM is
-        its group's `last` (the next group's GEMMs use `half`, and would wait for them)."""
+        """Compute, after a GEMM of step `step` (in the other half than `half`): emit the
+        tiles the step `lead` steps on reads, and one at least while any is left, unless
+        the GEMM is its group's `last` (the next group's GEMMs use `half`, and would
+        wait for them); pop the stores handed off before the previous GEMM (after the
+        first tile's loads, which need not wait for them)."""
         self.gemms += 1
         if self.emitted == len(self.order) and (not self.tokens or self.p.stores_popped > self.tokens[-1]):
             return
-        if self.marked >= 0:
-            self.p.wait_store(self.marked)
-        self.marked = self.p.stores - 1
+        due, self.marked = self.marked, self.p.stores - 1
         ahead = self.need[min(step + self.lead, len(self.need) - 1)]
         if self.emitted < len(self.order):
-            self._upto(ahead if last else max(ahead, self.emitted), half)
+            self._upto(ahead if last else max(ahead, self.emitted), half, due)
+        elif due >= 0:
+            self.p.wait_store(due)
 
     def rest(self, half: int) -> None:
         self._upto(len(self.order) - 1, half)
