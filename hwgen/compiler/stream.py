@@ -14,14 +14,15 @@ as one pipeline (`lowering.layers.chain_program`), where the cycle model finds t
 faster."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
+from ..errors import HwgenError
 from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import chain_program, chained, pool_then_conv
+from .lowering.layers import chain_program, chain_tilings, chained, pool_then_conv
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -140,16 +141,27 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     options = MappingOptions(tilings={compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"])
                                       for k in run})
     program = chain_program(layers, cfg, shapes, options)
-    # a layer interleaves with the one before it where the model finds the two faster so
-    pairs = [i for i in range(1, len(run)) if layers[i].inputs[0] == layers[i - 1].name
-             and predict(chain_program(layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1], options, {1}))
-             < predict(chain_program(layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1], options))]
-    interleave = set()
-    for i in pairs:             # pairs apart: a layer interleaves with one other at most
-        if i - 1 not in interleave:
-            interleave.add(i)
+    # a layer interleaves with the one before it where the model finds the two faster so,
+    # with the second's tiling the fastest of its own and the search's shortlist
+    interleave, tilings = set(), dict(options.tilings)
+    for i in range(1, len(run)):
+        if layers[i].inputs[0] != layers[i - 1].name or i - 1 in interleave:
+            continue
+        pair = layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1]
+        alone = predict(chain_program(*pair, options))
+        best = (predict(chain_program(*pair, options, {1})), options.tilings[layers[i].name])
+        if best[0] >= alone:
+            continue
+        for t in chain_tilings(layers[i], cfg, shapes[i]):
+            try:
+                best = min(best, (predict(chain_program(*pair, replace(options, tilings={
+                    **options.tilings, layers[i].name: t}), {1})), t), key=lambda c: c[0])
+            except HwgenError:      # a tiling the chain cannot give it (no room beside the other's)
+                continue
+        interleave.add(i)
+        tilings[layers[i].name] = best[1]
     if interleave:
-        both = chain_program(layers, cfg, shapes, options, interleave)
+        both = chain_program(layers, cfg, shapes, replace(options, tilings=tilings), interleave)
         program = min((program, both), key=predict)
     if predict(program) >= predict(link([plain[k] for k in run], "alone", roles)):
         return None

@@ -20,7 +20,7 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import Tiling, blocks, fits, footprint, in_range, window_entries
+from ..tiling import SHORTLIST, Tiling, blocks, fits, footprint, in_range, shortlist, window_entries
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
@@ -105,6 +105,18 @@ def _conv_into(b, layer, conv: ir.Conv2d, shapes, options: MappingOptions, x, sh
 def chained(layer) -> bool:
     """Whether `layer` can be a link of `chain_program` (a convolution on the GEMM)."""
     return isinstance(layer, (ir.Conv2d, ir.ConvAdd, ir.ConvPiecewise, ir.DepthwiseConv2d))
+
+
+def chain_tilings(layer, cfg, shapes, n: int = SHORTLIST) -> list[Tiling]:
+    """The tilings a chain may give `layer` (of `chained` kind) besides its own: the
+    search's shortlist for its convolution (`tiling.shortlist`)."""
+    if isinstance(layer, ir.ConvAdd):
+        s = conv_shape(cfg, layer.conv, shapes[0], layer.add)
+    elif isinstance(layer, ir.ConvPiecewise):
+        s = conv_shape(cfg, layer.conv, shapes[0], None, layer.map)
+    else:
+        s = conv_shape(cfg, layer, shapes[0])
+    return shortlist(cfg, s, name=layer.name, n=n)
 
 
 def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset()):

@@ -12,7 +12,7 @@ from hwgen.compiler import stream as stream_module
 from hwgen.compiler.ir import MaxPool
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
 from hwgen.compiler.lowering import layers as layers_module
-from hwgen.compiler.lowering.layers import chain_program
+from hwgen.compiler.lowering.layers import chain_program, chain_tilings
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
@@ -26,9 +26,10 @@ from tests.hwgen.compiler.lowering.test_layers import small_net
 CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
-def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False):
+def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False):
     """A random chain's program with its inputs written (`interleave`: every other
-    layer that reads the one before it interleaved with it), its compiled layers and
+    layer that reads the one before it interleaved with it; `shortlisted`: each
+    layer's tiling drawn from `chain_tilings`, else its own), its compiled layers and
     every tensor's numpy value."""
     rng = np.random.default_rng(seed)
     net = chain_network(cfg, rng)
@@ -39,9 +40,12 @@ def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False):
     for i in range(1, len(layers) if interleave else 0):
         if layers[i].inputs[0] == layers[i - 1].name and i - 1 not in pairs:
             pairs.add(i)
-    program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
-                            MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
-                                                    for c in compiled}), pairs)
+    tilings = {c.layer.name: Tiling(**c.program.meta["tiling"]) for c in compiled}
+    if shortlisted:
+        for layer, shapes in lowered:
+            choices = chain_tilings(layer, cfg, shapes)
+            tilings[layer.name] = choices[int(rng.integers(len(choices)))]
+    program = chain_program(layers, cfg, [shapes for _, shapes in lowered], MappingOptions(tilings=tilings), pairs)
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
@@ -68,6 +72,17 @@ def test_a_chain_gives_every_layer_s_output(cfg_name, seed):
             program, compiled, values = _chain(cfg, seed, goal, interleave)
             assert len(compiled) >= 2
             assert _wrong(Fsim(), program, compiled, values) == [], (goal, interleave, [c.layer for c in compiled])
+
+
+@pytest.mark.parametrize("cfg_name", CONFIGS)
+def test_a_chain_takes_any_of_its_layers_shortlisted_tilings(cfg_name):
+    """The tilings a stream may give an interleaved layer (`chain_tilings`, the
+    search's shortlist), drawn at random for every layer: still every output."""
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    for seed in range(4):
+        for interleave in (False, True):
+            program, compiled, values = _chain(cfg, seed, "bytes", interleave, shortlisted=True)
+            assert _wrong(Fsim(), program, compiled, values) == [], (seed, interleave)
 
 
 @pytest.mark.tsim
