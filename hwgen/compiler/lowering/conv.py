@@ -328,9 +328,10 @@ class _SideTiles:
             return
         due, self.marked = self.marked, self.p.stores - 1
         ahead = self.need[min(step + self.lead, len(self.need) - 1)]
+        emitted = self.emitted
         if self.emitted < len(self.order):
             self._upto(ahead if last else max(ahead, self.emitted), half, due)
-        elif due >= 0:
+        if self.emitted == emitted and due >= 0:     # no tile to take the pops
             self.p.wait_store(due)
 
     def rest(self, half: int) -> None:

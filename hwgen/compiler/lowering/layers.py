@@ -146,9 +146,14 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
 
         def source(k: int, j: int, name: str):
             """Layer k's input j: an earlier layer's output, else a region of its own."""
-            if layers[k].inputs[j] in made:
-                return made[layers[k].inputs[j]]
             n, c, h, w = shapes[k][j]
+            if layers[k].inputs[j] in made:
+                region = made[layers[k].inputs[j]]
+                if region.shape[:4] != (blocks(n, cfg.batch), blocks(c, input_block(layers[k], cfg, j)), h, w):
+                    raise HwgenError(f"{layers[k].name}: its input {j} is {list(shapes[k][j])}, but the chain's "
+                                     f"{layers[k].inputs[j]} stores {list(region.shape[:4])} blocks: a chain holds "
+                                     "no layer whose input the host pads or reshapes")
+                return region
             blk = input_block(layers[k], cfg, j)
             return b.alloc(name, (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8", "input",
                            f"(NB, CB, H, W, BATCH, {blk})")

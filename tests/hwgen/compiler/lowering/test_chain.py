@@ -132,6 +132,12 @@ def test_only_convolutions_on_the_gemm_chain():
         chain_program([layer, pool], cfg, [shapes, [layer.out_shape(*shapes)]], MappingOptions())
     with pytest.raises(HwgenError, match="BLOCK_IN == BLOCK_OUT"):
         chain_program([layer], load_config(CONFIG_DIR / "1x16x32.json"), [shapes], MappingOptions())
+    # a layer whose input is not what the layer before stores (a host-padded one)
+    second, second_shapes = compiled[1].lowered()
+    padded = [(n, c, h + 2, w + 2) for n, c, h, w in second_shapes[:1]] + second_shapes[1:]
+    assert second.inputs[0] == layer.name
+    with pytest.raises(HwgenError, match="a chain holds no layer whose input the host pads"):
+        chain_program([layer, second], cfg, [shapes, padded], MappingOptions())
 
 
 def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(monkeypatch):
