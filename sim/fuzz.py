@@ -16,7 +16,8 @@ micro-ops after its write, a forwarding distance) before and beside loads into t
 half of ACC, whose narrow elements fill several entries from one beat of a wide bus.
 
 A tenth of the programs are a random max pool beside the convolution after it, as the
-compiler joins them (`_joined`), where the configuration can run one.
+compiler joins them (`_joined`), and a twentieth a random chain of convolutions as one
+program (`_chained`), where the configuration can run them.
 
 Each program lists the features its generator drew; the campaign counts, per bin of the
 coverage model (sim.scenarios, read from the programs themselves and from the memory
@@ -36,9 +37,10 @@ import numpy as np
 
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.ir import Add, Conv2d, DepthwiseConv2d, MaxPool, Network
-from hwgen.compiler.lowering.layers import chain_program, pool_then_conv
+from hwgen.compiler.lowering.layers import chain_program, pool_then_conv, reads_previous
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler.stream import chainable
 from hwgen.compiler.tiling import Tiling
 from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.devices import FAMILIES
@@ -455,20 +457,18 @@ def chain_network(cfg, rng: np.random.Generator) -> Network:
 def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     """A random chain of convolutions (`chain_network`) as one program (hwgen.compiler.
     lowering.layers.chain_program), each layer's tiling the fewest-bytes one, some
-    layers interleaved with the one before, its inputs drawn; None where the configuration cannot run one (BLOCK_IN != BLOCK_OUT, a layer
-    the core does not run as a convolution on the GEMM)."""
-    if cfg.block_in != cfg.block_out:
-        return None
+    layers interleaved with the one before, its inputs drawn; None where the
+    configuration cannot run one (a layer the stream would not chain: BLOCK_IN !=
+    BLOCK_OUT, not a convolution on the GEMM)."""
     net = chain_network(cfg, rng)
     compiled = compile_network(net, cfg, MappingOptions(goal="bytes"), jobs=1)
-    if not all(c.where == "vta" and "tiling" in c.program.meta and c.padding is None and not c.im2col
-               and not c.rows for c in compiled):
+    if not all(chainable(c) for c in compiled):
         return None
     lowered = [c.lowered() for c in compiled]
     layers = [layer for layer, _ in lowered]
     interleave = set()          # about half of the layers that may interleave with the one before them
     for i in range(1, len(layers)):
-        if layers[i].inputs[0] == layers[i - 1].name and i - 1 not in interleave and rng.random() < 0.5:
+        if reads_previous(layers, i) and i - 1 not in interleave and rng.random() < 0.5:
             interleave.add(i)
     program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
                             MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])

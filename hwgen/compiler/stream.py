@@ -22,7 +22,7 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import chain_program, chain_tilings, chained, pool_then_conv
+from .lowering.layers import chain_program, chain_tilings, chained, pool_then_conv, reads_previous
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -122,7 +122,7 @@ def joined(compiled: list, k: int):
                           pool.predicted_cycles + conv.predicted_cycles, options)
 
 
-def _chainable(c) -> bool:
+def chainable(c) -> bool:
     """Whether compiled layer `c` can be a link of a chain (`lowering.layers.chain_program`):
     a convolution on the GEMM that reads its inputs as their producers store them."""
     return c.where == "vta" and chained(c.layer) and "tiling" in c.program.meta and c.padding is None \
@@ -130,7 +130,7 @@ def _chainable(c) -> bool:
 
 
 def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, Part]) -> Part | None:
-    """Members `run` (consecutive, each `_chainable`) as one part of one program
+    """Members `run` (consecutive, each `chainable`) as one part of one program
     (`chain_program`), or None where the cycle model finds their linked programs
     (`plain`) as fast. Its regions: each member's output the segment's tensor, an input
     that the segment makes its tensor, one the host writes the member's own input
@@ -145,7 +145,7 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     # with the second's tiling the fastest of its own and the search's shortlist
     interleave, tilings = set(), dict(options.tilings)
     for i in range(1, len(run)):
-        if layers[i].inputs[0] != layers[i - 1].name or i - 1 in interleave:
+        if not reads_previous(layers, i) or i - 1 in interleave:
             continue
         pair = layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1]
         alone = predict(chain_program(*pair, options))
@@ -215,7 +215,7 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
     # runs of convolutions as chains, where faster
     runs, run = [], []
     for k in group:
-        if k in plain and _chainable(compiled[k]):
+        if k in plain and chainable(compiled[k]):
             run.append(k)
             continue
         runs.append(run)

@@ -66,25 +66,34 @@ def test_a_drawn_stream_computes_what_its_parts_do_one_after_another(name):
     assert streams >= 6
 
 
+def _drawn_alike_on_fsim_and_tsim(configs, seeds: int, kind, outputs) -> int:
+    """How many of the programs the fuzzer draws on `configs` (seeds 0..`seeds`) are of
+    `kind` (a predicate of their features); asserts that fsim and tsim give those
+    programs' `outputs` (a predicate of region names) alike."""
+    drawn = 0
+    for name in configs:
+        cfg = load_config(CONFIG_DIR / f"{name}.json")
+        for seed in range(seeds):
+            gen = random_program(cfg, seed)
+            if not kind(gen.features):
+                continue
+            drawn += 1
+            want, got = run(gen.program).outputs, run(gen.program, "tsim").outputs
+            assert all(np.array_equal(want[k], got[k]) for k in want if outputs(k)), (name, seed)
+    return drawn
+
+
 @pytest.mark.tsim
 @pytest.mark.slow
 def test_drawn_pools_beside_their_convolutions_agree_on_fsim_and_tsim():
     """The fuzzer draws a max pool beside the convolution after it (lowering.layers.
     pool_then_conv) on configurations that can run one, and on some of its own random
     ones; fsim and tsim give both layers' outputs alike."""
-    assert sum(random_program(random_config(s), seed).features["a max pool beside its convolution"]
-               for s in range(12) for seed in range(100)) > 5
-    drawn = 0
-    for name in ("default", "1x8x8", "1x16x16-aluext"):
-        cfg = load_config(CONFIG_DIR / f"{name}.json")
-        for seed in range(40):
-            gen = random_program(cfg, seed)
-            if not gen.features["a max pool beside its convolution"]:
-                continue
-            drawn += 1
-            want, got = run(gen.program).outputs, run(gen.program, "tsim").outputs
-            assert all(np.array_equal(want[k], got[k]) for k in ("mid", "out")), (name, seed)
-    assert drawn >= 8
+    def pool(features):
+        return features["a max pool beside its convolution"]
+    assert sum(pool(random_program(random_config(s), seed).features) for s in range(12) for seed in range(100)) > 5
+    assert _drawn_alike_on_fsim_and_tsim(("default", "1x8x8", "1x16x16-aluext"), 40, pool,
+                                         lambda region: region in ("mid", "out")) >= 8
 
 
 @pytest.mark.tsim
@@ -93,19 +102,11 @@ def test_drawn_chains_of_convolutions_agree_on_fsim_and_tsim():
     """The fuzzer draws chains of convolutions (lowering.layers.chain_program) on
     configurations that can run one, and on some of its own random ones; fsim and tsim
     give every layer's output alike."""
-    assert sum(any(k.startswith("a chain of") for k in random_program(random_config(s), seed).features)
-               for s in range(12) for seed in range(100)) > 5
-    drawn = 0
-    for name in ("default", "1x8x8", "2x16x16"):
-        cfg = load_config(CONFIG_DIR / f"{name}.json")
-        for seed in range(80):
-            gen = random_program(cfg, seed)
-            if not any(k.startswith("a chain of") for k in gen.features):
-                continue
-            drawn += 1
-            want, got = run(gen.program).outputs, run(gen.program, "tsim").outputs
-            assert all(np.array_equal(want[k], got[k]) for k in want if k.startswith("out")), (name, seed)
-    assert drawn >= 8
+    def chain(features):
+        return any(k.startswith("a chain of") for k in features)
+    assert sum(chain(random_program(random_config(s), seed).features) for s in range(12) for seed in range(100)) > 5
+    assert _drawn_alike_on_fsim_and_tsim(("default", "1x8x8", "2x16x16"), 80, chain,
+                                         lambda region: region.startswith("out")) >= 8
 
 
 def test_programs_fit_the_random_configurations():

@@ -183,6 +183,19 @@ class Pipeline:
             self.wait_store(self.stores - 1)
 
 
+def meets(a, b) -> bool:
+    """Whether two boxes of a tensor overlap: each (batch block, (first, count) of its
+    channel blocks, of its rows, of its columns)."""
+    return a[0] == b[0] and all(p < q + qn and q < p + pn for (p, pn), (q, qn) in zip(a[1:], b[1:]))
+
+
+def _flush(pending: list) -> None:
+    """Emit an epilogue not yet emitted ((function emitting it, cycles) each)."""
+    for emit, _ in pending:
+        emit()
+    pending.clear()
+
+
 @dataclass
 class Chain:
     """Convolutions lowered one after another into one program (`lower_conv`'s
@@ -198,7 +211,7 @@ class Chain:
     inp: DoubleBuffer
     wgt: DoubleBuffer
     pending: list = field(default_factory=list)     # the last group's epilogue, not yet emitted
-    produced: dict = field(default_factory=dict)    # region name: [(n, c0, c_n, y0, th, x0, tw, group)]
+    produced: dict = field(default_factory=dict)    # region name: [(box (`meets`), group)]
     marked: int = -1                                # the last store handed off before the last GEMM
     unfinished: set = field(default_factory=set)    # the output regions of layers still emitting
 
@@ -208,32 +221,23 @@ class Chain:
         its layer has emitted its last group)."""
         return cls(Pipeline(b), DoubleBuffer(True), DoubleBuffer(True), unfinished={r.name for r in outputs})
 
-    def flush(self) -> None:
-        for emit, _ in self.pending:
-            emit()
-        self.pending.clear()
-
-    def need(self, region: str, n: int, c0: int, c_n: int, ys, xs) -> int | None:
+    def need(self, region: str, box) -> int | None:
         """The last store->compute token of the stores of `region`'s tiles (of earlier
-        layers of the chain) that a read of batch block n, channel blocks c0.., rows
-        ys and columns xs (`in_range`'s (first, count, ...)) needs; None if none. A
+        layers of the chain) that a read of `box` (`meets`) needs; None if none. A
         tile not yet handed to the store (the epilogue pending) is handed now."""
-        tiles = [tile for tile in self.produced.get(region, ())
-                 if tile[0] == n and tile[1] < c0 + c_n and c0 < tile[1] + tile[2] and tile[3] < ys[0] + ys[1]
-                 and ys[0] < tile[3] + tile[4] and tile[5] < xs[0] + xs[1] and xs[0] < tile[5] + tile[6]]
+        tiles = [(tile, g) for tile, g in self.produced.get(region, ()) if meets(tile, box)]
         if region in self.unfinished:   # its layer is still emitting: every tile read must be out
-            seen = np.zeros((c_n, ys[1], xs[1]), bool)
-            for _, tc, tcn, y0, th, x0, tw, _ in tiles:
-                seen[max(tc - c0, 0):tc + tcn - c0, max(y0 - ys[0], 0):y0 + th - ys[0],
-                     max(x0 - xs[0], 0):x0 + tw - xs[0]] = True
+            seen = np.zeros([count for _, count in box[1:]], bool)
+            for tile, _ in tiles:
+                seen[tuple(slice(max(p - q, 0), p + pn - q) for (p, pn), (q, _) in zip(tile[1:], box[1:]))] = True
             if not seen.all():
                 raise HwgenError(f"a chain reads tiles of {region!r} that its layer has not yet emitted")
-        groups = [tile[-1] for tile in tiles]
-        if not groups:
+        if not tiles:
             return None
-        if max(groups) >= len(self.p.group_stores):
-            self.flush()
-        return self.p.group_stores[max(groups)]
+        last = max(g for _, g in tiles)
+        if last >= len(self.p.group_stores):
+            _flush(self.pending)
+        return self.p.group_stores[last]
 
     def vouch(self) -> None:
         """Compute, after a GEMM of a layer's first group: a relay for the stores
@@ -245,7 +249,7 @@ class Chain:
         self.marked = self.p.stores - 1
 
     def close(self) -> None:
-        self.flush()
+        _flush(self.pending)
         self.p.drain()
 
 
@@ -293,8 +297,9 @@ class _SideTiles:
         area = self.areas[half][self.turn[half]]
         self.turn[half] = (self.turn[half] + 1) % len(self.areas[half])
         work, store = self.side.tiles[self.order[self.emitted]][0](area[0])
-        if max(due, -1 if area[1] is None else area[1]) >= 0:  # the loads write only ACC, which stores do not read
-            self.p.wait_store(max(due, -1 if area[1] is None else area[1]))
+        wait = max(due, -1 if area[1] is None else area[1])
+        if wait >= 0:             # after the loads, which write only ACC: stores read OUT
+            self.p.wait_store(wait)
         work()
         area[1] = self.p.hand_off(store)
         self.tokens.append(area[1])
@@ -420,7 +425,12 @@ def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: 
                residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8,
                chain: Chain | None = None) -> None:
     """Emit a convolution (`conv_groups`, all of its groups)."""
-    for _ in conv_groups(b, s, t, x, w, bias, out, rq, name, residual, then, side, lead, chain):
+    emit_all(conv_groups(b, s, t, x, w, bias, out, rq, name, residual, then, side, lead, chain))
+
+
+def emit_all(groups) -> None:
+    """All of a convolution's groups (a `conv_groups` generator)."""
+    for _ in groups:
         pass
 
 
@@ -479,10 +489,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         if side is not None:
             raise HwgenError(f"{name}: a convolution in a chain has no side tiles")
         p, inp_buf, wgt_buf = chain.p, chain.inp, chain.wgt
-        p.slots = t.acc_slots
-        for buf in (inp_buf, wgt_buf):
-            buf.reuse = t.reuse
-            buf.forget()
+        inp_buf.forget()
+        wgt_buf.forget()
         top_inp, top_wgt = cfg.depth[MemType.INP] - inp_half, cfg.depth[MemType.WGT] - wgt_half
         inp_at, wgt_at = (lambda h: h * top_inp), (lambda h: h * top_wgt)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
@@ -516,8 +524,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             for hi, (y0, th_a) in enumerate(hg):
                 for cj, (c0, c_n) in enumerate(cg):
                     tile = acc0 + (hi * t.oc_n + cj) * tile_size
-                    need = None if chain is None else chain.need(residual[0].name, n, c0, c_n, (y0, th_a),
-                                                                   (x0, tw_a))
+                    need = None if chain is None else chain.need(residual[0].name,
+                                                                   (n, (c0, c_n), (y0, th_a), (x0, tw_a)))
                     if need is not None:
                         p.wait_store(need)
                     for sram, off, kw in _tile_transfers(s, n, x0, tw_a, tile, y0, th_a, c0, c_n):
@@ -541,7 +549,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
                 if beside_tiles is not None:
                     beside_tiles.before_load(index, 1 - current)
                 if chain is not None:
-                    need = chain.need(x.name, n, ci0, ci_n, ys, xs)
+                    need = chain.need(x.name, (n, (ci0, ci_n), ys[:2], xs[:2]))
                     if need is not None:
                         p.stored(need)
                 if merged:      # each channel block's rows of the chunk are contiguous
@@ -606,16 +614,12 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
                 out_tiles.append((tile, y0, th_a, c0, c_n))
         if chain is not None:
             chain.produced.setdefault(out.name, []).extend(
-                (n, c0, c_n, y0, th_a, x0, tw_a, p.groups - 1) for _, y0, th_a, c0, c_n in out_tiles)
+                ((n, (c0, c_n), (y0, th_a), (x0, tw_a)), p.groups - 1) for _, y0, th_a, c0, c_n in out_tiles)
         ends.append((lambda: p.group_end(lambda: _store_tiles(b, s, out, n, x0, tw_a, out_tiles)), 0))
         return steps, ends
 
     pending = [] if chain is None else chain.pending    # the previous group's epilogue, not yet emitted
 
-    def flush():
-        for emit, _ in pending:
-            emit()
-        pending.clear()
     def beside(gemm: int, alu: int) -> int:
         """Emit beside a GEMM instruction as much of the pending epilogue as the GEMM
         work so far covers in cycles and the window holds; return the ALU cycles."""
@@ -645,7 +649,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         gemm = alu = 0
         for last, emit_step in enumerate(steps, start=1 - len(steps)):
             if last == 0 and len(steps) > 1:    # all of it before the last step
-                flush()
+                _flush(pending)
             step = p.steps
             cycles, later = emit_step()
             gemm += cycles
@@ -653,17 +657,17 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             gemm_done(step, last == 0 and not later)
             for j, (emit, cycles) in enumerate(later):
                 if j == len(later) - 1:
-                    flush()
+                    _flush(pending)
                 emit()
                 gemm += cycles
                 alu = beside(gemm, alu)
                 gemm_done(step, last == 0 and j == len(later) - 1)
-        flush()                         # a GEMM of one instruction: after it
+        _flush(pending)                 # a GEMM of one instruction: after it
         pending[:] = ends
     if chain is not None:
         chain.unfinished.discard(out.name)
         return
-    flush()
+    _flush(pending)
     if beside_tiles is not None:
         beside_tiles.rest(1 - current)
     p.drain()
@@ -678,8 +682,7 @@ def _side_order(s: ConvShape, side: Side, chunks: list) -> tuple[list[int], list
     for n, ci0, ci_n, ys, xs in chunks:
         last = -1
         for k, (_, (tn, c, y0, th, x0, tw)) in enumerate(side.tiles):
-            if tn == n and ci0 <= c < ci0 + ci_n and y0 < ys[0] + ys[1] and ys[0] < y0 + th \
-                    and x0 < xs[0] + xs[1] and xs[0] < x0 + tw:
+            if meets((tn, (c, 1), (y0, th), (x0, tw)), (n, (ci0, ci_n), ys[:2], xs[:2])):
                 if k not in position:
                     position[k] = len(order)
                     order.append(k)

@@ -24,7 +24,7 @@ from ..tiling import SHORTLIST, Tiling, blocks, fits, footprint, in_range, short
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
-from .conv import Chain, choose_tiling, conv_groups, conv_schedule, lower_conv
+from .conv import Chain, choose_tiling, conv_groups, conv_schedule, emit_all, lower_conv, meets
 from .matmul import lower_matmul
 from .. import semantics as sem
 from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
@@ -73,14 +73,8 @@ def _conv(layer, conv: ir.Conv2d, cfg, shapes, options: MappingOptions, kernels,
     b, (x, *short), out = _builder(layer, cfg, shapes, kernels)
     plan, _, groups = _conv_into(b, layer, conv, shapes, options, x, short[0] if short else None, out, add,
                                  conv_input, then)
-    _emit(groups())
+    emit_all(groups())
     return b, {"tiling": plan["tiling"].to_dict()}, plan
-
-
-def _emit(groups) -> None:
-    """All of a convolution's groups (a `conv.conv_groups` generator)."""
-    for _ in groups:
-        pass
 
 
 def _conv_into(b, layer, conv: ir.Conv2d, shapes, options: MappingOptions, x, short, out, add=None,
@@ -107,16 +101,27 @@ def chained(layer) -> bool:
     return isinstance(layer, (ir.Conv2d, ir.ConvAdd, ir.ConvPiecewise, ir.DepthwiseConv2d))
 
 
+def reads_previous(layers: list, k: int) -> bool:
+    """Whether layer k of a chain reads the output of the layer before it as its
+    convolution's input (the layers that may interleave with it, `chain_program`)."""
+    return k > 0 and layers[k].inputs[0] == layers[k - 1].name
+
+
+def _conv_parts(layer) -> tuple:
+    """(convolution, fused add, the add's input the convolution is, fused map) of a
+    `chained` layer."""
+    if isinstance(layer, ir.ConvAdd):
+        return layer.conv, layer.add, layer.conv_input, None
+    if isinstance(layer, ir.ConvPiecewise):
+        return layer.conv, None, 0, layer.map
+    return layer, None, 0, None
+
+
 def chain_tilings(layer, cfg, shapes, n: int = SHORTLIST) -> list[Tiling]:
     """The tilings a chain may give `layer` (of `chained` kind) besides its own: the
     search's shortlist for its convolution (`tiling.shortlist`)."""
-    if isinstance(layer, ir.ConvAdd):
-        s = conv_shape(cfg, layer.conv, shapes[0], layer.add)
-    elif isinstance(layer, ir.ConvPiecewise):
-        s = conv_shape(cfg, layer.conv, shapes[0], None, layer.map)
-    else:
-        s = conv_shape(cfg, layer, shapes[0])
-    return shortlist(cfg, s, name=layer.name, n=n)
+    conv, add, _, then = _conv_parts(layer)
+    return shortlist(cfg, conv_shape(cfg, conv, shapes[0], add, then), name=layer.name, n=n)
 
 
 def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset()):
@@ -136,7 +141,7 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
         if not chained(layer) or (isinstance(layer, ir.DepthwiseConv2d)
                                   and not depthwise_on_gemm(layer, cfg, options.depthwise)):
             raise HwgenError(f"{layer.name}: a chain holds convolutions on the GEMM only, not {layer.kind}")
-        if k in interleave and (not k or layer.inputs[0] != layers[k - 1].name or k - 1 in interleave):
+        if k in interleave and (not reads_previous(layers, k) or k - 1 in interleave):
             raise HwgenError(f"{layer.name}: only a layer reading the output of the layer before it, which is not "
                              "itself interleaved, interleaves with it")
 
@@ -147,39 +152,35 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
         def source(k: int, j: int, name: str):
             """Layer k's input j: an earlier layer's output, else a region of its own."""
             n, c, h, w = shapes[k][j]
-            if layers[k].inputs[j] in made:
-                region = made[layers[k].inputs[j]]
-                if region.shape[:4] != (blocks(n, cfg.batch), blocks(c, input_block(layers[k], cfg, j)), h, w):
-                    raise HwgenError(f"{layers[k].name}: its input {j} is {list(shapes[k][j])}, but the chain's "
-                                     f"{layers[k].inputs[j]} stores {list(region.shape[:4])} blocks: a chain holds "
-                                     "no layer whose input the host pads or reshapes")
-                return region
             blk = input_block(layers[k], cfg, j)
-            return b.alloc(name, (blocks(n, cfg.batch), blocks(c, blk), h, w, cfg.batch, blk), "int8", "input",
-                           f"(NB, CB, H, W, BATCH, {blk})")
+            dims = (blocks(n, cfg.batch), blocks(c, blk), h, w)
+            if layers[k].inputs[j] not in made:
+                return b.alloc(name, (*dims, cfg.batch, blk), "int8", "input", f"(NB, CB, H, W, BATCH, {blk})")
+            region = made[layers[k].inputs[j]]
+            if region.shape[:4] != dims:
+                raise HwgenError(f"{layers[k].name}: its input {j} is {list(shapes[k][j])}, but the chain's "
+                                 f"{layers[k].inputs[j]} stores {list(region.shape[:4])} blocks: a chain holds "
+                                 "no layer whose input the host pads or reshapes")
+            return region
         for k, layer in enumerate(layers):
             x = source(k, 0, f"in{k}")
             out = _output(b, f"out{k}", layer.out_shape(*shapes[k]))
             if isinstance(layer, ir.DepthwiseConv2d):
-                emits.append(_depthwise_into(b, layer, shapes[k], options, x, out, str(k)))
+                plan, s, groups = _depthwise_into(b, layer, shapes[k], options, x, out, str(k))
             else:
                 short = source(k, 1, f"short{k}") if isinstance(layer, ir.ConvAdd) else None
-                add, conv_input, then = None, 0, None
-                conv = layer
-                if isinstance(layer, ir.ConvAdd):
-                    conv, add, conv_input = layer.conv, layer.add, layer.conv_input
-                elif isinstance(layer, ir.ConvPiecewise):
-                    conv, then = layer.conv, layer.map
-                emits.append(_conv_into(b, layer, conv, shapes[k], options, x, short, out, add, conv_input, then,
-                                        str(k)))
+                conv, add, conv_input, then = _conv_parts(layer)
+                plan, s, groups = _conv_into(b, layer, conv, shapes[k], options, x, short, out, add, conv_input,
+                                             then, str(k))
+            emits.append((s, plan["tiling"], groups))
             made[layer.name] = out
         chain = Chain.start(b, list(made.values()))
-        for k, (plan, s, groups) in enumerate(emits):
+        for k, (s, t, groups) in enumerate(emits):
             if k + 1 in interleave:
-                _interleaved((s, plan["tiling"], groups(chain)), (emits[k + 1][1], emits[k + 1][0]["tiling"],
-                                                                   emits[k + 1][2](chain)))
+                s2, t2, groups2 = emits[k + 1]
+                _interleaved((s, t, groups(chain)), (s2, t2, groups2(chain)))
             elif k not in interleave:
-                _emit(groups(chain))
+                emit_all(groups(chain))
         chain.close()
         return b
     first = write(None)
@@ -194,16 +195,14 @@ def _interleaved(first, second, margin: int = 2) -> None:
     stores done by then, as a rule); otherwise the one whose share of its groups is
     out is less goes next."""
     (sa, ta, ga), (sb, tb, gb) = first, second
-    made = [(n, hg[0][0], sum(th for _, th in hg), x0, tw, cg[0][0], sum(c for _, c in cg))
+    made = [(n, (cg[0][0], sum(c for _, c in cg)), (hg[0][0], sum(th for _, th in hg)), (x0, tw))
             for n, hg, x0, tw, cg in conv_schedule(sa, ta)]
     need = []
     for n, hg, x0, tw, cg in conv_schedule(sb, tb):
         ys = in_range(hg[0][0], sum(th for _, th in hg), sb.sh, sb.kh, sb.ph, sb.h)
         xs = in_range(x0, tw, sb.sw, sb.kw, sb.pw, sb.w)
-        c0, c_n = (cg[0][0], sum(c for _, c in cg)) if sb.depthwise else (0, sb.cib)
-        need.append(max((i for i, (mn, y0, th, mx0, mtw, mc0, mcn) in enumerate(made)
-                         if mn == n and y0 < ys[0] + ys[1] and ys[0] < y0 + th and mx0 < xs[0] + xs[1]
-                         and xs[0] < mx0 + mtw and mc0 < c0 + c_n and c0 < mc0 + mcn), default=-1))
+        channels = (cg[0][0], sum(c for _, c in cg)) if sb.depthwise else (0, sb.cib)
+        need.append(max((i for i, box in enumerate(made) if meets(box, (n, channels, ys[:2], xs[:2]))), default=-1))
     na, nb = len(made), len(need)
     next(ga), next(gb)              # each stopped before its first group
     ia = ib = 0
@@ -253,7 +252,7 @@ def _depthwise(layer: ir.DepthwiseConv2d, cfg, shapes, options: MappingOptions, 
                      layer.strides, layer.pads, x, out, rq, weights=wr, bias=br, name=layer.name)
         return b, {}, {}
     plan, _, groups = _depthwise_into(b, layer, shapes, options, x, out)
-    _emit(groups())
+    emit_all(groups())
     return b, {"tiling": plan["tiling"].to_dict()}, plan
 
 

@@ -12,7 +12,7 @@ from hwgen.compiler import stream as stream_module
 from hwgen.compiler.ir import MaxPool
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
 from hwgen.compiler.lowering import layers as layers_module
-from hwgen.compiler.lowering.layers import chain_program, chain_tilings
+from hwgen.compiler.lowering.layers import chain_program, chain_tilings, reads_previous
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
@@ -38,7 +38,7 @@ def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, short
     layers = [layer for layer, _ in lowered]
     pairs = set()
     for i in range(1, len(layers) if interleave else 0):
-        if layers[i].inputs[0] == layers[i - 1].name and i - 1 not in pairs:
+        if reads_previous(layers, i) and i - 1 not in pairs:
             pairs.add(i)
     tilings = {c.layer.name: Tiling(**c.program.meta["tiling"]) for c in compiled}
     if shortlisted:
