@@ -188,7 +188,7 @@ def side(runs, report=None) -> list[dict]:
                            "saved_cycles": r["alone_cycles"] - both.cycles,
                            "matches_layers": bool(np.array_equal(both.outputs["mid"], first.outputs["out"])
                                                   and np.array_equal(both.outputs["out"], second.outputs["out"])),
-                           **{k: program.meta[k] for k in ("tiling", "side_tile", "lead")}}
+                           **{k: program.meta[k] for k in ("tiling", "side_tile", "lead", "side_ahead")}}
         out.append(r)
         if report:
             report(r)

@@ -138,17 +138,17 @@ def side_shape(kernel, stride, out_hw: tuple[int, int], entries: int) -> tuple[i
 
 
 def max_pool_side(b: ProgramBuilder, shape, kernel, stride, pad, x, out, tile: tuple[int, int],
-                  pad_min: bool = False) -> Side:
+                  pad_min: bool = False, ahead: bool = True) -> Side:
     """A max pool (`lower_window`'s arguments) as a `Side` of tiles of `tile` (th, tw)
     outputs of one channel block, rows outermost, then columns, then channel blocks,
-    the order in which a convolution reads its input."""
+    the order in which a convolution reads its input; `ahead` as `Side` has it."""
     nb, cb, h, w = shape
     oh, ow = window_out(h, w, kernel, stride, pad)
     th_max, tw_max = tile
     emit = _window_tile(b, "max", shape, kernel, stride, pad, x, out, Requant(), pad_min, None, None, 0)
     return Side([(lambda base, a=(n, c, 1, y0, th, x0, tw): emit(base, *a), (n, c, y0, th, x0, tw))
                  for n in range(nb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)
-                 for c in range(cb)], window_entries(kernel, stride, th_max, tw_max, False, False))
+                 for c in range(cb)], window_entries(kernel, stride, th_max, tw_max, False, False), ahead)
 
 
 def _window_tile(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out, rq: Requant, pad_min: bool,

@@ -260,9 +260,14 @@ class Side:
     `emit(base)` emits its loads into ACC from `base` on and returns (function emitting
     its ALU work, function emitting its store), as `_prefetched` takes them; `outputs`
     = (n, c, y0, th, x0, tw), the batch block, channel block, rows and columns of the
-    layer's output it stores. `entries`: the ACC entries the largest tile uses."""
+    layer's output it stores. `entries`: the ACC entries the largest tile uses.
+    `ahead`: whether, of the tiles emitted together, each one's loads go before the ALU
+    work of the one before where the two use different areas (the loader filling one
+    while the ALU works in the other; a slower choice where that work loads its
+    micro-ops, which then wait for the loads before them)."""
     tiles: list
     entries: int
+    ahead: bool = True
 
 
 class _SideTiles:
@@ -291,26 +296,44 @@ class _SideTiles:
         self.marked = -1
         self.gemms = 0
 
-    def _emit(self, half: int, due: int = -1) -> None:
-        if not self.gemms:        # no GEMM yet: both halves are free, loads in one beside ALU work in the other
-            half = self.emitted % 2
+    def _half(self, half: int) -> int:
+        """The ACC half the next tile goes in."""
+        # no GEMM yet: both halves are free, loads in one beside ALU work in the other
+        return half if self.gemms else self.emitted % 2
+
+    def _load(self, half: int, due: int) -> tuple:
+        """Emit the next tile's loads; returns what `_finish` emits of it after them."""
+        half = self._half(half)
         area = self.areas[half][self.turn[half]]
         self.turn[half] = (self.turn[half] + 1) % len(self.areas[half])
         work, store = self.side.tiles[self.order[self.emitted]][0](area[0])
-        wait = max(due, -1 if area[1] is None else area[1])
+        self.emitted += 1
+        return area, work, store, max(due, -1 if area[1] is None else area[1])
+
+    def _finish(self, area: list, work, store, wait: int) -> None:
         if wait >= 0:             # after the loads, which write only ACC: stores read OUT
             self.p.wait_store(wait)
         work()
         area[1] = self.p.hand_off(store)
         self.tokens.append(area[1])
-        self.emitted += 1
 
     def _upto(self, position: int, half: int, due: int = -1) -> None:
         """Emit the tiles up to `position` in `order`; the first one's ALU work waits for
-        the store that pushed token `due` too (-1: none)."""
+        the store that pushed token `due` too (-1: none); one's loads before the work of
+        the one before (`Side.ahead`)."""
+        held = None
         while self.emitted <= position:
-            self._emit(half, due)
+            h = self._half(half)
+            if held is not None and (not self.side.ahead or self.areas[h][self.turn[h]] is held[0]):
+                self._finish(*held)
+                held = None
+            loaded = self._load(half, due)
             due = -1
+            if held is not None:
+                self._finish(*held)
+            held = loaded
+        if held is not None:
+            self._finish(*held)
 
     def before_load(self, step: int, half: int) -> None:
         """Load module, before step `step`'s input load: the tiles it reads are emitted

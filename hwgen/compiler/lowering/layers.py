@@ -418,26 +418,28 @@ def pool_then_conv(pool: ir.MaxPool, conv: ir.Conv2d, cfg, shape, alone: int,
         "pool": [pool.kernels, pool.strides, pool.pads, _max_pool_pad_min(pool, cfg)], "shape": list(shape),
         "tiling": chosen.to_dict()})
     choice = remembered_as(key, lambda: _fastest_joined(pool, conv, cfg, shape, chosen, least),
-                           lambda ch: [ch[0].to_dict(), list(ch[1]), ch[2]], _joined_choice)
+                           lambda ch: [ch[0].to_dict(), list(ch[1]), ch[2], ch[3]], _joined_choice)
     first = _joined_builder(pool, conv, cfg, shape, *choice)
     first.finish(check=False)
-    t, tile, lead = choice
+    t, tile, lead, ahead = choice
     program = _joined_builder(pool, conv, cfg, shape, *choice, first.kernels).finish(
-        {"layer": f"{pool.name}+{conv.name}", "tiling": t.to_dict(), "side_tile": list(tile), "lead": lead})
+        {"layer": f"{pool.name}+{conv.name}", "tiling": t.to_dict(), "side_tile": list(tile), "lead": lead,
+         "side_ahead": ahead})
     cycles = predict(program)
     return None if cycles >= alone else (program, cycles)
 
 
-def _joined_builder(pool, conv, cfg, shape, t: Tiling, tile: tuple[int, int], lead: int, kernels=None):
+def _joined_builder(pool, conv, cfg, shape, t: Tiling, tile: tuple[int, int], lead: int, ahead: bool,
+                    kernels=None):
     """The builder of `pool_then_conv`'s program with tiling `t`, pool tiles of `tile`
-    (th, tw) outputs and `lead` (preloading `kernels`)."""
+    (th, tw) outputs, `lead` and `ahead` (`Side.ahead`), preloading `kernels`."""
     b, (x,), mid = _builder(pool, cfg, [shape], kernels, "mid", f"{pool.name}+{conv.name}")
     mid_shape = pool.out_shape(shape)
     out = _output(b, "out", conv.out_shape(mid_shape))
     rq, _ = conv_epilogue(conv, conv.weight.shape[0])
     w, bias = _conv_weights(b, conv.weight), _bias(b, rq, None, conv.bias)
     side = max_pool_side(b, x.shape[:4], pool.kernels, pool.strides, pool.pads, x, mid, tile,
-                         _max_pool_pad_min(pool, cfg))
+                         _max_pool_pad_min(pool, cfg), ahead)
     lower_conv(b, conv_shape(cfg, conv, mid_shape), t, mid, w, bias, out, rq, conv.name, side=side, lead=lead)
     return b
 
@@ -455,11 +457,12 @@ def _joined_tilings(cfg, s, chosen: Tiling, least: int) -> list[Tiling]:
 
 
 def _fastest_joined(pool, conv, cfg, shape, chosen: Tiling, least: int, keep: int = 3):
-    """(tiling, tile shape, lead) of the joined program of `pool_then_conv`'s arguments
-    that the cycle model finds fastest: the `keep` fastest tilings and tile shapes
-    (tiles of one area a half, or of two) on one batch block (a batch's blocks are
-    alike, and its program takes as many times longer to predict), then each of those
-    with each lead on the whole batch."""
+    """(tiling, tile shape, lead, ahead) of the joined program of `pool_then_conv`'s
+    arguments that the cycle model finds fastest: the `keep` fastest tilings and tile
+    shapes (tiles of one area a half, or of two) on one batch block (a batch's blocks
+    are alike, and its program takes as many times longer to predict), then each of
+    those with each lead, tiles loaded ahead of the work before them or not, on the
+    whole batch."""
     one = (min(shape[0], cfg.batch), *shape[1:])
     s = conv_shape(cfg, conv, pool.out_shape(one))
     half = cfg.depth[MemType.ACC] // 2
@@ -470,17 +473,18 @@ def _fastest_joined(pool, conv, cfg, shape, chosen: Tiling, least: int, keep: in
     pairs = dict.fromkeys((t, side_shape(pool.kernels, pool.strides, pool.out_shape(one)[2:],
                                          (half - footprint(s, t).acc) // areas))
                           for t in _joined_tilings(cfg, s, chosen, least) for areas in (1, 2))
-    first = ranked(one, [(t, tile, LEADS[0]) for t, tile in pairs if tile])
-    return ranked(shape, [(t, tile, lead) for _, _, (t, tile, _) in first[:keep] for lead in LEADS])[0][2]
+    first = ranked(one, [(t, tile, LEADS[0], True) for t, tile in pairs if tile])
+    return ranked(shape, [(t, tile, lead, ahead) for _, _, (t, tile, *_) in first[:keep] for lead in LEADS
+                          for ahead in (True, False)])[0][2]
 
 
 def _joined_choice(doc):
-    """The (tiling, tile shape, lead) a cache file holds, or None."""
-    if not (isinstance(doc, list) and len(doc) == 3 and isinstance(doc[1], list) and len(doc[1]) == 2
-            and all(type(v) is int for v in doc[1]) and type(doc[2]) is int):
+    """The (tiling, tile shape, lead, ahead) a cache file holds, or None."""
+    if not (isinstance(doc, list) and len(doc) == 4 and isinstance(doc[1], list) and len(doc[1]) == 2
+            and all(type(v) is int for v in doc[1]) and type(doc[2]) is int and type(doc[3]) is bool):
         return None
     t = _tiling(doc[0])
-    return None if t is None else (t, tuple(doc[1]), doc[2])
+    return None if t is None else (t, tuple(doc[1]), doc[2], doc[3])
 
 
 def conv2d_program(cfg, x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 0,

@@ -10,9 +10,10 @@ from hwgen import load_config
 from hwgen.compiler import semantics as sem
 from hwgen.compiler.ir import Conv2d, MaxPool
 from hwgen.compiler.lowering import conv as conv_module
-from hwgen.compiler.lowering.layers import _joined_tilings, pool_then_conv
+from hwgen.compiler.lowering.layers import _joined_builder, _joined_tilings, pool_then_conv
 from hwgen.compiler.mapping import conv_shape
-from hwgen.compiler.tiling import Tiling
+from hwgen.compiler.tiling import Tiling, footprint, window_entries
+from hwgen.isa import MemType
 from hwgen.compiler.lowering.packing import pack_act, unpack_act
 from hwgen.program.timing import predict
 from sim import Fsim, Tsim
@@ -52,6 +53,39 @@ def test_a_pool_beside_its_convolution_gives_both_layers_outputs(cfg_name, case)
     x = np.random.default_rng(case).integers(0, 128, (cfg.batch, cin, size, size), dtype=np.int8)
     program, cycles = pool_then_conv(p, c, cfg, x.shape, ALWAYS)
     assert cycles == predict(program)
+    mid, mid_ref, out, out_ref, _ = _run(Fsim(), cfg, program, p, c, x)
+    assert np.array_equal(mid, mid_ref)
+    assert np.array_equal(out, out_ref)
+
+
+# a convolution and pool tiles of one output row: one such tile fits in each ACC half
+# beside the convolution's entries, and a step reads several at once
+ONE_AREA = [((32, 32, 80, (3, 2, 1), (3, 1, 1)), "default", Tiling(8, 40, 2, 2, 1, 1, True, 1), (1, 40)),
+            ((32, 32, 80, (3, 2, 1), (3, 1, 1)), "1x8x8", Tiling(4, 40, 4, 4, 1, 1, True, 1), (1, 40)),
+            ((32, 64, 64, (3, 2, 1), (3, 1, 1)), "default", Tiling(7, 32, 4, 2, 1, 1, True, 1), (1, 17))]
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+@pytest.mark.parametrize("areas", [1, 2])
+@pytest.mark.parametrize("case, cfg_name, t, tile", ONE_AREA)
+def test_pool_tiles_loaded_ahead_of_the_work_before_them_or_not(case, cfg_name, t, tile, areas, ahead):
+    """Both orders of the pool's tiles (`Side.ahead`) give both layers' outputs on
+    fsim: in one area of each ACC half, where beside the GEMMs a tile's loads must wait
+    for the work of the tile before it in the same area (loaded before it, they would
+    overwrite its input), and in two (tiles of half the rows). Loaded ahead, the second
+    tile's loads come before the first tile's ALU work (before the first GEMM the two
+    go in different halves)."""
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    cin, cout, size, pool, conv = case
+    p, c = _layers(cin, cout, pool, conv)
+    x = np.random.default_rng(cin).integers(0, 128, (cfg.batch, cin, size, size), dtype=np.int8)
+    entries = cfg.depth[MemType.ACC] // 2 - footprint(conv_shape(cfg, c, p.out_shape(x.shape)), t).acc
+    assert entries // window_entries(p.kernels, p.strides, *tile, False, False) == 1
+    tile = tile if areas == 1 else (1, tile[1] // 2)
+    program = _joined_builder(p, c, cfg, x.shape, t, tile, 4, ahead).finish()
+    loads = [k for k, insn in enumerate(program.insns) if insn.mnemonic == "LOAD.ACC_8BIT"]
+    first_max = next(k for k, insn in enumerate(program.insns) if insn.mnemonic == "ALU.MAX")
+    assert (loads[1] < first_max) == ahead
     mid, mid_ref, out, out_ref, _ = _run(Fsim(), cfg, program, p, c, x)
     assert np.array_equal(mid, mid_ref)
     assert np.array_equal(out, out_ref)
