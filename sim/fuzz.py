@@ -36,11 +36,11 @@ from typing import Callable
 import numpy as np
 
 from hwgen.compiler import semantics as sem
-from hwgen.compiler.ir import Add, Conv2d, DepthwiseConv2d, MaxPool, Network
-from hwgen.compiler.lowering.layers import chain_program, pool_then_conv, reads_previous
+from hwgen.compiler.ir import Add, Conv2d, Dense, DepthwiseConv2d, GlobalAvgPool, MaxPool, Network
+from hwgen.compiler.lowering.layers import chain_program, classifier_tail, pool_then_conv, reads_previous
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
-from hwgen.compiler.stream import chainable
+from hwgen.compiler.stream import CLASSIFIER_CHUNKS, chainable
 from hwgen.compiler.tiling import Tiling
 from hwgen.config import FPGA_FAMILIES, VTAConfig
 from hwgen.devices import FAMILIES
@@ -414,14 +414,17 @@ def _joined(cfg, rng: np.random.Generator) -> Generated | None:
     return Generated(program, Counter({"a max pool beside its convolution": 1}))
 
 
-def chain_network(cfg, rng: np.random.Generator) -> Network:
+def chain_network(cfg, rng: np.random.Generator, classifier: bool = False) -> Network:
     """A random network of two to five convolutions for `chain_program`: 3 x 3 or 1 x 1,
     strided or not, depthwise, or with a residual add of an earlier tensor (the
     network's input, the layer before's or one further back); a layer reads the one
     before it, or (a fifth of them) an earlier tensor of the same size. Channels in
-    blocks of BLOCK_OUT, batch one or two blocks, inputs 5-12 pixels a side."""
+    blocks of BLOCK_OUT, batch one or two blocks, inputs 5-12 pixels a side. With
+    `classifier`, of one batch block and ending in a classifier of the last
+    convolution's output (a global average pool and a dense layer of 1-40 outputs,
+    `lowering.layers.classifier_tail`)."""
     c, size = cfg.block_out * int(rng.integers(1, 3)), int(rng.integers(5, 13))
-    net = Network("chain", "data", (cfg.batch * int(rng.integers(1, 3)), c, size, size))
+    net = Network("chain", "data", (cfg.batch * (1 if classifier else int(rng.integers(1, 3))), c, size, size))
     tensors = {"data": (c, size)}
     last = "data"
     for k in range(int(rng.integers(2, 6))):
@@ -451,7 +454,26 @@ def chain_network(cfg, rng: np.random.Generator) -> Network:
             c, size = cout, (size + 2 * (ck // 2) - ck) // stride + 1
         tensors[name] = (c, size)
         last = name
+    if classifier:
+        c, size = tensors[last]
+        out = int(rng.integers(1, 41))
+        net.layers.append(GlobalAvgPool("gap", (last,), shift=int(size * size - 1).bit_length(), clip=sem.INT8))
+        net.layers.append(Dense("fc", ("gap",), weight=rng.integers(-31, 32, (out, c), dtype=np.int8),
+                                bias=rng.integers(-900, 900, out).astype(np.int32), shift=int(rng.integers(6, 10)),
+                                clip=sem.INT8))
     return net
+
+
+def chain_interleave(layers: list, rng: np.random.Generator, share: float) -> set[int]:
+    """A share of a chain's layers that may interleave with the one before them (not the
+    convolution a classifier goes beside, nor the classifier), each drawn with
+    probability `share`."""
+    convs = len(layers) - (3 if classifier_tail(layers) else 0)
+    interleave = set()
+    for i in range(1, convs):
+        if reads_previous(layers, i) and i - 1 not in interleave and rng.random() < share:
+            interleave.add(i)
+    return interleave
 
 
 def _chained(cfg, rng: np.random.Generator) -> Generated | None:
@@ -459,25 +481,30 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     lowering.layers.chain_program), each layer's tiling the fewest-bytes one, some
     layers interleaved with the one before, its inputs drawn; None where the
     configuration cannot run one (a layer the stream would not chain: BLOCK_IN !=
-    BLOCK_OUT, not a convolution on the GEMM)."""
-    net = chain_network(cfg, rng)
+    BLOCK_OUT, not a convolution on the GEMM). Half of the chains end in a classifier
+    (`chain_network`) in slices of 1, 2 or 4 blocks, where there is room for it."""
+    net = chain_network(cfg, rng, classifier=rng.random() < 0.5)
     compiled = compile_network(net, cfg, MappingOptions(goal="bytes"), jobs=1)
-    if not all(chainable(c) for c in compiled):
+    tail = classifier_tail([c.layer for c in compiled])
+    if not all(chainable(c) for c in compiled[:len(compiled) - 2 * tail]) \
+            or any(c.where != "vta" for c in compiled[-2:]):
         return None
     lowered = [c.lowered() for c in compiled]
     layers = [layer for layer, _ in lowered]
-    interleave = set()          # about half of the layers that may interleave with the one before them
-    for i in range(1, len(layers)):
-        if reads_previous(layers, i) and i - 1 not in interleave and rng.random() < 0.5:
-            interleave.add(i)
-    program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
-                            MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
-                                                    for c in compiled}), interleave)
+    interleave = chain_interleave(layers, rng, 0.5)
+    try:
+        program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
+                                MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
+                                                        for c in compiled if "tiling" in c.program.meta}),
+                                interleave, int(rng.choice(CLASSIFIER_CHUNKS)))
+    except HwgenError:          # no room beside the last convolution for the classifier's slices
+        return None
     for r in program.regions.values():
         if r.role == "input" and r.name.startswith(("in", "short")):
             program.write(r.name, rng.integers(0, 128, r.shape, dtype=np.int8))
-    return Generated(program, Counter({f"a chain of {len(compiled)} convolutions": 1,
-                                       "a chain's layer interleaved with the one before": len(interleave)}))
+    return Generated(program, Counter({f"a chain of {len(compiled) - 2 * tail} convolutions": 1,
+                                       "a chain's layer interleaved with the one before": len(interleave),
+                                       "a classifier beside a chain's last convolution": tail}))
 
 
 def random_program(cfg, seed: int) -> Generated:

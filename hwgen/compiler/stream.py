@@ -22,9 +22,13 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import chain_program, chain_tilings, chained, pool_then_conv, reads_previous
+from .lowering.layers import chain_program, chain_tilings, chained, classifier_tail, pool_then_conv, reads_previous
 from .mapping import MappingOptions
 from .tiling import Tiling
+
+
+# the classifier's slices and the shortlist's tilings its convolution is tried with
+CLASSIFIER_CHUNKS, CLASSIFIER_TILINGS = (1, 2, 4), 12
 
 
 @dataclass
@@ -129,22 +133,37 @@ def chainable(c) -> bool:
         and not c.im2col and not c.rows and c.program.config.block_in == c.program.config.block_out
 
 
+def _classifier_after(compiled, run: list[int], k: int, readers) -> bool:
+    """Whether members k and k + 1 are a classifier of the output of run's last member
+    (`classifier_tail`) that only it reads."""
+    pool, dense = compiled[k], compiled[k + 1]
+    return classifier_tail([compiled[run[-1]].layer, pool.layer, dense.layer]) and pool.padding is None \
+        and dense.padding is None and not dense.im2col and not dense.rows \
+        and readers.get(compiled[run[-1]].layer.name) == [k] and readers.get(pool.layer.name) == [k + 1]
+
+
 def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, Part]) -> Part | None:
-    """Members `run` (consecutive, each `chainable`) as one part of one program
-    (`chain_program`), or None where the cycle model finds their linked programs
-    (`plain`) as fast. Its regions: each member's output the segment's tensor, an input
-    that the segment makes its tensor, one the host writes the member's own input
-    region (`Segment.region`)."""
+    """Members `run` (consecutive, each `chainable`, the last two perhaps a classifier:
+    `lowering.layers.classifier_tail`) as one part of one program (`chain_program`),
+    or None where the cycle model finds their linked programs (`plain`) as fast. Its
+    regions: each member's output the segment's tensor, an input that the segment makes
+    its tensor, one the host writes the member's own input region (`Segment.region`)."""
     cfg = compiled[run[0]].program.config
     lowered = [compiled[k].lowered() for k in run]
     layers, shapes = [layer for layer, _ in lowered], [shapes for _, shapes in lowered]
     options = MappingOptions(tilings={compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"])
-                                      for k in run})
-    program = chain_program(layers, cfg, shapes, options)
+                                      for k in run if "tiling" in compiled[k].program.meta})
+    tail = classifier_tail(layers)
+    convs = len(run) - 2 if tail else len(run)
+    chunk = 2
+    if tail:
+        options, chunk = _beside_classifier(layers[-3:], cfg, shapes[-3:], options)
+    program = chain_program(layers, cfg, shapes, options, chunk=chunk)
     # a layer interleaves with the one before it where the model finds the two faster so,
-    # with the second's tiling the fastest of its own and the search's shortlist
+    # with the second's tiling the fastest of its own and the search's shortlist (not
+    # the convolution a classifier goes beside)
     interleave, tilings = set(), dict(options.tilings)
-    for i in range(1, len(run)):
+    for i in range(1, convs - 1 if tail else convs):
         if not reads_previous(layers, i) or i - 1 in interleave:
             continue
         pair = layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1]
@@ -161,7 +180,7 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
         interleave.add(i)
         tilings[layers[i].name] = best[1]
     if interleave:
-        both = chain_program(layers, cfg, shapes, replace(options, tilings=tilings), interleave)
+        both = chain_program(layers, cfg, shapes, replace(options, tilings=tilings), interleave, chunk)
         program = min((program, both), key=predict)
     if predict(program) >= predict(link([plain[k] for k in run], "alone", roles)):
         return None
@@ -178,6 +197,26 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
                 shared[f"{name}{i}"] = Segment.region(k, f"in{j}")
                 roles[Segment.region(k, f"in{j}")] = "input"
     return Part(program, _part(run[0]), shared)
+
+
+def _beside_classifier(layers: list, cfg, shapes: list, options: MappingOptions) -> tuple[MappingOptions, int]:
+    """The tiling of the convolution a classifier goes beside (`layers`: it, the pool
+    and the dense layer) and the classifier's slices (`chain_program`'s `chunk`): the
+    fastest by the cycle model of the three alone, among the convolution's own tiling
+    and the search's shortlist (`chain_tilings`), with slices of 1, 2 or 4 blocks."""
+    conv = layers[0].name
+    best = None
+    for t in [options.tilings[conv], *chain_tilings(layers[0], cfg, shapes[0], CLASSIFIER_TILINGS)]:
+        for chunk in CLASSIFIER_CHUNKS:
+            tried = replace(options, tilings={**options.tilings, conv: t})
+            try:
+                program = chain_program(layers, cfg, shapes, tried, chunk=chunk)
+            except HwgenError:      # no room beside this tiling for the classifier's slices
+                continue
+            cycles = predict(program, limit=None if best is None else best[0])
+            if best is None or cycles < best[0]:
+                best = (cycles, tried, chunk)
+    return (options, 2) if best is None else best[1:]
 
 
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
@@ -212,17 +251,27 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
             shared["out"] = _tensor(k)
             plain[k] = Part(c.program, _part(k), shared)
             parts.append(plain[k])
-    # runs of convolutions as chains, where faster
+    # runs of convolutions as chains (with a classifier after the last, if one reads it), where faster
     runs, run = [], []
     for k in group:
+        if runs and k in runs[-1]:
+            continue
         if k in plain and chainable(compiled[k]):
             run.append(k)
             continue
+        if run and k in plain and k + 1 in plain and _classifier_after(compiled, run, k, readers):
+            run += [k, k + 1]
         runs.append(run)
         run = []
     runs.append(run)
     for run in runs:
         part = _chain(compiled, run, producer, members, roles, plain) if len(run) > 1 else None
+        if len(run) > 2 and classifier_tail([compiled[k].layer for k in run[-3:]]):
+            # the classifier beside the chain, against the chain without it and the two layers' programs
+            short = _chain(compiled, run[:-2], producer, members, roles, plain) if len(run) > 3 else None
+            without = ([short] if short else [plain[k] for k in run[:-2]]) + [plain[run[-2]], plain[run[-1]]]
+            if part is None or predict(part.program) >= predict(link(without, "without", roles)):
+                part, run = short, run[:-2]
         if part is not None:
             at = parts.index(plain[run[0]])
             parts[at:at + len(run)] = [part]

@@ -117,7 +117,7 @@ def lower_window(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, ou
     oh, ow = window_out(h, w, kernel, stride, pad)
     th_max, tw_max, cn_max = window_tiles(b.cfg, kind, shape, kernel, stride, pad, rq.words is not None, name)
     cn_max = min(cn_max, channel_blocks or cn_max)
-    tile = _window_tile(b, kind, shape, kernel, stride, pad, x, out, rq, pad_min, weights, bias, in_sum)
+    tile = window_tile(b, kind, shape, kernel, stride, pad, x, out, rq, pad_min, weights, bias, in_sum)
     _prefetched(b, [lambda base, a=(n, c, cn, y0, th, x0, tw): tile(base, *a)
                     for n in range(nb) for c, cn in tiles(cb, cn_max) for y0, th in tiles(oh, th_max)
                     for x0, tw in tiles(ow, tw_max)])
@@ -145,13 +145,13 @@ def max_pool_side(b: ProgramBuilder, shape, kernel, stride, pad, x, out, tile: t
     nb, cb, h, w = shape
     oh, ow = window_out(h, w, kernel, stride, pad)
     th_max, tw_max = tile
-    emit = _window_tile(b, "max", shape, kernel, stride, pad, x, out, Requant(), pad_min, None, None, 0)
+    emit = window_tile(b, "max", shape, kernel, stride, pad, x, out, Requant(), pad_min, None, None, 0)
     return Side([(lambda base, a=(n, c, 1, y0, th, x0, tw): emit(base, *a), (n, c, y0, th, x0, tw))
                  for n in range(nb) for y0, th in tiles(oh, th_max) for x0, tw in tiles(ow, tw_max)
                  for c in range(cb)], window_entries(kernel, stride, th_max, tw_max, False, False), ahead)
 
 
-def _window_tile(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out, rq: Requant, pad_min: bool,
+def window_tile(b: ProgramBuilder, kind: str, shape, kernel, stride, pad, x, out, rq: Requant, pad_min: bool,
                  weights, bias, in_sum: int):
     """The tile emitter of `lower_window` (its arguments): tile(base, n, c, cn, y0, th,
     x0, tw) emits the loads of the outputs (n, c..c+cn, y0..y0+th, x0..x0+tw) into ACC

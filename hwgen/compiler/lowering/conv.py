@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
@@ -214,6 +215,7 @@ class Chain:
     produced: dict = field(default_factory=dict)    # region name: [(box (`meets`), group)]
     marked: int = -1                                # the last store handed off before the last GEMM
     unfinished: set = field(default_factory=set)    # the output regions of layers still emitting
+    beside: Callable[[], None] | None = None        # emits other work after each GEMM (`classifier.Classifier`)
 
     @classmethod
     def start(cls, b: ProgramBuilder, outputs) -> "Chain":
@@ -664,6 +666,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             beside_tiles.after_gemm(step, 1 - current, last)
         if chain is not None and opening:
             chain.vouch()
+        if chain is not None and chain.beside is not None:
+            chain.beside()
     opening = False               # in the first group: its loads may need the last stores of the layer before
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
         yield gi

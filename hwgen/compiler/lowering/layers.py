@@ -24,6 +24,7 @@ from ..tiling import SHORTLIST, Tiling, blocks, fits, footprint, in_range, short
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
+from .classifier import Classifier
 from .conv import Chain, choose_tiling, conv_groups, conv_schedule, emit_all, lower_conv, meets
 from .matmul import lower_matmul
 from .. import semantics as sem
@@ -124,26 +125,41 @@ def chain_tilings(layer, cfg, shapes, n: int = SHORTLIST) -> list[Tiling]:
     return shortlist(cfg, conv_shape(cfg, conv, shapes[0], add, then), name=layer.name, n=n)
 
 
-def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset()):
+def classifier_tail(layers: list) -> bool:
+    """Whether the last two of a chain's `layers` are a classifier that goes beside the
+    convolution before them (`classifier.Classifier`): a global average pool of that
+    convolution's output and a dense layer of the pool's."""
+    return len(layers) >= 3 and isinstance(layers[-2], ir.GlobalAvgPool) and type(layers[-1]) is ir.Dense \
+        and layers[-2].inputs[0] == layers[-3].name and layers[-1].inputs[0] == layers[-2].name
+
+
+def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset(),
+                  chunk: int = 2):
     """Convolutions on the GEMM as one program whose pipeline goes on from one to the
     next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
     stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
     "out{k}" (layer k's output), "in{k}" and "short{k}" (layer k's input and shortcut,
-    where no earlier layer of the chain makes them), "w{k}" and "bias{k}". Tilings as
-    `options` gives them (searched otherwise; depthwise layers on the GEMM).
-    `interleave`: the layers k whose groups go between those of layer k - 1, whose
-    output they read (`_interleaved`), so that each one's epilogue runs beside the
-    other's GEMMs. Returns the program."""
+    where no earlier layer of the chain makes them), "w{k}" and "bias{k}" (and a pool's
+    "words{k}"). Tilings as `options` gives them (searched otherwise; depthwise layers
+    on the GEMM). `interleave`: the layers k whose groups go between those of layer
+    k - 1, whose output they read (`_interleaved`), so that each one's epilogue runs
+    beside the other's GEMMs. The last two layers may be a classifier
+    (`classifier_tail`), lowered beside the last convolution's GEMMs in slices of `chunk`
+    channel blocks (`classifier.Classifier`). Returns the program."""
     if cfg.block_in != cfg.block_out:
         raise HwgenError("a chain of convolutions reads each output as the next input: it needs "
                          "BLOCK_IN == BLOCK_OUT")
-    for k, layer in enumerate(layers):
+    tail = classifier_tail(layers)
+    convs = layers[:-2] if tail else layers
+    for k, layer in enumerate(convs):
         if not chained(layer) or (isinstance(layer, ir.DepthwiseConv2d)
                                   and not depthwise_on_gemm(layer, cfg, options.depthwise)):
             raise HwgenError(f"{layer.name}: a chain holds convolutions on the GEMM only, not {layer.kind}")
         if k in interleave and (not reads_previous(layers, k) or k - 1 in interleave):
             raise HwgenError(f"{layer.name}: only a layer reading the output of the layer before it, which is not "
                              "itself interleaved, interleaves with it")
+    if tail and len(convs) - 1 in interleave:
+        raise HwgenError(f"{convs[-1].name}: the convolution a classifier goes beside interleaves with none")
 
     def write(kernels):
         b = ProgramBuilder(cfg, "+".join(layer.name for layer in layers), kernels)
@@ -162,7 +178,7 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
                                  f"{layers[k].inputs[j]} stores {list(region.shape[:4])} blocks: a chain holds "
                                  "no layer whose input the host pads or reshapes")
             return region
-        for k, layer in enumerate(layers):
+        for k, layer in enumerate(convs):
             x = source(k, 0, f"in{k}")
             out = _output(b, f"out{k}", layer.out_shape(*shapes[k]))
             if isinstance(layer, ir.DepthwiseConv2d):
@@ -179,13 +195,42 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
             if k + 1 in interleave:
                 s2, t2, groups2 = emits[k + 1]
                 _interleaved((s, t, groups(chain)), (s2, t2, groups2(chain)))
+            elif k not in interleave and tail and k == len(emits) - 1:
+                tail_classifier = _classifier(b, chain, layers[-2:], shapes[-2:], s, t, made[convs[-1].name],
+                                              len(convs), chunk)
+                chain.beside = tail_classifier.after_gemm
+                emit_all(groups(chain))
+                chain.beside = None
+                tail_classifier.finish()
             elif k not in interleave:
                 emit_all(groups(chain))
         chain.close()
         return b
     first = write(None)
     first.finish(check=False)
-    return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers)})
+    return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers),
+                                        **({"classifier_chunk": chunk} if tail else {})})
+
+
+def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Classifier:
+    """A classifier's pool and dense layer (`classifier_tail`; their input shapes
+    `shapes`) beside the GEMMs of the convolution of shape `s` and tiling `t` whose
+    output region is `mid`: regions "out{k}" and "words{k}" (the pool's), "w{k+1}",
+    "bias{k+1}" and "out{k+1}" (the dense layer's)."""
+    cfg = b.cfg
+    gap, fc = layers
+    n, c, h, w = shapes[0][0]
+    pool = ir.AvgPool(gap.name, gap.inputs, kernel=(h, w), stride=1, pad=0, shift=gap.shift, clip=gap.clip,
+                      requant=gap.requant, zero=gap.zero, in_zero=gap.in_zero)
+    rq = Requant.of(pool, c)
+    words = None if rq.words is None else b.input(
+        f"words{k}", pack_channels(rq.channel_words(c), cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
+    pooled = _output(b, f"out{k}", gap.out_shape(*shapes[0]))
+    fs = conv_shape(cfg, fc, shapes[1][0])
+    frq, _ = conv_epilogue(fc, fc.weight.shape[0])
+    dense = (fs, frq, _conv_weights(b, fc.weight, f"w{k + 1}"), _bias(b, frq, None, fc.bias, None, f"bias{k + 1}"),
+             _output(b, f"out{k + 1}", fc.out_shape(*shapes[1])))
+    return Classifier(b, chain, s, t, mid, ((h, w), rq, words, -pool.in_zero * h * w, pooled), dense, chunk)
 
 
 def _interleaved(first, second, margin: int = 2) -> None:

@@ -12,13 +12,13 @@ from hwgen.compiler import stream as stream_module
 from hwgen.compiler.ir import MaxPool
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
 from hwgen.compiler.lowering import layers as layers_module
-from hwgen.compiler.lowering.layers import chain_program, chain_tilings, reads_previous
+from hwgen.compiler.lowering.layers import chain_program, chain_tilings
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
 from hwgen.compiler.tiling import Tiling
 from sim import Fsim, Tsim
-from sim.fuzz import chain_network
+from sim.fuzz import chain_interleave, chain_network
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
 from tests.hwgen.compiler.lowering.test_layers import small_net
@@ -26,26 +26,26 @@ from tests.hwgen.compiler.lowering.test_layers import small_net
 CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
-def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False):
+def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False,
+           classifier: bool = False, chunk: int = 2):
     """A random chain's program with its inputs written (`interleave`: every other
     layer that reads the one before it interleaved with it; `shortlisted`: each
-    layer's tiling drawn from `chain_tilings`, else its own), its compiled layers and
-    every tensor's numpy value."""
+    layer's tiling drawn from `chain_tilings`, else its own; `classifier`: ending in a
+    classifier in slices of `chunk` blocks), its compiled layers and every tensor's
+    numpy value."""
     rng = np.random.default_rng(seed)
-    net = chain_network(cfg, rng)
+    net = chain_network(cfg, rng, classifier)
     compiled = compile_network(net, cfg, MappingOptions(goal=goal), jobs=1)
     lowered = [c.lowered() for c in compiled]
     layers = [layer for layer, _ in lowered]
-    pairs = set()
-    for i in range(1, len(layers) if interleave else 0):
-        if reads_previous(layers, i) and i - 1 not in pairs:
-            pairs.add(i)
-    tilings = {c.layer.name: Tiling(**c.program.meta["tiling"]) for c in compiled}
+    pairs = chain_interleave(layers, rng, 1.0 if interleave else 0.0)
+    tilings = {c.layer.name: Tiling(**c.program.meta["tiling"]) for c in compiled if "tiling" in c.program.meta}
     if shortlisted:
-        for layer, shapes in lowered:
+        for layer, shapes in lowered[:len(lowered) - 2 * classifier]:
             choices = chain_tilings(layer, cfg, shapes)
             tilings[layer.name] = choices[int(rng.integers(len(choices)))]
-    program = chain_program(layers, cfg, [shapes for _, shapes in lowered], MappingOptions(tilings=tilings), pairs)
+    program = chain_program(layers, cfg, [shapes for _, shapes in lowered], MappingOptions(tilings=tilings), pairs,
+                            chunk)
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
@@ -155,7 +155,7 @@ def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(
     x = np.random.default_rng(2).integers(-60, 60, net.input_shape, dtype=np.int8)
     result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
     assert np.array_equal(result["output"], net.reference(x))
-    monkeypatch.setattr(stream_module, "predict", lambda program: 1)
+    monkeypatch.setattr(stream_module, "predict", lambda program, **kw: 1)
     alone, _ = parts()
     assert len(chained) < len(alone)
 

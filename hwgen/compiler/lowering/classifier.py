@@ -1,0 +1,211 @@
+"""A network's classifier, a global average pool and the dense layer after it, lowered
+beside the GEMMs of the convolution whose output it pools (the last of a chain,
+`conv.Chain`), so that the dense layer's weights, which a classifier of one image reads
+once and at the bus's rate, load under that convolution's GEMMs rather than after them.
+
+The dense layer is linear in its input channels, so its product accumulates slice by
+slice: once the convolution's groups that make channel blocks [c, c + n) of every pixel
+are stored, a pool tile loads them into ACC (as `alu.window_tile` does), sums them and
+stores the pooled blocks; a dense step then loads those blocks into INP and adds their
+product with the weights of those input channels, for every output, into the dense
+layer's accumulators, which start at its bias. The weights of a step need no pooled
+value: they load into a ring of WGT slots between the two halves the chain's
+convolution uses at WGT's two ends, as early as a slot is free, one load every few of
+the convolution's GEMMs so that the convolution's own loads keep ahead of its GEMMs.
+After the convolution's last group only the last slices' pool tile and steps and the
+dense layer's epilogue remain.
+
+ACC: the pool tiles in each half after the convolution's entries (the half its next
+GEMMs do not use, as `conv._SideTiles`), the dense layer's accumulators and bias at the
+top of ACC. INP: two slots of pooled blocks between the convolution's halves."""
+from __future__ import annotations
+
+from ...errors import HwgenError
+from ...isa import AluOp, MemType
+from ...isa import Module, Opcode
+from ...program.builder import ProgramBuilder
+from ...program.timing import MEMORY_LATENCY, _Model
+from ..requant import Requant
+from ..tiling import ConvShape, Tiling, footprint, tiles, window_entries
+from .alu import window_tile
+from .conv import Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, meets
+from .kernels import affine_kernel, check_kernel_fits
+
+# the dense weights load in pieces of this many rows (output blocks), each where the
+# load module would otherwise wait for the convolution's GEMMs
+PIECE = 4
+
+
+class Classifier:
+    """The pool and dense layer beside the chain's last convolution (the module's
+    docstring). Made before that convolution's groups (its first group the chain's next);
+    `chain.beside` is then its `after_gemm`, and `finish()` emits what remains after the
+    convolution's last group, before `chain.close()`.
+
+    `s`, `t`: the convolution's shape and tiling; `mid`: its output region (one batch
+    block); `pool`: (window kernel, requant, SCL words region or None, the sum's constant
+    term, pooled output region); `dense`: (shape, requant, weights, bias, output)
+    regions. `chunk`: channel blocks a pool tile and a dense step take."""
+
+    def __init__(self, b: ProgramBuilder, chain: Chain, s: ConvShape, t: Tiling, mid, pool, dense, chunk: int):
+        cfg = b.cfg
+        self.b, self.chain, self.p = b, chain, chain.p
+        kernel, rq, words, in_sum, pooled = pool
+        self.fs, self.frq, self.fw, fbias, self.out = dense
+        if s.nb != 1 or self.fs.nb != 1:
+            raise HwgenError("a classifier beside its convolution takes one batch block")
+        cb = s.cob
+        if self.fs.cib != cb or (s.oh, s.ow) != kernel:
+            raise HwgenError(f"a classifier of {self.fs.cib} input blocks after a pool of {kernel} does not read "
+                             f"the convolution's {cb} blocks of {s.oh} x {s.ow}")
+        f = footprint(s, t)
+        half = cfg.depth[MemType.ACC] // 2
+        cob, be = self.fs.cob, self.fs.bias_entries
+        # ACC: pool tiles after the convolution's entries, the accumulators and bias at the top
+        self.area = chunk * window_entries(kernel, (1, 1), 1, 1, False, rq.words is not None)
+        self.acc, self.acc_bias = cfg.depth[MemType.ACC] - cob * (1 + be), cfg.depth[MemType.ACC] - cob * be
+        if half + f.acc + self.area > self.acc:
+            raise HwgenError(f"no room in ACC for a pool tile of {chunk} blocks and {cob} accumulators beside "
+                             f"the convolution's {f.acc} entries a half")
+        # WGT: a ring of slots between the convolution's two halves; INP: two slots
+        self.slot = cob * chunk
+        self.wgt0 = f.wgt
+        self.ring = (cfg.depth[MemType.WGT] - 2 * f.wgt) // self.slot
+        self.inp0 = f.inp
+        if self.ring < 1 or cfg.depth[MemType.INP] - 2 * f.inp < 2 * chunk:
+            raise HwgenError(f"no room in WGT for {self.slot} entries of dense weights, or in INP for "
+                             f"{chunk} pooled blocks, between the convolution's halves")
+        self.first_acc = f.acc
+        self.tile = window_tile(b, "avg", (1, cb, s.oh, s.ow), kernel, (1, 1), (0, 0, 0, 0), mid, pooled, rq,
+                                False, None, words, in_sum)
+        self.pooled = pooled
+        self.chunk = chunk
+        self.chunks = tiles(cb, chunk)
+        # each chunk's last group (of the chain's groups, counted from the convolution's first)
+        first = self.p.groups
+        made = [(n, (cg[0][0], sum(c for _, c in cg)), (hg[0][0], sum(th for _, th in hg)), (x0, tw))
+                for n, hg, x0, tw, cg in conv_schedule(s, t)]
+        self.last = [first + max(i for i, box in enumerate(made) if meets(box, (0, (c, n), (0, s.oh), (0, s.ow))))
+                     for c, n in self.chunks]
+        self.pools = []           # each pool tile emitted: its store's token
+        self.pooled_at = []       # and the convolution's GEMMs emitted before it
+        self.popped_at = []       # each pool tile's store popped by compute: the GEMMs emitted before
+        self.stored = 0           # the groups handed to the store before the last GEMM
+        self.areas = [None, None]  # each half's pool area: the token of its last tile's store
+        self.loaded = []          # each dense step whose weights are loaded: its slot
+        self.steps = []           # each dense step emitted: its step (compute->load) index
+        self.inp = DoubleBuffer(False)
+        self.gemms = 0
+        self.row = 0              # the next row of the weights being loaded
+        # the load module's cycles to spare: the GEMMs' cycles less the loads' so far
+        self.model, self.seen, self.spare = _Model(cfg, [], None, MEMORY_LATENCY), len(b.insns), 0
+        # the accumulators start at the bias
+        b.load(MemType.ACC, self.acc_bias, fbias, 0, x_size=cob * be)
+        k = affine_kernel(cfg, "ALU", (self.acc, self.acc_bias), [(cob, 1, be)])
+        b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+
+    def _pool(self) -> None:
+        """The next chunk's pool tile, in the half the convolution's next GEMMs do not
+        use (its convolution groups' stores first)."""
+        j = len(self.pools)
+        c, n = self.chunks[j]
+        self.p.wait_store(self.p.group_stores[self.last[j]])
+        half = (self.p.groups + 1) % 2
+        base = half * (self.b.cfg.depth[MemType.ACC] // 2) + self.first_acc
+        work, store = self.tile(base, 0, c, n, 0, 1, 0, 1)
+        if self.areas[half] is not None:      # after the loads, which write only ACC: its store reads OUT
+            self.p.wait_store(self.areas[half])
+        work()
+        self.areas[half] = self.p.hand_off(store)
+        self.pools.append(self.areas[half])
+        self.pooled_at.append(self.gemms)
+
+    def _weights(self) -> None:
+        """Load the next `PIECE` rows (output blocks) of the next dense step's weights
+        into its ring slot (the first piece waiting for the step that read the slot);
+        after the last piece, compute waits for them."""
+        j = len(self.loaded)
+        slot = j % self.ring
+        if self.row == 0 and j >= self.ring:
+            self.p.free(self.steps[j - self.ring])
+        c, n = self.chunks[j]
+        rows = min(PIECE, self.fs.cob - self.row)
+        self.b.load(MemType.WGT, self.wgt0 + slot * self.slot + self.row * n, self.fw, self.row * self.fs.cib + c,
+                    y_size=rows, x_size=n, x_stride=self.fs.cib)
+        self.row += rows
+        if self.row == self.fs.cob:
+            self.p.loaded()
+            self.loaded.append(slot)
+            self.row = 0
+
+    def _step(self) -> None:
+        """The next dense step: its pooled blocks into INP and the product of every
+        output's weights of them added into the accumulators."""
+        j = len(self.steps)
+        c, n = self.chunks[j]
+        h, _ = self.inp.place(j)
+        self.p.free(self.inp.halves[h].last_step)
+        self.p.stored(self.pools[j])
+        at = self.inp0 + h * self.chunk
+        self.b.load(MemType.INP, at, self.pooled, c, x_size=n)
+        self.inp.used(h, self.p.steps)
+        self.p.loaded()
+        k = affine_kernel(self.b.cfg, "GEMM", (self.acc, at, self.wgt0 + self.loaded[j] * self.slot),
+                          [(self.fs.cob, 1, 0, n), (n, 0, 1, 1)])
+        check_kernel_fits(self.b.cfg, k, "classifier")
+        self.b.gemm(k.uops, k.loops)
+        self.steps.append(self.p.steps)
+        self.p.step_done()
+
+    def after_gemm(self) -> None:
+        """After a GEMM of the convolution: compute pops the stores of the pool tiles
+        out before the GEMM before (done by now, so that the next step's token vouches
+        for them), then come the dense steps of the pool tiles popped before this GEMM,
+        a pool tile whose groups were stored before it, and pieces of the next weights
+        where a slot is free and the load module has cycles to spare."""
+        self.gemms += 1
+        for j, at in enumerate(self.pooled_at):
+            if at < self.gemms - 1 and j == len(self.popped_at):
+                self.p.wait_store(self.pools[j])
+                self.popped_at.append(self.gemms)
+        while len(self.steps) < min(len(self.popped_at), len(self.loaded)) \
+                and self.popped_at[len(self.steps)] < self.gemms:
+            self._step()
+        j = len(self.pools)
+        if j < len(self.chunks) and self.last[j] < self.stored:
+            self._pool()
+        self.stored = len(self.p.group_stores)
+        self._count()
+        while self.spare > 0 and len(self.loaded) < len(self.chunks) \
+                and len(self.loaded) - len(self.steps) < self.ring:
+            self._weights()
+            self._count()
+
+    def _count(self) -> None:
+        """Take the instructions written since the last count into `spare`: up to a
+        GEMM's cycles, which the load module can wait for at most."""
+        gemm = 0
+        for insn in self.b.insns[self.seen:]:
+            if insn.opcode == Opcode.GEMM:
+                gemm = self.model.unit_cycles(insn)
+                self.spare += gemm
+            elif insn.module == Module.LOAD and insn.opcode == Opcode.LOAD:
+                self.spare -= self.model.load_cycles(insn)[0]
+        self.spare = min(self.spare, gemm or self.spare)
+        self.seen = len(self.b.insns)
+
+    def finish(self) -> None:
+        """After the convolution's last group: its epilogue, the remaining pool tiles,
+        weights and steps, and the dense layer's epilogue and store."""
+        _flush(self.chain.pending)
+        while len(self.steps) < len(self.chunks):
+            if len(self.pools) == len(self.steps):
+                self._pool()
+            while len(self.loaded) == len(self.steps):
+                self._weights()
+            self._step()
+        cob, be = self.fs.cob, self.fs.bias_entries
+        for emit, _ in epilogue_steps(self.b, self.acc, [(cob, 1)], self.frq, (self.acc_bias + 1, [be])):
+            emit()
+        self.p.hand_off(lambda: _store_tiles(self.b, self.fs, self.out, 0, 0, 1, [(self.acc, 0, 1, 0, cob)]))
+
