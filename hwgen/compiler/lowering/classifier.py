@@ -110,7 +110,7 @@ class Classifier:
         j = len(self.pools)
         c, n = self.chunks[j]
         self.p.wait_store(self.p.group_stores[self.last[j]])
-        half = (self.p.groups + 1) % 2
+        half = self.p.groups % 2
         base = half * (self.b.cfg.depth[MemType.ACC] // 2) + self.first_acc
         work, store = self.tile(base, 0, c, n, 0, 1, 0, 1)
         if self.areas[half] is not None:      # after the loads, which write only ACC: its store reads OUT

@@ -666,7 +666,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             beside_tiles.after_gemm(step, 1 - current, last)
         if chain is not None and opening:
             chain.vouch()
-        if chain is not None and chain.beside is not None:
+        if chain is not None and chain.beside is not None and p.steps > step:     # not between a GEMM's parts
             chain.beside()
     opening = False               # in the first group: its loads may need the last stores of the layer before
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):

@@ -127,3 +127,27 @@ def test_resnet18_s_stream_puts_its_classifier_beside_the_last_convolution():
         names = [c.layer.name for c in compiled]
         parts = seg.program.meta["parts"]
         assert (f"L{names.index('fc')}" not in parts) == beside, parts
+
+
+@pytest.mark.tsim
+def test_no_dense_step_between_the_parts_of_a_split_gemm():
+    """A group of one step splits its GEMM into parts (the previous group's epilogue
+    among them): a dense step emitted between two parts took the step number of the
+    convolution's step, so a later load waited for the dense step's token rather than
+    the convolution's, and on tsim overwrote chunks its last part still read
+    (MobileNet-v1's conv27 on 1x32x32 in slices of four blocks, one output block a
+    group)."""
+    cfg = load_config(CONFIG_DIR / "1x32x32.json")
+    net = zoo.get("mobilenet_v1")
+    compiled = [c for c in compile_network(net, cfg) if c.layer.name in ("conv27", "gap28", "fc")]
+    lowered = [c.lowered() for c in compiled]
+    tilings = {"conv27": Tiling(th=7, tw=7, tco=1, tci=32, oc_n=1, h_n=1, reuse=True, acc_slots=1),
+               "fc": Tiling(**compiled[2].program.meta["tiling"])}
+    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+                            MappingOptions(tilings=tilings), chunk=4)
+    rng = np.random.default_rng(1)
+    values = {"dw26": rng.integers(0, 100, lowered[0][1][0], dtype=np.int8)}
+    for c in compiled:
+        values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
+    program.write("in0", compiled[0].pack_input(cfg, 0, values["dw26"]))
+    assert _wrong(Tsim(), program, compiled, values) == []
