@@ -99,10 +99,8 @@ class Classifier:
         self.row = 0              # the next row of the weights being loaded
         # the load module's cycles to spare: the GEMMs' cycles less the loads' so far
         self.model, self.seen, self.spare = _Model(cfg, [], None, MEMORY_LATENCY), len(b.insns), 0
-        # the accumulators start at the bias
-        b.load(MemType.ACC, self.acc_bias, fbias, 0, x_size=cob * be)
-        k = affine_kernel(cfg, "ALU", (self.acc, self.acc_bias), [(cob, 1, be)])
-        b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+        self.fbias = fbias
+        self.before = self.p.steps - 1    # the last step of the chain's earlier layers
 
     def _pool(self) -> None:
         """The next chunk's pool tile, in the half the convolution's next GEMMs do not
@@ -126,8 +124,9 @@ class Classifier:
         after the last piece, compute waits for them."""
         j = len(self.loaded)
         slot = j % self.ring
-        if self.row == 0 and j >= self.ring:
-            self.p.free(self.steps[j - self.ring])
+        if self.row == 0:         # the step that read the slot: an earlier layer's (whose halves
+            # may reach into the ring) or the dense step `ring` before
+            self.p.free(self.steps[j - self.ring] if j >= self.ring else self.before)
         c, n = self.chunks[j]
         rows = min(PIECE, self.fs.cob - self.row)
         self.b.load(MemType.WGT, self.wgt0 + slot * self.slot + self.row * n, self.fw, self.row * self.fs.cib + c,
@@ -143,6 +142,12 @@ class Classifier:
         output's weights of them added into the accumulators."""
         j = len(self.steps)
         c, n = self.chunks[j]
+        if j == 0:                # the accumulators start at the bias, once the earlier layers' groups
+            # (which may reach into their entries) are stored: the first pool tile waited for that
+            cob, be = self.fs.cob, self.fs.bias_entries
+            self.b.load(MemType.ACC, self.acc_bias, self.fbias, 0, x_size=cob * be)
+            k = affine_kernel(self.b.cfg, "ALU", (self.acc, self.acc_bias), [(cob, 1, be)])
+            self.b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
         h, _ = self.inp.place(j)
         self.p.free(self.inp.halves[h].last_step)
         self.p.stored(self.pools[j])
