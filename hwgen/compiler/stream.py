@@ -142,12 +142,15 @@ def _classifier_after(compiled, run: list[int], k: int, readers) -> bool:
         and readers.get(compiled[run[-1]].layer.name) == [k] and readers.get(pool.layer.name) == [k + 1]
 
 
-def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, Part]) -> Part | None:
+def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, Part]) -> tuple[Part, list[int]] | None:
     """Members `run` (consecutive, each `chainable`, the last two perhaps a classifier:
     `lowering.layers.classifier_tail`) as one part of one program (`chain_program`),
-    or None where the cycle model finds their linked programs (`plain`) as fast. Its
-    regions: each member's output the segment's tensor, an input that the segment makes
-    its tensor, one the host writes the member's own input region (`Segment.region`)."""
+    or None where the cycle model finds their linked programs (`plain`) as fast.
+    Returns the part and the members it holds: all of `run`, or all but a classifier
+    that the model finds as fast as programs of its own after the chain (or that has
+    no room beside the last convolution). The part's regions: each member's output the
+    segment's tensor, an input that the segment makes its tensor, one the host writes
+    the member's own input region (`Segment.region`)."""
     cfg = compiled[run[0]].program.config
     lowered = [compiled[k].lowered() for k in run]
     layers, shapes = [layer for layer, _ in lowered], [shapes for _, shapes in lowered]
@@ -155,14 +158,10 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
                                       for k in run if "tiling" in compiled[k].program.meta})
     tail = classifier_tail(layers)
     convs = len(run) - 2 if tail else len(run)
-    chunk = 2
-    if tail:
-        options, chunk = _beside_classifier(layers[-3:], cfg, shapes[-3:], options)
-    program = chain_program(layers, cfg, shapes, options, chunk=chunk)
     # a layer interleaves with the one before it where the model finds the two faster so,
     # with the second's tiling the fastest of its own and the search's shortlist (not
     # the convolution a classifier goes beside)
-    interleave, tilings = set(), dict(options.tilings)
+    interleave, picked = set(), {}
     for i in range(1, convs - 1 if tail else convs):
         if not reads_previous(layers, i) or i - 1 in interleave:
             continue
@@ -178,14 +177,35 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
             except HwgenError:      # a tiling the chain cannot give it (no room beside the other's)
                 continue
         interleave.add(i)
-        tilings[layers[i].name] = best[1]
-    if interleave:
-        both = chain_program(layers, cfg, shapes, replace(options, tilings=tilings), interleave, chunk)
-        program = min((program, both), key=predict)
-    if predict(program) >= predict(link([plain[k] for k in run], "alone", roles)):
-        return None
+        picked[layers[i].name] = best[1]
+
+    def part(n: int, opts: MappingOptions, chunk: int = 2) -> Part:
+        """The first n members as one chain, interleaved where faster."""
+        program = chain_program(layers[:n], cfg, shapes[:n], opts, chunk=chunk)
+        if interleave:
+            both = chain_program(layers[:n], cfg, shapes[:n], replace(opts, tilings={**opts.tilings, **picked}),
+                                 interleave, chunk)
+            program = min((program, both), key=predict)
+        return Part(program, _part(run[0]), _shared(compiled, run[:n], program, producer, members, roles))
+    tried = [(predict(link([plain[k] for k in run], "alone", roles)), None, run)]
+    if convs > 1:
+        without = part(convs, options)
+        tried.append((predict(link([without] + [plain[k] for k in run[convs:]], "without", roles)), without,
+                      run[:convs]))
+    beside = _beside_classifier(layers[-3:], cfg, shapes[-3:], options) if tail else None
+    if beside is not None:
+        whole = part(len(run), *beside)
+        tried.append((predict(whole.program), whole, run))
+    _, chosen, held = min(tried, key=lambda c: c[0])      # ties: the programs as they are
+    return None if chosen is None else (chosen, held)
+
+
+def _shared(compiled, members_of: list[int], program, producer, members, roles) -> dict:
+    """A chain part's regions: each member's output the segment's tensor, an input that
+    the segment makes its tensor, one the host writes the member's own input region
+    (`Segment.region`, registered in `roles`)."""
     shared = {}
-    for i, k in enumerate(run):
+    for i, k in enumerate(members_of):
         shared[f"out{i}"] = _tensor(k)
         for j, name in enumerate(("in", "short")):
             if f"{name}{i}" not in program.regions:
@@ -196,14 +216,16 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
             else:
                 shared[f"{name}{i}"] = Segment.region(k, f"in{j}")
                 roles[Segment.region(k, f"in{j}")] = "input"
-    return Part(program, _part(run[0]), shared)
+    return shared
 
 
-def _beside_classifier(layers: list, cfg, shapes: list, options: MappingOptions) -> tuple[MappingOptions, int]:
+def _beside_classifier(layers: list, cfg, shapes: list, options: MappingOptions) \
+        -> tuple[MappingOptions, int] | None:
     """The tiling of the convolution a classifier goes beside (`layers`: it, the pool
     and the dense layer) and the classifier's slices (`chain_program`'s `chunk`): the
     fastest by the cycle model of the three alone, among the convolution's own tiling
-    and the search's shortlist (`chain_tilings`), with slices of 1, 2 or 4 blocks."""
+    and the search's shortlist (`chain_tilings`), with slices of CLASSIFIER_CHUNKS
+    blocks; None where none has room beside the convolution."""
     conv = layers[0].name
     best = None
     for t in [options.tilings[conv], *chain_tilings(layers[0], cfg, shapes[0], CLASSIFIER_TILINGS)]:
@@ -216,7 +238,7 @@ def _beside_classifier(layers: list, cfg, shapes: list, options: MappingOptions)
             cycles = predict(program, limit=None if best is None else best[0])
             if best is None or cycles < best[0]:
                 best = (cycles, tried, chunk)
-    return (options, 2) if best is None else best[1:]
+    return None if best is None else best[1:]
 
 
 def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
@@ -265,15 +287,10 @@ def _segment(net, compiled, group: list[int], readers, producer) -> Segment:
         run = []
     runs.append(run)
     for run in runs:
-        part = _chain(compiled, run, producer, members, roles, plain) if len(run) > 1 else None
-        if len(run) > 2 and classifier_tail([compiled[k].layer for k in run[-3:]]):
-            # the classifier beside the chain, against the chain without it and the two layers' programs
-            short = _chain(compiled, run[:-2], producer, members, roles, plain) if len(run) > 3 else None
-            without = ([short] if short else [plain[k] for k in run[:-2]]) + [plain[run[-2]], plain[run[-1]]]
-            if part is None or predict(part.program) >= predict(link(without, "without", roles)):
-                part, run = short, run[:-2]
-        if part is not None:
-            at = parts.index(plain[run[0]])
-            parts[at:at + len(run)] = [part]
+        chained = _chain(compiled, run, producer, members, roles, plain) if len(run) > 1 else None
+        if chained is not None:
+            part, held = chained
+            at = parts.index(plain[held[0]])
+            parts[at:at + len(held)] = [part]
     program = link(parts, f"{net.name}:{compiled[group[0]].layer.name}..{compiled[group[-1]].layer.name}", roles)
     return Segment(group, program, inputs, outputs)

@@ -21,15 +21,14 @@ top of ACC. INP: two slots of pooled blocks between the convolution's halves."""
 from __future__ import annotations
 
 from ...errors import HwgenError
-from ...isa import AluOp, MemType
+from ...isa import MemType
 from ...isa import Module, Opcode
 from ...program.builder import ProgramBuilder
 from ...program.timing import MEMORY_LATENCY, _Model
-from ..requant import Requant
 from ..tiling import ConvShape, Tiling, footprint, tiles, window_entries
 from .alu import window_tile
-from .conv import Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, meets
-from .kernels import affine_kernel, check_kernel_fits
+from .conv import (Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, gemm_kernel, meets,
+                   start_at_bias)
 
 # the dense weights load in pieces of this many rows (output blocks), each where the
 # load module would otherwise wait for the convolution's GEMMs
@@ -62,9 +61,9 @@ class Classifier:
         half = cfg.depth[MemType.ACC] // 2
         cob, be = self.fs.cob, self.fs.bias_entries
         # ACC: pool tiles after the convolution's entries, the accumulators and bias at the top
-        self.area = chunk * window_entries(kernel, (1, 1), 1, 1, False, rq.words is not None)
+        area = chunk * window_entries(kernel, (1, 1), 1, 1, False, rq.words is not None)
         self.acc, self.acc_bias = cfg.depth[MemType.ACC] - cob * (1 + be), cfg.depth[MemType.ACC] - cob * be
-        if half + f.acc + self.area > self.acc:
+        if half + f.acc + area > self.acc:
             raise HwgenError(f"no room in ACC for a pool tile of {chunk} blocks and {cob} accumulators beside "
                              f"the convolution's {f.acc} entries a half")
         # WGT: a ring of slots between the convolution's two halves; INP: two slots
@@ -108,8 +107,9 @@ class Classifier:
         j = len(self.pools)
         c, n = self.chunks[j]
         self.p.wait_store(self.p.group_stores[self.last[j]])
-        half = self.p.groups % 2
-        base = half * (self.b.cfg.depth[MemType.ACC] // 2) + self.first_acc
+        size = self.b.cfg.depth[MemType.ACC] // 2
+        half = 1 - self.p.group_areas[-1][0] // size      # not the last group's
+        base = half * size + self.first_acc
         work, store = self.tile(base, 0, c, n, 0, 1, 0, 1)
         if self.areas[half] is not None:      # after the loads, which write only ACC: its store reads OUT
             self.p.wait_store(self.areas[half])
@@ -146,8 +146,7 @@ class Classifier:
             # (which may reach into their entries) are stored: the first pool tile waited for that
             cob, be = self.fs.cob, self.fs.bias_entries
             self.b.load(MemType.ACC, self.acc_bias, self.fbias, 0, x_size=cob * be)
-            k = affine_kernel(self.b.cfg, "ALU", (self.acc, self.acc_bias), [(cob, 1, be)])
-            self.b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+            start_at_bias(self.b, self.acc, self.acc_bias, cob, 1, 1, be)
         h, _ = self.inp.place(j)
         self.p.free(self.inp.halves[h].last_step)
         self.p.stored(self.pools[j])
@@ -155,9 +154,8 @@ class Classifier:
         self.b.load(MemType.INP, at, self.pooled, c, x_size=n)
         self.inp.used(h, self.p.steps)
         self.p.loaded()
-        k = affine_kernel(self.b.cfg, "GEMM", (self.acc, at, self.wgt0 + self.loaded[j] * self.slot),
-                          [(self.fs.cob, 1, 0, n), (n, 0, 1, 1)])
-        check_kernel_fits(self.b.cfg, k, "classifier")
+        k = gemm_kernel(self.b.cfg, self.fs, (self.acc, at, self.wgt0 + self.loaded[j] * self.slot), self.fs.cob, 1,
+                        1, n, 1, 1, "classifier")
         self.b.gemm(k.uops, k.loops)
         self.steps.append(self.p.steps)
         self.p.step_done()
@@ -169,10 +167,9 @@ class Classifier:
         a pool tile whose groups were stored before it, and pieces of the next weights
         where a slot is free and the load module has cycles to spare."""
         self.gemms += 1
-        for j, at in enumerate(self.pooled_at):
-            if at < self.gemms - 1 and j == len(self.popped_at):
-                self.p.wait_store(self.pools[j])
-                self.popped_at.append(self.gemms)
+        while len(self.popped_at) < len(self.pooled_at) and self.pooled_at[len(self.popped_at)] < self.gemms - 1:
+            self.p.wait_store(self.pools[len(self.popped_at)])
+            self.popped_at.append(self.gemms)
         while len(self.steps) < min(len(self.popped_at), len(self.loaded)) \
                 and self.popped_at[len(self.steps)] < self.gemms:
             self._step()

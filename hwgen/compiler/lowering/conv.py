@@ -433,6 +433,27 @@ def epilogue(b: ProgramBuilder, base: int, dims, rq: Requant, words=None) -> Non
         emit()
 
 
+def start_at_bias(b: ProgramBuilder, tile: int, bias: int, c_n: int, th: int, tw: int, be: int) -> None:
+    """Every entry of an output tile (c_n channel blocks of th x tw from ACC entry
+    `tile`) set to its channel block's bias (ACC entries from `bias`, `be` a block):
+    one ALU pass, ADD with immediate 0 of the bias entry (docs/semantics.md)."""
+    k = affine_kernel(b.cfg, "ALU", (tile, bias), [(c_n, th * tw, be), (th, tw, 0), (tw, 1, 0)])
+    b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+
+
+def gemm_kernel(cfg, s: ConvShape, base: tuple[int, int, int], c_n: int, th: int, tw: int, ci_n: int, ih: int,
+                iw: int, name: str):
+    """The GEMM kernel of a step of convolution `s`: from `base` (ACC, INP, WGT entries),
+    c_n output blocks of th x tw pixels of ci_n input blocks of ih x iw (checked to fit
+    the core's fields)."""
+    kk = s.kh * s.kw
+    k = affine_kernel(cfg, "GEMM", base, [
+        (c_n, th * tw, 0, ci_n * kk), (th, tw, s.sh * iw, 0), (tw, 1, s.sw, 0),
+        (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
+    check_kernel_fits(cfg, k, name)
+    return k
+
+
 def conv_schedule(s: ConvShape, t: Tiling) -> list:
     """A convolution's accumulator groups in the order `lower_conv` emits them: (batch
     block, its row tiles [(y0, th)], first column, columns, its channel tiles
@@ -557,9 +578,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
                         b.load(MemType.ACC_8BIT, sram + n_tiles * tile_size, residual[0], off, **kw)
         for hi, (y0, th_a) in enumerate(hg):      # each output entry starts at its bias
             for cj, (c0, c_n) in enumerate(cg):
-                k = affine_kernel(cfg, "ALU", (acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj) * be),
-                                  [(c_n, th_a * tw_a, be), (th_a, tw_a, 0), (tw_a, 1, 0)])
-                b.alu(AluOp.ADD, k.uops, k.loops, imm=0)
+                start_at_bias(b, acc0 + (hi * t.oc_n + cj) * tile_size, bias0 + cg_offset(cg, cj) * be, c_n, th_a,
+                              tw_a, be)
 
         def step(ci0, ci_n, hi, y0, th_a, cj, c0, c_n, parts):
             """Emit a step's loads and its GEMM, as up to `parts` instructions: the
@@ -596,11 +616,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             if inew or wnew:
                 p.loaded()
             tile = acc0 + (hi * t.oc_n + cj) * tile_size
-            pix = th_a * tw_a
-            k = affine_kernel(cfg, "GEMM", (tile, inp_at(ih_), wgt_at(wh_)), [
-                (c_n, pix, 0, ci_n * kk), (th_a, tw_a, s.sh * iw, 0), (tw_a, 1, s.sw, 0),
-                (ci_n, 0, ih * iw, kk), (s.kh, 0, iw, s.kw), (s.kw, 0, 1, 1)])
-            check_kernel_fits(cfg, k, name)
+            k = gemm_kernel(cfg, s, (tile, inp_at(ih_), wgt_at(wh_)), c_n, th_a, tw_a, ci_n, ih, iw, name)
             kernels = split_kernel(k, parts)
 
             def piece(kn, last: bool):

@@ -16,11 +16,14 @@ from hwgen.compiler.lowering.conv import Pipeline
 from hwgen.compiler.lowering.layers import chain_program
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
+from hwgen.compiler import stream as stream_module
 from hwgen.compiler.stream import Segment, segments
 from hwgen.compiler.tiling import Tiling
 from sim import Fsim, Tsim
+from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
 from tests.hwgen.compiler.lowering.test_chain import CONFIGS, _chain, _wrong
+from tests.hwgen.compiler.lowering.test_layers import small_net
 
 
 def _programs(cfg, seeds, **kw):
@@ -151,3 +154,18 @@ def test_no_dense_step_between_the_parts_of_a_split_gemm():
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
     program.write("in0", compiled[0].pack_input(cfg, 0, values["dw26"]))
     assert _wrong(Tsim(), program, compiled, values) == []
+
+
+def test_a_stream_whose_classifier_has_no_room_runs_it_as_programs_of_its_own(monkeypatch):
+    """Where no slice size leaves room beside the last convolution (here: slices of more
+    blocks than the chain's convolutions have), the stream chains the convolutions
+    without the classifier, bit-exact on fsim."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+    monkeypatch.setattr(stream_module, "CLASSIFIER_CHUNKS", (1 << 10,))
+    net = small_net()
+    compiled = compile_network(net, cfg)
+    (seg,) = [s for s in segments(net, compiled) if isinstance(s, Segment)]
+    names = [c.layer.name for c in compiled]
+    assert f"L{names.index('fc')}" in seg.program.meta["parts"]
+    x = np.random.default_rng(2).integers(-60, 60, net.input_shape, dtype=np.int8)
+    assert np.array_equal(run_network(net, cfg, compiled, x, Fsim(), stream=True)["output"], net.reference(x))
