@@ -297,13 +297,17 @@ def _hazard_free_segments(a: np.ndarray, reads: list[np.ndarray]) -> list[int]:
 
 @dataclass(frozen=True)
 class FsimOptions:
-    """`check`: check the program before running it (docs/semantics.md's rules)."""
+    """`check`: check the program before running it (docs/semantics.md's rules).
+    `eager`: run the instructions in the order that module eager gives
+    (hwgen.program.tokens.schedule), which shows a missing wait as a wrong result."""
     check: bool = True
+    eager: Module | None = None
 
 
 class FsimSession(Session):
     def __init__(self, program, options: FsimOptions, trace=None):
         super().__init__(program)
+        self.eager = options.eager
         if options.check:
             check_program(program)
         if trace is not None:
@@ -317,7 +321,8 @@ class FsimSession(Session):
     def launch(self, progress: Progress | None = None) -> dict:
         insns, sim = self.program.insns, self.sim
         sim.clear_counters()
-        for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i)), start=1):
+        for done, _ in enumerate(schedule(insns, execute=lambda i: sim.execute(insns[i], i),
+                                          eager=self.eager), start=1):
             if progress is not None:
                 progress(done, len(insns), None)
         c = sim.counters

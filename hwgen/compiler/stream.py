@@ -180,12 +180,17 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
         picked[layers[i].name] = best[1]
 
     def part(n: int, opts: MappingOptions, chunk: int = 2) -> Part:
-        """The first n members as one chain, interleaved where faster."""
-        program = chain_program(layers[:n], cfg, shapes[:n], opts, chunk=chunk)
+        """The first n members as one chain, interleaved where faster, with weights
+        loaded ahead (`chain_program`'s `ahead`) where faster."""
+        ways = [(opts, frozenset())]
         if interleave:
-            both = chain_program(layers[:n], cfg, shapes[:n], replace(opts, tilings={**opts.tilings, **picked}),
-                                 interleave, chunk)
-            program = min((program, both), key=predict)
+            ways.append((replace(opts, tilings={**opts.tilings, **picked}), interleave))
+        timed = [(predict(program), way, program)
+                 for way in ways for program in [chain_program(layers[:n], cfg, shapes[:n], *way, chunk)]]
+        cycles, way, program = min(timed, key=lambda c: c[0])      # ties: the first
+        ahead = chain_program(layers[:n], cfg, shapes[:n], *way, chunk, ahead=True)
+        if predict(ahead, limit=cycles) < cycles:
+            program = ahead
         return Part(program, _part(run[0]), _shared(compiled, run[:n], program, producer, members, roles))
     tried = [(predict(link([plain[k] for k in run], "alone", roles)), None, run)]
     if convs > 1:

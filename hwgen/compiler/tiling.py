@@ -389,6 +389,24 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     one's epilogue stand alone; without it everything adds up. Not overlapped either
     way: the first step's loads, and the last group's store. `b` and `n`: the
     schedule's dram_bytes and instructions, when already known."""
+    first, _, compute, memory, store, last = _terms(cfg, s, t, b, n)
+    return first + max(compute, memory, store) + last
+
+
+def load_excess(cfg, s: ConvShape, t: Tiling) -> tuple[int, float]:
+    """(cycles by which the schedule's loads outlast its GEMMs, which they feed,
+    negative where they do not; the loads' cycles per byte loaded), from
+    `predicted_cycles`' terms."""
+    b = dram_bytes(cfg, s, t)
+    _, gemm, _, memory, _, _ = _terms(cfg, s, t, b)
+    return memory - gemm, memory / max(1, b["INP"] + b["WGT"] + b["ACC"])
+
+
+def _terms(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Instructions | None = None) \
+        -> tuple[int, int, int, int, int, int]:
+    """`predicted_cycles`' terms: the first step's loads, the GEMMs', the compute
+    module's, the load module's and the store module's cycles, and the last group's
+    store."""
     bus, gemm_iv, (imm, *_) = _rates(cfg)
     E = cfg.elem_bytes
     b = dram_bytes(cfg, s, t) if b is None else b
@@ -417,7 +435,7 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     first = (H.first * W.first * min(t.tci, s.cib) * E[MemType.INP]
              + min(t.tco, s.cob) * min(t.tci, s.cib) * s.kh * s.kw * E[MemType.WGT]) // bus
     last = t.oc_n * t.h_n * t.tco * t.th * t.tw * E[MemType.OUT] // bus
-    return first + max(compute, memory, store) + last
+    return first, gemm, compute, memory, store, last
 
 
 STEP_CYCLES = 16   # per GEMM step: its instructions, tokens and micro-op load

@@ -650,3 +650,28 @@ class Stream:
         if r is None:
             raise RuntimeError("the cycle model waits for instructions of a finished program")
         return r
+
+
+class LoadSlack:
+    """The load module's cycles to spare in a program being written by `builder` (a
+    ProgramBuilder), from its instructions written from now on: the GEMMs' cycles less
+    the loads' (of the load module), at most the last GEMM's, as the load module keeps
+    at most a step ahead of the GEMMs. A lowering that has loads it may place anywhere
+    before some point (weights needed later) emits them while `count()` is positive."""
+
+    def __init__(self, builder):
+        self.b, self.model = builder, _Model(builder.cfg, [], None, MEMORY_LATENCY)
+        self.seen, self.spare = len(builder.insns), 0
+
+    def count(self) -> int:
+        """The spare cycles after the instructions written since the last count."""
+        gemm = 0
+        for insn in self.b.insns[self.seen:]:
+            if insn.opcode == Opcode.GEMM:
+                gemm = self.model.unit_cycles(insn)
+                self.spare += gemm
+            elif insn.module == Module.LOAD and insn.opcode == Opcode.LOAD:
+                self.spare -= self.model.load_cycles(insn)[0]
+        self.spare = min(self.spare, gemm or self.spare)
+        self.seen = len(self.b.insns)
+        return self.spare

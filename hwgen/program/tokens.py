@@ -25,8 +25,8 @@ MODULE_QUEUES = {m: neighbour_queues(m) for m in Module}
 
 
 def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None = None,
-             modules: list[Module] | None = None, complete: Callable[[], bool] | None = None
-             ) -> Iterator[int | None]:
+             modules: list[Module] | None = None, complete: Callable[[], bool] | None = None,
+             eager: Module | None = None) -> Iterator[int | None]:
     """Run the token semantics: yields instruction numbers in a legal execution order
     (each module runs until it blocks, in the order load, compute, store), calling
     `execute(i)` before pushing i's tokens. Stops after everything ran, or raises
@@ -39,7 +39,13 @@ def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None
     complete. Until it is, the generator yields None where it needs an instruction not
     written yet, or its module's last one (a later push may still flag it): resume it
     once more are written (resuming it with none is an error). The order is the one the
-    complete program gets."""
+    complete program gets.
+
+    `eager`: another legal order, for finding a missing wait: that module runs until it
+    blocks, each other one instruction at a time and only while it is blocked. With
+    LOAD eager a load overwrites what a later compute instruction reads as soon as the
+    tokens let it; with COMPUTE eager a GEMM reads what a load writes as soon as they
+    let it."""
     n_known = 0
     modules = [] if modules is None else modules
     queues: dict[Module, list[int]] = {m: [] for m in Module}
@@ -59,10 +65,12 @@ def schedule(insns: Sequence[Instruction], execute: Callable[[int], None] | None
         if done and ran == n_known:
             return
         progress = False
-        for m in Module:
+        for m in Module if eager is None else (eager, *(m for m in Module if m != eager)):
             q = queues[m]
             (pop_prev, pop_next), (push_prev, push_next) = MODULE_QUEUES[m]
-            while True:
+            steps = 0
+            while eager is None or m == eager or steps == 0:
+                steps += 1
                 h = heads[m]
                 if h >= len(q) - (0 if done else 1):
                     if done:

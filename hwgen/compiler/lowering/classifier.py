@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from ...errors import HwgenError
 from ...isa import MemType
-from ...isa import Module, Opcode
 from ...program.builder import ProgramBuilder
-from ...program.timing import MEMORY_LATENCY, _Model
+from ...program.timing import LoadSlack
 from ..tiling import ConvShape, Tiling, footprint, tiles, window_entries
 from .alu import window_tile
 from .conv import (Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, gemm_kernel, meets,
@@ -96,8 +95,7 @@ class Classifier:
         self.inp = DoubleBuffer(False)
         self.gemms = 0
         self.row = 0              # the next row of the weights being loaded
-        # the load module's cycles to spare: the GEMMs' cycles less the loads' so far
-        self.model, self.seen, self.spare = _Model(cfg, [], None, MEMORY_LATENCY), len(b.insns), 0
+        self.slack = LoadSlack(b)
         self.fbias = fbias
         self.before = self.p.steps - 1    # the last step of the chain's earlier layers
 
@@ -177,24 +175,9 @@ class Classifier:
         if j < len(self.chunks) and self.last[j] < self.stored:
             self._pool()
         self.stored = len(self.p.group_stores)
-        self._count()
-        while self.spare > 0 and len(self.loaded) < len(self.chunks) \
+        while self.slack.count() > 0 and len(self.loaded) < len(self.chunks) \
                 and len(self.loaded) - len(self.steps) < self.ring:
             self._weights()
-            self._count()
-
-    def _count(self) -> None:
-        """Take the instructions written since the last count into `spare`: up to a
-        GEMM's cycles, which the load module can wait for at most."""
-        gemm = 0
-        for insn in self.b.insns[self.seen:]:
-            if insn.opcode == Opcode.GEMM:
-                gemm = self.model.unit_cycles(insn)
-                self.spare += gemm
-            elif insn.module == Module.LOAD and insn.opcode == Opcode.LOAD:
-                self.spare -= self.model.load_cycles(insn)[0]
-        self.spare = min(self.spare, gemm or self.spare)
-        self.seen = len(self.b.insns)
 
     def finish(self) -> None:
         """After the convolution's last group: its epilogue, the remaining pool tiles,

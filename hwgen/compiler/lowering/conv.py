@@ -37,6 +37,7 @@ from ...program.timing import UNIT_FIXED, Beaten, Stream, _Model
 from ..requant import AddRequant, MapSteps, Requant
 from ..tiling import (ConvShape, Tiling, capacity, dram_bytes, footprint, groups, in_range, instructions,
                       load_bytes, search, shortlist, span, tiles, whole_rows, within)
+from .ahead import Ahead
 from .cache import problem_key, remembered
 from .kernels import affine_kernel, check_kernel_fits, split_kernel
 
@@ -216,6 +217,7 @@ class Chain:
     marked: int = -1                                # the last store handed off before the last GEMM
     unfinished: set = field(default_factory=set)    # the output regions of layers still emitting
     beside: Callable[[], None] | None = None        # emits other work after each GEMM (`classifier.Classifier`)
+    ahead: Ahead | None = None                      # weights loaded ahead (`ahead.Ahead`)
 
     @classmethod
     def start(cls, b: ProgramBuilder, outputs) -> "Chain":
@@ -467,6 +469,26 @@ def conv_schedule(s: ConvShape, t: Tiling) -> list:
     return [(n, hg, x0, tw_a, cg) for n in range(s.nb) for (hg, x0, tw_a), cg in order]
 
 
+def step_args(s: ConvShape, t: Tiling, hg, cg) -> list:
+    """A group's GEMM steps in the order they run (`conv_schedule`'s group: its row tiles
+    `hg`, its channel tiles `cg`): (ci0, ci_n, row tile, y0, th, channel tile, c0, c_n)."""
+    cis = [(cg[0][0], 1)] if s.depthwise else tiles(s.cib, t.tci)
+    return [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in cis
+            for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
+
+
+def weight_chunks(s: ConvShape, t: Tiling) -> list[tuple[int, int, int, int, int]]:
+    """The weight chunks of convolution `s` under tiling `t` in the order its steps
+    first read them: (c0, c_n, ci0, ci_n, the times its program alone loads it)."""
+    buf, loads, first = DoubleBuffer(t.reuse), Counter(), {}
+    for _, hg, _, _, cg in conv_schedule(s, t):
+        for ci0, ci_n, _, _, _, _, c0, c_n in step_args(s, t, hg, cg):
+            first.setdefault((c0, ci0), (c_n, ci_n))
+            if buf.place((c0, ci0))[1]:
+                loads[c0, ci0] += 1
+    return [(c0, c_n, ci0, ci_n, loads[c0, ci0]) for (c0, ci0), (c_n, ci_n) in first.items()]
+
+
 def lower_conv(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq: Requant, name: str = "conv",
                residual=None, then: MapSteps | None = None, side: Side | None = None, lead: int = 8,
                chain: Chain | None = None) -> None:
@@ -537,19 +559,15 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         p, inp_buf, wgt_buf = chain.p, chain.inp, chain.wgt
         inp_buf.forget()
         wgt_buf.forget()
+        if chain.ahead is not None:
+            chain.ahead.begin(name)
         top_inp, top_wgt = cfg.depth[MemType.INP] - inp_half, cfg.depth[MemType.WGT] - wgt_half
         inp_at, wgt_at = (lambda h: h * top_inp), (lambda h: h * top_wgt)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     if t.channels_outer and not s.depthwise:
         raise HwgenError(f"{name}: channels_outer is a depthwise tiling's order, not a convolution's ({t})")
-    ci_tiles = tiles(s.cib, t.tci)
     merged = whole_rows(s, t)
-
-    def step_args(hg, cg):
-        co0 = cg[0][0]
-        return [(ci0, ci_n, hi, y0, th_a, cj, c0, c_n) for ci0, ci_n in ([(co0, 1)] if s.depthwise else ci_tiles)
-                for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
 
     def group(n, hg, x0, tw_a, cg):
         """Emit the group's bias load and copy; return its GEMM steps (each a function
@@ -588,7 +606,9 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             ih = span(th_a, s.sh, s.kh)
             index = p.steps
             ih_, inew = inp_buf.place((name, n, y0, x0, ci0))
-            wh_, wnew = wgt_buf.place((name, c0, ci0))
+            # a chunk loaded ahead: its WGT entry, else None
+            early = None if chain is None or chain.ahead is None else chain.ahead.take((name, c0, ci0), index)
+            wh_, wnew = wgt_buf.place((name, c0, ci0)) if early is None else (None, False)
             if inew:
                 p.free(inp_buf.halves[ih_].last_step)
                 if beside_tiles is not None:
@@ -612,11 +632,13 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
                 w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
                 b.load(MemType.WGT, wgt_at(wh_), w, w_off, y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
             inp_buf.used(ih_, index)
-            wgt_buf.used(wh_, index)
+            if early is None:
+                wgt_buf.used(wh_, index)
             if inew or wnew:
                 p.loaded()
             tile = acc0 + (hi * t.oc_n + cj) * tile_size
-            k = gemm_kernel(cfg, s, (tile, inp_at(ih_), wgt_at(wh_)), c_n, th_a, tw_a, ci_n, ih, iw, name)
+            k = gemm_kernel(cfg, s, (tile, inp_at(ih_), wgt_at(wh_) if early is None else early), c_n, th_a,
+                            tw_a, ci_n, ih, iw, name)
             kernels = split_kernel(k, parts)
 
             def piece(kn, last: bool):
@@ -627,7 +649,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
             return kernels[0].iterations, [(lambda kn=kn, last=j == len(kernels) - 1: piece(kn, last), kn.iterations)
                                            for j, kn in enumerate(kernels) if j]
 
-        args = step_args(hg, cg)
+        args = step_args(s, t, hg, cg)
         parts = 1
         if len(args) == 1:
             # a group of one step splits its GEMM, so that the previous group's epilogue runs
@@ -675,15 +697,18 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
     current = 0                   # the ACC half of the current group's GEMMs
     beside_tiles = None if side is None else _SideTiles(p, side, f.acc, *_side_order(s, side, [
         (n, ci0, ci_n, in_range(y0, th_a, s.sh, s.kh, s.ph, s.h), in_range(x0, tw_a, s.sw, s.kw, s.pw, s.w))
-        for n, hg, x0, tw_a, cg in schedule for ci0, ci_n, _, y0, th_a, *_ in step_args(hg, cg)]), lead)
+        for n, hg, x0, tw_a, cg in schedule for ci0, ci_n, _, y0, th_a, *_ in step_args(s, t, hg, cg)]), lead)
 
     def gemm_done(step: int, last: bool):
         if beside_tiles is not None:
             beside_tiles.after_gemm(step, 1 - current, last)
         if chain is not None and opening:
             chain.vouch()
-        if chain is not None and chain.beside is not None and p.steps > step:     # not between a GEMM's parts
-            chain.beside()
+        if chain is not None and p.steps > step:     # not between a GEMM's parts
+            if chain.beside is not None:
+                chain.beside()
+            if chain.ahead is not None:
+                chain.ahead.after_gemm()
     opening = False               # in the first group: its loads may need the last stores of the layer before
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
         yield gi
@@ -709,6 +734,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         pending[:] = ends
     if chain is not None:
         chain.unfinished.discard(out.name)
+        if chain.ahead is not None:
+            chain.ahead.end(name)
         return
     _flush(pending)
     if beside_tiles is not None:

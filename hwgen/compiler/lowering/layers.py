@@ -15,17 +15,20 @@ from dataclasses import replace
 import numpy as np
 
 from ...errors import HwgenError
+from ...geometry import geometry
 from ...isa import MemType
 from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import SHORTLIST, Tiling, blocks, fits, footprint, in_range, shortlist, window_entries
+from ..tiling import (SHORTLIST, Tiling, blocks, fits, footprint, in_range, load_excess, shortlist,
+                      window_entries)
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
+from .ahead import Ahead, Chunk
 from .classifier import Classifier
-from .conv import Chain, choose_tiling, conv_groups, conv_schedule, emit_all, lower_conv, meets
+from .conv import Chain, choose_tiling, conv_groups, conv_schedule, emit_all, lower_conv, meets, weight_chunks
 from .matmul import lower_matmul
 from .. import semantics as sem
 from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
@@ -134,7 +137,7 @@ def classifier_tail(layers: list) -> bool:
 
 
 def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset(),
-                  chunk: int = 2):
+                  chunk: int = 2, ahead: bool | float = False):
     """Convolutions on the GEMM as one program whose pipeline goes on from one to the
     next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
     stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
@@ -145,7 +148,9 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
     k - 1, whose output they read (`_interleaved`), so that each one's epilogue runs
     beside the other's GEMMs. The last two layers may be a classifier
     (`classifier_tail`), lowered beside the last convolution's GEMMs in slices of `chunk`
-    channel blocks (`classifier.Classifier`). Returns the program."""
+    channel blocks (`classifier.Classifier`). `ahead`: weights loaded ahead (`_ahead`):
+    True for the convolutions whose loads outlast their GEMMs, a share (0 to 1) for
+    that share of every convolution's chunks. Returns the program."""
     if cfg.block_in != cfg.block_out:
         raise HwgenError("a chain of convolutions reads each output as the next input: it needs "
                          "BLOCK_IN == BLOCK_OUT")
@@ -191,6 +196,9 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
             emits.append((s, plan["tiling"], groups))
             made[layer.name] = out
         chain = Chain.start(b, list(made.values()))
+        if ahead:
+            chain.ahead = _ahead(b, chain, emits, [layer.name for layer in convs], len(emits) - 1 if tail else None,
+                                 None if ahead is True else float(ahead))
         for k, (s, t, groups) in enumerate(emits):
             if k + 1 in interleave:
                 s2, t2, groups2 = emits[k + 1]
@@ -209,7 +217,43 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
     first = write(None)
     first.finish(check=False)
     return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers),
-                                        **({"classifier_chunk": chunk} if tail else {})})
+                                        **({"classifier_chunk": chunk} if tail else {}),
+                                        **({"ahead": ahead} if ahead else {})})
+
+
+def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, share: float | None) -> Ahead:
+    """The weights chain `chain` loads ahead (`ahead.Ahead`), of its convolutions after
+    the first and before the `last`-th (`emits`: shape, tiling and groups each; `names`:
+    their layers' names): with `share` None, of each whose loads take the load module
+    longer than its GEMMs take (`tiling.load_excess`), chunks enough to cover the
+    difference; else that share of each one's chunks. The chunks are spread evenly
+    over those its steps read (a step whose chunk is held lets the load module catch
+    up: it keeps at most two steps ahead). The ring: between every layer's halves (a
+    classifier's ring beside the last convolution, which takes none, takes it over
+    once the layers before are done)."""
+    cfg = b.cfg
+    entry, depth = cfg.elem_bytes[MemType.WGT], cfg.depth[MemType.WGT]
+    half = max(footprint(s, t).wgt for s, t, _ in emits)
+    chunks = []
+    for k, (s, t, _) in enumerate(emits[1:last], start=1):
+        kk = s.kh * s.kw
+        every = weight_chunks(s, t)
+        part = share
+        if share is None:
+            excess, per_byte = load_excess(cfg, s, t)
+            loaded = sum(loads * c_n * ci_n for _, c_n, _, ci_n, loads in every) * kk * entry * per_byte
+            part = min(1.0, max(0.0, excess / loaded))
+        w = b.regions[f"w{k}"]
+        for j, (c0, c_n, ci0, ci_n, _) in enumerate(every):
+            if round((j + 1) * part) == round(j * part):
+                continue
+            ci = 0 if s.depthwise else ci0
+
+            def load(sram: int, row: int, rows: int, s=s, w=w, c0=c0, ci=ci, ci_n=ci_n, kk=kk):
+                b.load(MemType.WGT, sram, w, ((c0 + row) * s.cig + ci) * kk, y_size=rows, x_size=ci_n * kk,
+                       x_stride=s.cig * kk)
+            chunks.append(Chunk(names[k], (names[k], c0, ci0), c_n, ci_n * kk, load))
+    return Ahead(b, chain.p, half, depth - half, chunks, geometry(cfg).bus_bytes, entry)
 
 
 def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Classifier:

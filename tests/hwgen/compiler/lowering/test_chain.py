@@ -27,12 +27,12 @@ CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
 def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False,
-           classifier: bool = False, chunk: int = 2):
+           classifier: bool = False, chunk: int = 2, ahead: bool | float = False):
     """A random chain's program with its inputs written (`interleave`: every other
     layer that reads the one before it interleaved with it; `shortlisted`: each
     layer's tiling drawn from `chain_tilings`, else its own; `classifier`: ending in a
-    classifier in slices of `chunk` blocks), its compiled layers and every tensor's
-    numpy value."""
+    classifier in slices of `chunk` blocks; `ahead`: `chain_program`'s), its compiled
+    layers and every tensor's numpy value."""
     rng = np.random.default_rng(seed)
     net = chain_network(cfg, rng, classifier)
     compiled = compile_network(net, cfg, MappingOptions(goal=goal), jobs=1)
@@ -45,7 +45,7 @@ def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, short
             choices = chain_tilings(layer, cfg, shapes)
             tilings[layer.name] = choices[int(rng.integers(len(choices)))]
     program = chain_program(layers, cfg, [shapes for _, shapes in lowered], MappingOptions(tilings=tilings), pairs,
-                            chunk)
+                            chunk, ahead)
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
