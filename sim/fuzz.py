@@ -482,7 +482,9 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     layers interleaved with the one before, its inputs drawn; None where the
     configuration cannot run one (a layer the stream would not chain: BLOCK_IN !=
     BLOCK_OUT, not a convolution on the GEMM). Half of the chains end in a classifier
-    (`chain_network`) in slices of 1, 2 or 4 blocks, where there is room for it."""
+    (`chain_network`) in slices of 1, 2 or 4 blocks, where there is room for it; four
+    in five load weights ahead (`chain_program`'s `ahead`: by either policy, or a half
+    or all of every later convolution's chunks)."""
     net = chain_network(cfg, rng, classifier=rng.random() < 0.5)
     compiled = compile_network(net, cfg, MappingOptions(goal="bytes"), jobs=1)
     tail = classifier_tail([c.layer for c in compiled])
@@ -492,11 +494,12 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     lowered = [c.lowered() for c in compiled]
     layers = [layer for layer, _ in lowered]
     interleave = chain_interleave(layers, rng, 0.5)
+    ahead = (None, "cover", "lead", 0.5, 1.0)[int(rng.integers(5))]
     try:
         program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
                                 MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
                                                         for c in compiled if "tiling" in c.program.meta}),
-                                interleave, int(rng.choice(CLASSIFIER_CHUNKS)))
+                                interleave, int(rng.choice(CLASSIFIER_CHUNKS)), ahead)
     except HwgenError:          # no room beside the last convolution for the classifier's slices
         return None
     for r in program.regions.values():
@@ -504,7 +507,8 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
             program.write(r.name, rng.integers(0, 128, r.shape, dtype=np.int8))
     return Generated(program, Counter({f"a chain of {len(compiled) - 2 * tail} convolutions": 1,
                                        "a chain's layer interleaved with the one before": len(interleave),
-                                       "a classifier beside a chain's last convolution": tail}))
+                                       "a classifier beside a chain's last convolution": tail,
+                                       "a chain loading weights ahead": int(ahead is not None)}))
 
 
 def random_program(cfg, seed: int) -> Generated:

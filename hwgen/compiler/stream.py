@@ -22,7 +22,8 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import chain_program, chain_tilings, chained, classifier_tail, pool_then_conv, reads_previous
+from .lowering.layers import (AHEAD_POLICIES, chain_program, chain_tilings, chained, classifier_tail, pool_then_conv,
+                              reads_previous)
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -188,9 +189,11 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
         timed = [(predict(program), way, program)
                  for way in ways for program in [chain_program(layers[:n], cfg, shapes[:n], *way, chunk)]]
         cycles, way, program = min(timed, key=lambda c: c[0])      # ties: the first
-        ahead = chain_program(layers[:n], cfg, shapes[:n], *way, chunk, ahead=True)
-        if predict(ahead, limit=cycles) < cycles:
-            program = ahead
+        for policy in AHEAD_POLICIES:
+            ahead = chain_program(layers[:n], cfg, shapes[:n], *way, chunk, ahead=policy)
+            faster = predict(ahead, limit=cycles)
+            if faster < cycles:
+                cycles, program = faster, ahead
         return Part(program, _part(run[0]), _shared(compiled, run[:n], program, producer, members, roles))
     tried = [(predict(link([plain[k] for k in run], "alone", roles)), None, run)]
     if convs > 1:

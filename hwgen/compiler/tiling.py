@@ -393,13 +393,11 @@ def predicted_cycles(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Ins
     return first + max(compute, memory, store) + last
 
 
-def load_excess(cfg, s: ConvShape, t: Tiling) -> tuple[int, float]:
-    """(cycles by which the schedule's loads outlast its GEMMs, which they feed,
-    negative where they do not; the loads' cycles per byte loaded), from
-    `predicted_cycles`' terms."""
-    b = dram_bytes(cfg, s, t)
-    _, gemm, _, memory, _, _ = _terms(cfg, s, t, b)
-    return memory - gemm, memory / max(1, b["INP"] + b["WGT"] + b["ACC"])
+def load_ratio(cfg, s: ConvShape, t: Tiling) -> float:
+    """The schedule's load module cycles over its GEMMs' (which the loads feed), from
+    `predicted_cycles`' terms: above 1 where the GEMMs wait for the bus."""
+    _, gemm, _, memory, _, _ = _terms(cfg, s, t)
+    return memory / gemm
 
 
 def _terms(cfg, s: ConvShape, t: Tiling, b: dict | None = None, n: Instructions | None = None) \

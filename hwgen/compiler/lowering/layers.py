@@ -10,6 +10,7 @@ the first time to learn its micro-op kernels, which the second loads together wh
 they fit the micro-op buffer, after the program's fill (`ProgramBuilder`)."""
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -21,7 +22,7 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import (SHORTLIST, Tiling, blocks, fits, footprint, in_range, load_excess, shortlist,
+from ..tiling import (SHORTLIST, Tiling, blocks, dram_bytes, fits, footprint, in_range, load_ratio, shortlist,
                       window_entries)
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
@@ -137,7 +138,7 @@ def classifier_tail(layers: list) -> bool:
 
 
 def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset(),
-                  chunk: int = 2, ahead: bool | float = False):
+                  chunk: int = 2, ahead: str | float | None = None):
     """Convolutions on the GEMM as one program whose pipeline goes on from one to the
     next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
     stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
@@ -149,8 +150,8 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
     beside the other's GEMMs. The last two layers may be a classifier
     (`classifier_tail`), lowered beside the last convolution's GEMMs in slices of `chunk`
     channel blocks (`classifier.Classifier`). `ahead`: weights loaded ahead (`_ahead`):
-    True for the convolutions whose loads outlast their GEMMs, a share (0 to 1) for
-    that share of every convolution's chunks. Returns the program."""
+    a policy of AHEAD_POLICIES for the convolutions whose loads outlast their GEMMs,
+    or a share (0 to 1) of every convolution's chunks. Returns the program."""
     if cfg.block_in != cfg.block_out:
         raise HwgenError("a chain of convolutions reads each output as the next input: it needs "
                          "BLOCK_IN == BLOCK_OUT")
@@ -196,9 +197,9 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
             emits.append((s, plan["tiling"], groups))
             made[layer.name] = out
         chain = Chain.start(b, list(made.values()))
-        if ahead:
+        if ahead is not None:
             chain.ahead = _ahead(b, chain, emits, [layer.name for layer in convs], len(emits) - 1 if tail else None,
-                                 None if ahead is True else float(ahead))
+                                 ahead)
         for k, (s, t, groups) in enumerate(emits):
             if k + 1 in interleave:
                 s2, t2, groups2 = emits[k + 1]
@@ -218,33 +219,50 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
     first.finish(check=False)
     return write(first.kernels).finish({"layer": "+".join(layer.name for layer in layers),
                                         **({"classifier_chunk": chunk} if tail else {}),
-                                        **({"ahead": ahead} if ahead else {})})
+                                        **({"ahead": ahead} if ahead is not None else {})})
 
 
-def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, share: float | None) -> Ahead:
-    """The weights chain `chain` loads ahead (`ahead.Ahead`), of its convolutions after
+# How much of a convolution whose loads outlast its GEMMs (`tiling.load_ratio` r above
+# 1) loads ahead: "cover" the chunks whose loads make up the difference, "lead" one in
+# 1 + floor(1 / (r - 1)). The load module keeps at most a step ahead of the GEMMs (two
+# halves), so after a step whose chunk is held it has one step's GEMM time in hand,
+# which each loading step after it uses up by r - 1 of its own: "cover" leaves the
+# loading steps between held ones longer than that lead lasts.
+AHEAD_POLICIES = ("cover", "lead")
+
+
+def _share(cfg, s, t: Tiling, ahead: str | float) -> float:
+    """The share of convolution `s`'s weight chunks (tiling `t`) to load ahead:
+    `ahead`, a policy of AHEAD_POLICIES or a share."""
+    if not isinstance(ahead, str):
+        return float(ahead)
+    if ahead not in AHEAD_POLICIES:
+        raise HwgenError(f"weights ahead: no policy {ahead!r}; one of {', '.join(AHEAD_POLICIES)}, or a share")
+    ratio = load_ratio(cfg, s, t)
+    if ratio <= 1:
+        return 0.0
+    if ahead == "lead":
+        return 1 / (1 + math.floor(1 / (ratio - 1)))
+    moved = dram_bytes(cfg, s, t)
+    return min(1.0, (ratio - 1) / ratio * (moved["INP"] + moved["WGT"] + moved["ACC"]) / moved["WGT"])
+
+
+def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, ahead: str | float) -> Ahead:
+    """The weights chain `chain` loads ahead (`ahead.Ahead`): of its convolutions after
     the first and before the `last`-th (`emits`: shape, tiling and groups each; `names`:
-    their layers' names): with `share` None, of each whose loads take the load module
-    longer than its GEMMs take (`tiling.load_excess`), chunks enough to cover the
-    difference; else that share of each one's chunks. The chunks are spread evenly
-    over those its steps read (a step whose chunk is held lets the load module catch
-    up: it keeps at most two steps ahead). The ring: between every layer's halves (a
-    classifier's ring beside the last convolution, which takes none, takes it over
-    once the layers before are done)."""
+    their layers' names), each one's `_share` of its chunks, spread evenly over those
+    its steps read. The ring: between every layer's halves (a classifier's ring beside
+    the last convolution, which takes none, takes it over once the layers before are
+    done)."""
     cfg = b.cfg
-    entry, depth = cfg.elem_bytes[MemType.WGT], cfg.depth[MemType.WGT]
+    depth = cfg.depth[MemType.WGT]
     half = max(footprint(s, t).wgt for s, t, _ in emits)
     chunks = []
     for k, (s, t, _) in enumerate(emits[1:last], start=1):
         kk = s.kh * s.kw
-        every = weight_chunks(s, t)
-        part = share
-        if share is None:
-            excess, per_byte = load_excess(cfg, s, t)
-            loaded = sum(loads * c_n * ci_n for _, c_n, _, ci_n, loads in every) * kk * entry * per_byte
-            part = min(1.0, max(0.0, excess / loaded))
+        part = _share(cfg, s, t, ahead)
         w = b.regions[f"w{k}"]
-        for j, (c0, c_n, ci0, ci_n, _) in enumerate(every):
+        for j, (c0, c_n, ci0, ci_n, _) in enumerate(weight_chunks(s, t)):
             if round((j + 1) * part) == round(j * part):
                 continue
             ci = 0 if s.depthwise else ci0
@@ -253,7 +271,7 @@ def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, sha
                 b.load(MemType.WGT, sram, w, ((c0 + row) * s.cig + ci) * kk, y_size=rows, x_size=ci_n * kk,
                        x_stride=s.cig * kk)
             chunks.append(Chunk(names[k], (names[k], c0, ci0), c_n, ci_n * kk, load))
-    return Ahead(b, chain.p, half, depth - half, chunks, geometry(cfg).bus_bytes, entry)
+    return Ahead(b, chain.p, half, depth - half, chunks, geometry(cfg).bus_bytes, cfg.elem_bytes[MemType.WGT])
 
 
 def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Classifier:

@@ -12,14 +12,18 @@ import pytest
 
 from hwgen import load_config
 from hwgen.compiler import semantics as sem
+from hwgen.compiler import stream as stream_module
+from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d, Network
 from hwgen.compiler.lowering.ahead import Ahead
 from hwgen.compiler.lowering.conv import weight_chunks
 from hwgen.compiler.lowering.layers import chain_program
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
-from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, load_excess, shortlist
+from hwgen.compiler.stream import Segment, segments
+from hwgen.compiler.tiling import ConvShape, Tiling, dram_bytes, load_ratio, shortlist
 from hwgen.isa import MemType, Module
+from hwgen.program.timing import predict
 from sim import Fsim, FsimOptions, Tsim
 from tests.conftest import CONFIG_DIR
 from tests.hwgen.compiler.lowering.test_chain import CONFIGS, _chain, _wrong
@@ -44,7 +48,7 @@ def test_weights_loaded_ahead_give_every_layer_s_output(cfg_name, monkeypatch):
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     taken = _Taken(monkeypatch)
     for seed in range(5):
-        for ahead, interleave in ((1.0, False), (0.5, True), (True, False)):
+        for ahead, interleave in ((1.0, False), (0.5, True), ("cover", False), ("lead", True)):
             program, compiled, values = _chain(cfg, seed, "bytes", interleave, ahead=ahead)
             assert program.meta["ahead"] == ahead
             assert _wrong(Fsim(), program, compiled, values) == [], (seed, ahead, interleave)
@@ -127,7 +131,7 @@ def test_weights_loaded_ahead_on_tsim(cfg_name):
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     assert _wrong(Tsim(), *_wide(cfg)) == []
     for seed in range(2):
-        assert _wrong(Tsim(), *_chain(cfg, seed, ahead=True)) == [], seed
+        assert _wrong(Tsim(), *_chain(cfg, seed, ahead="lead")) == [], seed
 
 
 def test_the_chunks_are_those_a_convolution_s_steps_read():
@@ -146,10 +150,26 @@ def test_the_chunks_are_those_a_convolution_s_steps_read():
                     * cfg.elem_bytes[MemType.WGT] == dram_bytes(cfg, s, t)["WGT"], t
 
 
-def test_a_convolution_whose_loads_outlast_its_gemms_has_a_positive_excess():
-    """`load_excess`: a 1 x 1 convolution of few pixels and many channels reads more
-    than its GEMMs take; a 3 x 3 one of many pixels does not."""
+def test_a_convolution_whose_loads_outlast_its_gemms_has_a_load_ratio_above_one():
+    """`load_ratio`: a 1 x 1 convolution of few pixels and many channels reads more
+    than its GEMMs take; a 3 x 3 one of many pixels and few channels does not."""
     cfg = load_config(CONFIG_DIR / "default.json")
-    for s, sign in ((ConvShape(1, 32, 32, 2, 2, 1, 1), 1), (ConvShape(1, 2, 2, 28, 28, 3, 3, ph=1, pw=1), -1)):
-        excess, per_byte = load_excess(cfg, s, shortlist(cfg, s)[0])
-        assert excess * sign > 0 and per_byte >= 1 / 8
+    for s, above in ((ConvShape(1, 32, 32, 2, 2, 1, 1), True), (ConvShape(1, 2, 2, 28, 28, 3, 3, ph=1, pw=1), False)):
+        assert (load_ratio(cfg, s, shortlist(cfg, s)[0]) > 1) == above
+
+
+@pytest.mark.slow
+def test_resnet18_on_1x64x64_loads_its_layer_4_weights_ahead(monkeypatch):
+    """ResNet-18's layer-4 convolutions on 1x64x64 read 2.36 MB of weights each, more
+    than their GEMMs take to use: the stream, loading some ahead, beats the one that
+    may not by more than 10 k cycles of the cycle model."""
+    cfg = load_config(CONFIG_DIR / "1x64x64.json")
+    net = zoo.get("resnet18")
+    compiled = compile_network(net, cfg)
+
+    def cycles():
+        (seg,) = [s for s in segments(net, compiled) if isinstance(s, Segment)]
+        return predict(seg.program)
+    ahead = cycles()
+    monkeypatch.setattr(stream_module, "AHEAD_POLICIES", ())
+    assert cycles() - ahead > 10_000

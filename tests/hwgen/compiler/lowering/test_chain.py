@@ -27,7 +27,7 @@ CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
 def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False,
-           classifier: bool = False, chunk: int = 2, ahead: bool | float = False):
+           classifier: bool = False, chunk: int = 2, ahead: str | float | None = None):
     """A random chain's program with its inputs written (`interleave`: every other
     layer that reads the one before it interleaved with it; `shortlisted`: each
     layer's tiling drawn from `chain_tilings`, else its own; `classifier`: ending in a
