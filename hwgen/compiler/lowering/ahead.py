@@ -5,8 +5,9 @@ layer of the chain uses at WGT's two ends (`conv.Chain`).
 
 A convolution that reads more bytes than its GEMMs take cycles to cover keeps its GEMMs
 waiting for the bus however it is scheduled alone; the layers before it often leave the
-bus idle. Its chunks (`conv.weight_chunks`, in the order its steps first read them),
-enough of them to cover the difference, are queued here before the chain is written.
+bus idle. A share of its chunks (`conv.weight_chunks`, in the order its steps first
+read them; the share and the spread: `layers._ahead`) is queued here before the chain
+is written.
 After each GEMM step of the chain, while the load module has cycles to spare, the next
 queued chunk's next piece (a few output blocks' rows) loads into a ring of WGT entries;
 a step that reads a chunk held in the ring reads it there and loads nothing
