@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 
 from hwgen import load_config
-from hwgen.compiler.lowering.cache import forget
+from hwgen.compiler.lowering.cache import current_dir, forget
 from hwgen.config import CONFIGS
 
 # Property tests draw the same examples on every run of the default suite, so a
@@ -38,6 +38,18 @@ def _fresh_memos_under_mutation():
                         value.cache_clear()
         forget()
     yield
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty cache directory (`$HWGEN_CACHE`) and no compiler choice remembered in
+    the process: for a test that changes what a search finds (its model, its
+    candidates), whose choices must neither come from nor go to the shared cache.
+    Yields the directory of the compiler's choices."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
+    forget()
+    yield current_dir()
+    forget()
 
 
 CONFIG_DIR = CONFIGS

@@ -14,8 +14,12 @@ as one pipeline (`lowering.layers.chain_program`), where the cycle model finds t
 faster."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import hashlib
+import json
+from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cached_property
+
+import numpy as np
 
 from ..errors import HwgenError
 from ..program import Program
@@ -24,6 +28,7 @@ from ..program.timing import bound, predict
 from . import ir
 from .lowering.layers import (AHEAD_POLICIES, chain_program, chain_tilings, chained, classifier_tail, pool_then_conv,
                               reads_previous)
+from .lowering.cache import _tiling, remembered_as, source_digest
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -151,12 +156,80 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     that the model finds as fast as programs of its own after the chain (or that has
     no room beside the last convolution). The part's regions: each member's output the
     segment's tensor, an input that the segment makes its tensor, one the host writes
-    the member's own input region (`Segment.region`)."""
+    the member's own input region (`Segment.region`). The choice (`_chain_choice`) is
+    remembered (`lowering.cache`) for chains of the same layers but for their arrays'
+    values, which no instruction's timing depends on."""
     cfg = compiled[run[0]].program.config
     lowered = [compiled[k].lowered() for k in run]
     layers, shapes = [layer for layer, _ in lowered], [shapes for _, shapes in lowered]
     options = MappingOptions(tilings={compiled[k].layer.name: Tiling(**compiled[k].program.meta["tiling"])
                                       for k in run if "tiling" in compiled[k].program.meta})
+    made = {}         # the search's program of the chosen chain, not to be written twice
+
+    def search() -> dict:
+        choice, made["program"] = _chain_choice(compiled, run, layers, shapes, options, producer, members, roles,
+                                                plain)
+        return choice
+    choice = remembered_as(_chain_key(cfg, layers, shapes, options), search, dict, _chain_doc)
+    held = choice["held"]
+    if held == 0:
+        return None
+    program = made.get("program") or _chain_built(layers[:held], cfg, shapes[:held], options, choice)
+    return Part(program, _part(run[0]), _shared(compiled, run[:held], program, producer, members, roles)), run[:held]
+
+
+def _chain_key(cfg, layers: list, shapes: list, options: MappingOptions) -> str:
+    """The cache key of a chain's choice: the configuration, each layer (every field;
+    of an array its shape and type), the input shapes, the layers' own tilings and the
+    compiler's source."""
+    def doc(value):
+        if isinstance(value, np.ndarray):
+            return ["array", list(value.shape), str(value.dtype)]
+        if is_dataclass(value):
+            return [type(value).__name__, {f.name: doc(getattr(value, f.name)) for f in fields(value)}]
+        return repr(value)
+    key = {"config": cfg.to_dict(), "layers": [doc(layer) for layer in layers], "shapes": repr(shapes),
+           "tilings": {name: t.to_dict() for name, t in sorted(options.tilings.items())},
+           "source": source_digest()}
+    return "chain-" + hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def _chain_doc(doc) -> dict | None:
+    """The chain choice a cache file holds (`_chain_choice`), or None."""
+    keys = {"held", "interleave", "picked", "ahead", "classifier"}
+    if not isinstance(doc, dict) or set(doc) != keys or type(doc["held"]) is not int \
+            or not isinstance(doc["interleave"], list) or any(type(k) is not int for k in doc["interleave"]) \
+            or not isinstance(doc["picked"], dict) \
+            or not (doc["ahead"] is None or doc["ahead"] in AHEAD_POLICIES):
+        return None
+    picked = {name: _tiling(t) for name, t in doc["picked"].items()}
+    beside = doc["classifier"]
+    if None in picked.values() or not (beside is None or (isinstance(beside, list) and len(beside) == 2
+                                                          and _tiling(beside[0]) is not None
+                                                          and type(beside[1]) is int)):
+        return None
+    return doc
+
+
+def _chain_built(layers: list, cfg, shapes: list, options: MappingOptions, choice: dict):
+    """The chain program of `choice` (`_chain_choice`) for `layers`."""
+    tilings = {**options.tilings, **{name: _tiling(t) for name, t in choice["picked"].items()}}
+    chunk = 2
+    if choice["classifier"] is not None:
+        tiling, chunk = choice["classifier"]
+        tilings[layers[-3].name] = _tiling(tiling)
+    return chain_program(layers, cfg, shapes, replace(options, tilings=tilings), frozenset(choice["interleave"]),
+                         chunk, choice["ahead"])
+
+
+def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options: MappingOptions, producer, members,
+                  roles, plain: dict[int, Part]) -> tuple[dict, Program | None]:
+    """`_chain`'s search: (the choice, the chosen chain's program or None). The choice:
+    "held", the members the chain holds (0: none, the programs as they are);
+    "interleave", the layers interleaved with the one before and "picked", their
+    tilings; "ahead", the policy of weights loaded ahead or None; "classifier", the
+    tiling of the convolution it goes beside and its slices, or None."""
+    cfg = compiled[run[0]].program.config
     tail = classifier_tail(layers)
     convs = len(run) - 2 if tail else len(run)
     # a layer interleaves with the one before it where the model finds the two faster so,
@@ -180,32 +253,36 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
         interleave.add(i)
         picked[layers[i].name] = best[1]
 
-    def part(n: int, opts: MappingOptions, chunk: int = 2) -> Part:
+    def part(n: int, classifier=None) -> tuple[int, dict, Program]:
         """The first n members as one chain, interleaved where faster, with weights
-        loaded ahead (`chain_program`'s `ahead`) where faster."""
-        ways = [(opts, frozenset())]
+        loaded ahead (`chain_program`'s `ahead`) where faster: (cycles, choice,
+        program)."""
+        ways = [{"held": n, "interleave": [], "picked": {}, "ahead": None, "classifier": classifier}]
         if interleave:
-            ways.append((replace(opts, tilings={**opts.tilings, **picked}), interleave))
+            ways.append({**ways[0], "interleave": sorted(interleave),
+                         "picked": {name: t.to_dict() for name, t in picked.items()}})
         timed = [(predict(program), way, program)
-                 for way in ways for program in [chain_program(layers[:n], cfg, shapes[:n], *way, chunk)]]
-        cycles, way, program = min(timed, key=lambda c: c[0])      # ties: the first
+                 for way in ways for program in [_chain_built(layers[:n], cfg, shapes[:n], options, way)]]
+        best = min(timed, key=lambda c: c[0])      # ties: the first
         for policy in AHEAD_POLICIES:
-            ahead = chain_program(layers[:n], cfg, shapes[:n], *way, chunk, ahead=policy)
-            faster = predict(ahead, limit=cycles)
-            if faster < cycles:
-                cycles, program = faster, ahead
-        return Part(program, _part(run[0]), _shared(compiled, run[:n], program, producer, members, roles))
-    tried = [(predict(link([plain[k] for k in run], "alone", roles)), None, run)]
+            way = {**best[1], "ahead": policy}
+            program = _chain_built(layers[:n], cfg, shapes[:n], options, way)
+            cycles = predict(program, limit=best[0])
+            if cycles < best[0]:
+                best = (cycles, way, program)
+        return best
+    tried = [(predict(link([plain[k] for k in run], "alone", roles)), {"held": 0, "interleave": [], "picked": {},
+                                                                      "ahead": None, "classifier": None}, None)]
     if convs > 1:
-        without = part(convs, options)
-        tried.append((predict(link([without] + [plain[k] for k in run[convs:]], "without", roles)), without,
-                      run[:convs]))
+        cycles, choice, program = part(convs)
+        without = Part(program, _part(run[0]), _shared(compiled, run[:convs], program, producer, members, roles))
+        tried.append((predict(link([without] + [plain[k] for k in run[convs:]], "without", roles)), choice,
+                      program))
     beside = _beside_classifier(layers[-3:], cfg, shapes[-3:], options) if tail else None
     if beside is not None:
-        whole = part(len(run), *beside)
-        tried.append((predict(whole.program), whole, run))
-    _, chosen, held = min(tried, key=lambda c: c[0])      # ties: the programs as they are
-    return None if chosen is None else (chosen, held)
+        tried.append(part(len(run), [beside[0].tilings[layers[-3].name].to_dict(), beside[1]]))
+    _, choice, program = min(tried, key=lambda c: c[0])      # ties: the programs as they are
+    return choice, program
 
 
 def _shared(compiled, members_of: list[int], program, producer, members, roles) -> dict:

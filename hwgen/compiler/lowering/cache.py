@@ -1,6 +1,6 @@
-"""Tilings chosen by the cycle-ranked search (`conv.choose_tiling`), and the choices of
-a pool joined to the convolution after it (`layers.pool_then_conv`), remembered so that
-each problem is searched once: in the process, for the layers of a network that share
+"""Tilings chosen by the cycle-ranked search (`conv.choose_tiling`), the choices of a
+pool joined to the convolution after it (`layers.pool_then_conv`) and of a stream's
+chains (`stream._chain`), remembered so that each problem is searched once: in the process, for the layers of a network that share
 a shape, and across runs in `$HWGEN_CACHE/tilings` (default ~/.cache/hwgen/tilings),
 one JSON file per problem.
 

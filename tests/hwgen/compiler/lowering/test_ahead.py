@@ -15,6 +15,7 @@ from hwgen.compiler import semantics as sem
 from hwgen.compiler import stream as stream_module
 from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d, Network
+from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering.ahead import Ahead
 from hwgen.compiler.lowering.conv import weight_chunks
 from hwgen.compiler.lowering.layers import chain_program
@@ -159,7 +160,7 @@ def test_a_convolution_whose_loads_outlast_its_gemms_has_a_load_ratio_above_one(
 
 
 @pytest.mark.slow
-def test_resnet18_on_1x64x64_loads_its_layer_4_weights_ahead(monkeypatch):
+def test_resnet18_on_1x64x64_loads_its_layer_4_weights_ahead(monkeypatch, fresh_cache):
     """ResNet-18's layer-4 convolutions on 1x64x64 read 2.36 MB of weights each, more
     than their GEMMs take to use: the stream, loading some ahead, beats the one that
     may not by more than 10 k cycles of the cycle model."""
@@ -172,4 +173,7 @@ def test_resnet18_on_1x64x64_loads_its_layer_4_weights_ahead(monkeypatch):
         return predict(seg.program)
     ahead = cycles()
     monkeypatch.setattr(stream_module, "AHEAD_POLICIES", ())
+    for choice in fresh_cache.glob("chain-*"):
+        choice.unlink()
+    cache.forget()
     assert cycles() - ahead > 10_000

@@ -1,8 +1,9 @@
-"""The remembered tilings of the cycle-ranked search (hwgen.compiler.lowering.cache):
-a hit gives what a fresh search gives, and a changed configuration or compiler source
-misses. The references are the search itself (`_fastest` over the shortlist) and
+"""The remembered tilings of the cycle-ranked search (hwgen.compiler.lowering.cache),
+and a stream's chain choices: a hit gives what a fresh_cache search gives, and a changed
+configuration or compiler source misses. The references are the search itself (`_fastest` over the shortlist) and
 programs lowered on a forced tiling, never a stored output."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,22 +14,17 @@ from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering import conv as lconv
 from hwgen.compiler.lowering.kernels import Kernel, split_kernel
 from hwgen.compiler.lowering.layers import conv2d_program
+from hwgen.compiler.mapping import MappingOptions
+from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.requant import Requant
+from hwgen.compiler.stream import Segment, _chain_key, segments
 from hwgen.compiler.tiling import ConvShape, Tiling, fallback, shortlist
 from hwgen.isa import MemType
 from hwgen.program.builder import ProgramBuilder
 from hwgen.program.timing import predict
+from tests.hwgen.compiler.lowering.test_layers import small_net
 
 RQ = Requant(4)
-
-
-@pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """An empty cache directory and nothing remembered in the process."""
-    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path))
-    cache.forget()
-    yield cache.current_dir()
-    cache.forget()
 
 
 def _problem(cfg):
@@ -57,29 +53,29 @@ def _same(a, b):
     assert np.array_equal(a.dram, b.dram)
 
 
-def test_a_hit_gives_the_searched_tiling_and_program(fresh):
+def test_a_hit_gives_the_searched_tiling_and_program(fresh_cache):
     cfg = load_config("default")
     s, key = _problem(cfg)
     reference = _searched(cfg, s)
     cold = _conv(cfg)
-    assert json.loads((fresh / f"{key}.json").read_text()) == reference.to_dict()
+    assert json.loads((fresh_cache / f"{key}.json").read_text()) == reference.to_dict()
     cache.forget()                                  # a new run: only the file remembers
     warm = _conv(cfg)
     _same(cold, warm)
     _same(warm, _conv(cfg, reference))
 
 
-def test_the_file_is_read_under_its_key_only(fresh, monkeypatch):
+def test_the_file_is_read_under_its_key_only(fresh_cache, monkeypatch):
     cfg = load_config("default")
     s, key = _problem(cfg)
     planted = fallback(s)
     assert planted != _searched(cfg, s)
-    fresh.mkdir(parents=True)
-    (fresh / f"{key}.json").write_text(json.dumps(planted.to_dict()))
+    fresh_cache.mkdir(parents=True)
+    (fresh_cache / f"{key}.json").write_text(json.dumps(planted.to_dict()))
     assert _choose(cfg, s) == planted               # the file is what a hit returns
     cache.forget()
     monkeypatch.setattr(cache._FILES, "_digest", "an edited compiler")
-    assert cache.current_dir() != fresh
+    assert cache.current_dir() != fresh_cache
     assert _choose(cfg, s) == _searched(cfg, s)
     other = cfg.replace(AXI_MAX_INFLIGHT=cfg.AXI_MAX_INFLIGHT * 2)
     assert cache.problem_key(other, s, True, RQ.timing(), None) != key
@@ -87,16 +83,16 @@ def test_the_file_is_read_under_its_key_only(fresh, monkeypatch):
 
 
 @pytest.mark.parametrize("content", ["not json", '{"th": 1}', json.dumps({**Tiling(1, 1, 1, 1).to_dict(), "th": "1"})])
-def test_an_unreadable_file_is_searched_again_and_rewritten(fresh, content):
+def test_an_unreadable_file_is_searched_again_and_rewritten(fresh_cache, content):
     cfg = load_config("default")
     s, key = _problem(cfg)
-    fresh.mkdir(parents=True)
-    (fresh / f"{key}.json").write_text(content)
+    fresh_cache.mkdir(parents=True)
+    (fresh_cache / f"{key}.json").write_text(content)
     assert _choose(cfg, s) == _searched(cfg, s)
-    assert json.loads((fresh / f"{key}.json").read_text()) == _searched(cfg, s).to_dict()
+    assert json.loads((fresh_cache / f"{key}.json").read_text()) == _searched(cfg, s).to_dict()
 
 
-def test_a_fused_residual_is_searched_with_it_and_kept_under_its_key(fresh):
+def test_a_fused_residual_is_searched_with_it_and_kept_under_its_key(fresh_cache):
     """A convolution with a fused residual add: its tiling is the fastest of the
     shortlist with the add's passes in the programs, kept under the key that holds
     the add; the fewest-bytes goal keeps the reuse option."""
@@ -105,7 +101,7 @@ def test_a_fused_residual_is_searched_with_it_and_kept_under_its_key(fresh):
     got = lconv.choose_tiling(cfg, s, True, "cycles", RQ, RQ)
     assert got == lconv._fastest(cfg, s, shortlist(cfg, s), RQ.timing(), RQ.timing())
     key = cache.problem_key(cfg, s, True, RQ.timing(), RQ.timing())
-    assert json.loads((fresh / f"{key}.json").read_text()) == got.to_dict()
+    assert json.loads((fresh_cache / f"{key}.json").read_text()) == got.to_dict()
     wide = ConvShape.of(cfg, 1, 256, 256, 14, 14, 3, 3, (1, 1), (1, 1))
     assert lconv.choose_tiling(cfg, wide, True, "bytes", RQ).reuse
     assert not lconv.choose_tiling(cfg, wide, False, "bytes", RQ).reuse
@@ -208,22 +204,63 @@ def test_a_kernel_as_large_as_the_micro_op_buffer_fits():
                             "buffer; choose smaller tiles")
 
 
-def test_prune_removes_the_tilings_of_earlier_sources(fresh, monkeypatch, capsys):
+def test_prune_removes_the_tilings_of_earlier_sources(fresh_cache, monkeypatch, capsys):
     """Tilings chosen by earlier compiler sources (and files from before the cache had
     directories) are stale: `hwgen cache --prune` removes them and keeps the current
     ones, which `--clear` removes too."""
     cfg = load_config("default")
     s, key = _problem(cfg)
     _choose(cfg, s)
-    (fresh.parent / "0123456789abcdef").mkdir()
-    (fresh.parent / "0123456789abcdef" / f"{key}.json").write_text("{}")
-    (fresh.parent / f"{key}.json").write_text("{}")
+    (fresh_cache.parent / "0123456789abcdef").mkdir()
+    (fresh_cache.parent / "0123456789abcdef" / f"{key}.json").write_text("{}")
+    (fresh_cache.parent / f"{key}.json").write_text("{}")
     states = sorted((e["state"], e["files"]) for e in cache.entries())
     assert states == [("current", 1), ("stale", 1), ("stale", 1)]
     assert main(["cache", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["tilings"]) == 3
     assert main(["cache", "--prune", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tilings_removed"] == 2
-    assert [p.name for p in fresh.parent.iterdir()] == [fresh.name] and (fresh / f"{key}.json").exists()
+    assert [p.name for p in fresh_cache.parent.iterdir()] == [fresh_cache.name] and (fresh_cache / f"{key}.json").exists()
     assert main(["cache", "--clear", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["tilings_removed"] == 1 and not list(fresh.parent.iterdir())
+    assert json.loads(capsys.readouterr().out)["tilings_removed"] == 1 and not list(fresh_cache.parent.iterdir())
+
+
+def _stream_programs(net, cfg):
+    return [s.program for s in segments(net, compile_network(net, cfg, jobs=1)) if isinstance(s, Segment)]
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_a_remembered_chain_choice_gives_the_searched_stream(fresh_cache, cfg_name):
+    """A stream's chains (`stream._chain`): read back from the cache files in a new
+    process (here: the process's memory forgotten), the choice builds the program the
+    search built, instruction for instruction; a file that holds no choice is searched
+    again."""
+    cfg = load_config(cfg_name)
+    net = small_net()
+    searched = _stream_programs(net, cfg)
+    chains = [p for p in fresh_cache.iterdir() if p.name.startswith("chain-")]
+    assert chains
+    cache.forget()
+    for a, b in zip(_stream_programs(net, cfg), searched, strict=True):
+        _same(a, b)
+    for p in chains:
+        p.write_text(json.dumps({"held": "all"}))
+    cache.forget()
+    for a, b in zip(_stream_programs(net, cfg), searched, strict=True):
+        _same(a, b)
+    assert all(json.loads(p.read_text())["held"] != "all" for p in chains)
+
+
+def test_a_chain_choice_does_not_depend_on_the_weights_values():
+    """The chain's cache key holds each layer's fields but its arrays' values, which no
+    instruction's timing depends on: other weights, the same key; another shape or
+    shift, another."""
+    cfg = load_config("default")
+    net = small_net()
+    layer = next(layer for layer in net.layers if layer.kind == "conv2d")
+    shapes = [[(1, layer.weight.shape[1], 8, 8)]]
+    key = _chain_key(cfg, [layer], shapes, MappingOptions())
+    other = replace(layer, weight=-layer.weight)
+    assert _chain_key(cfg, [other], shapes, MappingOptions()) == key
+    assert _chain_key(cfg, [replace(layer, shift=layer.shift + 1)], shapes, MappingOptions()) != key
+    assert _chain_key(cfg, [layer], [[(1, layer.weight.shape[1], 9, 9)]], MappingOptions()) != key

@@ -10,6 +10,7 @@ import pytest
 from hwgen import HwgenError, load_config
 from hwgen.compiler import stream as stream_module
 from hwgen.compiler.ir import MaxPool
+from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
 from hwgen.compiler.lowering import layers as layers_module
 from hwgen.compiler.lowering.layers import chain_program, chain_tilings
@@ -140,10 +141,10 @@ def test_only_convolutions_on_the_gemm_chain():
         chain_program([layer, second], cfg, [shapes, padded], MappingOptions())
 
 
-def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(monkeypatch):
+def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(monkeypatch, fresh_cache):
     """The tiny network's convolutions after its pool are one part of its stream,
-    bit-exact on fsim; with a cycle model that finds the chain no faster, each layer
-    is a part of its own."""
+    bit-exact on fsim; with a cycle model that finds the chain no faster (and none of
+    the choices remembered under the other model), each layer is a part of its own."""
     cfg = load_config(CONFIG_DIR / "default.json")
     net = small_net()
     compiled = compile_network(net, cfg)
@@ -156,6 +157,9 @@ def test_a_stream_chains_its_convolutions_where_the_cycle_model_finds_it_faster(
     result = run_network(net, cfg, compiled, x, Fsim(), stream=True)
     assert np.array_equal(result["output"], net.reference(x))
     monkeypatch.setattr(stream_module, "predict", lambda program, **kw: 1)
+    for choice in fresh_cache.glob("chain-*"):
+        choice.unlink()
+    cache.forget()
     alone, _ = parts()
     assert len(chained) < len(alone)
 

@@ -156,7 +156,7 @@ def test_no_dense_step_between_the_parts_of_a_split_gemm():
     assert _wrong(Tsim(), program, compiled, values) == []
 
 
-def test_a_stream_whose_classifier_has_no_room_runs_it_as_programs_of_its_own(monkeypatch):
+def test_a_stream_whose_classifier_has_no_room_runs_it_as_programs_of_its_own(monkeypatch, fresh_cache):
     """Where no slice size leaves room beside the last convolution (here: slices of more
     blocks than the chain's convolutions have), the stream chains the convolutions
     without the classifier, bit-exact on fsim."""
