@@ -196,8 +196,7 @@ def _chain_key(cfg, layers: list, shapes: list, options: MappingOptions) -> str:
 
 def _chain_doc(doc) -> dict | None:
     """The chain choice a cache file holds (`_chain_choice`), or None."""
-    keys = {"held", "interleave", "picked", "ahead", "classifier"}
-    if not isinstance(doc, dict) or set(doc) != keys or type(doc["held"]) is not int \
+    if not isinstance(doc, dict) or set(doc) != set(_plain_choice(0)) or type(doc["held"]) is not int \
             or not isinstance(doc["interleave"], list) or any(type(k) is not int for k in doc["interleave"]) \
             or not isinstance(doc["picked"], dict) \
             or not (doc["ahead"] is None or doc["ahead"] in AHEAD_POLICIES):
@@ -257,7 +256,7 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
         """The first n members as one chain, interleaved where faster, with weights
         loaded ahead (`chain_program`'s `ahead`) where faster: (cycles, choice,
         program)."""
-        ways = [{"held": n, "interleave": [], "picked": {}, "ahead": None, "classifier": classifier}]
+        ways = [_plain_choice(n, classifier)]
         if interleave:
             ways.append({**ways[0], "interleave": sorted(interleave),
                          "picked": {name: t.to_dict() for name, t in picked.items()}})
@@ -271,8 +270,7 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
             if cycles < best[0]:
                 best = (cycles, way, program)
         return best
-    tried = [(predict(link([plain[k] for k in run], "alone", roles)), {"held": 0, "interleave": [], "picked": {},
-                                                                      "ahead": None, "classifier": None}, None)]
+    tried = [(predict(link([plain[k] for k in run], "alone", roles)), _plain_choice(0), None)]
     if convs > 1:
         cycles, choice, program = part(convs)
         without = Part(program, _part(run[0]), _shared(compiled, run[:convs], program, producer, members, roles))
@@ -283,6 +281,12 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
         tried.append(part(len(run), [beside[0].tilings[layers[-3].name].to_dict(), beside[1]]))
     _, choice, program = min(tried, key=lambda c: c[0])      # ties: the programs as they are
     return choice, program
+
+
+def _plain_choice(held: int, classifier: list | None = None) -> dict:
+    """A chain choice (`_chain_choice`) of `held` members, none interleaved, no weights
+    ahead."""
+    return {"held": held, "interleave": [], "picked": {}, "ahead": None, "classifier": classifier}
 
 
 def _shared(compiled, members_of: list[int], program, producer, members, roles) -> dict:
