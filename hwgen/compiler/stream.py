@@ -157,8 +157,8 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     no room beside the last convolution). The part's regions: each member's output the
     segment's tensor, an input that the segment makes its tensor, one the host writes
     the member's own input region (`Segment.region`). The choice (`_chain_choice`) is
-    remembered (`lowering.cache`) for chains of the same layers but for their arrays'
-    values, which no instruction's timing depends on."""
+    remembered (`lowering.cache`) for chains of the same layers but for their weights'
+    and biases' values, which no instruction's timing depends on (`_chain_key`)."""
     cfg = compiled[run[0]].program.config
     lowered = [compiled[k].lowered() for k in run]
     layers, shapes = [layer for layer, _ in lowered], [shapes for _, shapes in lowered]
@@ -178,15 +178,21 @@ def _chain(compiled, run: list[int], producer, members, roles, plain: dict[int, 
     return Part(program, _part(run[0]), _shared(compiled, run[:held], program, producer, members, roles)), run[:held]
 
 
+# the arrays of a layer that are only data to its program (no instruction's timing depends
+# on their values): its weights and biases; a requantization's values may decide its passes
+DATA_ARRAYS = ("weight", "bias")
+
+
 def _chain_key(cfg, layers: list, shapes: list, options: MappingOptions) -> str:
-    """The cache key of a chain's choice: the configuration, each layer (every field;
-    of an array its shape and type), the input shapes, the layers' own tilings and the
-    compiler's source."""
-    def doc(value):
+    """The cache key of a chain's choice: the configuration, each layer (every field; of
+    a DATA_ARRAYS array its shape and type, of another its digest), the input shapes,
+    the layers' own tilings and the compiler's source."""
+    def doc(value, name: str = ""):
         if isinstance(value, np.ndarray):
-            return ["array", list(value.shape), str(value.dtype)]
+            content = [] if name in DATA_ARRAYS else [hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()]
+            return ["array", list(value.shape), str(value.dtype), *content]
         if is_dataclass(value):
-            return [type(value).__name__, {f.name: doc(getattr(value, f.name)) for f in fields(value)}]
+            return [type(value).__name__, {f.name: doc(getattr(value, f.name), f.name) for f in fields(value)}]
         return repr(value)
     key = {"config": cfg.to_dict(), "layers": [doc(layer) for layer in layers], "shapes": repr(shapes),
            "tilings": {name: t.to_dict() for name, t in sorted(options.tilings.items())},

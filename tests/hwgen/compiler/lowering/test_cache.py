@@ -220,7 +220,8 @@ def test_prune_removes_the_tilings_of_earlier_sources(fresh_cache, monkeypatch, 
     assert len(json.loads(capsys.readouterr().out)["tilings"]) == 3
     assert main(["cache", "--prune", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tilings_removed"] == 2
-    assert [p.name for p in fresh_cache.parent.iterdir()] == [fresh_cache.name] and (fresh_cache / f"{key}.json").exists()
+    assert [p.name for p in fresh_cache.parent.iterdir()] == [fresh_cache.name]
+    assert (fresh_cache / f"{key}.json").exists()
     assert main(["cache", "--clear", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tilings_removed"] == 1 and not list(fresh_cache.parent.iterdir())
 
@@ -252,15 +253,19 @@ def test_a_remembered_chain_choice_gives_the_searched_stream(fresh_cache, cfg_na
 
 
 def test_a_chain_choice_does_not_depend_on_the_weights_values():
-    """The chain's cache key holds each layer's fields but its arrays' values, which no
-    instruction's timing depends on: other weights, the same key; another shape or
-    shift, another."""
+    """The chain's cache key holds each layer's fields but its weights' and biases'
+    values, which no instruction's timing depends on: other weights or biases, the same
+    key; another shape, shift or requantization array, another."""
     cfg = load_config("default")
     net = small_net()
     layer = next(layer for layer in net.layers if layer.kind == "conv2d")
     shapes = [[(1, layer.weight.shape[1], 8, 8)]]
     key = _chain_key(cfg, [layer], shapes, MappingOptions())
-    other = replace(layer, weight=-layer.weight)
+    other = replace(layer, weight=-layer.weight, bias=layer.bias + 1)
     assert _chain_key(cfg, [other], shapes, MappingOptions()) == key
+    requant = np.array([[1 << 20, 22]], dtype=np.int32)
+    keys = {_chain_key(cfg, [replace(layer, shift=0, requant=r)], shapes, MappingOptions())
+            for r in (requant, requant + 1)}
+    assert len(keys) == 2 and key not in keys
     assert _chain_key(cfg, [replace(layer, shift=layer.shift + 1)], shapes, MappingOptions()) != key
     assert _chain_key(cfg, [layer], [[(1, layer.weight.shape[1], 9, 9)]], MappingOptions()) != key
