@@ -15,7 +15,6 @@ faster."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cached_property
 
@@ -28,7 +27,7 @@ from ..program.timing import bound, predict
 from . import ir
 from .lowering.layers import (AHEAD_POLICIES, chain_program, chain_tilings, chained, classifier_tail, pool_then_conv,
                               reads_previous)
-from .lowering.cache import _tiling, remembered_as, source_digest
+from .lowering.cache import _tiling, digest_key, remembered_as
 from .mapping import MappingOptions
 from .tiling import Tiling
 
@@ -194,10 +193,8 @@ def _chain_key(cfg, layers: list, shapes: list, options: MappingOptions) -> str:
         if is_dataclass(value):
             return [type(value).__name__, {f.name: doc(getattr(value, f.name), f.name) for f in fields(value)}]
         return repr(value)
-    key = {"config": cfg.to_dict(), "layers": [doc(layer) for layer in layers], "shapes": repr(shapes),
-           "tilings": {name: t.to_dict() for name, t in sorted(options.tilings.items())},
-           "source": source_digest()}
-    return "chain-" + hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    return "chain-" + digest_key(cfg, {"layers": [doc(layer) for layer in layers], "shapes": repr(shapes),
+                                       "tilings": {name: t.to_dict() for name, t in options.tilings.items()}})
 
 
 def _chain_doc(doc) -> dict | None:
@@ -219,12 +216,12 @@ def _chain_doc(doc) -> dict | None:
 def _chain_built(layers: list, cfg, shapes: list, options: MappingOptions, choice: dict):
     """The chain program of `choice` (`_chain_choice`) for `layers`."""
     tilings = {**options.tilings, **{name: _tiling(t) for name, t in choice["picked"].items()}}
-    chunk = 2
+    slices = {}
     if choice["classifier"] is not None:
-        tiling, chunk = choice["classifier"]
+        tiling, slices["chunk"] = choice["classifier"]
         tilings[layers[-3].name] = _tiling(tiling)
     return chain_program(layers, cfg, shapes, replace(options, tilings=tilings), frozenset(choice["interleave"]),
-                         chunk, choice["ahead"])
+                         ahead=choice["ahead"], **slices)
 
 
 def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options: MappingOptions, producer, members,

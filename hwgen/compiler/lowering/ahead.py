@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ...geometry import geometry
+from ...isa import MemType
 from ...program.timing import LoadSlack
 
 # a piece of a chunk loads in about this many cycles of the bus (rows of whole output
@@ -47,17 +49,15 @@ class Chunk:
 
 class Ahead:
     """The queue and the ring (WGT entries [lo, hi)) of a chain's weights loaded ahead
-    (the module's docstring), written through `b` into pipeline `p` (`conv.Pipeline`).
-    `bus`: the bus's bytes a cycle, `entry`: a WGT entry's bytes."""
+    (the module's docstring), written through `b` into pipeline `p` (`conv.Pipeline`)."""
 
-    def __init__(self, b, p, lo: int, hi: int, chunks: list[Chunk], bus: int, entry: int):
+    def __init__(self, b, p, lo: int, hi: int, chunks: list[Chunk]):
         self.b, self.p, self.lo, self.hi = b, p, lo, hi
         self.queue = [c for c in chunks if c.rows * c.row <= hi - lo]
-        self.held: dict[tuple, Chunk] = {}      # chunks placed in the ring, by key
-        self.placed: list[Chunk] = []           # in the order placed
+        self.held: dict[tuple, Chunk] = {}      # chunks placed in the ring, by key, in the order placed
         self.head = lo
         self.slack = LoadSlack(b)
-        self.piece_entries = max(1, PIECE_BEATS * bus // entry)
+        self.piece_entries = max(1, PIECE_BEATS * geometry(b.cfg).bus_bytes // b.cfg.elem_bytes[MemType.WGT])
 
     def begin(self, layer: str) -> None:
         """Layer `layer` begins: its chunk being loaded is finished, its others dropped."""
@@ -69,7 +69,7 @@ class Ahead:
 
     def end(self, layer: str) -> None:
         """Layer `layer` has emitted its last step: its ring areas may be reused."""
-        for c in self.placed:
+        for c in self.held.values():
             if c.layer == layer:
                 c.released = True
 
@@ -107,15 +107,13 @@ class Ahead:
         module first waits for the last step that read those it takes over."""
         size = c.rows * c.row
         at = self.head if self.head + size <= self.hi else self.lo
-        over = [o for o in self.placed if o.at < at + size and at < o.at + o.rows * o.row]
+        over = [o for o in self.held.values() if o.at < at + size and at < o.at + o.rows * o.row]
         if any(not o.released for o in over):
             return False
         self._wait_for(over)
         for o in over:
-            self.placed.remove(o)
             del self.held[o.key]
         c.at, self.head = at, at + size
-        self.placed.append(c)
         self.held[c.key] = c
         return True
 

@@ -43,10 +43,16 @@ def problem_key(cfg, s: ConvShape, reuse: bool, rq, residual, then=None, joined:
     `residual` are already in their `timing()` form; `then` a fused piecewise map's
     steps (requant.MapSteps: its passes, no value); `joined`, for a pool joined to the
     convolution, what else its choice depends on (JSON)."""
-    doc = {"config": cfg.to_dict(), "shape": asdict(s), "reuse": reuse, "requant": repr(rq),
-           "residual": repr(residual), "then": repr(then), "source": source_digest()}
+    doc = {"shape": asdict(s), "reuse": reuse, "requant": repr(rq), "residual": repr(residual), "then": repr(then)}
     if joined is not None:
         doc["joined"] = joined
+    return digest_key(cfg, doc)
+
+
+def digest_key(cfg, doc: dict) -> str:
+    """A cache key: the SHA-256 of `doc` (JSON) with the configuration (every field) and
+    the digest of the compiler's source beside it."""
+    doc = {**doc, "config": cfg.to_dict(), "source": source_digest()}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

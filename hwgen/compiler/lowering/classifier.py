@@ -26,8 +26,8 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import LoadSlack
 from ..tiling import ConvShape, Tiling, footprint, tiles, window_entries
 from .alu import window_tile
-from .conv import (Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, gemm_kernel, meets,
-                   start_at_bias)
+from .conv import (Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epilogue_steps, gemm_kernel,
+                   load_weights, meets, start_at_bias)
 
 # the dense weights load in pieces of this many rows (output blocks), each where the
 # load module would otherwise wait for the convolution's GEMMs
@@ -127,8 +127,7 @@ class Classifier:
             self.p.free(self.steps[j - self.ring] if j >= self.ring else self.before)
         c, n = self.chunks[j]
         rows = min(PIECE, self.fs.cob - self.row)
-        self.b.load(MemType.WGT, self.wgt0 + slot * self.slot + self.row * n, self.fw, self.row * self.fs.cib + c,
-                    y_size=rows, x_size=n, x_stride=self.fs.cib)
+        load_weights(self.b, self.fs, self.fw, self.wgt0 + slot * self.slot + self.row * n, self.row, rows, c, n)
         self.row += rows
         if self.row == self.fs.cob:
             self.p.loaded()

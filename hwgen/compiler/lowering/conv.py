@@ -477,6 +477,16 @@ def step_args(s: ConvShape, t: Tiling, hg, cg) -> list:
             for hi, (y0, th_a) in enumerate(hg) for cj, (c0, c_n) in enumerate(cg)]
 
 
+def load_weights(b: ProgramBuilder, s: ConvShape, w, sram: int, c0: int, c_n: int, ci0: int, ci_n: int) -> None:
+    """Load the weights of output blocks c0..c0+c_n and input blocks ci0..ci0+ci_n of
+    convolution `s` (region `w`: (COB, CIG, KH, KW) blocks; depthwise: each output
+    block's diagonal blocks, whatever ci0) into WGT from entry `sram` on, an output
+    block's row of ci_n x KH x KW entries after another."""
+    kk = s.kh * s.kw
+    b.load(MemType.WGT, sram, w, (c0 * s.cig + (0 if s.depthwise else ci0)) * kk, y_size=c_n, x_size=ci_n * kk,
+           x_stride=s.cig * kk)
+
+
 def weight_chunks(s: ConvShape, t: Tiling) -> list[tuple[int, int, int, int, int]]:
     """The weight chunks of convolution `s` under tiling `t` in the order its steps
     first read them: (c0, c_n, ci0, ci_n, the times its program alone loads it)."""
@@ -628,9 +638,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
                                pad_min=s.pad_min)
             if wnew:
                 p.free(wgt_buf.halves[wh_].last_step)
-                # weights (COB, CIG, KH, KW); depthwise: block c0's diagonal blocks
-                w_off = (c0 * s.cig + (0 if s.depthwise else ci0)) * kk
-                b.load(MemType.WGT, wgt_at(wh_), w, w_off, y_size=c_n, x_size=ci_n * kk, x_stride=s.cig * kk)
+                load_weights(b, s, w, wgt_at(wh_), c0, c_n, ci0, ci_n)
             inp_buf.used(ih_, index)
             if early is None:
                 wgt_buf.used(wh_, index)

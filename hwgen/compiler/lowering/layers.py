@@ -16,7 +16,6 @@ from dataclasses import replace
 import numpy as np
 
 from ...errors import HwgenError
-from ...geometry import geometry
 from ...isa import MemType
 from ...program.builder import ProgramBuilder
 from ...program.timing import predict
@@ -29,7 +28,8 @@ from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecew
 from .cache import _tiling, problem_key, remembered_as
 from .ahead import Ahead, Chunk
 from .classifier import Classifier
-from .conv import Chain, choose_tiling, conv_groups, conv_schedule, emit_all, lower_conv, meets, weight_chunks
+from .conv import (Chain, choose_tiling, conv_groups, conv_schedule, emit_all, load_weights, lower_conv, meets,
+                   weight_chunks)
 from .matmul import lower_matmul
 from .. import semantics as sem
 from ..requant import (AddRequant, HardSwishSteps, PiecewiseSteps, Requant, conv_epilogue, map_words, pack_bias,
@@ -259,19 +259,16 @@ def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, ahe
     half = max(footprint(s, t).wgt for s, t, _ in emits)
     chunks = []
     for k, (s, t, _) in enumerate(emits[1:last], start=1):
-        kk = s.kh * s.kw
         part = _share(cfg, s, t, ahead)
         w = b.regions[f"w{k}"]
         for j, (c0, c_n, ci0, ci_n, _) in enumerate(weight_chunks(s, t)):
             if round((j + 1) * part) == round(j * part):
                 continue
-            ci = 0 if s.depthwise else ci0
 
-            def load(sram: int, row: int, rows: int, s=s, w=w, c0=c0, ci=ci, ci_n=ci_n, kk=kk):
-                b.load(MemType.WGT, sram, w, ((c0 + row) * s.cig + ci) * kk, y_size=rows, x_size=ci_n * kk,
-                       x_stride=s.cig * kk)
-            chunks.append(Chunk(names[k], (names[k], c0, ci0), c_n, ci_n * kk, load))
-    return Ahead(b, chain.p, half, depth - half, chunks, geometry(cfg).bus_bytes, cfg.elem_bytes[MemType.WGT])
+            def load(sram: int, row: int, rows: int, s=s, w=w, c0=c0, ci0=ci0, ci_n=ci_n):
+                load_weights(b, s, w, sram, c0 + row, rows, ci0, ci_n)
+            chunks.append(Chunk(names[k], (names[k], c0, ci0), c_n, ci_n * s.kh * s.kw, load))
+    return Ahead(b, chain.p, half, depth - half, chunks)
 
 
 def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Classifier:

@@ -90,9 +90,9 @@ class _Reused:
         place = Ahead._place
 
         def counted(ahead, chunk):
-            before = {id(c) for c in ahead.placed}
+            before = {id(c) for c in ahead.held.values()}
             placed = place(ahead, chunk)
-            self.count += placed and len(before - {id(c) for c in ahead.placed}) > 0
+            self.count += placed and len(before - {id(c) for c in ahead.held.values()}) > 0
             return placed
         monkeypatch.setattr(Ahead, "_place", counted)
 
