@@ -479,9 +479,9 @@ def chain_interleave(layers: list, rng: np.random.Generator, share: float) -> se
 def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     """A random chain of convolutions (`chain_network`) as one program (hwgen.compiler.
     lowering.layers.chain_program), each layer's tiling the fewest-bytes one, some
-    layers interleaved with the one before, its inputs drawn; None where the
-    configuration cannot run one (a layer the stream would not chain: BLOCK_IN !=
-    BLOCK_OUT, not a convolution on the GEMM). Half of the chains end in a classifier
+    layers interleaved with the one before (half of those group for group), its inputs
+    drawn; None where the configuration cannot run one (a layer the stream would not
+    chain: BLOCK_IN != BLOCK_OUT, not a convolution on the GEMM). Half of the chains end in a classifier
     (`chain_network`) in slices of 1, 2 or 4 blocks, where there is room for it; four
     in five load weights ahead (`chain_program`'s `ahead`: by either policy, or a half
     or all of every later convolution's chunks)."""
@@ -495,11 +495,13 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
     layers = [layer for layer, _ in lowered]
     interleave = chain_interleave(layers, rng, 0.5)
     ahead = (None, "cover", "lead", 0.5, 1.0)[int(rng.integers(5))]
+    chunk = int(rng.choice(CLASSIFIER_CHUNKS))
+    alternate = {k for k in sorted(interleave) if rng.random() < 0.5}
     try:
         program = chain_program(layers, cfg, [shapes for _, shapes in lowered],
                                 MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
                                                         for c in compiled if "tiling" in c.program.meta}),
-                                interleave, int(rng.choice(CLASSIFIER_CHUNKS)), ahead)
+                                interleave, chunk, ahead, alternate)
     except HwgenError:          # no room beside the last convolution for the classifier's slices
         return None
     for r in program.regions.values():
@@ -507,6 +509,7 @@ def _chained(cfg, rng: np.random.Generator) -> Generated | None:
             program.write(r.name, rng.integers(0, 128, r.shape, dtype=np.int8))
     return Generated(program, Counter({f"a chain of {len(compiled) - 2 * tail} convolutions": 1,
                                        "a chain's layer interleaved with the one before": len(interleave),
+                                       "a chain's layer alternating with the one before": len(alternate),
                                        "a classifier beside a chain's last convolution": tail,
                                        "a chain loading weights ahead": int(ahead is not None)}))
 

@@ -200,7 +200,8 @@ def _chain_key(cfg, layers: list, shapes: list, options: MappingOptions) -> str:
 def _chain_doc(doc) -> dict | None:
     """The chain choice a cache file holds (`_chain_choice`), or None."""
     if not isinstance(doc, dict) or set(doc) != set(_plain_choice(0)) or type(doc["held"]) is not int \
-            or not isinstance(doc["interleave"], list) or any(type(k) is not int for k in doc["interleave"]) \
+            or any(not isinstance(doc[key], list) or any(type(k) is not int for k in doc[key])
+                   for key in ("interleave", "alternate")) \
             or not isinstance(doc["picked"], dict) \
             or not (doc["ahead"] is None or doc["ahead"] in AHEAD_POLICIES):
         return None
@@ -221,39 +222,50 @@ def _chain_built(layers: list, cfg, shapes: list, options: MappingOptions, choic
         tiling, slices["chunk"] = choice["classifier"]
         tilings[layers[-3].name] = _tiling(tiling)
     return chain_program(layers, cfg, shapes, replace(options, tilings=tilings), frozenset(choice["interleave"]),
-                         ahead=choice["ahead"], **slices)
+                         ahead=choice["ahead"], alternate=frozenset(choice["alternate"]), **slices)
 
 
 def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options: MappingOptions, producer, members,
                   roles, plain: dict[int, Part]) -> tuple[dict, Program | None]:
     """`_chain`'s search: (the choice, the chosen chain's program or None). The choice:
     "held", the members the chain holds (0: none, the programs as they are);
-    "interleave", the layers interleaved with the one before and "picked", their
-    tilings; "ahead", the policy of weights loaded ahead or None; "classifier", the
+    "interleave", the layers interleaved with the one before ("alternate": those whose
+    groups alternate with its, `chain_program`) and "picked", the tilings of both;
+    "ahead", the policy of weights loaded ahead or None; "classifier", the
     tiling of the convolution it goes beside and its slices, or None."""
     cfg = compiled[run[0]].program.config
     tail = classifier_tail(layers)
     convs = len(run) - 2 if tail else len(run)
-    # a layer interleaves with the one before it where the model finds the two faster so,
-    # with the second's tiling the fastest of its own and the search's shortlist (not
-    # the convolution a classifier goes beside)
-    interleave, picked = set(), {}
+    # a layer interleaves with the one before it where the model finds the two faster so:
+    # first the order of their groups and the first's tiling (its own, or with a
+    # depthwise layer's other order of channel blocks), then the second's tiling, the
+    # fastest of its own and the search's shortlist (not the convolution a classifier
+    # goes beside)
+    interleave, alternate, picked = set(), set(), {}
     for i in range(1, convs - 1 if tail else convs):
         if not reads_previous(layers, i) or i - 1 in interleave:
             continue
         pair = layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1]
         alone = predict(chain_program(*pair, options))
-        best = (predict(chain_program(*pair, options, {1})), options.tilings[layers[i].name])
+
+        def timed(first: Tiling, second: Tiling, alt: bool) -> tuple[int, Tiling, Tiling, bool]:
+            tried = replace(options, tilings={**options.tilings, layers[i - 1].name: first, layers[i].name: second})
+            try:
+                return predict(chain_program(*pair, tried, {1}, alternate={1} if alt else ())), first, second, alt
+            except HwgenError:      # tilings the chain cannot give them (no room beside the other's)
+                return alone, first, second, alt
+        own, theirs = options.tilings[layers[i - 1].name], options.tilings[layers[i].name]
+        firsts = [own, replace(own, channels_outer=not own.channels_outer)] \
+            if isinstance(layers[i - 1], ir.DepthwiseConv2d) else [own]
+        best = min((timed(first, theirs, alt) for first in firsts for alt in (False, True)), key=lambda c: c[0])
         if best[0] >= alone:
             continue
         for t in chain_tilings(layers[i], cfg, shapes[i]):
-            try:
-                best = min(best, (predict(chain_program(*pair, replace(options, tilings={
-                    **options.tilings, layers[i].name: t}), {1})), t), key=lambda c: c[0])
-            except HwgenError:      # a tiling the chain cannot give it (no room beside the other's)
-                continue
+            best = min(best, timed(best[1], t, best[3]), key=lambda c: c[0])
         interleave.add(i)
-        picked[layers[i].name] = best[1]
+        if best[3]:
+            alternate.add(i)
+        picked.update({layers[i - 1].name: best[1], layers[i].name: best[2]})
 
     def part(n: int, classifier=None) -> tuple[int, dict, Program]:
         """The first n members as one chain, interleaved where faster, with weights
@@ -261,7 +273,7 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
         program)."""
         ways = [_plain_choice(n, classifier)]
         if interleave:
-            ways.append({**ways[0], "interleave": sorted(interleave),
+            ways.append({**ways[0], "interleave": sorted(interleave), "alternate": sorted(alternate),
                          "picked": {name: t.to_dict() for name, t in picked.items()}})
         timed = [(predict(program), way, program)
                  for way in ways for program in [_chain_built(layers[:n], cfg, shapes[:n], options, way)]]
@@ -289,7 +301,7 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
 def _plain_choice(held: int, classifier: list | None = None) -> dict:
     """A chain choice (`_chain_choice`) of `held` members, none interleaved, no weights
     ahead."""
-    return {"held": held, "interleave": [], "picked": {}, "ahead": None, "classifier": classifier}
+    return {"held": held, "interleave": [], "alternate": [], "picked": {}, "ahead": None, "classifier": classifier}
 
 
 def _shared(compiled, members_of: list[int], program, producer, members, roles) -> dict:

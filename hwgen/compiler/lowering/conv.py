@@ -55,12 +55,14 @@ class _Half:
 
 class DoubleBuffer:
     """Chunks of one scratchpad in two halves, loaded by the load module under the
-    token protocol above. `place(chunk)` returns (half, needs_load)."""
+    token protocol above. `place(chunk)` returns (half, needs_load). With `reuse`, a
+    chunk the current half holds loads nothing; with `either` too, one the other half
+    holds (a chain's, whose layers' steps take turns: `Chain`)."""
 
-    def __init__(self, reuse: bool):
+    def __init__(self, reuse: bool, either: bool = False):
         self.halves = [_Half(), _Half()]
         self.current = 1
-        self.reuse = reuse
+        self.reuse, self.either = reuse, either
 
     def forget(self) -> None:
         """A new layer's chunks: none is any earlier one's (each half keeps the last
@@ -70,6 +72,9 @@ class DoubleBuffer:
 
     def place(self, chunk) -> tuple[int, bool]:
         if self.reuse and self.halves[self.current].chunk == chunk:
+            return self.current, False
+        if self.reuse and self.either and self.halves[self.current ^ 1].chunk == chunk:
+            self.current ^= 1
             return self.current, False
         self.current ^= 1
         h = self.halves[self.current]
@@ -218,12 +223,35 @@ class Chain:
     unfinished: set = field(default_factory=set)    # the output regions of layers still emitting
     beside: Callable[[], None] | None = None        # emits other work after each GEMM (`classifier.Classifier`)
     ahead: Ahead | None = None                      # weights loaded ahead (`ahead.Ahead`)
+    inner: dict = field(default_factory=dict)       # layer: (its own INP buffer, its halves' offsets)
+
+    def interleave(self, name: str, outer: int, own: int) -> bool:
+        """Give layer `name` INP halves of `own` entries of its own, just inside the
+        halves of `outer` entries of the layer it interleaves with, where INP has room
+        (whether it had), so that neither layer's input loads wait for the other's
+        steps. Earlier layers' halves may cover them, but no earlier step still reads
+        there by its first load: that load waits for the store of a tile of the other
+        layer (`need`), whose GEMMs ran after every earlier one. `merge` hands its last
+        steps to the shared halves."""
+        depth = self.p.b.cfg.depth[MemType.INP]
+        if 2 * (outer + own) > depth:
+            return False
+        self.inner[name] = (DoubleBuffer(True, True), (outer, depth - outer - own))
+        return True
+
+    def merge(self, name: str) -> None:
+        """Layer `name`'s own INP halves (`interleave`) are done with: the shared half
+        beside each (which a later layer's larger half covers) takes its last step."""
+        buf, _ = self.inner.pop(name)
+        for mine, shared in zip(buf.halves, self.inp.halves):
+            shared.last_step = max(shared.last_step, mine.last_step)
 
     @classmethod
     def start(cls, b: ProgramBuilder, outputs) -> "Chain":
         """A chain in `b` whose layers write the regions `outputs` (each unfinished until
         its layer has emitted its last group)."""
-        return cls(Pipeline(b), DoubleBuffer(True), DoubleBuffer(True), unfinished={r.name for r in outputs})
+        return cls(Pipeline(b), DoubleBuffer(True, True), DoubleBuffer(True, True),
+                   unfinished={r.name for r in outputs})
 
     def need(self, region: str, box) -> int | None:
         """The last store->compute token of the stores of `region`'s tiles (of earlier
@@ -567,12 +595,13 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         if side is not None:
             raise HwgenError(f"{name}: a convolution in a chain has no side tiles")
         p, inp_buf, wgt_buf = chain.p, chain.inp, chain.wgt
+        inp_halves = (0, cfg.depth[MemType.INP] - inp_half)
+        if name in chain.inner:     # its INP halves inside those of the layer it interleaves with
+            inp_buf, inp_halves = chain.inner[name]
+        top_wgt = cfg.depth[MemType.WGT] - wgt_half
+        inp_at, wgt_at = inp_halves.__getitem__, (lambda h: h * top_wgt)
         inp_buf.forget()
         wgt_buf.forget()
-        if chain.ahead is not None:
-            chain.ahead.begin(name)
-        top_inp, top_wgt = cfg.depth[MemType.INP] - inp_half, cfg.depth[MemType.WGT] - wgt_half
-        inp_at, wgt_at = (lambda h: h * top_inp), (lambda h: h * top_wgt)
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):
         raise HwgenError(f"{name}: a depthwise tiling has tiles of one channel block, not {t}")
     if t.channels_outer and not s.depthwise:
@@ -721,6 +750,8 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
     for gi, (n, hg, x0, tw_a, cg) in enumerate(schedule):
         yield gi
         opening = gi == 0
+        if opening and chain is not None and chain.ahead is not None:
+            chain.ahead.begin(name)      # at its first group: an interleaved layer's starts later
         steps, ends = group(n, hg, x0, tw_a, cg)
         gemm = alu = 0
         for last, emit_step in enumerate(steps, start=1 - len(steps)):

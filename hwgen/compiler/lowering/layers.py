@@ -138,7 +138,7 @@ def classifier_tail(layers: list) -> bool:
 
 
 def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions, interleave=frozenset(),
-                  chunk: int = 2, ahead: str | float | None = None):
+                  chunk: int = 2, ahead: str | float | None = None, alternate=frozenset()):
     """Convolutions on the GEMM as one program whose pipeline goes on from one to the
     next (`conv.Chain`): a layer that reads an earlier one's output waits only for the
     stores of the tiles it reads. `shapes`: each layer's input shapes. Regions:
@@ -146,8 +146,10 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
     where no earlier layer of the chain makes them), "w{k}" and "bias{k}" (and a pool's
     "words{k}"). Tilings as `options` gives them (searched otherwise; depthwise layers
     on the GEMM). `interleave`: the layers k whose groups go between those of layer
-    k - 1, whose output they read (`_interleaved`), so that each one's epilogue runs
-    beside the other's GEMMs. The last two layers may be a classifier
+    k - 1, whose output they read (`_interleaved`; those in `alternate` one for one),
+    so that each one's epilogue runs beside the other's GEMMs; each has INP halves
+    of its own where INP has room (`Chain.interleave`) and all its weights loaded
+    ahead where the ring has room (`_ahead`). The last two layers may be a classifier
     (`classifier_tail`), lowered beside the last convolution's GEMMs in slices of `chunk`
     channel blocks (`classifier.Classifier`). `ahead`: weights loaded ahead (`_ahead`):
     a policy of AHEAD_POLICIES for the convolutions whose loads outlast their GEMMs,
@@ -161,6 +163,8 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
         if not chained(layer) or (isinstance(layer, ir.DepthwiseConv2d)
                                   and not depthwise_on_gemm(layer, cfg, options.depthwise)):
             raise HwgenError(f"{layer.name}: a chain holds convolutions on the GEMM only, not {layer.kind}")
+        if k in alternate and k not in interleave:
+            raise HwgenError(f"{layer.name}: only an interleaved layer alternates with the layer before it")
         if k in interleave and (not reads_previous(layers, k) or k - 1 in interleave):
             raise HwgenError(f"{layer.name}: only a layer reading the output of the layer before it, which is not "
                              "itself interleaved, interleaves with it")
@@ -197,13 +201,16 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
             emits.append((s, plan["tiling"], groups))
             made[layer.name] = out
         chain = Chain.start(b, list(made.values()))
-        if ahead is not None:
+        if ahead is not None or interleave:
             chain.ahead = _ahead(b, chain, emits, [layer.name for layer in convs], len(emits) - 1 if tail else None,
-                                 ahead)
+                                 ahead, interleave)
         for k, (s, t, groups) in enumerate(emits):
             if k + 1 in interleave:
                 s2, t2, groups2 = emits[k + 1]
-                _interleaved((s, t, groups(chain)), (s2, t2, groups2(chain)))
+                own = chain.interleave(convs[k + 1].name, footprint(s, t).inp, footprint(s2, t2).inp)
+                _interleaved((s, t, groups(chain)), (s2, t2, groups2(chain)), k + 1 in alternate)
+                if own:
+                    chain.merge(convs[k + 1].name)
             elif k not in interleave and tail and k == len(emits) - 1:
                 tail_classifier = _classifier(b, chain, layers[-2:], shapes[-2:], s, t, made[convs[-1].name],
                                               len(convs), chunk)
@@ -247,19 +254,21 @@ def _share(cfg, s, t: Tiling, ahead: str | float) -> float:
     return min(1.0, (ratio - 1) / ratio * (moved["INP"] + moved["WGT"] + moved["ACC"]) / moved["WGT"])
 
 
-def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, ahead: str | float) -> Ahead:
+def _ahead(b, chain: Chain, emits: list, names: list[str], last: int | None, ahead: str | float | None,
+           interleave) -> Ahead:
     """The weights chain `chain` loads ahead (`ahead.Ahead`): of its convolutions after
     the first and before the `last`-th (`emits`: shape, tiling and groups each; `names`:
-    their layers' names), each one's `_share` of its chunks, spread evenly over those
-    its steps read. The ring: between every layer's halves (a classifier's ring beside
-    the last convolution, which takes none, takes it over once the layers before are
-    done)."""
+    their layers' names), each one's `_share` of its chunks (none with `ahead` None),
+    spread evenly over those its steps read; all of those of an `interleave`d layer,
+    which the other layer's steps would evict from WGT's halves between its own. The
+    ring: between every layer's halves (a classifier's ring beside the last
+    convolution, which takes none, takes it over once the layers before are done)."""
     cfg = b.cfg
     depth = cfg.depth[MemType.WGT]
     half = max(footprint(s, t).wgt for s, t, _ in emits)
     chunks = []
     for k, (s, t, _) in enumerate(emits[1:last], start=1):
-        part = _share(cfg, s, t, ahead)
+        part = 1.0 if k in interleave else 0.0 if ahead is None else _share(cfg, s, t, ahead)
         w = b.regions[f"w{k}"]
         for j, (c0, c_n, ci0, ci_n, _) in enumerate(weight_chunks(s, t)):
             if round((j + 1) * part) == round(j * part):
@@ -292,12 +301,13 @@ def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Clas
     return Classifier(b, chain, s, t, mid, ((h, w), rq, words, -pool.in_zero * h * w, pooled), dense, chunk)
 
 
-def _interleaved(first, second, margin: int = 2) -> None:
+def _interleaved(first, second, alternate: bool, margin: int = 2) -> None:
     """Two convolutions' groups, the second reading the first's output, one among the
     other's: each (shape, tiling, `conv_groups` generator). A group of the second goes
     once the first's groups up to `margin` after the last it reads are out (their
-    stores done by then, as a rule); otherwise the one whose share of its groups is
-    out is less goes next."""
+    stores done by then, as a rule), and then: with `alternate`, unless the group
+    before was the second's too (each group's epilogue runs beside the other layer's
+    GEMMs); otherwise if its share of its groups out is not more than the first's."""
     (sa, ta, ga), (sb, tb, gb) = first, second
     made = [(n, (cg[0][0], sum(c for _, c in cg)), (hg[0][0], sum(th for _, th in hg)), (x0, tw))
             for n, hg, x0, tw, cg in conv_schedule(sa, ta)]
@@ -310,9 +320,11 @@ def _interleaved(first, second, margin: int = 2) -> None:
     na, nb = len(made), len(need)
     next(ga), next(gb)              # each stopped before its first group
     ia = ib = 0
+    second = False                  # the last group was the second's
     while ia < na or ib < nb:
         ready = ib < nb and (ia == na or need[ib] + margin < ia)
-        if ready and (ia == na or ib * na <= ia * nb):
+        second = ready and (ia == na or (not second if alternate else ib * na <= ia * nb))
+        if second:
             next(gb, None)
             ib += 1
         else:

@@ -27,7 +27,7 @@ from hwgen.isa import MemType, Module
 from hwgen.program.timing import predict
 from sim import Fsim, FsimOptions, Tsim
 from tests.conftest import CONFIG_DIR
-from tests.hwgen.compiler.lowering.test_chain import CONFIGS, _chain, _wrong
+from tests.hwgen.compiler.lowering.test_chain import CONFIGS, _branch, _chain, _wrong
 
 
 class _Taken:
@@ -177,3 +177,18 @@ def test_resnet18_on_1x64x64_loads_its_layer_4_weights_ahead(monkeypatch, fresh_
         choice.unlink()
     cache.forget()
     assert cycles() - ahead > 10_000
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_an_interleaved_layer_loads_its_weights_once_into_the_ring(cfg_name):
+    """The layer interleaved with the one before has all its chunks loaded ahead
+    (`layers._ahead`), under that layer's first GEMMs: each byte of its weights loads
+    once, where its steps between the other layer's would reload them."""
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    for alternate in (False, True):
+        program, _, _ = _branch(cfg, alternate)
+        w = program.regions["w1"]
+        eb = cfg.elem_bytes[MemType.WGT]
+        loaded = sum(insn.y_size * insn.x_size * eb for insn in program.insns
+                     if insn.mnemonic == "LOAD.WGT" and w.addr <= insn.dram_base * eb < w.addr + w.nbytes)
+        assert loaded == w.nbytes, alternate

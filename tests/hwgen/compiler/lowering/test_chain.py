@@ -8,17 +8,19 @@ import numpy as np
 import pytest
 
 from hwgen import HwgenError, load_config
+from hwgen.compiler import semantics as sem
 from hwgen.compiler import stream as stream_module
-from hwgen.compiler.ir import MaxPool
+from hwgen.compiler.ir import Conv2d, MaxPool, Network
 from hwgen.compiler.lowering import cache
 from hwgen.compiler.lowering.conv import Chain, DoubleBuffer
 from hwgen.compiler.lowering import layers as layers_module
 from hwgen.compiler.lowering.layers import chain_program, chain_tilings
-from hwgen.compiler.mapping import MappingOptions
+from hwgen.compiler.mapping import MappingOptions, conv_shape
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler.stream import Segment, segments
-from hwgen.compiler.tiling import Tiling
-from sim import Fsim, Tsim
+from hwgen.compiler.tiling import Tiling, fits
+from hwgen.isa import Module
+from sim import Fsim, FsimOptions, Tsim
 from sim.fuzz import chain_interleave, chain_network
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
@@ -27,10 +29,11 @@ from tests.hwgen.compiler.lowering.test_layers import small_net
 CONFIGS = ["default", "1x8x8", "1x16x16-aluext", "2x16x16"]
 
 
-def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, shortlisted: bool = False,
+def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool | str = False, shortlisted: bool = False,
            classifier: bool = False, chunk: int = 2, ahead: str | float | None = None):
     """A random chain's program with its inputs written (`interleave`: every other
-    layer that reads the one before it interleaved with it; `shortlisted`: each
+    layer that reads the one before it interleaved with it, their groups one for one
+    with "alternate"; `shortlisted`: each
     layer's tiling drawn from `chain_tilings`, else its own; `classifier`: ending in a
     classifier in slices of `chunk` blocks; `ahead`: `chain_program`'s), its compiled
     layers and every tensor's numpy value."""
@@ -46,7 +49,7 @@ def _chain(cfg, seed: int, goal: str = "cycles", interleave: bool = False, short
             choices = chain_tilings(layer, cfg, shapes)
             tilings[layer.name] = choices[int(rng.integers(len(choices)))]
     program = chain_program(layers, cfg, [shapes for _, shapes in lowered], MappingOptions(tilings=tilings), pairs,
-                            chunk, ahead)
+                            chunk, ahead, pairs if interleave == "alternate" else frozenset())
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
@@ -69,7 +72,7 @@ def _wrong(target, program, compiled, values) -> list[str]:
 def test_a_chain_gives_every_layer_s_output(cfg_name, seed):
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     for goal in ("cycles", "bytes"):
-        for interleave in (False, True):
+        for interleave in (False, True, "alternate"):
             program, compiled, values = _chain(cfg, seed, goal, interleave)
             assert len(compiled) >= 2
             assert _wrong(Fsim(), program, compiled, values) == [], (goal, interleave, [c.layer for c in compiled])
@@ -117,7 +120,7 @@ def test_an_interleaved_layer_reads_only_tiles_already_emitted(monkeypatch):
             _chain(cfg, seed, interleave=True)
 
 
-def _second_first(first, second, margin=2):
+def _second_first(first, second, alternate, margin=2):
     """An interleaving that puts the second layer's groups first."""
     for gen in (second[2], first[2]):
         for _ in gen:
@@ -176,3 +179,49 @@ def test_a_layer_s_first_chunks_wait_for_the_layer_before_to_read_its_own(monkey
     monkeypatch.setattr(DoubleBuffer, "forget", forget)
     wrong = [seed for seed in range(6) if _wrong(Fsim(), *_chain(cfg, seed))]
     assert wrong
+
+
+def _branch(cfg, alternate: bool = True):
+    """Three convolutions of 32 channels on 16 x 16 pixels: c0 (3 x 3, rows in tiles of
+    2), c1 (1 x 1) interleaved with it, and c2 (3 x 3, rows in tiles of up to 8, as many
+    as INP takes, so that its two chunks go to both halves) reading the chain's input:
+    only the last steps of c1 (in INP halves of its own, inside c0's) keep c2's first
+    loads, whose halves cover c1's, from overwriting what c1 still reads. Returns
+    (program, compiled, values) as `_chain` gives them."""
+    rng = np.random.default_rng(5)
+    net = Network("branch", "data", (cfg.batch, 32, 16, 16))
+    for name, src, k in (("c0", "data", 3), ("c1", "c0", 1), ("c2", "data", 3)):
+        net.layers.append(Conv2d(name, (src,), weight=rng.integers(-31, 32, (32, 32, k, k), dtype=np.int8),
+                                 bias=rng.integers(-900, 900, 32).astype(np.int32), pad=k // 2, shift=9,
+                                 clip=sem.RELU))
+    compiled = compile_network(net, cfg, jobs=1)
+    lowered = [c.lowered() for c in compiled]
+    cib = -(-32 // cfg.block_in)
+    big = max(th for th in range(1, 9) if fits(cfg, conv_shape(cfg, lowered[2][0], lowered[2][1][0]),
+                                                Tiling(th, 16, 1, cib)))
+    tilings = {"c0": Tiling(2, 16, 1, cib), "c1": Tiling(2, 16, 1, cib), "c2": Tiling(big, 16, 1, cib)}
+    program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
+                            MappingOptions(tilings=tilings), {1}, alternate={1} if alternate else frozenset())
+    values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
+    for c in compiled:
+        values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
+    for k in (0, 2):
+        program.write(f"in{k}", compiled[k].pack_input(cfg, 0, values["data"]))
+    return program, compiled, values
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_an_interleaved_layer_s_own_input_halves_give_every_output(cfg_name):
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    for alternate in (False, True):
+        built = _branch(cfg, alternate)
+        for options in (FsimOptions(), FsimOptions(eager=Module.LOAD), FsimOptions(eager=Module.COMPUTE)):
+            assert _wrong(Fsim(options), *built) == [], (alternate, options)
+
+
+def test_without_handing_back_its_last_steps_a_later_layer_overwrites_its_input_early(monkeypatch):
+    """`Chain.merge` gives the shared halves the interleaved layer's last steps: without
+    it, fsim with the load module eager overwrites c1's last chunk before its GEMM."""
+    cfg = load_config(CONFIG_DIR / "default.json")
+    monkeypatch.setattr(Chain, "merge", lambda self, name: self.inner.pop(name))
+    assert _wrong(Fsim(FsimOptions(eager=Module.LOAD)), *_branch(cfg)) == ["c1"]
