@@ -25,8 +25,8 @@ from ..program import Program
 from ..program.link import Part, link
 from ..program.timing import bound, predict
 from . import ir
-from .lowering.layers import (AHEAD_POLICIES, chain_program, chain_tilings, chained, classifier_tail, pool_then_conv,
-                              reads_previous)
+from .lowering.layers import (AHEAD_POLICIES, chain_program, chain_tilings, chained, classifier_tail,
+                              classifier_tilings, pool_then_conv, reads_previous)
 from .lowering.cache import _tiling, digest_key, remembered_as
 from .mapping import MappingOptions
 from .tiling import Tiling
@@ -328,20 +328,22 @@ def _beside_classifier(layers: list, cfg, shapes: list, options: MappingOptions)
     """The tiling of the convolution a classifier goes beside (`layers`: it, the pool
     and the dense layer) and the classifier's slices (`chain_program`'s `chunk`): the
     fastest by the cycle model of the three alone, among the convolution's own tiling
-    and the search's shortlist (`chain_tilings`), with slices of CLASSIFIER_CHUNKS
-    blocks; None where none has room beside the convolution."""
+    and the search's shortlist (`chain_tilings`) with slices of CLASSIFIER_CHUNKS
+    blocks, and its whole-image tilings for each (`classifier_tilings`); None where
+    none has room beside the convolution."""
     conv = layers[0].name
     best = None
-    for t in [options.tilings[conv], *chain_tilings(layers[0], cfg, shapes[0], CLASSIFIER_TILINGS)]:
-        for chunk in CLASSIFIER_CHUNKS:
-            tried = replace(options, tilings={**options.tilings, conv: t})
-            try:
-                program = chain_program(layers, cfg, shapes, tried, chunk=chunk)
-            except HwgenError:      # no room beside this tiling for the classifier's slices
-                continue
-            cycles = predict(program, limit=None if best is None else best[0])
-            if best is None or cycles < best[0]:
-                best = (cycles, tried, chunk)
+    tilings = [options.tilings[conv], *chain_tilings(layers[0], cfg, shapes[0], CLASSIFIER_TILINGS)]
+    for t, chunk in dict.fromkeys([(t, chunk) for t in tilings for chunk in CLASSIFIER_CHUNKS]
+                                  + classifier_tilings(layers, cfg, shapes, CLASSIFIER_CHUNKS)):
+        tried = replace(options, tilings={**options.tilings, conv: t})
+        try:
+            program = chain_program(layers, cfg, shapes, tried, chunk=chunk)
+        except HwgenError:      # no room beside this tiling for the classifier's slices
+            continue
+        cycles = predict(program, limit=None if best is None else best[0])
+        if best is None or cycles < best[0]:
+            best = (cycles, tried, chunk)
     return None if best is None else best[1:]
 
 

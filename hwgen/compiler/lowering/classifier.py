@@ -34,6 +34,24 @@ from .conv import (Chain, DoubleBuffer, _flush, _store_tiles, conv_schedule, epi
 PIECE = 4
 
 
+def room(cfg, s: ConvShape, t: Tiling, fs: ConvShape, words: bool, chunk: int) -> str | None:
+    """What the scratchpads lack for a classifier (dense layer of shape `fs`, its pool
+    with SCL `words` or not) in slices of `chunk` blocks beside convolution `s` tiled
+    by `t`, or None where they have room: in each ACC half after the convolution's
+    entries a pool tile, at ACC's top the accumulators and bias; in WGT between the
+    convolution's halves a slot of dense weights; in INP between them two slots."""
+    f = footprint(s, t)
+    kernel = (s.oh, s.ow)
+    area = chunk * window_entries(kernel, (1, 1), 1, 1, False, words)
+    if cfg.depth[MemType.ACC] // 2 + f.acc + area > cfg.depth[MemType.ACC] - fs.cob * (1 + fs.bias_entries):
+        return (f"no room in ACC for a pool tile of {chunk} blocks and {fs.cob} accumulators beside the "
+                f"convolution's {f.acc} entries a half")
+    if (cfg.depth[MemType.WGT] - 2 * f.wgt) // (fs.cob * chunk) < 1 or cfg.depth[MemType.INP] - 2 * f.inp < 2 * chunk:
+        return (f"no room in WGT for {fs.cob * chunk} entries of dense weights, or in INP for {chunk} pooled "
+                "blocks, between the convolution's halves")
+    return None
+
+
 class Classifier:
     """The pool and dense layer beside the chain's last convolution (the module's
     docstring). Made before that convolution's groups (its first group the chain's next);
@@ -57,22 +75,17 @@ class Classifier:
             raise HwgenError(f"a classifier of {self.fs.cib} input blocks after a pool of {kernel} does not read "
                              f"the convolution's {cb} blocks of {s.oh} x {s.ow}")
         f = footprint(s, t)
-        half = cfg.depth[MemType.ACC] // 2
         cob, be = self.fs.cob, self.fs.bias_entries
+        lack = room(cfg, s, t, self.fs, rq.words is not None, chunk)
+        if lack:
+            raise HwgenError(lack)
         # ACC: pool tiles after the convolution's entries, the accumulators and bias at the top
-        area = chunk * window_entries(kernel, (1, 1), 1, 1, False, rq.words is not None)
         self.acc, self.acc_bias = cfg.depth[MemType.ACC] - cob * (1 + be), cfg.depth[MemType.ACC] - cob * be
-        if half + f.acc + area > self.acc:
-            raise HwgenError(f"no room in ACC for a pool tile of {chunk} blocks and {cob} accumulators beside "
-                             f"the convolution's {f.acc} entries a half")
         # WGT: a ring of slots between the convolution's two halves; INP: two slots
         self.slot = cob * chunk
         self.wgt0 = f.wgt
         self.ring = (cfg.depth[MemType.WGT] - 2 * f.wgt) // self.slot
         self.inp0 = f.inp
-        if self.ring < 1 or cfg.depth[MemType.INP] - 2 * f.inp < 2 * chunk:
-            raise HwgenError(f"no room in WGT for {self.slot} entries of dense weights, or in INP for "
-                             f"{chunk} pooled blocks, between the convolution's halves")
         self.first_acc = f.acc
         self.tile = window_tile(b, "avg", (1, cb, s.oh, s.ow), kernel, (1, 1), (0, 0, 0, 0), mid, pooled, rq,
                                 False, None, words, in_sum)

@@ -21,13 +21,13 @@ from ...program.builder import ProgramBuilder
 from ...program.timing import predict
 from .. import ir
 from ..mapping import MappingOptions, conv_shape, depthwise_on_gemm, input_block, plan_conv
-from ..tiling import (SHORTLIST, Tiling, blocks, dram_bytes, fits, footprint, in_range, load_ratio, shortlist,
-                      window_entries)
+from ..tiling import (SHORTLIST, Tiling, blocks, candidates, dram_bytes, fits, footprint, in_range, load_ratio,
+                      shortlist, window_entries)
 from .alu import (MUL_WORDS, lower_add, lower_hardswish, lower_mul, lower_piecewise, lower_resize, lower_window,
                   max_pool_side, side_shape, window_tiles)
 from .cache import _tiling, problem_key, remembered_as
 from .ahead import Ahead, Chunk
-from .classifier import Classifier
+from .classifier import Classifier, room
 from .conv import (Chain, choose_tiling, conv_groups, conv_schedule, emit_all, load_weights, lower_conv, meets,
                    weight_chunks)
 from .matmul import lower_matmul
@@ -288,8 +288,7 @@ def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Clas
     cfg = b.cfg
     gap, fc = layers
     n, c, h, w = shapes[0][0]
-    pool = ir.AvgPool(gap.name, gap.inputs, kernel=(h, w), stride=1, pad=0, shift=gap.shift, clip=gap.clip,
-                      requant=gap.requant, zero=gap.zero, in_zero=gap.in_zero)
+    pool = _global_pool(gap, shapes[0][0])
     rq = Requant.of(pool, c)
     words = None if rq.words is None else b.input(
         f"words{k}", pack_channels(rq.channel_words(c), cfg.batch, cfg.block_out, np.int32), "(CB, BATCH, BLOCK_OUT)")
@@ -299,6 +298,39 @@ def _classifier(b, chain, layers, shapes, s, t, mid, k: int, chunk: int) -> Clas
     dense = (fs, frq, _conv_weights(b, fc.weight, f"w{k + 1}"), _bias(b, frq, None, fc.bias, None, f"bias{k + 1}"),
              _output(b, f"out{k + 1}", fc.out_shape(*shapes[1])))
     return Classifier(b, chain, s, t, mid, ((h, w), rq, words, -pool.in_zero * h * w, pooled), dense, chunk)
+
+
+def _global_pool(gap: ir.GlobalAvgPool, shape) -> ir.AvgPool:
+    """Global average pool `gap` on input `shape` as the average pool whose window is
+    the whole image."""
+    return ir.AvgPool(gap.name, gap.inputs, kernel=tuple(shape[2:]), stride=1, pad=0, shift=gap.shift,
+                      clip=gap.clip, requant=gap.requant, zero=gap.zero, in_zero=gap.in_zero)
+
+
+# a classifier's slices: the search's whole-image tilings of the convolution it goes
+# beside keep this many of the most input channel blocks a chunk (`classifier_tilings`)
+WHOLE_TCI = 3
+
+
+def classifier_tilings(layers: list, cfg, shapes: list, chunks) -> list[tuple[Tiling, int]]:
+    """Tilings of the convolution a classifier goes beside (`layers`: it, the pool and
+    the dense layer, of input shapes `shapes`) whose chunks hold the whole image, as
+    (tiling, slice) pairs, for each slice of `chunks` blocks: those of the most output
+    channel blocks (the fewest input reloads) that leave room for the classifier
+    (`classifier.room`), with the WHOLE_TCI most input channel blocks (the fewest
+    loads, where the ring keeps a slot)."""
+    layer, gap, fc = layers
+    conv, add, _, then = _conv_parts(layer)
+    s = conv_shape(cfg, conv, shapes[0][0], add, then)
+    fs = conv_shape(cfg, fc, shapes[2][0])
+    words = Requant.of(_global_pool(gap, shapes[1][0]), shapes[1][0][1]).words is not None
+    found = []
+    for chunk in chunks:
+        fit = [t for tco in candidates(s.cob) for tci in candidates(s.cib)
+               for t in [Tiling(s.oh, s.ow, tco, tci)] if fits(cfg, s, t) and room(cfg, s, t, fs, words, chunk) is None]
+        most = max((t.tco for t in fit), default=None)
+        found += [(t, chunk) for t in sorted((t for t in fit if t.tco == most), key=lambda t: -t.tci)[:WHOLE_TCI]]
+    return found
 
 
 def _interleaved(first, second, alternate: bool, margin: int = 2) -> None:
@@ -412,11 +444,7 @@ def _write(layer, cfg, shapes, options: MappingOptions, kernels):
     if isinstance(layer, ir.MaxPool):
         return _window(layer, cfg, shapes, kernels, "max", pad_min=_max_pool_pad_min(layer, cfg))
     if isinstance(layer, (ir.AvgPool, ir.GlobalAvgPool)):
-        pool = layer
-        if isinstance(layer, ir.GlobalAvgPool):     # an average pool with the whole image as its window
-            pool = ir.AvgPool(layer.name, layer.inputs, kernel=tuple(shapes[0][2:]), stride=1, pad=0,
-                              shift=layer.shift, clip=layer.clip, requant=layer.requant, zero=layer.zero,
-                              in_zero=layer.in_zero)
+        pool = _global_pool(layer, shapes[0]) if isinstance(layer, ir.GlobalAvgPool) else layer
         return _window(pool, cfg, shapes, kernels, "avg", Requant.of(pool, shapes[0][1]),
                        in_sum=-pool.in_zero * int(np.prod(pool.kernels)))
     if isinstance(layer, ir.MatMul):

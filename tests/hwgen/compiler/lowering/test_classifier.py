@@ -4,6 +4,8 @@ output bit for bit against numpy's, on random chains ending in one (sim.fuzz.
 chain_network) on several configurations, slices and tilings, on fsim (whose load
 module runs as far ahead as its tokens allow, so a load of the pool's output before its
 store shows as a wrong result) and tsim; and the stream choosing it for ResNet-18."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,12 +15,12 @@ from hwgen.compiler.frontends import zoo
 from hwgen.compiler.ir import Conv2d, Dense, GlobalAvgPool, Network
 from hwgen.compiler.lowering import classifier as classifier_module
 from hwgen.compiler.lowering.conv import Pipeline
-from hwgen.compiler.lowering.layers import chain_program
+from hwgen.compiler.lowering.layers import chain_program, classifier_tilings
 from hwgen.compiler.mapping import MappingOptions
 from hwgen.compiler.pipeline import compile_network
 from hwgen.compiler import stream as stream_module
 from hwgen.compiler.stream import Segment, segments
-from hwgen.compiler.tiling import Tiling
+from hwgen.compiler.tiling import Tiling, candidates
 from sim import Fsim, Tsim
 from sim.runtime import run_network
 from tests.conftest import CONFIG_DIR
@@ -67,10 +69,11 @@ def test_the_wait_for_the_pool_tiles_stores_is_what_keeps_it_exact(monkeypatch):
     assert any("fc" in names for names in wrong)
 
 
-def _wide(cfg, chunk: int):
+def _wide(cfg, chunk: int, tiling: Tiling | None = None):
     """A convolution of 512 output channels and a classifier of 1000 outputs after it
     (ResNet-18's widths, whose dense weights take more slots than WGT holds) as one
-    chain: (program, compiled, values) as `_chain` gives them."""
+    chain, the convolution tiled by `tiling` (else its own): (program, compiled,
+    values) as `_chain` gives them."""
     rng = np.random.default_rng(1)
     net = Network("wide", "data", (cfg.batch, 32, 4, 4))
     net.layers += [Conv2d("conv", ("data",), weight=rng.integers(-31, 32, (512, 32, 3, 3), dtype=np.int8),
@@ -80,9 +83,9 @@ def _wide(cfg, chunk: int):
                          bias=rng.integers(-900, 900, 1000).astype(np.int32), shift=9, clip=sem.INT8)]
     compiled = compile_network(net, cfg, jobs=1)
     lowered = [c.lowered() for c in compiled]
+    tilings = {c.layer.name: Tiling(**c.program.meta["tiling"]) for c in compiled if "tiling" in c.program.meta}
     program = chain_program([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered],
-                            MappingOptions(tilings={c.layer.name: Tiling(**c.program.meta["tiling"])
-                                                    for c in compiled if "tiling" in c.program.meta}), chunk=chunk)
+                            MappingOptions(tilings={**tilings, **({"conv": tiling} if tiling else {})}), chunk=chunk)
     values = {"data": rng.integers(-60, 60, net.input_shape, dtype=np.int8)}
     for c in compiled:
         values[c.layer.name] = c.layer.reference(*[values[t] for t in c.layer.inputs])
@@ -96,6 +99,25 @@ def test_a_wide_classifier_refills_its_weight_slots(cfg_name, chunk):
     than once, every output exact on fsim."""
     cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
     assert _wrong(Fsim(), *_wide(cfg, chunk)) == []
+
+
+@pytest.mark.parametrize("cfg_name", ["default", "1x8x8"])
+def test_the_whole_image_tilings_beside_a_classifier_have_the_most_output_blocks_with_room(cfg_name):
+    """`classifier_tilings`: whole-image chunks of the most output channel blocks with
+    which the chain has room for the classifier's slices, exact on fsim; with the next
+    larger tile of output blocks the chain has none (or the tile does not fit)."""
+    cfg = load_config(CONFIG_DIR / f"{cfg_name}.json")
+    _, compiled, _ = _wide(cfg, 1)
+    lowered = [c.lowered() for c in compiled]
+    found = classifier_tilings([layer for layer, _ in lowered], cfg, [shapes for _, shapes in lowered], (1, 2, 4))
+    assert {chunk for _, chunk in found} == {1, 2, 4}
+    for t, chunk in found:
+        assert (t.th, t.tw) == (4, 4)
+        assert _wrong(Fsim(), *_wide(cfg, chunk, t)) == [], (t, chunk)
+        larger = [k for k in candidates(-(-512 // cfg.block_out)) if k > t.tco]
+        if larger:
+            with pytest.raises(HwgenError, match="no room|does not fit"):
+                _wide(cfg, chunk, replace(t, tco=larger[0]))
 
 
 def test_a_weight_slot_is_refilled_only_after_the_step_that_read_it(monkeypatch):
