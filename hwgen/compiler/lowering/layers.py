@@ -333,14 +333,16 @@ def classifier_tilings(layers: list, cfg, shapes: list, chunks) -> list[tuple[Ti
     return found
 
 
-def _interleaved(first, second, alternate: bool, margin: int = 2) -> None:
+def _interleaved(first, second, alternate: bool) -> None:
     """Two convolutions' groups, the second reading the first's output, one among the
     other's: each (shape, tiling, `conv_groups` generator). A group of the second goes
-    once the first's groups up to `margin` after the last it reads are out (their
-    stores done by then, as a rule), and then: with `alternate`, unless the group
-    before was the second's too (each group's epilogue runs beside the other layer's
-    GEMMs); otherwise if its share of its groups out is not more than the first's."""
+    once the first's groups up to 2 x its ACC slots after the last it reads are out
+    (its store done by then, as a rule: a group's ACC part is taken next, after that
+    store, 2 x slots groups on), and then: with `alternate`, unless the group before was the
+    second's too (each group's epilogue runs beside the other layer's GEMMs);
+    otherwise if its share of its groups out is not more than the first's."""
     (sa, ta, ga), (sb, tb, gb) = first, second
+    margin = 2 * ta.acc_slots
     made = [(n, (cg[0][0], sum(c for _, c in cg)), (hg[0][0], sum(th for _, th in hg)), (x0, tw))
             for n, hg, x0, tw, cg in conv_schedule(sa, ta)]
     need = []

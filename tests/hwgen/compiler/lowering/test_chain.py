@@ -120,7 +120,7 @@ def test_an_interleaved_layer_reads_only_tiles_already_emitted(monkeypatch):
             _chain(cfg, seed, interleave=True)
 
 
-def _second_first(first, second, alternate, margin=2):
+def _second_first(first, second, alternate):
     """An interleaving that puts the second layer's groups first."""
     for gen in (second[2], first[2]):
         for _ in gen:
