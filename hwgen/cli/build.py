@@ -5,21 +5,33 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import asdict
 
 from ..config import load_config
 from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
 from ..flows import core_fit
-from ..fpga import place_and_route, seed_sweep
+from ..fpga import PortPath, hierarchy_netlist, place_and_route, seed_sweep, unit_paths
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
+from ..vta.shell import TOP_NAME
 from .common import FAILED, OK, output_dir, print_json, read_paths
 from .terminal import console, stages
 
 SYNTH_LOG = "synth.log"
 PNR = "pnr.json"
 PNR_LOG = "pnr.log"
+UNIT_PATHS = "unit_paths.json"
+# the units whose paths `--unit-paths` checks: the modules one to three levels below
+# the top (the shell's, the core's and the compute module's units: memory engine,
+# control registers, fetch, load, store, scratchpads, queues, GEMM, ALU, overlap
+# window), not the top (the board's ports) nor what is inside a unit (its lanes)
+UNIT_LEVELS = 3
+
+
+# how a problem of `build` is headed, by how its text starts (else a fit's)
+_PROBLEMS = (("timing", "timing missed"), ("unit path", "combinational"))
 
 
 def _checked(args):
@@ -41,8 +53,8 @@ def _checked(args):
                          f"give --fpga {cfg.FPGA} or change the field")
     if args.fpga:
         cfg = cfg.replace(FPGA=args.fpga)
-    if (args.synth or args.device) and cfg.FPGA == "none":
-        raise HwgenError(f"--synth and --device need --fpga FAMILY ({', '.join(FAMILIES)}) or a configuration whose "
+    if (args.synth or args.device or args.unit_paths) and cfg.FPGA == "none":
+        raise HwgenError(f"--synth, --device and --unit-paths need --fpga FAMILY ({', '.join(FAMILIES)}) or a configuration whose "
                          "FPGA field names one")
     fam = family(cfg.FPGA) if cfg.FPGA != "none" else None
     dev = None
@@ -84,6 +96,14 @@ def build(args) -> int:
                                                              indent=1))
                     shutil.copyfile(pr.log, stage.path / PNR_LOG)
                     result.files.update(pnr=PNR, pnr_log=PNR_LOG)
+            if args.unit_paths:
+                step(f"a {fam.title} netlist that keeps the hierarchy, for its units' combinational paths")
+                netlist = json.loads(hierarchy_netlist(stage.path / result.files["verilog"], TOP_NAME, fam,
+                                                       f"{cfg.name}-{cfg.build_hash}", step).read_text())
+                found = unit_paths(netlist, [m for m in netlist["modules"] if 1 <= m.count(".") <= UNIT_LEVELS
+                                             and m.startswith(f"{TOP_NAME}.")])
+                (stage.path / UNIT_PATHS).write_text(json.dumps([asdict(p) for p in found], indent=1))
+                result.files.update(unit_paths=UNIT_PATHS)
     seconds = time.perf_counter() - t0
     summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(out), "fpga": cfg.FPGA,
                "files": result.files, "seconds": round(seconds, 3)}
@@ -92,6 +112,9 @@ def build(args) -> int:
     if args.area or args.synth:
         summary["area"] = json.loads((out / AREA).read_text())
     problems = fit.problems(cfg) if args.synth else []
+    if args.unit_paths:
+        summary["unit_paths"] = json.loads((out / UNIT_PATHS).read_text())
+        problems += [f"unit path: {PortPath(**p)}" for p in summary["unit_paths"]]
     if args.pnr:
         summary["pnr"] = json.loads((out / PNR).read_text())
         if pr.fmax_mhz < cfg.FREQ_MHZ:
@@ -126,6 +149,9 @@ def build(args) -> int:
                   f"{pr.routing_ns:.1f} ns routing")
         if len(tried) > 1:
             con.print("  seeds tried: " + ", ".join(f"{t['seed']}: {t['fmax_mhz']} MHz" for t in tried))
+    if args.unit_paths and not summary["unit_paths"]:
+        con.print("  unit paths: none (every unit's outputs come from registers or block RAM outputs)")
     for text in problems:
-        con.print(f"[red]{'does not fit' if not text.startswith('timing') else 'timing missed'}:[/red] {text}")
+        kind = next((k for p, k in _PROBLEMS if text.startswith(p)), "does not fit")
+        con.print(f"[red]{kind}:[/red] {text}")
     return FAILED if problems else OK

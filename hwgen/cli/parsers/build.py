@@ -30,6 +30,10 @@ def register(sub) -> None:
     fpga.add_argument("--seeds", type=at_least(1), default=1, metavar="N",
                       help="try up to N seeds from --seed in turn until one meets FREQ_MHZ, keeping that run "
                            "(or the fastest); default 1")
+    fpga.add_argument("--unit-paths", action="store_true",
+                      help="check that no unit of the core passes a combinational path from its inputs to its "
+                           "outputs, in a Yosys netlist of --fpga that keeps the hierarchy (cached): "
+                           "unit_paths.json; exit 1 naming each path")
     fpga.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                       help="percent of every resource kept free for the rest of the design (a board shell); "
                            "default 10")

@@ -1,0 +1,113 @@
+"""Combinational paths through a hierarchy-preserving netlist (hwgen.fpga.netlist):
+hand-written units whose paths are known, each kind of cell the walk classifies; and
+`hwgen build --unit-paths` naming a core's."""
+import json
+
+import pytest
+
+from hwgen.cli import main
+from hwgen.devices import family
+from hwgen.fpga.netlist import PortPath, hierarchy_netlist, unit_paths
+from tests.hwgen.fpga.test_synth import TINY
+
+pytestmark = pytest.mark.synth
+
+UNITS = """
+module passes(input [3:0] a, input [3:0] b, input s, output [3:0] y, output z);
+  assign y = s ? a : b;           // a, b and s -> y: one mux level
+  assign z = ^(a & b);            // a, b -> z: an and, then a tree of xors
+endmodule
+
+module registered(input clk, input [3:0] a, output reg [3:0] q);
+  always @(posedge clk) q <= a + 4'd1;
+endmodule
+
+module ram(input clk, input [3:0] wa, input [7:0] wd, input we, input [3:0] ra, output reg [7:0] rd);
+  reg [7:0] m [0:15];
+  always @(posedge clk) begin
+    if (we) m[wa] <= wd;
+    rd <= m[ra];                  // a block RAM's clocked read
+  end
+endmodule
+
+module lutram(input clk, input [3:0] wa, input [7:0] wd, input we, input [3:0] ra, output [7:0] rd);
+  reg [7:0] m [0:15];
+  always @(posedge clk) if (we) m[wa] <= wd;
+  assign rd = m[ra];              // an asynchronous read: address -> data
+endmodule
+
+module outer(input clk, input [3:0] a, input [3:0] b, input s, output [3:0] y, output [3:0] q, output z);
+  wire [3:0] t;
+  passes p (.a(a), .b(b), .s(s), .y(t), .z(z));
+  registered r (.clk(clk), .a(t), .q(q));
+  assign y = ~t;                  // through the submodule's mux, then an inverter
+endmodule
+
+module top(input clk, input [3:0] a, input [3:0] b, input s, input [3:0] ra, output [3:0] y, output [3:0] q,
+           output z, output [7:0] rd, output [7:0] rd2);
+  outer o (.clk(clk), .a(a), .b(b), .s(s), .y(y), .q(q), .z(z));
+  ram m (.clk(clk), .wa(a), .wd({a, b}), .we(s), .ra(ra), .rd(rd));
+  lutram l (.clk(clk), .wa(a), .wd({a, b}), .we(s), .ra(ra), .rd(rd2));
+endmodule
+"""
+
+
+@pytest.fixture(scope="module")
+def netlist(tmp_path_factory):
+    d = tmp_path_factory.mktemp("units")
+    (d / "units.v").write_text(UNITS)
+    return json.loads(hierarchy_netlist(d / "units.v", "top", family("ecp5"), "units").read_text())
+
+
+def _pairs(paths, module):
+    return {(p.source, p.sink) for p in paths if p.module == module}
+
+
+def test_each_unit_s_combinational_ports_and_no_others(netlist):
+    paths = unit_paths(netlist)
+    assert _pairs(paths, "passes") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
+    assert _pairs(paths, "registered") == set()
+    assert _pairs(paths, "ram") == set()
+    assert _pairs(paths, "lutram") == {("ra", "rd")}
+    # through the submodule: its mux, then the inverter; q is registered inside `registered`
+    assert _pairs(paths, "outer") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
+    assert _pairs(paths, "top") == _pairs(paths, "outer") | {("ra", "rd2")}
+
+
+def test_bits_and_depths_are_counted(netlist):
+    (sy,) = [p for p in unit_paths(netlist, ["passes"]) if (p.source, p.sink) == ("s", "y")]
+    assert sy == PortPath("passes", "s", "y", 4, 1)       # s reaches each of y's four bits through one mux
+    (ay,) = [p for p in unit_paths(netlist, ["outer"]) if (p.source, p.sink) == ("a", "y")]
+    assert ay.bits == 4 and ay.depth == 2                 # bit k of a to bit k of y: mux, inverter
+    (az,) = [p for p in unit_paths(netlist, ["passes"]) if (p.source, p.sink) == ("a", "z")]
+    assert az.bits == 4 and az.depth >= 3                 # an and, then at least two xor levels
+
+
+def test_paths_are_listed_deepest_first(netlist):
+    depths = [p.depth for p in unit_paths(netlist)]
+    assert depths == sorted(depths, reverse=True)
+
+
+def test_build_names_each_unit_s_combinational_path(tmp_path, monkeypatch, capsys):
+    """`hwgen build --fpga F --unit-paths` on a 1x4x4 core: unit_paths.json holds the
+    paths of the units one to three levels below the top (none inside a unit's
+    lanes), each a path of the hierarchy netlist's walk, and exit status 1 while any
+    is left."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    out = tmp_path / "out"
+    code = main(["build", "--config", str(cfg), "--fpga", "ecp5", "--unit-paths", "-o", str(out), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    found = json.loads((out / "unit_paths.json").read_text())
+    assert report["unit_paths"] == found and report["files"]["unit_paths"] == "unit_paths.json"
+    assert code == (1 if found else 0)
+    assert all(1 <= p["module"].count(".") <= 3 and p["module"].startswith("vta.") for p in found)
+    assert {f"unit path: {PortPath(**p)}" for p in found} <= set(report["problems"])
+
+
+def test_unit_paths_need_a_family(tmp_path, capsys):
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    assert main(["build", "--config", str(cfg), "--unit-paths", "-o", str(tmp_path / "out")]) == 2
+    assert "--unit-paths need --fpga FAMILY" in capsys.readouterr().err
