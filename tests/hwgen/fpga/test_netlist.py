@@ -110,4 +110,4 @@ def test_unit_paths_need_a_family(tmp_path, capsys):
     cfg = tmp_path / "tiny.json"
     cfg.write_text(json.dumps(TINY))
     assert main(["build", "--config", str(cfg), "--unit-paths", "-o", str(tmp_path / "out")]) == 2
-    assert "--unit-paths need --fpga FAMILY" in capsys.readouterr().err
+    assert "--synth, --device and --unit-paths need --fpga FAMILY" in capsys.readouterr().err

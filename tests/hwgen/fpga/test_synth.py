@@ -54,7 +54,7 @@ def test_bad_option_combinations_before_any_work(tiny, tmp_path, capsys):
     cfv.write_text(json.dumps({**TINY, "FPGA": "cyclonev"}))
     out = str(tmp_path / "out")
     cases = [
-        ([str(tiny), "--synth"], "--synth and --device need --fpga FAMILY"),
+        ([str(tiny), "--synth"], "--synth, --device and --unit-paths need --fpga FAMILY"),
         ([str(tiny), "--fpga", "xc7", "--synth", "--device", "5cseba6"],
          "--device 5cseba6 is a device of the Intel Cyclone V family, not of Xilinx 7-series"),
         ([str(tiny), "--fpga", "xc7", "--synth", "--device", "xc7z010"], "unknown device 'xc7z010'"),
