@@ -12,7 +12,7 @@ from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
 from ..flows import core_fit
-from ..fpga import PortPath, hierarchy_netlist, place_and_route, seed_sweep, unit_paths
+from ..fpga import CrossPath, PortPath, crossing_paths, hierarchy_netlist, place_and_route, seed_sweep, unit_paths
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from ..vta.shell import TOP_NAME
@@ -53,6 +53,8 @@ def _checked(args):
                          f"give --fpga {cfg.FPGA} or change the field")
     if args.fpga:
         cfg = cfg.replace(FPGA=args.fpga)
+    if args.unit_depth is not None and not args.unit_paths:
+        raise HwgenError("--unit-depth is the depth --unit-paths allows between units' registers; add --unit-paths")
     if (args.synth or args.device or args.unit_paths) and cfg.FPGA == "none":
         raise HwgenError(f"--synth, --device and --unit-paths need --fpga FAMILY ({', '.join(FAMILIES)}) or a configuration whose "
                          "FPGA field names one")
@@ -100,9 +102,13 @@ def build(args) -> int:
                 step(f"a {fam.title} netlist that keeps the hierarchy, for its units' combinational paths")
                 netlist = json.loads(hierarchy_netlist(stage.path / result.files["verilog"], TOP_NAME, fam,
                                                        f"{cfg.name}-{cfg.build_hash}", step).read_text())
-                found = unit_paths(netlist, [m for m in netlist["modules"] if 1 <= m.count(".") <= UNIT_LEVELS
-                                             and m.startswith(f"{TOP_NAME}.")])
-                (stage.path / UNIT_PATHS).write_text(json.dumps([asdict(p) for p in found], indent=1))
+                mine = [m for m in netlist["modules"] if m == TOP_NAME or m.startswith(f"{TOP_NAME}.")]
+                found = unit_paths(netlist, [m for m in mine if 1 <= m.count(".") <= UNIT_LEVELS])
+                # between units: within the top and the modules holding units
+                crossing = crossing_paths(netlist, [m for m in mine if m.count(".") < UNIT_LEVELS])
+                (stage.path / UNIT_PATHS).write_text(json.dumps(
+                    {"paths": [asdict(p) for p in found], "unit_depth": args.unit_depth,
+                     "crossings": [asdict(p) for p in crossing]}, indent=1))
                 result.files.update(unit_paths=UNIT_PATHS)
     seconds = time.perf_counter() - t0
     summary = {"config": cfg.name, "build_hash": cfg.build_hash, "outdir": str(out), "fpga": cfg.FPGA,
@@ -113,8 +119,11 @@ def build(args) -> int:
         summary["area"] = json.loads((out / AREA).read_text())
     problems = fit.problems(cfg) if args.synth else []
     if args.unit_paths:
-        summary["unit_paths"] = json.loads((out / UNIT_PATHS).read_text())
-        problems += [f"unit path: {PortPath(**p)}" for p in summary["unit_paths"]]
+        summary["unit_paths"] = units = json.loads((out / UNIT_PATHS).read_text())
+        problems += [f"unit path: {PortPath(**p)}" for p in units["paths"]]
+        if args.unit_depth is not None:
+            problems += [f"unit path: {CrossPath(**p)}, more than {args.unit_depth}" for p in units["crossings"]
+                         if p["depth"] > args.unit_depth]
     if args.pnr:
         summary["pnr"] = json.loads((out / PNR).read_text())
         if pr.fmax_mhz < cfg.FREQ_MHZ:
@@ -149,8 +158,13 @@ def build(args) -> int:
                   f"{pr.routing_ns:.1f} ns routing")
         if len(tried) > 1:
             con.print("  seeds tried: " + ", ".join(f"{t['seed']}: {t['fmax_mhz']} MHz" for t in tried))
-    if args.unit_paths and not summary["unit_paths"]:
-        con.print("  unit paths: none (every unit's outputs come from registers or block RAM outputs)")
+    if args.unit_paths:
+        units = summary["unit_paths"]
+        if not units["paths"]:
+            con.print("  unit paths: none (every unit's outputs come from registers or block RAM outputs)")
+        if units["crossings"]:
+            deepest = CrossPath(**units["crossings"][0])
+            con.print(f"  deepest path between units: {deepest}")
     for text in problems:
         kind = next((k for p, k in _PROBLEMS if text.startswith(p)), "does not fit")
         con.print(f"[red]{kind}:[/red] {text}")

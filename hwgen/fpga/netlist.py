@@ -78,19 +78,59 @@ def unit_paths(netlist: dict, units=None) -> list[PortPath]:
     netlist has them; default every module) of Yosys JSON `netlist`, each through its
     submodules' own paths, grouped by port pair, deepest first."""
     modules = netlist["modules"]
-    arcs: dict[str, dict] = {}
-    for name in _bottom_up(modules):
-        arcs[name] = _module_arcs(name, modules[name], modules, arcs)
+    summaries = _summaries(modules)
     found = []
     for name in (units if units is not None else modules):
         ports = _port_of_bit(modules[name])
         pairs = defaultdict(lambda: [0, 0])
-        for (i, o), depth in arcs[name].items():
+        for (i, o), depth in summaries[name].arcs.items():
             p = pairs[(ports[i], ports[o])]
             p[0] += 1
             p[1] = max(p[1], depth)
         found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
     return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
+
+
+@dataclass(frozen=True)
+class CrossPath:
+    """The deepest register-to-register path from submodule port `source` to
+    submodule port `sink` ("module.port") within `parent`: cells from a register in
+    the one to a register in the other, through the parent's logic and any other
+    submodule's combinational paths."""
+    parent: str
+    source: str
+    sink: str
+    depth: int
+
+    def __str__(self) -> str:
+        return f"{self.parent}: {self.source} -> {self.sink} ({self.depth} cells from register to register)"
+
+
+def crossing_paths(netlist: dict, parents=None) -> list[CrossPath]:
+    """The register-to-register paths between the submodules of each of `parents`
+    (default every module) of Yosys JSON `netlist`, by port pair with the most cells,
+    deepest first."""
+    modules = netlist["modules"]
+    summaries = _summaries(modules)
+    found = {}
+    for name in (parents if parents is not None else modules):
+        g = _Graph.of(modules[name], modules, summaries)
+        kids = [(cname, cell) for cname, cell in modules[name]["cells"].items() if cell["type"] in modules]
+        for cname, a in kids:
+            outs = defaultdict(dict)          # port: {net: cells from a register inside}
+            for port, net, cells in _child_ports(a, modules[a["type"]], summaries[a["type"]].out_reg):
+                outs[port][net] = cells
+            for port, start in outs.items():
+                reach = g.forward(start, skip=cname)
+                for bname, b in kids:
+                    if bname == cname:
+                        continue
+                    for bport, net, cells in _child_ports(b, modules[b["type"]], summaries[b["type"]].in_reg):
+                        if net in reach:
+                            key = (name, f"{a['type']}.{port}", f"{b['type']}.{bport}")
+                            found[key] = max(found.get(key, -1), reach[net] + cells)
+    paths = [CrossPath(parent, src, dst, depth) for (parent, src, dst), depth in found.items()]
+    return sorted(paths, key=lambda p: (-p.depth, p.parent, p.source, p.sink))
 
 
 def _bottom_up(modules: dict) -> list[str]:
@@ -114,6 +154,16 @@ def _port_of_bit(module: dict) -> dict[int, str]:
     return {bit: port for port, p in module["ports"].items() for bit in p["bits"] if isinstance(bit, int)}
 
 
+def _child_ports(cell: dict, child: dict, values: dict[int, int]):
+    """(port, net of the parent, value) of each bit of submodule instance `cell` that
+    `values` (by the child's own net) has."""
+    for port, p in child["ports"].items():
+        for k, bit in enumerate(p["bits"]):
+            net = cell["connections"].get(port, [None] * len(p["bits"]))[k]
+            if bit in values and isinstance(net, int):
+                yield port, net, values[bit]
+
+
 def _registered(cell: dict) -> bool:
     """Whether a vendor primitive's outputs come from its registers."""
     for key, value in cell.get("parameters", {}).items():
@@ -124,72 +174,154 @@ def _registered(cell: dict) -> bool:
     return False
 
 
-def _cell_arcs(cell: dict, modules: dict, arcs: dict) -> list[tuple[int, int, int]]:
-    """(input bit, output bit, cells) of one cell's combinational paths, as nets of
-    the module it is in."""
-    kind, conns = cell["type"], cell["connections"]
-    dirs = cell.get("port_directions", {})
-    if kind in modules:           # a submodule: its own paths between its ports
-        child = modules[kind]
-        where = {bit: (port, k) for port, p in child["ports"].items() for k, bit in enumerate(p["bits"])}
-        out = []
-        for (i, o), depth in arcs[kind].items():
-            (pi, ki), (po, ko) = where[i], where[o]
-            out.append((conns[pi][ki], conns[po][ko], depth))
-        return out
-    if kind.startswith("$_") and any(s in kind for s in _STATEFUL):
-        return []
-    if kind == "$mem_v2":         # RD_CLK_ENABLE: a bit per read port, the last port's first
-        ports = int(cell["parameters"]["RD_PORTS"], 2)
-        if cell["parameters"]["RD_CLK_ENABLE"].zfill(ports)[-ports:] == "1" * ports:
-            return []
-        return [(i, o, 1) for i in conns["RD_ADDR"] for o in conns["RD_DATA"]]
-    if not kind.startswith("$") and _registered(cell):
-        return []
-    ins = [b for port, bits in conns.items() if dirs.get(port, "input") == "input" for b in bits]
-    outs = [b for port, bits in conns.items() if dirs.get(port) == "output" for b in bits]
-    return [(i, o, 1) for i in ins for o in outs]
+def _clock(port: str) -> bool:
+    return port in ("C", "CLK") or port.endswith("_CLK") or port.startswith("CLK")
 
 
-def _module_arcs(name: str, module: dict, modules: dict, arcs: dict) -> dict[tuple[int, int], int]:
-    """{(input port bit, output port bit): most cells} of module `name`: the bits of
-    its input ports propagated through its cells' paths in topological order, each
-    net keeping which input bits reach it (a bit mask) and the most cells since."""
-    edges = defaultdict(list)
-    indegree = defaultdict(int)
-    for cell in module["cells"].values():
-        for i, o, depth in _cell_arcs(cell, modules, arcs):
-            if isinstance(i, int) and isinstance(o, int):
-                edges[i].append((o, depth))
+@dataclass
+class _Summary:
+    """A module seen from outside: its combinational paths {(input bit, output bit):
+    cells}, and by port bit the most cells from a register inside to an output
+    (`out_reg`) and from an input to a register inside (`in_reg`)."""
+    arcs: dict
+    out_reg: dict
+    in_reg: dict
+
+
+@dataclass
+class _Graph:
+    """A module's nets: combinational edges {net: [(net, cells, cell name)]} in a
+    topological order, and the nets registers drive (`sources`) and take
+    (`sinks`), each with the cells inside a submodule between it and the register."""
+    edges: dict
+    order: list
+    sources: dict
+    sinks: dict
+
+    @classmethod
+    def of(cls, module: dict, modules: dict, summaries: dict) -> "_Graph":
+        edges, sources, sinks = defaultdict(list), {}, {}
+
+        def source(net, v):
+            if isinstance(net, int):
+                sources[net] = max(sources.get(net, -1), v)
+
+        def sink(net, v):
+            if isinstance(net, int):
+                sinks[net] = max(sinks.get(net, -1), v)
+        for cname, cell in module["cells"].items():
+            kind, conns = cell["type"], cell["connections"]
+            dirs = cell.get("port_directions", {})
+            if kind in modules:           # a submodule: its paths, registers behind its ports
+                child, summary = modules[kind], summaries[kind]
+                net_of = {bit: conns[port][k] for port, p in child["ports"].items() if port in conns
+                          for k, bit in enumerate(p["bits"])}        # an unconnected port: no net
+                for (i, o), cells in summary.arcs.items():
+                    if i in net_of and o in net_of:
+                        edges[net_of[i]].append((net_of[o], cells, cname))
+                for bit, v in summary.out_reg.items():
+                    source(net_of.get(bit), v)
+                for bit, v in summary.in_reg.items():
+                    sink(net_of.get(bit), v)
+                continue
+            ins = {port: bits for port, bits in conns.items() if dirs.get(port, "input") == "input"}
+            outs = {port: bits for port, bits in conns.items() if dirs.get(port) == "output"}
+            stateful = kind.startswith("$_") and any(k in kind for k in _STATEFUL)
+            if kind == "$mem_v2":         # RD_CLK_ENABLE: a bit per read port, the last port's first
+                n = int(cell["parameters"]["RD_PORTS"], 2)
+                if cell["parameters"]["RD_CLK_ENABLE"].zfill(n)[-n:] != "1" * n:   # read from the address
+                    for i in conns["RD_ADDR"]:
+                        edges[i] += [(o, 1, cname) for o in conns["RD_DATA"]]
+                    ins = {port: bits for port, bits in ins.items() if port.startswith("WR_")}
+                    outs = {}
+                stateful = True
+            elif not kind.startswith("$") and _registered(cell):
+                stateful = True
+            if stateful:
+                for port, bits in ins.items():
+                    for b in bits if not _clock(port) else ():
+                        sink(b, 0)
+                for bits in outs.values():
+                    for b in bits:
+                        source(b, 0)
+                continue
+            for i in (b for bits in ins.values() for b in bits):
+                edges[i] += [(o, 1, cname) for bits in outs.values() for o in bits]
+        edges = {n: [(o, d, c) for o, d, c in out if isinstance(o, int)] for n, out in edges.items()
+                 if isinstance(n, int)}
+        indegree = defaultdict(int)
+        for out in edges.values():
+            for o, _, _ in out:
                 indegree[o] += 1
-    inputs = [b for p in module["ports"].values() if p["direction"] == "input" for b in p["bits"] if isinstance(b, int)]
-    outputs = [b for p in module["ports"].values() if p["direction"] == "output" for b in p["bits"]
-               if isinstance(b, int)]
-    reach: dict[int, int] = defaultdict(int)
-    depth: dict[int, int] = defaultdict(int)
-    for k, bit in enumerate(inputs):
-        reach[bit] |= 1 << k
-    ready = [n for n in set(edges) | set(inputs) if indegree[n] == 0]
-    done = 0
-    while ready:
-        n = ready.pop()
-        done += 1
-        for o, d in edges.get(n, ()):
-            if reach[n]:
-                reach[o] |= reach[n]
-                depth[o] = max(depth[o], depth[n] + d)
-            indegree[o] -= 1
-            if indegree[o] == 0:
-                ready.append(o)
-    if any(v > 0 for v in indegree.values()):
-        loop = sorted(n for n, v in indegree.items() if v > 0)[:8]
-        raise ValueError(f"{name}: a combinational loop through nets {loop}")
-    found = {}
-    for o in outputs:
-        mask, k = reach.get(o, 0), 0
-        while mask:
-            if mask & 1:
-                found[(inputs[k], o)] = depth[o]
-            mask >>= 1
-            k += 1
-    return found
+        nets = set(edges) | set(indegree) | set(_port_of_bit(module))
+        ready, order = [n for n in nets if indegree[n] == 0], []
+        while ready:
+            n = ready.pop()
+            order.append(n)
+            for o, _, _ in edges.get(n, ()):
+                indegree[o] -= 1
+                if indegree[o] == 0:
+                    ready.append(o)
+        if len(order) < len(nets):
+            loop = sorted(n for n in nets if indegree[n] > 0)[:8]
+            raise ValueError(f"a combinational loop through nets {loop}")
+        return cls(edges, order, sources, sinks)
+
+    def forward(self, start: dict, skip: str | None = None) -> dict:
+        """{net: most cells from a net of `start` ({net: cells before it})}, not
+        through cell `skip`'s paths."""
+        best = dict(start)
+        for n in self.order:
+            if n in best:
+                for o, d, c in self.edges.get(n, ()):
+                    if c != skip and best[n] + d > best.get(o, -1):
+                        best[o] = best[n] + d
+        return best
+
+    def arcs(self, inputs: list[int], outputs: list[int]) -> dict[tuple[int, int], int]:
+        """{(input bit, output bit): most cells from any input to that output} of the
+        bits of `inputs` that reach `outputs`: which inputs reach a net as a bit mask,
+        carried in topological order."""
+        mask, depth = defaultdict(int), self.forward({i: 0 for i in inputs})
+        for k, i in enumerate(inputs):
+            mask[i] |= 1 << k
+        for n in self.order:
+            if mask[n]:
+                for o, _, _ in self.edges.get(n, ()):
+                    mask[o] |= mask[n]
+        found = {}
+        for o in outputs:
+            m, k = mask.get(o, 0), 0
+            while m:
+                if m & 1:
+                    found[(inputs[k], o)] = depth[o]
+                m >>= 1
+                k += 1
+        return found
+
+    def backward(self, end: dict) -> dict:
+        """{net: most cells to a net of `end` ({net: cells after it})}."""
+        best = dict(end)
+        for n in reversed(self.order):
+            for o, d, _ in self.edges.get(n, ()):
+                if o in best and best[o] + d > best.get(n, -1):
+                    best[n] = best[o] + d
+        return best
+
+
+def _summaries(modules: dict) -> dict[str, _Summary]:
+    """Every module's `_Summary`, from the leaves up."""
+    out = {}
+    for name in _bottom_up(modules):
+        module = modules[name]
+        try:
+            g = _Graph.of(module, modules, out)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        ports = [(p["direction"], b) for p in module["ports"].values() for b in p["bits"] if isinstance(b, int)]
+        inputs = [b for d, b in ports if d == "input"]
+        outputs = [b for d, b in ports if d == "output"]
+        fwd, bwd = g.forward(g.sources), g.backward(g.sinks)
+        out[name] = _Summary(g.arcs(inputs, outputs), {o: fwd[o] for o in outputs if o in fwd},
+                             {i: bwd[i] for i in inputs if i in bwd})
+    return out

@@ -33,7 +33,11 @@ def register(sub) -> None:
     fpga.add_argument("--unit-paths", action="store_true",
                       help="check that no unit of the core passes a combinational path from its inputs to its "
                            "outputs, in a Yosys netlist of --fpga that keeps the hierarchy (cached): "
-                           "unit_paths.json; exit 1 naming each path")
+                           "unit_paths.json, with the register-to-register paths between units; exit 1 naming "
+                           "each path")
+    fpga.add_argument("--unit-depth", type=at_least(0), metavar="CELLS",
+                      help="with --unit-paths, also exit 1 naming each register-to-register path between units "
+                           "through more than CELLS of Yosys's gate cells")
     fpga.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                       help="percent of every resource kept free for the rest of the design (a board shell); "
                            "default 10")

@@ -7,7 +7,7 @@ import pytest
 
 from hwgen.cli import main
 from hwgen.devices import family
-from hwgen.fpga.netlist import PortPath, hierarchy_netlist, unit_paths
+from hwgen.fpga.netlist import PortPath, crossing_paths, hierarchy_netlist, unit_paths
 from tests.hwgen.fpga.test_synth import TINY
 
 pytestmark = pytest.mark.synth
@@ -91,23 +91,85 @@ def test_paths_are_listed_deepest_first(netlist):
 def test_build_names_each_unit_s_combinational_path(tmp_path, monkeypatch, capsys):
     """`hwgen build --fpga F --unit-paths` on a 1x4x4 core: unit_paths.json holds the
     paths of the units one to three levels below the top (none inside a unit's
-    lanes), each a path of the hierarchy netlist's walk, and exit status 1 while any
-    is left."""
+    lanes) and the register-to-register paths between units (deepest first), exit
+    status 1 while any unit path is left or, with --unit-depth, any path between
+    units is deeper."""
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
     cfg = tmp_path / "tiny.json"
     cfg.write_text(json.dumps(TINY))
-    out = tmp_path / "out"
-    code = main(["build", "--config", str(cfg), "--fpga", "ecp5", "--unit-paths", "-o", str(out), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    found = json.loads((out / "unit_paths.json").read_text())
-    assert report["unit_paths"] == found and report["files"]["unit_paths"] == "unit_paths.json"
-    assert code == (1 if found else 0)
+
+    def build(*extra):
+        out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+        code = main(["build", "--config", str(cfg), "--fpga", "ecp5", "--unit-paths", *extra, "-o", str(out), "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert report["unit_paths"] == json.loads((out / "unit_paths.json").read_text())
+        return code, report
+    code, report = build()
+    found, crossing = report["unit_paths"]["paths"], report["unit_paths"]["crossings"]
+    assert code == (1 if found else 0) and report["files"]["unit_paths"] == "unit_paths.json"
     assert all(1 <= p["module"].count(".") <= 3 and p["module"].startswith("vta.") for p in found)
-    assert {f"unit path: {PortPath(**p)}" for p in found} <= set(report["problems"])
+    assert {f"unit path: {PortPath(**p)}" for p in found} == {t for t in report["problems"] if "unit path" in t}
+    depths = [p["depth"] for p in crossing]
+    assert depths == sorted(depths, reverse=True) and depths[0] > 2
+    assert all(p["parent"].count(".") < 3 for p in crossing)
+    # the deepest path between units is over a depth one less than its own, not over its own
+    _, over = build("--unit-depth", str(depths[0] - 1))
+    _, within = build("--unit-depth", str(depths[0]))
+    deeper = [t for t in over["problems"] if "from register to register" in t]
+    assert deeper and all(f"more than {depths[0] - 1}" in t for t in deeper)
+    assert not [t for t in within["problems"] if "from register to register" in t]
 
 
-def test_unit_paths_need_a_family(tmp_path, capsys):
+def test_unit_paths_need_a_family_and_a_depth_needs_them(tmp_path, capsys):
     cfg = tmp_path / "tiny.json"
     cfg.write_text(json.dumps(TINY))
     assert main(["build", "--config", str(cfg), "--unit-paths", "-o", str(tmp_path / "out")]) == 2
     assert "--synth, --device and --unit-paths need --fpga FAMILY" in capsys.readouterr().err
+    assert main(["build", "--config", str(cfg), "--fpga", "ecp5", "--unit-depth", "8", "-o", str(tmp_path / "o")]) == 2
+    assert "add --unit-paths" in capsys.readouterr().err
+
+
+CROSSING = """
+module src(input clk, input [3:0] a, output [3:0] y);
+  reg [3:0] r;
+  always @(posedge clk) r <= a;
+  assign y = r ^ {r[0], r[3:1]};  // one xor after the register
+endmodule
+
+module mid(input [3:0] x, output [3:0] y);
+  assign y = ~(x & {x[0], x[3:1]});   // combinational: an and, then an inverter
+endmodule
+
+module dst(input clk, input [3:0] x, input [3:0] m, output reg [3:0] q);
+  reg [3:0] k;
+  always @(posedge clk) begin
+    k <= m;
+    q <= x & k;                   // one and before the register
+  end
+endmodule
+
+module dst2(input clk, input [3:0] x, input [3:0] m, output reg [3:0] q);
+  reg [3:0] k;
+  always @(posedge clk) begin
+    k <= m;
+    q <= x & k;
+  end
+endmodule
+
+module cross(input clk, input [3:0] a, input [3:0] m, output [3:0] q, output [3:0] q2);
+  wire [3:0] t, u;
+  src s (.clk(clk), .a(a), .y(t));
+  mid i (.x(t), .y(u));
+  dst d (.clk(clk), .x(u), .m(m), .q(q));
+  dst2 e (.clk(clk), .x(t ^ a), .m(m), .q(q2));    // an xor of the parent's between
+endmodule
+"""
+
+
+def test_register_to_register_paths_between_submodules_count_every_cell_on_the_way(tmp_path):
+    (tmp_path / "cross.v").write_text(CROSSING)
+    netlist = json.loads(hierarchy_netlist(tmp_path / "cross.v", "cross", family("ecp5"), "cross").read_text())
+    paths = {(p.source, p.sink): p.depth for p in crossing_paths(netlist, ["cross"])}
+    # src's xor, mid's and and inverter, dst's and; src's xor, the parent's xor, dst2's and
+    assert paths == {("src.y", "dst.x"): 4, ("src.y", "dst2.x"): 3}
+    assert str(crossing_paths(netlist, ["cross"])[0]) == "cross: src.y -> dst.x (4 cells from register to register)"
