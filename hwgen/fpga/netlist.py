@@ -6,6 +6,9 @@ clock. `unit_paths` finds, in the Yosys JSON netlist of a design synthesized wit
 flattening (`hierarchy_netlist`), every input port bit of a module that reaches one of
 its output port bits through combinational cells alone, with the path's depth in
 cells, through the module's submodules (each one's own paths) as a whole.
+`crossing_paths` finds, within a module, the register-to-register paths from one
+submodule's outputs to another's inputs, each submodule summarised by the most cells
+between its registers and its ports.
 
 Cells are classified by kind: Yosys's gate cells (`$_AND_`, `$_MUX_`, ...) are
 combinational, its flip-flops and latches (`$_DFF*`, `$_SDFF*`, `$_DLATCH*`, ...) are
@@ -17,7 +20,6 @@ and combinational from every input to every output otherwise."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,8 @@ from .synth import synth_cache
 # the Yosys script of a netlist that keeps the design's hierarchy and memories, its
 # logic mapped to Yosys's gate cells (one cell a level of logic); the family's
 # primitives (simulation models, whiteboxes) stay boxes, classified by their parameters
-HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt_clean", "memory -nomap", "opt_clean", "techmap",
-                    "opt -fast", "write_json netlist.json"]
+HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt_clean", "memory -nomap",
+                    "opt_clean", "techmap", "opt -fast", "write_json netlist.json"]
 # a gate cell type that holds state
 _STATEFUL = ("DFF", "DLATCH", "SR_")
 
@@ -70,7 +72,7 @@ def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=
         return entry / "netlist.json"      # where `cached_entry` moves the work directory
 
     return cached_entry(entry, lambda work: work / "netlist.json" if (work / "netlist.json").exists() else None,
-                        make, lambda: None)
+                        make)
 
 
 def unit_paths(netlist: dict, units=None) -> list[PortPath]:
