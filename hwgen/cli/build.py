@@ -12,7 +12,7 @@ from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
 from ..flows import core_fit
-from ..fpga import CrossPath, PortPath, crossing_paths, hierarchy_netlist, place_and_route, seed_sweep, unit_paths
+from ..fpga import CrossPath, Hierarchy, PortPath, hierarchy_netlist, place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from ..vta.shell import TOP_NAME
@@ -56,8 +56,8 @@ def _checked(args):
     if args.unit_depth is not None and not args.unit_paths:
         raise HwgenError("--unit-depth is the depth --unit-paths allows between units' registers; add --unit-paths")
     if (args.synth or args.device or args.unit_paths) and cfg.FPGA == "none":
-        raise HwgenError(f"--synth, --device and --unit-paths need --fpga FAMILY ({', '.join(FAMILIES)}) or a configuration whose "
-                         "FPGA field names one")
+        raise HwgenError(f"--synth, --device and --unit-paths need --fpga FAMILY ({', '.join(FAMILIES)}) or a "
+                         "configuration whose FPGA field names one")
     fam = family(cfg.FPGA) if cfg.FPGA != "none" else None
     dev = None
     if args.synth:
@@ -102,10 +102,11 @@ def build(args) -> int:
                 step(f"a {fam.title} netlist that keeps the hierarchy, for its units' combinational paths")
                 netlist = json.loads(hierarchy_netlist(stage.path / result.files["verilog"], TOP_NAME, fam,
                                                        f"{cfg.name}-{cfg.build_hash}", step).read_text())
-                mine = [m for m in netlist["modules"] if m == TOP_NAME or m.startswith(f"{TOP_NAME}.")]
-                found = unit_paths(netlist, [m for m in mine if 1 <= m.count(".") <= UNIT_LEVELS])
+                design = Hierarchy(netlist, fam)
+                mine = [m for m in design.modules if m == TOP_NAME or m.startswith(f"{TOP_NAME}.")]
+                found = design.unit_paths([m for m in mine if 1 <= m.count(".") <= UNIT_LEVELS])
                 # between units: within the top and the modules holding units
-                crossing = crossing_paths(netlist, [m for m in mine if m.count(".") < UNIT_LEVELS])
+                crossing = design.crossing_paths([m for m in mine if m.count(".") < UNIT_LEVELS])
                 (stage.path / UNIT_PATHS).write_text(json.dumps(
                     {"paths": [asdict(p) for p in found], "unit_depth": args.unit_depth,
                      "crossings": [asdict(p) for p in crossing]}, indent=1))

@@ -248,7 +248,7 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
         pair = layers[i - 1:i + 1], cfg, shapes[i - 1:i + 1]
         alone = predict(chain_program(*pair, options))
 
-        def timed(first: Tiling, second: Tiling, alt: bool) -> tuple[int, Tiling, Tiling, bool]:
+        def pair_cycles(first: Tiling, second: Tiling, alt: bool) -> tuple[int, Tiling, Tiling, bool]:
             tried = replace(options, tilings={**options.tilings, layers[i - 1].name: first, layers[i].name: second})
             try:
                 return predict(chain_program(*pair, tried, {1}, alternate={1} if alt else ())), first, second, alt
@@ -257,11 +257,12 @@ def _chain_choice(compiled, run: list[int], layers: list, shapes: list, options:
         own, theirs = options.tilings[layers[i - 1].name], options.tilings[layers[i].name]
         firsts = [own, replace(own, channels_outer=not own.channels_outer)] \
             if isinstance(layers[i - 1], ir.DepthwiseConv2d) else [own]
-        best = min((timed(first, theirs, alt) for first in firsts for alt in (False, True)), key=lambda c: c[0])
+        best = min((pair_cycles(first, theirs, alt) for first in firsts for alt in (False, True)),
+                   key=lambda c: c[0])
         if best[0] >= alone:
             continue
         for t in chain_tilings(layers[i], cfg, shapes[i]):
-            best = min(best, timed(best[1], t, best[3]), key=lambda c: c[0])
+            best = min(best, pair_cycles(best[1], t, best[3]), key=lambda c: c[0])
         interleave.add(i)
         if best[3]:
             alternate.add(i)

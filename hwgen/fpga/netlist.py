@@ -2,21 +2,21 @@
 
 A unit whose output is a combinational function of its inputs joins its neighbours'
 logic into one path: placed apart, the routing between them adds up within one
-clock. `unit_paths` finds, in the Yosys JSON netlist of a design synthesized without
-flattening (`hierarchy_netlist`), every input port bit of a module that reaches one of
-its output port bits through combinational cells alone, with the path's depth in
-cells, through the module's submodules (each one's own paths) as a whole.
-`crossing_paths` finds, within a module, the register-to-register paths from one
-submodule's outputs to another's inputs, each submodule summarised by the most cells
-between its registers and its ports.
+clock. `Hierarchy` reads the Yosys JSON netlist of a design synthesized without
+flattening (`hierarchy_netlist`) and summarises each module once, from the leaves up:
+which input port bits reach which output port bits through combinational cells
+alone, with the depth in cells (`unit_paths`), through the module's submodules (each
+one's own paths) as a whole, and the most cells between its registers and its ports,
+from which `crossing_paths` finds, within a module, the register-to-register paths
+from one submodule's outputs to another's inputs.
 
 Cells are classified by kind: Yosys's gate cells (`$_AND_`, `$_MUX_`, ...) are
 combinational, its flip-flops and latches (`$_DFF*`, `$_SDFF*`, `$_DLATCH*`, ...) are
 registers, a memory (`$mem_v2`) reads through a register where its read port is
 clocked (a block RAM's output) and combinationally from its address otherwise; a
-vendor primitive (a blackbox the design instantiates) is registered where one of its
-register parameters says so (ECP5's `REG_*_CLK` not "NONE", Xilinx's `*REG` not 0)
-and combinational from every input to every output otherwise."""
+vendor primitive (a library blackbox the design instantiates) is registered where it
+is the family's block RAM or one of its register parameters says so
+(`Hierarchy.clocked`), and combinational from every input to every output otherwise."""
 from __future__ import annotations
 
 import hashlib
@@ -75,24 +75,6 @@ def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=
                         make)
 
 
-def unit_paths(netlist: dict, units=None) -> list[PortPath]:
-    """The combinational input-to-output paths of the modules `units` (names as the
-    netlist has them; default every module) of Yosys JSON `netlist`, each through its
-    submodules' own paths, grouped by port pair, deepest first."""
-    modules = netlist["modules"]
-    summaries = _summaries(modules)
-    found = []
-    for name in (units if units is not None else modules):
-        ports = _port_of_bit(modules[name])
-        pairs = defaultdict(lambda: [0, 0])
-        for (i, o), depth in summaries[name].arcs.items():
-            p = pairs[(ports[i], ports[o])]
-            p[0] += 1
-            p[1] = max(p[1], depth)
-        found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
-    return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
-
-
 @dataclass(frozen=True)
 class CrossPath:
     """The deepest register-to-register path from submodule port `source` to
@@ -108,31 +90,80 @@ class CrossPath:
         return f"{self.parent}: {self.source} -> {self.sink} ({self.depth} cells from register to register)"
 
 
-def crossing_paths(netlist: dict, parents=None) -> list[CrossPath]:
-    """The register-to-register paths between the submodules of each of `parents`
-    (default every module) of Yosys JSON `netlist`, by port pair with the most cells,
-    deepest first."""
-    modules = netlist["modules"]
-    summaries = _summaries(modules)
-    found = {}
-    for name in (parents if parents is not None else modules):
-        g = _Graph.of(modules[name], modules, summaries)
-        kids = [(cname, cell) for cname, cell in modules[name]["cells"].items() if cell["type"] in modules]
-        for cname, a in kids:
-            outs = defaultdict(dict)          # port: {net: cells from a register inside}
-            for port, net, cells in _child_ports(a, modules[a["type"]], summaries[a["type"]].out_reg):
-                outs[port][net] = cells
-            for port, start in outs.items():
-                reach = g.forward(start, skip=cname)
-                for bname, b in kids:
-                    if bname == cname:
-                        continue
-                    for bport, net, cells in _child_ports(b, modules[b["type"]], summaries[b["type"]].in_reg):
-                        if net in reach:
-                            key = (name, f"{a['type']}.{port}", f"{b['type']}.{bport}")
-                            found[key] = max(found.get(key, -1), reach[net] + cells)
-    paths = [CrossPath(parent, src, dst, depth) for (parent, src, dst), depth in found.items()]
-    return sorted(paths, key=lambda p: (-p.depth, p.parent, p.source, p.sink))
+class Hierarchy:
+    """The paths of Yosys JSON `netlist` (`hierarchy_netlist`) of a design for
+    `family`: its modules (the library's blackboxes, the family's primitives, are
+    cells, not modules) each summarised once, from the leaves up."""
+
+    def __init__(self, netlist: dict, family: Family):
+        self.modules = {name: m for name, m in netlist["modules"].items() if "blackbox" not in m["attributes"]}
+        self.family = family
+        self.summaries: dict[str, _Summary] = {}
+        self.graphs: dict[str, _Graph] = {}
+        for name in _bottom_up(self.modules):
+            module = self.modules[name]
+            try:
+                g = self.graphs[name] = _Graph.of(module, self)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+            ports = [(p["direction"], b) for p in module["ports"].values() for b in p["bits"] if isinstance(b, int)]
+            inputs = [b for d, b in ports if d == "input"]
+            outputs = [b for d, b in ports if d == "output"]
+            fwd, bwd = g.forward(g.sources), g.backward(g.sinks)
+            self.summaries[name] = _Summary(g.arcs(inputs, outputs), {o: fwd[o] for o in outputs if o in fwd},
+                                            {i: bwd[i] for i in inputs if i in bwd})
+
+    def clocked(self, cell: dict) -> bool:
+        """Whether a primitive's outputs come from its registers: the family's block
+        RAM (its reads are clocked), or one whose register parameters say so (ECP5's
+        `REG_*_CLK` not "NONE", Xilinx's `*REG` not 0)."""
+        if cell["type"] == self.family.bram_primitive:
+            return True
+        for key, value in cell.get("parameters", {}).items():
+            if key.startswith("REG_") and key.endswith("_CLK") and value != "NONE":
+                return True
+            if key.endswith("REG") and str(value).strip("0") not in ("", "b"):
+                return True
+        return False
+
+    def unit_paths(self, units=None) -> list[PortPath]:
+        """The combinational input-to-output paths of the modules `units` (names as
+        the netlist has them; default every module), each through its submodules' own
+        paths, grouped by port pair, deepest first."""
+        found = []
+        for name in (units if units is not None else self.modules):
+            ports = {bit: port for port, p in self.modules[name]["ports"].items() for bit in p["bits"]}
+            pairs = defaultdict(lambda: [0, 0])
+            for (i, o), depth in self.summaries[name].arcs.items():
+                p = pairs[(ports[i], ports[o])]
+                p[0] += 1
+                p[1] = max(p[1], depth)
+            found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
+        return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
+
+    def crossing_paths(self, parents=None) -> list[CrossPath]:
+        """The register-to-register paths between the submodules of each of
+        `parents` (default every module), by port pair with the most cells, deepest
+        first."""
+        found = {}
+        for name in (parents if parents is not None else self.modules):
+            g = self.graphs[name]
+            kids = [(cname, cell) for cname, cell in self.modules[name]["cells"].items() if cell["type"] in self.modules]
+            for cname, a in kids:
+                outs = defaultdict(dict)          # port: {net: cells from a register inside}
+                for port, bit, net in _connected(a, self.modules[a["type"]]):
+                    if bit in self.summaries[a["type"]].out_reg:
+                        outs[port][net] = self.summaries[a["type"]].out_reg[bit]
+                for port, start in outs.items():
+                    reach = g.forward(start, skip=cname)
+                    for bname, b in kids:
+                        into = self.summaries[b["type"]].in_reg
+                        for bport, bit, net in (_connected(b, self.modules[b["type"]]) if bname != cname else ()):
+                            if net in reach and bit in into:
+                                key = (name, f"{a['type']}.{port}", f"{b['type']}.{bport}")
+                                found[key] = max(found.get(key, -1), reach[net] + into[bit])
+        paths = [CrossPath(parent, src, dst, depth) for (parent, src, dst), depth in found.items()]
+        return sorted(paths, key=lambda p: (-p.depth, p.parent, p.source, p.sink))
 
 
 def _bottom_up(modules: dict) -> list[str]:
@@ -152,28 +183,13 @@ def _bottom_up(modules: dict) -> list[str]:
     return order
 
 
-def _port_of_bit(module: dict) -> dict[int, str]:
-    return {bit: port for port, p in module["ports"].items() for bit in p["bits"] if isinstance(bit, int)}
-
-
-def _child_ports(cell: dict, child: dict, values: dict[int, int]):
-    """(port, net of the parent, value) of each bit of submodule instance `cell` that
-    `values` (by the child's own net) has."""
+def _connected(cell: dict, child: dict):
+    """(port, the child's bit, the parent's net) of each connected bit of submodule
+    instance `cell` of module `child`."""
     for port, p in child["ports"].items():
-        for k, bit in enumerate(p["bits"]):
-            net = cell["connections"].get(port, [None] * len(p["bits"]))[k]
-            if bit in values and isinstance(net, int):
-                yield port, net, values[bit]
-
-
-def _registered(cell: dict) -> bool:
-    """Whether a vendor primitive's outputs come from its registers."""
-    for key, value in cell.get("parameters", {}).items():
-        if key.startswith("REG_") and key.endswith("_CLK") and value != "NONE":
-            return True
-        if key.endswith("REG") and str(value).strip("0") not in ("", "b"):
-            return True
-    return False
+        for bit, net in zip(p["bits"], cell["connections"].get(port, ())):
+            if isinstance(bit, int) and isinstance(net, int):
+                yield port, bit, net
 
 
 def _clock(port: str) -> bool:
@@ -201,30 +217,24 @@ class _Graph:
     sinks: dict
 
     @classmethod
-    def of(cls, module: dict, modules: dict, summaries: dict) -> "_Graph":
+    def of(cls, module: dict, design: Hierarchy) -> "_Graph":
         edges, sources, sinks = defaultdict(list), {}, {}
 
-        def source(net, v):
+        def keep(at: dict, net, v: int) -> None:     # a constant or unconnected bit has no net
             if isinstance(net, int):
-                sources[net] = max(sources.get(net, -1), v)
-
-        def sink(net, v):
-            if isinstance(net, int):
-                sinks[net] = max(sinks.get(net, -1), v)
+                at[net] = max(at.get(net, -1), v)
         for cname, cell in module["cells"].items():
             kind, conns = cell["type"], cell["connections"]
             dirs = cell.get("port_directions", {})
-            if kind in modules:           # a submodule: its paths, registers behind its ports
-                child, summary = modules[kind], summaries[kind]
-                net_of = {bit: conns[port][k] for port, p in child["ports"].items() if port in conns
-                          for k, bit in enumerate(p["bits"])}        # an unconnected port: no net
+            if kind in design.modules:    # a submodule: its paths, registers behind its ports
+                summary = design.summaries[kind]
+                net_of = {bit: net for _, bit, net in _connected(cell, design.modules[kind])}
                 for (i, o), cells in summary.arcs.items():
-                    if i in net_of and o in net_of:
-                        edges[net_of[i]].append((net_of[o], cells, cname))
+                    edges[net_of.get(i)].append((net_of.get(o), cells, cname))
                 for bit, v in summary.out_reg.items():
-                    source(net_of.get(bit), v)
+                    keep(sources, net_of.get(bit), v)
                 for bit, v in summary.in_reg.items():
-                    sink(net_of.get(bit), v)
+                    keep(sinks, net_of.get(bit), v)
                 continue
             ins = {port: bits for port, bits in conns.items() if dirs.get(port, "input") == "input"}
             outs = {port: bits for port, bits in conns.items() if dirs.get(port) == "output"}
@@ -237,15 +247,13 @@ class _Graph:
                     ins = {port: bits for port, bits in ins.items() if port.startswith("WR_")}
                     outs = {}
                 stateful = True
-            elif not kind.startswith("$") and _registered(cell):
+            elif not kind.startswith("$") and design.clocked(cell):
                 stateful = True
             if stateful:
-                for port, bits in ins.items():
-                    for b in bits if not _clock(port) else ():
-                        sink(b, 0)
-                for bits in outs.values():
-                    for b in bits:
-                        source(b, 0)
+                for b in (b for port, bits in ins.items() if not _clock(port) for b in bits):
+                    keep(sinks, b, 0)
+                for b in (b for bits in outs.values() for b in bits):
+                    keep(sources, b, 0)
                 continue
             for i in (b for bits in ins.values() for b in bits):
                 edges[i] += [(o, 1, cname) for bits in outs.values() for o in bits]
@@ -255,7 +263,8 @@ class _Graph:
         for out in edges.values():
             for o, _, _ in out:
                 indegree[o] += 1
-        nets = set(edges) | set(indegree) | set(_port_of_bit(module))
+        nets = set(edges) | set(indegree) | {b for p in module["ports"].values() for b in p["bits"]
+                                             if isinstance(b, int)}
         ready, order = [n for n in nets if indegree[n] == 0], []
         while ready:
             n = ready.pop()
@@ -309,21 +318,3 @@ class _Graph:
                 if o in best and best[o] + d > best.get(n, -1):
                     best[n] = best[o] + d
         return best
-
-
-def _summaries(modules: dict) -> dict[str, _Summary]:
-    """Every module's `_Summary`, from the leaves up."""
-    out = {}
-    for name in _bottom_up(modules):
-        module = modules[name]
-        try:
-            g = _Graph.of(module, modules, out)
-        except ValueError as e:
-            raise ValueError(f"{name}: {e}") from None
-        ports = [(p["direction"], b) for p in module["ports"].values() for b in p["bits"] if isinstance(b, int)]
-        inputs = [b for d, b in ports if d == "input"]
-        outputs = [b for d, b in ports if d == "output"]
-        fwd, bwd = g.forward(g.sources), g.backward(g.sinks)
-        out[name] = _Summary(g.arcs(inputs, outputs), {o: fwd[o] for o in outputs if o in fwd},
-                             {i: bwd[i] for i in inputs if i in bwd})
-    return out

@@ -225,23 +225,24 @@ class Chain:
     ahead: Ahead | None = None                      # weights loaded ahead (`ahead.Ahead`)
     inner: dict = field(default_factory=dict)       # layer: (its own INP buffer, its halves' offsets)
 
-    def interleave(self, name: str, outer: int, own: int) -> bool:
+    def interleave(self, name: str, outer: int, own: int) -> None:
         """Give layer `name` INP halves of `own` entries of its own, just inside the
-        halves of `outer` entries of the layer it interleaves with, where INP has room
-        (whether it had), so that neither layer's input loads wait for the other's
-        steps. Earlier layers' halves may cover them, but no earlier step still reads
-        there by its first load: that load waits for the store of a tile of the other
-        layer (`need`), whose GEMMs ran after every earlier one. `merge` hands its last
-        steps to the shared halves."""
+        halves of `outer` entries of the layer it interleaves with, where INP has room,
+        so that neither layer's input loads wait for the other's steps. Earlier layers'
+        halves may cover them, but no earlier step still reads there by its first
+        load: that load waits for the store of a tile of the other layer (`need`),
+        whose GEMMs ran after every earlier one. `merge` hands its last steps to the
+        shared halves."""
         depth = self.p.b.cfg.depth[MemType.INP]
-        if 2 * (outer + own) > depth:
-            return False
-        self.inner[name] = (DoubleBuffer(True, True), (outer, depth - outer - own))
-        return True
+        if 2 * (outer + own) <= depth:
+            self.inner[name] = (DoubleBuffer(True, True), (outer, depth - outer - own))
 
     def merge(self, name: str) -> None:
-        """Layer `name`'s own INP halves (`interleave`) are done with: the shared half
-        beside each (which a later layer's larger half covers) takes its last step."""
+        """Layer `name`'s own INP halves (`interleave`), if it had them, are done with:
+        the shared half beside each (which a later layer's larger half covers) takes
+        its last step."""
+        if name not in self.inner:
+            return
         buf, _ = self.inner.pop(name)
         for mine, shared in zip(buf.halves, self.inp.halves):
             shared.last_step = max(shared.last_step, mine.last_step)
@@ -598,8 +599,7 @@ def conv_groups(b: ProgramBuilder, s: ConvShape, t: Tiling, x, w, bias, out, rq:
         inp_halves = (0, cfg.depth[MemType.INP] - inp_half)
         if name in chain.inner:     # its INP halves inside those of the layer it interleaves with
             inp_buf, inp_halves = chain.inner[name]
-        top_wgt = cfg.depth[MemType.WGT] - wgt_half
-        inp_at, wgt_at = inp_halves.__getitem__, (lambda h: h * top_wgt)
+        inp_at, wgt_at = inp_halves.__getitem__, (0, cfg.depth[MemType.WGT] - wgt_half).__getitem__
         inp_buf.forget()
         wgt_buf.forget()
     if s.depthwise and (t.tco, t.tci, t.oc_n) != (1, 1, 1):

@@ -207,10 +207,9 @@ def chain_program(layers: list, cfg, shapes: list[list], options: MappingOptions
         for k, (s, t, groups) in enumerate(emits):
             if k + 1 in interleave:
                 s2, t2, groups2 = emits[k + 1]
-                own = chain.interleave(convs[k + 1].name, footprint(s, t).inp, footprint(s2, t2).inp)
+                chain.interleave(convs[k + 1].name, footprint(s, t).inp, footprint(s2, t2).inp)
                 _interleaved((s, t, groups(chain)), (s2, t2, groups2(chain)), k + 1 in alternate)
-                if own:
-                    chain.merge(convs[k + 1].name)
+                chain.merge(convs[k + 1].name)
             elif k not in interleave and tail and k == len(emits) - 1:
                 tail_classifier = _classifier(b, chain, layers[-2:], shapes[-2:], s, t, made[convs[-1].name],
                                               len(convs), chunk)
@@ -326,8 +325,8 @@ def classifier_tilings(layers: list, cfg, shapes: list, chunks) -> list[tuple[Ti
     words = Requant.of(_global_pool(gap, shapes[1][0]), shapes[1][0][1]).words is not None
     found = []
     for chunk in chunks:
-        fit = [t for tco in candidates(s.cob) for tci in candidates(s.cib)
-               for t in [Tiling(s.oh, s.ow, tco, tci)] if fits(cfg, s, t) and room(cfg, s, t, fs, words, chunk) is None]
+        whole = (Tiling(s.oh, s.ow, tco, tci) for tco in candidates(s.cob) for tci in candidates(s.cib))
+        fit = [t for t in whole if fits(cfg, s, t) and room(cfg, s, t, fs, words, chunk) is None]
         most = max((t.tco for t in fit), default=None)
         found += [(t, chunk) for t in sorted((t for t in fit if t.tco == most), key=lambda t: -t.tci)[:WHOLE_TCI]]
     return found
@@ -338,8 +337,8 @@ def _interleaved(first, second, alternate: bool) -> None:
     other's: each (shape, tiling, `conv_groups` generator). A group of the second goes
     once the first's groups up to 2 x its ACC slots after the last it reads are out
     (its store done by then, as a rule: a group's ACC part is taken next, after that
-    store, 2 x slots groups on), and then: with `alternate`, unless the group before was the
-    second's too (each group's epilogue runs beside the other layer's GEMMs);
+    store, 2 x slots groups on), and then: with `alternate`, unless the group before
+    was the second's too (each group's epilogue runs beside the other layer's GEMMs);
     otherwise if its share of its groups out is not more than the first's."""
     (sa, ta, ga), (sb, tb, gb) = first, second
     margin = 2 * ta.acc_slots

@@ -7,10 +7,11 @@ import pytest
 
 from hwgen.cli import main
 from hwgen.devices import family
-from hwgen.fpga.netlist import PortPath, crossing_paths, hierarchy_netlist, unit_paths
+from hwgen.fpga.netlist import Hierarchy, PortPath, hierarchy_netlist
 from tests.hwgen.fpga.test_synth import TINY
 
 pytestmark = pytest.mark.synth
+ECP5 = family("ecp5")
 
 UNITS = """
 module passes(input [3:0] a, input [3:0] b, input s, output [3:0] y, output z);
@@ -56,7 +57,7 @@ endmodule
 def netlist(tmp_path_factory):
     d = tmp_path_factory.mktemp("units")
     (d / "units.v").write_text(UNITS)
-    return json.loads(hierarchy_netlist(d / "units.v", "top", family("ecp5"), "units").read_text())
+    return Hierarchy(json.loads(hierarchy_netlist(d / "units.v", "top", ECP5, "units").read_text()), ECP5)
 
 
 def _pairs(paths, module):
@@ -64,7 +65,7 @@ def _pairs(paths, module):
 
 
 def test_each_unit_s_combinational_ports_and_no_others(netlist):
-    paths = unit_paths(netlist)
+    paths = netlist.unit_paths()
     assert _pairs(paths, "passes") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
     assert _pairs(paths, "registered") == set()
     assert _pairs(paths, "ram") == set()
@@ -75,16 +76,16 @@ def test_each_unit_s_combinational_ports_and_no_others(netlist):
 
 
 def test_bits_and_depths_are_counted(netlist):
-    (sy,) = [p for p in unit_paths(netlist, ["passes"]) if (p.source, p.sink) == ("s", "y")]
+    (sy,) = [p for p in netlist.unit_paths(["passes"]) if (p.source, p.sink) == ("s", "y")]
     assert sy == PortPath("passes", "s", "y", 4, 1)       # s reaches each of y's four bits through one mux
-    (ay,) = [p for p in unit_paths(netlist, ["outer"]) if (p.source, p.sink) == ("a", "y")]
+    (ay,) = [p for p in netlist.unit_paths(["outer"]) if (p.source, p.sink) == ("a", "y")]
     assert ay.bits == 4 and ay.depth == 2                 # bit k of a to bit k of y: mux, inverter
-    (az,) = [p for p in unit_paths(netlist, ["passes"]) if (p.source, p.sink) == ("a", "z")]
+    (az,) = [p for p in netlist.unit_paths(["passes"]) if (p.source, p.sink) == ("a", "z")]
     assert az.bits == 4 and az.depth >= 3                 # an and, then at least two xor levels
 
 
 def test_paths_are_listed_deepest_first(netlist):
-    depths = [p.depth for p in unit_paths(netlist)]
+    depths = [p.depth for p in netlist.unit_paths()]
     assert depths == sorted(depths, reverse=True)
 
 
@@ -168,8 +169,28 @@ endmodule
 
 def test_register_to_register_paths_between_submodules_count_every_cell_on_the_way(tmp_path):
     (tmp_path / "cross.v").write_text(CROSSING)
-    netlist = json.loads(hierarchy_netlist(tmp_path / "cross.v", "cross", family("ecp5"), "cross").read_text())
-    paths = {(p.source, p.sink): p.depth for p in crossing_paths(netlist, ["cross"])}
+    design = Hierarchy(json.loads(hierarchy_netlist(tmp_path / "cross.v", "cross", ECP5, "cross").read_text()), ECP5)
+    paths = {(p.source, p.sink): p.depth for p in design.crossing_paths(["cross"])}
     # src's xor, mid's and and inverter, dst's and; src's xor, the parent's xor, dst2's and
     assert paths == {("src.y", "dst.x"): 4, ("src.y", "dst2.x"): 3}
-    assert str(crossing_paths(netlist, ["cross"])[0]) == "cross: src.y -> dst.x (4 cells from register to register)"
+    assert str(design.crossing_paths(["cross"])[0]) == "cross: src.y -> dst.x (4 cells from register to register)"
+
+
+BLOCK_RAM = """
+module bram(input clk, input [13:0] ad, output [17:0] q);
+  DP16KD #(.DATA_WIDTH_B(18), .REGMODE_B("NOREG")) b (.CLKB(clk), .CEB(1'b1), .OCEB(1'b1), .WEB(1'b0),
+    .ADB0(ad[0]), .ADB1(ad[1]), .ADB2(ad[2]), .ADB3(ad[3]), .ADB4(ad[4]), .ADB5(ad[5]), .ADB6(ad[6]),
+    .ADB7(ad[7]), .ADB8(ad[8]), .ADB9(ad[9]), .ADB10(ad[10]), .ADB11(ad[11]), .ADB12(ad[12]), .ADB13(ad[13]),
+    .DOB0(q[0]), .DOB1(q[1]), .DOB2(q[2]), .DOB3(q[3]), .DOB4(q[4]), .DOB5(q[5]), .DOB6(q[6]), .DOB7(q[7]),
+    .DOB8(q[8]), .DOB9(q[9]), .DOB10(q[10]), .DOB11(q[11]), .DOB12(q[12]), .DOB13(q[13]), .DOB14(q[14]),
+    .DOB15(q[15]), .DOB16(q[16]), .DOB17(q[17]));
+endmodule
+"""
+
+
+def test_the_family_s_block_ram_primitive_reads_through_a_register(tmp_path):
+    """A DP16KD instance (hwgen.vta.block_ram's primitive) reads on the clock even
+    without its output register: no path from its address to its data."""
+    (tmp_path / "bram.v").write_text(BLOCK_RAM)
+    netlist = json.loads(hierarchy_netlist(tmp_path / "bram.v", "bram", ECP5, "bram").read_text())
+    assert Hierarchy(netlist, ECP5).unit_paths() == []
