@@ -90,15 +90,17 @@ FIELDS: dict[str, _Spec] = {
                                  "entry is written the cycle after its beat arrives", isa=False),
     "INDEX_REGISTER": _Spec(bool, None, "the GEMM/ALU micro-op memory's output registered before its indices "
                             "address the scratchpads", isa=False),
-    "VME_REGISTERS": _Spec(bool, None, "the memory engine's read requests registered before arbitration and its "
-                           "read beats before they reach the clients", isa=False),
+    "VME_REGISTERS": _Spec(bool, None, "the memory engine's read requests registered before arbitration, its "
+                           "read beats before they reach the clients, its write addresses, write beats and "
+                           "write responses on their way to and from the bus", isa=False),
     "ALU_OP_REGISTER": _Spec(bool, None, "the ALU's forwarded operands registered before the operation (every "
                              "ALU micro-op every other cycle)", isa=False),
     "ALU_COMPARE_STAGE": _Spec(bool, None, "with ALU_OP_REGISTER: MIN, MAX, CLP, MUL and SCL a stage after the other "
                                "ALU operations, from registered comparisons and products (their micro-ops every third "
                                "cycle)", isa=False),
-    "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen",
-                            isa=False),
+    "TOKEN_REGISTER": _Spec(bool, None, "dependency-token pushes and pops counted a cycle after they happen, and "
+                            "a module's token flags decided on a cycle late (COMPUTE_OVERLAP's compute module "
+                            "decides on registers of its own)", isa=False),
     "BUSY_REGISTER": _Spec(bool, None, "each unit's busy flag registered before its module's sequencer sees it; "
                            "the sequencer takes the next instruction as it retires one", isa=False),
     "QUEUE_ROOM_REGISTER": _Spec(bool, None, "fetch sees an instruction queue's room a cycle late, from a register "

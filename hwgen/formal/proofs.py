@@ -113,7 +113,8 @@ def _memory_engine(cfg, bugs) -> Elaboratable:
 
 def _tokens(cfg, bugs) -> Elaboratable:
     """The token protocol, each side proven under the other's contract: a sequencer (of
-    the load or store module) with any instructions, token flags and busy flags; a
+    the load or store module) with any instructions and busy flags and token flags that
+    fall only when a pop is counted; a
     token queue with any pushes and pops within the sequencer's contract."""
     def build(m):
         queue = InsnQueueSignature().flip().create(path=("queue",))
@@ -122,15 +123,15 @@ def _tokens(cfg, bugs) -> Elaboratable:
             m.d.comb += port.eq(AnySeq(len(port)))
         busy = Signal()
         m.d.comb += busy.eq(AnySeq(1))
-        Sequencer(m, queue, tokens, [busy], {"UNIT": lambda bits: bits[0]}, cfg.BUSY_REGISTER, bugs, formal=True)
+        Sequencer(m, queue, tokens, [busy], {"UNIT": lambda bits: bits[0]}, cfg.BUSY_REGISTER, cfg.TOKEN_REGISTER, bugs,
+                  formal=True)
         m.submodules.token_queue = unit = TokenQueue(cfg.TOKEN_REGISTER, bugs, formal=True)
         free_inputs(m, unit)
     return _Harness(build)
 
 
 def _insn_queue(cfg, bugs) -> Elaboratable:
-    """An instruction queue with any writes and reads within fetch's and the
-    sequencer's contracts."""
+    """An instruction queue with any writes and reads."""
     def build(m):
         m.submodules.insn_queue = unit = InsnQueue(cfg.QUEUE_ROOM_REGISTER, bugs, formal=True)
         free_inputs(m, unit)
@@ -291,11 +292,12 @@ PROOFS = {p.name: p for p in (
           # the beats in VME_REGISTERS' FIFO: the slot of a burst whose last beat waits
           # there is still taken, which an invariant would have to say of the FIFO's memory
           bounded=("VME_REGISTERS", 12)),
-    Proof("tokens", "dependency tokens: the sequencer pops only a waiting token, pops of a queue two cycles "
-          "apart or more; a token queue never pops empty and says whether it holds a token",
+    Proof("tokens", "dependency tokens: the sequencer pops only a waiting token, with TOKEN_REGISTER pops of a "
+          "queue two cycles apart or more; a token queue never pops empty, says whether it holds a token and "
+          "drops that flag only for a pop",
           _tokens, "prove", 4, ("sequencer_pops_without_token", "token_have_stale"), 10),
-    Proof("insn_queue", "instruction queues: no write lost to a full queue (the room register included), "
-          "no read of an empty one", _insn_queue, "prove", 3, ("queue_room_off_by_one",), 40),
+    Proof("insn_queue", "instruction queues: no write the queue takes lost to a full queue (the room register "
+          "included)", _insn_queue, "prove", 3, ("queue_room_off_by_one",), 40),
     Proof("store", "the store's AXI writes: AW and W valid and payload held until ready; bursts bus-aligned, at "
           "most AXI_MAX_BURST beats, inside a 4 KiB page; a beat queued for W only after its burst's AW, never "
           "into a full queue, its last flag on exactly the burst's last",

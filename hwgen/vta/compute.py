@@ -91,7 +91,8 @@ class ComputeModule(wiring.Component):
         else:
             seq = Sequencer(m, self.queue, self.tokens, [gemm.busy, alu.busy, *(u.busy for u in loads.values())], {
                 **{mt.name: self._is_load_of(mt) for mt in loads},
-                **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}}, cfg.BUSY_REGISTER)
+                **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}}, cfg.BUSY_REGISTER,
+                cfg.TOKEN_REGISTER)
             m.d.comb += self.retire_pushes.eq(Cat(self.tokens.push_prev, self.tokens.push_next))
         g = data.View(insn_layout(cfg, "GEMM"), seq.insn)
         a = data.View(insn_layout(cfg, "ALU"), seq.insn)
@@ -110,7 +111,8 @@ class ComputeModule(wiring.Component):
                      self.finished.eq(seq.start["FINISH"])]
 
         # -- memory traffic -------------------------------------------------------------------
-        share_read_client(m, self.vme, [u.vme for u in loads.values()], [u.busy for u in loads.values()])
+        share_read_client(m, self.vme, [u.vme for u in loads.values()], [u.busy for u in loads.values()],
+                          cfg.VME_REGISTERS)
         wiring.connect(m, loads[MemType.UOP].wr, wiring.flipped(self.uop_wr))
         wiring.connect(m, wiring.flipped(self.inp_rd), gemm.inp)
         wiring.connect(m, wiring.flipped(self.wgt_rd), gemm.wgt)

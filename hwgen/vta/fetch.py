@@ -91,7 +91,8 @@ class Fetch(wiring.Component):
         n, ok = stage(n, "n_b"), stage(ok & quiet, "quiet_b") if plan else Const(1)
         beats = (n + per_beat - 1) >> exact_log2(per_beat) if per_beat > 1 else n * beats_per
         cmd = self.vme.cmd
-        m.d.comb += [cmd.valid.eq(ok & ~inflight & (n != 0) & ~self.launch), cmd.payload.addr.eq(addr),
+        # launch starts an idle core, whose count is 0: no burst is planned in its cycle
+        m.d.comb += [cmd.valid.eq(ok & ~inflight & (n != 0)), cmd.payload.addr.eq(addr),
                      cmd.payload.len.eq(beats - 1), cmd.payload.tag.eq(0)]
         with m.If(cmd.valid & cmd.ready):
             m.d.sync += [inflight.eq(1), burst_left.eq(n), addr.eq(addr + n * INSN_BYTES), remaining.eq(remaining - n)]
@@ -127,6 +128,6 @@ class Fetch(wiring.Component):
         to_store, to_load = buf.r_data[INSN_BITS], buf.r_data[INSN_BITS + 1]
         for q, sel in ((self.store_q, to_store), (self.load_q, to_load), (self.compute_q, ~to_store & ~to_load)):
             m.d.comb += q.data.eq(buf.r_data[:INSN_BITS])
-            with m.If(sel):
-                m.d.comb += [q.en.eq(buf.r_rdy & q.rdy), buf.r_en.eq(q.rdy)]
+            with m.If(sel):     # the queue takes it if it has room (InsnQueueWriteSignature)
+                m.d.comb += [q.en.eq(buf.r_rdy), buf.r_en.eq(q.rdy)]
         return m

@@ -34,12 +34,13 @@ class LoadModule(wiring.Component):
         for mt, u in units.items():
             m.submodules[f"load_{mt.name.lower()}"] = u
         seq = Sequencer(m, self.queue, self.tokens, [u.busy for u in units.values()],
-                        {mt.name: self._memory_type_is(mt) for mt in units}, cfg.BUSY_REGISTER)
+                        {mt.name: self._memory_type_is(mt) for mt in units}, cfg.BUSY_REGISTER, cfg.TOKEN_REGISTER)
         for mt, u in units.items():
             m.d.comb += [u.insn.eq(seq.insn), u.start.eq(seq.start[mt.name])]
         wiring.connect(m, units[MemType.INP].wr, wiring.flipped(self.inp_wr))
         wiring.connect(m, units[MemType.WGT].wr, wiring.flipped(self.wgt_wr))
-        share_read_client(m, self.vme, [u.vme for u in units.values()], [u.busy for u in units.values()])
+        share_read_client(m, self.vme, [u.vme for u in units.values()], [u.busy for u in units.values()],
+                          cfg.VME_REGISTERS)
         m.d.comb += [self.executing.eq(seq.executing), self.waiting.eq(seq.waiting),
                      self.retired.eq(seq.retired), self.state.eq(seq.state)]
         return m

@@ -31,6 +31,7 @@ from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
 from .footprint import ProductSum, halves_touched
 from .layouts import insn_layout
 from .rtl import registered
+from .sequencer import token_contract
 
 CLASSES = ("LOAD", "GEMM", "ALU")       # the units that execute compute instructions, one each at a time
 
@@ -70,11 +71,11 @@ class OverlapSequencer:
             # two instructions staged here: the queue, placed apart, is read whenever they
             # have room, not by the decision to issue (one cycle more from queue to head)
             m.submodules.overlap_stage = stage = fifo.SyncFIFO(width=INSN_BITS, depth=2)
-            m.d.comb += [queue.en.eq(queue.rdy & stage.w_rdy), stage.w_en.eq(queue.rdy),
+            m.d.comb += [queue.en.eq(stage.w_rdy), stage.w_en.eq(queue.rdy),
                          stage.w_data.eq(queue.data), stage.r_en.eq(take)]
             ready, word = stage.r_rdy, stage.r_data
         else:
-            m.d.comb += queue.en.eq(queue.rdy & take)
+            m.d.comb += queue.en.eq(take)
             ready, word = queue.rdy, queue.data
         taken = take & ready
         with m.If(take):
@@ -260,8 +261,8 @@ class OverlapSequencer:
             m.d.comb += self.retired.eq(1)
         m.d.comb += [tokens.push_prev.eq(pushes[0]), tokens.push_next.eq(pushes[1])]
 
-        m.d.comb += [self.executing.eq(~empty), self.waiting.eq(have & ~pops_ok & empty),
-                     self.state.eq(Mux(~empty, 2, Mux(have, 1, 0)))]
+        m.d.comb += [self.executing.eq(~empty), self.state.eq(Mux(~empty, 2, Mux(have, 1, 0)))]
+        m.d.sync += self.waiting.eq(have & ~pops_ok & empty)      # a counter's event: a cycle late
         if formal:
             self._properties(m, cfg, tokens, units, load_busy, taken, {
                 "have": have, "sel": sel, "is_load": is_load, "exe": exe, "sizes": sizes, "ld_fields": ld_fields,
@@ -459,17 +460,7 @@ class OverlapSequencer:
                            "a scan of no GEMM or ALU head")
 
         # -- tokens ----------------------------------------------------------------------------
-        for side in ("prev", "next"):
-            pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
-            counted = registered(m, pop, f"rec_pop_{side}")
-            if cfg.TOKEN_REGISTER:
-                counted = registered(m, counted, f"rec_pop_{side}_counted")
-            m.d.comb += [Assume(have | ~registered(m, have, f"rec_have_{side}") | counted,
-                                f"have_{side} falls only when a pop is counted"),
-                         Assert(~pop | have, f"pop_{side} without a token")]
-            if cfg.TOKEN_REGISTER:
-                m.d.comb += Assert(~pop | ~registered(m, pop, f"rec_pop_{side}_was"),
-                                   f"pop_{side} in two cycles running")
+        token_contract(m, tokens, cfg.TOKEN_REGISTER)
 
         # -- what makes the above inductive ------------------------------------------------
         m.d.comb += Assert(~hw["have"] | (Cat(hw["sel"][n] == kind[n] for n in kind).all() &

@@ -27,14 +27,18 @@ class TokenSignature(wiring.Signature):
 
 
 class InsnQueueWriteSignature(wiring.Signature):
-    """The write side of an instruction queue, from the producer."""
+    """The write side of an instruction queue, from the producer: an instruction is
+    written in a cycle with both `en` (the producer has one) and `rdy` (the queue has
+    room), so that neither side's flag depends on the other's."""
 
     def __init__(self):
         super().__init__({"data": Out(INSN_BITS), "en": Out(1), "rdy": In(1)})
 
 
 class InsnQueueSignature(wiring.Signature):
-    """The read side of an instruction queue, from the consumer."""
+    """The read side of an instruction queue, from the consumer: the instruction in
+    `data` is taken in a cycle with both `rdy` (the queue holds one) and `en` (the
+    consumer takes one)."""
 
     def __init__(self):
         super().__init__({"data": In(INSN_BITS), "rdy": In(1), "en": Out(1)})
@@ -50,7 +54,7 @@ class TokenQueue(wiring.Component):
     count's next value, so that the consumer's pop decision does not start with a
     16-bit comparison. With `register` (TOKEN_REGISTER) pushes and pops (late signals:
     a unit's last write, the sequencer's decision) count a cycle later; the sequencer
-    looks at `have` again no sooner than three cycles after its pop, when the count has
+    looks at `have` again no sooner than two cycles after its pop, when the count has
     it. With `formal` the queue asserts its contract (`_properties`)."""
 
     def __init__(self, register: bool = False, bugs=frozenset(), formal: bool = False):
@@ -77,7 +81,8 @@ class TokenQueue(wiring.Component):
         that pops only while `have` says a token is waiting and, with `register`, pops
         at least two cycles apart (both assumed here; the sequencer's proof asserts
         them of it); `launch` left to the reset state (it starts an idle core): a pop
-        never finds the queue empty and `have` is whether the count is nonzero."""
+        never finds the queue empty, `have` is whether the count is nonzero, and it
+        falls only when a pop is counted (token_contract assumes so of it)."""
         full = self.count == (1 << TOKEN_BITS) - 1
         m.d.comb += [Assume(~(push & ~pop & full), "the program holds at most 2^16 - 1 tokens in a queue"),
                      Assume(~self.pop | self.have, "the consumer pops a waiting token"),
@@ -85,12 +90,15 @@ class TokenQueue(wiring.Component):
         if self.register:
             m.d.comb += Assume(~(self.pop & pop), "the consumer pops at least two cycles apart")
         m.d.comb += [Assert(self.have == (self.count != 0), "have differs from the count"),
-                     Assert(~pop | push | (self.count != 0), "a pop of an empty queue")]
+                     Assert(~pop | push | (self.count != 0), "a pop of an empty queue"),
+                     Assert(self.have | ~registered(m, self.have, "had") | registered(m, pop, "counted"),
+                            "have fell without a pop counted")]
 
 
 class InsnQueue(wiring.Component):
-    """A module's instruction queue: fetch writes `w` (at most one instruction a cycle,
-    only while `w.rdy`), the module's sequencer reads `r`. Programs rely on its depth,
+    """A module's instruction queue: fetch writes `w` (at most one instruction a
+    cycle), the module's sequencer reads `r`, each side a transfer when both flags are
+    up (InsnQueueWriteSignature, InsnQueueSignature). Programs rely on its depth,
     INSN_QUEUE_DEPTH, not to deadlock. With `room_register` (QUEUE_ROOM_REGISTER)
     `w.rdy` is a register, and the queue one entry deeper so that it still takes
     INSN_QUEUE_DEPTH instructions: fetch writes at most one a cycle, so two free
@@ -104,26 +112,21 @@ class InsnQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.fifo = q = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=INSN_QUEUE_DEPTH + self.room_register)
-        m.d.comb += [q.w_data.eq(self.w.data), q.w_en.eq(self.w.en),
-                     self.r.data.eq(q.r_data), self.r.rdy.eq(q.r_rdy), q.r_en.eq(self.r.en)]
         slack = int("queue_room_off_by_one" in self.bugs)
         if self.room_register:
             m.d.comb += self.w.rdy.eq(registered(m, q.w_level <= INSN_QUEUE_DEPTH - 1 + slack, "room"))
         else:
             m.d.comb += self.w.rdy.eq(q.w_rdy | bool(slack))
+        m.d.comb += [q.w_data.eq(self.w.data), q.w_en.eq(self.w.en & self.w.rdy),
+                     self.r.data.eq(q.r_data), self.r.rdy.eq(q.r_rdy), q.r_en.eq(self.r.en & q.r_rdy)]
         if self.formal:
             self._properties(m, q)
         return m
 
     def _properties(self, m: Module, q) -> None:
-        """For a writer that writes only while `w.rdy` and a reader that reads only
-        while `r.rdy` (assumed: fetch's and the sequencer's contracts, the latter
-        asserted by the sequencer's proof): no write is lost to a full queue, and no
-        read finds it empty."""
-        m.d.comb += [Assume(~self.w.en | self.w.rdy, "fetch writes only while the queue has room"),
-                     Assume(~self.r.en | self.r.rdy, "the sequencer reads only a waiting instruction"),
-                     Assert(~q.w_en | q.w_rdy, "a write to a full instruction queue"),
-                     Assert(~q.r_en | q.r_rdy, "a read of an empty instruction queue")]
+        """For any writes and reads: no write the queue says it takes (`w.rdy`, from
+        the room register with `room_register`) finds it full."""
+        m.d.comb += Assert(~q.w_en | q.w_rdy, "a write to a full instruction queue")
 
 
 class Sequencer:
@@ -140,16 +143,27 @@ class Sequencer:
     so a start depends only on the state and the token flags: the decode stays off the
     path from the token queues to the units' control registers.
 
+    The sequencer asks for an instruction (`queue.en`) in the states that take one,
+    whether or not the queue has one (`queue.rdy`: the queue hands it over when both
+    are up), and `waiting` passes a register (it counts a cycle late). With
+    `token_register` (TOKEN_REGISTER) the token flags are decided on as they were a
+    cycle before (a flag can only rise meanwhile: only this sequencer pops), so that
+    nothing it drives comes from its inputs in the same cycle: a token that arrives
+    while its instruction waits is popped a cycle later, and the flags are next looked
+    at as the next instruction is taken, at least two cycles after a pop (the queue has
+    counted it by then).
+
     With `busy_register` (BUSY_REGISTER) each busy flag passes a register first: the
     units are spread over the die and their flags met the token push and the state
     in one cycle. The sequencer then sees an instruction end a cycle later, and makes
     up for it by taking the next instruction from the queue in that same cycle
     instead of in an idle cycle of its own: an instruction takes as many cycles as
-    without the registers, its tokens are pushed a cycle later, and a pop is still
-    followed by at least three cycles before the next look at the token flags."""
+    without the registers and its tokens are pushed a cycle later; it executes for
+    two cycles at least (the first looks at no busy register), so a pop is still
+    followed by two cycles before the next look at the token flags."""
 
     def __init__(self, m: Module, queue, tokens, busy: list, units: dict, busy_register: bool = False,
-                 bugs=frozenset(), formal: bool = False):
+                 token_register: bool = False, bugs=frozenset(), formal: bool = False):
         self.insn = Signal(INSN_BITS)
         self.start = {name: Signal(name=f"start_{name.lower()}") for name in units}
         selected = {name: Signal(name=f"unit_{name.lower()}") for name in units}
@@ -158,17 +172,30 @@ class Sequencer:
         self.retired = Signal()
         self.state = Signal(2)
         head = data.View(HEAD_LAYOUT, self.insn)
+        decided = Signal()      # the head's tokens popped and its units started
         if busy_register:
             # in the cycle after a start the registers still hold the idle flags
-            busy = [registered(m, Cat(self.start.values()).any(), "started"),
+            busy = [registered(m, decided, "started"),
                     *(registered(m, b, f"busy{k}_reg") for k, b in enumerate(busy))]
         busy = Cat(*busy).any()
 
+        def ok_for(bits):
+            """Whether the tokens instruction `bits` pops are waiting."""
+            h = data.View(HEAD_LAYOUT, bits)
+            if "sequencer_pops_without_token" in bugs:
+                return tokens.have_prev | tokens.have_next | ~(h.pop_prev | h.pop_next)
+            return (~h.pop_prev | tokens.have_prev) & (~h.pop_next | tokens.have_next)
+
+        ok = Signal()           # the head's tokens are waiting (as of a cycle ago, with token_register)
+        waiting = Signal()
+
         def take():
-            m.d.comb += queue.en.eq(queue.rdy)
+            m.d.comb += queue.en.eq(1)
             with m.If(queue.rdy):
                 m.d.sync += [self.insn.eq(queue.data),
                              *(selected[name].eq(is_unit(queue.data)) for name, is_unit in units.items())]
+                if token_register:
+                    m.d.sync += ok.eq(ok_for(queue.data))
                 m.next = "TOKENS"
 
         with m.FSM():
@@ -176,12 +203,13 @@ class Sequencer:
                 take()
             with m.State("TOKENS"):
                 m.d.comb += self.state.eq(1)
-                ok = (~head.pop_prev | tokens.have_prev) & (~head.pop_next | tokens.have_next)
-                if "sequencer_pops_without_token" in bugs:
-                    ok = tokens.have_prev | tokens.have_next | ~(head.pop_prev | head.pop_next)
-                m.d.comb += self.waiting.eq(~ok)
+                if token_register:
+                    m.d.sync += ok.eq(ok_for(self.insn))
+                else:
+                    m.d.comb += ok.eq(ok_for(self.insn))
+                m.d.comb += waiting.eq(~ok)
                 with m.If(ok):
-                    m.d.comb += [tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
+                    m.d.comb += [decided.eq(1), tokens.pop_prev.eq(head.pop_prev), tokens.pop_next.eq(head.pop_next),
                                  *(self.start[name].eq(selected[name]) for name in units)]
                     m.next = "EXEC"
             with m.State("EXEC"):
@@ -192,18 +220,30 @@ class Sequencer:
                     m.next = "IDLE"
                     if busy_register:
                         take()
+        m.d.sync += self.waiting.eq(waiting)
         if formal:
-            self._properties(m, queue, tokens)
+            self._properties(m, queue, tokens, token_register)
 
     @staticmethod
-    def _properties(m: Module, queue, tokens) -> None:
-        """What the token and instruction queues rely on (TokenQueue._properties,
-        InsnQueue._properties), for any instructions,
-        token flags and unit busy flags: a pop only while its queue has a token, and
-        the pops of a queue at least two cycles apart (TOKEN_REGISTER counts them a
-        cycle late); a read of its instruction queue only while it holds one."""
-        m.d.comb += Assert(~queue.en | queue.rdy, "an instruction read from an empty queue")
-        for side in ("prev", "next"):
-            pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
-            m.d.comb += [Assert(~pop | have, f"pop_{side} without a token"),
-                         Assert(~pop | ~registered(m, pop, f"pop_{side}_was"), f"pop_{side} in two cycles running")]
+    def _properties(m: Module, queue, tokens, token_register: bool) -> None:
+        """What the token queues rely on (TokenQueue._properties), for any
+        instructions, instruction queue, busy flags and token flags that fall only when
+        a pop of theirs is counted (token_contract)."""
+        token_contract(m, tokens, token_register)
+
+
+def token_contract(m: Module, tokens, token_register: bool) -> None:
+    """A consumer's side of the token queues, for its proof: assumed, a token flag
+    falls only when a pop is counted (the cycle after it, two with `token_register`);
+    asserted, a pop only while its queue has a token and, with `token_register`, the
+    pops of a queue at least two cycles apart (the queue counts them a cycle late)."""
+    for side in ("prev", "next"):
+        pop, have = getattr(tokens, f"pop_{side}"), getattr(tokens, f"have_{side}")
+        counted = registered(m, pop, f"rec_pop_{side}")
+        if token_register:
+            counted = registered(m, counted, f"rec_pop_{side}_counted")
+        m.d.comb += [Assume(have | ~registered(m, have, f"rec_have_{side}") | counted,
+                            f"have_{side} falls only when a pop is counted"),
+                     Assert(~pop | have, f"pop_{side} without a token")]
+        if token_register:
+            m.d.comb += Assert(~pop | ~registered(m, pop, f"rec_pop_{side}_was"), f"pop_{side} in two cycles running")

@@ -27,7 +27,8 @@ class StoreModule(wiring.Component):
         m = Module()
         m.submodules.tensor_store = ts = TensorStore(self.cfg, self.bugs)
         # Every instruction in the store queue is a STORE.
-        seq = Sequencer(m, self.queue, self.tokens, [ts.busy], {"store": lambda bits: 1}, self.cfg.BUSY_REGISTER)
+        seq = Sequencer(m, self.queue, self.tokens, [ts.busy], {"store": lambda bits: 1}, self.cfg.BUSY_REGISTER,
+                        self.cfg.TOKEN_REGISTER)
         m.d.comb += [ts.insn.eq(seq.insn), ts.start.eq(seq.start["store"])]
         wiring.connect(m, ts.vme, wiring.flipped(self.vme))
         wiring.connect(m, wiring.flipped(self.out), ts.out)

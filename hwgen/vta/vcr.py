@@ -47,22 +47,29 @@ class ControlRegisters(wiring.Component):
         m.d.comb += [self.insn_count.eq(regs["insn_count"]), self.insn_base.eq(regs["insn_base"]),
                      self.dram_base.eq(regs["dram_base"])]
 
-        # -- writes: address and data together, then the response ----------------------------
-        bvalid = Signal()
-        m.d.comb += [bus.bvalid.eq(bvalid), bus.bresp.eq(OKAY)]
+        # -- writes: address and data each into a register, then the write and its response --
+        # (the readies from registers, not from the valids; `launch` a register too, so the
+        # core's start comes from no bus input in its cycle)
+        bvalid, aw_full, w_full = Signal(), Signal(), Signal()
+        awaddr, wdata = Signal.like(bus.awaddr), Signal.like(bus.wdata)
+        m.d.comb += [bus.bvalid.eq(bvalid), bus.bresp.eq(OKAY),
+                     bus.awready.eq(~aw_full & ~bvalid), bus.wready.eq(~w_full & ~bvalid)]
         with m.If(bus.bvalid if "vcr_drops_bvalid" in self.bugs else bus.bvalid & bus.bready):
             m.d.sync += bvalid.eq(0)
-        take = bus.awvalid & bus.wvalid & ~bvalid
-        m.d.comb += [bus.awready.eq(take), bus.wready.eq(take)]
-        with m.If(take):
-            m.d.sync += bvalid.eq(1)
-            with m.Switch(bus.awaddr):
+        with m.If(bus.awvalid & bus.awready):
+            m.d.sync += [aw_full.eq(1), awaddr.eq(bus.awaddr)]
+        with m.If(bus.wvalid & bus.wready):
+            m.d.sync += [w_full.eq(1), wdata.eq(bus.wdata)]
+        m.d.sync += self.launch.eq(0)
+        with m.If(aw_full & w_full):
+            m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
+            with m.Switch(awaddr):
                 for r in REGISTERS:
                     if r.writable and r.name != "control":
                         with m.Case(r.offset):
-                            m.d.sync += regs[r.name].eq(bus.wdata)
+                            m.d.sync += regs[r.name].eq(wdata)
                 with m.Case(OFFSETS["control"]):
-                    m.d.comb += self.launch.eq((bus.wdata & CONTROL_LAUNCH) != 0)
+                    m.d.sync += self.launch.eq((wdata & CONTROL_LAUNCH) != 0)
 
         # -- run state and counters -------------------------------------------------------------
         with m.If(running):
@@ -92,7 +99,7 @@ class ControlRegisters(wiring.Component):
             with m.If(bus.arvalid):
                 self._load_rdata(m, rdata, regs, done)
         if self.formal:
-            self._properties(m)
+            self._properties(m, aw_full, w_full)
         return m
 
     def _load_rdata(self, m: Module, rdata, regs: dict, done) -> None:
@@ -103,22 +110,25 @@ class ControlRegisters(wiring.Component):
                     value = Mux(done, CONTROL_FINISHED, 0) if r.name == "control" else regs[r.name]
                     m.d.sync += rdata.eq(value)
 
-    def _properties(self, m: Module) -> None:
+    def _properties(self, m: Module, aw_full, w_full) -> None:
         """The slave's AXI4-Lite contract, for any master: B and R, with their payload,
         held until BREADY and RREADY; a write response only once the write's address
         and data were taken, a read response only once its address was, and one
         response a request (the requests taken and not yet answered are counted from
-        the bus alone; the slave takes one of each kind at a time, which bounds them,
-        and answers it in the next cycle, which makes the rules inductive)."""
+        the bus alone; the slave takes one of each kind at a time, which bounds them;
+        what makes the rules inductive: a write taken and unanswered is held in its
+        register or answered by B, a read answered by R from the next cycle)."""
         bus = self.axil
         held_until_ready(m, bus.bvalid, bus.bready, bus.bresp, "B")
         held_until_ready(m, bus.rvalid, bus.rready, Cat(bus.rdata, bus.rresp), "R")
         answered = {"B": bus.bvalid & bus.bready, "R": bus.rvalid & bus.rready}
-        for name, taken, response in (("AW", bus.awvalid & bus.awready, "B"), ("W", bus.wvalid & bus.wready, "B"),
-                                      ("AR", bus.arvalid & bus.arready, "R")):
+        for name, taken, response, pending in (("AW", bus.awvalid & bus.awready, "B", aw_full | bus.bvalid),
+                                               ("W", bus.wvalid & bus.wready, "B", w_full | bus.bvalid),
+                                               ("AR", bus.arvalid & bus.arready, "R", bus.rvalid)):
             owed = Signal(2, name=f"{name.lower()}_unanswered")
             m.d.sync += owed.eq(owed + taken - answered[response])
             valid = bus.bvalid if response == "B" else bus.rvalid
             m.d.comb += [Assert(~valid | (owed != 0), f"{response} without its {name} taken"),
                          Assert(owed <= 1, f"a second {name} taken before the first was answered"),
-                         Assert(owed == valid, f"{name} taken and no {response} in the next cycle")]
+                         Assert(owed == pending, f"{name} taken and neither held nor answered")]
+        m.d.comb += Assert(~((aw_full | w_full) & bus.bvalid), "a write held while its response waits")

@@ -5,7 +5,8 @@ Reads: a client sends (addr, len, tag) and receives the burst's beats tagged wit
 own tag. Up to AXI_MAX_INFLIGHT bursts are in flight, each under its own AXI ID (a
 slot); returning beats are routed to the owning client by ID, so responses may come
 back out of order across bursts. Clients are served round-robin.
-Writes: the store client's bursts go straight to AW and W; `ack` pulses for each B.
+Writes: the store client's bursts go to AW and W (with VME_REGISTERS through a FIFO
+each); `ack` pulses for each B.
 Clients use device addresses; the bus address is `base` (a multiple of 4 KiB, so
 that a burst that stays in a 4 KiB page of device addresses stays in one on the bus)
 plus the device address.
@@ -69,6 +70,9 @@ class MemoryEngine(wiring.Component):
         slots = cfg.AXI_MAX_INFLIGHT
         size = ceil_log2(geometry(cfg).bus_bytes)
 
+        # the base, set by the host before a launch, in a register here: the control
+        # registers sit apart, and the adders below start from it
+        base = registered(m, self.base, "base")
         busy = [Signal(name=f"slot{k}_busy") for k in range(slots)]
         owner = Array(Signal(range(max(n, 2)), name=f"slot{k}_owner") for k in range(slots))
         ctag = Array(Signal(geometry(cfg).tag_bits, name=f"slot{k}_tag") for k in range(slots))
@@ -111,7 +115,7 @@ class MemoryEngine(wiring.Component):
                         with (m.If if k == 0 else m.Elif)(valid & ~ar_valid & free_any):
                             m.d.comb += [taken.eq(1), granted.eq(1)]
                             m.d.sync += [
-                                ar_valid.eq(1), axi.araddr.eq(payload.addr + self.base), axi.arlen.eq(payload.len),
+                                ar_valid.eq(1), axi.araddr.eq(payload.addr + base), axi.arlen.eq(payload.len),
                                 axi.arid.eq(free), owner[free].eq(c), ctag[free].eq(payload.tag),
                                 rr.eq((c + 1) % n),
                             ]
@@ -146,14 +150,31 @@ class MemoryEngine(wiring.Component):
             with m.If(r_valid & r_ready & r_last & (r_id == k)):
                 m.d.sync += busy[k].eq(0)
 
-        # -- write: AW and W straight from the client; B acknowledges ----------------------
+        # -- write: AW and W from the client; B acknowledges -----------------------------------
+        # With VME_REGISTERS, AW (with the bus address added) and W each pass a two-entry
+        # FIFO and B's acknowledgement a register: the store's request logic, the adder and
+        # the bus are then apart, each side's ready and valid from registers (one cycle of
+        # latency each, full rate)
         w = self.write
+        aw = data.StructLayout({"addr": ADDR_BITS, "len": 8})
+        aw_in = data.View(aw, Cat((w.cmd.payload.addr + base)[:ADDR_BITS], w.cmd.payload.len))
+        wb = Cat(w.data.payload.data, w.data.payload.strb, w.data.payload.last)
+        if cfg.VME_REGISTERS:
+            m.submodules.aw_fifo = aw_fifo = fifo.SyncFIFO(width=aw.size, depth=2)
+            m.submodules.w_fifo = w_fifo = fifo.SyncFIFO(width=len(wb), depth=2)
+            m.d.comb += [aw_fifo.w_data.eq(aw_in), aw_fifo.w_en.eq(w.cmd.valid), w.cmd.ready.eq(aw_fifo.w_rdy),
+                         w_fifo.w_data.eq(wb), w_fifo.w_en.eq(w.data.valid), w.data.ready.eq(w_fifo.w_rdy),
+                         aw_fifo.r_en.eq(axi.awready), w_fifo.r_en.eq(axi.wready)]
+            aw_valid, aw_out, w_valid, w_out = aw_fifo.r_rdy, data.View(aw, aw_fifo.r_data), w_fifo.r_rdy, w_fifo.r_data
+            ack = registered(m, axi.bvalid, "b_ack")
+        else:
+            m.d.comb += [w.cmd.ready.eq(axi.awready), w.data.ready.eq(axi.wready)]
+            aw_valid, aw_out, w_valid, w_out, ack = w.cmd.valid, aw_in, w.data.valid, wb, axi.bvalid
         m.d.comb += [
-            axi.awvalid.eq(w.cmd.valid), w.cmd.ready.eq(axi.awready), axi.awaddr.eq(w.cmd.payload.addr + self.base),
-            axi.awlen.eq(w.cmd.payload.len), axi.awsize.eq(size), axi.awburst.eq(BURST_INCR), axi.awid.eq(0),
-            axi.wvalid.eq(w.data.valid), w.data.ready.eq(axi.wready), axi.wdata.eq(w.data.payload.data),
-            axi.wstrb.eq(w.data.payload.strb), axi.wlast.eq(w.data.payload.last),
-            axi.bready.eq(1), w.ack.eq(axi.bvalid),
+            axi.awvalid.eq(aw_valid), axi.awaddr.eq(aw_out.addr), axi.awlen.eq(aw_out.len), axi.awsize.eq(size),
+            axi.awburst.eq(BURST_INCR), axi.awid.eq(0),
+            axi.wvalid.eq(w_valid), Cat(axi.wdata, axi.wstrb, axi.wlast).eq(w_out),
+            axi.bready.eq(1), w.ack.eq(ack),
         ]
         if self.formal:
             self._properties(m, busy)
@@ -198,19 +219,30 @@ class MemoryEngine(wiring.Component):
         m.d.comb += Assert((handed & (handed - 1)) == 0, "a beat handed to two clients")
 
 
-def share_read_client(m: Module, port, clients: list, active: list) -> None:
+def share_read_client(m: Module, port, clients: list, active: list, buffered: bool = False) -> None:
     """Let several units with read clients use one port; `active[k]` is high while
     clients[k] may have requests or beats in flight (at most one at a time), from at
     least two cycles before its first beat (a request takes longer) until its last.
 
     Beats are routed by `active` registered, so that a beat's ready, which the memory
     engine selects to retire the beat and the burst, does not come through the units'
-    state logic (far from the memory engine) in the same cycle."""
+    state logic (far from the memory engine) in the same cycle. With `buffered`
+    (VME_REGISTERS) the beats enter a two-entry FIFO here first (full rate, one cycle
+    of latency): the port's ready comes from its level, and the route from the memory
+    engine ends in its registers, not in the units' beat logic."""
+    beats = port.data
+    if buffered:
+        layout = port.data.payload.shape()
+        m.submodules.beats = fifo_ = fifo.SyncFIFO(width=layout.size, depth=2)
+        beats = stream.Signature(layout).create(path=("beat",))
+        m.d.comb += [fifo_.w_data.eq(port.data.payload), fifo_.w_en.eq(port.data.valid),
+                     port.data.ready.eq(fifo_.w_rdy), beats.payload.eq(fifo_.r_data), beats.valid.eq(fifo_.r_rdy),
+                     fifo_.r_en.eq(beats.ready)]
     for k, (client, on) in enumerate(zip(clients, active)):
         with m.If(on):
             m.d.comb += [port.cmd.valid.eq(client.cmd.valid), port.cmd.payload.eq(client.cmd.payload),
                          client.cmd.ready.eq(port.cmd.ready)]
         on = registered(m, on, f"client{k}_active")
-        m.d.comb += [client.data.payload.eq(port.data.payload), client.data.valid.eq(port.data.valid & on)]
+        m.d.comb += [client.data.payload.eq(beats.payload), client.data.valid.eq(beats.valid & on)]
         with m.If(on):
-            m.d.comb += port.data.ready.eq(client.data.ready)
+            m.d.comb += beats.ready.eq(client.data.ready)
