@@ -12,7 +12,7 @@ from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
 from ..flows import core_fit
-from ..fpga import CrossPath, Hierarchy, PortPath, hierarchy_netlist, place_and_route, seed_sweep
+from ..fpga import CrossPath, Hierarchy, PortPath, UNIT_DEPTH, hierarchy_netlist, place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
 from ..vta.shell import TOP_NAME
@@ -79,6 +79,7 @@ def _checked(args):
 
 def build(args) -> int:
     cfg, tech, fam, dev = _checked(args)
+    unit_depth = UNIT_DEPTH if args.unit_depth is None else args.unit_depth
     out = output_dir(args.output)
     t0 = time.perf_counter()
     with stages("building") as step:
@@ -103,12 +104,11 @@ def build(args) -> int:
                 netlist = json.loads(hierarchy_netlist(stage.path / result.files["verilog"], TOP_NAME, fam,
                                                        f"{cfg.name}-{cfg.build_hash}", step).read_text())
                 design = Hierarchy(netlist, fam)
-                mine = [m for m in design.modules if m == TOP_NAME or m.startswith(f"{TOP_NAME}.")]
-                found = design.unit_paths([m for m in mine if 1 <= m.count(".") <= UNIT_LEVELS])
+                found = design.unit_paths(design.below(TOP_NAME, 1, UNIT_LEVELS))
                 # between units: within the top and the modules holding units
-                crossing = design.crossing_paths([m for m in mine if m.count(".") < UNIT_LEVELS])
+                crossing = design.crossing_paths(design.below(TOP_NAME, 0, UNIT_LEVELS - 1))
                 (stage.path / UNIT_PATHS).write_text(json.dumps(
-                    {"paths": [asdict(p) for p in found], "unit_depth": args.unit_depth,
+                    {"paths": [asdict(p) for p in found], "unit_depth": unit_depth,
                      "crossings": [asdict(p) for p in crossing]}, indent=1))
                 result.files.update(unit_paths=UNIT_PATHS)
     seconds = time.perf_counter() - t0
@@ -122,9 +122,8 @@ def build(args) -> int:
     if args.unit_paths:
         summary["unit_paths"] = units = json.loads((out / UNIT_PATHS).read_text())
         problems += [f"unit path: {PortPath(**p)}" for p in units["paths"]]
-        if args.unit_depth is not None:
-            problems += [f"unit path: {CrossPath(**p)}, more than {args.unit_depth}" for p in units["crossings"]
-                         if p["depth"] > args.unit_depth]
+        problems += [f"unit path: {CrossPath(**p)}, more than {unit_depth}" for p in units["crossings"]
+                     if p["depth"] > unit_depth]
     if args.pnr:
         summary["pnr"] = json.loads((out / PNR).read_text())
         if pr.fmax_mhz < cfg.FREQ_MHZ:

@@ -34,6 +34,11 @@ from .synth import synth_cache
 # primitives (simulation models, whiteboxes) stay boxes, classified by their parameters
 HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt_clean", "memory -nomap",
                     "opt_clean", "techmap", "opt -fast", "write_json netlist.json"]
+# the most gate cells a register-to-register path between two units of the core may
+# pass (`hwgen build --unit-paths`): the deepest of 1x8x8's builds, a tensor load's
+# logic from its beat FIFO to its write registers (tag lookup, address adder, bounds)
+# on xc7 and Cyclone V with their four read tags (docs/fpga.md, "Unit boundaries")
+UNIT_DEPTH = 33
 # a gate cell type that holds state
 _STATEFUL = ("DFF", "DLATCH", "SR_")
 
@@ -140,6 +145,12 @@ class Hierarchy:
                 p[1] = max(p[1], depth)
             found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
         return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
+
+    def below(self, top: str, lo: int, hi: int) -> list[str]:
+        """The modules `lo` to `hi` levels below module `top` (named `top.a.b...` by
+        the hierarchy)."""
+        return [m for m in self.modules if (m == top or m.startswith(f"{top}."))
+                and lo <= m.count(".") - top.count(".") <= hi]
 
     def crossing_paths(self, parents=None) -> list[CrossPath]:
         """The register-to-register paths between the submodules of each of

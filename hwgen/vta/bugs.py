@@ -16,6 +16,9 @@ BUGS = {
     "load_ignores_max_burst": "tensor loads issue AXI4-length bursts (256 beats) whatever AXI_MAX_BURST says",
     "queue_room_off_by_one": "an instruction queue says it has room when it is full (with QUEUE_ROOM_REGISTER: "
                              "one entry short)",
+    "fetch_dispatch_waits_for_room": "fetch raises an instruction queue's enable only while that queue has room: "
+                                     "the same transfers, through a combinational path from the queue's ready to "
+                                     "fetch's enable, which the unit-boundary check names",
     "sequencer_pops_without_token": "a sequencer pops its token queues when any of them has a token",
     "token_have_stale": "a token queue's have flag stays up when its last token is popped",
     "vme_reuses_busy_slot": "the memory engine issues a read burst under an AXI ID whose burst is still in flight",

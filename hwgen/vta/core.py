@@ -83,7 +83,7 @@ class Core(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        m.submodules.fetch = fetch = Fetch(cfg)
+        m.submodules.fetch = fetch = Fetch(cfg, self.bugs)
         m.submodules.load = load = LoadModule(cfg, self.bugs)
         m.submodules.compute = compute = ComputeModule(cfg, self.bugs)
         m.submodules.store = store = StoreModule(cfg, self.bugs)

@@ -31,8 +31,8 @@ def _queues(cfg, raw):
 
 
 class Fetch(wiring.Component):
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, bugs=frozenset()):
+        self.cfg, self.bugs = cfg, bugs
         super().__init__({
             "launch": In(1), "insn_count": In(32), "insn_base": In(32),
             "vme": Out(ReadClientSignature(cfg)),
@@ -129,5 +129,6 @@ class Fetch(wiring.Component):
         for q, sel in ((self.store_q, to_store), (self.load_q, to_load), (self.compute_q, ~to_store & ~to_load)):
             m.d.comb += q.data.eq(buf.r_data[:INSN_BITS])
             with m.If(sel):     # the queue takes it if it has room (InsnQueueWriteSignature)
-                m.d.comb += [q.en.eq(buf.r_rdy), buf.r_en.eq(q.rdy)]
+                room = q.rdy if "fetch_dispatch_waits_for_room" in self.bugs else 1
+                m.d.comb += [q.en.eq(buf.r_rdy & room), buf.r_en.eq(q.rdy)]
         return m

@@ -36,8 +36,9 @@ def register(sub) -> None:
                            "unit_paths.json, with the register-to-register paths between units; exit 1 naming "
                            "each path")
     fpga.add_argument("--unit-depth", type=at_least(0), metavar="CELLS",
-                      help="with --unit-paths, also exit 1 naming each register-to-register path between units "
-                           "through more than CELLS of Yosys's gate cells")
+                      help="with --unit-paths, exit 1 naming each register-to-register path between units "
+                           "through more than CELLS of Yosys's gate cells; default the depth the project keeps to "
+                           "(hwgen.fpga.netlist.UNIT_DEPTH, docs/fpga.md)")
     fpga.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                       help="percent of every resource kept free for the rest of the design (a board shell); "
                            "default 10")

@@ -6,8 +6,12 @@ import json
 import pytest
 
 from hwgen.cli import main
+from hwgen.cli.build import UNIT_LEVELS
+from hwgen.config import FPGA_FAMILIES, load_config
 from hwgen.devices import family
-from hwgen.fpga.netlist import Hierarchy, PortPath, hierarchy_netlist
+from hwgen.fpga.netlist import UNIT_DEPTH, Hierarchy, PortPath, hierarchy_netlist
+from hwgen.vta.build import build
+from hwgen.vta.shell import TOP_NAME
 from tests.hwgen.fpga.test_synth import TINY
 
 pytestmark = pytest.mark.synth
@@ -89,12 +93,12 @@ def test_paths_are_listed_deepest_first(netlist):
     assert depths == sorted(depths, reverse=True)
 
 
-def test_build_names_each_unit_s_combinational_path(tmp_path, monkeypatch, capsys):
+def test_build_reports_the_unit_paths_and_the_depths_between_units(tmp_path, monkeypatch, capsys):
     """`hwgen build --fpga F --unit-paths` on a 1x4x4 core: unit_paths.json holds the
-    paths of the units one to three levels below the top (none inside a unit's
-    lanes) and the register-to-register paths between units (deepest first), exit
-    status 1 while any unit path is left or, with --unit-depth, any path between
-    units is deeper."""
+    paths of the units one to three levels below the top (none) and the
+    register-to-register paths between units (deepest first, none deeper than
+    UNIT_DEPTH), exit status 1 while any path between units is deeper than
+    --unit-depth."""
     monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
     cfg = tmp_path / "tiny.json"
     cfg.write_text(json.dumps(TINY))
@@ -107,10 +111,9 @@ def test_build_names_each_unit_s_combinational_path(tmp_path, monkeypatch, capsy
         return code, report
     code, report = build()
     found, crossing = report["unit_paths"]["paths"], report["unit_paths"]["crossings"]
-    assert code == (1 if found else 0) and report["files"]["unit_paths"] == "unit_paths.json"
-    assert all(1 <= p["module"].count(".") <= 3 and p["module"].startswith("vta.") for p in found)
-    assert {f"unit path: {PortPath(**p)}" for p in found} == {t for t in report["problems"] if "unit path" in t}
     depths = [p["depth"] for p in crossing]
+    assert found == [] and depths[0] <= UNIT_DEPTH and code == 0
+    assert report["files"]["unit_paths"] == "unit_paths.json" and report["unit_paths"]["unit_depth"] == UNIT_DEPTH
     assert depths == sorted(depths, reverse=True) and depths[0] > 2
     assert all(p["parent"].count(".") < 3 for p in crossing)
     # the deepest path between units is over a depth one less than its own, not over its own
@@ -194,3 +197,30 @@ def test_the_family_s_block_ram_primitive_reads_through_a_register(tmp_path):
     (tmp_path / "bram.v").write_text(BLOCK_RAM)
     netlist = json.loads(hierarchy_netlist(tmp_path / "bram.v", "bram", ECP5, "bram").read_text())
     assert Hierarchy(netlist, ECP5).unit_paths() == []
+
+
+def test_a_path_through_a_unit_planted_in_the_core_is_named(tmp_path, monkeypatch):
+    """The check's twin: a 1x4x4 core whose fetch raises a queue's enable only while
+    the queue has room (the injected bug fetch_dispatch_waits_for_room, the same
+    transfers) has exactly those paths (the core without it has none: the test
+    above)."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    cfg = load_config({**TINY, "FPGA": "ecp5"})
+
+    verilog = tmp_path / build(cfg, tmp_path, bugs=("fetch_dispatch_waits_for_room",)).files["verilog"]
+    design = Hierarchy(json.loads(hierarchy_netlist(verilog, TOP_NAME, ECP5, "twin").read_text()), ECP5)
+    found = design.unit_paths(design.below(TOP_NAME, 1, UNIT_LEVELS))
+    assert {(p.module, p.source, p.sink) for p in found} == {
+        ("vta.core.fetch", f"{q}_q__rdy", f"{q}_q__en") for q in ("load", "compute", "store")}
+
+
+@pytest.mark.parametrize("fpga", FPGA_FAMILIES)
+def test_every_family_s_build_of_the_timed_configuration_has_registered_unit_boundaries(fpga, tmp_path, capsys):
+    """1x8x8, the configuration whose timing is measured, built for each family:
+    `hwgen build --unit-paths` finds no unit with a combinational path through it and
+    no path between units' registers deeper than UNIT_DEPTH gate cells (the check of
+    every shipped configuration is ci/unit_paths.sh)."""
+    code = main(["build", "--config", "1x8x8", "--fpga", fpga, "--unit-paths", "-o", str(tmp_path / "out"), "--json"])
+    report = json.loads(capsys.readouterr().out)["unit_paths"]
+    assert report["paths"] == [] and report["unit_depth"] == UNIT_DEPTH
+    assert max(p["depth"] for p in report["crossings"]) <= UNIT_DEPTH and code == 0
