@@ -31,7 +31,7 @@ UNIT_LEVELS = 3
 
 
 # how a problem of `build` is headed, by how its text starts (else a fit's)
-_PROBLEMS = (("timing", "timing missed"), ("unit path", "combinational"))
+_PROBLEMS = (("timing", "timing missed"), ("unit path", "combinational"), ("between units", "too deep"))
 
 
 def _checked(args):
@@ -122,7 +122,7 @@ def build(args) -> int:
     if args.unit_paths:
         summary["unit_paths"] = units = json.loads((out / UNIT_PATHS).read_text())
         problems += [f"unit path: {PortPath(**p)}" for p in units["paths"]]
-        problems += [f"unit path: {CrossPath(**p)}, more than {unit_depth}" for p in units["crossings"]
+        problems += [f"between units: {CrossPath(**p)}, more than {unit_depth}" for p in units["crossings"]
                      if p["depth"] > unit_depth]
     if args.pnr:
         summary["pnr"] = json.loads((out / PNR).read_text())

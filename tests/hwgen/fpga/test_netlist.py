@@ -119,7 +119,7 @@ def test_build_reports_the_unit_paths_and_the_depths_between_units(tmp_path, mon
     # the deepest path between units is over a depth one less than its own, not over its own
     _, over = build("--unit-depth", str(depths[0] - 1))
     _, within = build("--unit-depth", str(depths[0]))
-    deeper = [t for t in over["problems"] if "from register to register" in t]
+    deeper = [t for t in over["problems"] if t.startswith("between units: ") and "from register to register" in t]
     assert deeper and all(f"more than {depths[0] - 1}" in t for t in deeper)
     assert not [t for t in within["problems"] if "from register to register" in t]
 
