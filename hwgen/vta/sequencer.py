@@ -221,15 +221,8 @@ class Sequencer:
                     if busy_register:
                         take()
         m.d.sync += self.waiting.eq(waiting)
-        if formal:
-            self._properties(m, queue, tokens, token_register)
-
-    @staticmethod
-    def _properties(m: Module, queue, tokens, token_register: bool) -> None:
-        """What the token queues rely on (TokenQueue._properties), for any
-        instructions, instruction queue, busy flags and token flags that fall only when
-        a pop of theirs is counted (token_contract)."""
-        token_contract(m, tokens, token_register)
+        if formal:      # what the token queues rely on (TokenQueue._properties)
+            token_contract(m, tokens, token_register)
 
 
 def token_contract(m: Module, tokens, token_register: bool) -> None:

@@ -13,7 +13,7 @@ plus the device address.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Assert, Assume, Cat, Module, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Module, Shape, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -132,12 +132,10 @@ class MemoryEngine(wiring.Component):
         r_ready = Signal()
         if cfg.VME_REGISTERS:
             beat = data.StructLayout({"id": len(axi.rid), "data": len(axi.rdata), "last": 1, "owner": len(owner[0])})
-            m.submodules.r_fifo = r_fifo = fifo.SyncFIFO(width=beat.size, depth=2)
-            entering, leaving = data.View(beat, r_fifo.w_data), data.View(beat, r_fifo.r_data)
-            m.d.comb += [entering.id.eq(axi.rid), entering.data.eq(axi.rdata), entering.last.eq(axi.rlast),
-                         entering.owner.eq(own), r_fifo.w_en.eq(axi.rvalid), axi.rready.eq(r_fifo.w_rdy),
-                         r_fifo.r_en.eq(r_ready)]
-            r_valid, r_id, r_data, r_last, own = r_fifo.r_rdy, leaving.id, leaving.data, leaving.last, leaving.owner
+            leaving = fifo_stage(m, "r_fifo", axi.rvalid, Cat(axi.rid, axi.rdata, axi.rlast, own), axi.rready, beat)
+            m.d.comb += leaving.ready.eq(r_ready)
+            r_valid, r_id, r_data, r_last, own = (leaving.valid, leaving.payload.id, leaving.payload.data,
+                                                  leaving.payload.last, leaving.payload.owner)
         else:
             m.d.comb += axi.rready.eq(r_ready)
         readies = Array(self.read[c].data.ready for c in range(n))
@@ -160,12 +158,10 @@ class MemoryEngine(wiring.Component):
         aw_in = data.View(aw, Cat((w.cmd.payload.addr + base)[:ADDR_BITS], w.cmd.payload.len))
         wb = Cat(w.data.payload.data, w.data.payload.strb, w.data.payload.last)
         if cfg.VME_REGISTERS:
-            m.submodules.aw_fifo = aw_fifo = fifo.SyncFIFO(width=aw.size, depth=2)
-            m.submodules.w_fifo = w_fifo = fifo.SyncFIFO(width=len(wb), depth=2)
-            m.d.comb += [aw_fifo.w_data.eq(aw_in), aw_fifo.w_en.eq(w.cmd.valid), w.cmd.ready.eq(aw_fifo.w_rdy),
-                         w_fifo.w_data.eq(wb), w_fifo.w_en.eq(w.data.valid), w.data.ready.eq(w_fifo.w_rdy),
-                         aw_fifo.r_en.eq(axi.awready), w_fifo.r_en.eq(axi.wready)]
-            aw_valid, aw_out, w_valid, w_out = aw_fifo.r_rdy, data.View(aw, aw_fifo.r_data), w_fifo.r_rdy, w_fifo.r_data
+            aw_s = fifo_stage(m, "aw_fifo", w.cmd.valid, aw_in, w.cmd.ready, aw)
+            w_s = fifo_stage(m, "w_fifo", w.data.valid, wb, w.data.ready, len(wb))
+            m.d.comb += [aw_s.ready.eq(axi.awready), w_s.ready.eq(axi.wready)]
+            aw_valid, aw_out, w_valid, w_out = aw_s.valid, aw_s.payload, w_s.valid, w_s.payload
             ack = registered(m, axi.bvalid, "b_ack")
         else:
             m.d.comb += [w.cmd.ready.eq(axi.awready), w.data.ready.eq(axi.wready)]
@@ -219,6 +215,17 @@ class MemoryEngine(wiring.Component):
         m.d.comb += Assert((handed & (handed - 1)) == 0, "a beat handed to two clients")
 
 
+def fifo_stage(m: Module, name: str, valid, payload, ready, layout) -> stream.Interface:
+    """A two-entry FIFO (amaranth.lib.fifo.SyncFIFO: full rate, one cycle of latency)
+    taking `payload` while `valid`, driving the producer's `ready` from its level; the
+    stream of `layout` it returns has its valid from the level too."""
+    m.submodules[name] = f = fifo.SyncFIFO(width=Shape.cast(layout).width, depth=2)
+    out = stream.Signature(layout).create(path=(name,))
+    m.d.comb += [f.w_data.eq(payload), f.w_en.eq(valid), ready.eq(f.w_rdy),
+                 out.payload.eq(f.r_data), out.valid.eq(f.r_rdy), f.r_en.eq(out.ready)]
+    return out
+
+
 def share_read_client(m: Module, port, clients: list, active: list, buffered: bool = False) -> None:
     """Let several units with read clients use one port; `active[k]` is high while
     clients[k] may have requests or beats in flight (at most one at a time), from at
@@ -232,12 +239,8 @@ def share_read_client(m: Module, port, clients: list, active: list, buffered: bo
     engine ends in its registers, not in the units' beat logic."""
     beats = port.data
     if buffered:
-        layout = port.data.payload.shape()
-        m.submodules.beats = fifo_ = fifo.SyncFIFO(width=layout.size, depth=2)
-        beats = stream.Signature(layout).create(path=("beat",))
-        m.d.comb += [fifo_.w_data.eq(port.data.payload), fifo_.w_en.eq(port.data.valid),
-                     port.data.ready.eq(fifo_.w_rdy), beats.payload.eq(fifo_.r_data), beats.valid.eq(fifo_.r_rdy),
-                     fifo_.r_en.eq(beats.ready)]
+        beats = fifo_stage(m, "beats", port.data.valid, port.data.payload, port.data.ready,
+                           port.data.payload.shape())
     for k, (client, on) in enumerate(zip(clients, active)):
         with m.If(on):
             m.d.comb += [port.cmd.valid.eq(client.cmd.valid), port.cmd.payload.eq(client.cmd.payload),
