@@ -23,6 +23,7 @@ from ..vta.gemm import TensorGemm
 from ..vta.index_gen import overlap_members
 from ..vta.overlap import OverlapSequencer
 from ..vta.scratchpad import Scratchpad
+from ..vta.skid_buffer import SkidBuffer
 from ..vta.sequencer import InsnQueue, InsnQueueSignature, Sequencer, TokenQueue, TokenSignature
 from ..vta.tensor_load import TensorLoad, merge_writes, write_signature
 from ..vta.tensor_store import TensorStore
@@ -107,6 +108,16 @@ def _memory_engine(cfg, bugs) -> Elaboratable:
     any requests and any slave."""
     def build(m):
         m.submodules.vme = unit = MemoryEngine(cfg, 3, bugs, formal=True)
+        free_inputs(m, unit)
+    return _Harness(build)
+
+
+def _skid_buffer(cfg, bugs) -> Elaboratable:
+    """A skid buffer of the memory engine's write beats (data, strobes, last) with
+    any producer and consumer."""
+    def build(m):
+        width = cfg.AXI_DATA_BITS + cfg.AXI_DATA_BITS // 8 + 1
+        m.submodules.skid = unit = SkidBuffer(width, bugs, formal=True)
         free_inputs(m, unit)
     return _Harness(build)
 
@@ -292,6 +303,9 @@ PROOFS = {p.name: p for p in (
           # the beats in VME_REGISTERS' FIFO: the slot of a burst whose last beat waits
           # there is still taken, which an invariant would have to say of the FIFO's memory
           bounded=("VME_REGISTERS", 12)),
+    Proof("skid_buffer", "skid buffers at unit boundaries: beats leave in the order taken, none lost or twice; "
+          "ready exactly while fewer than two are held; a beat offered held until taken",
+          _skid_buffer, "prove", 2, ("skid_takes_while_holding",), 6),
     Proof("tokens", "dependency tokens: the sequencer pops only a waiting token, with TOKEN_REGISTER pops of a "
           "queue two cycles apart or more; a token queue never pops empty, says whether it holds a token and "
           "drops that flag only for a pop",

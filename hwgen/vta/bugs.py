@@ -21,6 +21,8 @@ BUGS = {
                                      "fetch's enable, which the unit-boundary check names",
     "sequencer_pops_without_token": "a sequencer pops its token queues when any of them has a token",
     "token_have_stale": "a token queue's have flag stays up when its last token is popped",
+    "skid_takes_while_holding": "a skid buffer is ready while it holds a beat in its skid register when its "
+                                "consumer takes the beat offered: the held beat moves up and the one taken is lost",
     "vme_reuses_busy_slot": "the memory engine issues a read burst under an AXI ID whose burst is still in flight",
     "store_wlast_early": "the store marks a burst's second-to-last beat as its last (WLAST a beat early; none on a "
                          "one-beat burst), which a memory that counts a burst's beats by its AWLEN does not notice",

@@ -5,16 +5,16 @@ Reads: a client sends (addr, len, tag) and receives the burst's beats tagged wit
 own tag. Up to AXI_MAX_INFLIGHT bursts are in flight, each under its own AXI ID (a
 slot); returning beats are routed to the owning client by ID, so responses may come
 back out of order across bursts. Clients are served round-robin.
-Writes: the store client's bursts go to AW and W (with VME_REGISTERS through a FIFO
-each); `ack` pulses for each B.
+Writes: the store client's bursts go to AW and W (with VME_REGISTERS through a skid
+buffer each); `ack` pulses for each B.
 Clients use device addresses; the bus address is `base` (a multiple of 4 KiB, so
 that a burst that stays in a 4 KiB page of device addresses stays in one on the bus)
 plus the device address.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Assert, Assume, Cat, Module, Shape, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.hdl import Array, Assert, Assume, Cat, Module, Signal
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -22,6 +22,7 @@ from ..geometry import geometry
 from .axi import ADDR_BITS, BURST_INCR, Axi4Signature
 from .properties import held_until_ready
 from .rtl import registered
+from .skid_buffer import SkidBuffer
 
 
 class ReadClientSignature(wiring.Signature):
@@ -124,15 +125,15 @@ class MemoryEngine(wiring.Component):
                 m.d.sync += busy[k].eq(1)
 
         # -- R: route each beat to the slot's owner ----------------------------------------
-        # With VME_REGISTERS the beats pass through a two-entry FIFO (full rate, one cycle
-        # of latency) whose ready and valid come from its level alone, so R's inputs and
+        # With VME_REGISTERS the beats pass through a skid buffer (full rate, one cycle of
+        # latency) whose ready, valid and payload are registers, so R's inputs and
         # the clients' beat logic are not one path. Each beat carries its owner, looked
         # up from its ID as it enters, so the clients' ready is one selection away.
         r_valid, r_id, r_data, r_last, own = axi.rvalid, axi.rid, axi.rdata, axi.rlast, owner[axi.rid]
         r_ready = Signal()
         if cfg.VME_REGISTERS:
             beat = data.StructLayout({"id": len(axi.rid), "data": len(axi.rdata), "last": 1, "owner": len(owner[0])})
-            leaving = fifo_stage(m, "r_fifo", axi.rvalid, Cat(axi.rid, axi.rdata, axi.rlast, own), axi.rready, beat)
+            leaving = skid_stage(m, "r_fifo", axi.rvalid, Cat(axi.rid, axi.rdata, axi.rlast, own), axi.rready, beat)
             m.d.comb += leaving.ready.eq(r_ready)
             r_valid, r_id, r_data, r_last, own = (leaving.valid, leaving.payload.id, leaving.payload.data,
                                                   leaving.payload.last, leaving.payload.owner)
@@ -149,8 +150,8 @@ class MemoryEngine(wiring.Component):
                 m.d.sync += busy[k].eq(0)
 
         # -- write: AW and W from the client; B acknowledges -----------------------------------
-        # With VME_REGISTERS, AW (with the bus address added) and W each pass a two-entry
-        # FIFO and B's acknowledgement a register: the store's request logic, the adder and
+        # With VME_REGISTERS, AW (with the bus address added) and W each pass a skid
+        # buffer and B's acknowledgement a register: the store's request logic, the adder and
         # the bus are then apart, each side's ready and valid from registers (one cycle of
         # latency each, full rate)
         w = self.write
@@ -158,8 +159,8 @@ class MemoryEngine(wiring.Component):
         aw_in = data.View(aw, Cat((w.cmd.payload.addr + base)[:ADDR_BITS], w.cmd.payload.len))
         wb = Cat(w.data.payload.data, w.data.payload.strb, w.data.payload.last)
         if cfg.VME_REGISTERS:
-            aw_s = fifo_stage(m, "aw_fifo", w.cmd.valid, aw_in, w.cmd.ready, aw)
-            w_s = fifo_stage(m, "w_fifo", w.data.valid, wb, w.data.ready, len(wb))
+            aw_s = skid_stage(m, "aw_fifo", w.cmd.valid, aw_in, w.cmd.ready, aw)
+            w_s = skid_stage(m, "w_fifo", w.data.valid, wb, w.data.ready, len(wb))
             m.d.comb += [aw_s.ready.eq(axi.awready), w_s.ready.eq(axi.wready)]
             aw_valid, aw_out, w_valid, w_out = aw_s.valid, aw_s.payload, w_s.valid, w_s.payload
             ack = registered(m, axi.bvalid, "b_ack")
@@ -215,15 +216,14 @@ class MemoryEngine(wiring.Component):
         m.d.comb += Assert((handed & (handed - 1)) == 0, "a beat handed to two clients")
 
 
-def fifo_stage(m: Module, name: str, valid, payload, ready, layout) -> stream.Interface:
-    """A two-entry FIFO (amaranth.lib.fifo.SyncFIFO: full rate, one cycle of latency)
-    taking `payload` while `valid`, driving the producer's `ready` from its level; the
-    stream of `layout` it returns has its valid from the level too."""
-    m.submodules[name] = f = fifo.SyncFIFO(width=Shape.cast(layout).width, depth=2)
-    out = stream.Signature(layout).create(path=(name,))
-    m.d.comb += [f.w_data.eq(payload), f.w_en.eq(valid), ready.eq(f.w_rdy),
-                 out.payload.eq(f.r_data), out.valid.eq(f.r_rdy), f.r_en.eq(out.ready)]
-    return out
+def skid_stage(m: Module, name: str, valid, payload, ready, layout) -> stream.Interface:
+    """A skid buffer (hwgen.vta.skid_buffer: two entries, full rate, one cycle of
+    latency) named `name`, taking `payload` while `valid` and driving the producer's
+    `ready`; returns its output stream of `layout`, whose valid and payload are
+    registers."""
+    m.submodules[name] = stage = SkidBuffer(layout)
+    m.d.comb += [stage.i.payload.eq(payload), stage.i.valid.eq(valid), ready.eq(stage.i.ready)]
+    return stage.o
 
 
 def share_read_client(m: Module, port, clients: list, active: list, buffered: bool = False) -> None:
@@ -234,12 +234,12 @@ def share_read_client(m: Module, port, clients: list, active: list, buffered: bo
     Beats are routed by `active` registered, so that a beat's ready, which the memory
     engine selects to retire the beat and the burst, does not come through the units'
     state logic (far from the memory engine) in the same cycle. With `buffered`
-    (VME_REGISTERS) the beats enter a two-entry FIFO here first (full rate, one cycle
-    of latency): the port's ready comes from its level, and the route from the memory
-    engine ends in its registers, not in the units' beat logic."""
+    (VME_REGISTERS) the beats enter a skid buffer here first (full rate, one cycle
+    of latency): the port's ready is a register, and the route from the memory engine
+    ends in the buffer's registers, which the units' beat logic starts from."""
     beats = port.data
     if buffered:
-        beats = fifo_stage(m, "beats", port.data.valid, port.data.payload, port.data.ready,
+        beats = skid_stage(m, "beats", port.data.valid, port.data.payload, port.data.ready,
                            port.data.payload.shape())
     for k, (client, on) in enumerate(zip(clients, active)):
         with m.If(on):
