@@ -66,7 +66,8 @@ class Board(ABC):
         return f"{p.device}{p.package}{p.speed}" if self.family == "cyclonev" else f"{p.device}{p.package}-{p.speed}"
 
     @abstractmethod
-    def shell_files(self, cfg, manifest: dict) -> dict[str, str]:
+    def shell_files(self, cfg, manifest: dict, regions=None) -> dict[str, str]:
         """The files of the board's build plan around the core (processor system,
         project, constraints, `build.sh`), by name: `cfg` is the core's configuration,
-        `manifest` its build manifest (ports, top module)."""
+        `manifest` its build manifest (ports, top module), `regions` the placement
+        regions of its units (floorplan.fpga.Region) or None."""

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 from amaranth_boards.de10_nano import DE10NanoPlatform
 
+from floorplan.fpga import quartus_script
+
 from .board import Board, MemoryPort
-from .plan import CORE_DIR, WRAPPER, WRAPPER_TOP, wrapper_ports
+from .plan import CORE_DIR, REGIONS, WRAPPER, WRAPPER_TOP, wrapper_ports
 
 GHRD = "DE10_NANO_SoC_GHRD"
 LW_BRIDGE_BASE = 0xFF20_0000
@@ -29,9 +31,15 @@ F2S_WIDTH_CODE = {32: 1, 64: 2, 128: 3}        # altera_hps's F2S_Width paramete
 
 @dataclass(frozen=True)
 class De10NanoBoard(Board):
-    def shell_files(self, cfg, manifest: dict) -> dict[str, str]:
-        return {"hwgen_core_hw.tcl": self._component(manifest), "hwgen_system.tcl": self._system(cfg, manifest),
-                "build.sh": self._build_sh(cfg)}
+    def shell_files(self, cfg, manifest: dict, regions=None) -> dict[str, str]:
+        files = {"hwgen_core_hw.tcl": self._component(manifest), "hwgen_system.tcl": self._system(cfg, manifest),
+                 "build.sh": self._build_sh(cfg, regions is not None)}
+        if regions is not None:
+            # the GHRD's Platform Designer system holds the core as instance `hwgen`
+            # (_system), the wrapper it as `core` (plan.core_wrapper)
+            files[REGIONS + ".tcl"] = quartus_script(self.device.grid, regions, GHRD, GHRD,
+                                                     f"*|{WRAPPER_TOP}:hwgen|*:core")
+        return files
 
     def _component(self, manifest: dict) -> str:
         """Platform Designer's definition of the wrapped core: its files and its
@@ -91,7 +99,8 @@ set_connection_parameter_value hwgen.m_axi/hps_0.f2h_axi_slave baseAddress 0x0
 save_system ghrd/soc_system.qsys
 """
 
-    def _build_sh(self, cfg) -> str:
+    def _build_sh(self, cfg, regions: bool) -> str:
+        regions_line = f"(cd ghrd && quartus_sh -t ../{REGIONS}.tcl)\n" if regions else ""
         return f"""#!/bin/sh
 # Makes bitstream/hwgen.rbf with Quartus Prime (Standard or Lite, with Platform
 # Designer) from Terasic's DE10-Nano GHRD: give its directory (from the board's CD,
@@ -106,7 +115,7 @@ done
 rm -rf ghrd && cp -R "$HWGEN_GHRD" ghrd
 qsys-script --system-file=ghrd/soc_system.qsys --search-path=.,'$' --script=hwgen_system.tcl
 qsys-generate ghrd/soc_system.qsys --synthesis=VERILOG --search-path=.,'$' --output-directory=ghrd/soc_system
-(cd ghrd && quartus_sh --flow compile {GHRD})
+{regions_line}(cd ghrd && quartus_sh --flow compile {GHRD})
 mkdir -p bitstream
 quartus_cpf -c -o bitstream_compression=on ghrd/output_files/{GHRD}.sof bitstream/hwgen.rbf
 """

@@ -15,8 +15,11 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from floorplan.fpga import FILL, UNITS, plan_regions, to_svg, unit_members
 from hwgen.config import VTAConfig
+from hwgen.devices import RESOURCES
 from hwgen.errors import HwgenError
+from hwgen.fpga.units import module_resources
 from hwgen.registers import identification
 from hwgen.vta.build import MANIFEST, build as build_core
 
@@ -26,6 +29,9 @@ CORE_DIR = "core"
 WRAPPER = "hwgen_core.v"
 WRAPPER_TOP = "hwgen_core"
 PLAN_MANIFEST = "board.json"
+REGIONS = "hwgen_regions"     # the placement regions' file, .xdc or .tcl by the board's tool
+# the fills tried in turn for the placement regions, until every unit's region fits
+FILLS = (FILL, 0.7, 0.8, 0.9)
 
 
 def bitstream_file(ext: str) -> str:
@@ -96,17 +102,44 @@ def plan_digest(digests: dict[str, str]) -> str:
     return hashlib.sha256("".join(f"{name}\0{digests[name]}\0" for name in sorted(digests)).encode()).hexdigest()
 
 
+def placement_regions(board: Board, cfg: VTAConfig, verilog: Path, manifest: dict, progress=None):
+    """(the placement regions of the core's units on the board's device, the fill
+    they are sized for): each unit synthesized alone for the family
+    (hwgen.fpga.units), its region (floorplan.fpga.plan_regions) sized for the first
+    of FILLS at which every unit's fits; HwgenError when none does."""
+    top = manifest["top"]
+    members = unit_members(manifest["hierarchy"], top)
+    modules = sorted({f"{top}.{m}" for ms in members.values() for m in ms})
+    use = module_resources(verilog, top, board.device.family, modules, f"{cfg.name}-{cfg.build_hash}", progress)
+    needs = {u.name: {r: sum(use[f"{top}.{m}"][r] for m in members[u.name]) for r in RESOURCES} for u in UNITS}
+    for fill in FILLS:
+        try:
+            return plan_regions(board.device.grid, needs, members, fill), fill
+        except HwgenError as e:
+            last = e
+    raise HwgenError(f"configuration {cfg.name}: its units' placement regions do not fit {board.device.name} even "
+                     f"at {FILLS[-1]:.0%} fill ({last}); build the plan with --no-regions") from None
+
+
 def write_plan(board: Board, cfg: VTAConfig, out: Path, check_fit: Callable[[Path], dict] | None = None,
-               progress=None) -> dict:
+               progress=None, regions: bool = False) -> dict:
     """Write the build plan of `cfg` (already made for the board, `board_config`)
     for `board` into the empty directory `out`. `check_fit`, given the core's
     Verilog once it is written, returns its fit record (hwgen.fpga.fit_record), kept
-    in board.json, or raises to stop the plan. Returns the plan's manifest."""
+    in board.json, or raises to stop the plan. With `regions` the plan holds the
+    placement regions of the core's units for the vendor's tool (`placement_regions`).
+    Returns the plan's manifest."""
     core = build_core(cfg, out / CORE_DIR, progress=progress)
-    fit = check_fit(out / CORE_DIR / core.files["verilog"]) if check_fit is not None else None
+    verilog = out / CORE_DIR / core.files["verilog"]
+    fit = check_fit(verilog) if check_fit is not None else None
     manifest = {**core.manifest, "config_name": cfg.name}
+    placed, fill = placement_regions(board, cfg, verilog, manifest, progress) if regions else (None, None)
     files = [f"{CORE_DIR}/{name}" for name in (*core.files.values(), MANIFEST)]
-    shell = {WRAPPER: core_wrapper(manifest, board.memory.coherent, cfg.FREQ_MHZ), **board.shell_files(cfg, manifest)}
+    shell = {WRAPPER: core_wrapper(manifest, board.memory.coherent, cfg.FREQ_MHZ),
+             **board.shell_files(cfg, manifest, placed)}
+    if placed is not None:
+        shell[REGIONS + ".svg"] = to_svg(board.device.grid, placed, f"{cfg.name} on {board.device.name}: the units' "
+                                         f"placement regions at {fill:.0%} fill")
     for name, text in shell.items():
         path = out / name
         path.write_text(text)
@@ -119,6 +152,9 @@ def write_plan(board: Board, cfg: VTAConfig, out: Path, check_fit: Callable[[Pat
            "memory_port": {"name": board.memory.name, "data_bits": board.memory.data_bits,
                            "max_burst": board.memory.max_burst, "coherent": board.memory.coherent},
            "bitstream": [bitstream_file(ext) for ext in board.bitstream], "run": "./build.sh",
-           "files": digests, "plan_digest": plan_digest(digests), "fit": fit}
+           "files": digests, "plan_digest": plan_digest(digests), "fit": fit,
+           "regions": None if placed is None else {
+               "fill": fill, "units": [{"name": r.name, "members": list(r.members), "columns": [r.x0, r.x1], "rows": [r.y0, r.y1],
+                                        "uses": r.need, "holds": r.capacity} for r in placed]}}
     (out / PLAN_MANIFEST).write_text(json.dumps(doc, indent=1) + "\n")
     return doc

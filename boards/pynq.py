@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 from amaranth_boards.arty_z7 import ArtyZ720Platform
 
+from floorplan.fpga import to_xdc
+
 from .board import Board, MemoryPort
-from .plan import CORE_DIR, WRAPPER, WRAPPER_TOP
+from .plan import CORE_DIR, REGIONS, WRAPPER, WRAPPER_TOP
 
 _ACP = MemoryPort("S_AXI_ACP", data_bits=64, max_burst=16, coherent=True)
 _CLOCK = "FCLK_CLK0"
@@ -28,11 +30,16 @@ _CLOCK = "FCLK_CLK0"
 
 @dataclass(frozen=True)
 class PynqBoard(Board):
-    def shell_files(self, cfg, manifest: dict) -> dict[str, str]:
-        return {"build.tcl": self._vivado_script(cfg, manifest), "build.sh": _BUILD_SH}
+    def shell_files(self, cfg, manifest: dict, regions=None) -> dict[str, str]:
+        files = {"build.tcl": self._vivado_script(cfg, manifest, regions is not None), "build.sh": _BUILD_SH}
+        if regions is not None:
+            # the core is the wrapper's instance `core` (plan.core_wrapper)
+            files[REGIONS + ".xdc"] = to_xdc(self.device.grid, regions, "/core")
+        return files
 
-    def _vivado_script(self, cfg, manifest: dict) -> str:
+    def _vivado_script(self, cfg, manifest: dict, regions: bool) -> str:
         core = f"{CORE_DIR}/{manifest['files']['verilog']}"
+        constraints = (f"add_files -fileset constrs_1 -norecurse $here/{REGIONS}.xdc\n" if regions else "")
         clocked = ["ps7/M_AXI_GP0_ACLK", "ps7/S_AXI_ACP_ACLK", "core/clk", "reset/slowest_sync_clk",
                    *(f"{ic}/{pin}" for ic in ("control", "memory") for pin in ("ACLK", "S00_ACLK", "M00_ACLK"))]
         pins = " ".join(f"[get_bd_pins {p}]" for p in clocked)
@@ -44,7 +51,7 @@ set here [file dirname [file normalize [info script]]]
 set jobs [expr {{[info exists ::env(HWGEN_JOBS)] ? $::env(HWGEN_JOBS) : 2}}]
 create_project -force hwgen $here/vivado -part {self.part}
 add_files -norecurse [list $here/{core} $here/{WRAPPER}]
-update_compile_order -fileset sources_1
+{constraints}update_compile_order -fileset sources_1
 create_bd_design system
 
 create_bd_cell -type ip -vlnv xilinx.com:ip:processing_system7:5.5 ps7

@@ -111,23 +111,105 @@ FAMILIES = {f.name: f for f in (
 
 
 @dataclass(frozen=True)
+class Grid:
+    """A device's fabric as the vendor's placement tools address it: `columns`, one
+    letter a grid column from the left, "L" logic (xc7: a CLB of two slices; Cyclone V:
+    a LAB or MLAB of ten ALMs), "B" block RAM, "D" DSP, "." none of these (I/O,
+    clocks, configuration); `spans`, (first column, last column, ((first row, last
+    row), ...)) the rows that hold sites in those columns, the processor system and
+    other blocks left out; `per_row[kind][resource]`, what one grid row of a column of
+    that kind holds (xc7: a RAMB36 every five CLB rows, two DSP48E1; Cyclone V: an
+    M10K a row, a DSP block every two). `bands`, (first row, last row) of the bands
+    placement regions are laid in (xc7: the clock regions' rows). `pairs`, columns (left, right) of a block RAM
+    and a DSP column two logic columns apart whose order is not known from the sources
+    (a region takes both or neither, so the order never matters to one). `rows` is
+    the grid's height."""
+    columns: str
+    rows: int
+    spans: tuple
+    per_row: dict
+    bands: tuple
+    pairs: tuple = ()
+
+    def rows_of(self, x: int) -> tuple:
+        """The (first, last) row spans with sites in column `x` (none: ())."""
+        for lo, hi, rows in self.spans:
+            if lo <= x <= hi:
+                return rows
+        return ()
+
+    def capacity(self, x0: int = 0, x1: int | None = None, y0: int = 0, y1: int | None = None) -> dict:
+        """What columns x0..x1 hold in rows y0..y1 (all by default), per resource, in
+        whole blocks."""
+        x1 = len(self.columns) - 1 if x1 is None else x1
+        y1 = self.rows - 1 if y1 is None else y1
+        total = dict.fromkeys(RESOURCES, Fraction(0))
+        for x in range(x0, x1 + 1):
+            kind = self.columns[x]
+            if kind == ".":
+                continue
+            height = sum(max(0, min(hi, y1) - max(lo, y0) + 1) for lo, hi in self.rows_of(x))
+            for r, amount in self.per_row[kind].items():
+                total[r] += amount * height
+        return {r: math.floor(v) for r, v in total.items()}
+
+
+@dataclass(frozen=True)
 class Device:
     """A device: its part number, capacity per resource (the family's units), the
-    boards that carry it, and nextpnr's arguments selecting it where the open
-    place-and-route flow supports it."""
+    boards that carry it, nextpnr's arguments selecting it where the open
+    place-and-route flow supports it, and its fabric's grid where hwgen writes
+    placement regions for the vendor's tools (`grid`)."""
     name: str
     family: Family
     part: str
     capacity: dict
     boards: tuple = ()
     nextpnr: tuple = ()
+    grid: Grid | None = None
+
+
+# xc7z020: the 74 configuration columns of each clock-region row (prjxray-db,
+# zynq7/xc7z020clg400-1/part.json: 36 frames a CLB column, 28 a block RAM's or a DSP's,
+# others I/O, clock and configuration), three rows of 50 CLBs. Block RAM and DSP
+# columns: the RAMB36 and DSP48 counts of the part (140 and 220 against 180 and 300 in
+# full columns) and Xilinx's Pynq-Z2 pblocks (PYNQ_Composable_Pipeline) place the
+# processor system over the first 18 columns of the upper two rows. Of each pair of
+# those columns (two CLB columns apart) one is a RAMB36 column, the other a DSP48
+# column: right of the clock column the DSP48 first (a pblock of the CLB columns right
+# of column 64 holds RAMB36_X5, PYNQ's pr_fork the RAMB36 column after its CLBs), left
+# of it the RAMB36 first (the device has BRAM_R and DSP_L tiles as well, prjxray's tile
+# types); the lone column 36 is a RAMB36 column.
+# Where prjxray's xc7z020 data has no interconnect tiles (columns 44-49 above the first
+# row, 68-73 below row 6) there are no sites either: 13,452 slices, the part's 13,300
+# and 76 CLBs of the configuration block's that the sources do not place.
+_XC7Z020 = Grid(
+    columns="..LLLLBLLDLLLLBLLDLLLLBLLDLLLLLLL.LLBLLLLLLLLLLLLL.LLLLLDLLBLLLLDLLBLLLL..",
+    rows=150,
+    spans=((0, 17, ((0, 49),)), (18, 43, ((0, 149),)), (44, 49, ((0, 49),)), (50, 67, ((0, 149),)),
+           (68, 73, ((6, 149),))),
+    per_row={"L": {"lut": 8, "ff": 16}, "B": {"bram": Fraction(1, 5)}, "D": {"dsp": Fraction(2, 5)}},
+    bands=((0, 49), (50, 99), (100, 149)))
+# 5CSEBA6 (the sx120f die): Mistral's column types and the rows holding sites
+# (libmistral/cvd-sx120f.cc, `sx120f_bel_spans_info`; the HPS over the upper right),
+# in Quartus's X/Y coordinates: 41,910 ALMs and 553 M10K, as the part; 111 DSP blocks
+# (the part: 112).
+_5CSEBA6 = Grid(
+    columns=".LLLLBLLLLLLLLBLLLLLDLLLLLBLLLLLDLLLLLBLLBLL.LLLLBLLLLDLLLBLLLLLLLLLLBLLLLLLBLLLLLLLLLDLL.",
+    rows=82,
+    spans=((1, 9, ((1, 14), (32, 55), (73, 80))), (10, 19, ((1, 80),)), (20, 20, ((2, 31), (33, 79))),
+           (21, 31, ((1, 80),)), (32, 32, ((2, 31), (33, 79))), (33, 43, ((1, 80),)),
+           (45, 50, ((1, 36), (38, 80))), (51, 53, ((1, 36),)), (54, 54, ((2, 31), (33, 36))),
+           (55, 85, ((1, 36),)), (86, 86, ((2, 31), (33, 36))), (87, 88, ((1, 36),))),
+    per_row={"L": {"lut": 10, "ff": 40}, "B": {"bram": 1}, "D": {"dsp": Fraction(1, 2)}},
+    bands=((1, 27), (28, 54), (55, 80)))
 
 
 DEVICES = {d.name: d for d in (
     Device("xc7z020", FAMILIES["xc7"], "xc7z020clg400-1",
-           {"lut": 53200, "ff": 106400, "bram": 140, "dsp": 220}, ("pynq-z1", "pynq-z2")),
+           {"lut": 53200, "ff": 106400, "bram": 140, "dsp": 220}, ("pynq-z1", "pynq-z2"), grid=_XC7Z020),
     Device("5cseba6", FAMILIES["cyclonev"], "5CSEBA6U23I7",
-           {"lut": 41910, "ff": 166036, "bram": 553, "dsp": 112}, ("de10-nano",)),
+           {"lut": 41910, "ff": 166036, "bram": 553, "dsp": 112}, ("de10-nano",), grid=_5CSEBA6),
     Device("lfe5u-85f", FAMILIES["ecp5"], "LFE5U-85F-6BG381C",
            {"lut": 83640, "ff": 83640, "bram": 208, "dsp": 156},
            nextpnr=("--85k", "--package", "CABGA381", "--speed", "6")),

@@ -36,7 +36,8 @@ def build(args) -> int:
 
         try:
             with staged(out, inputs=read_paths(args)) as stage:
-                doc = write_plan(board, cfg, stage.path, None if args.no_fit else check_fit, step)
+                doc = write_plan(board, cfg, stage.path, None if args.no_fit else check_fit, step,
+                                 regions=not (args.no_fit or args.no_regions))
         except _DoesNotFit:
             doc = None
     if doc is None:
@@ -54,6 +55,10 @@ def build(args) -> int:
         if doc["fit"] is not None:
             rows = ", ".join(f"{r['unit']} {r['used']}/{r['capacity']} ({r['percent']:.0f} %)" for r in doc["fit"]["fit"])
             con.print(f"  fits {board.device.name} with {args.headroom:g} % headroom: {rows}")
+        if doc["regions"] is not None:
+            rects = ", ".join(f"{u['name']} X{u['columns'][0]}-{u['columns'][1]} Y{u['rows'][0]}-{u['rows'][1]}"
+                              for u in doc["regions"]["units"])
+            con.print(f"  placement regions ({doc['regions']['fill']:.0%} fill): {rects}")
         con.print(f"  bitstream: {out}/build.sh (needs the vendor tools) -> {', '.join(doc['bitstream'])}")
     if args.run:
         r = subprocess.run([str((out / "build.sh").resolve())])

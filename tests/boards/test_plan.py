@@ -11,10 +11,11 @@ import pytest
 
 from boards import BOARDS
 from boards.de10_nano import LW_BRIDGE_BASE
+from floorplan.fpga import PREFIX, UNITS
 from boards.plan import CACHE_COHERENT, CACHE_NONCOHERENT, board_config, wrapper_ports, write_plan
 from hwgen import HwgenError, VTAConfig, flows, load_config
 from hwgen.cli import main
-from hwgen.fpga.synth import Synthesis
+from hwgen.fpga.synth import Synthesis, synthesize
 from sim.verilator import verilator_env
 from tests.support.lanes import slow_fixture
 from tests.support.tcl_check import record
@@ -177,3 +178,42 @@ def test_cli_writes_nothing_when_the_core_does_not_fit(tmp_path, capsys, monkeyp
     doc = json.loads(capsys.readouterr().out)
     assert doc["fits"] is False and any("DSP48E1" in p for p in doc["problems"])
     assert not out.exists()
+
+
+TINY_BOARD = {"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 9, "LOG_WGT_BUFF_SIZE": 10,
+              "LOG_ACC_BUFF_SIZE": 11, "LOG_UOP_BUFF_SIZE": 10}
+
+
+@pytest.mark.synth
+@pytest.mark.parametrize("name", ["pynq-z2", "de10-nano"])
+def test_plans_place_their_units_in_regions_the_vendor_scripts_set(name, tmp_path):
+    """Each unit synthesized alone (hwgen.fpga.units) gets a region holding its use at
+    the plan's fill; the regions' file passes the vendor stand-ins and the project
+    script reads it; the units' DSPs are those of the whole core's synthesis."""
+    board = BOARDS[name]
+    cfg = board_config(board, VTAConfig(TINY_BOARD))
+    doc = write_plan(board, cfg, tmp_path, regions=True)
+    units = doc["regions"]["units"]
+    fill = doc["regions"]["fill"]
+    assert [u["name"] for u in units] == [u.name for u in UNITS]
+    for u in units:
+        assert all(u["holds"][r] >= u["uses"][r] / fill for r in u["uses"])
+    whole = synthesize(tmp_path / "core" / "vta.v", "vta", board.device.family, "tiny")
+    # a unit alone is an upper bound of its share (hwgen.fpga.units): a block more at
+    # most per unit that has any (Cyclone V's DSP blocks take three 9x9 products each,
+    # rounded up per unit)
+    for r in ("bram", "dsp"):
+        used = [u["uses"][r] for u in units if u["uses"][r]]
+        assert whole.resources[r] <= sum(used) <= whole.resources[r] + len(used)
+    assert (tmp_path / "hwgen_regions.svg").read_text().count("<text") == len(UNITS) + 1
+    if name == "pynq-z2":
+        calls = record(tmp_path / "build.tcl", "vivado")
+        assert ["add_files", "-fileset", "constrs_1", "-norecurse", f"{tmp_path}/hwgen_regions.xdc"] in calls
+        xdc = record(tmp_path / "hwgen_regions.xdc", "vivado")
+        assert [c[1] for c in xdc if c[0] == "create_pblock"] == [PREFIX + u.name for u in UNITS]
+    else:
+        calls = record(tmp_path / "hwgen_regions.tcl", "quartus")
+        regions = {c[4] for c in calls if c[0] == "set_global_assignment" and c[1] == "LL_ORIGIN"}
+        assert regions == {PREFIX + u.name for u in UNITS}
+        script = (tmp_path / "build.sh").read_text()
+        assert script.index("quartus_sh -t ../hwgen_regions.tcl") < script.index("quartus_sh --flow compile")

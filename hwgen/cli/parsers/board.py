@@ -16,7 +16,10 @@ def register(sub) -> None:
     add_output(p, "-o", "--output", required=True, help="output directory")
     p.add_argument("--headroom", type=percent, default=10.0, metavar="PERCENT",
                    help="percent of every resource of the device kept free for the board shell (default 10)")
-    p.add_argument("--no-fit", action="store_true", help="skip the synthesis and fit check (the plan records none)")
+    p.add_argument("--no-fit", action="store_true", help="skip the synthesis and fit check (the plan records none, "
+                                                          "and holds no placement regions)")
+    p.add_argument("--no-regions", action="store_true",
+                   help="leave out the placement regions of the core's units (sized by synthesizing each unit)")
     p.add_argument("--run", action="store_true", help="then run build.sh: the vendor tools make the bitstream")
     add_json(p)
     p.set_defaults(func="hwgen.cli.board.build")

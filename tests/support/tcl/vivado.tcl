@@ -37,3 +37,30 @@ rename glob _glob
 proc glob {args} { record glob {*}$args; return [lrange [lsearch -all -inline -not -glob $args -*] 0 0] }
 rename exit _exit
 proc exit {args} { record exit {*}$args }
+
+# pblocks (an XDC read as Tcl): a pblock is used only once created; a site range is
+# TYPE_XaYb:TYPE_XcYd of one site type, its corners in order
+set ::pblocks [dict create]
+proc create_pblock {name} {
+    if {[dict exists $::pblocks $name]} { error "pblock '$name' created twice" }
+    dict set ::pblocks $name 1
+    record create_pblock $name
+    return $name
+}
+proc get_pblocks {name} {
+    if {![dict exists $::pblocks $name]} { error "no pblock '$name'" }
+    return $name
+}
+proc get_cells {args} { return "cells:[lindex $args end]" }
+proc add_cells_to_pblock {pblock cells} { get_pblocks $pblock; record add_cells_to_pblock $pblock $cells }
+proc resize_pblock {pblock mode ranges} {
+    get_pblocks $pblock
+    if {$mode ne "-add"} { error "resize_pblock $mode?" }
+    foreach r $ranges {
+        if {![regexp {^([A-Z0-9]+)_X(\d+)Y(\d+):([A-Z0-9]+)_X(\d+)Y(\d+)$} $r -> t0 x0 y0 t1 x1 y1]
+            || $t0 ne $t1 || $x0 > $x1 || $y0 > $y1 || $t0 ni {SLICE RAMB36 RAMB18 DSP48}} {
+            error "bad site range '$r'"
+        }
+    }
+    record resize_pblock $pblock $mode $ranges
+}
