@@ -36,8 +36,8 @@ HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt
                     "opt_clean", "techmap", "opt -fast", "write_json netlist.json"]
 # the most gate cells a register-to-register path between two units of the core may
 # pass (`hwgen build --unit-paths`): above the deepest of the shipped configurations'
-# builds measured, a tensor load's logic from its beat FIFO to its write registers
-# (element bounds, address adder), 38 with 64 elements a beat (1x16x16-axi512), 33 on
+# builds measured, a tensor load's logic from its beat buffer to its write registers
+# (element bounds, address adder), 38 with 64 elements a beat (1x16x16-axi512), 32 on
 # 1x8x8 (docs/fpga.md, "Unit boundaries")
 UNIT_DEPTH = 40
 # a gate cell type that holds state
