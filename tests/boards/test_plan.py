@@ -217,3 +217,17 @@ def test_plans_place_their_units_in_regions_the_vendor_scripts_set(name, tmp_pat
         assert regions == {PREFIX + u.name for u in UNITS}
         script = (tmp_path / "build.sh").read_text()
         assert script.index("quartus_sh -t ../hwgen_regions.tcl") < script.index("quartus_sh --flow compile")
+
+
+def test_cli_leaves_the_regions_out_when_told(tmp_path, capsys, monkeypatch):
+    """With the fit checked (a synthesis stand-in under the device's budget) and
+    --no-regions, the plan holds no regions file and board.json says so."""
+    fits = Synthesis(family="xc7", top="vta", cells={}, resources={"lut": 1000, "ff": 1000, "bram": 10, "dsp": 10},
+                     seconds=1.0, yosys="stand-in", entry=str(tmp_path))
+    monkeypatch.setattr(flows, "synthesize", lambda *a, **k: fits)
+    out = tmp_path / "plan"
+    assert main(["board", "build", "--board", "pynq-z2", "--config", "1x8x8", "-o", str(out), "--no-regions",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fit"] is not None and doc["regions"] is None
+    assert not list(out.glob("hwgen_regions.*")) and "constrs_1" not in (out / "build.tcl").read_text()
