@@ -166,21 +166,19 @@ def _indices(grid: Grid, kind: str, x0: int, x1: int) -> list[int]:
 
 def xc7_ranges(grid: Grid, region: Region) -> list[str]:
     """Vivado site ranges of a region: SLICE (two a CLB column, a CLB row each),
-    RAMB36 (one every five rows), RAMB18 and DSP48 (two every five rows); the bands'
-    rows are multiples of five."""
+    RAMB36 and DSP48 (as many a row as the grid's `per_row` says), RAMB18 (two a
+    RAMB36); the bands' rows are whole multiples of a block's rows."""
     y0, y1 = region.y0, region.y1
-    out = []
+
+    def sites(kind: str, resource: str, name: str, per: int = 1) -> list[str]:
+        columns = _indices(grid, kind, region.x0, region.x1)
+        if not columns:
+            return []
+        a = grid.per_row[kind][resource] * per       # sites a row
+        return [f"{name}_X{columns[0]}Y{math.floor(y0 * a)}:{name}_X{columns[-1]}Y{math.floor((y1 + 1) * a) - 1}"]
     clbs = _indices(grid, "L", region.x0, region.x1)
-    if clbs:
-        out.append(f"SLICE_X{2 * clbs[0]}Y{y0}:SLICE_X{2 * clbs[-1] + 1}Y{y1}")
-    brams = _indices(grid, "B", region.x0, region.x1)
-    if brams:
-        out += [f"RAMB36_X{brams[0]}Y{y0 // 5}:RAMB36_X{brams[-1]}Y{(y1 + 1) // 5 - 1}",
-                f"RAMB18_X{brams[0]}Y{2 * y0 // 5}:RAMB18_X{brams[-1]}Y{2 * (y1 + 1) // 5 - 1}"]
-    dsps = _indices(grid, "D", region.x0, region.x1)
-    if dsps:
-        out.append(f"DSP48_X{dsps[0]}Y{2 * y0 // 5}:DSP48_X{dsps[-1]}Y{2 * (y1 + 1) // 5 - 1}")
-    return out
+    return ([f"SLICE_X{2 * clbs[0]}Y{y0}:SLICE_X{2 * clbs[-1] + 1}Y{y1}"] if clbs else []) + \
+        sites("B", "bram", "RAMB36") + sites("B", "bram", "RAMB18", 2) + sites("D", "dsp", "DSP48")
 
 
 def to_xdc(grid: Grid, regions: list[Region], cell_prefix: str) -> str:

@@ -120,10 +120,10 @@ class Grid:
     other blocks left out; `per_row[kind][resource]`, what one grid row of a column of
     that kind holds (xc7: a RAMB36 every five CLB rows, two DSP48E1; Cyclone V: an
     M10K a row, a DSP block every two). `bands`, (first row, last row) of the bands
-    placement regions are laid in (xc7: the clock regions' rows). `pairs`, columns (left, right) of a block RAM
-    and a DSP column two logic columns apart whose order is not known from the sources
-    (a region takes both or neither, so the order never matters to one). `rows` is
-    the grid's height."""
+    placement regions are laid in (xc7: the clock regions' rows). `pairs`, columns
+    (left, right) of a block RAM and a DSP column two logic columns apart whose order
+    is not known from the sources (a region takes both or neither, so the order never
+    matters to one). `rows` is the grid's height."""
     columns: str
     rows: int
     spans: tuple

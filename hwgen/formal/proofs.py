@@ -28,7 +28,7 @@ from ..vta.sequencer import InsnQueue, InsnQueueSignature, Sequencer, TokenQueue
 from ..vta.tensor_load import TensorLoad, merge_writes, write_signature
 from ..vta.tensor_store import TensorStore
 from ..vta.vcr import ControlRegisters
-from ..vta.vme import MemoryEngine
+from ..vta.vme import MemoryEngine, WriteClientSignature
 from .harness import free_inputs
 from .sby import Outcome, prove
 
@@ -116,8 +116,8 @@ def _skid_buffer(cfg, bugs) -> Elaboratable:
     """A skid buffer of the memory engine's write beats (data, strobes, last) with
     any producer and consumer."""
     def build(m):
-        width = cfg.AXI_DATA_BITS + cfg.AXI_DATA_BITS // 8 + 1
-        m.submodules.skid = unit = SkidBuffer(width, bugs, formal=True)
+        beat = WriteClientSignature(cfg).members["data"].signature.members["payload"].shape
+        m.submodules.skid = unit = SkidBuffer(beat, bugs, formal=True)
         free_inputs(m, unit)
     return _Harness(build)
 
@@ -300,8 +300,8 @@ PROOFS = {p.name: p for p in (
     Proof("memory_engine", "the AXI master's reads: AR valid and payload held until ready; bursts of at most "
           "AXI_MAX_BURST beats under distinct IDs, at most AXI_MAX_INFLIGHT in flight; a beat to one client",
           _memory_engine, "prove", 2, ("vme_reuses_busy_slot",), 8,
-          # the beats in VME_REGISTERS' FIFO: the slot of a burst whose last beat waits
-          # there is still taken, which an invariant would have to say of the FIFO's memory
+          # the beats in VME_REGISTERS' skid buffer: the slot of a burst whose last beat
+          # waits there is still taken, which an invariant would have to say of its registers
           bounded=("VME_REGISTERS", 12)),
     Proof("skid_buffer", "skid buffers at unit boundaries: beats leave in the order taken, none lost or twice; "
           "ready exactly while fewer than two are held; a beat offered held until taken",

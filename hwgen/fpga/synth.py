@@ -74,6 +74,12 @@ def script(family: Family, top: str, source: str, netlist: bool, flow: str = "pr
     return "\n".join(lines) + "\n"
 
 
+def mapped_cells(stat: dict) -> dict[str, int]:
+    """Cell type -> count of Yosys's `stat -json` output, less the scope records a
+    flattened hierarchy leaves (no hardware)."""
+    return {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
+
+
 def _key(verilog: bytes, family: Family, top: str, netlist: bool, flow: str) -> str:
     h = hashlib.sha256()
     for part in (verilog, script(family, top, "design.v", netlist, flow).encode(), tools.version("yosys").encode()):
@@ -101,8 +107,7 @@ def synthesize(verilog: Path, top: str, family: Family, label: str, netlist: boo
         t0 = time.perf_counter()
         tools.run("yosys", ["-s", "synth.ys"], work, work / LOG, step=lambda p: step(f"Yosys: {p}"))
         seconds = time.perf_counter() - t0
-        stat = json.loads((work / _STAT).read_text())
-        cells = {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
+        cells = mapped_cells(json.loads((work / _STAT).read_text()))
         result = Synthesis(family.name, top, dict(sorted(cells.items())), family.resources(cells),
                            round(seconds, 1), tools.version("yosys"), str(entry),
                            sha256(work / NETLIST) if netlist else None)

@@ -16,7 +16,7 @@ from ..devices import Family
 from ..errors import HwgenError
 from ..files import cached_entry
 from . import tools
-from .synth import synth_cache
+from .synth import mapped_cells, synth_cache
 
 _RESULT = "units.json"
 
@@ -56,9 +56,7 @@ def module_resources(verilog: Path, top: str, family: Family, modules: list[str]
                   step=None if step is None else (lambda p: step(f"Yosys (units): {p}")))
         out = {}
         for k, module in enumerate(modules):
-            stat = json.loads((work / f"unit{k}.json").read_text())
-            cells = {t: n for t, n in stat["design"]["num_cells_by_type"].items() if not t.startswith("$scopeinfo")}
-            out[module] = family.resources(cells)
+            out[module] = family.resources(mapped_cells(json.loads((work / f"unit{k}.json").read_text())))
         (work / "design.v").unlink()
         (work / _RESULT).write_text(json.dumps(out, indent=1))
         return out
