@@ -31,7 +31,8 @@ onnx         ResNet-18, MobileNet-v2, MobileNet-v3-small, EfficientNet-lite0, a 
              error, utilization, the core's share of the MACs, the host's seconds, cycles
              over the core's MAC bound; MNIST's accuracies; about 20 minutes)
 timing       Fmax of 1x8x8 on the ECP5 at seeds 1-5, synthesized by a stock script and by
-             hwgen's (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
+             hwgen's, and Yosys's timing estimate of the default core for the boards'
+             families (benchmarks/fpga_timing.py; about 2 hours, cached by the netlist)
 dse          the paper's design-space sweep (ci/dse/resnet18-scaled.yaml: ResNet-18 on 37
              configurations against the scaled area): its points, its front, the default
              and the fastest point, and the chart of the front in docs/img (about an hour
@@ -109,7 +110,7 @@ FUZZ_PROGRAMS, FUZZ_CONFIGS, FUZZ_SEED = 5000, 50, 1
 DSE_CHART = ROOT / "docs" / "img" / "pareto_resnet18_scaled.png"
 BOARD_SPACES = {"pynq": "resnet18-pynq", "de10_nano": "resnet18-de10-nano"}
 BOARD_POINTS = {"default": "blk16 axi64", "axi128": "blk16 axi128", "small": "blk16 inp16K wgt128K acc64K axi64"}
-TIMING = ["--config", "1x8x8", "--seeds", "1-5", "--flows", "stock,project"]
+TIMING = ["--config", "1x8x8", "--seeds", "1-5", "--flows", "stock,project", "--estimate-config", "default"]
 ENGINEIR = ["--networks", "resnet18,mobilenet_v1", "--size", "224", "--keep", "8", "--tiles", "1,4,16,64,256"]
 
 
@@ -237,7 +238,11 @@ def measure_fpga() -> dict:
 def measure_timing() -> dict:
     _progress("timing: python -m benchmarks.fpga_timing " + " ".join(TIMING))
     result = _json_of("-m", "benchmarks.fpga_timing", *TIMING, "--json")
-    return {f"{result['config']}/{r['flow']}/seed{r['seed']}_mhz": r["fmax_mhz"] for r in result["runs"]}
+    figures = {f"{result['config']}/{r['flow']}/seed{r['seed']}_mhz": r["fmax_mhz"] for r in result["runs"]}
+    est = result["estimates"]
+    for family, e in est["families"].items():
+        figures.update({f"estimate/{est['config']}/{family}/{k}": e[k] for k in ("logic_ns", "fmax_mhz", "cells")})
+    return figures
 
 
 def _sweep(space: str, out: Path) -> tuple:
@@ -468,6 +473,7 @@ KINDS = {
     "times1": Kind(r"\d+\.\dx", lambda v: f"{v:.1f}x"),
     "power": Kind(r"10\^\d+", lambda v: f"10^{v - 1}"),
     "decimal1": Kind(r"(?<![\d.])\d+\.\d(?![\d])", lambda v: f"{v:.1f}"),      # 80.9 (MHz)
+    "nanoseconds": Kind(r"\d+\.\d\d ns", lambda v: f"{v:.2f} ns"),
     "minutes": Kind(r"\d+ min \d+ s", lambda v: f"{round(v) // 60} min {round(v) % 60} s"),
     "whole_minutes": Kind(r"\d+ min(?! \d)", lambda v: f"{round(v / 60)} min"),
     "area": Kind(r"\d+\.\d\d mm²", lambda v: f"{v:.2f} mm²"),

@@ -2,12 +2,17 @@
 vta.v through two synthesis scripts: hwgen's own and a stock one a user would write
 (`read_verilog -sv vta.v; synth_ecp5 -top vta`), each placed and routed out of
 context by nextpnr at FREQ_MHZ for every seed. Fmax must not depend on the script.
+Beside it, for the families without an open place and route (the boards'), Yosys's
+timing estimate of `--estimate-config`'s build (hwgen.fpga.timing: the cells' delays
+on the longest register-to-register path, no routing).
 
-    python -m benchmarks.fpga_timing [--config 1x8x8] [--seeds 1-5] [--flows stock,project] [--jobs N] [--json]
+    python -m benchmarks.fpga_timing [--config 1x8x8] [--seeds 1-5] [--flows stock,project] [--jobs N]
+                                     [--estimate-config default] [--json]
 
 About 2 minutes per synthesis and 10 per place and route of 1x8x8 (nextpnr uses one
-core: `--jobs` runs, by default one per core, place and route at once); both are cached
-($HWGEN_CACHE/synth, $HWGEN_CACHE/pnr), so a repeated run prints at once.
+core: `--jobs` runs, by default one per core, place and route at once), 5-10 per
+estimate's synthesis; all are cached ($HWGEN_CACHE/synth, $HWGEN_CACHE/pnr), so a
+repeated run prints at once.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from pathlib import Path
 
 from hwgen import HwgenError, load_config
 from hwgen.devices import DEFAULT_DEVICE, DEVICES, FAMILIES
-from hwgen.flows import core_synthesis
+from hwgen.flows import core_synthesis, core_timing_estimate
 from hwgen.fpga import FLOWS, place_and_route
 from hwgen.vta.build import build
 
@@ -45,6 +50,18 @@ def _run(job) -> dict:
     start, end = pr.endpoints()
     return {"flow": flow, "seed": seed, "fmax_mhz": pr.fmax_mhz, "lut4": syn.resources["lut"], "from": start,
             "to": end, "logic_ns": pr.logic_ns, "routing_ns": pr.routing_ns, "cached": pr.cached}
+
+
+def estimates(config: str, step=lambda msg: None) -> dict:
+    """Yosys's timing estimate of `config`'s core built for each family that has
+    timing models: {family: its delay, clock and path}."""
+    out = {}
+    for family in (f for f in FAMILIES.values() if f.timing_models):
+        e = core_timing_estimate(load_config(config).replace(FPGA=family.name), family, step)
+        step(f"{family.title}: {e.logic_ns:.2f} ns of cells from {e.endpoints[0]} to {e.endpoints[1]}")
+        out[family.name] = {"logic_ns": e.logic_ns, "fmax_mhz": e.fmax_mhz, "cells": e.cells, "from": e.endpoints[0],
+                            "to": e.endpoints[1], "path": [list(s) for s in e.steps], "unmodelled": e.unmodelled}
+    return out
 
 
 def measure(config: str, seeds: list, flows: list, step=lambda msg: None, jobs: int = 1) -> dict:
@@ -72,6 +89,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--flows", default=",".join(FLOWS))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="place and route runs at once")
+    ap.add_argument("--estimate-config", default="default",
+                    help="the configuration of the boards' families' timing estimates ('none': no estimate)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -80,8 +99,13 @@ def main(argv=None) -> int:
             raise HwgenError(f"--flows {args.flows}: the flows are {', '.join(FLOWS)}")
         if args.jobs < 1:
             raise HwgenError(f"--jobs {args.jobs}: give 1 or more")
-        result = measure(args.config, _seeds(args.seeds), flows,
-                         lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True), args.jobs)
+        step = lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True)
+        if args.estimate_config != "none":
+            load_config(args.estimate_config)      # a bad name fails before the long work
+        result = measure(args.config, _seeds(args.seeds), flows, step, args.jobs)
+        if args.estimate_config != "none":
+            result["estimates"] = {"config": load_config(args.estimate_config).name,
+                                   "families": estimates(args.estimate_config, step)}
     except HwgenError as e:
         print(f"fpga_timing: {e}", file=sys.stderr)
         return 2
@@ -93,6 +117,11 @@ def main(argv=None) -> int:
         print(f"  {r['flow']:<8} seed {r['seed']}: {r['fmax_mhz']:6.1f} MHz  {r['from']} -> {r['to']} "
               f"({r['logic_ns']:.1f} ns logic, {r['routing_ns']:.1f} ns routing)")
     print("  worst: " + ", ".join(f"{f} {mhz:.1f} MHz" for f, mhz in result["worst_mhz"].items()))
+    if "estimates" in result:
+        print(f"Yosys's timing estimate of {result['estimates']['config']} (cells alone, no routing):")
+        for family, e in result["estimates"]["families"].items():
+            print(f"  {family:<8} {e['logic_ns']:.2f} ns ({e['fmax_mhz']:.1f} MHz), {e['cells']} cells: "
+                  f"{e['from']} -> {e['to']}")
     return 0
 
 

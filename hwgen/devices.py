@@ -52,6 +52,9 @@ class Family:
     bram_primitive: str | None = None  # the block RAM the generator instantiates with its output register
     rescale_multiplier: str = "product"    # how an ALU lane builds SCL's product (hwgen.vta.alu)
     nextpnr: str | None = None    # the open place-and-route tool, whose timing builds are tuned to
+    # Yosys's simulation models of the mapped cells whose specify blocks give their delays
+    # (hwgen.fpga.timing); ECP5's carry none (nextpnr times it)
+    timing_models: str | None = None
 
     @property
     def timed(self) -> bool:
@@ -91,12 +94,14 @@ FAMILIES = {f.name: f for f in (
            # the DSP48E1's 25x18 multiplier packs two int8 products; SCL's 32x24 product
            # in two of them, where Yosys makes four per lane (docs/fpga.md, "Rescale");
            # the Zynq's HP/ACP ports are AXI3
-           axi3=True, packed_dsp=True, rescale_multiplier="split"),
+           axi3=True, packed_dsp=True, rescale_multiplier="split", timing_models="+/xilinx/cells_sim.v"),
     Family("cyclonev", "Intel Cyclone V", "synth_intel_alm -family cyclonev -noiopad -noclkbuf",
            {"lut": "ALM", "ff": "FF", "bram": "M10K", "dsp": "DSP block"}, 8192, count=_cyclonev_resources,
            # the 5CSEBA6's 112 DSP blocks go to the GEMM and the ALU's MUL: SCL's product
            # from adders; the FPGA-to-HPS bridge is AXI3
-           axi3=True, rescale_multiplier="soft"),
+           axi3=True, rescale_multiplier="soft",
+           timing_models="-D cyclonev " + " ".join(f"+/intel_alm/common/{m}_sim.v"
+                                                   for m in ("alm", "dff", "dsp", "mem"))),
     # A distributed RAM (DPR16X4) takes two slices in RAM mode and one for its write
     # port: six LUT4 sites.
     Family("ecp5", "Lattice ECP5", "synth_ecp5",

@@ -11,7 +11,7 @@ from ..config import load_config
 from ..devices import DEFAULT_DEVICE, FAMILIES, device, devices_of, family
 from ..errors import HwgenError
 from ..files import staged
-from ..flows import core_fit
+from ..flows import core_fit, core_timing_estimate
 from ..fpga import CrossPath, Hierarchy, PortPath, UNIT_DEPTH, hierarchy_netlist, place_and_route, seed_sweep
 from ..tech import load_tech
 from ..vta.build import AREA, build as build_core
@@ -22,6 +22,7 @@ from .terminal import console, stages
 SYNTH_LOG = "synth.log"
 PNR = "pnr.json"
 PNR_LOG = "pnr.log"
+TIMING_ESTIMATE = "timing_estimate.json"
 UNIT_PATHS = "unit_paths.json"
 # the units whose paths `--unit-paths` checks: the modules one to three levels below
 # the top (the shell's, the core's and the compute module's units: memory engine,
@@ -70,6 +71,12 @@ def _checked(args):
         raise HwgenError("--device is the device --synth checks the fit against; add --synth")
     if args.pnr and not args.synth:
         raise HwgenError("--pnr places the synthesized netlist; add --synth")
+    if args.timing_estimate and not args.synth:
+        raise HwgenError("--timing-estimate times the synthesized netlist; add --synth")
+    if args.timing_estimate and fam.timing_models is None:
+        raise HwgenError(f"--timing-estimate: Yosys has no timing models of {fam.title} cells; "
+                         + ("its timing comes from --pnr" if fam.nextpnr else
+                            f"use --fpga {' or '.join(f.name for f in FAMILIES.values() if f.timing_models)}"))
     if args.pnr and not dev.nextpnr:
         raise HwgenError(f"--pnr: the open place-and-route flow supports ECP5 devices; {dev.name} is "
                          f"{fam.title} (use --fpga ecp5)")
@@ -86,10 +93,15 @@ def build(args) -> int:
         with staged(out, inputs=read_paths(args)) as stage:
             result = build_core(cfg, stage.path, area=args.area, progress=step, tech=tech)
             if args.synth:
-                syn, fit, area = core_fit(cfg, stage.path / result.files["verilog"], dev, args.headroom, step)
+                syn, fit, area = core_fit(cfg, stage.path / result.files["verilog"], dev, args.headroom, step,
+                                          netlist=True if args.timing_estimate else None)
                 (stage.path / AREA).write_text(json.dumps(area, indent=1))
                 shutil.copyfile(syn.log, stage.path / SYNTH_LOG)
                 result.files.update(area=AREA, synth_log=SYNTH_LOG)
+                if args.timing_estimate:
+                    est = core_timing_estimate(cfg, fam, step, syn)
+                    (stage.path / TIMING_ESTIMATE).write_text(json.dumps(asdict(est), indent=1))
+                    result.files.update(timing_estimate=TIMING_ESTIMATE)
                 if args.pnr:
                     def place(seed: int):
                         step(f"placing and routing on {dev.name} at {cfg.FREQ_MHZ:g} MHz with nextpnr, seed {seed}")
@@ -124,6 +136,11 @@ def build(args) -> int:
         problems += [f"unit path: {PortPath(**p)}" for p in units["paths"]]
         problems += [f"between units: {CrossPath(**p)}, more than {unit_depth}" for p in units["crossings"]
                      if p["depth"] > unit_depth]
+    if args.timing_estimate:
+        summary["timing_estimate"] = json.loads((out / TIMING_ESTIMATE).read_text())
+        if est.logic_ns > 1000 / cfg.FREQ_MHZ:
+            problems.append(f"timing: the cells alone take {est.logic_ns:.2f} ns from {est.endpoints[0]} to "
+                            f"{est.endpoints[1]}, more than FREQ_MHZ {cfg.FREQ_MHZ:g}'s period, before any routing")
     if args.pnr:
         summary["pnr"] = json.loads((out / PNR).read_text())
         if pr.fmax_mhz < cfg.FREQ_MHZ:
@@ -150,6 +167,9 @@ def build(args) -> int:
             con.print(f"    {row['unit']:<10} {row['used']:>7} of {row['capacity']:>7} ({row['percent']:5.1f} %), "
                       f"budget {row['budget']:>7}  {mark}")
         con.print(f"    block RAM lower bound of the scratchpads: {a['bram_lower_bound']} {fam.units['bram']}")
+    if args.timing_estimate:
+        con.print(f"  Yosys's timing estimate (cells alone, no routing): {est.logic_ns:.2f} ns ({est.fmax_mhz} MHz), "
+                  f"{est.cells} cells from {est.endpoints[0]} to {est.endpoints[1]}")
     if args.pnr:
         how = "cached" if pr.cached else f"{pr.seconds:.0f} s"
         start, end = pr.endpoints()

@@ -26,6 +26,10 @@ def register(sub) -> None:
     fpga.add_argument("--pnr", action="store_true",
                       help="also place and route out of context with nextpnr (ECP5) and report Fmax against "
                            "FREQ_MHZ and the critical path (pnr.json); exit 1 if timing is missed")
+    fpga.add_argument("--timing-estimate", action="store_true",
+                      help="also Yosys's timing estimate of the synthesized netlist (xc7, cyclonev): the cells' "
+                           "delays on the longest register-to-register path, no routing (timing_estimate.json); "
+                           "exit 1 if the cells alone exceed the FREQ_MHZ period")
     fpga.add_argument("--seed", type=at_least(1), default=1, help="nextpnr's placement seed (default 1)")
     fpga.add_argument("--seeds", type=at_least(1), default=1, metavar="N",
                       help="try up to N seeds from --seed in turn until one meets FREQ_MHZ, keeping that run "

@@ -49,6 +49,27 @@ def test_synthesis_report_cache_and_fit(tiny, tmp_path, capsys):
     assert again["cached"] and again["cells"] == area["cells"] and not again["fits"]
 
 
+@pytest.mark.synth
+def test_timing_estimate_of_a_build(tiny, tmp_path, capsys):
+    # a clock of 2 GHz: the cells alone (a Cyclone V register's clock-to-output is 0.9 ns
+    # in Yosys's models) exceed its period, so the build exits 1 naming the path
+    fast = tmp_path / "fast.json"
+    fast.write_text(json.dumps({**TINY, "FREQ_MHZ": 2000}))
+    out = tmp_path / "cv"
+    assert main(["build", "--config", str(fast), "--fpga", "cyclonev", "--synth", "--timing-estimate", "--json",
+                 "-o", str(out)]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    est = json.loads((out / "timing_estimate.json").read_text())
+    assert summary["timing_estimate"] == est and summary["files"]["timing_estimate"] == "timing_estimate.json"
+    assert est["family"] == "cyclonev" and est["unmodelled"] == {} and est["cells"] == len(est["steps"]) - 2
+    assert est["logic_ns"] == pytest.approx(sum(s[3] for s in est["steps"])) and 0.5 < est["logic_ns"] < 10
+    # registers or block RAMs at both ends (their clock-to-output and setup)
+    clocked = ("MISTRAL_FF", "MISTRAL_M10K", "MISTRAL_MLAB")
+    assert est["steps"][0][1] in clocked and est["steps"][-1][1] in clocked
+    assert summary["problems"] == [f"timing: the cells alone take {est['logic_ns']:.2f} ns from {est['steps'][0][2]} "
+                                   f"to {est['steps'][-1][2]}, more than FREQ_MHZ 2000's period, before any routing"]
+
+
 def test_bad_option_combinations_before_any_work(tiny, tmp_path, capsys):
     cfv = tmp_path / "cv.json"
     cfv.write_text(json.dumps({**TINY, "FPGA": "cyclonev"}))
@@ -62,6 +83,10 @@ def test_bad_option_combinations_before_any_work(tiny, tmp_path, capsys):
         ([str(tiny), "--fpga", "ecp5", "--area"], "for an FPGA family use --synth"),
         ([str(tiny), "--fpga", "xc7", "--memories", "macro", "--tech", "example"], "an FPGA build infers block RAMs"),
         ([str(cfv), "--fpga", "xc7"], f"the configuration {cfv} is for cyclonev (its FPGA field)"),
+        ([str(tiny), "--fpga", "xc7", "--timing-estimate"],
+         "--timing-estimate times the synthesized netlist; add --synth"),
+        ([str(tiny), "--fpga", "ecp5", "--synth", "--timing-estimate"],
+         "Yosys has no timing models of Lattice ECP5 cells; its timing comes from --pnr"),
     ]
     for argv, message in cases:
         assert main(["build", "--config", *argv, "-o", out]) == 2, argv
