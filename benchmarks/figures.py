@@ -559,6 +559,7 @@ _ONNX_ROWS = {"resnet18": "| ResNet-18, 224 x 224 |", "mobilenet_v2": "| MobileN
               "transformer_qoperator": "| transformer encoder, QOperator |"}
 _FIT, _FAMILIES = "| build | LUT / ALM | FF |", "| config | family | LUT / ALM / LUT4 |"
 _TIMING_TABLE, _TIMING = "| 1x8x8 build | Fmax |", "| the current design: "
+_ESTIMATE = "| default core for | cells alone |"
 _BOARDS = "| best configuration within a board's device"
 _COVERAGE = "| unit | default: lines |"
 QUOTES = [
@@ -712,6 +713,11 @@ QUOTES = [
                                        start=2)),
     *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE, file=FPGA_DOC)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
+    *(Quote(f"timing/estimate/default/{family}/{figure}", f"| `--fpga {family}` |", cell, kind, table=_ESTIMATE,
+            file=FPGA_DOC)
+      for family in ("xc7", "cyclonev")
+      for cell, (figure, kind) in enumerate((("logic_ns", "nanoseconds"), ("fmax_mhz", "decimal1"),
+                                             ("cells", "integer")), start=1)),
     # docs/coverage.md: the whole core's row of the table per unit
     *(Quote(f"coverage/{config}/{figure}", "| whole core |", cell, "percent_of", table=_COVERAGE, file=COVERAGE_DOC)
       for k, config in enumerate(COVERAGE_CONFIGS)

@@ -330,7 +330,8 @@ PROOFS = {p.name: p for p in (
           _forwarding("gemm"), "bmc", FORWARDING_DEPTH, ("gemm_forwards_newest_only", "gemm_history_one_short"),
           FORWARDING_DEPTH, configs=tuple(NARROW), gates=True,
           # with ACC_ADDR_REGISTER the history keeps one write more than the read needs
-          twins_on=(("gemm_history_one_short", tuple(n for n in NARROW if n not in ("narrow-read-addr", "narrow-ecp5"))),)),
+          twins_on=(("gemm_history_one_short",
+                     tuple(n for n in NARROW if n not in ("narrow-read-addr", "narrow-ecp5"))),)),
     # the ALU's operands proven one at a time: yices takes each in seconds, both in one
     # check (a failure of either) not in 15 minutes past cycle 11 on `narrow`
     *(Proof(f"alu_{operand}_forwarding", f"the ALU's read-after-write forwarding of ACC[{operand}]: the operand it "

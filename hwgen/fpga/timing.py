@@ -7,9 +7,10 @@ add to.
 Yosys's own `sta` pass takes no conditional arcs (a 7-series FDRE has "no timing
 arcs" to it), so the models' specify cells are read here: `$specify2` a
 combinational arc (input to output), `$specify3` a clock-to-output arc, `$specrule`
-`$setup`/`$setuphold` an input's setup before the clock. A cell type whose model has
-none of them is listed (`unmodelled`) and passes its inputs to its outputs without
-delay. Paths from and to the top's ports are left out (an out-of-context build)."""
+`$setup`/`$setuphold` an input's setup before the clock. A cell type with inputs and
+outputs whose model has none of them is listed (`unmodelled`) and passes its inputs to
+its outputs without delay. Paths from and to the top's ports are left out (an
+out-of-context build)."""
 from __future__ import annotations
 
 import hashlib
@@ -132,7 +133,8 @@ def estimate(netlist: dict, top: str, family: Family, timings: dict[str, CellTim
         outs = [((p, k), b) for p, bits in conns.items() if dirs.get(p) == "output" for k, b in enumerate(bits)
                 if isinstance(b, int)]
         if not (t.comb or t.clocked):
-            unmodelled[kind] += 1
+            if ins and outs:          # a constant driver or a scope record is on no path
+                unmodelled[kind] += 1
             for _, b in ins:
                 edges[b] += [(o, 0, cname) for _, o in outs]
             continue

@@ -71,7 +71,9 @@ def test_the_longest_path_adds_clock_to_out_cells_and_setup():
              # a top input through a slow cell: no register starts it (out of context)
              "slow": _cell("LUT", I0=8, I1=8, O=9), "r4": _cell("REG", C=1, D=9, Q=10),
              # a cell without a model passes its input on, and is named
-             "buf": _cell("BUF", A=5, Y=11)}
+             "buf": _cell("BUF", A=5, Y=11),
+             # a constant driver is on no path: not named
+             "vcc": _cell("VCC", Y=12)}
     ports = {"x": {"direction": "input", "bits": [8]}, "y": {"direction": "output", "bits": [11]}}
     e = estimate(_netlist(cells, ports), "top", XC7, TIMINGS)
     assert e.logic_ns == 0.59 and e.fmax_mhz == round(1e6 / 590, 1) and e.cells == 2
