@@ -713,7 +713,7 @@ QUOTES = [
                                        start=2)),
     *(Quote(f"timing/1x8x8/{flow}/seed{seed}_mhz", _TIMING, 1, "decimal1", nth, table=_TIMING_TABLE, file=FPGA_DOC)
       for nth, (flow, seed) in enumerate((flow, seed) for flow in ("stock", "project") for seed in range(1, 6))),
-    *(Quote(f"timing/estimate/default/{family}/{figure}", f"| `--fpga {family}` |", cell, kind, table=_ESTIMATE,
+    *(Quote(f"timing/estimate/1x16x16/{family}/{figure}", f"| `--fpga {family}` |", cell, kind, table=_ESTIMATE,
             file=FPGA_DOC)
       for family in ("xc7", "cyclonev")
       for cell, (figure, kind) in enumerate((("logic_ns", "nanoseconds"), ("fmax_mhz", "decimal1"),
