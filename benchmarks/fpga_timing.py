@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 from hwgen import HwgenError, load_config
@@ -52,15 +53,14 @@ def _run(job) -> dict:
             "to": end, "logic_ns": pr.logic_ns, "routing_ns": pr.routing_ns, "cached": pr.cached}
 
 
-def estimates(config: str, step=lambda msg: None) -> dict:
-    """Yosys's timing estimate of `config`'s core built for each family that has
-    timing models: {family: its delay, clock and path}."""
+def estimates(cfg, step=lambda msg: None) -> dict:
+    """Yosys's timing estimate of configuration `cfg`'s core built for each family that
+    has timing models: {family: the Estimate's fields, with its endpoints}."""
     out = {}
     for family in (f for f in FAMILIES.values() if f.timing_models):
-        e = core_timing_estimate(load_config(config).replace(FPGA=family.name), family, step)
+        e = core_timing_estimate(cfg.replace(FPGA=family.name), family, step)
         step(f"{family.title}: {e.logic_ns:.2f} ns of cells from {e.endpoints[0]} to {e.endpoints[1]}")
-        out[family.name] = {"logic_ns": e.logic_ns, "fmax_mhz": e.fmax_mhz, "cells": e.cells, "from": e.endpoints[0],
-                            "to": e.endpoints[1], "path": [list(s) for s in e.steps], "unmodelled": e.unmodelled}
+        out[family.name] = {**asdict(e), "from": e.endpoints[0], "to": e.endpoints[1]}
     return out
 
 
@@ -100,12 +100,11 @@ def main(argv=None) -> int:
         if args.jobs < 1:
             raise HwgenError(f"--jobs {args.jobs}: give 1 or more")
         step = lambda msg: print(f"fpga_timing: {msg}", file=sys.stderr, flush=True)
-        if args.estimate_config != "none":
-            load_config(args.estimate_config)      # a bad name fails before the long work
+        # a bad name fails before the long work
+        est_cfg = None if args.estimate_config == "none" else load_config(args.estimate_config)
         result = measure(args.config, _seeds(args.seeds), flows, step, args.jobs)
-        if args.estimate_config != "none":
-            result["estimates"] = {"config": load_config(args.estimate_config).name,
-                                   "families": estimates(args.estimate_config, step)}
+        if est_cfg is not None:
+            result["estimates"] = {"config": est_cfg.name, "families": estimates(est_cfg, step)}
     except HwgenError as e:
         print(f"fpga_timing: {e}", file=sys.stderr)
         return 2

@@ -195,6 +195,28 @@ def _bottom_up(modules: dict) -> list[str]:
     return order
 
 
+def topological(edges: dict, nets=()) -> list:
+    """The nets of `edges` ({net: [(net, weight, cell)]}) and of `nets`, each before
+    every net it drives; ValueError naming some nets of a combinational loop."""
+    indegree = defaultdict(int)
+    for out in edges.values():
+        for o, _, _ in out:
+            indegree[o] += 1
+    every = set(edges) | set(indegree) | set(nets)
+    ready, order = [n for n in every if indegree[n] == 0], []
+    while ready:
+        n = ready.pop()
+        order.append(n)
+        for o, _, _ in edges.get(n, ()):
+            indegree[o] -= 1
+            if indegree[o] == 0:
+                ready.append(o)
+    if len(order) < len(every):
+        loop = sorted(n for n in every if indegree[n] > 0)[:8]
+        raise ValueError(f"a combinational loop through nets {loop}")
+    return order
+
+
 def _connected(cell: dict, child: dict):
     """(port, the child's bit, the parent's net) of each connected bit of submodule
     instance `cell` of module `child`."""
@@ -271,24 +293,8 @@ class _Graph:
                 edges[i] += [(o, 1, cname) for bits in outs.values() for o in bits]
         edges = {n: [(o, d, c) for o, d, c in out if isinstance(o, int)] for n, out in edges.items()
                  if isinstance(n, int)}
-        indegree = defaultdict(int)
-        for out in edges.values():
-            for o, _, _ in out:
-                indegree[o] += 1
-        nets = set(edges) | set(indegree) | {b for p in module["ports"].values() for b in p["bits"]
-                                             if isinstance(b, int)}
-        ready, order = [n for n in nets if indegree[n] == 0], []
-        while ready:
-            n = ready.pop()
-            order.append(n)
-            for o, _, _ in edges.get(n, ()):
-                indegree[o] -= 1
-                if indegree[o] == 0:
-                    ready.append(o)
-        if len(order) < len(nets):
-            loop = sorted(n for n in nets if indegree[n] > 0)[:8]
-            raise ValueError(f"a combinational loop through nets {loop}")
-        return cls(edges, order, sources, sinks)
+        nets = set(edges) | {b for p in module["ports"].values() for b in p["bits"] if isinstance(b, int)}
+        return cls(edges, topological(edges, nets), sources, sinks)
 
     def forward(self, start: dict, skip: str | None = None) -> dict:
         """{net: most cells from a net of `start` ({net: cells before it})}, not

@@ -23,6 +23,7 @@ from ..devices import Family
 from ..errors import HwgenError
 from ..files import cached_entry
 from . import tools
+from .netlist import topological
 from .synth import synth_cache
 
 _SETUP = ("$setup", "$setuphold")
@@ -167,22 +168,15 @@ def _longest(edges: dict, starts: dict) -> tuple[dict, dict]:
     """The latest arrival (ps) at every net reached from `starts` ({net: (ps, cell)})
     along `edges` ({net: [(net, ps, cell)]}), and for each net the step it came by
     ({net: (net before, ps, cell)}); the combinational graph must have no loop."""
-    indegree = defaultdict(int)
-    for out in edges.values():
-        for o, _, _ in out:
-            indegree[o] += 1
-    ready = [n for n in set(edges) | set(indegree) if indegree[n] == 0]
+    try:
+        order = topological(edges)
+    except ValueError as e:
+        raise HwgenError(f"the netlist has {e}: no longest path") from None
     arrival = {n: ps for n, (ps, _) in starts.items()}
-    came, seen = {}, 0
-    while ready:
-        n = ready.pop()
-        seen += 1
-        for o, d, cname in edges.get(n, ()):
-            if n in arrival and arrival[n] + d > arrival.get(o, -1):
-                arrival[o], came[o] = arrival[n] + d, (n, d, cname)
-            indegree[o] -= 1
-            if indegree[o] == 0:
-                ready.append(o)
-    if seen < len(set(edges) | set(indegree)):
-        raise HwgenError("the netlist has a combinational loop: no longest path")
+    came = {}
+    for n in order:
+        if n in arrival:
+            for o, d, cname in edges.get(n, ()):
+                if arrival[n] + d > arrival.get(o, -1):
+                    arrival[o], came[o] = arrival[n] + d, (n, d, cname)
     return arrival, came
