@@ -84,6 +84,9 @@ FIELDS: dict[str, _Spec] = {
     "BRAM_PRIMITIVES": _Spec(bool, None, "scratchpads read through a register (ACC_READ_REGISTER, "
                              "STORE_READ_REGISTER, INDEX_REGISTER) instantiated as the family's block RAMs with that "
                              "register their own output register", isa=False),
+    "FF_PRIMITIVES": _Spec(bool, None, "register copies instantiated as the family's flip-flop, which no "
+                           "synthesis merges: each GEMM and ALU lane's own copies of the forwarding flags, the ALU's "
+                           "operand copies", isa=False),
     "ACC_WRITE_REGISTER": _Spec(bool, None, "GEMM and ALU results written to ACC/OUT the cycle after they are "
                                 "computed (forwarded meanwhile)", isa=False),
     "LOAD_WRITE_REGISTER": _Spec(bool, None, "loads' scratchpad writes (address, data, enables) registered: an "
@@ -145,8 +148,8 @@ def _fpga_defaults(fpga: str) -> dict:
         # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         "STORE_READ_REGISTER": timed, "ACC_READ_REGISTER": timed, "ACC_ADDR_REGISTER": timed,
-        # measured on ECP5 it shortened its paths but not the worst of five seeds (docs/fpga.md)
-        "BRAM_PRIMITIVES": False,
+        # measured on ECP5 they shortened their paths but not the worst of five seeds (docs/fpga.md)
+        "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,
@@ -318,7 +321,8 @@ class VTAConfig:
 
     def _check_options(self) -> None:
         for field, primitive, what in (("DSP_PRIMITIVES", "dsp_primitive", "DSP"),
-                                       ("BRAM_PRIMITIVES", "bram_primitive", "block RAM")):
+                                       ("BRAM_PRIMITIVES", "bram_primitive", "block RAM"),
+                                       ("FF_PRIMITIVES", "ff_primitive", "flip-flop")):
             families = [f.name for f in FAMILIES.values() if getattr(f, primitive)]
             if getattr(self, field) and self.FPGA not in families:
                 raise ConfigError(field, True, f"{what} primitives are instantiated for FPGA "

@@ -50,6 +50,7 @@ class Family:
     packed_dsp: bool = False      # a multiplier takes two int8 products sharing an operand
     dsp_primitive: str | None = None   # the multiplier the generator instantiates with its registers
     bram_primitive: str | None = None  # the block RAM the generator instantiates with its output register
+    ff_primitive: str | None = None    # the flip-flop the generator instantiates for register copies
     rescale_multiplier: str = "product"    # how an ALU lane builds SCL's product (hwgen.vta.alu)
     nextpnr: str | None = None    # the open place-and-route tool, whose timing builds are tuned to
     # Yosys's simulation models of the mapped cells whose specify blocks give their delays
@@ -111,7 +112,8 @@ FAMILIES = {f.name: f for f in (
            primitives="+/lattice/cells_sim_ecp5.v +/lattice/cells_bb_ecp5.v",
            # Yosys leaves the registers around a MULT18X18D in the fabric (hwgen.vta.dsp)
            # and never uses a DP16KD's output register (hwgen.vta.block_ram)
-           dsp_primitive="MULT18X18D", bram_primitive="DP16KD", nextpnr="nextpnr-ecp5"),
+           dsp_primitive="MULT18X18D", bram_primitive="DP16KD", ff_primitive="TRELLIS_FF",
+           nextpnr="nextpnr-ecp5"),
 )}
 
 

@@ -50,6 +50,8 @@ NARROW = {
     "narrow-ecp5": ("1x8x8", {"FPGA": "ecp5", **_NARROW}),
     # the family's options but ACC_ADDR_REGISTER: the history one write short is a bug here
     "narrow-ecp5-no-addr": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False}),
+    # and with each lane's own copies of the forwarding flags (FF_PRIMITIVES)
+    "narrow-ecp5-copies": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False, "FF_PRIMITIVES": True}),
     "narrow-read": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "GEMM_PIPELINE": 1}),
     "narrow-read-addr": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "ACC_ADDR_REGISTER": True,
                                      "GEMM_PIPELINE": 2}),
@@ -69,8 +71,9 @@ FORWARDING_DEPTH = 16
 # ACC[src] by micro-ops that issue every other cycle; not on narrow and narrow-serial,
 # whose history of two cannot be one short (the comparisons made two cycles ahead
 # need two)
-ALU_SHORT_HISTORY_BUGS = {"dst": ("narrow-ecp5-no-addr", "narrow-read", "narrow-write"),
-                          "src": ("narrow-ecp5-no-addr", "narrow-read", "narrow-one-port", "narrow-write")}
+ALU_SHORT_HISTORY_BUGS = {"dst": ("narrow-ecp5-no-addr", "narrow-ecp5-copies", "narrow-read", "narrow-write"),
+                          "src": ("narrow-ecp5-no-addr", "narrow-ecp5-copies", "narrow-read", "narrow-one-port",
+                                  "narrow-write")}
 
 
 def config(name: str):

@@ -121,9 +121,9 @@ class Hierarchy:
 
     def clocked(self, cell: dict) -> bool:
         """Whether a primitive's outputs come from its registers: the family's block
-        RAM (its reads are clocked), or one whose register parameters say so (ECP5's
-        `REG_*_CLK` not "NONE", Xilinx's `*REG` not 0)."""
-        if cell["type"] == self.family.bram_primitive:
+        RAM (its reads are clocked) or flip-flop, or one whose register parameters say
+        so (ECP5's `REG_*_CLK` not "NONE", Xilinx's `*REG` not 0)."""
+        if cell["type"] in (self.family.bram_primitive, self.family.ff_primitive):
             return True
         for key, value in cell.get("parameters", {}).items():
             if key.startswith("REG_") and key.endswith("_CLK") and value != "NONE":

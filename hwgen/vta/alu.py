@@ -34,10 +34,11 @@ from ..geometry import LATE_OPS, acc_read_delay, alu_interval
 from ..isa.fields import ALU_IMM_BITS, ALU_MUL_BITS, ALU_SCL_FLOAT_BIT, ALU_SCL_MULT_BITS, ALU_SCL_SHIFT_BITS, ALUOP_BITS
 from ..isa.opcodes import AluOp, MemType
 from .dsp import dsp_product
+from .flip_flop import kept_register
 from .gemm import READ_TO_USE, AccWriteSignature, history_depth, write_back
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
-from .layouts import entry_layout
+from .layouts import entry_layout, lane_ranges
 from .properties import reads_newest, watch_members
 from .rtl import fit_signed, registered
 
@@ -141,7 +142,8 @@ def round_shift(m: Module, p, n, acc_bits: int, name: str):
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
-             compare_stage: bool = False, rescale: str = "none", multiplier: str = "product"):
+             compare_stage: bool = False, rescale: str = "none", multiplier: str = "product",
+             ff_primitive: bool = False):
     """One lane of every ALU operation, selected by `op` (0 with `reset`); x and y
     are signed ACC_WIDTH values, the result is ACC_WIDTH bits. With `stage` the
     operands and what the operations share (-y, the shift's direction and amounts,
@@ -156,7 +158,8 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     x * m, from a 32x24-bit multiplier built as `multiplier` says (`rescale_product`). Its
     multiplier takes operand copies of its own with `stage` (like MUL's); with
     `compare_stage` the product (or x) and n are registered and the rounding shift
-    comes a stage later, with the LATE_OPS."""
+    comes a stage later, with the LATE_OPS. The operand copies are kept registers,
+    flip-flop primitives with `ff_primitive` (hwgen.vta.flip_flop)."""
     shift_bits = (acc_bits - 1).bit_length() + 1          # LOG_ACC_WIDTH + 1
     n = y[:shift_bits].as_signed()
     prep = {"x": x, "y": y, "neg_y": (-y)[:acc_bits].as_signed(),
@@ -173,7 +176,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         if rescale == "multiply":
             scl_m = y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
             if stage:       # like MUL's: copies of their own, next to the multiplier
-                scl_x, scl_m = (registered(m, v, f"{name}_scl_{k}", keep=True) for k, v in (("x", scl_x), ("m", scl_m)))
+                scl_x, scl_m = (kept_register(m, v, f"{name}_scl_{k}", ff_primitive) for k, v in (("x", scl_x), ("m", scl_m)))
         else:
             prep["scl_x"] = scl_x
     sel = {code: _wire(m, (op == code) & ~reset, f"{name}_sel_{code.name.lower()}") for code in codes}
@@ -182,7 +185,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     if stage and in_dsp:
         product = dsp_product(m, mul_x, mul_y, f"{name}_mul", output_register=late)
     elif stage:     # the multiplier's operands: copies of their own, next to the multiplier
-        mul_x, mul_y = (registered(m, v, f"{name}_mul_{k}", keep=True) for k, v in (("x", mul_x), ("y", mul_y)))
+        mul_x, mul_y = (kept_register(m, v, f"{name}_mul_{k}", ff_primitive) for k, v in (("x", mul_x), ("y", mul_y)))
         product = registered(m, mul_x * mul_y, f"{name}_product") if late else mul_x * mul_y
     else:
         product = mul_x * mul_y
@@ -190,7 +193,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
     if stage:
         # the comparisons from operand copies of their own (kept by synthesis), so that
         # they sit by their carry chains, not by the other operations
-        cmp_x, cmp_y = (registered(m, v, f"{name}_cmp_{k}", keep=True) for k, v in (("x", x), ("y", y)))
+        cmp_x, cmp_y = (kept_register(m, v, f"{name}_cmp_{k}", ff_primitive) for k, v in (("x", x), ("y", y)))
         prep = {k: registered(m, v, f"{name}_{k}") for k, v in prep.items()}
         sel = {code: registered(m, v, f"{name}_is_{code.name.lower()}") for code, v in sel.items()}
     x, y, neg_y = prep["x"], prep["y"], prep["neg_y"]
@@ -259,7 +262,8 @@ class AluLane(wiring.Component):
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
                                                 cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,
-                                                cfg.family.rescale_multiplier if cfg.family else "product"))
+                                                cfg.family.rescale_multiplier if cfg.family else "product",
+                                                cfg.FF_PRIMITIVES))
         return m
 
 
@@ -360,7 +364,10 @@ class TensorAlu(wiring.Component):
             m.d.sync += second.eq(self.acc[1].data)
         # S3 (S4 with one port)
         depth = history_depth(cfg, read_to_use) - ("alu_history_one_short" in self.bugs)
-        hist = WriteHistory(m, depth, dst_bits, acc_layout.size)
+        # with FF_PRIMITIVES each lane selects its operands by its own copies of the
+        # flags; the copies are flip-flop primitives outside a formal build
+        hist = WriteHistory(m, depth, dst_bits, acc_layout.size, groups=lane_ranges(cfg) if cfg.FF_PRIMITIVES else None,
+                            primitive=cfg.FF_PRIMITIVES and not self.formal)
         at_dst = hist.forward(s3_dst, s3_a, next_dst, next2_dst)
         at_src = hist.forward(s3_src, second, next_src, next2_src)
         if "alu_dst_unforwarded" in self.bugs:

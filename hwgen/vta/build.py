@@ -30,7 +30,7 @@ from ..isa.opcodes import MemType
 from ..registers import AXIL_ADDR_BITS, CONTROL_FINISHED, CONTROL_LAUNCH, COUNTER_BASE, COUNTERS, REGISTERS
 from ..sram import map_memory, sram_model
 from .bugs import check_bugs
-from . import block_ram, dsp
+from . import block_ram, dsp, flip_flop
 from .rtl import to_rtlil, to_verilog
 from .core import TRACED, trace_members, trace_ports
 from .shell import TOP_NAME, Shell
@@ -265,7 +265,8 @@ def build(cfg, outdir: str | Path, area: bool = False, trace: bool = False, bugs
                 "copies": p["copies"]} for n, p in plan.items()}}
         manifest["macros"] = [path for p in plan.values() for path in p["paths"]]
     models = [model() for on, model in ((cfg.DSP_PRIMITIVES, dsp.primitive_models),
-                                         (cfg.BRAM_PRIMITIVES, block_ram.primitive_model)) if on]
+                                         (cfg.BRAM_PRIMITIVES, block_ram.primitive_model),
+                                         (cfg.FF_PRIMITIVES, flip_flop.primitive_model)) if on]
     if models:
         (out / PRIMITIVE_MODELS).write_text("".join(models))
         files["primitive_models"] = PRIMITIVE_MODELS

@@ -32,9 +32,10 @@ from amaranth.lib.wiring import In, Out
 from ..geometry import acc_read_delay, gemm_interval
 from ..isa.opcodes import MemType
 from .dsp import dsp_product
+from .flip_flop import kept_register
 from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
-from .layouts import entry_layout
+from .layouts import entry_layout, lane_ranges
 from .properties import reads_newest, watch_members
 from .rtl import fit_signed, registered
 
@@ -53,16 +54,19 @@ def adder_tree(values: list, m: Module | None = None, register_level: int | None
     return values[0]
 
 
-def operand(m: Module, value, name: str, stages: int, in_dsp: bool = False):
+def operand(m: Module, value, name: str, stages: int, in_dsp: bool = False, ff_primitive: bool = False):
     """A multiplier operand after the GEMM_PIPELINE registers in front of the
     multipliers: one from stage 1, a second from stage 4 (so that the scratchpads and
     the multipliers need not be placed side by side). The last is each multiplier's
     own copy (an input element feeds a multiplier in every output lane); `in_dsp`
     leaves it to the DSP block (hwgen.vta.dsp), whose input registers are those copies,
-    so the registers here stay shared, next to the scratchpad."""
+    so the registers here stay shared, next to the scratchpad; else it is a kept
+    register (hwgen.vta.flip_flop, a flip-flop primitive with `ff_primitive`)."""
     n = (stages >= 1) + (stages >= 4) - in_dsp
     for k in range(n):
-        value = registered(m, value, f"{name}_r{k or ''}", keep=k == n - 1 and not in_dsp)
+        name_k = f"{name}_r{k or ''}"
+        last = k == n - 1 and not in_dsp
+        value = kept_register(m, value, name_k, ff_primitive) if last else registered(m, value, name_k)
     return value
 
 
@@ -131,10 +135,11 @@ class PackedProducts(wiring.Component):
     """The products of output lanes 2p (`w_lo`) and 2p+1 (`w_hi`) with every input
     element, one multiplier per pair: `lo[b][k]` = x * w_lo; `hi[b][k]` + `carry[b][k]`
     = x * w_hi, where x = INP row b element k. GEMM_PIPELINE 1 registers the
-    multipliers' operands, 2 also their products, 4 the operands twice (`operand`)."""
+    multipliers' operands, 2 also their products, 4 the operands twice (`operand`;
+    flip-flop primitives with `ff_primitive`)."""
 
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, ff_primitive: bool = False):
+        self.cfg, self.ff_primitive = cfg, ff_primitive
         row = entry_layout(cfg, MemType.WGT).elem_shape
         super().__init__({
             "inp": In(entry_layout(cfg, MemType.INP)),
@@ -154,9 +159,9 @@ class PackedProducts(wiring.Component):
             # above it w_hi less the borrow of a negative w_lo (9 bits: -129..127).
             packed = Signal(signed(PACK_SHIFT + cfg.wgt_bits + 1), name=f"w_{k}")
             m.d.comb += packed.eq(Cat(fit_signed(lo, PACK_SHIFT), (hi - lo[-1])[:cfg.wgt_bits + 1]))
-            packed = operand(m, packed, f"w_{k}", stages)
+            packed = operand(m, packed, f"w_{k}", stages, ff_primitive=self.ff_primitive)
             for b in range(cfg.batch):
-                x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages)
+                x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages, ff_primitive=self.ff_primitive)
                 p = Signal(signed(len(packed) + cfg.inp_bits), name=f"p_{b}_{k}")
                 m.d.comb += p.eq(packed * x)
                 if stages >= 2:
@@ -173,10 +178,11 @@ class GemmLane(wiring.Component):
     old entry `newest_old[b]` if `newest`, else `rest_old[b]`: both sums are formed and
     one selected, so that the forwarding's selection follows the adder. With
     `term_bits` the lane sums given products instead (`terms[b][k]`, plus with
-    `carries` the count of `carry[b]`'s set bits) from a PackedProducts."""
+    `carries` the count of `carry[b]`'s set bits) from a PackedProducts. Its operand
+    copies are flip-flop primitives with `ff_primitive` (hwgen.vta.flip_flop)."""
 
-    def __init__(self, cfg, term_bits: int | None = None, carries: bool = False):
-        self.cfg, self.packed, self.carries = cfg, term_bits is not None, carries
+    def __init__(self, cfg, term_bits: int | None = None, carries: bool = False, ff_primitive: bool = False):
+        self.cfg, self.packed, self.carries, self.ff_primitive = cfg, term_bits is not None, carries, ff_primitive
         acc = data.ArrayLayout(signed(cfg.acc_bits), cfg.batch)
         if self.packed:
             inputs = {"terms": In(_terms_layout(cfg, term_bits))}
@@ -191,7 +197,7 @@ class GemmLane(wiring.Component):
         m = Module()
         stages = cfg.GEMM_PIPELINE
         in_dsp = cfg.DSP_PRIMITIVES and stages >= 1
-        wgt = ([operand(m, self.wgt[k], f"w_{k}", stages, in_dsp) for k in range(cfg.block_in)]
+        wgt = ([operand(m, self.wgt[k], f"w_{k}", stages, in_dsp, self.ff_primitive) for k in range(cfg.block_in)]
                if not self.packed else None)
         for b in range(cfg.batch):
             if self.packed:
@@ -201,7 +207,7 @@ class GemmLane(wiring.Component):
             else:
                 products = []
                 for k in range(cfg.block_in):
-                    x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages, in_dsp)
+                    x = operand(m, self.inp[b][k], f"x_{b}_{k}", stages, in_dsp, self.ff_primitive)
                     if in_dsp:
                         products.append(dsp_product(m, x, wgt[k], f"p_{b}_{k}", output_register=stages >= 2))
                     else:
@@ -274,12 +280,16 @@ class TensorGemm(wiring.Component):
         # S3: accumulate (in the lanes) and write; the entry read (or forwarded) is chosen
         # between the newest write and the rest, selected into a register in S2
         depth = history_depth(cfg, READ_TO_USE + acc_read_delay(cfg)) - ("gemm_history_one_short" in self.bugs)
-        hist = WriteHistory(m, depth, len(s3_dst), acc_layout.size)
+        # with FF_PRIMITIVES each lane selects by its own copies of the flags; the copies
+        # are flip-flop primitives outside a formal build, whose proof reads the logic
+        primitive = cfg.FF_PRIMITIVES and not self.formal
+        hist = WriteHistory(m, depth, len(s3_dst), acc_layout.size,
+                            groups=lane_ranges(cfg) if cfg.FF_PRIMITIVES else None, primitive=primitive)
         newest, newest_old, rest_old = hist.forward_split(self.acc.data, addr_next=s2_dst, addr_next2=dst)
         if "gemm_forwards_newest_only" in self.bugs:
             rest_old = registered(m, self.acc.data, "rest_unforwarded")
         if self.formal:     # the entry the lanes add to: the newest write or the rest
-            reads_newest(m, s3_valid, s3_dst, Mux(newest, newest_old, rest_old), self, "gemm")
+            reads_newest(m, s3_valid, s3_dst, hist.choose(newest, newest_old, rest_old), self, "gemm")
         newest_old, rest_old = data.View(acc_layout, newest_old), data.View(acc_layout, rest_old)
         sums = {}
         rows = list(range(cfg.block_out))
@@ -288,17 +298,17 @@ class TensorGemm(wiring.Component):
         for j in range(cfg.block_out):
             if cfg.DSP_PACKING:
                 if j % 2 == 0:
-                    m.submodules[f"pack{j // 2}"] = pack = PackedProducts(cfg)
+                    m.submodules[f"pack{j // 2}"] = pack = PackedProducts(cfg, primitive)
                     m.d.comb += [pack.inp.eq(self.inp.data), pack.w_lo.eq(wgt[rows[j]]), pack.w_hi.eq(wgt[rows[j + 1]])]
-                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.lo[0][0]))
+                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.lo[0][0]), ff_primitive=primitive)
                     m.d.comb += lane.terms.eq(pack.lo)
                 else:
-                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.hi[0][0]), carries=True)
+                    m.submodules[f"lane{j}"] = lane = GemmLane(cfg, len(pack.hi[0][0]), carries=True, ff_primitive=primitive)
                     m.d.comb += [lane.terms.eq(pack.hi), lane.carry.eq(pack.carry)]
             else:
-                m.submodules[f"lane{j}"] = lane = GemmLane(cfg)
+                m.submodules[f"lane{j}"] = lane = GemmLane(cfg, ff_primitive=primitive)
                 m.d.comb += [lane.inp.eq(self.inp.data), lane.wgt.eq(wgt[rows[j]])]
-            m.d.comb += lane.newest.eq(newest)
+            m.d.comb += lane.newest.eq(hist.flag(newest, j))
             for b in range(cfg.batch):
                 m.d.comb += [lane.newest_old[b].eq(newest_old[b][j]), lane.rest_old[b].eq(rest_old[b][j])]
                 sums[b, j] = lane.acc[b]

@@ -7,12 +7,27 @@ from memory, so back-to-back micro-ops on the same entry stay exact at one per c
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
+
+from .flip_flop import kept_register
 
 
 class WriteHistory:
-    def __init__(self, m: Module, depth: int, addr_bits: int, data_bits: int, name: str = "hist"):
+    """`groups` (a list of lists of (start, stop) bit ranges covering the data) gives
+    each group its own copies of the forwarding flags, kept registers
+    (hwgen.vta.flip_flop; `primitive`: FF_PRIMITIVES), that select its bits alone:
+    one group per lane, so that no flag fans out to every lane."""
+
+    def __init__(self, m: Module, depth: int, addr_bits: int, data_bits: int, name: str = "hist",
+                 groups: list | None = None, primitive: bool = False):
         self._m, self._name = m, name
+        self.groups, self._primitive = groups, primitive
+        if groups is not None:
+            ranges = sorted(r for g in groups for r in g)
+            if [a for a, _ in ranges] != [0, *(b for _, b in ranges[:-1])] or ranges[-1][1] != data_bits:
+                raise ValueError(f"{name}: the groups' bit ranges {ranges} do not tile {data_bits} bits")
+        self._copies = {}       # (id(flag), group) -> the group's copy of a flag
+        self._values = {}       # id(flag) -> what the flag registers (a wire)
         self.entries = [(Signal(name=f"{name}{k}_valid"), Signal(addr_bits, name=f"{name}{k}_addr"),
                          Signal(data_bits, name=f"{name}{k}_data")) for k in range(depth)]
         # (registered match flags, `none`, the addresses compared one and two cycles ahead)
@@ -55,9 +70,11 @@ class WriteHistory:
             self._one_hot(pre_flags, pre_none, later[1:])
             newer = self._newest_match(choice, *upcoming[0], addr_next, addr_next2)
             m1 = Signal(name=f"{flags[1].name}_pre")
-            m.d.sync += [m1.eq(later[0]), flags[0].eq(newer), flags[1].eq(m1 & ~newer),
-                         *(flag.eq(pre & ~m1 & ~newer) for flag, pre in zip(flags[2:], pre_flags)),
-                         none.eq(pre_none & ~m1 & ~newer)]
+            m.d.sync += m1.eq(later[0])
+            for flag, value in [(flags[0], newer), (flags[1], m1 & ~newer),
+                                *((flag, pre & ~m1 & ~newer) for flag, pre in zip(flags[2:], pre_flags)),
+                                (none, pre_none & ~m1 & ~newer)]:
+                self._set(flag, value)
 
         for newest_flag, rest, mem_next, addr_next, addr_next2 in self._split:
             # the older writes' flags two cycles ahead (entry k then is entry k-1 next
@@ -67,8 +84,8 @@ class WriteHistory:
             flags = [Signal(name=f"{rest.name}_match{k + 1}") for k in range(len(older))]
             none = Signal(name=f"{rest.name}_none", init=1)
             self._one_hot(flags, none, self._ahead(choice, upcoming[:len(older)], addr_next2))
-            m.d.sync += [rest.eq(self._select(none, mem_next, flags, older)),
-                         newest_flag.eq(self._newest_match(choice, *upcoming[0], addr_next, addr_next2))]
+            m.d.sync += rest.eq(self._select(none, mem_next, flags, [d for _, _, d in older]))
+            self._set(newest_flag, self._newest_match(choice, *upcoming[0], addr_next, addr_next2))
 
     @staticmethod
     def _match(choice, valid, addr, addr_next):
@@ -97,22 +114,62 @@ class WriteHistory:
             self._m.d.sync += reg.eq(v_next & (a_next == addr_next2))
         return Mux(sel, *early)
 
-    @staticmethod
-    def _select(none, mem_data, flags, entries) -> Value:
-        """The AND-OR of one-hot `flags` over the entries' data, `mem_data` with `none`
-        (muxes rather than ANDs with a flag replicated over every bit: half the netlist)."""
-        result = Mux(none, mem_data, 0)
-        for flag, (_, _, d) in zip(flags, entries):
-            result = result | Mux(flag, d, 0)
-        return result
+    def _select(self, none, mem_data, flags, datas) -> Value:
+        """The AND-OR of one-hot `flags` over `datas`, `mem_data` with `none` (muxes
+        rather than ANDs with a flag replicated over every bit: half the netlist); with
+        `groups`, each group's bits by its own copies of the flags."""
+        def select(none, flags, part):
+            result = Mux(none, part(mem_data), 0)
+            for flag, d in zip(flags, datas):
+                result = result | Mux(flag, part(d), 0)
+            return result
+        return self._by_group(lambda g, part: select(self.flag(none, g), [self.flag(f, g) for f in flags], part))
+
+    def choose(self, flag: Signal, a: Value, b: Value) -> Value:
+        """Mux(flag, a, b) over the data, each group's bits by its copy of `flag`."""
+        return self._by_group(lambda g, part: Mux(self.flag(flag, g), part(a), part(b)))
+
+    def _by_group(self, piece) -> Value:
+        """The data assembled from `piece(group, part)` of each group (all of it, as one
+        group, without `groups`), `part` taking a value's bits of the group's ranges."""
+        if self.groups is None:
+            return piece(None, lambda v: v)
+        ranges = sorted((start, stop, g) for g, rs in enumerate(self.groups) for start, stop in rs)
+        return Cat(piece(g, lambda v, start=start, stop=stop: v[start:stop]) for start, stop, g in ranges)
+
+    def flag(self, flag: Signal, group: int) -> Signal:
+        """Group `group`'s copy of a forwarding flag (`flag` itself without `groups`)."""
+        if self.groups is None:
+            return flag
+        key = (id(flag), group)
+        if key not in self._copies:
+            self._copies[key] = copy = Signal(name=f"{flag.name}_g{group}", init=flag.init)
+            if id(flag) in self._values:
+                self._drive(copy, self._values[id(flag)])
+        return self._copies[key]
+
+    def _set(self, flag: Signal, value) -> None:
+        """Register `value` into `flag` and into its groups' copies."""
+        self._m.d.sync += flag.eq(value)
+        if self.groups is None:
+            return
+        wire = Signal(name=f"{flag.name}_next")
+        self._m.d.comb += wire.eq(value)
+        self._values[id(flag)] = wire
+        for g in range(len(self.groups)):
+            if (id(flag), g) in self._copies:
+                self._drive(self._copies[id(flag), g], wire)
+
+    def _drive(self, copy: Signal, wire: Signal) -> None:
+        self._m.d.comb += copy.eq(kept_register(self._m, wire, f"{copy.name}_r", self._primitive, copy.init))
 
     def _one_hot(self, flags, none, matches) -> None:
         """Registers `flags` with the first of `matches` only, `none` if there is none."""
         newer = 0
         for flag, match in zip(flags, matches):
-            self._m.d.sync += flag.eq(match & ~newer)
+            self._set(flag, match & ~newer)
             newer = newer | match
-        self._m.d.sync += none.eq(~newer)
+        self._set(none, ~newer)
 
     def forward_split(self, mem_next: Value, addr_next: Value, addr_next2: Value) -> tuple[Value, Value, Value]:
         """`forward(addr, mem_data, addr_next, addr_next2)` in two parts, so that the user
@@ -139,7 +196,7 @@ class WriteHistory:
             flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
             none = Signal(name=f"{self._name}_f{n}_none", init=1)
             self._early.append((flags, none, addr_next, addr_next2))
-            return self._select(none, mem_data, flags, self.entries)
+            return self._select(none, mem_data, flags, [d for _, _, d in self.entries])
         flags = [valid & (a == addr) for valid, a, _ in self.entries]
         result = mem_data
         for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins

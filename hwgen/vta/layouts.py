@@ -34,3 +34,10 @@ def entry_layout(cfg, mem: MemType) -> data.ArrayLayout:
         MemType.OUT: (cfg.batch, cfg.block_out, cfg.out_bits),
     }[mem]
     return data.ArrayLayout(data.ArrayLayout(signed(bits), cols), rows)
+
+
+def lane_ranges(cfg) -> list[list[tuple[int, int]]]:
+    """The bits of each output lane j in an ACC entry (entry_layout): a (start, stop)
+    range for each batch row."""
+    bits, cols = cfg.acc_bits, cfg.block_out
+    return [[((b * cols + j) * bits, (b * cols + j + 1) * bits) for b in range(cfg.batch)] for j in range(cols)]

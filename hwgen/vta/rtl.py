@@ -10,12 +10,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow
 
 
-def registered(m: Module, value, name: str, keep: bool = False) -> Signal:
-    """`value` one cycle later. With `keep` the register is a copy of its own that
-    synthesis does not merge with identical ones (hwgen.fpga.synth), so it can sit
-    next to the one cell it feeds, for example a multiplier."""
+def registered(m: Module, value, name: str) -> Signal:
+    """`value` one cycle later (a copy synthesis keeps apart: hwgen.vta.flip_flop)."""
     value = Value.cast(value)
-    r = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
+    r = Signal(value.shape(), name=name)
     m.d.sync += r.eq(value)
     return r
 

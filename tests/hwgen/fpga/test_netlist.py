@@ -41,6 +41,10 @@ module lutram(input clk, input [3:0] wa, input [7:0] wd, input we, input [3:0] r
   assign rd = m[ra];              // an asynchronous read: address -> data
 endmodule
 
+module copied(input clk, input rst, input a, output q);
+  TRELLIS_FF #(.REGSET("SET")) f (.CLK(clk), .LSR(rst), .CE(1'b1), .DI(a), .Q(q));   // the family's flip-flop
+endmodule
+
 module outer(input clk, input [3:0] a, input [3:0] b, input s, output [3:0] y, output [3:0] q, output z);
   wire [3:0] t;
   passes p (.a(a), .b(b), .s(s), .y(t), .z(z));
@@ -49,10 +53,11 @@ module outer(input clk, input [3:0] a, input [3:0] b, input s, output [3:0] y, o
 endmodule
 
 module top(input clk, input [3:0] a, input [3:0] b, input s, input [3:0] ra, output [3:0] y, output [3:0] q,
-           output z, output [7:0] rd, output [7:0] rd2);
+           output z, output [7:0] rd, output [7:0] rd2, output c);
   outer o (.clk(clk), .a(a), .b(b), .s(s), .y(y), .q(q), .z(z));
   ram m (.clk(clk), .wa(a), .wd({a, b}), .we(s), .ra(ra), .rd(rd));
   lutram l (.clk(clk), .wa(a), .wd({a, b}), .we(s), .ra(ra), .rd(rd2));
+  copied c0 (.clk(clk), .rst(s), .a(a[0]), .q(c));
 endmodule
 """
 
@@ -74,6 +79,7 @@ def test_each_unit_s_combinational_ports_and_no_others(netlist):
     assert _pairs(paths, "registered") == set()
     assert _pairs(paths, "ram") == set()
     assert _pairs(paths, "lutram") == {("ra", "rd")}
+    assert _pairs(paths, "copied") == set()
     # through the submodule: its mux, then the inverter; q is registered inside `registered`
     assert _pairs(paths, "outer") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
     assert _pairs(paths, "top") == _pairs(paths, "outer") | {("ra", "rd2")}

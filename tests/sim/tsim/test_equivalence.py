@@ -46,6 +46,9 @@ CONFIGS = {
     "1x8x8+ecp5+COMPUTE_OVERLAP=false+BRAM_PRIMITIVES=true": {"stall": 0.1, "out_of_order": True},
     "1x16x16-aluext+GEMM_PIPELINE=1+ACC_ADDR_REGISTER=true+COMPUTE_OVERLAP=false": {"out_of_order": True},
     "1x8x8+ecp5+ACC_ADDR_REGISTER=true+BRAM_PRIMITIVES=true": {"stall": 0.1},
+    # each lane's own copies of the forwarding flags, the copies TRELLIS_FF instances
+    # (their simulation model)
+    "1x8x8+ecp5+FF_PRIMITIVES=true": {"stall": 0.1},
 }
 def programs(cfg):
     yield from ref.behaviours(cfg)
