@@ -115,6 +115,9 @@ FIELDS: dict[str, _Spec] = {
                                "pipeline a stage longer)", isa=False),
     "ACC_ADDR_REGISTER": _Spec(bool, None, "each accumulator half's read address registered by its memories before "
                                "it reaches them (a cycle more from read to data, as ACC_READ_REGISTER)", isa=False),
+    "ACC_MEMORY_WRITE_REGISTER": _Spec(bool, None, "each accumulator half's write (address, data, enables) registered "
+                                       "by its memories after the writers' merge: an entry reaches memory a cycle "
+                                       "after its write (forwarded meanwhile)", isa=False),
     "BURST_PLAN_REGISTER": _Spec(bool, None, "the size of each AXI burst of fetch, loads and stores planned a "
                                  "cycle ahead in registers", isa=False),
     "COMPUTE_OVERLAP": _Spec(bool, None, "the compute module runs an instruction while an earlier one of another unit "
@@ -149,7 +152,7 @@ def _fpga_defaults(fpga: str) -> dict:
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         "STORE_READ_REGISTER": timed, "ACC_READ_REGISTER": timed, "ACC_ADDR_REGISTER": timed,
         # measured on ECP5 they shortened their paths but not the worst of five seeds (docs/fpga.md)
-        "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False,
+        "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False, "ACC_MEMORY_WRITE_REGISTER": False,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,

@@ -585,6 +585,7 @@ def random_config(seed: int):
         fields["GEMM_PIPELINE"] = max(fields["GEMM_PIPELINE"], fields["ACC_READ_REGISTER"] + fields["ACC_ADDR_REGISTER"])
         fields["LOG_UOP_WIDTH"] = int(rng.choice([5, 6]))
         fields["FF_PRIMITIVES"] = bool(family and family.ff_primitive and rng.random() < 0.5)
+        fields["ACC_MEMORY_WRITE_REGISTER"] = bool(rng.random() < 0.5)
         try:
             return VTAConfig(fields)
         except HwgenError:

@@ -127,6 +127,7 @@ class Core(wiring.Component):
                             writers=len(writers), readers=physical,
                             read_register=memory_read_register(cfg, mt),
                             addr_register=mt == MemType.ACC and cfg.ACC_ADDR_REGISTER,
+                            write_register=mt == MemType.ACC and cfg.ACC_MEMORY_WRITE_REGISTER,
                             block_ram=cfg.BRAM_PRIMITIVES)
             m.submodules[spec.name] = sp
             for writer, port in zip(writers, sp.wr if spec.halves > 1 else [sp.wr]):

@@ -25,7 +25,7 @@ Hazard rule: S3 takes ACC[dst] from the last two writes when they hit the same e
 from __future__ import annotations
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -99,16 +99,19 @@ def write_back(m: Module, unit, lanes: list, reset, valid, dst, hist, busy, choi
     if cfg.ACC_WRITE_REGISTER:
         en, addr, acc, out = (registered(m, v, f"wb_{n}") for v, n in ((en, "en"), (addr, "addr"), (acc, "acc"),
                                                                        (out, "out")))
+    # with ACC_MEMORY_WRITE_REGISTER the last write reaches ACC a cycle after the port
+    landing = registered(m, en, "wb_landing") if cfg.ACC_MEMORY_WRITE_REGISTER else Const(0)
     m.d.comb += [unit.write.en.eq(en), unit.write.addr.eq(addr), unit.write.acc.eq(acc), unit.write.out.eq(out),
-                 unit.busy.eq(busy | valid | en)]
+                 unit.busy.eq(busy | valid | en | landing)]
     hist.record(valid, dst, new.as_value(), choice)
 
 
 def history_depth(cfg, read_to_use: int) -> int:
     """Writes to forward at the stage that uses an entry read `read_to_use` cycles
-    earlier: those made since the read, and with ACC_WRITE_REGISTER also the one
-    computed the cycle before the read (written as the read happens)."""
-    return read_to_use + (1 if cfg.ACC_WRITE_REGISTER else 0)
+    earlier: those made since the read, and for each of ACC_WRITE_REGISTER and
+    ACC_MEMORY_WRITE_REGISTER one computed a cycle earlier (reaching memory as the read
+    happens or after)."""
+    return read_to_use + cfg.ACC_WRITE_REGISTER + cfg.ACC_MEMORY_WRITE_REGISTER
 
 
 class AccWriteSignature(wiring.Signature):

@@ -23,6 +23,7 @@ relying on it diverges from the reference model (docs/fpga.md, "Read during writ
 from __future__ import annotations
 
 import operator
+from collections import namedtuple
 from functools import reduce
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -34,6 +35,9 @@ from . import block_ram
 from .macro_memory import MacroMemory
 from .rtl import registered
 from .tensor_load import ScratchWriteSignature
+
+
+_Write = namedtuple("_Write", "addr data en")
 
 
 class Scratchpad(wiring.Component):
@@ -54,7 +58,10 @@ class Scratchpad(wiring.Component):
     slow clock-to-output and the route to the users are in different cycles. With
     `addr_register` a cycle later again: each memory's read address (and enable) is a
     register of its own (of each half), so that the users' address logic and the route
-    to the memory's block RAMs, spread over the die, are in different cycles.
+    to the memory's block RAMs, spread over the die, are in different cycles. With
+    `write_register` each memory's write (address, data, enables; of each half, after
+    the writers' merge) is a register of its own: an entry is written a cycle after it
+    is on the write port, the merge and the route to the block RAMs in different cycles.
 
     With `block_ram` (and `read_register`) the memories are the FPGA's block RAM
     instances whose output registers are the read register (hwgen.vta.block_ram),
@@ -62,11 +69,12 @@ class Scratchpad(wiring.Component):
 
     def __init__(self, spec, macros=None, split: bool = False, poison: bool = False, writers: int = 1,
                  readers: tuple | None = None, read_register: bool = False, addr_register: bool = False,
-                 block_ram: bool = False):
+                 block_ram: bool = False, write_register: bool = False):
         # SRAM macros take the write granules through their bit masks
         self.spec, self.macros, self.split, self.poison = spec, macros, split and macros is None, poison
         self.read_register, self.addr_register, self.block_ram = read_register, addr_register, block_ram
-        assert not ((read_register or addr_register) and spec.banks > 1), \
+        self.write_register = write_register
+        assert not ((read_register or addr_register or write_register) and spec.banks > 1), \
             "banked scratchpads are read without the registers"
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
@@ -119,6 +127,8 @@ class Scratchpad(wiring.Component):
         if self.addr_register:
             reads = [(registered(m, addr, f"{name}_raddr{k}"), registered(m, en, f"{name}_ren{k}"), data)
                      for k, (addr, en, data) in enumerate(reads)]
+        if self.write_register:
+            wr = _Write(*(registered(m, getattr(wr, f), f"{name}_w{f}") for f in _Write._fields))
         if self.split and self.granule is not None:
             mems = []
             for k in range(self.bits // self.granule):

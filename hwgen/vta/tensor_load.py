@@ -265,13 +265,18 @@ class TensorLoad(wiring.Component):
         if self.formal:
             self._properties(m, fsm.ongoing("ISSUE"), cur, row_end, tag_busy, outstanding)
         writes = [self.wr.en.eq(wr.en), self.wr.addr.eq(wr.addr), self.wr.data.eq(wr.data)]
+        # with ACC_MEMORY_WRITE_REGISTER an ACC load's last write reaches memory a cycle later
+        landing = Const(0)
+        if cfg.ACC_MEMORY_WRITE_REGISTER and LOAD_DEST[mem] == MemType.ACC:
+            landing = Signal(name="landing")
+            m.d.sync += landing.eq(self.wr.en.any())
         if cfg.LOAD_WRITE_REGISTER:
             # the last beat is written two cycles before the state is IDLE again (DRAIN
             # waits for `outstanding`, a register), so the busy term costs no cycle
             m.d.sync += writes
-            m.d.comb += self.busy.eq(~fsm.ongoing("IDLE") | self.wr.en.any())
+            m.d.comb += self.busy.eq(~fsm.ongoing("IDLE") | self.wr.en.any() | landing)
         else:
-            m.d.comb += [*writes, self.busy.eq(~fsm.ongoing("IDLE"))]
+            m.d.comb += [*writes, self.busy.eq(~fsm.ongoing("IDLE") | landing)]
         return m
 
 

@@ -365,7 +365,7 @@ def test_microarchitecture_defaults_follow_the_fpga_family(fpga):
     on, axi3 = fpga != "none", fpga in ("xc7", "cyclonev")
     want = {"ACC_READ_PORTS": 1 if on else 2, "GEMM_PIPELINE": 4 if on else 0, "COMPUTE_OVERLAP": True,
             "PIPELINED_UNITS": True, "DSP_PACKING": fpga == "xc7", "DSP_PRIMITIVES": fpga == "ecp5",
-            "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False,
+            "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False, "ACC_MEMORY_WRITE_REGISTER": False,
             "AXI_MAX_BURST": 16 if axi3 else 256, "AXI_MAX_INFLIGHT": 4 if axi3 else 1,
             **dict.fromkeys(_ALL_FAMILIES, on), **dict.fromkeys(_ECP5_ONLY, fpga == "ecp5")}
     cfg = VTAConfig({"FPGA": fpga})

@@ -116,7 +116,8 @@ def test_random_programs_reach_every_program_bin():
 @pytest.mark.parametrize("field", ["STORE_READ_REGISTER", "ACC_READ_REGISTER", "ACC_ADDR_REGISTER",
                                    "BRAM_PRIMITIVES", "DSP_PRIMITIVES", "OVERLAP_REGISTERS", "ALU_COMPARE_STAGE",
                                    "COMPUTE_OVERLAP", "PIPELINED_UNITS", "VME_REGISTERS", "BURST_PLAN_REGISTER",
-                                   "QUEUE_ROOM_REGISTER", "LOAD_WRITE_REGISTER", "DSP_PACKING", "FF_PRIMITIVES"])
+                                   "QUEUE_ROOM_REGISTER", "LOAD_WRITE_REGISTER", "DSP_PACKING", "FF_PRIMITIVES",
+                                   "ACC_MEMORY_WRITE_REGISTER"])
 def test_random_configurations_draw_every_option(field):
     assert {getattr(random_config(s), field) for s in range(40)} == {False, True}
 

@@ -74,8 +74,13 @@ class ComputeBench(Elaboratable):
         else:
             m.d.comb += acc_data
         acc_w, out_w = M[MemType.ACC].write_port(), M[MemType.OUT].write_port()
-        m.d.comb += [acc_w.en.eq(u.write.en), acc_w.addr.eq(u.write.addr), acc_w.data.eq(u.write.acc),
-                     out_w.en.eq(u.write.en), out_w.addr.eq(u.write.addr), out_w.data.eq(u.write.out)]
+        # ACC's write through the register by its memory the scratchpad may have
+        acc_write = [acc_w.en.eq(u.write.en), acc_w.addr.eq(u.write.addr), acc_w.data.eq(u.write.acc)]
+        if self.cfg.ACC_MEMORY_WRITE_REGISTER:
+            m.d.sync += acc_write
+        else:
+            m.d.comb += acc_write
+        m.d.comb += [out_w.en.eq(u.write.en), out_w.addr.eq(u.write.addr), out_w.data.eq(u.write.out)]
         return m
 
 

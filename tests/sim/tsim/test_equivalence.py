@@ -49,6 +49,10 @@ CONFIGS = {
     # each lane's own copies of the forwarding flags, the copies TRELLIS_FF instances
     # (their simulation model)
     "1x8x8+ecp5+FF_PRIMITIVES=true": {"stall": 0.1},
+    # each ACC half's write registered by its memories (a cycle later to memory), with
+    # the lanes' copies of the flags; and in one memory (no compute overlap)
+    "1x8x8+ecp5+FF_PRIMITIVES=true+ACC_MEMORY_WRITE_REGISTER=true": {"stall": 0.1},
+    "1x16x16-aluext+ACC_MEMORY_WRITE_REGISTER=true+COMPUTE_OVERLAP=false": {"out_of_order": True},
 }
 def programs(cfg):
     yield from ref.behaviours(cfg)
