@@ -11,7 +11,8 @@ from amaranth.lib.wiring import Flow
 
 
 def registered(m: Module, value, name: str) -> Signal:
-    """`value` one cycle later (a copy synthesis keeps apart: hwgen.vta.flip_flop)."""
+    """`value` one cycle later. Synthesis may merge it with identical registers; a copy
+    meant to stay apart is hwgen.vta.flip_flop.kept_register."""
     value = Value.cast(value)
     r = Signal(value.shape(), name=name)
     m.d.sync += r.eq(value)

@@ -75,7 +75,7 @@ class Scratchpad(wiring.Component):
         self.read_register, self.addr_register, self.block_ram = read_register, addr_register, block_ram
         self.write_register = write_register
         assert not ((read_register or addr_register or write_register) and spec.banks > 1), \
-            "banked scratchpads are read without the registers"
+            "banked scratchpads are built without the read, address and write registers"
         bits, depth, lanes = spec.entry_bits, spec.depth, spec.banks
         self.bits, self.depth, self.lanes = bits, depth, lanes
         self.granule = spec.write_granule if spec.write_granule < bits and lanes == 1 else None
