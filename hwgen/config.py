@@ -151,8 +151,9 @@ def _fpga_defaults(fpga: str) -> dict:
         # ALU cycles and the others would change cycle counts measured without them
         "ALU_COMPARE_STAGE": timed, "BUSY_REGISTER": timed, "QUEUE_ROOM_REGISTER": timed,
         "STORE_READ_REGISTER": timed, "ACC_READ_REGISTER": timed, "ACC_ADDR_REGISTER": timed,
-        # measured on ECP5 they shortened their paths but not the worst of five seeds (docs/fpga.md)
-        "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False, "ACC_MEMORY_WRITE_REGISTER": False,
+        "ACC_MEMORY_WRITE_REGISTER": timed, "FF_PRIMITIVES": fam is not None and fam.ff_primitive is not None,
+        # measured on ECP5 it shortened its paths but not the worst of five seeds (docs/fpga.md)
+        "BRAM_PRIMITIVES": False,
         **dict.fromkeys(("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                          "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS"), on),
         "GEMM_PIPELINE": FPGA_GEMM_PIPELINE if on else 0,

@@ -48,13 +48,15 @@ _NARROW = {"LOG_BLOCK": 1, "LOG_BLOCK_IN": 1, "LOG_BLOCK_OUT": 1, "LOG_ACC_BUFF_
 NARROW = {
     "narrow": ("default", _NARROW),
     "narrow-ecp5": ("1x8x8", {"FPGA": "ecp5", **_NARROW}),
-    # the family's options but ACC_ADDR_REGISTER: the history one write short is a bug here
-    "narrow-ecp5-no-addr": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False}),
+    # the family's options without ACC_ADDR_REGISTER, FF_PRIMITIVES and
+    # ACC_MEMORY_WRITE_REGISTER: the history one write short is a bug here
+    "narrow-ecp5-no-addr": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False, "FF_PRIMITIVES": False,
+                                      "ACC_MEMORY_WRITE_REGISTER": False}),
     # and with each lane's own copies of the forwarding flags (FF_PRIMITIVES)
-    "narrow-ecp5-copies": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False, "FF_PRIMITIVES": True}),
-    # and each half's write registered by its memories
-    "narrow-ecp5-write": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False, "FF_PRIMITIVES": True,
-                                    "ACC_MEMORY_WRITE_REGISTER": True}),
+    "narrow-ecp5-copies": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False,
+                                     "ACC_MEMORY_WRITE_REGISTER": False}),
+    # and each half's write registered by its memories (ACC_MEMORY_WRITE_REGISTER)
+    "narrow-ecp5-write": ("1x8x8", {"FPGA": "ecp5", **_NARROW, "ACC_ADDR_REGISTER": False}),
     "narrow-read": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "GEMM_PIPELINE": 1}),
     "narrow-read-addr": ("default", {**_NARROW, "ACC_READ_REGISTER": True, "ACC_ADDR_REGISTER": True,
                                      "GEMM_PIPELINE": 2}),

@@ -12,7 +12,7 @@ its own, and each unit has its own ports into the halved scratchpads
 age of the instruction it executes, for the trace."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Module
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -64,9 +64,6 @@ class ComputeModule(wiring.Component):
             "finished": Out(1),
             "executing": Out(1), "waiting": Out(1), "retired": Out(1), "state": Out(2), "gemm_uop": Out(1), "alu_uop": Out(1),
             "overlapping": Out(1),
-            # the token pushes of the instruction retiring now (prev, next), for the trace:
-            # with OVERLAP_REGISTERS `tokens` pushes them a cycle later
-            "retire_pushes": Out(2),
         })
 
     def _is(self, op: Opcode):
@@ -86,14 +83,13 @@ class ComputeModule(wiring.Component):
         if cfg.COMPUTE_OVERLAP:
             seq = OverlapSequencer(m, cfg, self.queue, self.tokens, gemm, alu, {mt: u.busy for mt, u in loads.items()},
                                    self.bugs)
-            m.d.comb += [self.overlapping.eq(seq.overlapping), self.retire_pushes.eq(seq.retire_pushes),
+            m.d.comb += [self.overlapping.eq(seq.overlapping),
                          *(self.ages[k].eq(seq.age[c]) for k, c in enumerate(CLASSES))]
         else:
             seq = Sequencer(m, self.queue, self.tokens, [gemm.busy, alu.busy, *(u.busy for u in loads.values())], {
                 **{mt.name: self._is_load_of(mt) for mt in loads},
                 **{op.name: self._is(op) for op in (Opcode.GEMM, Opcode.ALU, Opcode.FINISH)}}, cfg.BUSY_REGISTER,
                 cfg.TOKEN_REGISTER)
-            m.d.comb += self.retire_pushes.eq(Cat(self.tokens.push_prev, self.tokens.push_next))
         g = data.View(insn_layout(cfg, "GEMM"), seq.insn)
         a = data.View(insn_layout(cfg, "ALU"), seq.insn)
 

@@ -116,9 +116,8 @@ class Core(wiring.Component):
                          queue.launch.eq(self.launch),
                          getattr(modules[dst].tokens, "have" + pop_side[3:]).eq(queue.have)]
             if self.trace:
-                # a push as its instruction retires, which the trace pairs it with
-                now = compute.retire_pushes[int(push_side == "push_next")] if src == Unit.COMPUTE else push
-                m.d.comb += self.trace_push[k].eq(now)
+                # every module pushes as its instruction retires, which the trace pairs it with
+                m.d.comb += self.trace_push[k].eq(push)
 
         # -- scratchpads ------------------------------------------------------------------------
         def pad(mt, writers, readers, physical=None):

@@ -28,6 +28,7 @@ from amaranth.lib import data, fifo
 from ..geometry import OVERLAP_LOG_WINDOW as LOG_WINDOW, OVERLAP_WINDOW as WINDOW
 from ..isa.fields import INSN_BITS
 from ..isa.opcodes import COMPUTE_LOAD_TYPES as LOADS, MemType, Opcode
+from .flip_flop import kept_register
 from .footprint import ProductSum, halves_touched
 from .layouts import insn_layout
 from .rtl import registered
@@ -53,7 +54,6 @@ class OverlapSequencer:
         self.age = {c: Signal(LOG_WINDOW, name=f"age_{c.lower()}") for c in CLASSES}
         self.executing, self.waiting, self.retired, self.state = Signal(), Signal(), Signal(), Signal(2)
         self.overlapping = Signal()
-        self.retire_pushes = Signal(2)      # the pushes (prev, next) of the instruction retiring now
         units = {"GEMM": gemm, "ALU": alu}
 
         head = data.View(insn_layout(cfg, "FINISH"), self.insn)
@@ -127,9 +127,17 @@ class OverlapSequencer:
         ld_known, ld_mask, ld_uop, ld_wrap, ld_top = load_footprint(
             ld_fields, ld_is_uop, issue & is_load, "load_size")
         ld_lo = ld_fields.sram_base
-        # the executing GEMM's and ALU's micro-op ranges
-        rng = {c: (Signal(log_uop + 1, name=f"{c.lower()}_uop_bgn"), Signal(log_uop + 1, name=f"{c.lower()}_uop_end"))
-               for c in units}
+        # the executing GEMM's and ALU's micro-op ranges, taken as they issue, in registers
+        # kept apart: the unit's index generator takes the same fields at its start, and
+        # a register merged with its own sits by the unit, far from the comparisons here
+        rng = {}
+        for c in units:
+            ends = []
+            for f in ("uop_bgn", "uop_end"):
+                nxt = Signal(log_uop + 1, name=f"{c.lower()}_{f}_next")
+                ends.append(kept_register(m, nxt, f"{c.lower()}_{f}", cfg.FF_PRIMITIVES and not formal))
+                m.d.comb += nxt.eq(Mux(issue & cls_of_head[c], getattr(loop, f), ends[-1]))
+            rng[c] = tuple(ends)
         known = {"LOAD": ld_known, "GEMM": gemm.fp_known, "ALU": alu.fp_known}
         mask = {"LOAD": ld_mask, "GEMM": gemm.fp_mask, "ALU": alu.fp_mask}
 
@@ -169,8 +177,8 @@ class OverlapSequencer:
         # -- the window ----------------------------------------------------------------------
         oldest, tail = Signal(LOG_WINDOW + 1), Signal(LOG_WINDOW + 1)
         # how many it holds (tail - oldest), counted in registers of their own, and whether
-        # that is none; with OVERLAP_REGISTERS a retirement counts a cycle later (the
-        # oldest entry's flags are a sixteen-way selection, apart from the decision to issue)
+        # that is none (the oldest entry's flags are a sixteen-way selection, kept apart
+        # from the decision to issue)
         count, empty = Signal(range(WINDOW + 1)), Signal(init=1)
         done = Array(Signal(name=f"done{k}") for k in range(WINDOW))
         push = Array(Signal(2, name=f"push{k}") for k in range(WINDOW))
@@ -190,15 +198,20 @@ class OverlapSequencer:
         # the head issues alone when nothing executes (ok_beside holds then), beside what
         # executes when its footprint allows, never on a unit executing (ok_beside fails);
         # the window has room while its count's top bit is clear
-        ready = pops_ok & ~count[LOG_WINDOW] & ~head_scanning & finish_ok & ok_beside
+        own = ~count[LOG_WINDOW] & ~head_scanning & finish_ok
         if cfg.OVERLAP_REGISTERS:
             # a cycle late: between events that change the head or what executes, the
             # conditions only come to hold (tokens arrive, units finish, footprints become
             # known, the window drains), so those of the cycle before hold unless an event
             # happened in it; a scan decided in it is `scan_late`. The decision is then a
             # gate from registers, whose fan-out spans the die (the head, the window, the
-            # token counters, every unit's start)
-            ready = registered(m, ready, "ready") & ~event
+            # token counters, every unit's start). Three registers: the token flags come
+            # from queues placed apart and the footprint comparisons are deep, so neither
+            # meets the other in a register's input
+            ready = (registered(m, pops_ok, "ready_tokens") & registered(m, own, "ready")
+                     & registered(m, ok_beside, "ready_beside") & ~event)
+        else:
+            ready = pops_ok & own & ok_beside
         m.d.comb += [issue.eq(have & ready & ~scan_late), taken_or_issued.eq(taken | issue)]
         # FINISH issues once everything has retired, when nothing executes: the same
         # pulse as `issue & head_finish`, without the footprint comparisons before it
@@ -217,9 +230,6 @@ class OverlapSequencer:
                     m.d.sync += [exe[c].eq(1), seq[c].eq(tail[:LOG_WINDOW])]
             with m.If(is_load):
                 m.d.sync += [ld_fields.eq(load), ld_is_uop.eq(sel["UOP"])]
-            for c in units:
-                with m.If(cls_of_head[c]):
-                    m.d.sync += [rng[c][0].eq(loop.uop_bgn), rng[c][1].eq(loop.uop_end)]
         for c, unit in units.items():
             m.d.comb += unit.keep.eq(scanned)
 
@@ -247,15 +257,29 @@ class OverlapSequencer:
             with m.If(exe[c] & ~running[c]):
                 m.d.sync += [exe[c].eq(0), done[seq[c]].eq(1)]
             m.d.comb += self.age[c].eq(seq[c] - oldest[:LOG_WINDOW])
-        retire = (oldest != tail) & done[oldest[:LOG_WINDOW]]
-        counted = registered(m, retire, "retire_counted") if cfg.OVERLAP_REGISTERS else retire
-        m.d.sync += [count.eq(count + issue - counted), empty.eq(~issue & Mux(counted, count == 1, empty))]
-        pushes = Mux(retire, push[oldest[:LOG_WINDOW]], 0)
-        m.d.comb += self.retire_pushes.eq(pushes)
+        def retiring(k):
+            """Whether entry `k` (a pointer) holds an instruction that has finished."""
+            return (k != tail) & done[k[:LOG_WINDOW]]
+
         if cfg.OVERLAP_REGISTERS:
-            # the window's pointer selects among its entries' flags, which sit by the
-            # units that set them: a register before the token counters, which are far
-            pushes = registered(m, pushes, "retire_push")
+            # the window's entries sit by the units that set their flags and the token
+            # counters are far: the retirement is decided a cycle ahead, for the entry
+            # that is the oldest then (the next one when this cycle retires), and both it
+            # and its pushes come from registers. A flag set or an entry issued in the
+            # deciding cycle shows a cycle later, as it does to a decision made in the
+            # cycle itself; the pushes reach the counters in the cycle they did when they
+            # were registered after such a decision
+            after = Signal(LOG_WINDOW + 1, init=1)      # oldest + 1
+            retire, pushes = Signal(), Signal(2)
+            nxt = Mux(retire, after, oldest)
+            ahead = retiring(nxt)
+            m.d.sync += [retire.eq(ahead), pushes.eq(Mux(ahead, push[nxt[:LOG_WINDOW]], 0))]
+            with m.If(retire):
+                m.d.sync += after.eq(after + 1)
+        else:
+            retire = retiring(oldest)
+            pushes = Mux(retire, push[oldest[:LOG_WINDOW]], 0)
+        m.d.sync += [count.eq(count + issue - retire), empty.eq(~issue & Mux(retire, count == 1, empty))]
         with m.If(retire):
             m.d.sync += oldest.eq(oldest + 1)
             m.d.comb += self.retired.eq(1)

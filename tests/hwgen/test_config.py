@@ -357,7 +357,7 @@ def test_load_config_by_file_or_shipped_name(tmp_path, monkeypatch):
 _ALL_FAMILIES = ("ACC_WRITE_REGISTER", "LOAD_WRITE_REGISTER", "INDEX_REGISTER", "VME_REGISTERS", "ALU_OP_REGISTER",
                  "BURST_PLAN_REGISTER", "TOKEN_REGISTER", "OVERLAP_REGISTERS")
 _ECP5_ONLY = ("ALU_COMPARE_STAGE", "BUSY_REGISTER", "QUEUE_ROOM_REGISTER", "STORE_READ_REGISTER", "ACC_READ_REGISTER",
-              "ACC_ADDR_REGISTER")
+              "ACC_ADDR_REGISTER", "ACC_MEMORY_WRITE_REGISTER", "FF_PRIMITIVES")
 
 
 @pytest.mark.parametrize("fpga", ["none", "xc7", "cyclonev", "ecp5"])
@@ -365,8 +365,7 @@ def test_microarchitecture_defaults_follow_the_fpga_family(fpga):
     on, axi3 = fpga != "none", fpga in ("xc7", "cyclonev")
     want = {"ACC_READ_PORTS": 1 if on else 2, "GEMM_PIPELINE": 4 if on else 0, "COMPUTE_OVERLAP": True,
             "PIPELINED_UNITS": True, "DSP_PACKING": fpga == "xc7", "DSP_PRIMITIVES": fpga == "ecp5",
-            "BRAM_PRIMITIVES": False, "FF_PRIMITIVES": False, "ACC_MEMORY_WRITE_REGISTER": False,
-            "AXI_MAX_BURST": 16 if axi3 else 256, "AXI_MAX_INFLIGHT": 4 if axi3 else 1,
+            "BRAM_PRIMITIVES": False, "AXI_MAX_BURST": 16 if axi3 else 256, "AXI_MAX_INFLIGHT": 4 if axi3 else 1,
             **dict.fromkeys(_ALL_FAMILIES, on), **dict.fromkeys(_ECP5_ONLY, fpga == "ecp5")}
     cfg = VTAConfig({"FPGA": fpga})
     assert {k: getattr(cfg, k) for k in want} == want

@@ -12,6 +12,7 @@ def test_one_list_of_families():
         cfg = VTAConfig({"FPGA": fam.name})
         assert cfg.family is fam and cfg.DSP_PACKING == fam.packed_dsp
         assert cfg.DSP_PRIMITIVES == (fam.dsp_primitive is not None) and cfg.ALU_COMPARE_STAGE == fam.timed
+        assert cfg.FF_PRIMITIVES == (fam.ff_primitive is not None)
         assert cfg.AXI_MAX_BURST == (16 if fam.axi3 else 256)
     assert VTAConfig().family is None
     assert {DEVICES[d].family.name for d in DEFAULT_DEVICE.values()} == set(FAMILIES)

@@ -114,13 +114,13 @@ SMALL = [
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "GEMM_PIPELINE": 1,
                "ACC_WRITE_REGISTER": True}),
     # the operation as a stage of its own, with one and with two read ports (Amaranth's
-    # simulator cannot run the ECP5's DSP primitive: Verilator runs it, tests/sim/tsim),
+    # simulator cannot run the ECP5's DSP and flip-flop primitives: Verilator runs them, tests/sim/tsim),
     # the accumulator's read addresses and writes registered too, the micro-ops' read
     # register the memory's (BRAM_PRIMITIVES)
     VTAConfig({"LOG_BATCH": 1, "LOG_BLOCK_IN": 2, "LOG_BLOCK_OUT": 2, "LOG_INP_BUFF_SIZE": 6,
                "LOG_WGT_BUFF_SIZE": 7, "LOG_ACC_BUFF_SIZE": 8, "LOG_UOP_BUFF_SIZE": 7, "ALU_EXT": True,
-               "FPGA": "ecp5", "DSP_PRIMITIVES": False, "ALU_RESCALE": "multiply", "ACC_ADDR_REGISTER": True,
-               "BRAM_PRIMITIVES": True, "ACC_MEMORY_WRITE_REGISTER": True}),
+               "FPGA": "ecp5", "DSP_PRIMITIVES": False, "FF_PRIMITIVES": False, "ALU_RESCALE": "multiply",
+               "ACC_ADDR_REGISTER": True, "BRAM_PRIMITIVES": True}),
     VTAConfig({"LOG_BATCH": 0, "LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 6, "LOG_WGT_BUFF_SIZE": 7,
                "LOG_ACC_BUFF_SIZE": 7, "LOG_UOP_BUFF_SIZE": 7, "ALU_OP_REGISTER": True, "ALU_RESCALE": "shift"}),
 ]
