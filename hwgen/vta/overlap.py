@@ -127,17 +127,24 @@ class OverlapSequencer:
         ld_known, ld_mask, ld_uop, ld_wrap, ld_top = load_footprint(
             ld_fields, ld_is_uop, issue & is_load, "load_size")
         ld_lo = ld_fields.sram_base
-        # the executing GEMM's and ALU's micro-op ranges, taken as they issue, in registers
-        # kept apart: the unit's index generator takes the same fields at its start, and
-        # a register merged with its own sits by the unit, far from the comparisons here
-        rng = {}
-        for c in units:
-            ends = []
-            for f in ("uop_bgn", "uop_end"):
-                nxt = Signal(log_uop + 1, name=f"{c.lower()}_{f}_next")
-                ends.append(kept_register(m, nxt, f"{c.lower()}_{f}", cfg.FF_PRIMITIVES and not formal))
-                m.d.comb += nxt.eq(Mux(issue & cls_of_head[c], getattr(loop, f), ends[-1]))
-            rng[c] = tuple(ends)
+        def kept_copy(value, load, name):
+            """`value` taken when `load` holds, in a register of its own (kept apart
+            from identical ones, which sit by their other readers)."""
+            nxt = Signal(len(value), name=f"{name}_next")
+            q = kept_register(m, nxt, name, cfg.FF_PRIMITIVES and not formal)
+            m.d.comb += nxt.eq(Mux(load, value, q))
+            return q
+
+        # the executing GEMM's and ALU's micro-op ranges, taken as they issue: the unit's
+        # index generator takes the same fields at its start, and a register merged with
+        # its own sits by the unit, far from the comparisons here
+        rng = {c: tuple(kept_copy(getattr(loop, f)[:log_uop + 1], issue & cls_of_head[c], f"{c.lower()}_{f}")
+                        for f in ("uop_bgn", "uop_end")) for c in units}
+        # the head's fields the comparisons read, taken with the head: the head's own
+        # register feeds every unit and sits among them
+        word_loop, word_load = data.View(insn_layout(cfg, "GEMM"), word), data.View(insn_layout(cfg, "LOAD"), word)
+        head_bgn, head_end = (kept_copy(getattr(word_loop, f), taken, f"head_{f}") for f in ("uop_bgn", "uop_end"))
+        head_base = kept_copy(word_load.sram_base, taken, "head_sram_base")
         known = {"LOAD": ld_known, "GEMM": gemm.fp_known, "ALU": alu.fp_known}
         mask = {"LOAD": ld_mask, "GEMM": gemm.fp_mask, "ALU": alu.fp_mask}
 
@@ -151,7 +158,7 @@ class OverlapSequencer:
         h_mask = Mux(is_load, head_load_mask, head_unit_mask)
         h_known = Mux(is_load, head_load_known, scanned)
         # a GEMM/ALU head's micro-ops against an executing UOP load's writes
-        ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(loop.uop_bgn, loop.uop_end, ld_lo, ld_top)))
+        ld_ok = ld_known & (~ld_uop | (~ld_wrap & apart(head_bgn, head_end, ld_lo, ld_top)))
         uop_ok = ~exe["LOAD"] | is_load | ld_ok
         taken_or_issued = Signal()
         if cfg.OVERLAP_REGISTERS:
@@ -167,7 +174,7 @@ class OverlapSequencer:
             fits = h_known & known[c] & (((h_mask & mask[c]) == 0) | ("overlap_ignores_acc_halves" in bugs))
             if c in units:
                 # a UOP load head must not write what the GEMM/ALU reads
-                fits &= ~head_uop_writes | (~head_uop_wrap & apart(*rng[c], load.sram_base, head_top))
+                fits &= ~head_uop_writes | (~head_uop_wrap & apart(*rng[c], head_base, head_top))
             else:
                 fits &= ld_ok
             ok_beside &= ~exe[c] | (~cls_of_head[c] & fits)
@@ -291,7 +298,8 @@ class OverlapSequencer:
             self._properties(m, cfg, tokens, units, load_busy, taken, {
                 "have": have, "sel": sel, "is_load": is_load, "exe": exe, "sizes": sizes, "ld_fields": ld_fields,
                 "ld_is_uop": ld_is_uop, "rng": rng, "scanned": scanned, "scan_on": scan_on, "scan_go": scan_go,
-                "settle": settle})
+                "settle": settle, "copies": ((head_bgn, loop.uop_bgn), (head_end, loop.uop_end),
+                                             (head_base, load.sram_base))})
 
     def _properties(self, m: Module, cfg, tokens, units: dict, load_busy: dict, taken, hw: dict) -> None:
         """The issue rule (docs/semantics.md, "Compute overlap"), for any instruction
@@ -490,6 +498,8 @@ class OverlapSequencer:
         m.d.comb += Assert(~hw["have"] | (Cat(hw["sel"][n] == kind[n] for n in kind).all() &
                                           (hw["is_load"] == Cat(kind[mt.name] for mt in LOADS).any())),
                            "the head's decode differs from its instruction")
+        m.d.comb += Assert(Cat(copy == field for copy, field in hw["copies"]).all(),
+                           "a copy of the head's fields differs from the head")
         for c in CLASSES:
             m.d.comb += Assert(~executes[c] | hw["exe"][c], f"{c} executes unseen")
         m.d.comb += Assert(hw["ld_fields"].as_value() == rec_insn["LOAD"], "the executing load's fields differ")

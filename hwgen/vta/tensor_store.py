@@ -62,6 +62,9 @@ class TensorStore(wiring.Component):
         lane0 = Signal(max(1, exact_log2(lanes)))
         beat_off = Signal(beat_bits)              # first beat of the current burst, within the row
         n_beats = Signal(range(geometry(cfg).max_burst + 1))
+        # n_beats - 1, a register of its own: the burst's last-beat test is an equality,
+        # no carry chain before the registers it enables
+        n_last = Signal.like(n_beats)
         got_lane, got_ok, got_valid = Signal(range(max(lanes, 2))), Signal(), Signal()
         beat_data = Signal(cfg.AXI_DATA_BITS)
         beat_strb = Signal(BB)
@@ -154,11 +157,11 @@ class TensorStore(wiring.Component):
                                            else row_sram + (beat_off << exact_log2(lanes)) - lane0)
                     m.d.comb += [cmd.valid.eq(1), cmd.payload.addr.eq(cur), cmd.payload.len.eq(beats - 1)]
                     with m.If(cmd.ready):
-                        m.d.sync += [n_beats.eq(beats), rb.eq(0), rl.eq(0)]
+                        m.d.sync += [n_beats.eq(beats), n_last.eq(beats - 1), rb.eq(0), rl.eq(0)]
                         m.next = "READ"
             with m.State("READ"):
                 last_lane = rl == lanes - 1
-                last_beat = (rb + 2 == n_beats) if "store_wlast_early" in self.bugs else rb == n_beats - 1
+                last_beat = (rb + 2 == n_beats) if "store_wlast_early" in self.bugs else rb == n_last
                 with m.If((rl != 0) | (in_flight < depth)):
                     m.d.comb += starts_beat.eq(rl == 0)
                     m.d.sync += [*(v.eq(x) for v, x in zip(issued, (1, rl, ok, b[:exact_log2(slices)], last_lane,
@@ -171,7 +174,7 @@ class TensorStore(wiring.Component):
                             m.d.sync += rd_addr.eq(rd_addr + 1)
                     with m.If(last_lane):
                         m.d.sync += rb.eq(rb + 1)
-                        with m.If(rb == n_beats - 1):
+                        with m.If(rb == n_last):
                             m.d.sync += [cur.eq(cur + n_beats * BB), beat_off.eq(beat_off + n_beats)]
                             m.next = "PLAN" if plan else "BURST"
             with m.State("ACKS"):
@@ -184,11 +187,12 @@ class TensorStore(wiring.Component):
             m.d.sync += outstanding.eq(outstanding - 1)
         m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
         if self.formal:
-            self._properties(m, fsm.ongoing("READ"), cur, row_end, rb, rl, n_beats, lanes, in_flight, beats_fifo,
+            self._properties(m, fsm.ongoing("READ"), cur, row_end, rb, rl, (n_beats, n_last), lanes, in_flight,
+                             beats_fifo,
                              (issued[0], issued[4]), (got_valid, got_last_lane), fsm.ongoing("BURST"), plan)
         return m
 
-    def _properties(self, m: Module, reading, cur, row_end, rb, rl, n_beats, lanes: int, in_flight, beats_fifo,
+    def _properties(self, m: Module, reading, cur, row_end, rb, rl, burst, lanes: int, in_flight, beats_fifo,
                     landing, writing, requesting, plan) -> None:
         """The store's AXI write contract (the memory engine passes its requests and
         beats to AW and W, adding to the address its `base`, a multiple of 4 KiB), for
@@ -207,7 +211,9 @@ class TensorStore(wiring.Component):
         reads, the record's count is the reads issued (`rb` beats and `rl` lanes); a
         beat started and not yet sent (`in_flight`) is in the queue, in the read
         pipeline, or being read; with BURST_PLAN_REGISTER the burst requested is the
-        one planned from the current address."""
+        one planned from the current address; `burst` is (n_beats, n_last), n_last the
+        burst's last beat."""
+        n_beats, n_last = burst
         g = geometry(self.cfg)
         cmd, w = self.vme.cmd, self.vme.data
         held_until_ready(m, cmd.valid, cmd.ready, Cat(cmd.payload.addr, cmd.payload.len), "AW")
@@ -246,8 +252,8 @@ class TensorStore(wiring.Component):
                          Assert(beats_fifo.w_data[-1] == flag, "WLAST not on the last of the burst's AWLEN + 1 beats")]
         # what makes the above inductive
         with m.If(reading):
-            m.d.comb += Assert(open_ & (awlen + 1 == n_beats) & (rb < n_beats) & (reads + landed == rb * lanes + rl),
-                               "the record differs from the burst being read")
+            m.d.comb += Assert(open_ & (awlen + 1 == n_beats) & (rb < n_beats) & (reads + landed == rb * lanes + rl)
+                               & (n_last + 1 == n_beats), "the record differs from the burst being read")
         with m.Else():
             m.d.comb += Assert(~open_ | (landed & last_read), "a burst open with no read to come")
         m.d.comb += Assert(rl < lanes, "a lane beyond the beat")
