@@ -298,7 +298,7 @@ class TensorAlu(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        idx = attach_index_generator(m, self)
+        idx = attach_index_generator(m, self, cfg.FF_PRIMITIVES and not self.formal)
         reset, op, use_imm = Signal(), Signal.like(self.op), Signal()
         imm = Signal(signed(cfg.acc_bits))
         late = Signal()     # with ALU_COMPARE_STAGE: one of LATE_OPS, written a stage later

@@ -249,7 +249,7 @@ class TensorGemm(wiring.Component):
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
-        idx = attach_index_generator(m, self)
+        idx = attach_index_generator(m, self, cfg.FF_PRIMITIVES and not self.formal)
         m.d.comb += idx.gap.eq(gemm_interval(cfg) - 1)
         reset = Signal()
         with m.If(~self.busy):      # taken while idle, so ready at `start` without depending on it

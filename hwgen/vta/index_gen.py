@@ -31,6 +31,7 @@ from amaranth.lib.wiring import In, Out
 from ..geometry import BASELINE_ALU_INTERVAL, memory_read_register
 from ..isa.fields import LOOP_ITER_BITS
 from ..isa.opcodes import MemType
+from .flip_flop import kept_register
 from .footprint import HALVES, ProductSum, halves_touched
 from .layouts import uop_layout
 from .rtl import registered
@@ -63,8 +64,8 @@ class IndexGenerator(wiring.Component):
     `pick_src` (held for the whole nest) else dst, for a unit that reads one of them
     first: with INDEX_REGISTER a register, like the indices."""
 
-    def __init__(self, cfg, track: tuple = ()):
-        self.cfg, self.track = cfg, track
+    def __init__(self, cfg, track: tuple = (), ff_primitive: bool = False):
+        self.cfg, self.track, self.ff_primitive = cfg, track, ff_primitive
         d = cfg.log_depth
         self._uop_layout = uop_layout(cfg)
         self._src_bits = max(d[MemType.ACC], d[MemType.INP])
@@ -87,7 +88,11 @@ class IndexGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = Signal.like(self.params)
-        running = Signal()
+        # `running` drives the counters; its kept copies (hwgen.vta.flip_flop) the loads
+        # of the nest's initial state and the outputs, whose registers are spread apart
+        # (the parameters by the head, the footprint and busy by the issue logic)
+        running, running_next = Signal(), Signal()
+        m.d.comb += running_next.eq(running)
         scanning = Signal()          # running a scan: the first pass only, nothing emitted
         first = Signal()             # the next micro-op read belongs to the first pass
         u = Signal.like(self.params.uop_end)
@@ -136,13 +141,16 @@ class IndexGenerator(wiring.Component):
                     for k in kinds:
                         m.d.sync += [off_in[k].eq(0), off_out[k].eq(off_out[k] + p[f"{k}_factor_out"])]
                     with m.If(last_o):
-                        m.d.sync += [running.eq(0), scanning.eq(0)]
+                        m.d.comb += running_next.eq(0)
+                        m.d.sync += scanning.eq(0)
         # the nest's initial state is taken on every cycle it is not running, so that
         # only `running` waits for `start` (a late, wide-fanout signal)
         # a scan is the first pass alone: one iteration of each loop, no gaps
         empty = ((self.params.iter_out == 0) | (self.params.iter_in == 0)
                  | (self.params.uop_end <= self.params.uop_bgn))
-        with m.If(~running):
+        loading = ~kept_register(m, running_next, "running_load", self.ff_primitive)
+        running_out = kept_register(m, running_next, "running_out", self.ff_primitive)
+        with m.If(loading):
             q = self.params
             m.d.sync += [p.eq(q), u.eq(q.uop_bgn), gap.eq(Mux(self.scan, 0, self.gap)), wait.eq(0),
                          u_span.eq(q.uop_end - q.uop_bgn - 1), u_left.eq(q.uop_end - q.uop_bgn - 1),
@@ -150,16 +158,20 @@ class IndexGenerator(wiring.Component):
                          last_i.eq(self.scan | (q.iter_in == 1)), o_left.eq(q.iter_out - 1),
                          last_o.eq(self.scan | (q.iter_out == 1)), first.eq(1)]
             m.d.sync += [off_out[k].eq(0) for k in kinds] + [off_in[k].eq(0) for k in kinds]
-            m.d.sync += [running.eq((self.start | self.scan) & ~empty), scanning.eq(self.scan & ~empty)]
+        with m.If(~running):
+            m.d.comb += running_next.eq((self.start | self.scan) & ~empty)
+            m.d.sync += scanning.eq(self.scan & ~empty)
         with m.If(self.abort & scanning):
-            m.d.sync += [running.eq(0), scanning.eq(0)]
+            m.d.comb += running_next.eq(0)
+            m.d.sync += scanning.eq(0)
+        m.d.sync += running.eq(running_next)
         m.d.comb += self.scanning.eq(scanning)
         uop_r = None
         if self.cfg.INDEX_REGISTER:
             by_memory = memory_read_register(self.cfg, MemType.UOP)
             uop_r = self.uop.data if by_memory else registered(m, self.uop.data, "uop_r")
         if self.track:
-            clear = ~running & (self.scan | (self.start & ~self.keep))
+            clear = ~running_out & (self.scan | (self.start & ~self.keep))
             fp_uop, seen, first_end = self.uop.data, s1_seen, s1_first_end
             if self.cfg.INDEX_REGISTER:
                 # the footprint's comparisons take the micro-op from the register too; what
@@ -170,7 +182,7 @@ class IndexGenerator(wiring.Component):
             self._footprint(m, p, data.View(self._uop_layout, fp_uop), seen, first_end, empty, clear)
 
         uop, valid, last = self.uop.data, s1_valid, s1_valid & s1_last
-        busy = (running & ~scanning) | s1_valid
+        busy = (running_out & ~scanning) | s1_valid
         if self.cfg.INDEX_REGISTER:
             # the micro-op memory's slow output ends in a register, and so do the offset
             # adders: the scratchpads' addresses come from registers
@@ -221,11 +233,12 @@ class IndexGenerator(wiring.Component):
         m.d.comb += [self.fp_known.eq(known), self.fp_mask.eq(mask)]
 
 
-def attach_index_generator(m: Module, unit) -> IndexGenerator:
+def attach_index_generator(m: Module, unit, ff_primitive: bool = False) -> IndexGenerator:
     """The loop nest of a GEMM/ALU unit: an IndexGenerator on the unit's `uop` port,
     started by its `start` with its `params`; with COMPUTE_OVERLAP it tracks the
-    footprint of the unit's TRACK fields (`overlap_members`)."""
-    m.submodules.index = idx = IndexGenerator(unit.cfg, unit.TRACK if unit.cfg.COMPUTE_OVERLAP else ())
+    footprint of the unit's TRACK fields (`overlap_members`). `ff_primitive`: its
+    register copies are flip-flop primitives."""
+    m.submodules.index = idx = IndexGenerator(unit.cfg, unit.TRACK if unit.cfg.COMPUTE_OVERLAP else (), ff_primitive)
     wiring.connect(m, wiring.flipped(unit.uop), idx.uop)
     m.d.comb += [idx.start.eq(unit.start), idx.params.eq(unit.params), idx.scan.eq(unit.scan),
                  idx.abort.eq(unit.abort), idx.keep.eq(unit.keep), unit.scanning.eq(idx.scanning),
