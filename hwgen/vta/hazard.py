@@ -129,13 +129,22 @@ class WriteHistory:
         """Mux(flag, a, b) over the data, each group's bits by its copy of `flag`."""
         return self._by_group(lambda g, part: Mux(self.flag(flag, g), part(a), part(b)))
 
-    def _by_group(self, piece) -> Value:
+    def _by_group(self, piece) -> Signal:
         """The data assembled from `piece(group, part)` of each group (all of it, as one
         group, without `groups`), `part` taking a value's bits of the group's ranges."""
         if self.groups is None:
-            return piece(None, lambda v: v)
+            return self._net(piece(None, lambda v: v))
         ranges = sorted((start, stop, g) for g, rs in enumerate(self.groups) for start, stop in rs)
-        return Cat(piece(g, lambda v, start=start, stop=stop: v[start:stop]) for start, stop, g in ranges)
+        return self._net(Cat(piece(g, lambda v, start=start, stop=stop: v[start:stop]) for start, stop, g in ranges))
+
+    def _net(self, value: Value) -> Signal:
+        """`value` as a signal: a consumer slicing an expression gets a copy of all of it
+        in the netlist (one per lane: lanes x lanes logic until synthesis trims it, more
+        than the WebAssembly Yosys converting a 64-lane design can hold), a signal's slice
+        is only wires."""
+        net = Signal(len(value), name=f"{self._name}_data")
+        self._m.d.comb += net.eq(value)
+        return net
 
     def flag(self, flag: Signal, group: int) -> Signal:
         """Group `group`'s copy of a forwarding flag (`flag` itself without `groups`)."""
@@ -201,4 +210,4 @@ class WriteHistory:
         result = mem_data
         for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
             result = Mux(flag, d, result)
-        return result
+        return self._net(result)

@@ -3,6 +3,7 @@ the register it stands for; a stock Yosys script merging plain copies and keepin
 primitive ones; the configuration rules; and the forwarding history whose lanes
 select by their own copies of the flags, against a Python model of forwarding."""
 import random
+import re
 
 import pytest
 from amaranth.hdl import Module, Signal
@@ -15,7 +16,7 @@ from hwgen.devices import FAMILIES
 from hwgen.fpga.synth import synthesize
 from hwgen.vta.flip_flop import PRIMITIVE, kept_register, primitive_model
 from hwgen.vta.hazard import WriteHistory
-from hwgen.vta.rtl import to_verilog
+from hwgen.vta.rtl import to_rtlil, to_verilog
 
 from tests.support.rtl.runner import run_cocotb
 
@@ -93,8 +94,8 @@ class Forwarding(wiring.Component):
     wdata: In(DATA)
     out: Out(DATA)
 
-    def __init__(self, groups):
-        self.groups = groups
+    def __init__(self, groups, sliced: bool = False):
+        self.groups, self.sliced = groups, sliced
         super().__init__()
 
     def elaborate(self, platform):
@@ -102,7 +103,10 @@ class Forwarding(wiring.Component):
         nxt, addr = Signal(ADDR), Signal(ADDR)
         m.d.sync += [nxt.eq(self.ahead), addr.eq(nxt)]
         hist = WriteHistory(m, DEPTH, ADDR, DATA, groups=self.groups)
-        m.d.comb += self.out.eq(hist.forward(addr, self.mem, nxt, self.ahead))
+        out = hist.forward(addr, self.mem, nxt, self.ahead)
+        # `sliced`: each range taken by a consumer of its own, as the ALU's lanes do
+        m.d.comb += [self.out[a:b].eq(out[a:b]) for a, b in sorted(r for g in GROUPS for r in g)] \
+            if self.sliced else self.out.eq(out)
         hist.record(self.wvalid, self.waddr, self.wdata)
         return m
 
@@ -137,6 +141,15 @@ def test_forwarding_by_group_copies_is_the_newest_write(groups):
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("groups", [None, GROUPS], ids=["one-set", "per-group-copies"])
+def test_consumers_slicing_the_forwarded_data_add_no_logic(groups):
+    """The forwarded data is one net: each consumer of a lane's bits takes them from it
+    rather than from a copy of the selection (which would grow with lanes x lanes)."""
+    def muxes(sliced):
+        return len(re.findall(r"^\s*cell \$mux ", to_rtlil(Forwarding(groups, sliced), "fwd"), re.M))
+    assert muxes(sliced=True) == muxes(sliced=False)
 
 
 def test_groups_must_tile_the_data():
