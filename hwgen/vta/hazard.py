@@ -133,16 +133,26 @@ class WriteHistory:
         """The data assembled from `piece(group, part)` of each group (all of it, as one
         group, without `groups`), `part` taking a value's bits of the group's ranges."""
         if self.groups is None:
-            return self._net(piece(None, lambda v: v))
-        ranges = sorted((start, stop, g) for g, rs in enumerate(self.groups) for start, stop in rs)
-        return self._net(Cat(piece(g, lambda v, start=start, stop=stop: v[start:stop]) for start, stop, g in ranges))
+            return self._net(piece(None, lambda v: v), "data")
+        operands = {}       # id(expression) -> (the expression, its net)
 
-    def _net(self, value: Value) -> Signal:
-        """`value` as a signal: a consumer slicing an expression gets a copy of all of it
-        in the netlist (one per lane: lanes x lanes logic until synthesis trims it, more
-        than the WebAssembly Yosys converting a 64-lane design can hold), a signal's slice
-        is only wires."""
-        net = Signal(len(value), name=f"{self._name}_data")
+        def part(v, start, stop):
+            v = Value.cast(v)
+            if not isinstance(v, Signal):
+                if id(v) not in operands:
+                    operands[id(v)] = (v, self._net(v, "operand"))
+                v = operands[id(v)][1]
+            return v[start:stop]
+        ranges = sorted((start, stop, g) for g, rs in enumerate(self.groups) for start, stop in rs)
+        return self._net(Cat(piece(g, lambda v, start=start, stop=stop: part(v, start, stop))
+                             for start, stop, g in ranges), "data")
+
+    def _net(self, value: Value, name: str) -> Signal:
+        """`value` as a signal: Amaranth writes an expression out again for every slice
+        taken of it, so each lane slicing one would copy all of it (lanes x lanes logic
+        until synthesis trims it, more than the WebAssembly Yosys converting a 64-lane
+        design to Verilog can hold); a signal's slices are only wires."""
+        net = Signal(len(value), name=f"{self._name}_{name}")
         self._m.d.comb += net.eq(value)
         return net
 
@@ -210,4 +220,4 @@ class WriteHistory:
         result = mem_data
         for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
             result = Mux(flag, d, result)
-        return self._net(result)
+        return self._net(result, "data")

@@ -94,8 +94,8 @@ class Forwarding(wiring.Component):
     wdata: In(DATA)
     out: Out(DATA)
 
-    def __init__(self, groups, sliced: bool = False):
-        self.groups, self.sliced = groups, sliced
+    def __init__(self, groups, sliced: bool = False, inverted: bool = False):
+        self.groups, self.sliced, self.inverted = groups, sliced, inverted
         super().__init__()
 
     def elaborate(self, platform):
@@ -103,7 +103,7 @@ class Forwarding(wiring.Component):
         nxt, addr = Signal(ADDR), Signal(ADDR)
         m.d.sync += [nxt.eq(self.ahead), addr.eq(nxt)]
         hist = WriteHistory(m, DEPTH, ADDR, DATA, groups=self.groups)
-        out = hist.forward(addr, self.mem, nxt, self.ahead)
+        out = hist.forward(addr, ~self.mem if self.inverted else self.mem, nxt, self.ahead)
         # `sliced`: each range taken by a consumer of its own, as the ALU's lanes do
         m.d.comb += [self.out[a:b].eq(out[a:b]) for a, b in sorted(r for g in GROUPS for r in g)] \
             if self.sliced else self.out.eq(out)
@@ -144,12 +144,15 @@ def test_forwarding_by_group_copies_is_the_newest_write(groups):
 
 
 @pytest.mark.parametrize("groups", [None, GROUPS], ids=["one-set", "per-group-copies"])
-def test_consumers_slicing_the_forwarded_data_add_no_logic(groups):
-    """The forwarded data is one net: each consumer of a lane's bits takes them from it
-    rather than from a copy of the selection (which would grow with lanes x lanes)."""
-    def muxes(sliced):
-        return len(re.findall(r"^\s*cell \$mux ", to_rtlil(Forwarding(groups, sliced), "fwd"), re.M))
-    assert muxes(sliced=True) == muxes(sliced=False)
+def test_the_forwarded_data_and_its_operands_are_each_one_net(groups):
+    """Consumers each taking a lane's bits of the forwarded data, as the ALU's lanes do,
+    take them from one net rather than from a copy of the selection each, and an operand
+    that is an expression (here the memory's data inverted) is made once, not once per
+    group: otherwise the logic grows with lanes x lanes."""
+    def cells(kind, **options):
+        return len(re.findall(rf"^\s*cell \${kind} ", to_rtlil(Forwarding(groups, **options), "fwd"), re.M))
+    assert cells("mux", sliced=True) == cells("mux", sliced=False)
+    assert cells("not", inverted=True) - cells("not") == 1
 
 
 def test_groups_must_tile_the_data():
