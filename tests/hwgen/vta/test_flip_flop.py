@@ -1,7 +1,8 @@
 """Register copies (hwgen.vta.flip_flop): the ECP5 flip-flop primitive's model against
 the register it stands for; a stock Yosys script merging plain copies and keeping the
 primitive ones; the configuration rules; and the forwarding history whose lanes
-select by their own copies of the flags, against a Python model of forwarding."""
+select by their own copies of the flags, against a Python model of forwarding, and
+its netlist's growth with the readers slicing it."""
 import random
 import re
 
