@@ -147,6 +147,21 @@ class Hierarchy:
             found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
         return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
 
+    def feed_depths(self, name: str) -> dict[str, int]:
+        """{output port: most cells from module `name`'s inputs and registers to the
+        registers of its own that drive the port}, of the ports such registers drive:
+        the logic before a register on the unit's boundary, which the placer moves
+        toward the port's readers, so that the routing to it adds to that logic."""
+        g, module = self.graphs[name], self.modules[name]
+        inputs = [b for p in module["ports"].values() if p["direction"] == "input" for b in p["bits"]]
+        reach = g.forward({**{b: 0 for b in inputs if isinstance(b, int)}, **dict.fromkeys(g.sources, 0)})
+        found = {}
+        for port, p in module["ports"].items():
+            feeds = [n for b in p["bits"] if p["direction"] == "output" for n in g.registers.get(b, ())]
+            if feeds:
+                found[port] = max(reach.get(n, 0) for n in feeds)
+        return found
+
     def below(self, top: str, lo: int, hi: int) -> list[str]:
         """The modules `lo` to `hi` levels below module `top` (named `top.a.b...` by
         the hierarchy)."""
@@ -244,15 +259,18 @@ class _Summary:
 class _Graph:
     """A module's nets: combinational edges {net: [(net, cells, cell name)]} in a
     topological order, and the nets registers drive (`sources`) and take
-    (`sinks`), each with the cells inside a submodule between it and the register."""
+    (`sinks`), each with the cells inside a submodule between it and the register;
+    `registers`: the nets each of the module's own registers takes, by a net it
+    drives."""
     edges: dict
     order: list
     sources: dict
     sinks: dict
+    registers: dict
 
     @classmethod
     def of(cls, module: dict, design: Hierarchy) -> "_Graph":
-        edges, sources, sinks = defaultdict(list), {}, {}
+        edges, sources, sinks, registers = defaultdict(list), {}, {}, {}
 
         def keep(at: dict, net, v: int) -> None:     # a constant or unconnected bit has no net
             if isinstance(net, int):
@@ -284,17 +302,19 @@ class _Graph:
             elif not kind.startswith("$") and design.clocked(cell):
                 stateful = True
             if stateful:
-                for b in (b for port, bits in ins.items() if not _clock(port) for b in bits):
+                taken = [b for port, bits in ins.items() if not _clock(port) for b in bits if isinstance(b, int)]
+                for b in taken:
                     keep(sinks, b, 0)
                 for b in (b for bits in outs.values() for b in bits):
                     keep(sources, b, 0)
+                    registers[b] = taken
                 continue
             for i in (b for bits in ins.values() for b in bits):
                 edges[i] += [(o, 1, cname) for bits in outs.values() for o in bits]
         edges = {n: [(o, d, c) for o, d, c in out if isinstance(o, int)] for n, out in edges.items()
                  if isinstance(n, int)}
         nets = set(edges) | {b for p in module["ports"].values() for b in p["bits"] if isinstance(b, int)}
-        return cls(edges, topological(edges, nets), sources, sinks)
+        return cls(edges, topological(edges, nets), sources, sinks, registers)
 
     def forward(self, start: dict, skip: str | None = None) -> dict:
         """{net: most cells from a net of `start` ({net: cells before it})}, not

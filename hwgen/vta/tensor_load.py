@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from functools import reduce
 
-from amaranth.hdl import Array, Assert, Assume, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -103,11 +103,18 @@ class TensorLoad(wiring.Component):
         banked = narrow and geometry(cfg).write_lanes(mem) == K > 1
         per_element = narrow and K > 1 and not banked
         tag_busy = [Signal(name=f"tag{k}_busy") for k in range(tags)]
-        meta_sram = Array(Signal(sram_bits + 1, name=f"tag{k}_sram") for k in range(tags))
-        # where the burst's next beat goes, counted as it arrives (no sum of an offset and
-        # a count between a beat and its write): narrow, the row element of the beat's
-        # next element (negative before the row's first); wide, the beat within the row
+        # where the burst's next beat goes, counted as it arrives: narrow, the row element
+        # of the beat's next element (negative before the row's first); wide, the beat
+        # within the row. Its write address and which of its elements lie in the row are
+        # kept beside it, a step ahead, so that no sum or comparison lies between a beat
+        # and the write port (registered, it sits by the scratchpad, far from here)
         pos = Array(Signal(range(-K, 1 << beat_bits + exact_log2(K)), name=f"tag{k}_pos") for k in range(tags))
+        dst = Array(Signal(sram_bits + 1, name=f"tag{k}_addr") for k in range(tags))
+        in_row = Array(Signal(K if banked else 1, name=f"tag{k}_in_row") for k in range(tags))
+
+        def inside(p):
+            """Which of the elements at row elements p, p+1, ... (a beat's, banked) lie in the row."""
+            return Cat((p + k >= 0) & (p + k < f.x_size) for k in range(len(in_row[0])))
         outstanding = Signal(range(tags + 1))
         free = Signal(range(max(tags, 2)))
         free_any = Signal()
@@ -133,6 +140,18 @@ class TensorLoad(wiring.Component):
         beats, done, plan = plan_bursts(m, cfg, cur, row_end,
                                         256 if "load_ignores_max_burst" in self.bugs else geometry(cfg).max_burst,
                                         page="load_crosses_4k_boundary" not in self.bugs)
+
+        # a padding entry's write, decided in PAD and made the next cycle (while the
+        # state is not yet IDLE: the walk's end is another cycle), so that neither the
+        # walk's comparisons nor its address sum lie before the write port
+        pad_wr, pad_addr = Signal(), Signal(sram_bits)
+        m.d.sync += pad_wr.eq(0)
+        with m.If(pad_wr):
+            m.d.comb += [wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), wr.addr.eq(pad_addr),
+                         wr.data.eq(pad_value(cfg, mem, False))]
+            if pad_value(cfg, mem, True):
+                with m.If(pad_min):
+                    m.d.comb += wr.data.eq(pad_value(cfg, mem, True))
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
@@ -169,12 +188,7 @@ class TensorLoad(wiring.Component):
                     with m.Elif((f.y_pad_1 != 0) & (r == rows - 1)):
                         m.d.sync += c.eq(c + 1)
                 with m.Else():
-                    m.d.comb += [wr.en.eq(1 if geometry(cfg).write_lanes(mem) > 1 else -1), wr.addr.eq(row_addr + c),
-                                 wr.data.eq(pad_value(cfg, mem, False))]
-                    if pad_value(cfg, mem, True):
-                        with m.If(pad_min):
-                            m.d.comb += wr.data.eq(pad_value(cfg, mem, True))
-                    m.d.sync += c.eq(c + 1)
+                    m.d.sync += [pad_wr.eq(1), pad_addr.eq(row_addr + c), c.eq(c + 1)]
             with m.State("ROW"):
                 with m.If(rows_done):
                     m.next = "DRAIN"
@@ -197,10 +211,13 @@ class TensorLoad(wiring.Component):
                         m.d.comb += issued.eq(1)
                         if plan:
                             m.next = "PLAN"
-                        m.d.sync += [meta_sram[free].eq(data_sram),
-                                     pos[free].eq(beat_off * K - lane0 if narrow else beat_off),
-                                     cur.eq(cur + beats * BB),
-                                     beat_off.eq(beat_off + beats)]
+                        m.d.sync += [cur.eq(cur + beats * BB), beat_off.eq(beat_off + beats)]
+                        if narrow:
+                            at = beat_off * K - lane0
+                            m.d.sync += [pos[free].eq(at), dst[free].eq(data_sram + at), in_row[free].eq(inside(at))]
+                        else:
+                            m.d.sync += [pos[free].eq(beat_off),
+                                         dst[free].eq(data_sram + (beat_off >> exact_log2(Eb // BB)))]
             with m.State("DRAIN"):
                 with m.If(outstanding == 0):
                     m.next = "IDLE"
@@ -214,49 +231,43 @@ class TensorLoad(wiring.Component):
         consumed = Signal()
         if narrow:
             lane = Signal(range(K)) if per_element else Const(0)
-            first = pos[t]     # row element of lane 0 (banked) or of `lane`
+            step = K if banked else 1
+            oks = in_row[t]
             # `ready` never depends on `valid` (AXI allows either): the memory engine
             # selects the owner's ready to retire a burst, and a ready computed from
             # the valid it sent made that a round trip to every client in one cycle
             # a beat's elements outside the row are written nowhere, and the write port
             # stays zero in their cycles: merge_writes ORs it with other units' writes
             masked = "load_drives_masked_writes" in self.bugs
+            m.d.comb += beat.ready.eq(1 if banked else lane == K - 1)
             if banked:
-                lanes = range(K)
-                oks = [(first + k >= 0) & (first + k < f.x_size) for k in lanes]
-                m.d.comb += beat.ready.eq(1)
-                with m.If(beat.valid & (Const(1) if masked else Cat(oks).any())):
-                    m.d.comb += [wr.en.eq(Cat(oks)), wr.addr.eq(meta_sram[t] + first),
-                                 wr.data.eq(Cat(self._expand(beat.payload.data.word_select(k, lane_bits))
-                                                     for k in lanes))]
+                elements = Cat(self._expand(beat.payload.data.word_select(k, lane_bits)) for k in range(K))
             else:
-                ok = (first >= 0) & (first < f.x_size)
-                element = beat.payload.data.word_select(lane, lane_bits) if per_element else beat.payload.data[:lane_bits]
-                m.d.comb += beat.ready.eq(lane == K - 1)
-                with m.If(beat.valid):
-                    with m.If(Const(1) if masked else ok):
-                        m.d.comb += [wr.en.eq(Cat(ok).replicate(len(wr.en))),
-                                     wr.addr.eq(meta_sram[t] + first), wr.data.eq(self._expand(element))]
-                    if per_element:
-                        m.d.sync += [lane.eq(lane + 1), pos[t].eq(pos[t] + 1)]
-                        with m.If(lane == K - 1):
-                            m.d.sync += lane.eq(0)
+                elements = self._expand(beat.payload.data.word_select(lane, lane_bits) if per_element
+                                        else beat.payload.data[:lane_bits])
+            with m.If(beat.valid & (Const(1) if masked else oks.any())):
+                m.d.comb += [wr.en.eq(oks if banked else oks.replicate(len(wr.en))), wr.addr.eq(dst[t]),
+                             wr.data.eq(elements)]
+            # the next element (one a cycle) or beat: its position, address and flags
+            with m.If(beat.valid if per_element else beat.valid & beat.ready):
+                m.d.sync += [pos[t].eq(pos[t] + step), dst[t].eq(dst[t] + step), in_row[t].eq(inside(pos[t] + step))]
+                if per_element:
+                    m.d.sync += lane.eq(Mux(lane == K - 1, 0, lane + 1))
         else:
             S = Eb // BB
-            b = pos[t]
-            slice_ = b[:exact_log2(S)] if S > 1 else Const(0)
+            slice_ = pos[t][:exact_log2(S)] if S > 1 else Const(0)
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
-                m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(meta_sram[t] + (b >> exact_log2(S))),
+                m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(dst[t]),
                              wr.data.eq(self._expand(beat.payload.data).replicate(S))]
+                m.d.sync += pos[t].eq(pos[t] + 1)
+                with m.If(slice_ == S - 1):
+                    m.d.sync += dst[t].eq(dst[t] + 1)
         m.d.comb += consumed.eq(beat.valid & beat.ready)
-        with m.If(consumed):
-            if not per_element:     # else counted as each element is written, above
-                m.d.sync += pos[t].eq(pos[t] + (K if banked else 1))
-            with m.If(beat.payload.last):
-                for k in range(tags):
-                    with m.If(t == k):
-                        m.d.sync += tag_busy[k].eq(0)
+        with m.If(consumed & beat.payload.last):
+            for k in range(tags):
+                with m.If(t == k):
+                    m.d.sync += tag_busy[k].eq(0)
         release = consumed & beat.payload.last
         with m.If(issued & ~release):
             m.d.sync += outstanding.eq(outstanding + 1)

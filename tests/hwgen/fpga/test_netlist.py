@@ -10,8 +10,11 @@ from hwgen.cli.build import UNIT_LEVELS
 from hwgen.config import FPGA_FAMILIES, load_config
 from hwgen.devices import family
 from hwgen.fpga.netlist import UNIT_DEPTH, Hierarchy, PortPath, hierarchy_netlist
+from hwgen.geometry import LOAD_DEST
 from hwgen.vta.build import build
+from hwgen.vta.rtl import to_verilog
 from hwgen.vta.shell import TOP_NAME
+from hwgen.vta.tensor_load import TensorLoad
 from tests.hwgen.fpga.test_synth import TINY
 
 pytestmark = pytest.mark.synth
@@ -92,6 +95,13 @@ def test_bits_and_depths_are_counted(netlist):
     assert ay.bits == 4 and ay.depth == 2                 # bit k of a to bit k of y: mux, inverter
     (az,) = [p for p in netlist.unit_paths(["passes"]) if (p.source, p.sink) == ("a", "z")]
     assert az.bits == 4 and az.depth >= 3                 # an and, then at least two xor levels
+
+
+def test_the_logic_before_a_port_s_registers_is_counted(netlist):
+    # a + 1 into q: bit 3 is a3 ^ (a2 & (a1 & a0)); the family's flip-flop takes a as it is
+    assert netlist.feed_depths("registered") == {"q": 3}
+    assert netlist.feed_depths("copied") == {"q": 0}
+    assert netlist.feed_depths("passes") == {}
 
 
 def test_paths_are_listed_deepest_first(netlist):
@@ -218,6 +228,32 @@ def test_a_path_through_a_unit_planted_in_the_core_is_named(tmp_path, monkeypatc
     found = design.unit_paths(design.below(TOP_NAME, 1, UNIT_LEVELS))
     assert {(p.module, p.source, p.sink) for p in found} == {
         ("vta.core.fetch", f"{q}_q__rdy", f"{q}_q__en") for q in ("load", "compute", "store")}
+
+
+# a load's write registers take the beat's tag's selection of its address and flags
+# (a decoder and a multiplexer: 6 gate cells with four tags), the OR of a banked beat's
+# element flags, the beat's valid, the zero of a cycle without a write: 12 cells with
+# four tags. An address sum or a bound's comparison there is a carry chain, two cells
+# a bit: 21 to 37 cells for these loads' addresses and row bounds
+LOAD_FEED_DEPTH = 12
+
+
+@pytest.mark.parametrize("mem", list(LOAD_DEST), ids=lambda mem: mem.name)
+@pytest.mark.parametrize("name", ["1x8x8", "1x16x16-axi512"])
+def test_a_load_s_write_registers_take_no_arithmetic(name, mem, tmp_path, monkeypatch):
+    """With LOAD_WRITE_REGISTER (on for the FPGA families) a load's write port comes
+    from registers placed by the scratchpad they write, far from the load: the logic
+    before them stays within LOAD_FEED_DEPTH gate cells. 1x8x8's loads write an entry
+    a beat, a slice of one, or elements one a cycle; 1x16x16-axi512's write banked
+    elements of a beat at once, with four bursts in flight."""
+    monkeypatch.setenv("HWGEN_CACHE", str(tmp_path / "cache"))
+    cfg = load_config(name).replace(FPGA="ecp5")
+    assert cfg.LOAD_WRITE_REGISTER
+    (tmp_path / "load.v").write_text(to_verilog(TensorLoad(cfg, mem), "load"))
+    design = Hierarchy(json.loads(hierarchy_netlist(tmp_path / "load.v", "load", ECP5, "load").read_text()), ECP5)
+    depths = design.feed_depths("load")
+    assert {"wr__en", "wr__addr", "wr__data"} <= set(depths)
+    assert max(depths.values()) <= LOAD_FEED_DEPTH, depths
 
 
 @pytest.mark.parametrize("fpga", FPGA_FAMILIES)

@@ -98,7 +98,8 @@ def test_overlap_load_footprint_includes_padding():
     rows reach into the second, after a long GEMM accumulating there: the load must
     wait for the GEMM (its padding overwrites the GEMM's results). Counting only its
     data rows, it issues beside the GEMM, whose later writes then survive the zeros:
-    the diff names the GEMM and lists the load beside it."""
+    the diff names the ALU that reads the padding row's first entry (the GEMM's sum
+    where zeros are due) and lists the load beside it."""
     cfg = VTAConfig({**CFG.to_dict(), "COMPUTE_OVERLAP": True})
     half = cfg.depth[MemType.ACC] // 2
     rng = np.random.default_rng(2)
@@ -109,9 +110,9 @@ def test_overlap_load_footprint_includes_padding():
     x = b.input("x", rng.integers(-9, 10, (rows, cols, cfg.batch, cfg.block_out), dtype=np.int32))
     out = b.output("out", ((rows + 1) * cols, cfg.batch, cfg.block_out), "int8")
     b.gemm(np.array([[half + j, 0, 0] for j in range(cols)]), [(1, 0, 0, 0)], reset=True)
-    gemm = b.gemm(np.array([[half + j, j, j] for j in range(cols)]), [(100, 0, 0, 0)])   # 100 times into ACC half..
+    b.gemm(np.array([[half + j, j, j] for j in range(cols)]), [(100, 0, 0, 0)])   # 100 times into ACC half..
     load = b.load(MemType.ACC, base, x, y_size=rows, x_size=cols, pad=(0, 1, 0, 0))
-    b.alu(AluOp.SHR, np.arange(base, half + cols), imm=0)      # ACC to OUT
+    alu = b.alu(AluOp.SHR, np.arange(base, half + cols), imm=0)      # ACC to OUT
     b.dep_push(Module.COMPUTE, Module.STORE)
     b.dep_pop(Module.COMPUTE, Module.STORE)
     b.store(base, out, x_size=(rows + 1) * cols)
@@ -121,4 +122,5 @@ def test_overlap_load_footprint_includes_padding():
     assert np.array_equal(run(prog, "tsim").outputs["out"], want)
     report = divergence(prog, "overlap_load_without_padding")
     assert report.startswith("first divergence in stream write/ACC")
-    assert f">> {gemm:5d} compute  GEMM" in report and f"{load:5d} compute  LOAD" in report
+    assert f"instruction {alu}, entry {half}\n" in report and "expected lanes [0, 0, 0, 0]" in report
+    assert f">> {alu:5d} compute  ALU" in report and f"{load:5d} compute  LOAD" in report
