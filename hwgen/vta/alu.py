@@ -40,7 +40,7 @@ from .hazard import WriteHistory
 from .index_gen import attach_index_generator, loop_layout, overlap_members
 from .layouts import entry_layout, lane_ranges
 from .properties import reads_newest, watch_members
-from .rtl import fit_signed, registered
+from .rtl import fit_signed, registered, wire
 
 
 SPLIT_LOW_BITS = 17     # x's low part in a split product: unsigned, one bit under a DSP48E1's 18-bit B port
@@ -82,18 +82,9 @@ def soft_product(m: Module, x, mult, name: str):
     level = 0
     while len(terms) > 1:
         pairs = [terms[k] + terms[k + 1] if k + 1 < len(terms) else terms[k] for k in range(0, len(terms), 2)]
-        terms = [_wire(m, v, f"{name}_sum{level}_{k}", keep=True) for k, v in enumerate(pairs)]
+        terms = [wire(m, v, f"{name}_sum{level}_{k}", keep=True) for k, v in enumerate(pairs)]
         level += 1
     return fit_signed(terms[0], len(x) + len(mult)).as_signed()
-
-
-def _wire(m: Module, value, name: str, keep: bool = False) -> Signal:
-    """`value` as a named signal, so that its logic is made once however often it is
-    used; with `keep`, synthesis keeps it as a net of its own."""
-    value = Value.cast(value)
-    w = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
-    m.d.comb += w.eq(value)
-    return w
 
 
 def float32_round(m: Module, v, name: str):
@@ -108,15 +99,15 @@ def float32_round(m: Module, v, name: str):
         return v
     lead, span = v.as_unsigned() ^ v[-1].replicate(bits), 1
     while span < bits:
-        lead = _wire(m, lead | lead.shift_right(span), f"{name}_lead{span}")
+        lead = wire(m, lead | lead.shift_right(span), f"{name}_lead{span}")
         span *= 2
-    drop = _wire(m, Cat(lead[ALU_SCL_MULT_BITS:], Const(0, ALU_SCL_MULT_BITS)), f"{name}_drop")
+    drop = wire(m, Cat(lead[ALU_SCL_MULT_BITS:], Const(0, ALU_SCL_MULT_BITS)), f"{name}_drop")
     drop_1 = Cat(drop[1:], Const(0, 1))             # drop >> 1, same width
     half = drop & ~drop_1
     last = Cat(Const(1, 1), drop)[:bits] & ~drop
     u = v.as_unsigned()
-    up = _wire(m, (u & half).any() & ((u & drop_1).any() | (u & last).any()), f"{name}_up")
-    return _wire(m, fit_signed((u & ~drop).as_signed() + Mux(up, last, 0), bits + 1).as_signed(), f"{name}_rounded")
+    up = wire(m, (u & half).any() & ((u & drop_1).any() | (u & last).any()), f"{name}_up")
+    return wire(m, fit_signed((u & ~drop).as_signed() + Mux(up, last, 0), bits + 1).as_signed(), f"{name}_rounded")
 
 
 def round_shift(m: Module, p, n, acc_bits: int, name: str):
@@ -126,19 +117,19 @@ def round_shift(m: Module, p, n, acc_bits: int, name: str):
     logarithmic shifter ORs the bits each of its stages drops into the sticky bit (p's
     bits below the half)."""
     t = Cat(Const(0, 1), p).as_signed()
-    n = _wire(m, n, f"{name}_n")
+    n = wire(m, n, f"{name}_n")
     sticky = Const(0, 1)
     for k in range(len(n)):                       # shift by 2^k where n[k], noting the bits shifted out
         out = t[:min(1 << k, len(t))].any()
-        t = _wire(m, Mux(n[k], t.shift_right(1 << k), t), f"{name}_t{k}")
+        t = wire(m, Mux(n[k], t.shift_right(1 << k), t), f"{name}_t{k}")
         sticky = sticky | (n[k] & out)
     q = t[1:].as_signed()                         # floor(p / 2^n); t[0] is the half
-    up = _wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
+    up = wire(m, t[0] & (sticky | t[1]), f"{name}_up")   # above the half, or at it with q odd
     top = q[acc_bits - 1:]                        # all equal when q fits ACC_WIDTH bits
-    low = _wire(m, q[:acc_bits].as_signed() + up, f"{name}_low")
+    low = wire(m, q[:acc_bits].as_signed() + up, f"{name}_low")
     over = ~(top.all() | ~top.any()) | (low[acc_bits] ^ low[acc_bits - 1])
     limit = Mux(q[-1], Const(-1 << (acc_bits - 1), signed(acc_bits)), Const((1 << (acc_bits - 1)) - 1, signed(acc_bits)))
-    return _wire(m, Mux(over, limit, low[:acc_bits]), f"{name}_q")
+    return wire(m, Mux(over, limit, low[:acc_bits]), f"{name}_q")
 
 
 def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, name: str, in_dsp: bool = False,
@@ -171,7 +162,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         # x rounded to float32 with y[30] ahead of the operand registers
         codes.append(AluOp.SCL)
         to_float = y[ALU_SCL_FLOAT_BIT]
-        scl_x = _wire(m, Mux(to_float, float32_round(m, x, f"{name}_scl_xf"), x), f"{name}_scl_x")
+        scl_x = wire(m, Mux(to_float, float32_round(m, x, f"{name}_scl_xf"), x), f"{name}_scl_x")
         prep |= {"scl_n": y[:ALU_SCL_SHIFT_BITS], "scl_float": to_float}
         if rescale == "multiply":
             scl_m = y[ALU_SCL_SHIFT_BITS:ALU_SCL_SHIFT_BITS + ALU_SCL_MULT_BITS]
@@ -179,7 +170,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
                 scl_x, scl_m = (kept_register(m, v, f"{name}_scl_{k}", ff_primitive) for k, v in (("x", scl_x), ("m", scl_m)))
         else:
             prep["scl_x"] = scl_x
-    sel = {code: _wire(m, (op == code) & ~reset, f"{name}_sel_{code.name.lower()}") for code in codes}
+    sel = {code: wire(m, (op == code) & ~reset, f"{name}_sel_{code.name.lower()}") for code in codes}
     mul_x, mul_y = x[:ALU_MUL_BITS].as_signed(), y[:ALU_MUL_BITS].as_signed()
     late = stage and compare_stage
     if stage and in_dsp:
@@ -202,7 +193,7 @@ def alu_lane(m: Module, op, reset, x, y, acc_bits: int, ext: bool, stage: bool, 
         cmp |= {"x_gt": x > neg_y, "y_gt": y > neg_y, "neg_y": neg_y}
     if rescale != "none":
         scaled = rescale_product(m, scl_x, scl_m, multiplier, f"{name}_scl") if scl_m is not None else prep["scl_x"]
-        scl = {"p": _wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"], "float": prep["scl_float"]}
+        scl = {"p": wire(m, scaled, f"{name}_scl_p"), "n": prep["scl_n"], "float": prep["scl_float"]}
         if late:
             scl = {k: registered(m, v, f"{name}_scl_late_{k}") for k, v in scl.items()}
     if late:
@@ -257,8 +248,8 @@ class AluLane(wiring.Component):
         cfg = self.cfg
         m = Module()
         for b in range(cfg.batch):
-            x = _wire(m, Mux(self.use_imm, self.at_src[b], self.at_dst[b]), f"b{b}_x")
-            y = _wire(m, Mux(self.use_imm, self.imm, self.at_src[b]), f"b{b}_y")
+            x = wire(m, Mux(self.use_imm, self.at_src[b], self.at_dst[b]), f"b{b}_x")
+            y = wire(m, Mux(self.use_imm, self.imm, self.at_src[b]), f"b{b}_y")
             m.d.comb += self.res[b].eq(alu_lane(m, self.op, self.reset, x, y, cfg.acc_bits, cfg.ALU_EXT,
                                                 cfg.ALU_OP_REGISTER, f"b{b}", cfg.DSP_PRIMITIVES,
                                                 cfg.ALU_COMPARE_STAGE, cfg.ALU_RESCALE,
@@ -368,8 +359,8 @@ class TensorAlu(wiring.Component):
         # flags; the copies are flip-flop primitives outside a formal build
         hist = WriteHistory(m, depth, dst_bits, acc_layout.size, groups=lane_ranges(cfg) if cfg.FF_PRIMITIVES else None,
                             primitive=cfg.FF_PRIMITIVES and not self.formal)
-        at_dst = hist.forward(s3_dst, s3_a, next_dst, next2_dst)
-        at_src = hist.forward(s3_src, second, next_src, next2_src)
+        at_dst = hist.forward(s3_a, next_dst, next2_dst)
+        at_src = hist.forward(second, next_src, next2_src)
         if "alu_dst_unforwarded" in self.bugs:
             at_dst = s3_a
         if "alu_src_unforwarded" in self.bugs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from .flip_flop import kept_register
+from .rtl import wire
 
 
 class WriteHistory:
@@ -148,13 +149,10 @@ class WriteHistory:
                              for start, stop, g in ranges), "data")
 
     def _net(self, value: Value, name: str) -> Signal:
-        """`value` as a signal: Amaranth writes an expression out again for every slice
-        taken of it, so each lane slicing one would copy all of it (lanes x lanes logic
-        until synthesis trims it, more than the WebAssembly Yosys converting a 64-lane
-        design to Verilog can hold); a signal's slices are only wires."""
-        net = Signal(len(value), name=f"{self._name}_{name}")
-        self._m.d.comb += net.eq(value)
-        return net
+        """`value` as a signal (`rtl.wire`): each lane slicing an expression would copy all
+        of it (lanes x lanes logic until synthesis trims it, more than the WebAssembly
+        Yosys converting a 64-lane design to Verilog can hold)."""
+        return wire(self._m, value, f"{self._name}_{name}")
 
     def flag(self, flag: Signal, group: int) -> Signal:
         """Group `group`'s copy of a forwarding flag (`flag` itself without `groups`)."""
@@ -172,12 +170,10 @@ class WriteHistory:
         self._m.d.sync += flag.eq(value)
         if self.groups is None:
             return
-        wire = Signal(name=f"{flag.name}_next")
-        self._m.d.comb += wire.eq(value)
-        self._values[id(flag)] = wire
+        net = self._values[id(flag)] = wire(self._m, value, f"{flag.name}_next")
         for g in range(len(self.groups)):
             if (id(flag), g) in self._copies:
-                self._drive(self._copies[id(flag), g], wire)
+                self._drive(self._copies[id(flag), g], net)
 
     def _drive(self, copy: Signal, wire: Signal) -> None:
         self._m.d.comb += copy.eq(kept_register(self._m, wire, f"{copy.name}_r", self._primitive, copy.init))
@@ -202,22 +198,15 @@ class WriteHistory:
         self._split.append((newest, rest, mem_next, addr_next, addr_next2))
         return newest, self.entries[0][2], rest
 
-    def forward(self, addr: Value, mem_data: Value, addr_next: Value | None = None,
-                addr_next2: Value | None = None) -> Value:
-        """The newest recorded write to `addr`, else `mem_data`. With `addr_next` (what
-        `addr`, a register, holds next cycle) the address comparisons are made a
-        cycle early and registered as one-hot selections, so only an AND-OR of the
-        data remains in this cycle's path. With `addr_next2` too (what `addr_next`, a
-        register, holds next cycle) those with all but the newest write are made
-        another cycle earlier (a history of at least two)."""
-        if addr_next is not None:
-            n = len(self._early)
-            flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
-            none = Signal(name=f"{self._name}_f{n}_none", init=1)
-            self._early.append((flags, none, addr_next, addr_next2))
-            return self._select(none, mem_data, flags, [d for _, _, d in self.entries])
-        flags = [valid & (a == addr) for valid, a, _ in self.entries]
-        result = mem_data
-        for flag, (_, _, d) in reversed(list(zip(flags, self.entries))):  # oldest first, so the newest wins
-            result = Mux(flag, d, result)
-        return self._net(result, "data")
+    def forward(self, mem_data: Value, addr_next: Value, addr_next2: Value | None = None) -> Value:
+        """The newest recorded write to the address a register holds, else `mem_data`,
+        from `addr_next` (what that register holds next cycle): the address comparisons
+        are made a cycle early and registered as one-hot selections, so only an AND-OR
+        of the data remains in this cycle's path. With `addr_next2` too (what
+        `addr_next`, a register, holds next cycle) those with all but the newest write
+        are made another cycle earlier (a history of at least two)."""
+        n = len(self._early)
+        flags = [Signal(name=f"{self._name}_f{n}_match{k}") for k in range(len(self.entries))]
+        none = Signal(name=f"{self._name}_f{n}_none", init=1)
+        self._early.append((flags, none, addr_next, addr_next2))
+        return self._select(none, mem_data, flags, [d for _, _, d in self.entries])

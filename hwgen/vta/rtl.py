@@ -19,6 +19,16 @@ def registered(m: Module, value, name: str) -> Signal:
     return r
 
 
+def wire(m: Module, value, name: str, keep: bool = False) -> Signal:
+    """`value` as a named signal: Amaranth writes an expression out again wherever it
+    is used, and each slice taken of it copies all of it, while a signal's slices are
+    only wires; with `keep`, synthesis keeps it as a net of its own."""
+    value = Value.cast(value)
+    w = Signal(value.shape(), name=name, attrs={"keep": 1} if keep else {})
+    m.d.comb += w.eq(value)
+    return w
+
+
 def fit_signed(v, bits: int):
     """`v` truncated or sign-extended to `bits` (`bits` wide). `v` is referenced once:
     Amaranth builds an expression again for each reference to it (Cat(v, v[-1], ...)

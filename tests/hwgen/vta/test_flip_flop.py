@@ -101,10 +101,10 @@ class Forwarding(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        nxt, addr = Signal(ADDR), Signal(ADDR)
-        m.d.sync += [nxt.eq(self.ahead), addr.eq(nxt)]
+        nxt = Signal(ADDR)            # the read address, `ahead` two cycles later, is nxt's register
+        m.d.sync += nxt.eq(self.ahead)
         hist = WriteHistory(m, DEPTH, ADDR, DATA, groups=self.groups)
-        out = hist.forward(addr, ~self.mem if self.inverted else self.mem, nxt, self.ahead)
+        out = hist.forward(~self.mem if self.inverted else self.mem, nxt, self.ahead)
         # `sliced`: each range taken by a consumer of its own, as the ALU's lanes do
         m.d.comb += [self.out[a:b].eq(out[a:b]) for a, b in sorted(r for g in GROUPS for r in g)] \
             if self.sliced else self.out.eq(out)
