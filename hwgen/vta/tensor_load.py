@@ -99,18 +99,21 @@ class TensorLoad(wiring.Component):
         # -- tags: metadata of each burst in flight ----------------------------------------
         beat_bits = MEMOP_SIZE_BITS + 13 + 1  # beats in a row: x_size * Eb / BB
         K = BB // Eb if narrow else 1         # elements in a beat
+        S = 1 if narrow else Eb // BB         # beats in an element
         # a narrow beat's elements written in one cycle (one bank each) or one a cycle
         banked = narrow and geometry(cfg).write_lanes(mem) == K > 1
         per_element = narrow and K > 1 and not banked
         tag_busy = [Signal(name=f"tag{k}_busy") for k in range(tags)]
-        # where the burst's next beat goes, counted as it arrives: narrow, the row element
-        # of the beat's next element (negative before the row's first); wide, the beat
-        # within the row. Its write address and which of its elements lie in the row are
-        # kept beside it, a step ahead, so that no sum or comparison lies between a beat
-        # and the write port (registered, it sits by the scratchpad, far from here)
-        pos = Array(Signal(range(-K, 1 << beat_bits + exact_log2(K)), name=f"tag{k}_pos") for k in range(tags))
-        dst = Array(Signal(sram_bits + 1, name=f"tag{k}_addr") for k in range(tags))
-        in_row = Array(Signal(K if banked else 1, name=f"tag{k}_in_row") for k in range(tags))
+        # where each burst's next beat goes, kept as it arrives: the entry it writes
+        # (`dst`) and, narrow, the row element of its next element (negative before the
+        # row's first) and which of the elements from there lie in the row, a step ahead;
+        # wide, the slice of the entry. No sum or comparison lies between a beat and the
+        # write port (registered, it sits by the scratchpad, far from here), and a beat's
+        # tag only enables its burst's registers: each tag computes its own next values
+        pos = [Signal(range(-K, (1 << MEMOP_SIZE_BITS) + 2 * K) if narrow else exact_log2(S), name=f"tag{k}_pos")
+               for k in range(tags)]
+        dst = [Signal(sram_bits + 1, name=f"tag{k}_addr") for k in range(tags)]
+        in_row = [Signal(K if banked else 1, name=f"tag{k}_in_row") for k in range(tags)]
 
         def inside(p):
             """Which of the elements at row elements p, p+1, ... (a beat's, banked) lie in the row."""
@@ -212,18 +215,17 @@ class TensorLoad(wiring.Component):
                         if plan:
                             m.next = "PLAN"
                         m.d.sync += [cur.eq(cur + beats * BB), beat_off.eq(beat_off + beats)]
-                        if narrow:
-                            at = beat_off * K - lane0
-                            m.d.sync += [pos[free].eq(at), dst[free].eq(data_sram + at), in_row[free].eq(inside(at))]
-                        else:
-                            m.d.sync += [pos[free].eq(beat_off),
-                                         dst[free].eq(data_sram + (beat_off >> exact_log2(Eb // BB)))]
             with m.State("DRAIN"):
                 with m.If(outstanding == 0):
                     m.next = "IDLE"
+        at = beat_off * K - lane0          # the burst's first beat within the row, in elements
         for k in range(tags):
             with m.If(issued & (free == k)):
                 m.d.sync += tag_busy[k].eq(1)
+                if narrow:
+                    m.d.sync += [pos[k].eq(at), dst[k].eq(data_sram + at), in_row[k].eq(inside(at))]
+                else:
+                    m.d.sync += [pos[k].eq(beat_off), dst[k].eq(data_sram + (beat_off >> exact_log2(S)))]
 
         # -- returning beats ---------------------------------------------------------------
         beat = self.vme.data
@@ -232,7 +234,7 @@ class TensorLoad(wiring.Component):
         if narrow:
             lane = Signal(range(K)) if per_element else Const(0)
             step = K if banked else 1
-            oks = in_row[t]
+            oks = Array(in_row)[t]
             # `ready` never depends on `valid` (AXI allows either): the memory engine
             # selects the owner's ready to retire a burst, and a ready computed from
             # the valid it sent made that a round trip to every client in one cycle
@@ -246,23 +248,27 @@ class TensorLoad(wiring.Component):
                 elements = self._expand(beat.payload.data.word_select(lane, lane_bits) if per_element
                                         else beat.payload.data[:lane_bits])
             with m.If(beat.valid & (Const(1) if masked else oks.any())):
-                m.d.comb += [wr.en.eq(oks if banked else oks.replicate(len(wr.en))), wr.addr.eq(dst[t]),
+                m.d.comb += [wr.en.eq(oks if banked else oks.replicate(len(wr.en))), wr.addr.eq(Array(dst)[t]),
                              wr.data.eq(elements)]
-            # the next element (one a cycle) or beat: its position, address and flags
-            with m.If(beat.valid if per_element else beat.valid & beat.ready):
-                m.d.sync += [pos[t].eq(pos[t] + step), dst[t].eq(dst[t] + step), in_row[t].eq(inside(pos[t] + step))]
-                if per_element:
+            # the next element (one a cycle) or beat
+            advance = beat.valid if per_element else beat.valid & beat.ready
+            for k in range(tags):
+                with m.If(advance & (t == k)):
+                    m.d.sync += [pos[k].eq(pos[k] + step), dst[k].eq(dst[k] + step), in_row[k].eq(inside(pos[k] + step))]
+            if per_element:
+                with m.If(advance):
                     m.d.sync += lane.eq(Mux(lane == K - 1, 0, lane + 1))
         else:
-            S = Eb // BB
-            slice_ = pos[t][:exact_log2(S)] if S > 1 else Const(0)
+            slice_ = Array(pos)[t] if S > 1 else Const(0)
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
-                m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(dst[t]),
+                m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(Array(dst)[t]),
                              wr.data.eq(self._expand(beat.payload.data).replicate(S))]
-                m.d.sync += pos[t].eq(pos[t] + 1)
-                with m.If(slice_ == S - 1):
-                    m.d.sync += dst[t].eq(dst[t] + 1)
+            for k in range(tags):
+                with m.If(beat.valid & (t == k)):
+                    m.d.sync += pos[k].eq(pos[k] + 1)
+                    with m.If(pos[k] == S - 1):
+                        m.d.sync += dst[k].eq(dst[k] + 1)
         m.d.comb += consumed.eq(beat.valid & beat.ready)
         with m.If(consumed & beat.payload.last):
             for k in range(tags):
