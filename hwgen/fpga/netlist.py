@@ -35,10 +35,11 @@ from .synth import synth_cache
 HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt_clean", "memory -nomap",
                     "opt_clean", "techmap", "opt -fast", "write_json netlist.json"]
 # the most gate cells a register-to-register path between two units of the core may
-# pass (`hwgen build --unit-paths`): above the deepest of the shipped configurations'
-# builds measured, a tensor load's logic from its beat buffer to its write registers
-# (element bounds, address adder), 38 with 64 elements a beat (1x16x16-axi512), 32 on
-# 1x8x8 (docs/fpga.md, "Unit boundaries")
+# pass (`hwgen build --unit-paths`): set above the deepest of the shipped
+# configurations' builds when a load's tag lookup, element bounds and address adder lay
+# between its beat buffer and its write registers (38 on 1x16x16-axi512); the deepest
+# measured since is 24, the store's burst address into the memory engine's adder
+# (docs/fpga.md, "Unit boundaries")
 UNIT_DEPTH = 40
 # a gate cell type that holds state
 _STATEFUL = ("DFF", "DLATCH", "SR_")

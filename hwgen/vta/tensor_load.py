@@ -259,7 +259,7 @@ class TensorLoad(wiring.Component):
                 with m.If(advance):
                     m.d.sync += lane.eq(Mux(lane == K - 1, 0, lane + 1))
         else:
-            slice_ = Array(pos)[t] if S > 1 else Const(0)
+            slice_ = Array(pos)[t]
             m.d.comb += beat.ready.eq(1)
             with m.If(beat.valid):
                 m.d.comb += [wr.en.eq(1 << slice_), wr.addr.eq(Array(dst)[t]),
