@@ -71,9 +71,9 @@ def _tiles(spec: str | None) -> list[int] | None:
 
 
 def explore_cmd(args) -> int:
-    tiles = _tiles(args.tiles)
     timing = _timing(args)
     prog, weights = text.load(args.program)
+    tiles = rewrites.tile_set(prog, _tiles(args.tiles))
     out = output_dir(args.output)
     model = cost.MODELS[args.area_model]
     with stages(f"exploring {prog.name}") as step:
@@ -90,7 +90,7 @@ def explore_cmd(args) -> int:
         marks.append(clock())
         wall, cpu = stage_seconds(marks, ["rewrite", "count", "extract"])
         records = [record(prog, d, f"designs/d{i:02d}.eir") for i, d in enumerate(front)]
-        doc = {"program": prog.name, "source": str(args.program), "tiles": rewrites.tile_set(prog, tiles),
+        doc = {"program": prog.name, "source": str(args.program), "tiles": tiles,
                "egraph": {"classes": len(graph.classes), "nodes": graph.nodes, "iterations": graph.iterations,
                           "saturated": args.iterations is None or graph.iterations < args.iterations},
                "designs": str(designs), "designs_digits": len(str(designs)),

@@ -68,6 +68,7 @@ def test_a_wrong_output_fails_with_status_1(explored, monkeypatch, capsys):
     (["lower", "--network", "resnet18", "-o", "x.txt"], "NAME.eir"),
     (["lower", "--network", "nosuchnet", "-o", "x.eir"], "unknown network"),
     (["explore", "{d}/small.eir", "-o", "{d}/o2", "--tiles", "1,x"], "--tiles"),
+    (["explore", "{d}/small.eir", "-o", "{d}/o2", "--tiles", "1,2,8"], "tile set 1,2,8: a loop over 8 by 1 on 2"),
     (["explore", "{d}/missing.eir", "-o", "{d}/o2"], "missing.eir"),
     (["run", "{d}/noweights/small.eir"], "weights"),
 ])

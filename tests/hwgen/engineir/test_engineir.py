@@ -6,7 +6,10 @@ import dataclasses
 import itertools
 import json
 import math
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -118,7 +121,7 @@ def test_every_rewrite_preserves_the_network_semantics():
     every kind of term."""
     net = small_cnn()
     prog, weights = lower.lower(net)
-    graph = rewrites.explore(prog, [1, 2, 8])
+    graph = rewrites.explore(prog, [1, 2, 4, 8])
     rng = random.Random(3)
     seen = set()
     for seed in range(2):
@@ -131,6 +134,51 @@ def test_every_rewrite_preserves_the_network_semantics():
             for calls in (False, True):
                 assert np.array_equal(interp.run(design, weights, x, calls=calls), want), text.dumps(design)
     assert seen == {"Engine", "Loop", "Par", "Pad", "Seq", "As"}
+
+
+def test_a_tile_set_whose_parallel_parts_pad_back_is_refused():
+    """small_cnn has a size 4 (o): with tiles 1,2,8, 8 by 1 on 2 instances leaves
+    loops over 4, which `pad` takes back up to 8, a cycle in the e-graph. With 4 a tile,
+    or with 1,4,8 (8 by 1 on 4 leaves loops over 2, padded to 4 only), it is none."""
+    prog, _ = lower.lower(small_cnn())
+    assert 4 in prog.stmts[0].spec.dims
+    with pytest.raises(HwgenError, match="a loop over 8 by 1 on 2 parallel instances leaves loops over 4, a size "
+                                         "of the program that is no tile and that pad takes back up to 8"):
+        rewrites.tile_set(prog, [1, 2, 8])
+    assert rewrites.tile_set(prog, [8, 1, 2, 4, 2]) == [1, 2, 4, 8]
+    assert rewrites.tile_set(prog, [1, 4, 8]) == [1, 4, 8]
+    default = rewrites.tile_set(prog, None)
+    assert default == [4 ** i for i in range(len(default))] and rewrites.tile_set(prog, default) == default
+
+
+def test_the_e_graph_program_is_the_same_text_in_every_process():
+    """egglog gets the same commands in the same order whatever Python's hash seed
+    (egglog's Python front end orders them by object hashes, which vary by process)."""
+    code = ("import hashlib; from hwgen.compiler.frontends import zoo; from hwgen.engineir import lower, rewrites; "
+            "prog, _ = lower.lower(zoo.get('mobilenet_v1', size=32, classes=10)); "
+            "print(hashlib.sha256(rewrites.program_text(prog, rewrites.tile_set(prog, None)).encode()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+                              capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}
+    assert len(digests) == 1
+
+
+def test_an_e_graph_against_the_rewrites_guarantees_is_reported():
+    """_export refuses an e-graph with two problems in one class (a union no rewrite
+    makes) and one whose classes form a cycle, naming the problems."""
+    prog, _ = lower.lower(_tiny())
+    spec = prog.stmts[0].spec
+    bad = rewrites.program_text(prog, [1]) + "(union $s0 (Of (ESpec \"relu\" (vec-of 7) (vec-empty))))\n"
+    eg = rewrites.bindings.EGraph()
+    eg.run_program(*eg.parse_program(bad))
+    with pytest.raises(RuntimeError, match="merged two problems into one e-class: .*relu.*dims=\\(7,\\)"):
+        rewrites._export(eg, prog)
+    dim = spec.k.dims[0]
+    graph = rewrites.Graph({0: [rewrites.Node("pad", (dim, 3), (1,))], 1: [rewrites.Node("loop", (dim, 4, 3), (0,))]},
+                           {0: spec.with_dim(dim, 3), 1: spec.with_dim(dim, 4)}, [0], {})
+    with pytest.raises(RuntimeError, match="cycle through the problems"):
+        rewrites._acyclic(graph)
+    graph.classes[1] = [rewrites.Node("engine", (spec,), ())]
+    rewrites._acyclic(graph)
 
 
 def test_text_round_trip_of_sampled_designs():
