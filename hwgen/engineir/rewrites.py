@@ -261,8 +261,10 @@ def _acyclic(graph: Graph) -> None:
     the statements reach."""
     state: dict[int, bool] = {}   # False while on the walk's path, True when done
     for root in graph.stmts:
+        if root in state:
+            continue
+        state[root] = False
         path = [(root, iter([ch for n in graph.classes[root] for ch in n.children]))]
-        state.setdefault(root, False)
         while path:
             c, kids = path[-1]
             for k in kids:
