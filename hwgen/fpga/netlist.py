@@ -20,6 +20,7 @@ is the family's block RAM or one of its register parameters says so
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +63,9 @@ class PortPath:
 def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=None) -> Path:
     """The Yosys JSON netlist of `verilog` (top module `top`, `family`'s primitives
     read as blackboxes) with its hierarchy and memories kept (HIERARCHY_SCRIPT),
-    cached like a synthesis (`label` names the entry for people)."""
-    source = verilog.read_bytes()
+    identical modules synthesized once (`merge_identical_modules`), cached like a
+    synthesis (`label` names the entry for people)."""
+    source = merge_identical_modules(verilog.read_bytes())
     lines = [*([f"read_verilog -lib {family.primitives}"] if family.primitives else []), "read_verilog -sv design.v",
              *(line.format(top=top) for line in HIERARCHY_SCRIPT)]
     script = "\n".join(lines) + "\n"
@@ -80,6 +82,42 @@ def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=
 
     return cached_entry(entry, lambda work: work / "netlist.json" if (work / "netlist.json").exists() else None,
                         make)
+
+
+# a module of Yosys's Verilog (Amaranth's output): its attribute lines, its name, the
+# rest of its text to `endmodule`
+_MODULE = re.compile(rb"^((?:\(\*[^\n]*\*\)\n)*)module (\\\S+|\w+)(.*?^endmodule\n)", re.M | re.S)
+# write_verilog's own names (`\$auto$verilog_backend.cc:2355:dump_module$41`), numbered
+# across the design
+_AUTO = re.compile(rb"\\\$auto\$\S*")
+# an instance: its module's name, its own name, its port list's parenthesis
+_INSTANCE = re.compile(rb"^(\s+)(\\\S+|\w+)( +\S+ \($)", re.M)
+
+
+def merge_identical_modules(source: bytes) -> bytes:
+    """Yosys-written Verilog `source` with each set of modules that differ only in
+    their names and in the numbering of write_verilog's own names (a GEMM's or an
+    ALU's lanes) reduced to the first of them, their instances pointed at it: every
+    path through each is the same, and a wide core's lanes are synthesized once
+    instead of once each (a 1x64x64 core's 128 lanes do not fit YoWASP's Yosys)."""
+    first: dict[bytes, bytes] = {}              # a module's text with its names numbered in order: its name
+    same: dict[bytes, bytes] = {}               # a merged module's name: the one kept
+    dropped = []
+    for m in _MODULE.finditer(source):
+        autos: dict[bytes, bytes] = {}
+        shape = _AUTO.sub(lambda a: autos.setdefault(a.group(), b"$%d" % len(autos)), m.group(1) + m.group(3))
+        name = first.setdefault(shape, m.group(2))
+        if name != m.group(2):
+            same[m.group(2)] = name
+            dropped.append((m.start(), m.end()))
+    if not same:
+        return source
+    out, at = [], 0
+    for start, end in dropped:
+        out.append(source[at:start])
+        at = end
+    out.append(source[at:])
+    return _INSTANCE.sub(lambda i: i.group(1) + same.get(i.group(2), i.group(2)) + i.group(3), b"".join(out))
 
 
 @dataclass(frozen=True)
@@ -179,14 +217,14 @@ class Hierarchy:
             kids = [(cname, cell) for cname, cell in self.modules[name]["cells"].items() if cell["type"] in self.modules]
             for cname, a in kids:
                 outs = defaultdict(dict)          # port: {net: cells from a register inside}
-                for port, bit, net in _connected(a, self.modules[a["type"]]):
+                for port, bit, net in _connected(a, self.modules[a["type"]], "output"):
                     if bit in self.summaries[a["type"]].out_reg:
                         outs[port][net] = self.summaries[a["type"]].out_reg[bit]
                 for port, start in outs.items():
                     reach = g.forward(start, skip=cname)
                     for bname, b in kids:
                         into = self.summaries[b["type"]].in_reg
-                        for bport, bit, net in (_connected(b, self.modules[b["type"]]) if bname != cname else ()):
+                        for bport, bit, net in (_connected(b, self.modules[b["type"]], "input") if bname != cname else ()):
                             if net in reach and bit in into:
                                 key = (name, f"{a['type']}.{port}", f"{b['type']}.{bport}")
                                 found[key] = max(found.get(key, -1), reach[net] + into[bit])
@@ -233,10 +271,13 @@ def topological(edges: dict, nets=()) -> list:
     return order
 
 
-def _connected(cell: dict, child: dict):
-    """(port, the child's bit, the parent's net) of each connected bit of submodule
-    instance `cell` of module `child`."""
+def _connected(cell: dict, child: dict, direction: str):
+    """(port, the child's bit, the parent's net) of each connected bit of the
+    `direction` ports of submodule instance `cell` of module `child` (a bit can be in
+    an input and an output port: a wire through the child)."""
     for port, p in child["ports"].items():
+        if p["direction"] != direction:
+            continue
         for bit, net in zip(p["bits"], cell["connections"].get(port, ())):
             if isinstance(bit, int) and isinstance(net, int):
                 yield port, bit, net
@@ -281,13 +322,20 @@ class _Graph:
             dirs = cell.get("port_directions", {})
             if kind in design.modules:    # a submodule: its paths, registers behind its ports
                 summary = design.summaries[kind]
-                net_of = {bit: net for _, bit, net in _connected(cell, design.modules[kind])}
+                into, out_of = defaultdict(list), defaultdict(list)
+                for _, bit, net in _connected(cell, design.modules[kind], "input"):
+                    into[bit].append(net)
+                for _, bit, net in _connected(cell, design.modules[kind], "output"):
+                    out_of[bit].append(net)
                 for (i, o), cells in summary.arcs.items():
-                    edges[net_of.get(i)].append((net_of.get(o), cells, cname))
+                    for net in into.get(i, ()):
+                        edges[net] += [(n, cells, cname) for n in out_of.get(o, ())]
                 for bit, v in summary.out_reg.items():
-                    keep(sources, net_of.get(bit), v)
+                    for net in out_of.get(bit, ()):
+                        keep(sources, net, v)
                 for bit, v in summary.in_reg.items():
-                    keep(sinks, net_of.get(bit), v)
+                    for net in into.get(bit, ()):
+                        keep(sinks, net, v)
                 continue
             ins = {port: bits for port, bits in conns.items() if dirs.get(port, "input") == "input"}
             outs = {port: bits for port, bits in conns.items() if dirs.get(port) == "output"}

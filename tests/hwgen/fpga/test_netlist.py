@@ -2,6 +2,7 @@
 hand-written units whose paths are known, each kind of cell the walk classifies; and
 `hwgen build --unit-paths` naming a core's."""
 import json
+import re
 
 import pytest
 
@@ -9,7 +10,7 @@ from hwgen.cli import main
 from hwgen.cli.build import UNIT_LEVELS
 from hwgen.config import FPGA_FAMILIES, load_config
 from hwgen.devices import family
-from hwgen.fpga.netlist import UNIT_DEPTH, Hierarchy, PortPath, hierarchy_netlist
+from hwgen.fpga.netlist import UNIT_DEPTH, Hierarchy, PortPath, hierarchy_netlist, merge_identical_modules
 from hwgen.geometry import LOAD_DEST
 from hwgen.vta.build import build
 from hwgen.vta.rtl import to_verilog
@@ -193,6 +194,99 @@ def test_register_to_register_paths_between_submodules_count_every_cell_on_the_w
     # src's xor, mid's and and inverter, dst's and; src's xor, the parent's xor, dst2's and
     assert paths == {("src.y", "dst.x"): 4, ("src.y", "dst2.x"): 3}
     assert str(design.crossing_paths(["cross"])[0]) == "cross: src.y -> dst.x (4 cells from register to register)"
+
+
+# Verilog as Amaranth writes it (through Yosys's write_verilog): lane0 and lane1 the
+# same but for their names and write_verilog's numbering of its own; lane2 another
+# function; lane3 and lane4 the same text but for which of their own names they use
+LANES = r"""
+(* top =  1  *)
+(* generator = "Amaranth" *)
+module top(a, clk, y, z, u, v, w);
+  input a; input clk; output y; output z; output u; output v; output w;
+  \top.lane0  lane0 (
+    .a(a),
+    .y(y)
+  );
+  \top.lane1  lane1 (
+    .a(y),
+    .y(z)
+  );
+  \top.lane2  lane2 (
+    .a(z),
+    .y(u)
+  );
+  \top.lane3  lane3 (
+    .a(a),
+    .y(v)
+  );
+  \top.lane4  lane4 (
+    .a(a),
+    .y(w)
+  );
+endmodule
+
+(* generator = "Amaranth" *)
+module \top.lane0 (a, y);
+  reg \$auto$verilog_backend.cc:2355:dump_module$1  = 0;
+  input a; output y;
+  assign y = ~a;
+endmodule
+
+(* generator = "Amaranth" *)
+module \top.lane1 (a, y);
+  reg \$auto$verilog_backend.cc:2355:dump_module$2  = 0;
+  input a; output y;
+  assign y = ~a;
+endmodule
+
+(* generator = "Amaranth" *)
+module \top.lane2 (a, y);
+  reg \$auto$verilog_backend.cc:2355:dump_module$3  = 0;
+  input a; output y;
+  assign y = a;
+endmodule
+
+(* generator = "Amaranth" *)
+module \top.lane3 (a, y);
+  wire \$auto$x$4 ; wire \$auto$x$5 ;
+  input a; output y;
+  assign \$auto$x$4  = ~a;
+  assign \$auto$x$5  = ~\$auto$x$4 ;
+  assign y = \$auto$x$4 ;
+endmodule
+
+(* generator = "Amaranth" *)
+module \top.lane4 (a, y);
+  wire \$auto$x$6 ; wire \$auto$x$7 ;
+  input a; output y;
+  assign \$auto$x$6  = ~a;
+  assign \$auto$x$7  = ~\$auto$x$6 ;
+  assign y = \$auto$x$7 ;
+endmodule
+"""
+
+
+def test_modules_the_same_but_for_their_names_are_synthesized_once(tmp_path):
+    """lane1 is lane0 renamed (and write_verilog's own name numbered on): merged into
+    it with its instance; lane2's function and lane4's use of its names differ, so
+    each stays; a design without such repeats is left as it is."""
+    merged = merge_identical_modules(LANES.encode()).decode()
+    assert re.findall(r"^module (\S+?) ?\(", merged, re.M) == ["top", r"\top.lane0", r"\top.lane2", r"\top.lane3",
+                                                              r"\top.lane4"]
+    assert re.findall(r"^  (\S+)  (lane\d) \($", merged, re.M) == [
+        (r"\top.lane0", "lane0"), (r"\top.lane0", "lane1"), (r"\top.lane2", "lane2"), (r"\top.lane3", "lane3"),
+        (r"\top.lane4", "lane4")]
+    assert merge_identical_modules(merged.encode()) == merged.encode()
+    (tmp_path / "lanes.v").write_text(LANES)
+    netlist = json.loads(hierarchy_netlist(tmp_path / "lanes.v", "top", ECP5, "lanes").read_text())
+    assert {c: cell["type"] for c, cell in netlist["modules"]["top"]["cells"].items()} == {
+        "lane0": "top.lane0", "lane1": "top.lane0", "lane2": "top.lane2", "lane3": "top.lane3", "lane4": "top.lane4"}
+    # a -> y through lane0, z through its copy too, u through lane2's wire after them;
+    # lane4's two inverters cancel: a wire through a module joins its input's net to
+    # its output's, not a loop
+    assert {(p.source, p.sink): p.depth for p in Hierarchy(netlist, ECP5).unit_paths(["top"])} == {
+        ("a", "y"): 1, ("a", "z"): 2, ("a", "u"): 2, ("a", "v"): 1, ("a", "w"): 0}
 
 
 BLOCK_RAM = """
