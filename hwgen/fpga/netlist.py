@@ -48,16 +48,17 @@ _STATEFUL = ("DFF", "DLATCH", "SR_")
 
 @dataclass(frozen=True)
 class PortPath:
-    """Combinational paths of `module` from input port `source` to output port
-    `sink`: how many (input bit, output bit) pairs and the most cells on one."""
-    module: str
+    """Combinational paths of `unit` (an instance path) from input port `source` to
+    output port `sink`: how many (input bit, output bit) pairs and the most cells on
+    one."""
+    unit: str
     source: str
     sink: str
     bits: int
     depth: int
 
     def __str__(self) -> str:
-        return f"{self.module}: {self.source} -> {self.sink} ({self.bits} bit pairs, up to {self.depth} cells)"
+        return f"{self.unit}: {self.source} -> {self.sink} ({self.bits} bit pairs, up to {self.depth} cells)"
 
 
 def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=None) -> Path:
@@ -123,9 +124,9 @@ def merge_identical_modules(source: bytes) -> bytes:
 @dataclass(frozen=True)
 class CrossPath:
     """The deepest register-to-register path from submodule port `source` to
-    submodule port `sink` ("module.port") within `parent`: cells from a register in
-    the one to a register in the other, through the parent's logic and any other
-    submodule's combinational paths."""
+    submodule port `sink` ("instance path.port") within instance `parent`: cells from
+    a register in the one to a register in the other, through the parent's logic and
+    any other submodule's combinational paths."""
     parent: str
     source: str
     sink: str
@@ -138,7 +139,10 @@ class CrossPath:
 class Hierarchy:
     """The paths of Yosys JSON `netlist` (`hierarchy_netlist`) of a design for
     `family`: its modules (the library's blackboxes, the family's primitives, are
-    cells, not modules) each summarised once, from the leaves up."""
+    cells, not modules) each summarised once, from the leaves up; `instances`, the
+    module of each instance path (a module no other instantiates is the root of its
+    paths, named by its own name: Amaranth names each module by its instance path,
+    so they differ only where modules were merged)."""
 
     def __init__(self, netlist: dict, family: Family):
         self.modules = {name: m for name, m in netlist["modules"].items() if "blackbox" not in m["attributes"]}
@@ -157,6 +161,17 @@ class Hierarchy:
             fwd, bwd = g.forward(g.sources), g.backward(g.sinks)
             self.summaries[name] = _Summary(g.arcs(inputs, outputs), {o: fwd[o] for o in outputs if o in fwd},
                                             {i: bwd[i] for i in inputs if i in bwd})
+        used = {c["type"] for m in self.modules.values() for c in m["cells"].values()}
+        self.instances: dict[str, str] = {}
+        walk = [(name, name) for name in self.modules if name not in used]
+        while walk:
+            path, name = walk.pop()
+            self.instances[path] = name
+            walk += [(f"{path}.{c}", cell["type"]) for c, cell in self._submodules(name)]
+
+    def _submodules(self, name: str) -> list[tuple[str, dict]]:
+        """(instance name, cell) of each submodule module `name` instantiates."""
+        return [(c, cell) for c, cell in self.modules[name]["cells"].items() if cell["type"] in self.modules]
 
     def clocked(self, cell: dict) -> bool:
         """Whether a primitive's outputs come from its registers: the family's block
@@ -172,19 +187,20 @@ class Hierarchy:
         return False
 
     def unit_paths(self, units=None) -> list[PortPath]:
-        """The combinational input-to-output paths of the modules `units` (names as
-        the netlist has them; default every module), each through its submodules' own
-        paths, grouped by port pair, deepest first."""
+        """The combinational input-to-output paths of the instances `units` (instance
+        paths; default every one), each through its submodules' own paths, grouped
+        by port pair, deepest first."""
         found = []
-        for name in (units if units is not None else self.modules):
+        for path in (units if units is not None else self.instances):
+            name = self.instances[path]
             ports = {bit: port for port, p in self.modules[name]["ports"].items() for bit in p["bits"]}
             pairs = defaultdict(lambda: [0, 0])
             for (i, o), depth in self.summaries[name].arcs.items():
                 p = pairs[(ports[i], ports[o])]
                 p[0] += 1
                 p[1] = max(p[1], depth)
-            found += [PortPath(name, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
-        return sorted(found, key=lambda p: (-p.depth, p.module, p.source, p.sink))
+            found += [PortPath(path, src, dst, n, depth) for (src, dst), (n, depth) in pairs.items()]
+        return sorted(found, key=lambda p: (-p.depth, p.unit, p.source, p.sink))
 
     def feed_depths(self, name: str) -> dict[str, int]:
         """{output port: most cells from module `name`'s inputs and registers to the
@@ -202,19 +218,18 @@ class Hierarchy:
         return found
 
     def below(self, top: str, lo: int, hi: int) -> list[str]:
-        """The modules `lo` to `hi` levels below module `top` (named `top.a.b...` by
-        the hierarchy)."""
-        return [m for m in self.modules if (m == top or m.startswith(f"{top}."))
-                and lo <= m.count(".") - top.count(".") <= hi]
+        """The instance paths `lo` to `hi` levels below instance `top`."""
+        return [p for p in self.instances if (p == top or p.startswith(f"{top}."))
+                and lo <= p.count(".") - top.count(".") <= hi]
 
     def crossing_paths(self, parents=None) -> list[CrossPath]:
-        """The register-to-register paths between the submodules of each of
-        `parents` (default every module), by port pair with the most cells, deepest
-        first."""
+        """The register-to-register paths between the submodules of each instance
+        of `parents` (instance paths; default every one), by port pair with the most
+        cells, deepest first."""
         found = {}
-        for name in (parents if parents is not None else self.modules):
-            g = self.graphs[name]
-            kids = [(cname, cell) for cname, cell in self.modules[name]["cells"].items() if cell["type"] in self.modules]
+        for path in (parents if parents is not None else self.instances):
+            name = self.instances[path]
+            g, kids = self.graphs[name], self._submodules(name)
             for cname, a in kids:
                 outs = defaultdict(dict)          # port: {net: cells from a register inside}
                 for port, bit, net in _connected(a, self.modules[a["type"]], "output"):
@@ -223,14 +238,15 @@ class Hierarchy:
                 for port, start in outs.items():
                     reach = g.forward(start, skip=cname)
                     for bname, b in kids:
+                        if bname == cname:
+                            continue
                         into = self.summaries[b["type"]].in_reg
-                        for bport, bit, net in (_connected(b, self.modules[b["type"]], "input") if bname != cname else ()):
+                        for bport, bit, net in _connected(b, self.modules[b["type"]], "input"):
                             if net in reach and bit in into:
-                                key = (name, f"{a['type']}.{port}", f"{b['type']}.{bport}")
+                                key = (path, f"{path}.{cname}.{port}", f"{path}.{bname}.{bport}")
                                 found[key] = max(found.get(key, -1), reach[net] + into[bit])
         paths = [CrossPath(parent, src, dst, depth) for (parent, src, dst), depth in found.items()]
         return sorted(paths, key=lambda p: (-p.depth, p.parent, p.source, p.sink))
-
 
 def _bottom_up(modules: dict) -> list[str]:
     """The module names, each after every module it instantiates."""

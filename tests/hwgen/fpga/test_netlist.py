@@ -73,28 +73,28 @@ def netlist(tmp_path_factory):
     return Hierarchy(json.loads(hierarchy_netlist(d / "units.v", "top", ECP5, "units").read_text()), ECP5)
 
 
-def _pairs(paths, module):
-    return {(p.source, p.sink) for p in paths if p.module == module}
+def _pairs(paths, unit):
+    return {(p.source, p.sink) for p in paths if p.unit == unit}
 
 
 def test_each_unit_s_combinational_ports_and_no_others(netlist):
     paths = netlist.unit_paths()
-    assert _pairs(paths, "passes") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
-    assert _pairs(paths, "registered") == set()
-    assert _pairs(paths, "ram") == set()
-    assert _pairs(paths, "lutram") == {("ra", "rd")}
-    assert _pairs(paths, "copied") == set()
+    assert _pairs(paths, "top.o.p") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
+    assert _pairs(paths, "top.o.r") == set()
+    assert _pairs(paths, "top.m") == set()
+    assert _pairs(paths, "top.l") == {("ra", "rd")}
+    assert _pairs(paths, "top.c0") == set()
     # through the submodule: its mux, then the inverter; q is registered inside `registered`
-    assert _pairs(paths, "outer") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
-    assert _pairs(paths, "top") == _pairs(paths, "outer") | {("ra", "rd2")}
+    assert _pairs(paths, "top.o") == {("a", "y"), ("b", "y"), ("s", "y"), ("a", "z"), ("b", "z")}
+    assert _pairs(paths, "top") == _pairs(paths, "top.o") | {("ra", "rd2")}
 
 
 def test_bits_and_depths_are_counted(netlist):
-    (sy,) = [p for p in netlist.unit_paths(["passes"]) if (p.source, p.sink) == ("s", "y")]
-    assert sy == PortPath("passes", "s", "y", 4, 1)       # s reaches each of y's four bits through one mux
-    (ay,) = [p for p in netlist.unit_paths(["outer"]) if (p.source, p.sink) == ("a", "y")]
+    (sy,) = [p for p in netlist.unit_paths(["top.o.p"]) if (p.source, p.sink) == ("s", "y")]
+    assert sy == PortPath("top.o.p", "s", "y", 4, 1)       # s reaches each of y's four bits through one mux
+    (ay,) = [p for p in netlist.unit_paths(["top.o"]) if (p.source, p.sink) == ("a", "y")]
     assert ay.bits == 4 and ay.depth == 2                 # bit k of a to bit k of y: mux, inverter
-    (az,) = [p for p in netlist.unit_paths(["passes"]) if (p.source, p.sink) == ("a", "z")]
+    (az,) = [p for p in netlist.unit_paths(["top.o.p"]) if (p.source, p.sink) == ("a", "z")]
     assert az.bits == 4 and az.depth >= 3                 # an and, then at least two xor levels
 
 
@@ -192,8 +192,8 @@ def test_register_to_register_paths_between_submodules_count_every_cell_on_the_w
     design = Hierarchy(json.loads(hierarchy_netlist(tmp_path / "cross.v", "cross", ECP5, "cross").read_text()), ECP5)
     paths = {(p.source, p.sink): p.depth for p in design.crossing_paths(["cross"])}
     # src's xor, mid's and and inverter, dst's and; src's xor, the parent's xor, dst2's and
-    assert paths == {("src.y", "dst.x"): 4, ("src.y", "dst2.x"): 3}
-    assert str(design.crossing_paths(["cross"])[0]) == "cross: src.y -> dst.x (4 cells from register to register)"
+    assert paths == {("cross.s.y", "cross.d.x"): 4, ("cross.s.y", "cross.e.x"): 3}
+    assert str(design.crossing_paths(["cross"])[0]) == "cross: cross.s.y -> cross.d.x (4 cells from register to register)"
 
 
 # Verilog as Amaranth writes it (through Yosys's write_verilog): lane0 and lane1 the
@@ -285,8 +285,13 @@ def test_modules_the_same_but_for_their_names_are_synthesized_once(tmp_path):
     # a -> y through lane0, z through its copy too, u through lane2's wire after them;
     # lane4's two inverters cancel: a wire through a module joins its input's net to
     # its output's, not a loop
-    assert {(p.source, p.sink): p.depth for p in Hierarchy(netlist, ECP5).unit_paths(["top"])} == {
+    design = Hierarchy(netlist, ECP5)
+    assert {(p.source, p.sink): p.depth for p in design.unit_paths(["top"])} == {
         ("a", "y"): 1, ("a", "z"): 2, ("a", "u"): 2, ("a", "v"): 1, ("a", "w"): 0}
+    # each instance keeps its own path in the reports
+    assert design.instances["top.lane1"] == "top.lane0"
+    assert {(p.unit, p.depth) for p in design.unit_paths(design.below("top", 1, 1))} == {
+        ("top.lane0", 1), ("top.lane1", 1), ("top.lane2", 0), ("top.lane3", 1), ("top.lane4", 0)}
 
 
 BLOCK_RAM = """
@@ -320,7 +325,7 @@ def test_a_path_through_a_unit_planted_in_the_core_is_named(tmp_path, monkeypatc
     verilog = tmp_path / build(cfg, tmp_path, bugs=("fetch_dispatch_waits_for_room",)).files["verilog"]
     design = Hierarchy(json.loads(hierarchy_netlist(verilog, TOP_NAME, ECP5, "twin").read_text()), ECP5)
     found = design.unit_paths(design.below(TOP_NAME, 1, UNIT_LEVELS))
-    assert {(p.module, p.source, p.sink) for p in found} == {
+    assert {(p.unit, p.source, p.sink) for p in found} == {
         ("vta.core.fetch", f"{q}_q__rdy", f"{q}_q__en") for q in ("load", "compute", "store")}
 
 
