@@ -36,12 +36,11 @@ from .synth import synth_cache
 HIERARCHY_SCRIPT = ["hierarchy -top {top}", "blackbox =A:whitebox", "proc", "opt_clean", "memory -nomap",
                     "opt_clean", "techmap", "opt -fast", "write_json netlist.json"]
 # the most gate cells a register-to-register path between two units of the core may
-# pass (`hwgen build --unit-paths`): set above the deepest of the shipped
-# configurations' builds when a load's tag lookup, element bounds and address adder lay
-# between its beat buffer and its write registers (38 on 1x16x16-axi512); the deepest
-# measured since is 24, the store's burst address into the memory engine's adder
+# pass (`hwgen build --unit-paths`): just above the deepest of every shipped
+# configuration's build on every family, 24, the store's burst address into the memory
+# engine's base adder, so that a path deeper than today's fails the check
 # (docs/fpga.md, "Unit boundaries")
-UNIT_DEPTH = 40
+UNIT_DEPTH = 28
 # a gate cell type that holds state
 _STATEFUL = ("DFF", "DLATCH", "SR_")
 
@@ -64,9 +63,10 @@ class PortPath:
 def hierarchy_netlist(verilog: Path, top: str, family: Family, label: str, step=None) -> Path:
     """The Yosys JSON netlist of `verilog` (top module `top`, `family`'s primitives
     read as blackboxes) with its hierarchy and memories kept (HIERARCHY_SCRIPT),
-    identical modules synthesized once (`merge_identical_modules`), cached like a
+    identical modules synthesized once (`merge_identical_modules`) and memories'
+    all-zero initial contents left out (`drop_zero_memory_init`), cached like a
     synthesis (`label` names the entry for people)."""
-    source = merge_identical_modules(verilog.read_bytes())
+    source = merge_identical_modules(drop_zero_memory_init(verilog.read_bytes()))
     lines = [*([f"read_verilog -lib {family.primitives}"] if family.primitives else []), "read_verilog -sv design.v",
              *(line.format(top=top) for line in HIERARCHY_SCRIPT)]
     script = "\n".join(lines) + "\n"
@@ -99,8 +99,8 @@ def merge_identical_modules(source: bytes) -> bytes:
     """Yosys-written Verilog `source` with each set of modules that differ only in
     their names and in the numbering of write_verilog's own names (a GEMM's or an
     ALU's lanes) reduced to the first of them, their instances pointed at it: every
-    path through each is the same, and a wide core's lanes are synthesized once
-    instead of once each (a 1x64x64 core's 128 lanes do not fit YoWASP's Yosys)."""
+    path through each is the same, and a wide core's lanes are read and mapped
+    once instead of once each."""
     first: dict[bytes, bytes] = {}              # a module's text with its names numbered in order: its name
     same: dict[bytes, bytes] = {}               # a merged module's name: the one kept
     dropped = []
@@ -119,6 +119,20 @@ def merge_identical_modules(source: bytes) -> bytes:
         at = end
     out.append(source[at:])
     return _INSTANCE.sub(lambda i: i.group(1) + same.get(i.group(2), i.group(2)) + i.group(3), b"".join(out))
+
+
+# a memory's initial contents as Yosys's Verilog writes them, a word a line; all zero
+_INITIAL = re.compile(rb"^  initial begin\n((?:    [^\n]*\n)*?)  end\n", re.M)
+_ZERO_WORDS = re.compile(rb"(?:    \S+\[\d+\] = \d+'[bdh]0+;\n)+")
+
+
+def drop_zero_memory_init(source: bytes) -> bytes:
+    """Yosys-written Verilog `source` without the `initial` blocks that set every word
+    of a memory to zero. No path depends on a memory's initial contents (a memory that
+    is written reads through the same cells; one that is not reads a constant either
+    way), and Yosys reads such a block statement by statement: a 1x64x64 core's WGT
+    scratchpad, 65,536 words, took it past the 4 GiB of YoWASP's WebAssembly."""
+    return _INITIAL.sub(lambda m: b"" if _ZERO_WORDS.fullmatch(m.group(1)) else m.group(0), source)
 
 
 @dataclass(frozen=True)

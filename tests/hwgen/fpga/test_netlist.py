@@ -10,7 +10,8 @@ from hwgen.cli import main
 from hwgen.cli.build import UNIT_LEVELS
 from hwgen.config import FPGA_FAMILIES, load_config
 from hwgen.devices import family
-from hwgen.fpga.netlist import UNIT_DEPTH, Hierarchy, PortPath, hierarchy_netlist, merge_identical_modules
+from hwgen.fpga.netlist import (UNIT_DEPTH, Hierarchy, PortPath, drop_zero_memory_init, hierarchy_netlist,
+                                merge_identical_modules)
 from hwgen.geometry import LOAD_DEST
 from hwgen.vta.build import build
 from hwgen.vta.rtl import to_verilog
@@ -292,6 +293,42 @@ def test_modules_the_same_but_for_their_names_are_synthesized_once(tmp_path):
     assert design.instances["top.lane1"] == "top.lane0"
     assert {(p.unit, p.depth) for p in design.unit_paths(design.below("top", 1, 1))} == {
         ("top.lane0", 1), ("top.lane1", 1), ("top.lane2", 0), ("top.lane3", 1), ("top.lane4", 0)}
+
+
+# memories with initial contents as Yosys's Verilog writes them: m all zero and
+# written, r a table with a 5 in it and never written
+MEMORIES = """
+module mems(clk, wa, wd, we, ra, rd, rom);
+  input clk; input [1:0] wa; input [3:0] wd; input we; input [1:0] ra; output [3:0] rd; output [3:0] rom;
+  reg [3:0] m [3:0];
+  initial begin
+    m[0] = 4'h0;
+    m[1] = 4'h0;
+    m[2] = 4'h0;
+    m[3] = 4'h0;
+  end
+  reg [3:0] r [3:0];
+  initial begin
+    r[0] = 4'h0;
+    r[1] = 4'h5;
+    r[2] = 4'h0;
+    r[3] = 4'h0;
+  end
+  always @(posedge clk) if (we) m[wa] <= wd;
+  assign rd = m[ra];
+  assign rom = r[ra];
+endmodule
+"""
+
+
+def test_a_memory_s_all_zero_initial_contents_are_left_out_and_no_path_changes(tmp_path):
+    """m's block goes, r's (not all zero) stays; the netlist still has the read
+    address's path to each memory's data: m's read and r's table, a multiplexer."""
+    lean = drop_zero_memory_init(MEMORIES.encode()).decode()
+    assert lean.count("initial begin") == 1 and "r[1] = 4'h5;" in lean and "m[0]" not in lean
+    (tmp_path / "mems.v").write_text(MEMORIES)
+    design = Hierarchy(json.loads(hierarchy_netlist(tmp_path / "mems.v", "mems", ECP5, "mems").read_text()), ECP5)
+    assert {(p.source, p.sink) for p in design.unit_paths()} == {("ra", "rd"), ("ra", "rom")}
 
 
 BLOCK_RAM = """
