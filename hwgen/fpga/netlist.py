@@ -103,22 +103,17 @@ def merge_identical_modules(source: bytes) -> bytes:
     once instead of once each."""
     first: dict[bytes, bytes] = {}              # a module's text with its names numbered in order: its name
     same: dict[bytes, bytes] = {}               # a merged module's name: the one kept
-    dropped = []
-    for m in _MODULE.finditer(source):
+
+    def keep(m: re.Match) -> bytes:             # the module's text, or nothing if it repeats one before it
         autos: dict[bytes, bytes] = {}
         shape = _AUTO.sub(lambda a: autos.setdefault(a.group(), b"$%d" % len(autos)), m.group(1) + m.group(3))
         name = first.setdefault(shape, m.group(2))
-        if name != m.group(2):
-            same[m.group(2)] = name
-            dropped.append((m.start(), m.end()))
-    if not same:
-        return source
-    out, at = [], 0
-    for start, end in dropped:
-        out.append(source[at:start])
-        at = end
-    out.append(source[at:])
-    return _INSTANCE.sub(lambda i: i.group(1) + same.get(i.group(2), i.group(2)) + i.group(3), b"".join(out))
+        if name == m.group(2):
+            return m.group(0)
+        same[m.group(2)] = name
+        return b""
+    kept = _MODULE.sub(keep, source)
+    return _INSTANCE.sub(lambda i: i.group(1) + same.get(i.group(2), i.group(2)) + i.group(3), kept)
 
 
 # a memory's initial contents as Yosys's Verilog writes them, a word a line; all zero
